@@ -1,0 +1,1 @@
+//! The expression language of the `rute layout` calculator. (Being written.)

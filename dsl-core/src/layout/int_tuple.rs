@@ -1,0 +1,265 @@
+//! `IntTuple`: an integer or a tuple of `IntTuple`s, the type of CuTe's shapes, strides and coordinates.
+
+use std::fmt;
+
+use super::error::LayoutError;
+
+/// An integer or a (possibly nested) tuple of `IntTuple`s.
+///
+/// Shapes, strides and coordinates of a [`Layout`](super::Layout) are all `IntTuple`s. They print in
+/// CuTe's notation: `8`, `(4,2)`, `((2,4),8)`; a one-element tuple prints as `(8)` so that it reads back
+/// as a tuple, not an int.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum IntTuple {
+    /// A single integer.
+    Int(i64),
+    /// A tuple of modes, each an int or a tuple.
+    Tuple(Vec<IntTuple>),
+}
+
+impl IntTuple {
+    /// A tuple of plain integers.
+    pub fn ints(values: &[i64]) -> IntTuple {
+        IntTuple::Tuple(values.iter().map(|&v| IntTuple::Int(v)).collect())
+    }
+
+    /// True for a single integer.
+    pub fn is_int(&self) -> bool {
+        matches!(self, IntTuple::Int(_))
+    }
+
+    /// The integer, if this is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            IntTuple::Int(v) => Some(*v),
+            IntTuple::Tuple(_) => None,
+        }
+    }
+
+    /// The modes of a tuple; an int is its own single mode.
+    pub fn modes(&self) -> Vec<IntTuple> {
+        match self {
+            IntTuple::Int(_) => vec![self.clone()],
+            IntTuple::Tuple(t) => t.clone(),
+        }
+    }
+
+    /// CuTe's `rank`: 1 for an int, the number of modes for a tuple.
+    pub fn rank(&self) -> usize {
+        match self {
+            IntTuple::Int(_) => 1,
+            IntTuple::Tuple(t) => t.len(),
+        }
+    }
+
+    /// CuTe's `depth`: 0 for an int, one more than the deepest mode for a tuple.
+    pub fn depth(&self) -> usize {
+        match self {
+            IntTuple::Int(_) => 0,
+            IntTuple::Tuple(t) => 1 + t.iter().map(IntTuple::depth).max().unwrap_or(0),
+        }
+    }
+
+    /// CuTe's `size` of a shape: the product of all its integers (1 for an empty tuple).
+    pub fn product(&self) -> i64 {
+        match self {
+            IntTuple::Int(v) => *v,
+            IntTuple::Tuple(t) => t.iter().map(IntTuple::product).product(),
+        }
+    }
+
+    /// The sum of all integers.
+    pub fn sum(&self) -> i64 {
+        match self {
+            IntTuple::Int(v) => *v,
+            IntTuple::Tuple(t) => t.iter().map(IntTuple::sum).sum(),
+        }
+    }
+
+    /// All integers, depth first, as a flat list.
+    pub fn flatten_ints(&self) -> Vec<i64> {
+        let mut out = Vec::new();
+        self.visit_ints(&mut |v| out.push(v));
+        out
+    }
+
+    /// CuTe's `flatten`: an int stays an int; a tuple becomes the flat tuple of its integers.
+    pub fn flatten(&self) -> IntTuple {
+        match self {
+            IntTuple::Int(_) => self.clone(),
+            IntTuple::Tuple(_) => IntTuple::ints(&self.flatten_ints()),
+        }
+    }
+
+    fn visit_ints(&self, f: &mut impl FnMut(i64)) {
+        match self {
+            IntTuple::Int(v) => f(*v),
+            IntTuple::Tuple(t) => t.iter().for_each(|m| m.visit_ints(f)),
+        }
+    }
+
+    /// True when `self` and `other` have the same tree structure (CuTe's `congruent`).
+    pub fn congruent(&self, other: &IntTuple) -> bool {
+        match (self, other) {
+            (IntTuple::Int(_), IntTuple::Int(_)) => true,
+            (IntTuple::Tuple(a), IntTuple::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.congruent(y))
+            }
+            _ => false,
+        }
+    }
+
+    /// Apply `f` to every integer, keeping the structure.
+    pub fn map_ints(&self, f: &mut impl FnMut(i64) -> i64) -> IntTuple {
+        match self {
+            IntTuple::Int(v) => IntTuple::Int(f(*v)),
+            IntTuple::Tuple(t) => IntTuple::Tuple(t.iter().map(|m| m.map_ints(f)).collect()),
+        }
+    }
+
+    /// CuTe's `prefix_product` of a shape: the compact column-major (generalized) strides, congruent
+    /// to the shape, starting from `init`.
+    pub fn prefix_product(&self, init: i64) -> IntTuple {
+        let mut acc = init;
+        self.map_ints(&mut |v| {
+            let here = acc;
+            acc = acc.saturating_mul(v);
+            here
+        })
+    }
+
+    /// Compact column-major strides for this shape (CuTe's `LayoutLeft`).
+    pub fn compact_col_major(&self) -> IntTuple {
+        self.prefix_product(1)
+    }
+
+    /// Compact row-major strides for this shape (CuTe's `LayoutRight`): the last integer, in flattened
+    /// order, is contiguous.
+    pub fn compact_row_major(&self) -> IntTuple {
+        let flat = self.flatten_ints();
+        let mut strides = vec![0; flat.len()];
+        let mut acc = 1i64;
+        for i in (0..flat.len()).rev() {
+            strides[i] = acc;
+            acc = acc.saturating_mul(flat[i]);
+        }
+        let mut it = strides.into_iter();
+        self.map_ints(&mut |_| it.next().unwrap_or(0))
+    }
+
+    /// CuTe's `idx2crd` for a shape with its compact column-major order: the natural coordinate of
+    /// linear index `idx`, congruent to `self`. The outermost mode is not reduced modulo its extent,
+    /// as in CuTe, so indices past the size extend the last mode.
+    pub fn idx2crd(&self, idx: i64) -> IntTuple {
+        match self {
+            IntTuple::Int(_) => IntTuple::Int(idx),
+            IntTuple::Tuple(t) => {
+                let mut rest = idx;
+                let n = t.len();
+                IntTuple::Tuple(
+                    t.iter()
+                        .enumerate()
+                        .map(|(i, m)| {
+                            if i + 1 == n {
+                                m.idx2crd(rest)
+                            } else {
+                                let sz = m.product();
+                                let c = m.idx2crd(rest.rem_euclid(sz));
+                                rest = rest.div_euclid(sz);
+                                c
+                            }
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// CuTe's `crd2idx(crd, shape, stride)` with `self` as the shape. A coordinate may be an int at
+    /// any level (it is then split colexicographically over that mode), or congruent to the shape.
+    pub fn crd2idx(&self, crd: &IntTuple, stride: &IntTuple) -> Result<i64, LayoutError> {
+        match (crd, self, stride) {
+            (IntTuple::Int(c), IntTuple::Int(_), IntTuple::Int(d)) => Ok(c * d),
+            (IntTuple::Int(c), IntTuple::Tuple(s), IntTuple::Tuple(d)) if s.len() == d.len() => {
+                let mut rest = *c;
+                let mut acc = 0;
+                for (i, (sm, dm)) in s.iter().zip(d).enumerate() {
+                    if i + 1 == s.len() {
+                        acc += sm.crd2idx(&IntTuple::Int(rest), dm)?;
+                    } else {
+                        let sz = sm.product();
+                        acc += sm.crd2idx(&IntTuple::Int(rest.rem_euclid(sz)), dm)?;
+                        rest = rest.div_euclid(sz);
+                    }
+                }
+                Ok(acc)
+            }
+            (IntTuple::Tuple(c), IntTuple::Tuple(s), IntTuple::Tuple(d))
+                if c.len() == s.len() && s.len() == d.len() =>
+            {
+                let mut acc = 0;
+                for ((cm, sm), dm) in c.iter().zip(s).zip(d) {
+                    acc += sm.crd2idx(cm, dm)?;
+                }
+                Ok(acc)
+            }
+            _ => Err(LayoutError::CoordinateMismatch {
+                coord: crd.to_string(),
+                shape: self.to_string(),
+            }),
+        }
+    }
+}
+
+impl From<i64> for IntTuple {
+    fn from(v: i64) -> Self {
+        IntTuple::Int(v)
+    }
+}
+
+impl From<Vec<IntTuple>> for IntTuple {
+    fn from(v: Vec<IntTuple>) -> Self {
+        IntTuple::Tuple(v)
+    }
+}
+
+impl fmt::Display for IntTuple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IntTuple::Int(v) => write!(f, "{v}"),
+            IntTuple::Tuple(t) => {
+                f.write_str("(")?;
+                for (i, m) in t.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{m}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_product_is_column_major() {
+        let s: IntTuple = IntTuple::Tuple(vec![IntTuple::ints(&[2, 4]), IntTuple::Int(8)]);
+        assert_eq!(s.compact_col_major().to_string(), "((1,2),8)");
+        assert_eq!(s.compact_row_major().to_string(), "((32,8),1)");
+    }
+
+    #[test]
+    fn idx2crd_and_crd2idx_round_trip() {
+        let s = IntTuple::Tuple(vec![IntTuple::ints(&[2, 4]), IntTuple::Int(3)]);
+        let d = s.compact_col_major();
+        for i in 0..24 {
+            let c = s.idx2crd(i);
+            assert_eq!(s.crd2idx(&c, &d).unwrap(), i);
+            assert_eq!(s.crd2idx(&IntTuple::Int(i), &d).unwrap(), i);
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! 2-D table printer like CuTe's `print_layout`. (Being written.)

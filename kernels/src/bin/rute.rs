@@ -1,0 +1,2 @@
+//! The `rute` command line tool.
+fn main() {}
