@@ -9,7 +9,7 @@
 //! swizzle := ('Sw' | 'Swizzle') '<' value ',' value ',' value '>'
 //! layout  := tuple [':' (tuple | '_')]
 //! tuple   := value | '(' [tuple (',' tuple)*] ')'
-//! value   := ['-'] integer | IDENT | '{' expr '}'
+//! value   := ['-' | '+'] integer | IDENT | '{' expr '}'
 //! ```
 
 use dsl_core::layout::{Cursor, LayoutError};
@@ -25,7 +25,13 @@ const MAX_DEPTH: usize = 64;
 /// all reported, combined into one `syn::Error`.
 pub fn parse(input: TokenStream) -> syn::Result<LayoutInput> {
     let mut errors = Errors::default();
-    let mut tokens = Tokens::new(input, Span::call_site());
+    // Past the last token, errors point at that token ("expected a stride after `:`").
+    let end = input
+        .clone()
+        .into_iter()
+        .last()
+        .map_or_else(Span::call_site, |t| t.span());
+    let mut tokens = Tokens::new(input, end);
     let parsed = parse_input(&mut tokens, &mut errors);
     match (parsed, errors.combined()) {
         (Ok(input), None) => Ok(input),
@@ -161,6 +167,11 @@ fn parse_input(tokens: &mut Tokens, errors: &mut Errors) -> syn::Result<LayoutIn
         (Some(TokenTree::Ident(_)), t) if is_punct(t, '<') => Some(parse_swizzle(tokens, errors)?),
         _ => None,
     };
+    if swizzle.is_some() && tokens.at_end() {
+        return Err(tokens.error_here(
+            "expected a layout after `o`: write `Sw<B,M,S> o layout`, like `Sw<3,3,3> o (8,32):(32,1)`",
+        ));
+    }
     let layout = parse_layout(tokens, errors)?;
     if !tokens.at_end() {
         let rest = tokens.rest();
@@ -171,7 +182,7 @@ fn parse_input(tokens: &mut Tokens, errors: &mut Errors) -> syn::Result<LayoutIn
             ) {
             "separate the shape from the stride with `:`, like `(8,32):(32,1)`"
         } else if tokens.peek_ident("o") {
-            "a swizzle comes first: write `Sw<B,M,S> o layout`"
+            "write the swizzle first, as in `Sw<3,3,3> o (8,32):(32,1)`"
         } else {
             "remove it; the layout ends here"
         };
@@ -364,30 +375,35 @@ fn parse_value(tokens: &mut Tokens) -> syn::Result<Value> {
     let start = tokens.pos;
     let kind = match tokens.next() {
         Some(TokenTree::Literal(lit)) => ValueKind::Lit(parse_int(&lit.to_string(), &lit)?),
-        Some(TokenTree::Punct(minus)) if minus.as_char() == '-' => match tokens.next() {
-            Some(TokenTree::Literal(lit)) => {
-                let both: TokenStream = [TokenTree::Punct(minus), TokenTree::Literal(lit.clone())]
-                    .into_iter()
-                    .collect();
-                ValueKind::Lit(parse_int(&format!("-{lit}"), &both)?)
+        // `dsl_core`'s scanner takes a sign on integers; so does the macro.
+        Some(TokenTree::Punct(minus)) if matches!(minus.as_char(), '-' | '+') => {
+            match tokens.next() {
+                Some(TokenTree::Literal(lit)) => {
+                    let sign = minus.as_char();
+                    let both: TokenStream =
+                        [TokenTree::Punct(minus), TokenTree::Literal(lit.clone())]
+                            .into_iter()
+                            .collect();
+                    ValueKind::Lit(parse_int(&format!("{sign}{lit}"), &both)?)
+                }
+                Some(t @ (TokenTree::Ident(_) | TokenTree::Group(_))) => {
+                    return Err(syn::Error::new_spanned(
+                        tokens.since(start),
+                        format!(
+                            "a sign before a constant is not CuTe notation: put it inside braces, \
+                         like `{{{minus}{t}}}`"
+                        ),
+                    ));
+                }
+                other => {
+                    let message = format!("expected an integer after `{minus}`, like `{minus}1`");
+                    return Err(match other {
+                        Some(t) => syn::Error::new_spanned(t, message),
+                        None => syn::Error::new_spanned(&minus, message),
+                    });
+                }
             }
-            Some(t @ (TokenTree::Ident(_) | TokenTree::Group(_))) => {
-                return Err(syn::Error::new_spanned(
-                    tokens.since(start),
-                    format!("to negate a constant, put the minus inside braces: write `{{-{t}}}`"),
-                ));
-            }
-            other => {
-                return Err(match other {
-                    Some(t) => {
-                        syn::Error::new_spanned(t, "expected an integer after `-`, like `-1`")
-                    }
-                    None => {
-                        syn::Error::new_spanned(minus, "expected an integer after `-`, like `-1`")
-                    }
-                });
-            }
-        },
+        }
         Some(TokenTree::Ident(id)) if id == "_" => {
             return Err(syn::Error::new_spanned(
                 id,
@@ -440,17 +456,32 @@ fn parse_int(text: &str, at: &dyn ToTokens) -> syn::Result<i64> {
         let out_of_range =
             matches!(&e, LayoutError::Parse { message, .. } if message.contains("range"));
         let message = if out_of_range {
-            format!("`{text}` does not fit in a 64-bit integer")
+            format!(
+                "`{text}` does not fit in a 64-bit integer: extents, strides and swizzle \
+                 parameters are `i64`"
+            )
         } else if text
             .trim_start_matches('-')
             .starts_with(|c: char| c.is_ascii_digit())
         {
-            format!(
-                "`{text}` is not a plain decimal integer: CuTe notation has no suffixes, \
-                 separators or other bases, so write it like `32`"
-            )
+            let unsigned = text.trim_start_matches(['-', '+']);
+            let sign = &text[..text.len() - unsigned.len()];
+            // Rust's own reading of the literal, to suggest the same number in plain digits.
+            let value = syn::parse_str::<syn::LitInt>(unsigned)
+                .ok()
+                .and_then(|lit| lit.base10_parse::<i64>().ok());
+            match value {
+                Some(v) => format!(
+                    "`{text}` is not a plain decimal integer: CuTe notation has no suffixes, \
+                     separators or other bases, so write `{sign}{v}`"
+                ),
+                None => format!(
+                    "`{text}` is not a plain decimal integer: CuTe notation has no suffixes, \
+                     separators, fractions or other bases, so write digits only, like `32`"
+                ),
+            }
         } else {
-            format!("expected an integer, found `{text}`")
+            format!("expected an integer, found `{text}`: shapes and strides hold plain integers, like `8`")
         };
         syn::Error::new_spanned(at.to_token_stream(), message)
     })
