@@ -33,10 +33,20 @@ pub fn check(input: LayoutInput) -> syn::Result<Checked> {
         if let [Some(b), Some(m), Some(s)] = sw.args.each_ref().map(literal) {
             match Swizzle::new(b, m, s) {
                 Ok(built) => swizzle = Some(built),
-                Err(e) => errors.push(syn::Error::new_spanned(
-                    &sw.tokens,
-                    format!("`Sw<{b},{m},{s}>` is not a valid swizzle: {}", rule_of(&e)),
-                )),
+                Err(e) => {
+                    let fix = if (0..=31).contains(&b) && s.unsigned_abs() < b.unsigned_abs() {
+                        format!("; write a shift S with |S| >= B, like `Sw<{b},{m},{b}>`")
+                    } else {
+                        String::new()
+                    };
+                    errors.push(syn::Error::new_spanned(
+                        &sw.tokens,
+                        format!(
+                            "`Sw<{b},{m},{s}>` is not a valid swizzle: {}{fix}",
+                            rule_of(&e)
+                        ),
+                    ))
+                }
             }
         }
     }

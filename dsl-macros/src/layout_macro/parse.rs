@@ -430,6 +430,12 @@ fn parse_value(tokens: &mut Tokens) -> syn::Result<Value> {
                 _ => ValueKind::Expr(g.stream()),
             }
         }
+        Some(TokenTree::Punct(p)) if p.as_char() == ',' => {
+            return Err(syn::Error::new_spanned(
+                p,
+                "expected a mode before this `,`: write an integer between the commas, like `(8,32)`",
+            ));
+        }
         other => {
             tokens.pos = start;
             let message = format!(
