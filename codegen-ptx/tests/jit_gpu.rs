@@ -15,6 +15,7 @@ const BAD: &str = include_str!("jit_ptx/bad.ptx");
 const BIG_SMEM: &str = include_str!("jit_ptx/big_smem.ptx");
 const CLUSTER: &str = include_str!("jit_ptx/cluster.ptx");
 const TMA: &str = include_str!("jit_ptx/tma.ptx");
+const REQNTID: &str = include_str!("jit_ptx/reqntid.ptx");
 
 fn jit() -> Jit {
     match Jit::new(0) {
@@ -173,6 +174,44 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
         }) => {}
         other => panic!("expected InvalidLaunch, got {other:?}"),
     }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn driver_refusals_come_back_as_launch_errors() {
+    let jit = jit();
+    let kernel = jit.load(REQNTID).unwrap().function("fixed_block").unwrap();
+    let out = jit.alloc_zeros::<u32>(128).unwrap();
+    // The block it was compiled for runs.
+    kernel
+        .launch(&Launch::new((1, 1, 1), (128, 1, 1)), &[jit.ptr(&out)])
+        .unwrap();
+    assert_eq!(jit.download(&out).unwrap(), (0..128).collect::<Vec<u32>>());
+    // More threads than .reqntid: the kernel's own limit, caught before the driver.
+    match kernel.launch(&Launch::new((1, 1, 1), (256, 1, 1)), &[jit.ptr(&out)]) {
+        Err(JitError::InvalidLaunch {
+            error:
+                LaunchError::TooManyThreads {
+                    max: 128,
+                    limit_of: "kernel's",
+                    ..
+                },
+            ..
+        }) => {}
+        other => panic!("expected the kernel's thread limit, got {other:?}"),
+    }
+    // Fewer threads than .reqntid: only the driver knows, and it refuses the launch.
+    match kernel.launch(&Launch::new((1, 1, 1), (64, 1, 1)), &[jit.ptr(&out)]) {
+        Err(JitError::Launch { kernel, reason }) => {
+            println!("driver refusal, as reported: launch of `{kernel}` failed: {reason}");
+            assert_eq!(kernel, "fixed_block");
+            assert!(reason.starts_with("CUDA_ERROR_"), "{reason}");
+        }
+        other => panic!("expected JitError::Launch, got {other:?}"),
+    }
+    // The refusal leaves the context usable.
+    let (got, want) = launch_vadd(&jit, 777, 64).unwrap();
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -15,6 +15,7 @@ const BAD: &str = include_str!("jit_ptx/bad.ptx");
 const BIG_SMEM: &str = include_str!("jit_ptx/big_smem.ptx");
 const CLUSTER: &str = include_str!("jit_ptx/cluster.ptx");
 const TMA: &str = include_str!("jit_ptx/tma.ptx");
+const REQNTID: &str = include_str!("jit_ptx/reqntid.ptx");
 
 // ---------------------------------------------------------------------------------------------
 // TMA descriptors
@@ -599,7 +600,7 @@ fn ptx_hash_is_deterministic_and_text_sensitive() {
         ptx_hash(&VADD.replace("add.f32", "sub.f32"))
     );
     assert_ne!(ptx_hash(VADD), ptx_hash(&format!("{VADD} ")));
-    let texts = [VADD, BAD, BIG_SMEM, CLUSTER, TMA];
+    let texts = [VADD, BAD, BIG_SMEM, CLUSTER, TMA, REQNTID];
     for (i, a) in texts.iter().enumerate() {
         for b in &texts[i + 1..] {
             assert_ne!(ptx_hash(a), ptx_hash(b));
@@ -708,6 +709,7 @@ fn gpu_test_ptx_assembles() {
     for (ptx, arch) in [
         (VADD, "sm_80"),
         (BIG_SMEM, "sm_80"),
+        (REQNTID, "sm_80"),
         (CLUSTER, "sm_90a"),
         (TMA, "sm_90a"),
     ] {
