@@ -2,7 +2,7 @@
 //! and launching with checked arguments.
 
 use std::ffi::{c_void, CString};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{sys, DriverError};
 
@@ -12,6 +12,9 @@ use super::launch::{validate_for_kernel, validate_launch, KernelArg, KernelFacts
 
 /// Bytes reserved for each of the JIT's error and info logs.
 const LOG_BYTES: usize = 1 << 16;
+
+/// Shared memory (static + dynamic) any kernel may use without raising its limit.
+const DEFAULT_SMEM_PER_BLOCK: u64 = 48 * 1024;
 
 /// The module cache's key: 64-bit FNV-1a of the PTX text's bytes. Stable across runs, builds
 /// and platforms (unlike `std`'s hasher), so the same text always has the same key.
@@ -173,6 +176,8 @@ impl JitModule {
             module: Arc::clone(self),
             function,
             name: name.to_string(),
+            facts: OnceLock::new(),
+            param_sizes: OnceLock::new(),
         })
     }
 
@@ -197,6 +202,9 @@ pub struct JitFunction {
     module: Arc<JitModule>,
     function: sys::CUfunction,
     name: String,
+    // What the driver says about the compiled kernel does not change; ask once.
+    facts: OnceLock<KernelFacts>,
+    param_sizes: OnceLock<Option<Vec<usize>>>,
 }
 
 // SAFETY: a CUfunction is a handle into its module, which this value keeps alive; the driver
@@ -245,6 +253,9 @@ impl JitFunction {
     /// What the driver knows about this kernel that a launch must respect: its static shared
     /// memory, its thread limit and its compile-time cluster shape.
     pub fn facts(&self) -> Result<KernelFacts, JitError> {
+        if let Some(facts) = self.facts.get() {
+            return Ok(*facts);
+        }
         use sys::CUfunction_attribute as F;
         self.module.shared.bind()?;
         let non_negative = |v: i32| u32::try_from(v).unwrap_or(0);
@@ -258,7 +269,7 @@ impl JitFunction {
         } else {
             (0, 0, 0)
         };
-        Ok(KernelFacts {
+        let facts = KernelFacts {
             static_smem_bytes: non_negative(
                 self.attribute(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
             ),
@@ -267,12 +278,24 @@ impl JitFunction {
             ),
             // The driver reports all three as 0 when no cluster shape was compiled in.
             required_cluster: (cluster.0 > 0).then_some(cluster),
-        })
+        };
+        // Another thread may have filled it meanwhile, with the same answer.
+        let _ = self.facts.set(facts);
+        Ok(facts)
     }
 
     /// Byte sizes of the kernel's parameters, in order, or `None` when the driver cannot say
     /// (`cuFuncGetParamInfo` arrived with CUDA 12.4).
-    pub fn param_sizes(&self) -> Result<Option<Vec<usize>>, JitError> {
+    pub fn param_sizes(&self) -> Result<Option<&[usize]>, JitError> {
+        if self.param_sizes.get().is_none() {
+            let sizes = self.query_param_sizes()?;
+            // Another thread may have filled it meanwhile, with the same answer.
+            let _ = self.param_sizes.set(sizes);
+        }
+        Ok(self.param_sizes.get().and_then(|s| s.as_deref()))
+    }
+
+    fn query_param_sizes(&self) -> Result<Option<Vec<usize>>, JitError> {
         if self.module.shared.driver_version < 12040 {
             return Ok(None);
         }
@@ -288,7 +311,7 @@ impl JitFunction {
             match r {
                 sys::CUresult::CUDA_SUCCESS => sizes.push(size),
                 sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(Some(sizes)),
-                other => check("cuFuncGetParamInfo", other).map(|_| ())?,
+                other => check("cuFuncGetParamInfo", other)?,
             }
         }
     }
@@ -304,7 +327,7 @@ impl JitFunction {
                 given: args.len(),
             });
         }
-        for (index, (arg, &expected)) in args.iter().zip(&sizes).enumerate() {
+        for (index, (arg, &expected)) in args.iter().zip(sizes).enumerate() {
             let given = arg.size_bytes();
             if given != expected {
                 return Err(JitError::ArgumentSize {
@@ -333,24 +356,28 @@ impl JitFunction {
             error,
         };
         validate_launch(cfg, &shared.limits).map_err(invalid)?;
+        // facts() and param_sizes() bind only on their first call; the launch needs it always.
+        shared.bind()?;
         let facts = self.facts()?;
         validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
         self.check_args(args)?;
 
         use sys::CUfunction_attribute as F;
-        let allowed = self.attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
-        if i64::from(cfg.dynamic_smem_bytes) > i64::from(allowed) {
-            // validate_for_kernel bounded static + dynamic by the device's opt-in limit (an
-            // i32-sized number), so the conversion holds; map rather than unwrap all the same.
-            let bytes = i32::try_from(cfg.dynamic_smem_bytes).map_err(|_| {
-                invalid(super::launch::LaunchError::SharedMemoryTooLarge {
-                    dynamic: cfg.dynamic_smem_bytes,
-                    static_bytes: facts.static_smem_bytes,
-                    total: u64::from(cfg.dynamic_smem_bytes) + u64::from(facts.static_smem_bytes),
-                    max: shared.limits.max_smem_per_block_optin,
-                })
-            })?;
-            self.set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)?;
+        let smem = u64::from(cfg.dynamic_smem_bytes) + u64::from(facts.static_smem_bytes);
+        if smem > DEFAULT_SMEM_PER_BLOCK {
+            let allowed = self.attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+            if i64::from(cfg.dynamic_smem_bytes) > i64::from(allowed) {
+                // Raise the cap to all the device allows beside the static part, not just to
+                // this launch's need, so that launches from several threads only ever raise it
+                // and none lowers it under another. validate_for_kernel made sure this launch
+                // fits under it.
+                let room = shared
+                    .limits
+                    .max_smem_per_block_optin
+                    .saturating_sub(facts.static_smem_bytes);
+                let room = i32::try_from(room).unwrap_or(i32::MAX);
+                self.set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, room)?;
+            }
         }
         if cfg.cluster_size() > super::launch::PORTABLE_CLUSTER_SIZE {
             self.set_attribute(F::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
