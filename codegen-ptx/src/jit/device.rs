@@ -1,0 +1,305 @@
+//! `Jit`: one device's context and stream, its limits, and the module cache.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{
+    result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits,
+};
+
+use super::error::{describe, driver, JitError};
+use super::launch::{DeviceLimits, KernelArg};
+use super::module::{load_module, ptx_hash, JitModule};
+use super::tensor_map::{TensorMap, TensorMapSpec};
+
+/// Oldest driver the runtime accepts (CUDA 12.0: cluster launch and tensor maps).
+const MIN_DRIVER_VERSION: i32 = 12000;
+
+/// What modules and functions share with the `Jit` that loaded them.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) limits: DeviceLimits,
+    pub(crate) driver_version: i32,
+}
+
+impl Shared {
+    pub(crate) fn bind(&self) -> Result<(), JitError> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver("cuCtxSetCurrent", e))
+    }
+}
+
+/// A cache entry: the PTX text it stands for and, once loaded, its module. Loading happens
+/// under the entry's own lock, so one text is compiled once while other texts load in parallel.
+struct Slot {
+    ptx: Arc<str>,
+    module: Mutex<Option<Arc<JitModule>>>,
+}
+
+/// The JIT runtime for one GPU: a context, the stream all work goes to, the device's limits,
+/// and a cache of loaded modules. `Send + Sync`: share it between threads behind an `Arc`.
+pub struct Jit {
+    shared: Arc<Shared>,
+    cache: Mutex<HashMap<u64, Vec<Arc<Slot>>>>,
+}
+
+impl std::fmt::Debug for Jit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit")
+            .field("ordinal", &self.shared.ctx.ordinal())
+            .field("limits", &self.shared.limits)
+            .field("driver_version", &self.shared.driver_version)
+            .finish_non_exhaustive()
+    }
+}
+
+fn no_gpu(reason: String) -> JitError {
+    JitError::NoGpu { reason }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while the lock was held leaves only a map of fully built entries behind (entries
+    // are inserted whole), so the data is still sound to use.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Jit {
+    /// Opens device `ordinal`: loads libcuda, initialises the driver, retains the device's
+    /// primary context and creates a stream. Without a driver, without a device, or with a
+    /// driver older than CUDA 12.0 it returns [`JitError::NoGpu`] saying which.
+    pub fn new(ordinal: usize) -> Result<Jit, JitError> {
+        // SAFETY: only opens (and closes again) the shared library by its usual names; any
+        // later driver call goes through cudarc's loader, which panics if the library is
+        // missing, and this check is what keeps it from being reached then.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(no_gpu(
+                "the CUDA driver library (libcuda.so) is not installed on this machine".into(),
+            ));
+        }
+        let mut version = 0;
+        // SAFETY: `version` is a valid out-pointer; the call needs no initialisation.
+        unsafe { sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(|e| {
+                no_gpu(format!(
+                    "the CUDA driver did not report its version: {}",
+                    describe(e)
+                ))
+            })?;
+        if version < MIN_DRIVER_VERSION {
+            return Err(no_gpu(format!(
+                "the CUDA driver supports CUDA {}.{}; rute's JIT needs 12.0 or newer",
+                version / 1000,
+                (version % 1000) / 10
+            )));
+        }
+        result::init().map_err(|e| {
+            no_gpu(format!(
+                "the CUDA driver failed to initialise: {}",
+                describe(e)
+            ))
+        })?;
+        let count = result::device::get_count().map_err(|e| {
+            no_gpu(format!(
+                "the CUDA driver could not count devices: {}",
+                describe(e)
+            ))
+        })?;
+        let count = usize::try_from(count).unwrap_or(0);
+        if ordinal >= count {
+            return Err(no_gpu(format!(
+                "device ordinal {ordinal} does not exist: the driver sees {count} device(s)"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| {
+            no_gpu(format!(
+                "could not open a context on device {ordinal}: {}",
+                describe(e)
+            ))
+        })?;
+        // SAFETY: tracking is turned off before any slice exists, and every allocation, copy
+        // and launch of this runtime goes to the one stream created below, so stream order
+        // already orders every use of every slice.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(|e| driver("cuStreamCreate", e))?;
+        let limits = read_limits(&ctx)?;
+        Ok(Jit {
+            shared: Arc::new(Shared {
+                ctx,
+                stream,
+                limits,
+                driver_version: version,
+            }),
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Loads `ptx` into this device's context, or returns the module already loaded from the
+    /// same text: for equal texts the result is the same `Arc` (pointer-equal). A text the
+    /// driver refuses gives [`JitError::Rejected`] with the JIT log, and is not cached, so a
+    /// later call tries again.
+    pub fn load(&self, ptx: &str) -> Result<Arc<JitModule>, JitError> {
+        let hash = ptx_hash(ptx);
+        let slot = {
+            let mut cache = lock(&self.cache);
+            let bucket = cache.entry(hash).or_default();
+            // The hash picks the bucket; the text decides, so a collision cannot hand back a
+            // module built from other PTX.
+            match bucket.iter().find(|s| &*s.ptx == ptx) {
+                Some(s) => Arc::clone(s),
+                None => {
+                    let s = Arc::new(Slot {
+                        ptx: Arc::from(ptx),
+                        module: Mutex::new(None),
+                    });
+                    bucket.push(Arc::clone(&s));
+                    s
+                }
+            }
+        };
+        let mut module = lock(&slot.module);
+        if let Some(m) = module.as_ref() {
+            return Ok(Arc::clone(m));
+        }
+        let loaded = Arc::new(load_module(&self.shared, Arc::clone(&slot.ptx), hash)?);
+        *module = Some(Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// Number of distinct PTX texts loaded (successfully) through [`Jit::load`].
+    pub fn cached_modules(&self) -> usize {
+        let slots: Vec<Arc<Slot>> = lock(&self.cache).values().flatten().cloned().collect();
+        slots.iter().filter(|s| lock(&s.module).is_some()).count()
+    }
+
+    /// The device's limits, as read from the driver.
+    pub fn limits(&self) -> &DeviceLimits {
+        &self.shared.limits
+    }
+
+    /// The driver's CUDA version, e.g. 13000 for CUDA 13.0.
+    pub fn driver_version(&self) -> i32 {
+        self.shared.driver_version
+    }
+
+    /// The device's name, e.g. "NVIDIA H200".
+    pub fn device_name(&self) -> Result<String, JitError> {
+        self.shared
+            .ctx
+            .name()
+            .map_err(|e| driver("cuDeviceGetName", e))
+    }
+
+    /// The cudarc context (the device's primary context).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.shared.ctx
+    }
+
+    /// The stream every launch, copy and allocation of this runtime goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.shared.stream
+    }
+
+    /// Copies `host` to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>, JitError> {
+        self.shared
+            .stream
+            .clone_htod(host)
+            .map_err(|e| driver("cuMemcpyHtoDAsync", e))
+    }
+
+    /// A new device buffer of `len` zeroed elements.
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<CudaSlice<T>, JitError> {
+        self.shared
+            .stream
+            .alloc_zeros(len)
+            .map_err(|e| driver("cuMemAllocAsync", e))
+    }
+
+    /// Copies `device` back to the host, after all work queued before it has finished. A fault
+    /// in that work is returned here rather than data.
+    pub fn download<T: DeviceRepr>(&self, device: &CudaSlice<T>) -> Result<Vec<T>, JitError> {
+        let host = self
+            .shared
+            .stream
+            .clone_dtoh(device)
+            .map_err(|e| driver("cuMemcpyDtoHAsync", e))?;
+        // cudarc synchronises after the copy but can only record, not return, what that
+        // synchronisation reported; collect it now.
+        self.shared
+            .ctx
+            .check_err()
+            .map_err(|e| driver("cuStreamSynchronize", e))?;
+        Ok(host)
+    }
+
+    /// `device`'s address as a kernel argument.
+    pub fn ptr<T>(&self, device: &CudaSlice<T>) -> KernelArg {
+        let (address, _record) = device.device_ptr(&self.shared.stream);
+        KernelArg::Ptr(address)
+    }
+
+    /// Waits for all work queued on the stream; a kernel that faulted reports here.
+    pub fn synchronize(&self) -> Result<(), JitError> {
+        self.shared
+            .stream
+            .synchronize()
+            .map_err(|e| driver("cuStreamSynchronize", e))
+    }
+
+    /// Encodes a TMA descriptor (see [`TensorMap::encode_tiled`]).
+    pub fn tensor_map(&self, spec: &TensorMapSpec) -> Result<TensorMap, JitError> {
+        TensorMap::encode_tiled(self, spec)
+    }
+
+    pub(crate) fn bind(&self) -> Result<(), JitError> {
+        self.shared.bind()
+    }
+}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        // Cached modules are unloaded right after this; let kernels still running from them
+        // finish first. Nothing can be returned from drop; cudarc keeps the error.
+        let done = self.shared.stream.synchronize();
+        self.shared.ctx.record_err(done);
+    }
+}
+
+fn read_limits(ctx: &Arc<CudaContext>) -> Result<DeviceLimits, JitError> {
+    use sys::CUdevice_attribute as A;
+    let get = |attr: A| -> Result<u32, JitError> {
+        let v = ctx
+            .attribute(attr)
+            .map_err(|e| driver("cuDeviceGetAttribute", e))?;
+        // The driver reports limits as non-negative ints; a negative one would be a driver bug,
+        // read as "nothing allowed" rather than wrapped to a huge limit.
+        Ok(u32::try_from(v).unwrap_or(0))
+    };
+    Ok(DeviceLimits {
+        compute_capability: (
+            get(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            get(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        ),
+        max_threads_per_block: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_block_dims: [
+            get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+            get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+            get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+        ],
+        max_grid_dims: [
+            get(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+            get(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+            get(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+        ],
+        max_smem_per_block_optin: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+        cluster_launch: get(A::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)? != 0,
+        multiprocessors: get(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+    })
+}

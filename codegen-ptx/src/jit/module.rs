@@ -1,0 +1,453 @@
+//! Loaded modules and their kernels: loading PTX with the JIT log captured, looking up entries,
+//! and launching with checked arguments.
+
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::{sys, DriverError};
+
+use super::device::Shared;
+use super::error::{check, describe, error_name, JitError};
+use super::launch::{validate_for_kernel, validate_launch, KernelArg, KernelFacts, Launch};
+
+/// Bytes reserved for each of the JIT's error and info logs.
+const LOG_BYTES: usize = 1 << 16;
+
+/// Shared memory (static + dynamic) any kernel may use without raising its limit.
+const DEFAULT_SMEM_PER_BLOCK: u64 = 48 * 1024;
+
+/// The module cache's key: 64-bit FNV-1a of the PTX text's bytes. Stable across runs, builds
+/// and platforms (unlike `std`'s hasher), so the same text always has the same key.
+pub fn ptx_hash(ptx: &str) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    ptx.bytes()
+        .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+}
+
+/// Names of the kernels (`.entry` directives) that `ptx` defines, in order of appearance.
+pub fn ptx_entries(ptx: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = ptx;
+    while let Some(at) = rest.find(".entry") {
+        let after = &rest[at + ".entry".len()..];
+        let trimmed = after.trim_start();
+        // `.entry` must stand alone as a directive, not be the tail of a longer word.
+        let separated = after.len() != trimmed.len();
+        let name: String = trimmed
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%'))
+            .collect();
+        if separated && !name.is_empty() {
+            names.push(name);
+        }
+        rest = after;
+    }
+    names
+}
+
+/// A PTX module loaded into a device's context. Unloaded when the last `Arc` (including those
+/// held by its [`JitFunction`]s and the `Jit`'s cache) goes away.
+pub struct JitModule {
+    shared: Arc<Shared>,
+    module: sys::CUmodule,
+    ptx: Arc<str>,
+    hash: u64,
+    info_log: String,
+}
+
+// SAFETY: a CUmodule handle is not tied to the thread that loaded it: the driver API is
+// thread-safe, and every use here makes the owning context current on the calling thread first.
+unsafe impl Send for JitModule {}
+// SAFETY: as for Send; shared use only reads the handle, and the driver serialises internally.
+unsafe impl Sync for JitModule {}
+
+impl std::fmt::Debug for JitModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitModule")
+            .field("hash", &format_args!("{:016x}", self.hash))
+            .field("entries", &ptx_entries(&self.ptx))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for JitModule {
+    fn drop(&mut self) {
+        // Errors here cannot be returned; cudarc's context keeps the last one for its next
+        // checked call, which is where a caller would see it.
+        self.shared.ctx.record_err(self.shared.ctx.bind_to_thread());
+        // SAFETY: the handle came from cuModuleLoadDataEx, is unloaded exactly once (here), and
+        // no JitFunction outlives it (each holds an Arc to this module).
+        let r = unsafe { sys::cuModuleUnload(self.module) };
+        self.shared.ctx.record_err(r.result());
+    }
+}
+
+/// Loads `ptx` with `cuModuleLoadDataEx`, capturing the JIT's error and info logs.
+pub(crate) fn load_module(
+    shared: &Arc<Shared>,
+    ptx: Arc<str>,
+    hash: u64,
+) -> Result<JitModule, JitError> {
+    if let Some(offset) = ptx.bytes().position(|b| b == 0) {
+        return Err(JitError::PtxHasNul { offset });
+    }
+    // No interior NUL (checked above), so this cannot fail; map it anyway rather than unwrap.
+    let image = CString::new(ptx.as_bytes()).map_err(|e| JitError::PtxHasNul {
+        offset: e.nul_position(),
+    })?;
+    shared.bind()?;
+    let mut error_log = vec![0u8; LOG_BYTES];
+    let mut info_log = vec![0u8; LOG_BYTES];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        sys::CUjit_option::CU_JIT_LOG_VERBOSE,
+    ];
+    // The driver ABI passes scalar option values in the pointer-sized slot itself.
+    let scalar = std::ptr::without_provenance_mut::<c_void>;
+    let mut values: [*mut c_void; 5] = [
+        error_log.as_mut_ptr().cast(),
+        scalar(LOG_BYTES),
+        info_log.as_mut_ptr().cast(),
+        scalar(LOG_BYTES),
+        scalar(1),
+    ];
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    // SAFETY: `image` is a NUL-terminated PTX text alive across the call; `options` and
+    // `values` have the same length, passed as the count; the log buffers are LOG_BYTES long,
+    // as their size options say, and outlive the call; `module` is a valid out-pointer.
+    let result = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            image.as_ptr().cast(),
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if let Err(e) = result.result() {
+        let mut log = c_text(&error_log);
+        if log.trim().is_empty() {
+            log = format!("(the driver left no log; it said {})", describe(e));
+        }
+        return Err(JitError::Rejected {
+            code: error_name(e),
+            log,
+        });
+    }
+    Ok(JitModule {
+        shared: Arc::clone(shared),
+        module,
+        ptx,
+        hash,
+        info_log: c_text(&info_log),
+    })
+}
+
+/// The NUL-terminated text at the start of `buf` (all of it if no NUL), lossily decoded.
+fn c_text(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+impl JitModule {
+    /// The kernel `name`. Asking for a name the module does not define gives
+    /// [`JitError::NoSuchKernel`] listing the names it does define.
+    pub fn function(self: &Arc<Self>, name: &str) -> Result<JitFunction, JitError> {
+        let missing = || JitError::NoSuchKernel {
+            name: name.to_string(),
+            available: ptx_entries(&self.ptx).join(", "),
+        };
+        let c_name = CString::new(name).map_err(|_| missing())?;
+        self.shared.bind()?;
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: the module handle is live (self holds it); `c_name` is NUL-terminated and
+        // outlives the call; `function` is a valid out-pointer.
+        let r = unsafe { sys::cuModuleGetFunction(&mut function, self.module, c_name.as_ptr()) };
+        match r {
+            sys::CUresult::CUDA_SUCCESS => {}
+            sys::CUresult::CUDA_ERROR_NOT_FOUND => return Err(missing()),
+            other => check("cuModuleGetFunction", other)?,
+        }
+        Ok(JitFunction {
+            module: Arc::clone(self),
+            function,
+            name: name.to_string(),
+            facts: OnceLock::new(),
+            param_sizes: OnceLock::new(),
+        })
+    }
+
+    /// The PTX text the module was loaded from.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
+    }
+
+    /// The cache key of the PTX text ([`ptx_hash`]).
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The JIT's info log (verbose: registers, shared memory, spills per kernel).
+    pub fn info_log(&self) -> &str {
+        &self.info_log
+    }
+}
+
+/// One kernel of a loaded module, ready to launch on its `Jit`'s stream.
+pub struct JitFunction {
+    module: Arc<JitModule>,
+    function: sys::CUfunction,
+    name: String,
+    // What the driver says about the compiled kernel does not change; ask once.
+    facts: OnceLock<KernelFacts>,
+    param_sizes: OnceLock<Option<Vec<usize>>>,
+}
+
+// SAFETY: a CUfunction is a handle into its module, which this value keeps alive; the driver
+// API is thread-safe and every use binds the owning context to the calling thread first.
+unsafe impl Send for JitFunction {}
+// SAFETY: as for Send; concurrent launches of one function are allowed by the driver.
+unsafe impl Sync for JitFunction {}
+
+impl std::fmt::Debug for JitFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitFunction")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JitFunction {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The module the kernel lives in.
+    pub fn module(&self) -> &Arc<JitModule> {
+        &self.module
+    }
+
+    fn attribute(&self, attr: sys::CUfunction_attribute) -> Result<i32, JitError> {
+        let mut value = 0;
+        // SAFETY: the function handle is live (its module is held); `value` is a valid
+        // out-pointer.
+        check("cuFuncGetAttribute", unsafe {
+            sys::cuFuncGetAttribute(&mut value, attr, self.function)
+        })?;
+        Ok(value)
+    }
+
+    fn set_attribute(&self, attr: sys::CUfunction_attribute, value: i32) -> Result<(), JitError> {
+        // SAFETY: the function handle is live; the attribute and value are plain integers the
+        // driver validates.
+        check("cuFuncSetAttribute", unsafe {
+            sys::cuFuncSetAttribute(self.function, attr, value)
+        })
+    }
+
+    /// What the driver knows about this kernel that a launch must respect: its static shared
+    /// memory, its thread limit and its compile-time cluster shape.
+    pub fn facts(&self) -> Result<KernelFacts, JitError> {
+        if let Some(facts) = self.facts.get() {
+            return Ok(*facts);
+        }
+        use sys::CUfunction_attribute as F;
+        self.module.shared.bind()?;
+        let non_negative = |v: i32| u32::try_from(v).unwrap_or(0);
+        // Devices without clusters have no compile-time cluster shape to report.
+        let cluster = if self.module.shared.limits.cluster_launch {
+            (
+                non_negative(self.attribute(F::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)?),
+                non_negative(self.attribute(F::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)?),
+                non_negative(self.attribute(F::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH)?),
+            )
+        } else {
+            (0, 0, 0)
+        };
+        let facts = KernelFacts {
+            static_smem_bytes: non_negative(
+                self.attribute(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            ),
+            max_threads_per_block: non_negative(
+                self.attribute(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            ),
+            // The driver reports all three as 0 when no cluster shape was compiled in.
+            required_cluster: (cluster.0 > 0).then_some(cluster),
+        };
+        // Another thread may have filled it meanwhile, with the same answer.
+        let _ = self.facts.set(facts);
+        Ok(facts)
+    }
+
+    /// Byte sizes of the kernel's parameters, in order, or `None` when the driver cannot say
+    /// (`cuFuncGetParamInfo` arrived with CUDA 12.4).
+    pub fn param_sizes(&self) -> Result<Option<&[usize]>, JitError> {
+        if self.param_sizes.get().is_none() {
+            let sizes = self.query_param_sizes()?;
+            // Another thread may have filled it meanwhile, with the same answer.
+            let _ = self.param_sizes.set(sizes);
+        }
+        Ok(self.param_sizes.get().and_then(|s| s.as_deref()))
+    }
+
+    fn query_param_sizes(&self) -> Result<Option<Vec<usize>>, JitError> {
+        if self.module.shared.driver_version < 12040 {
+            return Ok(None);
+        }
+        self.module.shared.bind()?;
+        let mut sizes = Vec::new();
+        loop {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: the function handle is live; both out-pointers are valid. An index past
+            // the last parameter is answered with CUDA_ERROR_INVALID_VALUE, which ends the walk.
+            let r = unsafe {
+                sys::cuFuncGetParamInfo(self.function, sizes.len(), &mut offset, &mut size)
+            };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => sizes.push(size),
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(Some(sizes)),
+                other => check("cuFuncGetParamInfo", other)?,
+            }
+        }
+    }
+
+    fn check_args(&self, args: &[KernelArg]) -> Result<(), JitError> {
+        let Some(sizes) = self.param_sizes()? else {
+            return Ok(());
+        };
+        if sizes.len() != args.len() {
+            return Err(JitError::ArgumentCount {
+                kernel: self.name.clone(),
+                expected: sizes.len(),
+                given: args.len(),
+            });
+        }
+        for (index, (arg, &expected)) in args.iter().zip(sizes).enumerate() {
+            let given = arg.size_bytes();
+            if given != expected {
+                return Err(JitError::ArgumentSize {
+                    kernel: self.name.clone(),
+                    index,
+                    arg: format!("{arg:?}"),
+                    expected,
+                    given,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues the kernel on the `Jit`'s stream. Before the driver sees the launch: the shape is
+    /// checked against the device ([`validate_launch`]) and the kernel ([`validate_for_kernel`]),
+    /// the arguments against the kernel's parameter sizes, the function's dynamic shared memory
+    /// limit raised when the launch asks for more than it allows, and non-portable cluster sizes
+    /// enabled when asked for. A cluster launches through `cuLaunchKernelEx` with the cluster
+    /// dimension attribute, anything else through `cuLaunchKernel`. Returns once queued; faults
+    /// in the kernel surface at the next synchronisation.
+    pub fn launch(&self, cfg: &Launch, args: &[KernelArg]) -> Result<(), JitError> {
+        let shared = &self.module.shared;
+        let invalid = |error| JitError::InvalidLaunch {
+            kernel: self.name.clone(),
+            error,
+        };
+        validate_launch(cfg, &shared.limits).map_err(invalid)?;
+        // facts() and param_sizes() bind only on their first call; the launch needs it always.
+        shared.bind()?;
+        let facts = self.facts()?;
+        validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
+        self.check_args(args)?;
+
+        use sys::CUfunction_attribute as F;
+        let smem = u64::from(cfg.dynamic_smem_bytes) + u64::from(facts.static_smem_bytes);
+        if smem > DEFAULT_SMEM_PER_BLOCK {
+            let allowed = self.attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+            if i64::from(cfg.dynamic_smem_bytes) > i64::from(allowed) {
+                // Raise the cap to all the device allows beside the static part, not just to
+                // this launch's need, so that launches from several threads only ever raise it
+                // and none lowers it under another. validate_for_kernel made sure this launch
+                // fits under it.
+                let room = shared
+                    .limits
+                    .max_smem_per_block_optin
+                    .saturating_sub(facts.static_smem_bytes);
+                let room = i32::try_from(room).unwrap_or(i32::MAX);
+                self.set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, room)?;
+            }
+        }
+        if cfg.cluster_size() > super::launch::PORTABLE_CLUSTER_SIZE {
+            self.set_attribute(F::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
+        }
+
+        let mut params: Vec<*mut c_void> = args.iter().map(KernelArg::as_param_ptr).collect();
+        let params_ptr = if params.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            params.as_mut_ptr()
+        };
+        let stream = shared.stream.cu_stream();
+        let (g, b) = (cfg.grid, cfg.block);
+        // A compile-time cluster shape (checked equal to the launch's above) comes with the
+        // kernel; the driver does not let a launch attribute restate it, so launch plainly.
+        let cluster = if facts.required_cluster.is_some() {
+            None
+        } else {
+            cfg.cluster
+        };
+        let result = match cluster {
+            Some((x, y, z)) => {
+                let mut attr = sys::CUlaunchAttribute {
+                    id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                    pad: [0; 4],
+                    value: sys::CUlaunchAttributeValue {
+                        clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
+                    },
+                };
+                let config = sys::CUlaunchConfig {
+                    gridDimX: g.0,
+                    gridDimY: g.1,
+                    gridDimZ: g.2,
+                    blockDimX: b.0,
+                    blockDimY: b.1,
+                    blockDimZ: b.2,
+                    sharedMemBytes: cfg.dynamic_smem_bytes,
+                    hStream: stream,
+                    attrs: &mut attr,
+                    numAttrs: 1,
+                };
+                // SAFETY: `config` and the one attribute it points to live across the call; the
+                // function handle is live; `params` holds one pointer per kernel parameter (count
+                // and sizes checked above when the driver can tell), each to a value borrowed
+                // from `args` for the whole call, and the driver copies them before returning.
+                unsafe {
+                    sys::cuLaunchKernelEx(&config, self.function, params_ptr, std::ptr::null_mut())
+                }
+            }
+            // SAFETY: as above, for the plain launch: live handles, one pointer per parameter,
+            // each valid for the duration of the call.
+            None => unsafe {
+                sys::cuLaunchKernel(
+                    self.function,
+                    g.0,
+                    g.1,
+                    g.2,
+                    b.0,
+                    b.1,
+                    b.2,
+                    cfg.dynamic_smem_bytes,
+                    stream,
+                    params_ptr,
+                    std::ptr::null_mut(),
+                )
+            },
+        };
+        result.result().map_err(|e: DriverError| JitError::Launch {
+            kernel: self.name.clone(),
+            reason: describe(e),
+        })
+    }
+}

@@ -1,0 +1,637 @@
+//! TMA descriptors (`CUtensorMap`) for tiled copies: a plain description ([`TensorMapSpec`]),
+//! its check against the rules `cuTensorMapEncodeTiled` documents (pure, no GPU), and the
+//! encoding through the driver.
+//!
+//! Dimension order is the driver's: index 0 is the innermost, contiguous dimension. A row-major
+//! `R x C` matrix is `global_dims = [C, R]`, `global_strides_bytes = [C * elem_bytes]`.
+
+use std::fmt;
+
+use cudarc::driver::sys;
+
+use super::error::{describe, JitError};
+use super::Jit;
+
+/// Element types a tiled tensor map can describe (the driver's `CUtensorMapDataType`, less
+/// the packed sub-byte types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TmaDataType {
+    /// 8-bit unsigned.
+    U8,
+    /// 16-bit unsigned.
+    U16,
+    /// 32-bit unsigned.
+    U32,
+    /// 32-bit signed.
+    I32,
+    /// 64-bit unsigned.
+    U64,
+    /// 64-bit signed.
+    I64,
+    /// IEEE half.
+    F16,
+    /// IEEE single.
+    F32,
+    /// IEEE double.
+    F64,
+    /// bfloat16.
+    BF16,
+    /// Single, flushing denormals to zero.
+    F32Ftz,
+    /// TensorFloat-32 (stored in 4 bytes).
+    TF32,
+    /// TensorFloat-32, flushing denormals to zero.
+    TF32Ftz,
+}
+
+impl TmaDataType {
+    /// Bytes of one element in global memory.
+    pub fn size_bytes(self) -> u64 {
+        match self {
+            TmaDataType::U8 => 1,
+            TmaDataType::U16 | TmaDataType::F16 | TmaDataType::BF16 => 2,
+            TmaDataType::U32
+            | TmaDataType::I32
+            | TmaDataType::F32
+            | TmaDataType::F32Ftz
+            | TmaDataType::TF32
+            | TmaDataType::TF32Ftz => 4,
+            TmaDataType::U64 | TmaDataType::I64 | TmaDataType::F64 => 8,
+        }
+    }
+
+    /// Whether the type is floating point (the NaN out-of-bounds fill needs one).
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            TmaDataType::F16
+                | TmaDataType::F32
+                | TmaDataType::F64
+                | TmaDataType::BF16
+                | TmaDataType::F32Ftz
+                | TmaDataType::TF32
+                | TmaDataType::TF32Ftz
+        )
+    }
+
+    fn to_sys(self) -> sys::CUtensorMapDataType {
+        use sys::CUtensorMapDataType as D;
+        match self {
+            TmaDataType::U8 => D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            TmaDataType::U16 => D::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            TmaDataType::U32 => D::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            TmaDataType::I32 => D::CU_TENSOR_MAP_DATA_TYPE_INT32,
+            TmaDataType::U64 => D::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+            TmaDataType::I64 => D::CU_TENSOR_MAP_DATA_TYPE_INT64,
+            TmaDataType::F16 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            TmaDataType::F32 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            TmaDataType::F64 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            TmaDataType::BF16 => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            TmaDataType::F32Ftz => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ,
+            TmaDataType::TF32 => D::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+            TmaDataType::TF32Ftz => D::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ,
+        }
+    }
+}
+
+/// Interleaved global layouts (NC/8HWC8 and NC/16HWC16 style).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TmaInterleave {
+    /// Plain strided layout.
+    #[default]
+    None,
+    /// 16-byte interleave.
+    B16,
+    /// 32-byte interleave.
+    B32,
+}
+
+/// Shared-memory swizzle the copy applies: 16-byte chunks permuted within a span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TmaSwizzle {
+    /// No swizzle.
+    #[default]
+    None,
+    /// 32-byte span (CuTe's `Swizzle<1,4,3>`).
+    B32,
+    /// 64-byte span (CuTe's `Swizzle<2,4,3>`).
+    B64,
+    /// 128-byte span (CuTe's `Swizzle<3,4,3>`); shared memory must be 1024-byte aligned.
+    B128,
+}
+
+impl TmaSwizzle {
+    /// Span in bytes that the box's inner extent may not exceed; `None` has no such bound.
+    pub fn span_bytes(self) -> Option<u64> {
+        match self {
+            TmaSwizzle::None => None,
+            TmaSwizzle::B32 => Some(32),
+            TmaSwizzle::B64 => Some(64),
+            TmaSwizzle::B128 => Some(128),
+        }
+    }
+}
+
+/// Granularity at which the copy's L2 requests fetch from DRAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TmaL2Promotion {
+    /// No promotion.
+    #[default]
+    None,
+    /// 64 bytes.
+    B64,
+    /// 128 bytes.
+    B128,
+    /// 256 bytes.
+    B256,
+}
+
+/// What out-of-bounds elements of a box read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TmaOobFill {
+    /// Zero.
+    #[default]
+    Zero,
+    /// A NaN that FMA treats as zero (floating-point types only).
+    NanRequestZeroFma,
+}
+
+/// A tiled TMA descriptor's parameters, in the driver's order (dimension 0 innermost).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TensorMapSpec {
+    /// Element type.
+    pub dtype: TmaDataType,
+    /// Device address of element (0, .., 0).
+    pub global_address: u64,
+    /// Extent of each dimension, innermost first (rank = its length, 1..=5).
+    pub global_dims: Vec<u64>,
+    /// Byte stride of dimensions 1..rank (rank - 1 entries; dimension 0 is contiguous).
+    pub global_strides_bytes: Vec<u64>,
+    /// Box (tile) extent per dimension, in elements.
+    pub box_dims: Vec<u32>,
+    /// Step per dimension within the box (rank entries, usually all 1).
+    pub element_strides: Vec<u32>,
+    /// Interleaved layout.
+    pub interleave: TmaInterleave,
+    /// Shared-memory swizzle.
+    pub swizzle: TmaSwizzle,
+    /// L2 promotion.
+    pub l2_promotion: TmaL2Promotion,
+    /// Out-of-bounds fill.
+    pub oob_fill: TmaOobFill,
+}
+
+impl TensorMapSpec {
+    /// A tiled descriptor with unit element strides, no interleave, no swizzle, no L2
+    /// promotion and zero fill; the other fields as given.
+    pub fn tiled(
+        dtype: TmaDataType,
+        global_address: u64,
+        global_dims: &[u64],
+        global_strides_bytes: &[u64],
+        box_dims: &[u32],
+    ) -> Self {
+        TensorMapSpec {
+            dtype,
+            global_address,
+            global_dims: global_dims.to_vec(),
+            global_strides_bytes: global_strides_bytes.to_vec(),
+            box_dims: box_dims.to_vec(),
+            element_strides: vec![1; box_dims.len()],
+            interleave: TmaInterleave::None,
+            swizzle: TmaSwizzle::None,
+            l2_promotion: TmaL2Promotion::None,
+            oob_fill: TmaOobFill::Zero,
+        }
+    }
+
+    /// A dense row-major `rows x cols` matrix at `global_address`, loaded in boxes of
+    /// `box_rows x box_cols`.
+    pub fn row_major_2d(
+        dtype: TmaDataType,
+        global_address: u64,
+        rows: u64,
+        cols: u64,
+        box_rows: u32,
+        box_cols: u32,
+    ) -> Self {
+        let row_bytes = cols.saturating_mul(dtype.size_bytes());
+        TensorMapSpec::tiled(
+            dtype,
+            global_address,
+            &[cols, rows],
+            &[row_bytes],
+            &[box_cols, box_rows],
+        )
+    }
+
+    /// The same spec with `swizzle`.
+    pub fn with_swizzle(mut self, swizzle: TmaSwizzle) -> Self {
+        self.swizzle = swizzle;
+        self
+    }
+
+    /// The same spec with `interleave`.
+    pub fn with_interleave(mut self, interleave: TmaInterleave) -> Self {
+        self.interleave = interleave;
+        self
+    }
+
+    /// The same spec with `l2_promotion`.
+    pub fn with_l2_promotion(mut self, l2_promotion: TmaL2Promotion) -> Self {
+        self.l2_promotion = l2_promotion;
+        self
+    }
+
+    /// The same spec with `oob_fill`.
+    pub fn with_oob_fill(mut self, oob_fill: TmaOobFill) -> Self {
+        self.oob_fill = oob_fill;
+        self
+    }
+
+    /// The same spec with `element_strides`.
+    pub fn with_element_strides(mut self, element_strides: &[u32]) -> Self {
+        self.element_strides = element_strides.to_vec();
+        self
+    }
+
+    /// Rank of the described tensor.
+    pub fn rank(&self) -> usize {
+        self.global_dims.len()
+    }
+
+    /// Bytes one box occupies in shared memory (the `expect_tx` count of a load).
+    pub fn box_bytes(&self) -> u64 {
+        self.box_dims
+            .iter()
+            .fold(self.dtype.size_bytes(), |acc, &b| {
+                acc.saturating_mul(u64::from(b))
+            })
+    }
+
+    /// Checks every rule `cuTensorMapEncodeTiled` documents, so that the driver's terse
+    /// `CUDA_ERROR_INVALID_VALUE` never has to explain a mistake. On success:
+    /// rank in 1..=5 (>= 3 when interleaved); array lengths match the rank; the address is
+    /// non-null and 16-byte aligned (32 with 32-byte interleave); each dimension in 1..=2^32;
+    /// each stride a multiple of 16 (32 with 32-byte interleave), below 2^40, and covering the
+    /// dimension below it; each box extent in 1..=256, the inner one a multiple of 16 bytes
+    /// without interleave and within the swizzle span; each element stride in 1..=8;
+    /// 32-byte interleave only with 32-byte swizzle; NaN fill only for floating types.
+    pub fn validate(&self) -> Result<(), TensorMapError> {
+        let rank = self.rank();
+        if !(1..=5).contains(&rank) {
+            return Err(TensorMapError::Rank { rank });
+        }
+        let lengths = [
+            (
+                "global_strides_bytes",
+                self.global_strides_bytes.len(),
+                rank - 1,
+            ),
+            ("box_dims", self.box_dims.len(), rank),
+            ("element_strides", self.element_strides.len(), rank),
+        ];
+        for (what, len, expected) in lengths {
+            if len != expected {
+                return Err(TensorMapError::Length {
+                    what,
+                    len,
+                    expected,
+                    rank,
+                });
+            }
+        }
+        if self.interleave != TmaInterleave::None && rank < 3 {
+            return Err(TensorMapError::InterleaveRank { rank });
+        }
+
+        if self.global_address == 0 {
+            return Err(TensorMapError::NullAddress);
+        }
+        let align = if self.interleave == TmaInterleave::B32 {
+            32
+        } else {
+            16
+        };
+        // `align` is a power of two.
+        if self.global_address & (align - 1) != 0 {
+            return Err(TensorMapError::MisalignedAddress {
+                address: self.global_address,
+                align,
+            });
+        }
+
+        for (dim, &value) in self.global_dims.iter().enumerate() {
+            if value == 0 || value > 1 << 32 {
+                return Err(TensorMapError::GlobalDim { dim, value });
+            }
+        }
+
+        let elem = self.dtype.size_bytes();
+        let stride_multiple = if self.interleave == TmaInterleave::B32 {
+            32
+        } else {
+            16
+        };
+        // Bytes spanned by dimensions below the one whose stride is checked next.
+        let mut below = self.global_dims[0].saturating_mul(elem);
+        for (i, &value) in self.global_strides_bytes.iter().enumerate() {
+            let dim = i + 1;
+            if value % stride_multiple != 0 {
+                return Err(TensorMapError::StrideNotMultiple {
+                    dim,
+                    value,
+                    multiple: stride_multiple,
+                });
+            }
+            if value >= 1 << 40 {
+                return Err(TensorMapError::StrideTooLarge { dim, value });
+            }
+            if value < below {
+                return Err(TensorMapError::StrideOverlap {
+                    dim,
+                    value,
+                    min: below,
+                });
+            }
+            below = value.saturating_mul(self.global_dims[dim]);
+        }
+
+        for (dim, &value) in self.box_dims.iter().enumerate() {
+            if value == 0 || value > 256 {
+                return Err(TensorMapError::BoxDim { dim, value });
+            }
+        }
+        let inner_bytes = u64::from(self.box_dims[0]) * elem;
+        if self.interleave == TmaInterleave::None {
+            if inner_bytes & 15 != 0 {
+                return Err(TensorMapError::BoxInnerBytes {
+                    box_inner: self.box_dims[0],
+                    elem_bytes: elem,
+                    bytes: inner_bytes,
+                });
+            }
+            if let Some(span) = self.swizzle.span_bytes() {
+                if inner_bytes > span {
+                    return Err(TensorMapError::BoxExceedsSwizzle {
+                        bytes: inner_bytes,
+                        swizzle: self.swizzle,
+                        span,
+                    });
+                }
+            }
+        }
+        for (dim, &value) in self.element_strides.iter().enumerate() {
+            if value == 0 || value > 8 {
+                return Err(TensorMapError::ElementStride { dim, value });
+            }
+        }
+        if self.interleave == TmaInterleave::B32 && self.swizzle != TmaSwizzle::B32 {
+            return Err(TensorMapError::Interleave32NeedsSwizzle32 {
+                swizzle: self.swizzle,
+            });
+        }
+        if self.oob_fill == TmaOobFill::NanRequestZeroFma && !self.dtype.is_float() {
+            return Err(TensorMapError::NanFillNeedsFloat { dtype: self.dtype });
+        }
+        Ok(())
+    }
+}
+
+/// A rule of `cuTensorMapEncodeTiled` that a [`TensorMapSpec`] breaks; each names the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TensorMapError {
+    /// Rank outside 1..=5.
+    #[error("tensor rank {rank} is outside 1..=5")]
+    Rank {
+        /// The rank given (length of `global_dims`).
+        rank: usize,
+    },
+    /// An array whose length does not fit the rank.
+    #[error("{what} has {len} entries but a rank-{rank} tensor needs {expected}")]
+    Length {
+        /// The field.
+        what: &'static str,
+        /// Its length.
+        len: usize,
+        /// The length the rank implies.
+        expected: usize,
+        /// The rank.
+        rank: usize,
+    },
+    /// Interleave with rank below 3.
+    #[error("interleaved layouts need rank 3 or more; this tensor has rank {rank}")]
+    InterleaveRank {
+        /// The rank.
+        rank: usize,
+    },
+    /// A null global address.
+    #[error("the global address is null")]
+    NullAddress,
+    /// A global address off its required alignment.
+    #[error("global address {address:#x} is not {align}-byte aligned")]
+    MisalignedAddress {
+        /// The address.
+        address: u64,
+        /// The alignment needed (16, or 32 with 32-byte interleave).
+        align: u64,
+    },
+    /// A global extent of 0 or above 2^32.
+    #[error("global dimension {dim} is {value}; each must be in 1..=2^32")]
+    GlobalDim {
+        /// Dimension index (0 innermost).
+        dim: usize,
+        /// The extent.
+        value: u64,
+    },
+    /// A stride off its required multiple.
+    #[error("the byte stride of dimension {dim} is {value}, not a multiple of {multiple}")]
+    StrideNotMultiple {
+        /// Dimension index (1..rank).
+        dim: usize,
+        /// The stride in bytes.
+        value: u64,
+        /// The multiple needed (16, or 32 with 32-byte interleave).
+        multiple: u64,
+    },
+    /// A stride of 2^40 bytes or more.
+    #[error("the byte stride of dimension {dim} is {value}; strides must be below 2^40")]
+    StrideTooLarge {
+        /// Dimension index (1..rank).
+        dim: usize,
+        /// The stride in bytes.
+        value: u64,
+    },
+    /// A stride shorter than the dimension below it spans, so that slices would overlap.
+    #[error("the byte stride of dimension {dim} is {value}, less than the {min} bytes dimension {} spans", dim - 1)]
+    StrideOverlap {
+        /// Dimension index (1..rank).
+        dim: usize,
+        /// The stride in bytes.
+        value: u64,
+        /// Bytes spanned by the dimension below (its extent times its stride).
+        min: u64,
+    },
+    /// A box extent of 0 or above 256.
+    #[error("box dimension {dim} is {value}; each must be in 1..=256")]
+    BoxDim {
+        /// Dimension index (0 innermost).
+        dim: usize,
+        /// The extent.
+        value: u32,
+    },
+    /// Without interleave, the box's inner extent in bytes must be a multiple of 16.
+    #[error("the box's inner extent is {box_inner} elements of {elem_bytes} bytes = {bytes} bytes, not a multiple of 16")]
+    BoxInnerBytes {
+        /// `box_dims[0]`.
+        box_inner: u32,
+        /// Element size.
+        elem_bytes: u64,
+        /// Their product.
+        bytes: u64,
+    },
+    /// The box's inner extent in bytes exceeds the swizzle span.
+    #[error("the box's inner extent is {bytes} bytes, more than the {span}-byte span of swizzle {swizzle:?}")]
+    BoxExceedsSwizzle {
+        /// Inner extent in bytes.
+        bytes: u64,
+        /// The swizzle.
+        swizzle: TmaSwizzle,
+        /// Its span.
+        span: u64,
+    },
+    /// An element stride of 0 or above 8.
+    #[error("element stride {dim} is {value}; each must be in 1..=8")]
+    ElementStride {
+        /// Dimension index.
+        dim: usize,
+        /// The stride.
+        value: u32,
+    },
+    /// 32-byte interleave with a swizzle other than 32 bytes.
+    #[error("32-byte interleave needs swizzle B32, not {swizzle:?}")]
+    Interleave32NeedsSwizzle32 {
+        /// The swizzle given.
+        swizzle: TmaSwizzle,
+    },
+    /// NaN fill on an integer type.
+    #[error("the NaN out-of-bounds fill needs a floating-point type, not {dtype:?}")]
+    NanFillNeedsFloat {
+        /// The element type.
+        dtype: TmaDataType,
+    },
+}
+
+/// An encoded `CUtensorMap`: 128 opaque bytes, 64-byte aligned as kernels expect them
+/// (`.param .align 64 .b8 name[128]`). Pass it with `KernelArg::TensorMap`.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TensorMap {
+    bytes: [u8; 128],
+}
+
+impl TensorMap {
+    /// Size of a tensor map in bytes.
+    pub const BYTES: usize = 128;
+
+    /// Validates `spec` (see [`TensorMapSpec::validate`]) and encodes it with
+    /// `cuTensorMapEncodeTiled`. Needs an sm_90 or newer device.
+    pub fn encode_tiled(jit: &Jit, spec: &TensorMapSpec) -> Result<TensorMap, JitError> {
+        spec.validate()?;
+        let (major, minor) = jit.limits().compute_capability;
+        if major < 9 {
+            return Err(JitError::Unsupported {
+                feature: "TMA (tensor maps)",
+                needs_major: 9,
+                needs_minor: 0,
+                major,
+                minor,
+            });
+        }
+        jit.bind()?;
+        let mut raw = sys::CUtensorMap { opaque: [0; 16] };
+        let rank =
+            u32::try_from(spec.rank()).map_err(|_| TensorMapError::Rank { rank: spec.rank() })?;
+        // SAFETY: `raw` is a properly aligned CUtensorMap the driver writes; every array
+        // pointer is valid for the lengths that `validate` checked against `rank`
+        // (globalStrides has rank - 1 entries, as the driver reads); the global address is only
+        // recorded, never dereferenced, by the encoder.
+        let result = unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut raw,
+                spec.dtype.to_sys(),
+                rank,
+                spec.global_address as *mut std::ffi::c_void,
+                spec.global_dims.as_ptr(),
+                spec.global_strides_bytes.as_ptr(),
+                spec.box_dims.as_ptr(),
+                spec.element_strides.as_ptr(),
+                interleave_to_sys(spec.interleave),
+                swizzle_to_sys(spec.swizzle),
+                l2_to_sys(spec.l2_promotion),
+                oob_to_sys(spec.oob_fill),
+            )
+        };
+        result.result().map_err(|e| JitError::Driver {
+            call: "cuTensorMapEncodeTiled",
+            reason: format!("{} for {spec:?}", describe(e)),
+        })?;
+        let mut bytes = [0u8; 128];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(raw.opaque.iter()) {
+            chunk.copy_from_slice(&word.to_ne_bytes());
+        }
+        Ok(TensorMap { bytes })
+    }
+
+    /// The descriptor's bytes, as the kernel receives them.
+    pub fn as_bytes(&self) -> &[u8; 128] {
+        &self.bytes
+    }
+}
+
+impl fmt::Debug for TensorMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TensorMap(")?;
+        for b in &self.bytes[..16] {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, "..)")
+    }
+}
+
+fn interleave_to_sys(i: TmaInterleave) -> sys::CUtensorMapInterleave {
+    use sys::CUtensorMapInterleave as I;
+    match i {
+        TmaInterleave::None => I::CU_TENSOR_MAP_INTERLEAVE_NONE,
+        TmaInterleave::B16 => I::CU_TENSOR_MAP_INTERLEAVE_16B,
+        TmaInterleave::B32 => I::CU_TENSOR_MAP_INTERLEAVE_32B,
+    }
+}
+
+fn swizzle_to_sys(s: TmaSwizzle) -> sys::CUtensorMapSwizzle {
+    use sys::CUtensorMapSwizzle as S;
+    match s {
+        TmaSwizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
+        TmaSwizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
+        TmaSwizzle::B64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
+        TmaSwizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+    }
+}
+
+fn l2_to_sys(l: TmaL2Promotion) -> sys::CUtensorMapL2promotion {
+    use sys::CUtensorMapL2promotion as L;
+    match l {
+        TmaL2Promotion::None => L::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        TmaL2Promotion::B64 => L::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+        TmaL2Promotion::B128 => L::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        TmaL2Promotion::B256 => L::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+    }
+}
+
+fn oob_to_sys(o: TmaOobFill) -> sys::CUtensorMapFloatOOBfill {
+    use sys::CUtensorMapFloatOOBfill as O;
+    match o {
+        TmaOobFill::Zero => O::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        TmaOobFill::NanRequestZeroFma => O::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
+    }
+}

@@ -1,0 +1,78 @@
+//! Timing work on the GPU with CUDA events: each repeat is bracketed by two events on the
+//! `Jit`'s stream, so the times are device time, free of host launch jitter.
+
+use cudarc::driver::sys;
+
+use super::error::{driver, JitError};
+use super::Jit;
+
+/// Times of `repeats` runs of one piece of GPU work, in milliseconds, sorted ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// One time per repeat, smallest first.
+    pub samples_ms: Vec<f32>,
+}
+
+impl Timing {
+    /// The middle sample (the mean of the two middle ones for an even count); 0 when empty.
+    pub fn median_ms(&self) -> f32 {
+        let n = self.samples_ms.len();
+        match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => self.samples_ms[n / 2],
+            _ => (self.samples_ms[n / 2 - 1] + self.samples_ms[n / 2]) / 2.0,
+        }
+    }
+
+    /// The smallest sample; 0 when empty.
+    pub fn min_ms(&self) -> f32 {
+        self.samples_ms.first().copied().unwrap_or(0.0)
+    }
+
+    /// The largest sample; 0 when empty.
+    pub fn max_ms(&self) -> f32 {
+        self.samples_ms.last().copied().unwrap_or(0.0)
+    }
+}
+
+impl Jit {
+    /// Runs `work` once to warm up, then `repeats` times (at least once), each between two CUDA
+    /// events recorded on the stream; returns every repeat's device time. `work` should only
+    /// queue work on [`Jit::stream`] (launches, copies), not synchronise.
+    pub fn time<F>(&self, repeats: usize, mut work: F) -> Result<Timing, JitError>
+    where
+        F: FnMut() -> Result<(), JitError>,
+    {
+        let ctx = self.context();
+        let stream = self.stream();
+        let event = || {
+            ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| driver("cuEventCreate", e))
+        };
+        let (start, end) = (event()?, event()?);
+        work()?;
+        self.synchronize()?;
+        let mut samples_ms = Vec::with_capacity(repeats.max(1));
+        for _ in 0..repeats.max(1) {
+            start
+                .record(stream)
+                .map_err(|e| driver("cuEventRecord", e))?;
+            work()?;
+            end.record(stream).map_err(|e| driver("cuEventRecord", e))?;
+            let ms = start
+                .elapsed_ms(&end)
+                .map_err(|e| driver("cuEventElapsedTime", e))?;
+            samples_ms.push(ms);
+        }
+        samples_ms.sort_by(f32::total_cmp);
+        Ok(Timing { samples_ms })
+    }
+
+    /// Median device time of `repeats` runs of `work` in milliseconds (see [`Jit::time`]).
+    pub fn time_ms<F>(&self, repeats: usize, work: F) -> Result<f32, JitError>
+    where
+        F: FnMut() -> Result<(), JitError>,
+    {
+        Ok(self.time(repeats, work)?.median_ms())
+    }
+}

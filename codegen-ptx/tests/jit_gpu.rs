@@ -1,0 +1,501 @@
+//! The JIT runtime on a real GPU (feature `gpu`; ignored otherwise). Every test opens device 0
+//! and fails loudly without one. Results are compared with a CPU reference on pseudo-random
+//! data whose sizes are not multiples of the block or the tile.
+#![cfg(feature = "jit")]
+
+use std::sync::Arc;
+
+use codegen_ptx::jit::{
+    Jit, JitError, KernelArg, Launch, LaunchError, TensorMapError, TensorMapSpec, TmaDataType,
+    TmaOobFill, TmaSwizzle,
+};
+
+const VADD: &str = include_str!("jit_ptx/vadd.ptx");
+const BAD: &str = include_str!("jit_ptx/bad.ptx");
+const BIG_SMEM: &str = include_str!("jit_ptx/big_smem.ptx");
+const CLUSTER: &str = include_str!("jit_ptx/cluster.ptx");
+const TMA: &str = include_str!("jit_ptx/tma.ptx");
+const REQNTID: &str = include_str!("jit_ptx/reqntid.ptx");
+
+fn jit() -> Jit {
+    match Jit::new(0) {
+        Ok(jit) => jit,
+        Err(e) => panic!("the GPU tests need an NVIDIA GPU: {e}"),
+    }
+}
+
+/// xorshift64*: reproducible pseudo-random numbers without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [-1, 1), never exactly zero (so a zero in an output means "not written").
+    fn f32(&mut self) -> f32 {
+        let v = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+        if v == 0.0 {
+            0.5
+        } else {
+            v
+        }
+    }
+
+    fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f32()).collect()
+    }
+}
+
+fn launch_vadd(jit: &Jit, n: u32, block: u32) -> Result<(Vec<f32>, Vec<f32>), JitError> {
+    let mut rng = Rng(0x5eed ^ u64::from(n));
+    let a = rng.vec(n as usize);
+    let b = rng.vec(n as usize);
+    let (da, db) = (jit.upload(&a)?, jit.upload(&b)?);
+    let dc = jit.alloc_zeros::<f32>(n as usize)?;
+    let vadd = jit.load(VADD)?.function("vadd")?;
+    vadd.launch(
+        &Launch::linear(n, block),
+        &[jit.ptr(&da), jit.ptr(&db), jit.ptr(&dc), KernelArg::U32(n)],
+    )?;
+    let got = jit.download(&dc)?;
+    let want = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    Ok((got, want))
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn device_is_described() {
+    let jit = jit();
+    let limits = *jit.limits();
+    let name = jit.device_name().expect("device name");
+    println!(
+        "device: {name}, cc {}.{}, {} SMs, driver {}, opt-in smem {} B, clusters {}",
+        limits.compute_capability.0,
+        limits.compute_capability.1,
+        limits.multiprocessors,
+        jit.driver_version(),
+        limits.max_smem_per_block_optin,
+        limits.cluster_launch
+    );
+    assert!(limits.max_threads_per_block >= 1024);
+    assert!(limits.multiprocessors > 0);
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn vector_add_matches_cpu_with_a_tail() {
+    let jit = jit();
+    // 100_003 = 390 * 256 + 163: the last block has 93 idle threads.
+    for (n, block) in [(100_003, 256), (1, 128), (4097, 1024)] {
+        let (got, want) = launch_vadd(&jit, n, block).expect("vadd runs");
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "n={n}: c[{i}] = {g}, CPU says {w}"
+            );
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn bad_ptx_is_rejected_with_the_jit_log() {
+    let jit = jit();
+    let before = jit.cached_modules();
+    match jit.load(BAD) {
+        Err(JitError::Rejected { code, log }) => {
+            println!("rejected ({code}):\n{log}");
+            assert!(code.starts_with("CUDA_ERROR_"), "{code}");
+            assert!(
+                log.contains("frobnicate"),
+                "the log should name the bad instruction: {log}"
+            );
+        }
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+    assert_eq!(
+        jit.cached_modules(),
+        before,
+        "a rejected module is not cached"
+    );
+    // A NUL byte is refused before the driver sees the text.
+    assert_eq!(
+        jit.load("abc\0def").map(|_| ()),
+        Err(JitError::PtxHasNul { offset: 3 })
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn missing_kernel_and_wrong_arguments_are_typed_errors() {
+    let jit = jit();
+    let module = jit.load(VADD).expect("vadd loads");
+    match module.function("vsub") {
+        Err(JitError::NoSuchKernel { name, available }) => {
+            assert_eq!(name, "vsub");
+            assert_eq!(available, "vadd");
+        }
+        other => panic!("expected NoSuchKernel, got {other:?}"),
+    }
+    let vadd = module.function("vadd").expect("vadd");
+    let buf = jit.alloc_zeros::<f32>(16).expect("alloc");
+    let p = jit.ptr(&buf);
+    let cfg = Launch::linear(16, 32);
+    assert_eq!(
+        vadd.launch(&cfg, &[p.clone(), p.clone(), p.clone()]),
+        Err(JitError::ArgumentCount {
+            kernel: "vadd".into(),
+            expected: 4,
+            given: 3
+        })
+    );
+    match vadd.launch(&cfg, &[p.clone(), p.clone(), p.clone(), KernelArg::U64(16)]) {
+        Err(JitError::ArgumentSize {
+            index: 3,
+            expected: 4,
+            given: 8,
+            ..
+        }) => {}
+        other => panic!("expected ArgumentSize, got {other:?}"),
+    }
+    match vadd.launch(
+        &Launch::new((1, 1, 1), (2048, 1, 1)),
+        &[p.clone(), p.clone(), p, 16u32.into()],
+    ) {
+        Err(JitError::InvalidLaunch {
+            error: LaunchError::TooManyThreads { threads: 2048, .. },
+            ..
+        }) => {}
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn driver_refusals_come_back_as_launch_errors() {
+    let jit = jit();
+    let kernel = jit.load(REQNTID).unwrap().function("fixed_block").unwrap();
+    let out = jit.alloc_zeros::<u32>(128).unwrap();
+    // The block it was compiled for runs.
+    kernel
+        .launch(&Launch::new((1, 1, 1), (128, 1, 1)), &[jit.ptr(&out)])
+        .unwrap();
+    assert_eq!(jit.download(&out).unwrap(), (0..128).collect::<Vec<u32>>());
+    // More threads than .reqntid: the kernel's own limit, caught before the driver.
+    match kernel.launch(&Launch::new((1, 1, 1), (256, 1, 1)), &[jit.ptr(&out)]) {
+        Err(JitError::InvalidLaunch {
+            error:
+                LaunchError::TooManyThreads {
+                    max: 128,
+                    limit_of: "kernel's",
+                    ..
+                },
+            ..
+        }) => {}
+        other => panic!("expected the kernel's thread limit, got {other:?}"),
+    }
+    // Fewer threads than .reqntid: only the driver knows, and it refuses the launch.
+    match kernel.launch(&Launch::new((1, 1, 1), (64, 1, 1)), &[jit.ptr(&out)]) {
+        Err(JitError::Launch { kernel, reason }) => {
+            println!("driver refusal, as reported: launch of `{kernel}` failed: {reason}");
+            assert_eq!(kernel, "fixed_block");
+            assert!(reason.starts_with("CUDA_ERROR_"), "{reason}");
+        }
+        other => panic!("expected JitError::Launch, got {other:?}"),
+    }
+    // The refusal leaves the context usable.
+    let (got, want) = launch_vadd(&jit, 777, 64).unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn dynamic_shared_memory_above_48_kib() {
+    let jit = jit();
+    let kernel = jit.load(BIG_SMEM).unwrap().function("big_smem").unwrap();
+    let (blocks, threads) = (3u32, 256u32);
+    for bytes in [100 * 1024u32, jit.limits().max_smem_per_block_optin] {
+        let out = jit.alloc_zeros::<u32>((blocks * threads) as usize).unwrap();
+        kernel
+            .launch(
+                &Launch::new((blocks, 1, 1), (threads, 1, 1)).with_dynamic_smem(bytes),
+                &[jit.ptr(&out), KernelArg::U32(bytes)],
+            )
+            .unwrap_or_else(|e| panic!("{bytes} bytes of dynamic smem: {e}"));
+        let got = jit.download(&out).unwrap();
+        for (i, &g) in got.iter().enumerate() {
+            let t = i as u32 % threads;
+            assert_eq!(g, threads - t, "bytes={bytes}: out[{i}]");
+        }
+    }
+    let too_much = jit.limits().max_smem_per_block_optin + 1;
+    let out = jit.alloc_zeros::<u32>(1).unwrap();
+    match kernel.launch(
+        &Launch::new((1, 1, 1), (32, 1, 1)).with_dynamic_smem(too_much),
+        &[jit.ptr(&out), KernelArg::U32(too_much)],
+    ) {
+        Err(JitError::InvalidLaunch {
+            error: LaunchError::SharedMemoryTooLarge { dynamic, .. },
+            ..
+        }) => assert_eq!(dynamic, too_much),
+        other => panic!("expected SharedMemoryTooLarge, got {other:?}"),
+    }
+}
+
+/// Launches `name` from cluster.ptx and returns (rank, cluster size) per block.
+fn cluster_ranks(jit: &Jit, name: &str, cfg: &Launch) -> Result<Vec<(u32, u32)>, JitError> {
+    let kernel = jit.load(CLUSTER)?.function(name)?;
+    let blocks = cfg.grid.0 as usize;
+    let out = jit.upload(&vec![u32::MAX; 2 * blocks])?;
+    kernel.launch(cfg, &[jit.ptr(&out)])?;
+    let raw = jit.download(&out)?;
+    Ok(raw.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+}
+
+fn expected_ranks(blocks: u32, cluster: u32) -> Vec<(u32, u32)> {
+    (0..blocks).map(|b| (b % cluster, cluster)).collect()
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn cluster_launches_report_cluster_ranks() {
+    let jit = jit();
+    let block = (32, 1, 1);
+    // Compile-time shape, plain launch.
+    let got = cluster_ranks(&jit, "cluster_fixed", &Launch::new((8, 1, 1), block)).unwrap();
+    assert_eq!(got, expected_ranks(8, 2));
+    // Compile-time shape restated by the launch.
+    let cfg = Launch::new((8, 1, 1), block).with_cluster((2, 1, 1));
+    assert_eq!(
+        cluster_ranks(&jit, "cluster_fixed", &cfg).unwrap(),
+        expected_ranks(8, 2)
+    );
+    // Launch-time shape through cuLaunchKernelEx.
+    let cfg = Launch::new((12, 1, 1), block).with_cluster((4, 1, 1));
+    assert_eq!(
+        cluster_ranks(&jit, "cluster_any", &cfg).unwrap(),
+        expected_ranks(12, 4)
+    );
+    // No cluster: every block is its own cluster of one.
+    let cfg = Launch::new((5, 1, 1), block);
+    assert_eq!(
+        cluster_ranks(&jit, "cluster_any", &cfg).unwrap(),
+        expected_ranks(5, 1)
+    );
+    // Typed refusals.
+    let cfg = Launch::new((7, 1, 1), block);
+    match cluster_ranks(&jit, "cluster_fixed", &cfg) {
+        Err(JitError::InvalidLaunch {
+            error:
+                LaunchError::ClusterDoesNotDivideGrid {
+                    grid: 7,
+                    cluster: 2,
+                    ..
+                },
+            ..
+        }) => {}
+        other => panic!("expected ClusterDoesNotDivideGrid, got {other:?}"),
+    }
+    let cfg = Launch::new((8, 1, 1), block).with_cluster((4, 1, 1));
+    match cluster_ranks(&jit, "cluster_fixed", &cfg) {
+        Err(JitError::InvalidLaunch {
+            error: LaunchError::ClusterMismatch { .. },
+            ..
+        }) => {}
+        other => panic!("expected ClusterMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn non_portable_cluster_of_16() {
+    let jit = jit();
+    let cfg = Launch::new((32, 1, 1), (32, 1, 1))
+        .with_cluster((16, 1, 1))
+        .allow_non_portable_cluster();
+    assert_eq!(
+        cluster_ranks(&jit, "cluster_any", &cfg).unwrap(),
+        expected_ranks(32, 16)
+    );
+}
+
+const ROWS: u32 = 100;
+const COLS: u32 = 68;
+const BOX_ROWS: u32 = 16;
+const BOX_COLS: u32 = 32;
+
+fn tma_grid() -> (u32, u32, u32) {
+    (COLS.div_ceil(BOX_COLS), ROWS.div_ceil(BOX_ROWS), 1)
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn tma_2d_load_places_the_box_row_major_and_fills_out_of_bounds() {
+    let jit = jit();
+    let kernel = jit.load(TMA).unwrap().function("tma_load_2d").unwrap();
+    let input = Rng(42).vec((ROWS * COLS) as usize);
+    let d_in = jit.upload(&input).unwrap();
+    let grid = tma_grid();
+    let boxed = grid.0 * grid.1 * BOX_ROWS * BOX_COLS;
+    let outside = boxed - ROWS * COLS;
+    for (fill, want_nonzero) in [
+        (TmaOobFill::Zero, 0),
+        (TmaOobFill::NanRequestZeroFma, outside),
+    ] {
+        let jit_ptr = match jit.ptr(&d_in) {
+            KernelArg::Ptr(p) => p,
+            other => panic!("ptr gave {other:?}"),
+        };
+        let spec = TensorMapSpec::row_major_2d(
+            TmaDataType::F32,
+            jit_ptr,
+            u64::from(ROWS),
+            u64::from(COLS),
+            BOX_ROWS,
+            BOX_COLS,
+        )
+        .with_oob_fill(fill);
+        let map = jit.tensor_map(&spec).expect("encode");
+        let out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
+        let nonzero = jit.alloc_zeros::<u32>(1).unwrap();
+        kernel
+            .launch(
+                &Launch::new(grid, (128, 1, 1)),
+                &[
+                    map.into(),
+                    jit.ptr(&out),
+                    jit.ptr(&nonzero),
+                    KernelArg::U32(ROWS),
+                    KernelArg::U32(COLS),
+                ],
+            )
+            .unwrap();
+        let got = jit.download(&out).unwrap();
+        for (i, (g, w)) in got.iter().zip(&input).enumerate() {
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "{fill:?}: element ({}, {})",
+                i as u32 / COLS,
+                i as u32 % COLS
+            );
+        }
+        assert_eq!(jit.download(&nonzero).unwrap(), [want_nonzero], "{fill:?}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn tma_2d_round_trip_plain_and_swizzled() {
+    let jit = jit();
+    let kernel = jit.load(TMA).unwrap().function("tma_roundtrip_2d").unwrap();
+    let input = Rng(7).vec((ROWS * COLS) as usize);
+    let d_in = jit.upload(&input).unwrap();
+    let addr = |arg: KernelArg| match arg {
+        KernelArg::Ptr(p) => p,
+        other => panic!("ptr gave {other:?}"),
+    };
+    for swizzle in [TmaSwizzle::None, TmaSwizzle::B128] {
+        let d_out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
+        let spec = |address| {
+            TensorMapSpec::row_major_2d(
+                TmaDataType::F32,
+                address,
+                u64::from(ROWS),
+                u64::from(COLS),
+                BOX_ROWS,
+                BOX_COLS,
+            )
+            .with_swizzle(swizzle)
+        };
+        let map_in = jit.tensor_map(&spec(addr(jit.ptr(&d_in)))).unwrap();
+        let map_out = jit.tensor_map(&spec(addr(jit.ptr(&d_out)))).unwrap();
+        kernel
+            .launch(
+                &Launch::new(tma_grid(), (32, 1, 1)),
+                &[map_in.into(), map_out.into()],
+            )
+            .unwrap();
+        let got = jit.download(&d_out).unwrap();
+        for (i, (g, w)) in got.iter().zip(&input).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "{swizzle:?}: element {i}");
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn tma_spec_errors_come_before_the_driver() {
+    let jit = jit();
+    let spec = TensorMapSpec::row_major_2d(TmaDataType::F32, 0x1004, 64, 64, 8, 32);
+    assert_eq!(
+        jit.tensor_map(&spec),
+        Err(JitError::TensorMap(TensorMapError::MisalignedAddress {
+            address: 0x1004,
+            align: 16
+        }))
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn module_cache_returns_the_same_module() {
+    let jit = jit();
+    let first = jit.load(VADD).unwrap();
+    // An equal text in another allocation: the cache compares text, not addresses.
+    let copy = String::from(VADD);
+    let second = jit.load(copy.as_str()).unwrap();
+    assert!(Arc::ptr_eq(&first, &second));
+    let other = jit.load(&format!("{VADD}\n// another text\n")).unwrap();
+    assert!(!Arc::ptr_eq(&first, &other));
+    assert_ne!(first.hash(), other.hash());
+    // Many threads asking at once still share one module.
+    let jit = Arc::new(jit);
+    let text = format!("{VADD}\n// threads\n");
+    let modules: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| jit.load(&text).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for m in &modules {
+        assert!(Arc::ptr_eq(m, &modules[0]));
+    }
+    // Functions from a module loaded on another thread launch here.
+    let (got, want) = launch_vadd(&jit, 1000, 128).unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn event_timing_measures_a_launch() {
+    let jit = jit();
+    let n = 1 << 24;
+    let a = jit.alloc_zeros::<f32>(n).unwrap();
+    let c = jit.alloc_zeros::<f32>(n).unwrap();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    let args = [
+        jit.ptr(&a),
+        jit.ptr(&a),
+        jit.ptr(&c),
+        KernelArg::U32(n as u32),
+    ];
+    let timing = jit
+        .time(20, || vadd.launch(&Launch::linear(n as u32, 256), &args))
+        .unwrap();
+    let ms = timing.median_ms();
+    let gbps = (3 * 4 * n) as f64 / (f64::from(ms) * 1e-3) / 1e9;
+    println!(
+        "vadd of 2^24 f32: median {ms:.4} ms (min {:.4}, max {:.4}), {gbps:.0} GB/s",
+        timing.min_ms(),
+        timing.max_ms()
+    );
+    assert_eq!(timing.samples_ms.len(), 20);
+    assert!(ms > 0.0 && ms.is_finite());
+}
