@@ -169,10 +169,26 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
         &[p.clone(), p.clone(), p, 16u32.into()],
     ) {
         Err(JitError::InvalidLaunch {
-            error: LaunchError::TooManyThreads { threads: 2048, .. },
+            error:
+                LaunchError::BlockAxisTooLarge {
+                    axis: "x",
+                    value: 2048,
+                    max: 1024,
+                },
             ..
         }) => {}
         other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    // Each axis within its limit, but too many threads in all.
+    match vadd.launch(
+        &Launch::new((1, 1, 1), (64, 64, 1)),
+        &[jit.ptr(&buf), jit.ptr(&buf), jit.ptr(&buf), 16u32.into()],
+    ) {
+        Err(JitError::InvalidLaunch {
+            error: LaunchError::TooManyThreads { threads: 4096, .. },
+            ..
+        }) => {}
+        other => panic!("expected TooManyThreads, got {other:?}"),
     }
 }
 
@@ -187,27 +203,19 @@ fn driver_refusals_come_back_as_launch_errors() {
         .launch(&Launch::new((1, 1, 1), (128, 1, 1)), &[jit.ptr(&out)])
         .unwrap();
     assert_eq!(jit.download(&out).unwrap(), (0..128).collect::<Vec<u32>>());
-    // More threads than .reqntid: the kernel's own limit, caught before the driver.
-    match kernel.launch(&Launch::new((1, 1, 1), (256, 1, 1)), &[jit.ptr(&out)]) {
-        Err(JitError::InvalidLaunch {
-            error:
-                LaunchError::TooManyThreads {
-                    max: 128,
-                    limit_of: "kernel's",
-                    ..
-                },
-            ..
-        }) => {}
-        other => panic!("expected the kernel's thread limit, got {other:?}"),
-    }
-    // Fewer threads than .reqntid: only the driver knows, and it refuses the launch.
-    match kernel.launch(&Launch::new((1, 1, 1), (64, 1, 1)), &[jit.ptr(&out)]) {
-        Err(JitError::Launch { kernel, reason }) => {
-            println!("driver refusal, as reported: launch of `{kernel}` failed: {reason}");
-            assert_eq!(kernel, "fixed_block");
-            assert!(reason.starts_with("CUDA_ERROR_"), "{reason}");
+    // A block other than .reqntid's: the driver does not lower the function's thread limit to it
+    // (seen on the H200: MAX_THREADS_PER_BLOCK stays 1024), so the refusal comes from the launch.
+    for threads in [256, 64] {
+        match kernel.launch(&Launch::new((1, 1, 1), (threads, 1, 1)), &[jit.ptr(&out)]) {
+            Err(JitError::Launch { kernel, reason }) => {
+                println!(
+                    "driver refusal at {threads} threads: launch of `{kernel}` failed: {reason}"
+                );
+                assert_eq!(kernel, "fixed_block");
+                assert!(reason.starts_with("CUDA_ERROR_"), "{reason}");
+            }
+            other => panic!("expected JitError::Launch, got {other:?}"),
         }
-        other => panic!("expected JitError::Launch, got {other:?}"),
     }
     // The refusal leaves the context usable.
     let (got, want) = launch_vadd(&jit, 777, 64).unwrap();
