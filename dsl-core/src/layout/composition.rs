@@ -1,18 +1,26 @@
 //! Composition `A o B`: the layout `i -> A(B(i))`.
 
-use super::arith::{abs, ceil_div, flat_modes, mul, unwrap, Fail, Res};
+use super::arith::{abs, add, ceil_div, flat_modes, mul, unwrap, Fail, Res};
 use super::coalesce::coalesce_x;
 use super::{IntTuple, Layout, LayoutError, Tiler};
 
 /// CuTe's `detail::composition_impl` for a flat `A` (already `coalesce_x`-ed) and one mode of B.
-fn compose_mode(a: &[(i64, i64)], bs: &IntTuple, bd: &IntTuple) -> Res<(IntTuple, IntTuple)> {
+///
+/// `reach[j]` accumulates, over B's modes, the largest coordinate each B mode uses in A's mode `j`;
+/// see [`composition`] for why.
+fn compose_mode(
+    a: &[(i64, i64)],
+    bs: &IntTuple,
+    bd: &IntTuple,
+    reach: &mut [i64],
+) -> Res<(IntTuple, IntTuple)> {
     let (s, d) = match (bs, bd) {
         (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
             // Right-distributivity: compose with each mode of B.
             let (rs, rd) = ss
                 .iter()
                 .zip(ds)
-                .map(|(s, d)| compose_mode(a, s, d))
+                .map(|(s, d)| compose_mode(a, s, d, &mut *reach))
                 .collect::<Res<Vec<_>>>()?
                 .into_iter()
                 .unzip();
@@ -32,15 +40,26 @@ fn compose_mode(a: &[(i64, i64)], bs: &IntTuple, bd: &IntTuple) -> Res<(IntTuple
     }
     let (mut out_s, mut out_d) = (Vec::new(), Vec::new());
     let (mut rest_s, mut rest_d) = (s, d);
-    for &(cs, cd) in init {
+    for (j, &(cs, cd)) in init.iter().enumerate() {
         if !(rest_d % cs == 0 || rest_d < cs) {
             return Err(Fail::Rule(format!(
                 "stride divisibility condition: the extent {cs} of A's coalesced mode {cs}:{cd} \
                  does not divide B's remaining stride {rest_d}, which is not smaller than it"
             )));
         }
-        let next_s = ceil_div(cs, abs(rest_d)?)?;
-        let next_d = mul(ceil_div(abs(rest_d)?, cs)?, rest_d.signum())?;
+        let r = abs(rest_d)?;
+        let next_s = ceil_div(cs, r)?;
+        // C++ checks only the condition above, which lets a stride below a non-multiple extent
+        // through; when B's remaining elements then spill past this mode the C++ result is not
+        // A o B (e.g. (4,4):(1,10) o 4:3). rute refuses that case instead of computing it.
+        if rest_s > 1 && r % cs != 0 && cs % r != 0 && rest_s > next_s {
+            return Err(Fail::Rule(format!(
+                "stride divisibility condition: B's stride {rest_d} and the extent {cs} of A's \
+                 coalesced mode {cs}:{cd} divide neither way, and B's remaining {rest_s} elements \
+                 do not fit in that mode"
+            )));
+        }
+        let next_d = mul(ceil_div(r, cs)?, rest_d.signum())?;
         if next_s != 1 && rest_s != 1 {
             let new_s = next_s.min(rest_s);
             if rest_s % new_s != 0 {
@@ -49,6 +68,7 @@ fn compose_mode(a: &[(i64, i64)], bs: &IntTuple, bd: &IntTuple) -> Res<(IntTuple
                      stride) does not divide B's remaining extent {rest_s}"
                 )));
             }
+            reach[j] = add(reach[j], mul(new_s - 1, r)?)?;
             out_s.push(IntTuple::Int(new_s));
             out_d.push(IntTuple::Int(mul(rest_d, cd)?));
             rest_s /= new_s;
@@ -80,6 +100,14 @@ fn compose_mode(a: &[(i64, i64)], bs: &IntTuple, bd: &IntTuple) -> Res<(IntTuple
 /// extent of A it passes) and the *shape divisibility condition*; with [`LayoutError::Overflow`]
 /// when a stride leaves `i64`. Stride-0 modes of B stay stride 0.
 ///
+/// Where CuTe's C++ would return a layout that is *not* `A o B`, rute refuses (a
+/// [`LayoutError::Precondition`] naming the rule) rather than compute it:
+/// - a stride of B that neither divides nor is divided by an extent of A it splits, when B's
+///   elements spill past that mode (C++ accepts `d < s`: `(4,4):(1,10) o 4:3` gives `(2,2):(3,10)`);
+/// - B's modes that together use more of one of A's modes than it has (their sum carries into the
+///   next mode, which composing mode by mode cannot express; e.g. `(6,3,3):(27,9,324) o
+///   (3,4,2):(1,3,12)`, or a non-injective B such as `(2,2):(2,2)` against a multi-mode A).
+///
 /// ```
 /// use dsl_core::layout::{composition, Layout};
 /// let a: Layout = "(6,2):(8,2)".parse().unwrap();
@@ -88,8 +116,23 @@ fn compose_mode(a: &[(i64, i64)], bs: &IntTuple, bd: &IntTuple) -> Res<(IntTuple
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
     let flat = flat_modes(&coalesce_x(a));
-    let (s, d) = compose_mode(&flat, b.shape(), b.stride())
+    let mut reach = vec![0i64; flat.len()];
+    let (s, d) = compose_mode(&flat, b.shape(), b.stride(), &mut reach)
         .map_err(|f| f.at("composition", format!("{a}, {b}")))?;
+    // A's last mode extends without bound, so only the others can overflow into a carry.
+    for (j, &(cs, cd)) in flat.iter().enumerate().take(flat.len().saturating_sub(1)) {
+        if reach[j] >= cs {
+            return Err(LayoutError::precondition(
+                "composition",
+                format!("{a}, {b}"),
+                format!(
+                    "B's modes together reach coordinate {} of A's coalesced mode {cs}:{cd}, so their \
+                     offsets carry into the next mode and no layout congruent to B equals A o B",
+                    reach[j]
+                ),
+            ));
+        }
+    }
     Ok(Layout::from_parts(s, d))
 }
 
@@ -183,6 +226,18 @@ mod tests {
         assert!(e.contains("stride divisibility"), "{e}");
         let e = comp("(4,4):(1,5)", "3:2");
         assert!(e.contains("shape divisibility"), "{e}");
+        // C++ accepts this (3 < 4) but returns (2,2):(3,10), which is not A o B: A(B(2)) = 12.
+        let e = comp("(4,4):(1,10)", "4:3");
+        assert!(e.contains("stride divisibility"), "{e}");
+        // When B's elements stay inside the mode, a non-dividing stride is fine.
+        assert_eq!(comp("(4,4):(1,10)", "2:3"), "2:3");
+        // Each mode of B alone is fine, but together they carry (C++: (3,(2,2),2):(27,(81,9),18)).
+        let e = comp("(6,3,3):(27,9,324)", "(3,4,2):(1,3,12)");
+        assert!(e.contains("carry"), "{e}");
+        let e = comp("(4,4):(1,10)", "(2,2):(2,2)");
+        assert!(e.contains("carry"), "{e}");
+        // Non-injective but carry-free B is fine.
+        assert_eq!(comp("(4,4):(1,10)", "(2,2):(1,1)"), "(2,2):(1,1)");
         // Hostile strides overflow into an error, not a panic.
         let e = comp("(2,4):(1,4611686018427387904)", "4:4");
         assert!(e.contains("overflow"), "{e}");
