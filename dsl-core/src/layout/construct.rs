@@ -40,6 +40,9 @@ pub fn append_to_rank(l: &Layout, n: usize) -> Result<Layout, LayoutError> {
 
 /// CuTe's `zip(layoutA, layoutB)`: `((a0,b0),(a1,b1),...)` for two layouts of equal rank; an
 /// int-shaped `a` gives the rank-1 `((a,b))`.
+///
+/// Where C++ does not compile (a rank-1 tuple `a` with an int-shaped `b`, as `blocked_product`
+/// meets for a block `((6,2)):((4,24))` and a tiler `4:1`), rute reads `b` as the rank-1 `(b)`.
 pub fn zip(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
     if a.shape().is_int() {
         return Ok(Layout::from_modes(vec![Layout::from_modes(vec![
@@ -47,7 +50,7 @@ pub fn zip(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
             b.clone(),
         ])]));
     }
-    if b.shape().is_int() || a.rank() != b.rank() {
+    if a.rank() != b.rank() {
         return Err(LayoutError::precondition(
             "zip",
             format!("{a}, {b}"),

@@ -4,9 +4,12 @@ use super::arith::{exchange_sort_by_key, flat_modes, mul, Fail, Res};
 use super::coalesce::coalesce;
 use super::{IntTuple, Layout, LayoutError};
 
+/// Flat `(extent, stride)` modes, and the exclusive prefix products of their extents.
+type ModesAndPrefix = (Vec<(i64, i64)>, Vec<i64>);
+
 /// The coalesced flat modes and the exclusive prefix products of their extents
 /// (`[1, s0, s0*s1, ...]`, one longer than the modes).
-fn coalesced_with_preprod(l: &Layout) -> Res<(Vec<(i64, i64)>, Vec<i64>)> {
+fn coalesced_with_preprod(l: &Layout) -> Res<ModesAndPrefix> {
     let modes = flat_modes(&coalesce(l));
     let mut pre = vec![1i64];
     for &(s, _) in &modes {
