@@ -196,6 +196,29 @@ proptest! {
         }
     }
 
+    /// Negative strides included: whatever rute returns is still `A o B` under its own evaluation.
+    #[test]
+    fn composition_with_signed_strides(a in any_layout(), b in any_layout()) {
+        if let Ok(r) = composition(&a, &b) {
+            check_composition(&a, &b, &r)?;
+        }
+    }
+
+    /// A tuple tiler composes mode by mode and, as in C++, keeps only the modes it reaches.
+    #[test]
+    fn composition_tiler_goes_mode_by_mode(a in nonneg_layout(512), b in nonneg_layout(16)) {
+        let used = a.rank().min(b.rank());
+        let tiles: Vec<Layout> = b.modes().into_iter().take(used).collect();
+        let tiler = Tiler::Tuple(tiles.iter().cloned().map(Tiler::Layout).collect());
+        if let Ok(r) = composition_tiler(&a, &tiler) {
+            prop_assert_eq!(r.rank(), used);
+            for (i, t) in tiles.iter().enumerate() {
+                let mode = a.mode(i).unwrap();
+                prop_assert_eq!(r.mode(i).unwrap(), composition(&mode, t).unwrap());
+            }
+        }
+    }
+
     #[test]
     fn composition_with_compact_rhs(a in injective_layout(512), s in any::<u64>()) {
         // B drawn from A's own domain: a permuted compact layout of a divisor-sized shape.

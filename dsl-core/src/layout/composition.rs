@@ -38,6 +38,15 @@ fn compose_mode(
     if init.is_empty() {
         return Ok((IntTuple::Int(s), IntTuple::Int(mul(d, last_d)?)));
     }
+    if d < 0 && s > 1 {
+        // C++ composes this by reading A at negative offsets with truncating division; rute's
+        // layouts evaluate negative indices with floor division, under which that result is not
+        // A o B, so the case is refused.
+        return Err(Fail::Rule(format!(
+            "B's mode {s}:{d} has a negative stride, which rute composes only with an A that \
+             coalesces to a single mode"
+        )));
+    }
     let (mut out_s, mut out_d) = (Vec::new(), Vec::new());
     let (mut rest_s, mut rest_d) = (s, d);
     for (j, &(cs, cd)) in init.iter().enumerate() {
@@ -104,6 +113,8 @@ fn compose_mode(
 /// [`LayoutError::Precondition`] naming the rule) rather than compute it:
 /// - a stride of B that neither divides nor is divided by an extent of A it splits, when B's
 ///   elements spill past that mode (C++ accepts `d < s`: `(4,4):(1,10) o 4:3` gives `(2,2):(3,10)`);
+/// - a negative stride in B when A does not coalesce to one mode (C++ then reads A at negative
+///   offsets with truncating division, which is not how rute's layouts evaluate them);
 /// - B's modes that together use more of one of A's modes than it has (their sum carries into the
 ///   next mode, which composing mode by mode cannot express; e.g. `(6,3,3):(27,9,324) o
 ///   (3,4,2):(1,3,12)`, or a non-injective B such as `(2,2):(2,2)` against a multi-mode A).
@@ -236,6 +247,10 @@ mod tests {
         assert!(e.contains("carry"), "{e}");
         let e = comp("(4,4):(1,10)", "(2,2):(2,2)");
         assert!(e.contains("carry"), "{e}");
+        // Negative strides: fine against a single-mode A, refused against a multi-mode one.
+        assert_eq!(comp("(4,8):(1,4)", "4:-1"), "4:-1");
+        let e = comp("(4,4):(1,10)", "4:-1");
+        assert!(e.contains("negative"), "{e}");
         // Non-injective but carry-free B is fine.
         assert_eq!(comp("(4,4):(1,10)", "(2,2):(1,1)"), "(2,2):(1,1)");
         // Hostile strides overflow into an error, not a panic.

@@ -82,9 +82,11 @@ fn rank_matched_product(a: &Layout, b: &Layout) -> Result<(Layout, Layout), Layo
 
 /// CuTe's `blocked_product(A, B)`: every element of B becomes a copy of the block A.
 ///
-/// Both are padded with `1:0` modes to the same rank `R`, multiplied with `logical_product`, and
-/// mode `i` of the result is `(A_i, B'_i)`: `rank(R) == max(rank(A), rank(B))`, and the result maps
-/// `((a_i, b_i))` to `A(a) + cosize-spaced copy b`.
+/// Both are padded with `1:0` modes to the same rank `R = max(rank(A), rank(B))`, multiplied with
+/// `logical_product` (giving `(A, B')` with `B' = complement(A, size(A)*cosize(B)) o B`), and
+/// mode `i` of the result is `(A_i, B'_i)`. Post-conditions: rank `R`, size `size(A)*size(B)`,
+/// mode `i` of size `size(A_i)*size(B_i)`; for compact A and B it is a bijection onto
+/// `[0, size(A)*size(B))`.
 ///
 /// ```
 /// use dsl_core::layout::{blocked_product, Layout};
