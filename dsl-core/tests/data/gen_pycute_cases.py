@@ -2,8 +2,10 @@
 dsl-core/tests/pycute_cross.rs.
 
 Run: python3 dsl-core/tests/data/gen_pycute_cases.py > dsl-core/tests/data/pycute_cases.txt
+     python3 dsl-core/tests/data/gen_pycute_cases.py 7 >> dsl-core/tests/data/pycute_cases.txt
 Each line: op;arg1;arg2;expected   (expected "ERR" when pycute raises).
-Tuple tilers are written as layouts joined by '|'. Seeded, so the output is reproducible.
+Tuple tilers are written as layouts joined by '|'. Seeded (an optional first argument replaces
+the default seed 20261129), so the output is reproducible.
 """
 import random
 import sys
@@ -77,7 +79,7 @@ def emit(op, a, b, thunk):
 
 
 def main():
-    rng = random.Random(20261129)
+    rng = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 20261129)
     for _ in range(120):
         l = rand_layout(rng)
         emit("coalesce", fmt(l), "", lambda: coalesce(l))
