@@ -77,9 +77,10 @@ pub fn complement_shape(l: &Layout, cotarget: &IntTuple) -> Result<Layout, Layou
 
 /// CuTe's `complement(A, cotarget)`: the layout `C` of the repetitions of A that fill `[0, M)`.
 ///
-/// Post-conditions (C++): `C` is coalesced with strides increasing; `C(i) != A(j)` for `i >= 1`;
-/// `cosize(make_layout(A, C)) >= M`. When A is injective with each stride (sorted) a multiple of
-/// the previous stride times extent, and `M` is a multiple of `cosize(A)`-rounded-up tiles,
+/// Post-conditions (C++): `C` is coalesced and strictly increasing; `C(i) != A(j)` for every
+/// `i >= 1` and every `j`; `cosize(make_layout(A, C)) >= M`. When A (without its stride-0 and
+/// extent-1 modes) is injective with each stride, in increasing order, a multiple of the previous
+/// stride times its extent, and `M` is a multiple of the largest `s*d` among A's modes,
 /// `make_layout(A, C)` is a bijection onto `[0, M)`.
 ///
 /// Stride-0 and extent-1 modes of A are ignored (`complement(4:0, 8) == 8:1`). Fails with a

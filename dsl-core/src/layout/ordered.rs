@@ -153,6 +153,12 @@ mod tests {
             &IntTuple::ints(&[2, 67, 42, 50]),
         );
         assert_eq!(l.unwrap().to_string(), "(2,3,4,5):(1,40,2,8)");
+        // C++ ranks the dynamic 67 and 42 as 52 and 53 (after the largest static order, 50):
+        let l = make_ordered_layout(
+            &IntTuple::ints(&[2, 3, 4, 5]),
+            &IntTuple::ints(&[2, 52, 53, 50]),
+        );
+        assert_eq!(l.unwrap().to_string(), "(2,3,4,5):(1,10,30,2)");
     }
 
     #[test]
