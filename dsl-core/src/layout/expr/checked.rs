@@ -27,7 +27,9 @@ pub fn check_layout(l: &Layout) -> Result<(), LayoutError> {
         size = size
             .checked_mul(*e)
             .ok_or_else(|| overflow(&l.to_string()))?;
-        let reach = (e - 1)
+        let reach = e
+            .checked_sub(1)
+            .ok_or_else(|| overflow(&l.to_string()))?
             .checked_mul(d.checked_abs().ok_or_else(|| overflow(&l.to_string()))?)
             .ok_or_else(|| overflow(&l.to_string()))?;
         span = span

@@ -507,12 +507,8 @@ fn dispatch(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
         },
         "crd2idx" => {
             let (crd, shape, stride) = (c.shape(0)?, c.shape(1)?, c.shape(2)?);
-            if !shape.congruent(&stride) {
-                return Err(c.wrap(LayoutError::NotCongruent {
-                    shape: shape.to_string(),
-                    stride: stride.to_string(),
-                }));
-            }
+            // Shape and stride must make a layout: congruent, every extent at least 1.
+            Layout::new(shape.clone(), stride.clone()).map_err(|e| c.wrap(e))?;
             checked::crd2idx(&crd, &shape, &stride)
                 .map(Value::Int)
                 .map_err(|e| c.wrap(e))

@@ -316,6 +316,10 @@ fn deep_nesting_is_refused() {
     assert!(evaluate(&deep).is_err());
     let calls = format!("{}8:1{}", "flatten(".repeat(200), ")".repeat(200));
     assert!(evaluate(&calls).is_err());
+    let ok = format!("{}8{}", "(".repeat(60), ")".repeat(60));
+    assert!(evaluate(&ok).is_ok());
+    let e = err("crd2idx(3, (0,8), (8,1))");
+    assert!(e.to_string().contains("extent 0"), "{e}");
     let ok = format!("{}8:1{}", "flatten(".repeat(20), ")".repeat(20));
     assert_eq!(evaluate(&ok).unwrap().to_string(), "8:1");
 }
