@@ -551,8 +551,12 @@ fn plain(c: &Call<'_, '_>) -> Result<Layout, LayoutError> {
 fn composition_of(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
     match &c.args[0].value {
         Value::Swizzle(s) => {
-            // CuTe: composition(Swizzle, Layout) is the composed layout `S o 0 o L`.
+            // CuTe: composition(Swizzle, Layout) is the composed layout `S o 0 o L`, except that
+            // the identity swizzle (B = 0) leaves the layout alone.
             let b = c.layout(1)?;
+            if s.is_identity() {
+                return c.done(Ok(b));
+            }
             c.done_composed(Ok(ComposedLayout::new(*s, 0, b)))
         }
         Value::Composed(k) => match &c.args[1].value {

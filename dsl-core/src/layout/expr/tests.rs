@@ -131,6 +131,10 @@ fn sizes_and_shapes_also_of_composed_layouts() {
         Value::Int(2)
     );
     assert_eq!(ev("size((4,8))"), Value::Int(32));
+    // CuTe's cosize is 1 + sum (s-1)*|d|, also for negative strides.
+    assert_eq!(ev("cosize((4):(-1))"), Value::Int(4));
+    assert_eq!(ev("cosize((4,(2,4)):(1,(-4,8)))"), Value::Int(32));
+    assert_eq!(ev("cosize(Sw<1,0,1> o 0 o 3:-1)"), Value::Int(3));
 }
 
 #[test]
@@ -193,6 +197,15 @@ fn modes_selection_and_construction() {
     assert_eq!(
         show("composition(Sw<3,3,3>, (8,32):(32,1))"),
         "Sw<3,3,3> o 0 o (8,32):(32,1)"
+    );
+    // CuTe drops an identity swizzle (B = 0) in composition; a written composed layout stays.
+    assert_eq!(
+        show("composition(Sw<0,4,3>, (8,32):(32,1))"),
+        "(8,32):(32,1)"
+    );
+    assert_eq!(
+        show("Sw<0,4,3> o (8,32):(32,1)"),
+        "Sw<0,4,3> o 0 o (8,32):(32,1)"
     );
 }
 
@@ -274,13 +287,14 @@ fn unknown_functions_suggest_the_nearest_name() {
 
 #[test]
 fn operation_errors_name_the_call() {
-    // composition((4,2):(1,4), 3:5) breaks CuTe's divisibility condition (and, before the algebra
-    // is merged, is "not written yet"): either way the error names the call.
-    let e = err("size(composition((4,2):(1,4), 3:5))");
+    // CuTe rejects this composition (stride 3 breaks the divisibility condition on the shape
+    // (3,5); before the algebra is merged it is "not written yet"): either way the error names the
+    // call.
+    let e = err("size(composition(((3,5),8):((8,24),1), (2,8):(3,6)))");
     assert_eq!(column_of(&e), 6);
     assert!(
         e.to_string()
-            .starts_with("in composition((4,2):(1,4), 3:5): "),
+            .starts_with("in composition(((3,5),8):((8,24),1), (2,8):(3,6)): "),
         "{e}"
     );
     let e = err("crd2idx((1,2,3), (4,8), (8,1))");
