@@ -629,3 +629,27 @@ fn get(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_public_list_is_the_dispatch_table() {
+        let names: Vec<&str> = SPECS.iter().map(|s| s.name).collect();
+        assert_eq!(names, FUNCTIONS);
+        for s in SPECS {
+            assert!(s.min <= s.max && s.min >= 1, "{}", s.name);
+            assert!(s.usage.starts_with(s.name), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn nearest_names() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert!(unknown("sise").contains("`size`"));
+        assert!(unknown("rightinverse").contains("`right_inverse`"));
+        assert!(unknown("zipped_devide").contains("`zipped_divide`"));
+    }
+}
