@@ -68,6 +68,16 @@ impl IntTuple {
         }
     }
 
+    /// The product of all integers, or `None` when it overflows `i64`.
+    pub fn checked_product(&self) -> Option<i64> {
+        match self {
+            IntTuple::Int(v) => Some(*v),
+            IntTuple::Tuple(t) => t
+                .iter()
+                .try_fold(1i64, |acc, m| acc.checked_mul(m.checked_product()?)),
+        }
+    }
+
     /// The sum of all integers.
     pub fn sum(&self) -> i64 {
         match self {
@@ -178,28 +188,36 @@ impl IntTuple {
     /// CuTe's `crd2idx(crd, shape, stride)` with `self` as the shape. A coordinate may be an int at
     /// any level (it is then split colexicographically over that mode), or congruent to the shape.
     pub fn crd2idx(&self, crd: &IntTuple, stride: &IntTuple) -> Result<i64, LayoutError> {
+        let overflow = || LayoutError::Overflow {
+            op: "crd2idx",
+            args: format!("{crd}, {self}, {stride}"),
+        };
         match (crd, self, stride) {
-            (IntTuple::Int(c), IntTuple::Int(_), IntTuple::Int(d)) => Ok(c * d),
+            (IntTuple::Int(c), IntTuple::Int(_), IntTuple::Int(d)) => {
+                c.checked_mul(*d).ok_or_else(overflow)
+            }
             (IntTuple::Int(c), IntTuple::Tuple(s), IntTuple::Tuple(d)) if s.len() == d.len() => {
                 let mut rest = *c;
-                let mut acc = 0;
+                let mut acc = 0i64;
                 for (i, (sm, dm)) in s.iter().zip(d).enumerate() {
-                    if i + 1 == s.len() {
-                        acc += sm.crd2idx(&IntTuple::Int(rest), dm)?;
+                    let here = if i + 1 == s.len() {
+                        sm.crd2idx(&IntTuple::Int(rest), dm)?
                     } else {
-                        let sz = sm.product();
-                        acc += sm.crd2idx(&IntTuple::Int(rest.rem_euclid(sz)), dm)?;
+                        let sz = sm.checked_product().ok_or_else(overflow)?;
+                        let here = sm.crd2idx(&IntTuple::Int(rest.rem_euclid(sz)), dm)?;
                         rest = rest.div_euclid(sz);
-                    }
+                        here
+                    };
+                    acc = acc.checked_add(here).ok_or_else(overflow)?;
                 }
                 Ok(acc)
             }
             (IntTuple::Tuple(c), IntTuple::Tuple(s), IntTuple::Tuple(d))
                 if c.len() == s.len() && s.len() == d.len() =>
             {
-                let mut acc = 0;
+                let mut acc = 0i64;
                 for ((cm, sm), dm) in c.iter().zip(s).zip(d) {
-                    acc += sm.crd2idx(cm, dm)?;
+                    acc = acc.checked_add(sm.crd2idx(cm, dm)?).ok_or_else(overflow)?;
                 }
                 Ok(acc)
             }

@@ -38,6 +38,24 @@ fn check_extents(shape: &IntTuple) -> Result<(), LayoutError> {
     Ok(())
 }
 
+/// Every offset a layout can produce for an index below its size must fit in `i64`, so that
+/// `size`, `cosize` and `eval` never overflow afterwards.
+fn check_range(shape: &IntTuple, stride: &IntTuple) -> Result<(), LayoutError> {
+    let overflow = || LayoutError::Overflow {
+        op: "make_layout",
+        args: format!("{shape}:{stride}"),
+    };
+    shape.checked_product().ok_or_else(overflow)?;
+    let mut span = 1i64;
+    for (s, d) in shape.flatten_ints().into_iter().zip(stride.flatten_ints()) {
+        let term = (s - 1)
+            .checked_mul(d.checked_abs().ok_or_else(overflow)?)
+            .ok_or_else(overflow)?;
+        span = span.checked_add(term).ok_or_else(overflow)?;
+    }
+    Ok(())
+}
+
 impl Layout {
     /// A layout from a shape and a stride; they must be congruent and every extent at least 1.
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout, LayoutError> {
@@ -48,6 +66,7 @@ impl Layout {
             });
         }
         check_extents(&shape)?;
+        check_range(&shape, &stride)?;
         Ok(Layout { shape, stride })
     }
 
