@@ -61,6 +61,19 @@ pub enum LayoutError {
         /// The rule broken, as a sentence.
         rule: String,
     },
+    /// An operation called from the `rute layout` language that refused its arguments: where the call
+    /// is, what it was, and the operation's own error.
+    #[error("in {call}: {error} (column {column} of `{input}`)")]
+    InCall {
+        /// The whole expression.
+        input: String,
+        /// 1-based column of the call's name.
+        column: usize,
+        /// The call with its arguments, printed (`composition((4,2):(1,4), 3:5)`).
+        call: String,
+        /// The operation's error.
+        error: Box<LayoutError>,
+    },
     /// A value that overflows 64-bit arithmetic.
     #[error("{op}({args}) overflows 64-bit integers")]
     Overflow {

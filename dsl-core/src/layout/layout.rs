@@ -98,9 +98,17 @@ impl Layout {
         self.shape.product()
     }
 
-    /// CuTe's `cosize`: one past the offset of the last coordinate, `L(size-1) + 1`.
+    /// CuTe's `cosize`: the size of the codomain, `1 + sum_i (s_i - 1) * |d_i|` (`L(size-1) + 1`
+    /// when no stride is negative).
     pub fn cosize(&self) -> i64 {
-        self.eval(self.size() - 1).map(|v| v + 1).unwrap_or(1)
+        let strides = self.stride.flatten_ints();
+        1 + self
+            .shape
+            .flatten_ints()
+            .iter()
+            .zip(&strides)
+            .map(|(s, d)| (s - 1) * d.abs())
+            .sum::<i64>()
     }
 
     /// CuTe's `rank`: the number of top-level modes (1 for an int shape).

@@ -10,10 +10,12 @@
 //! assert_eq!(l.cosize(), 32);
 //! ```
 
+mod arith;
 mod coalesce;
 mod complement;
 mod composed;
 mod composition;
+mod construct;
 mod divide;
 mod error;
 pub mod expr;
@@ -30,9 +32,10 @@ mod swizzle;
 mod tiler;
 
 pub use coalesce::{coalesce, coalesce_with, filter, filter_zeros};
-pub use complement::complement;
+pub use complement::{complement, complement_shape};
 pub use composed::ComposedLayout;
 pub use composition::{composition, composition_tiler};
+pub use construct::{append, append_to_rank, prepend, shape_div, zip};
 pub use divide::{flat_divide, logical_divide, tiled_divide, zipped_divide};
 pub use error::LayoutError;
 pub use int_tuple::IntTuple;

@@ -1,2 +1,17 @@
-//! The `rute` command line tool.
-fn main() {}
+//! The `rute` command line tool: `rute layout` (evaluate and draw layouts); `rute ptx` and
+//! `rute gemm` join it as subcommands of the same [`cli`] module.
+
+#[path = "../cli/mod.rs"]
+mod cli;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let stdin = std::io::stdin();
+    let code = cli::run(
+        &args,
+        &mut stdin.lock(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    std::process::exit(code);
+}

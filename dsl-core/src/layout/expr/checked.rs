@@ -1,0 +1,168 @@
+//! Overflow-checked evaluation, so that no input to the calculator can panic on arithmetic.
+//!
+//! The algebra evaluates layouts with plain `i64` arithmetic, which is right for layouts a kernel
+//! uses. The calculator takes arbitrary text, so every layout that enters or leaves an operation is
+//! first bounded here: its size and its largest offset must fit in an `i64`.
+
+use crate::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
+
+/// The most offsets `--values` will list.
+pub const MAX_VALUES: i64 = 1 << 20;
+
+fn overflow(what: &str) -> LayoutError {
+    LayoutError::Overflow {
+        op: "layout",
+        args: what.to_string(),
+    }
+}
+
+/// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`: after this check the
+/// algebra's unchecked arithmetic on `l` cannot overflow for in-range indices.
+pub fn check_layout(l: &Layout) -> Result<(), LayoutError> {
+    let extents = l.shape().flatten_ints();
+    let strides = l.stride().flatten_ints();
+    let mut size: i64 = 1;
+    let mut span: i64 = 0;
+    for (e, d) in extents.iter().zip(&strides) {
+        size = size
+            .checked_mul(*e)
+            .ok_or_else(|| overflow(&l.to_string()))?;
+        let reach = e
+            .checked_sub(1)
+            .ok_or_else(|| overflow(&l.to_string()))?
+            .checked_mul(d.checked_abs().ok_or_else(|| overflow(&l.to_string()))?)
+            .ok_or_else(|| overflow(&l.to_string()))?;
+        span = span
+            .checked_add(reach)
+            .ok_or_else(|| overflow(&l.to_string()))?;
+    }
+    Ok(())
+}
+
+/// `check_layout` of a composed layout's inner layout, and room for its offset.
+pub fn check_composed(c: &ComposedLayout) -> Result<(), LayoutError> {
+    check_layout(&c.layout)?;
+    let strides = c.layout.stride().flatten_ints();
+    let extents = c.layout.shape().flatten_ints();
+    let span: i64 = extents
+        .iter()
+        .zip(&strides)
+        .map(|(e, d)| (e - 1) * d.abs())
+        .sum();
+    c.offset
+        .checked_abs()
+        .and_then(|o| o.checked_add(span))
+        .map(|_| ())
+        .ok_or_else(|| overflow(&c.to_string()))
+}
+
+/// CuTe's `crd2idx(crd, shape, stride)` with every step checked; an int coordinate at any level is
+/// split colexicographically over that mode, the last mode taking what is left (as CuTe does).
+pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<i64, LayoutError> {
+    let fail = || LayoutError::Overflow {
+        op: "crd2idx",
+        args: format!("{crd}, {shape}, {stride}"),
+    };
+    match (crd, shape, stride) {
+        (IntTuple::Int(c), IntTuple::Int(_), IntTuple::Int(d)) => {
+            c.checked_mul(*d).ok_or_else(fail)
+        }
+        (IntTuple::Int(c), IntTuple::Tuple(s), IntTuple::Tuple(d)) if s.len() == d.len() => {
+            let mut rest = *c;
+            let mut acc: i64 = 0;
+            for (i, (sm, dm)) in s.iter().zip(d).enumerate() {
+                let here = if i + 1 == s.len() {
+                    rest
+                } else {
+                    let sz = checked_product(sm).ok_or_else(fail)?;
+                    let r = rest.rem_euclid(sz);
+                    rest = rest.div_euclid(sz);
+                    r
+                };
+                let v = crd2idx(&IntTuple::Int(here), sm, dm)?;
+                acc = acc.checked_add(v).ok_or_else(fail)?;
+            }
+            Ok(acc)
+        }
+        (IntTuple::Tuple(c), IntTuple::Tuple(s), IntTuple::Tuple(d))
+            if c.len() == s.len() && s.len() == d.len() =>
+        {
+            let mut acc: i64 = 0;
+            for ((cm, sm), dm) in c.iter().zip(s).zip(d) {
+                acc = acc.checked_add(crd2idx(cm, sm, dm)?).ok_or_else(fail)?;
+            }
+            Ok(acc)
+        }
+        _ => Err(LayoutError::CoordinateMismatch {
+            coord: crd.to_string(),
+            shape: shape.to_string(),
+        }),
+    }
+}
+
+/// The product of a shape's extents, `None` on overflow or a non-positive extent.
+pub fn checked_product(t: &IntTuple) -> Option<i64> {
+    t.flatten_ints().into_iter().try_fold(
+        1i64,
+        |acc, e| if e >= 1 { acc.checked_mul(e) } else { None },
+    )
+}
+
+/// The offset of coordinate `crd` (an int index or a tuple) in `l`, checked.
+pub fn eval_layout(l: &Layout, crd: &IntTuple) -> Result<i64, LayoutError> {
+    crd2idx(crd, l.shape(), l.stride())
+}
+
+/// The offset of coordinate `crd` in a composed layout, checked.
+pub fn eval_composed(c: &ComposedLayout, crd: &IntTuple) -> Result<i64, LayoutError> {
+    let inner = eval_layout(&c.layout, crd)?;
+    let shifted = c.offset.checked_add(inner).ok_or(LayoutError::Overflow {
+        op: "eval",
+        args: format!("{c}, {crd}"),
+    })?;
+    Ok(c.swizzle.apply(shifted))
+}
+
+/// `size(l)`, refusing more than [`MAX_VALUES`] (a list the terminal can take).
+pub fn listable_size(what: &str, shape: &IntTuple) -> Result<i64, LayoutError> {
+    match checked_product(shape) {
+        Some(n) if n <= MAX_VALUES => Ok(n),
+        _ => Err(LayoutError::precondition(
+            "values",
+            what,
+            format!("lists at most {MAX_VALUES} offsets"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agrees_with_the_algebra_in_range() {
+        for s in ["((2,4),8):((1,2),8)", "(3,4):(0,-1)", "8:3", "(8):(1)"] {
+            let l: Layout = s.parse().unwrap();
+            check_layout(&l).unwrap();
+            for i in 0..l.size() {
+                let got = eval_layout(&l, &IntTuple::Int(i)).unwrap();
+                assert_eq!(got, l.eval(i).unwrap(), "{s} at {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn overflow_is_refused() {
+        let l: Layout = "(4294967296,4294967296):(1,4294967296)".parse().unwrap();
+        assert!(check_layout(&l).is_err());
+        let l: Layout = "(2,2):(4611686018427387904,4611686018427387904)"
+            .parse()
+            .unwrap();
+        assert!(check_layout(&l).is_err());
+        let l: Layout = "2:-9223372036854775808".parse().unwrap();
+        assert!(check_layout(&l).is_err());
+        let l: Layout = "8:1000000000000".parse().unwrap();
+        check_layout(&l).unwrap();
+        assert!(eval_layout(&l, &IntTuple::Int(i64::MAX / 2)).is_err());
+    }
+}
