@@ -1,0 +1,436 @@
+//! Tests of the tiled copies and MMAs of the seed configuration against truths derived by hand from
+//! CuTe's definitions and the PTX ISA's fragment tables.
+
+use super::*;
+use crate::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use crate::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
+
+fn lay(s: &str) -> Layout {
+    s.parse().unwrap()
+}
+
+fn seed_mma(op: MmaOp) -> TiledMma {
+    let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
+    make_tiled_mma(MmaAtom::new(op), &lay("(2,2,1)"), &perm).unwrap()
+}
+
+fn g2s() -> TiledCopy {
+    let atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    make_tiled_copy(atom, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap()
+}
+
+fn ldsm_x4() -> CopyAtom {
+    CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap()
+}
+
+/// The seed's shared memory: `tile_to_shape(Swizzle<3,3,3> o (8,32):(32,1), (rows, 32, 3))`.
+fn seed_smem(rows: i64) -> ComposedLayout {
+    let atom = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, lay("(8,32):(32,1)"));
+    atom.tile_to_shape(&IntTuple::ints(&[rows, 32, 3]), None)
+        .unwrap()
+}
+
+// PTX ISA, "Matrix Fragments for mma.m16n8k16" (16-bit A/B, lane l, group = l / 4, tig = l % 4).
+fn ptx_a(l: i64, v: i64) -> (i64, i64) {
+    let row = l / 4 + if matches!(v, 2 | 3 | 6 | 7) { 8 } else { 0 };
+    (row, (l % 4) * 2 + v % 2 + if v >= 4 { 8 } else { 0 })
+}
+fn ptx_b(l: i64, v: i64) -> (i64, i64) {
+    (l / 4, (l % 4) * 2 + v % 2 + if v >= 2 { 8 } else { 0 })
+}
+fn ptx_c(l: i64, v: i64) -> (i64, i64) {
+    (l / 4 + if v >= 2 { 8 } else { 0 }, (l % 4) * 2 + v % 2)
+}
+
+/// Warp `w` of the 2x2x1 atom layout (column-major): `(wm, wn) = (w % 2, w / 2)`.
+fn warp_mn(t: i64) -> (i64, i64) {
+    let w = t / 32;
+    (w % 2, w / 2)
+}
+
+fn crd(c: &[i64]) -> IntTuple {
+    IntTuple::ints(c)
+}
+
+#[test]
+fn thread_layout_is_tiled_product_of_thrid_and_atoms() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let v = &mma.thr_layout_vmnk;
+    assert_eq!(v.shape().to_string(), "(32,2,2,1)");
+    // (v, m, n, k) -> v + 32 m + 64 n: CuTe's tiled_product(Layout<_32>, Layout<(2,2,1)>).
+    for t in 0..128 {
+        assert_eq!(get_flat_coord(v, t), vec![t % 32, (t / 32) % 2, t / 64, 0]);
+    }
+    assert_eq!(mma.tile_size_mnk(), (32, 32, 16));
+    assert_eq!(mma.size(), 128);
+}
+
+/// `get_layoutC_TV`: thread t, value v = (atom value a, rest N r) holds
+/// `(16 wm + row(a), 8 (wn + 2 r) + col(a))` of the 32x32 tile (the permutation's extra N repeat
+/// lands 16 columns further).
+#[test]
+fn layout_c_tv_matches_the_ptx_fragments_and_covers_the_tile_once() {
+    for op in MmaOp::ALL {
+        let tv = seed_mma(op).get_layout_c_tv().unwrap();
+        assert_eq!(tv.mode(0).unwrap().size(), 128);
+        assert_eq!(tv.mode(1).unwrap().size(), 8);
+        let mut seen = vec![0; 32 * 32];
+        for t in 0..128 {
+            let (wm, wn) = warp_mn(t);
+            for v in 0..8 {
+                let (r, c) = ptx_c(t % 32, v % 4);
+                let (m, n) = (16 * wm + r, 8 * (wn + 2 * (v / 4)) + c);
+                let idx = tv.crd2idx(&crd(&[t, v])).unwrap();
+                assert_eq!(idx, m + 32 * n, "thread {t} value {v}");
+                seen[idx as usize] += 1;
+            }
+        }
+        assert!(
+            seen.iter().all(|&s| s == 1),
+            "C is not covered exactly once"
+        );
+    }
+}
+
+#[test]
+fn layout_a_and_b_tv_match_the_ptx_fragments() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn);
+    let a = mma.get_layout_a_tv().unwrap();
+    let b = mma.get_layout_b_tv().unwrap();
+    let (mut seen_a, mut seen_b) = (vec![0; 32 * 16], vec![0; 32 * 16]);
+    for t in 0..128 {
+        let (wm, wn) = warp_mn(t);
+        for v in 0..8 {
+            let (r, k) = ptx_a(t % 32, v);
+            let idx = a.crd2idx(&crd(&[t, v])).unwrap();
+            assert_eq!(idx, 16 * wm + r + 32 * k, "A thread {t} value {v}");
+            seen_a[idx as usize] += 1;
+            let (n, k) = ptx_b(t % 32, v % 4);
+            let n = 8 * (wn + 2 * (v / 4)) + n;
+            let idx = b.crd2idx(&crd(&[t, v])).unwrap();
+            assert_eq!(idx, n + 32 * k, "B thread {t} value {v}");
+            seen_b[idx as usize] += 1;
+        }
+    }
+    // A is shared by the two N warps, B by the two M warps.
+    assert!(seen_a.iter().all(|&s| s == 2));
+    assert!(seen_b.iter().all(|&s| s == 2));
+}
+
+/// partition_C of the 128x128 row-major D tile: coordinate `(a, i_m, i_n)` of thread t is
+/// `(32 i_m + 16 wm + row(a), 16 i_n + 8 wn + col(a))`.
+#[test]
+fn partition_c_of_the_seed_tile() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let ld = 200; // any row pitch: gD is (128,128):(N,1)
+    let gd =
+        View::from(Layout::new(IntTuple::ints(&[128, 128]), IntTuple::ints(&[ld, 1])).unwrap());
+    let dynamic = mma.partition(Operand::C, &gd).unwrap();
+    for t in [0, 1, 5, 31, 32, 63, 64, 100, 127] {
+        let (wm, wn) = warp_mn(t);
+        let p = mma.get_slice(t).unwrap().partition_c(&gd).unwrap();
+        assert_eq!(p.layout.shape().to_string(), "((2,2),4,8)");
+        for a in 0..4 {
+            for im in 0..4 {
+                for inn in 0..8 {
+                    let (r, c) = ptx_c(t % 32, a);
+                    let (m, n) = (32 * im + 16 * wm + r, 16 * inn + 8 * wn + c);
+                    let off = p.base + p.layout.crd2idx(&crd(&[a, im, inn])).unwrap();
+                    assert_eq!(off, m * ld + n, "thread {t} ({a},{im},{inn})");
+                    // The dynamic form agrees: thread offset layout + the same per-thread layout.
+                    assert_eq!(dynamic.layout, p.layout);
+                    assert_eq!(dynamic.offset_of(&[t]).unwrap(), p.base);
+                }
+            }
+        }
+    }
+    // The fragment is the compact column-major layout of that shape (CuTe's make_fragment_C).
+    let f = mma.get_slice(0).unwrap();
+    let frag = f.partition_fragment_c(&gd.layout).unwrap();
+    assert_eq!(frag.to_string(), "((2,2),4,8):((1,2),4,16)");
+}
+
+/// The thread-offset layout of every partition agrees with CuTe's host path
+/// (`thr_layout_vmnk.get_flat_coord(t)` then slicing) for every thread.
+#[test]
+fn dynamic_thread_offsets_equal_the_sliced_offsets_for_every_thread() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let tile = View::from(lay("(128,32):(40,1)"));
+    for op in [Operand::A, Operand::B, Operand::C] {
+        let d = mma.partition(op, &tile).unwrap();
+        let t_frg = mma.thrfrg(op, &tile.layout).unwrap();
+        let thr_mode = t_frg.mode(0).unwrap();
+        for t in 0..128 {
+            let c = get_flat_coord(&mma.thr_layout_vmnk, t);
+            let (x, y) = match op {
+                Operand::A => (c[1], c[3]),
+                Operand::B => (c[2], c[3]),
+                Operand::C => (c[1], c[2]),
+            };
+            let want = thr_mode
+                .crd2idx(&IntTuple::Tuple(vec![
+                    IntTuple::Int(c[0]),
+                    IntTuple::ints(&[x, y]),
+                ]))
+                .unwrap();
+            assert_eq!(d.offset_of(&[t]).unwrap(), want, "{op:?} thread {t}");
+        }
+    }
+}
+
+/// G2S: thread t copies row t/4, columns 8 (t%4) .. +8 of each 32x32 block; over the 128x32 gmem
+/// tile `(CPY, CPY_M, CPY_K) = (8, 4, 1)`, 8 contiguous halves (one 16-byte cp.async).
+#[test]
+fn g2s_partition_of_a_gmem_tile() {
+    let copy = g2s();
+    assert_eq!(copy.tiler_mn, vec![32, 32]);
+    let k = 72; // gA row pitch
+    let ga = View::from(Layout::new(IntTuple::ints(&[128, 32]), IntTuple::ints(&[k, 1])).unwrap());
+    for t in [0, 1, 3, 4, 7, 64, 127] {
+        let p = copy.get_slice(t).unwrap().partition_s(&ga).unwrap();
+        // CuTe's ((_8,_1),_4,_1): (AtomV, RestV) values, then M and K repetitions.
+        assert_eq!(p.layout.shape().to_string(), "((8,1),4,1)");
+        assert_eq!(
+            crate::layout::coalesce(&p.layout.mode(0).unwrap()).to_string(),
+            "8:1"
+        );
+        for v in 0..8 {
+            for i in 0..4 {
+                let (row, col) = (32 * i + t / 4, 8 * (t % 4) + v);
+                let off = p.base + p.layout.crd2idx(&crd(&[v, i, 0])).unwrap();
+                assert_eq!(off, row * k + col, "thread {t} value {v} rep {i}");
+            }
+        }
+    }
+    // The TV layouts cover the 32x32 tile exactly once.
+    for side in [Side::Src, Side::Dst] {
+        let tv = copy.get_layout_tv(side).unwrap();
+        let mut v = tv.values();
+        v.sort();
+        assert_eq!(v, (0..1024).collect::<Vec<_>>());
+    }
+}
+
+/// G2S into the seed's swizzled smem: the offset of (v, i, 0, stage) is the smem layout evaluated at
+/// that element's coordinate.
+#[test]
+fn g2s_partition_of_swizzled_smem() {
+    let copy = g2s();
+    let sa = seed_smem(128);
+    let dynamic = copy.partition(Side::Dst, &View::from(sa.clone())).unwrap();
+    // The stage mode stays (1,3) as CuTe's tile_to_shape leaves it.
+    assert_eq!(dynamic.layout.shape().to_string(), "((8,1),4,1,(1,3))");
+    for t in [0, 5, 17, 77, 127] {
+        let p = copy
+            .get_slice(t)
+            .unwrap()
+            .partition_d(&View::from(sa.clone()))
+            .unwrap();
+        let at = p.at(&[]).unwrap();
+        for s in 0..3 {
+            for i in 0..4 {
+                for v in 0..8 {
+                    let (row, col) = (32 * i + t / 4, 8 * (t % 4) + v);
+                    let want = sa.crd2idx(&crd(&[row, col, s])).unwrap();
+                    let c = crd(&[v, i, 0, s]);
+                    assert_eq!(at.crd2idx(&c).unwrap(), want, "thread {t}");
+                    assert_eq!(
+                        dynamic.at(&[t]).unwrap().crd2idx(&c).unwrap(),
+                        want,
+                        "dynamic thread {t}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// S2R with ldmatrix x4 from make_tiled_copy_A: lane s of warp w gives the address of row s%8 of
+/// matrix j = s/8; matrices j = (rows +8 (j%2), cols +8 (j/2)) of the warp's 16x16 A block, which
+/// starts at row 16 wm (PTX ldmatrix + the mma A fragment: a0a1, a2a3, a4a5, a6a7).
+#[test]
+fn s2r_ldmatrix_a_partition_of_swizzled_smem() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let copy = make_tiled_copy_a(ldsm_x4(), &mma).unwrap();
+    assert_eq!(copy.tiler_mn, vec![32, 16]);
+    let sa = seed_smem(128);
+    for t in [0, 1, 9, 31, 32, 45, 64, 127] {
+        let (wm, _) = warp_mn(t);
+        let s = t % 32;
+        let p = copy
+            .get_slice(t)
+            .unwrap()
+            .partition_s(&View::from(sa.clone()))
+            .unwrap();
+        assert_eq!(p.layout.size(), 8 * 4 * 2 * 3);
+        let at = p.at(&[]).unwrap();
+        for st in 0..3 {
+            for im in 0..4 {
+                for ik in 0..2 {
+                    for e in 0..8 {
+                        let m = 32 * im + 16 * wm + s % 8 + 8 * ((s / 8) % 2);
+                        let k = 16 * ik + 8 * (s / 16) + e;
+                        let want = sa.crd2idx(&crd(&[m, k, st])).unwrap();
+                        let got = at.crd2idx(&crd(&[e, im, ik, st])).unwrap();
+                        assert_eq!(got, want, "thread {t} ({e},{im},{ik},{st})");
+                    }
+                }
+            }
+        }
+    }
+    // The destination side is the MMA's A fragment itself.
+    let d = copy.get_layout_tv(Side::Dst).unwrap();
+    let a = mma.get_layout_a_tv().unwrap();
+    for t in 0..128 {
+        for v in 0..8 {
+            let c = crd(&[t, v]);
+            assert_eq!(d.crd2idx(&c).unwrap(), a.crd2idx(&c).unwrap());
+        }
+    }
+}
+
+/// S2R for B: matrices j = (n +16 (j/2), k +8 (j%2)) of the warp's columns starting at 8 wn.
+#[test]
+fn s2r_ldmatrix_b_partition_of_swizzled_smem() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let copy = make_tiled_copy_b(ldsm_x4(), &mma).unwrap();
+    assert_eq!(copy.tiler_mn, vec![32, 16]);
+    let sb = seed_smem(128);
+    for t in [0, 2, 8, 16, 31, 40, 64, 96, 127] {
+        let (_, wn) = warp_mn(t);
+        let s = t % 32;
+        let p = copy
+            .get_slice(t)
+            .unwrap()
+            .partition_s(&View::from(sb.clone()))
+            .unwrap();
+        let at = p.at(&[]).unwrap();
+        for st in 0..3 {
+            for i_n in 0..4 {
+                for ik in 0..2 {
+                    for e in 0..8 {
+                        let n = 32 * i_n + 8 * wn + 16 * (s / 16) + s % 8;
+                        let k = 16 * ik + 8 * ((s / 8) % 2) + e;
+                        let want = sb.crd2idx(&crd(&[n, k, st])).unwrap();
+                        let got = at.crd2idx(&crd(&[e, i_n, ik, st])).unwrap();
+                        assert_eq!(got, want, "thread {t} ({e},{i_n},{ik},{st})");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// retile_D of the MMA's register fragment: the register the copy writes for each of its values
+/// holds the same A element the MMA expects there.
+#[test]
+fn retile_d_lines_up_ldmatrix_with_the_mma_fragment() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let ident = lay("(128,32):(1,128)"); // the (m,k) -> m + 128 k coordinate tensor
+    for (op, copy) in [
+        (Operand::A, make_tiled_copy_a(ldsm_x4(), &mma).unwrap()),
+        (Operand::B, make_tiled_copy_b(ldsm_x4(), &mma).unwrap()),
+    ] {
+        for t in [0, 7, 33, 70, 127] {
+            let thr = mma.get_slice(t).unwrap();
+            let part = match op {
+                Operand::A => thr.partition_a(&View::from(ident.clone())).unwrap(),
+                _ => thr.partition_b(&View::from(ident.clone())).unwrap(),
+            };
+            // A K-major tile (strides (32,1)) orders the fragment's modes K before M/N, as CuTe.
+            let frag = match op {
+                Operand::A => thr.partition_fragment_a(&lay("(128,32):(32,1)")).unwrap(),
+                _ => thr.partition_fragment_b(&lay("(128,32):(32,1)")).unwrap(),
+            };
+            assert_eq!(frag.size(), part.layout.size());
+            // register -> the (m,k) element the MMA reads from it
+            let mut reg_elem = vec![-1; frag.cosize() as usize];
+            for i in 0..frag.size() {
+                let c = part.layout.idx2crd(i);
+                reg_elem[frag.crd2idx(&c).unwrap() as usize] =
+                    part.base + part.layout.crd2idx(&c).unwrap();
+            }
+            let cthr = copy.get_slice(t).unwrap();
+            let retiled = cthr.retile_d(&frag).unwrap();
+            let dst = cthr.partition_d(&View::from(ident.clone())).unwrap();
+            // Same mode sizes (CuTe groups the copy's values as (AtomV, RestV) on one side only).
+            let sizes = |l: &Layout| l.modes().iter().map(Layout::size).collect::<Vec<_>>();
+            assert_eq!(sizes(&retiled), sizes(&dst.layout), "{op:?}");
+            for i in 0..retiled.size() {
+                let c = IntTuple::ints(&get_flat_coord(
+                    &Layout::col_major(IntTuple::ints(&sizes(&retiled))).unwrap(),
+                    i,
+                ));
+                let reg = retiled.crd2idx(&c).unwrap();
+                let elem = dst.base + dst.layout.crd2idx(&c).unwrap();
+                assert_eq!(
+                    reg_elem[reg as usize], elem,
+                    "{op:?} thread {t} copy value {c}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fragment_a_orders_modes_by_stride() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let thr = mma.get_slice(0).unwrap();
+    // K-major (stride 1 along K): MMA_K is inner to MMA_M.
+    let f = thr.partition_fragment_a(&lay("(128,32):(32,1)")).unwrap();
+    assert_eq!(f.to_string(), "((2,2,2),4,2):((1,2,4),16,8)");
+    // M-major: MMA_M inner.
+    let f = thr.partition_fragment_a(&lay("(128,32):(1,128)")).unwrap();
+    assert_eq!(f.to_string(), "((2,2,2),4,2):((1,2,4),8,32)");
+}
+
+#[test]
+fn local_tile_and_partition() {
+    // gA = local_tile(A(M=300,K=96), (128,32), (by, _)) with by dynamic.
+    let a = View::from(lay("(384,96):(96,1)"));
+    let ga = local_tile(&a, &[128, 32], &[Crd::Dyn, Crd::All]).unwrap();
+    assert_eq!(ga.layout.to_string(), "(128,32,3):(96,1,32)");
+    for by in 0..3 {
+        assert_eq!(ga.offset_of(&[by]).unwrap(), by * 128 * 96);
+    }
+    // Then the G2S partition of k-tile 2 of block 1 for thread 9.
+    let p = g2s().partition(Side::Src, &ga).unwrap();
+    assert_eq!(p.indices.len(), 2);
+    let (by, t, kt) = (1, 9, 2);
+    let at = p.at(&[by, t]).unwrap();
+    let (row, col) = (128 * by + 32 * 3 + t / 4, 32 * kt + 8 * (t % 4) + 5);
+    assert_eq!(at.crd2idx(&crd(&[5, 3, 0, 2])).unwrap(), row * 96 + col);
+
+    // local_partition over a thread layout, checked by brute force against get_flat_coord.
+    let data = View::from(lay("(16,64):(64,1)"));
+    let thr = lay("(4,8):(8,1)");
+    for t in 0..32 {
+        let p = local_partition_at(&data, &thr, t).unwrap();
+        let (tm, tn) = (t / 8, t % 8);
+        assert_eq!(p.layout.shape().to_string(), "(4,8)");
+        for i in 0..4 {
+            for j in 0..8 {
+                let off = p.base + p.layout.crd2idx(&crd(&[i, j])).unwrap();
+                assert_eq!(off, (tm + 4 * i) * 64 + tn + 8 * j);
+            }
+        }
+    }
+    assert!(local_partition(&data, &lay("(4,8):(16,1)")).is_err());
+    assert!(local_tile(&a, &[128, 32], &[Crd::At(3)]).is_err());
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let perm = [Some(lay("24:1")), None, None];
+    assert!(make_tiled_mma(atom.clone(), &lay("(2,2,1)"), &perm).is_err());
+    assert!(make_tiled_mma(atom, &lay("(2,2,1,1)"), &[]).is_err());
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    assert!(mma.get_slice(128).is_err());
+    assert!(mma
+        .partition(Operand::A, &View::from(lay("128:1")))
+        .is_err());
+    // 2 threads cannot run a 32-thread ldmatrix.
+    let e = make_tiled_copy(ldsm_x4(), &lay("(2,1)"), &lay("(1,8)")).unwrap_err();
+    assert!(e.to_string().contains("multiple of 32 threads"), "{e}");
+}
