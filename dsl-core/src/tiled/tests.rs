@@ -434,3 +434,141 @@ fn bad_inputs_are_errors() {
     let e = make_tiled_copy(ldsm_x4(), &lay("(2,1)"), &lay("(1,8)")).unwrap_err();
     assert!(e.to_string().contains("multiple of 32 threads"), "{e}");
 }
+
+/// The TV layouts of the seed configuration equal CuTe's formulas evaluated with pycute's algebra
+/// (the strings below are the output of `cute_tv.py` next to this file). They are compared as
+/// functions: the Rust side reaches the same maps with differently nested shapes.
+#[test]
+fn tv_layouts_equal_cute_formulas_evaluated_with_pycute() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let s2r = make_tiled_copy_a(ldsm_x4(), &mma).unwrap();
+    let cases = [
+        (
+            mma.get_layout_c_tv().unwrap(),
+            "((4,8,2,2),((2,2),(1,2))):((64,1,16,256),((32,8),(0,512)))",
+        ),
+        (
+            mma.get_layout_a_tv().unwrap(),
+            "((4,8,2,2),((2,2,2),(1,1))):((64,1,16,0),((32,8,256),(0,0)))",
+        ),
+        (
+            mma.get_layout_b_tv().unwrap(),
+            "((4,8,2,2),((2,2),(2,1))):((64,1,0,8),((32,256),(16,0)))",
+        ),
+        (g2s().layout_tv.clone(), "((4,32),8):((256,1),32)"),
+        (
+            s2r.get_layout_tv(Side::Src).unwrap(),
+            "((16,2,2,2),(8,1)):((1,256,16,0),(32,0))",
+        ),
+        (
+            s2r.get_layout_tv(Side::Dst).unwrap(),
+            "((4,8,2,2),((2,2,2),1)):((64,1,16,0),((32,8,256),0))",
+        ),
+    ];
+    for (ours, cute) in cases {
+        let cute = lay(cute);
+        let sizes = |l: &Layout| (l.mode(0).unwrap().size(), l.mode(1).unwrap().size());
+        assert_eq!(sizes(&ours), sizes(&cute), "{ours} vs {cute}");
+        for t in 0..sizes(&cute).0 {
+            for v in 0..sizes(&cute).1 {
+                let c = crd(&[t, v]);
+                assert_eq!(
+                    ours.crd2idx(&c).unwrap(),
+                    cute.crd2idx(&c).unwrap(),
+                    "{ours} vs {cute} at ({t},{v})"
+                );
+            }
+        }
+    }
+    assert_eq!(mma.thr_layout_vmnk.to_string(), "(32,2,2,1):(1,32,64,128)");
+}
+
+/// ldmatrix.trans (PTX ISA): thread t receives, of matrix j, the element at row 2 (t%4) + e,
+/// column t/4; row r of matrix j is addressed by thread 8j + r. In halves: source (8j + r, c).
+#[test]
+fn ldsm_t_transposes_as_the_ptx_isa_says() {
+    for n in [1, 2, 4] {
+        let a = CopyAtom::new(CopyOp::LdsmT { n }, ValType::F16).unwrap();
+        assert_eq!(a.num_val_dst(), 2 * i64::from(n));
+        for t in 0..32 {
+            for j in 0..i64::from(n) {
+                for e in 0..2 {
+                    let got = a.val_layout_dst.crd2idx(&crd(&[t, e + 2 * j])).unwrap();
+                    let (r, c) = (2 * (t % 4) + e, t / 4);
+                    let want = a.val_layout_src.crd2idx(&crd(&[8 * j + r, c])).unwrap();
+                    assert_eq!(got, want, "x{n} thread {t} matrix {j} element {e}");
+                }
+            }
+        }
+    }
+}
+
+/// stmatrix (PTX ISA): thread t provides, of matrix j, the elements at row t/4, columns
+/// 2 (t%4) + e; row r of matrix j is stored at the address of thread 8j + r.
+#[test]
+fn stsm_n_stores_as_the_ptx_isa_says() {
+    for n in [1, 2, 4] {
+        let a = CopyAtom::new(CopyOp::StsmN { n }, ValType::F16).unwrap();
+        assert_eq!(a.num_val_src(), 2 * i64::from(n));
+        for t in 0..32 {
+            for j in 0..i64::from(n) {
+                for e in 0..2 {
+                    let got = a.val_layout_src.crd2idx(&crd(&[t, e + 2 * j])).unwrap();
+                    let want = a
+                        .val_layout_dst
+                        .crd2idx(&crd(&[8 * j + t / 4, 2 * (t % 4) + e]))
+                        .unwrap();
+                    assert_eq!(got, want, "x{n} thread {t} matrix {j} element {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Per-thread atoms recast: `NumValSrc == bits(op) / bits(T)` for every width and type that fit.
+#[test]
+fn per_thread_atoms_hold_width_over_type_values() {
+    for op in CopyOp::all() {
+        let bits = match op {
+            CopyOp::UniversalCopy { bits }
+            | CopyOp::CpAsyncCacheGlobal { bits }
+            | CopyOp::CpAsyncCacheAlways { bits } => bits,
+            _ => continue,
+        };
+        for t in ValType::ALL {
+            if t.bits() > bits {
+                continue;
+            }
+            let a = CopyAtom::new(op, t).unwrap();
+            assert_eq!(a.num_threads(), 1);
+            assert_eq!(a.num_val_src(), i64::from(bits / t.bits()), "{op} {t}");
+            assert_eq!(a.num_val_dst(), i64::from(bits / t.bits()), "{op} {t}");
+        }
+    }
+}
+
+/// make_tiled_copy_C with a 32-bit UniversalCopy of halves: the TV layout is the MMA's C layout
+/// and partition_D of the row-major D tile gives the same elements as partition_C.
+#[test]
+fn tiled_copy_c_follows_the_accumulators() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 32 }, ValType::F16).unwrap();
+    let copy = make_tiled_copy_c(atom, &mma).unwrap();
+    assert_eq!(copy.tiler_mn, vec![32, 32]);
+    let gd = View::from(lay("(128,128):(128,1)"));
+    for t in [0, 13, 64, 127] {
+        let c = mma.get_slice(t).unwrap().partition_c(&gd).unwrap();
+        let d = copy.get_slice(t).unwrap().partition_d(&gd).unwrap();
+        let elems = |v: &View| {
+            let mut e: Vec<i64> = (0..v.layout.size())
+                .map(|i| v.base + v.layout.eval(i).unwrap())
+                .collect();
+            e.sort();
+            e
+        };
+        assert_eq!(elems(&c), elems(&d), "thread {t}");
+        // The CPY mode is (AtomV, RestV); each atom moves two adjacent halves (one 32-bit store).
+        let m0 = crate::layout::coalesce(&d.layout.mode(0).unwrap().mode(0).unwrap());
+        assert_eq!(m0.to_string(), "2:1");
+    }
+}
