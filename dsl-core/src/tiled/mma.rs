@@ -119,7 +119,16 @@ impl TiledMma {
     pub fn permutation(&self, i: usize) -> Result<Layout, LayoutError> {
         match self.permutation_mnk.get(i) {
             Some(Some(p)) => Ok(p.clone()),
-            Some(None) => Layout::vector(self.atom_extent(i) * self.thr_extent(i + 1)?, 1),
+            Some(None) => {
+                let n = self
+                    .atom_extent(i)
+                    .checked_mul(self.thr_extent(i + 1)?)
+                    .ok_or_else(|| LayoutError::Overflow {
+                        op: "permutation_mnk",
+                        args: self.thr_layout_vmnk.to_string(),
+                    })?;
+                Layout::vector(n, 1)
+            }
             None => Err(LayoutError::precondition(
                 "permutation_mnk",
                 format!("{i}"),
@@ -233,6 +242,22 @@ impl TiledMma {
         let thr = self.thread_layout(op, &t.mode(0)?)?;
         let frg = t.mode(1)?;
         Ok(Layout::from_modes(vec![thr, frg]))
+    }
+
+    /// CuTe's (3.x) `get_layoutA_MK` / `get_layoutB_NK` / `get_layoutC_MN`: the inverse view of the
+    /// operand tile. Returns `(layout_mn, thr_id)`: `layout_mn` maps the column-major tile index to
+    /// the linear index of `(operand thread, value)` in `thrfrg`'s domain
+    /// (`right_inverse(thrfrg(ref)).with_shape(tile)`), and `thr_id` maps an operand thread
+    /// `(V, X, Y)` to the thread index (`thr_layout_vmnk` with the missing dimension at 0).
+    pub fn get_layout_mn(&self, op: Operand) -> Result<(Layout, Layout), LayoutError> {
+        let (m, n, k) = self.tile_size_mnk();
+        let dims = [m, n, k];
+        let (i, j) = op.dims();
+        let shape = IntTuple::ints(&[dims[i], dims[j]]);
+        let t = self.thrfrg(op, &Layout::col_major(shape.clone())?)?;
+        let layout_mn = composition(&right_inverse(&t)?, &Layout::col_major(shape)?)?;
+        let thr_id = self.thr_layout_vmnk.select(&[0, i + 1, j + 1])?;
+        Ok((layout_mn, thr_id))
     }
 
     /// CuTe's `get_layoutA_TV()`.

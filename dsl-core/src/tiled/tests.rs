@@ -151,29 +151,37 @@ fn partition_c_of_the_seed_tile() {
 }
 
 /// The thread-offset layout of every partition agrees with CuTe's host path
-/// (`thr_layout_vmnk.get_flat_coord(t)` then slicing) for every thread.
+/// (`thr_layout_vmnk.get_flat_coord(t)` then slicing) for every thread, for the seed's tiled MMA
+/// and for atom layouts that are permuted or split K across warps.
 #[test]
 fn dynamic_thread_offsets_equal_the_sliced_offsets_for_every_thread() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
-    let tile = View::from(lay("(128,32):(40,1)"));
-    for op in [Operand::A, Operand::B, Operand::C] {
-        let d = mma.partition(op, &tile).unwrap();
-        let t_frg = mma.thrfrg(op, &tile.layout).unwrap();
-        let thr_mode = t_frg.mode(0).unwrap();
-        for t in 0..128 {
-            let c = get_flat_coord(&mma.thr_layout_vmnk, t);
-            let (x, y) = match op {
-                Operand::A => (c[1], c[3]),
-                Operand::B => (c[2], c[3]),
-                Operand::C => (c[1], c[2]),
-            };
-            let want = thr_mode
-                .crd2idx(&IntTuple::Tuple(vec![
-                    IntTuple::Int(c[0]),
-                    IntTuple::ints(&[x, y]),
-                ]))
-                .unwrap();
-            assert_eq!(d.offset_of(&[t]).unwrap(), want, "{op:?} thread {t}");
+    let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mut mmas = vec![seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn)];
+    for atoms in ["(2,2,1):(2,1,4)", "(4,1,1)", "(1,2,2)", "(2,1,2):(2,4,1)"] {
+        mmas.push(make_tiled_mma(atom.clone(), &lay(atoms), &[]).unwrap());
+    }
+    let tile = View::from(lay("(128,64):(72,1)"));
+    for mma in &mmas {
+        for op in [Operand::A, Operand::B, Operand::C] {
+            let d = mma.partition(op, &tile).unwrap();
+            let t_frg = mma.thrfrg(op, &tile.layout).unwrap();
+            let thr_mode = t_frg.mode(0).unwrap();
+            for t in 0..mma.size() {
+                let c = get_flat_coord(&mma.thr_layout_vmnk, t);
+                let (x, y) = match op {
+                    Operand::A => (c[1], c[3]),
+                    Operand::B => (c[2], c[3]),
+                    Operand::C => (c[1], c[2]),
+                };
+                let want = thr_mode
+                    .crd2idx(&IntTuple::Tuple(vec![
+                        IntTuple::Int(c[0]),
+                        IntTuple::ints(&[x, y]),
+                    ]))
+                    .unwrap();
+                let got = d.offset_of(&[t]).unwrap();
+                assert_eq!(got, want, "{} {op:?} thread {t}", mma.thr_layout_vmnk);
+            }
         }
     }
 }
@@ -570,5 +578,30 @@ fn tiled_copy_c_follows_the_accumulators() {
         // The CPY mode is (AtomV, RestV); each atom moves two adjacent halves (one 32-bit store).
         let m0 = crate::layout::coalesce(&d.layout.mode(0).unwrap().mode(0).unwrap());
         assert_eq!(m0.to_string(), "2:1");
+    }
+}
+
+/// `get_layoutA_MK` & co. invert the TV layouts: every tile element maps to an (operand thread,
+/// value) whose thread index and value, read through `get_layout_tv`, give the element back.
+#[test]
+fn layout_mn_inverts_the_tv_layouts() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    for op in [Operand::A, Operand::B, Operand::C] {
+        let (mn, thr_id) = mma.get_layout_mn(op).unwrap();
+        let tv = mma.get_layout_tv(op).unwrap();
+        let nthr = thr_id.size();
+        let mut seen = vec![false; mn.size() as usize];
+        for e in 0..mn.size() {
+            let q = mn.eval(e).unwrap();
+            let (athr, val) = (q % nthr, q / nthr);
+            let t = thr_id.eval(athr).unwrap();
+            assert_eq!(
+                tv.crd2idx(&crd(&[t, val])).unwrap(),
+                e,
+                "{op:?} element {e}"
+            );
+            assert!(!seen[q as usize]);
+            seen[q as usize] = true;
+        }
     }
 }

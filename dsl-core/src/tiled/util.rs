@@ -91,7 +91,7 @@ pub fn get_flat_coord(l: &Layout, idx: i64) -> Vec<i64> {
                     (idx / d).rem_euclid(*s)
                 };
                 crd += c * scale;
-                scale *= s;
+                scale = scale.saturating_mul(*s);
             }
             crd
         })
