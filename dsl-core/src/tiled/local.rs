@@ -1,19 +1,8 @@
 //! CuTe's `local_tile` and `local_partition` as layout functions.
 
 use super::util::{get_flat_coord, product_each, shape_tiler};
-use super::view::View;
+use super::view::{Crd, View};
 use crate::layout::{composition, right_inverse, zipped_divide, Layout, LayoutError};
-
-/// One item of a `local_tile` coordinate.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Crd {
-    /// A host coordinate: folded into the view's base offset.
-    At(i64),
-    /// A coordinate known only on the device (`blockIdx.x`): becomes a dynamic index of the view.
-    Dyn,
-    /// CuTe's `_`: the mode is kept.
-    All,
-}
 
 /// CuTe's `local_tile(tensor, tiler, coord)` (`inner_partition`): divide `tensor` into tiles of
 /// `tiler` (extents per mode) and keep the tile at `coord`, a coordinate into the rest modes
@@ -48,35 +37,12 @@ pub fn local_tile(tensor: &View, tiler: &[i64], coord: &[Crd]) -> Result<View, L
             ),
         ));
     }
-    let mut modes = tile.modes();
-    let mut view = tensor.clone();
-    for (i, m) in rest_modes.into_iter().enumerate() {
-        match coord.get(i).copied().unwrap_or(Crd::All) {
-            Crd::All => modes.push(m),
-            Crd::Dyn => view.indices.push(m),
-            Crd::At(c) => {
-                if c < 0 || c >= m.size() {
-                    return Err(LayoutError::precondition(
-                        "local_tile",
-                        format!("{}, {tiler:?}, {coord:?}", tensor.layout),
-                        format!(
-                            "coordinate {c} is outside the {} tiles of mode {i}",
-                            m.size()
-                        ),
-                    ));
-                }
-                view.base =
-                    view.base
-                        .checked_add(m.eval(c)?)
-                        .ok_or_else(|| LayoutError::Overflow {
-                            op: "local_tile",
-                            args: format!("{}, {tiler:?}, {coord:?}", tensor.layout),
-                        })?;
-            }
-        }
-    }
-    view.layout = Layout::from_modes(modes);
-    Ok(view)
+    // Slice the rest modes, then put the tile modes in front of what is kept.
+    let mut full = tile.modes();
+    full.extend(rest_modes);
+    let mut item = vec![Crd::All; tile.rank()];
+    item.extend(coord.iter().copied());
+    tensor.with_layout(Layout::from_modes(full)).slice(&item)
 }
 
 /// CuTe's `local_partition(tensor, thr_layout, thr_idx)` with the thread index left dynamic:

@@ -344,23 +344,18 @@ impl ThrMma {
 
     /// CuTe's `partition_fragment_A`: the register fragment's layout, `make_fragment_like` of the
     /// partition (mode 0 column-major, the other modes ordered by the tensor's strides).
-    pub fn partition_fragment_a(&self, tensor: &Layout) -> Result<Layout, LayoutError> {
-        make_fragment_like(&self.partition_a(&View::from(tensor.clone()))?.layout)
+    pub fn partition_fragment_a(&self, tensor: &View) -> Result<Layout, LayoutError> {
+        make_fragment_like(&self.partition_a(tensor)?.layout)
     }
 
     /// CuTe's `partition_fragment_B` (as for A).
-    pub fn partition_fragment_b(&self, tensor: &Layout) -> Result<Layout, LayoutError> {
-        make_fragment_like(&self.partition_b(&View::from(tensor.clone()))?.layout)
+    pub fn partition_fragment_b(&self, tensor: &View) -> Result<Layout, LayoutError> {
+        make_fragment_like(&self.partition_b(tensor)?.layout)
     }
 
     /// CuTe's `partition_fragment_C`: the compact column-major layout of the partition's shape
     /// (CuTe's `make_fragment_C` uses the shape only).
-    pub fn partition_fragment_c(&self, tensor: &Layout) -> Result<Layout, LayoutError> {
-        Layout::col_major(
-            self.partition_c(&View::from(tensor.clone()))?
-                .layout
-                .shape()
-                .clone(),
-        )
+    pub fn partition_fragment_c(&self, tensor: &View) -> Result<Layout, LayoutError> {
+        Layout::col_major(self.partition_c(tensor)?.layout.shape().clone())
     }
 }

@@ -52,10 +52,10 @@ pub use copy::{
     make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_c, make_tiled_copy_impl,
     Side, ThrCopy, TiledCopy,
 };
-pub use local::{local_partition, local_partition_at, local_tile, Crd};
+pub use local::{local_partition, local_partition_at, local_tile};
 pub use mma::{make_tiled_mma, Operand, ThrMma, TiledMma};
 pub use util::{get_flat_coord, make_fragment_like};
-pub use view::View;
+pub use view::{Crd, View};
 
 #[cfg(test)]
 mod tests;

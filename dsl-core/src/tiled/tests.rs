@@ -146,7 +146,7 @@ fn partition_c_of_the_seed_tile() {
     }
     // The fragment is the compact column-major layout of that shape (CuTe's make_fragment_C).
     let f = mma.get_slice(0).unwrap();
-    let frag = f.partition_fragment_c(&gd.layout).unwrap();
+    let frag = f.partition_fragment_c(&gd).unwrap();
     assert_eq!(frag.to_string(), "((2,2),4,8):((1,2),4,16)");
 }
 
@@ -347,8 +347,12 @@ fn retile_d_lines_up_ldmatrix_with_the_mma_fragment() {
             };
             // A K-major tile (strides (32,1)) orders the fragment's modes K before M/N, as CuTe.
             let frag = match op {
-                Operand::A => thr.partition_fragment_a(&lay("(128,32):(32,1)")).unwrap(),
-                _ => thr.partition_fragment_b(&lay("(128,32):(32,1)")).unwrap(),
+                Operand::A => thr
+                    .partition_fragment_a(&View::from(lay("(128,32):(32,1)")))
+                    .unwrap(),
+                _ => thr
+                    .partition_fragment_b(&View::from(lay("(128,32):(32,1)")))
+                    .unwrap(),
             };
             assert_eq!(frag.size(), part.layout.size());
             // register -> the (m,k) element the MMA reads from it
@@ -385,10 +389,14 @@ fn fragment_a_orders_modes_by_stride() {
     let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
     let thr = mma.get_slice(0).unwrap();
     // K-major (stride 1 along K): MMA_K is inner to MMA_M.
-    let f = thr.partition_fragment_a(&lay("(128,32):(32,1)")).unwrap();
+    let f = thr
+        .partition_fragment_a(&View::from(lay("(128,32):(32,1)")))
+        .unwrap();
     assert_eq!(f.to_string(), "((2,2,2),4,2):((1,2,4),16,8)");
     // M-major: MMA_M inner.
-    let f = thr.partition_fragment_a(&lay("(128,32):(1,128)")).unwrap();
+    let f = thr
+        .partition_fragment_a(&View::from(lay("(128,32):(1,128)")))
+        .unwrap();
     assert_eq!(f.to_string(), "((2,2,2),4,2):((1,2,4),8,32)");
 }
 

@@ -5,6 +5,17 @@ use std::fmt;
 
 use crate::layout::{ComposedLayout, Layout, LayoutError, Swizzle};
 
+/// One item of a slicing coordinate (CuTe's `tensor(c0, _, c2)` and `local_tile`'s `coord`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Crd {
+    /// A host coordinate: folded into the view's base offset.
+    At(i64),
+    /// A coordinate known only on the device (`blockIdx.x`): becomes a dynamic index of the view.
+    Dyn,
+    /// CuTe's `_`: the mode is kept.
+    All,
+}
+
 /// A layout slice whose offset depends on some indices known only on the device.
 ///
 /// CuTe slices a tensor with a thread index or a tile coordinate and folds the result into the
@@ -63,6 +74,60 @@ impl View {
         let mut v = self.with_layout(layout);
         v.indices.push(index);
         v
+    }
+
+    /// CuTe's slicing `tensor(c0, c1, ...)` by top-level mode, where [`Crd::All`] is `_`: an
+    /// [`Crd::At`] folds `mode_i(c)` into `base`, a [`Crd::Dyn`] adds `mode_i` as a dynamic index (in
+    /// order), and the kept modes form the new layout. Missing trailing items are `_`.
+    ///
+    /// ```
+    /// use dsl_core::tiled::{Crd, View};
+    /// // tAsA(_, _, ik, ismem_read) with ik = 1 on the host and the stage in a register.
+    /// let v = View::from("(8,4,2,3):(1,8,32,64)".parse::<dsl_core::layout::Layout>().unwrap());
+    /// let s = v.slice(&[Crd::All, Crd::All, Crd::At(1), Crd::Dyn]).unwrap();
+    /// assert_eq!(s.layout.to_string(), "(8,4):(1,8)");
+    /// assert_eq!(s.base, 32);
+    /// assert_eq!(s.offset_of(&[2]).unwrap(), 32 + 128);
+    /// ```
+    pub fn slice(&self, coord: &[Crd]) -> Result<View, LayoutError> {
+        let modes = self.layout.modes();
+        if coord.len() > modes.len() {
+            return Err(LayoutError::precondition(
+                "slice",
+                format!("{self}, {coord:?}"),
+                format!(
+                    "the coordinate has {} items but the layout only {} modes",
+                    coord.len(),
+                    modes.len()
+                ),
+            ));
+        }
+        let mut view = self.clone();
+        let mut kept = Vec::new();
+        for (i, m) in modes.into_iter().enumerate() {
+            match coord.get(i).copied().unwrap_or(Crd::All) {
+                Crd::All => kept.push(m),
+                Crd::Dyn => view.indices.push(m),
+                Crd::At(c) => {
+                    if c < 0 || c >= m.size() {
+                        return Err(LayoutError::precondition(
+                            "slice",
+                            format!("{self}, {coord:?}"),
+                            format!("coordinate {c} is outside mode {i} of extent {}", m.size()),
+                        ));
+                    }
+                    view.base =
+                        view.base
+                            .checked_add(m.eval(c)?)
+                            .ok_or_else(|| LayoutError::Overflow {
+                                op: "slice",
+                                args: format!("{self}, {coord:?}"),
+                            })?;
+                }
+            }
+        }
+        view.layout = Layout::from_modes(kept);
+        Ok(view)
     }
 
     /// The static offset for host index values (one per index): `base + sum_j indices[j](idx_j)`.
