@@ -67,8 +67,20 @@ pub fn make_tiled_copy(
     val_layout: &Layout,
 ) -> Result<TiledCopy, LayoutError> {
     let layout_mn = raked_product(thr_layout, val_layout)?;
+    let inverse = right_inverse(&layout_mn)?;
+    if inverse.size() != layout_mn.size() {
+        return Err(LayoutError::precondition(
+            "make_tiled_copy",
+            format!("{thr_layout}, {val_layout}"),
+            format!(
+                "the thread and value layouts must give each element of their tile one (thread, \
+                 value), but raked_product is {layout_mn}, which is not one to one onto 0..{}",
+                layout_mn.size()
+            ),
+        ));
+    }
     let layout_tv = with_shape(
-        &right_inverse(&layout_mn)?,
+        &inverse,
         &IntTuple::ints(&[thr_layout.size(), val_layout.size()]),
     )?;
     let tiler = product_each(layout_mn.shape());

@@ -613,3 +613,38 @@ fn layout_mn_inverts_the_tv_layouts() {
         }
     }
 }
+
+/// make_tiled_copy by its definition: thread `(tm, tn)` of `thr` owns the `val` block at
+/// `(tm * VM, tn * VN)`, value `(vm, vn)` at `(tm * VM + vm, tn * VN + vn)`; the TV layout maps
+/// `(thr(tm, tn), val(vm, vn))` to that element of the column-major tile.
+#[test]
+fn make_tiled_copy_by_definition() {
+    let atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 16 }, ValType::F16).unwrap();
+    for (thr, val) in [
+        ("(32,4):(4,1)", "(1,8)"),
+        ("(16,8)", "(8,1)"),
+        ("(8,16):(16,1)", "(2,4)"),
+        ("(4,8):(1,4)", "(4,2):(2,1)"),
+    ] {
+        let (thr, val) = (lay(thr), lay(val));
+        let copy = make_tiled_copy(atom.clone(), &thr, &val).unwrap();
+        let (tm, tn) = (thr.mode(0).unwrap().size(), thr.mode(1).unwrap().size());
+        let (vm, vn) = (val.mode(0).unwrap().size(), val.mode(1).unwrap().size());
+        assert_eq!(copy.tiler_mn, vec![tm * vm, tn * vn]);
+        for a in 0..tm {
+            for b in 0..tn {
+                for c in 0..vm {
+                    for d in 0..vn {
+                        let t = thr.crd2idx(&crd(&[a, b])).unwrap();
+                        let v = val.crd2idx(&crd(&[c, d])).unwrap();
+                        let (m, n) = (a * vm + c, b * vn + d);
+                        let got = copy.layout_tv.crd2idx(&crd(&[t, v])).unwrap();
+                        assert_eq!(got, m + tm * vm * n, "{thr} {val} ({t},{v})");
+                    }
+                }
+            }
+        }
+    }
+    // Two threads on one element: refused.
+    assert!(make_tiled_copy(atom, &lay("(32,4):(4,0)"), &lay("(1,8)")).is_err());
+}
