@@ -7,40 +7,59 @@
 //! computes the offset of its thread in registers once and unrolls `layout` on the host;
 //! `get_slice(t)` binds a host thread index instead, giving exactly CuTe's partition for thread `t`.
 //!
-//! The seed configuration of the multistage GEMM (128x128x32 tile, 2x2x1 atoms of
-//! `SM80_16x8x16_F16F16F16F16_TN` with a 32x32x16 tile):
+//! The seed configuration of the multistage GEMM (128x128x32 tile, 3 stages, 2x2x1 atoms of
+//! `SM80_16x8x16_F16F16F16F16_TN` with a 32x32x16 tile), as the kernel generator would write it:
 //!
 //! ```
 //! use dsl_core::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
-//! use dsl_core::layout::{tile_to_shape, ComposedLayout, IntTuple, Layout, Swizzle};
-//! use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a, make_tiled_mma, View};
+//! use dsl_core::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
+//! use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a, make_tiled_mma, local_tile, Crd, Side, View};
+//! let lay = |s: &str| s.parse::<Layout>().unwrap();
 //!
-//! let perm = ["32:1", "32:1", "16:1"].map(|s| Some(s.parse::<Layout>().unwrap()));
-//! let mma = make_tiled_mma(MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn),
-//!                          &"(2,2,1)".parse().unwrap(), &perm).unwrap();
-//! assert_eq!(mma.size(), 128);
+//! let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
+//! let mma = make_tiled_mma(MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn), &lay("(2,2,1)"), &perm)
+//!     .unwrap();
+//! assert_eq!(mma.size(), 128); // threads per block
 //!
-//! // Thread 5's accumulators of the 128x128 C tile (row-major, N = 128).
-//! let c: Layout = "(128,128):(128,1)".parse().unwrap();
-//! let t5 = mma.get_slice(5).unwrap();
-//! let tcgc = t5.partition_c(&View::from(c)).unwrap();
-//! assert_eq!(tcgc.layout.shape().to_string(), "((2,2),4,8)"); // (MMA, MMA_M, MMA_N)
-//! // Its first value is row 5/4 = 1, column 2*(5%4) = 2 (the PTX fragment of mma.m16n8k16).
-//! assert_eq!(tcgc.at(&[]).unwrap().eval(0).unwrap(), 1 * 128 + 2);
+//! // gA = local_tile(A, (128, 32), (by, _)) for A of M=512, K=256, K-major; `by` is blockIdx.y.
+//! let a = View::from(lay("(512,256):(256,1)"));
+//! let ga = local_tile(&a, &[128, 32], &[Crd::Dyn, Crd::All]).unwrap(); // (128, 32, k)
+//! assert_eq!(ga.layout.to_string(), "(128,32,8):(256,1,32)");
 //!
-//! // G2S: cp.async 128-bit, threads (32,4):(4,1), values (1,8), into swizzled smem.
-//! let g2s = make_tiled_copy(CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap(),
-//!                           &"(32,4):(4,1)".parse().unwrap(), &"(1,8)".parse().unwrap()).unwrap();
-//! let atom = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, "(8,32):(32,1)".parse().unwrap());
-//! let sa = atom.tile_to_shape(&IntTuple::ints(&[128, 32, 3]), None).unwrap();
-//! let tasa = g2s.partition(dsl_core::tiled::Side::Dst, &View::from(sa)).unwrap();
+//! // Shared memory: Swizzle<3,3,3> o (8,32):(32,1) tiled to (128, 32, 3 stages).
+//! let atom = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, lay("(8,32):(32,1)"));
+//! let sa = View::from(atom.tile_to_shape(&IntTuple::ints(&[128, 32, 3]), None).unwrap());
+//!
+//! // G2S: cp.async 128-bit, threads (32,4):(4,1), values (1,8).
+//! let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+//! let g2s = make_tiled_copy(cp, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap();
+//! let tag_a = g2s.partition(Side::Src, &ga).unwrap(); // indices: [by, thread]
+//! let tasa = g2s.partition(Side::Dst, &sa).unwrap(); // indices: [thread]
+//! assert_eq!(tag_a.layout.shape().to_string(), "((8,1),4,1,8)"); // (CPY, CPY_M, CPY_K, k)
 //! assert_eq!(tasa.layout.shape().to_string(), "((8,1),4,1,(1,3))"); // (CPY, CPY_M, CPY_K, stage)
-//! assert_eq!(tasa.indices.len(), 1); // the thread index stays dynamic
+//! // tAgA(_, _, _, itile) with itile in a register: one more dynamic index.
+//! let tile = tag_a.slice(&[Crd::All, Crd::All, Crd::All, Crd::Dyn]).unwrap();
+//! // Block 1, thread 6, k-tile 2: element (v=0, CPY_M=0) is row 128 + 6/4, column 64 + 8*(6%4).
+//! assert_eq!(tile.at(&[1, 6, 2]).unwrap().eval(0).unwrap(), (128 + 1) * 256 + 64 + 16);
 //!
-//! // S2R: ldmatrix x4 shaped by the MMA's A fragments.
-//! let s2r = make_tiled_copy_a(CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap(), &mma).unwrap();
-//! assert_eq!(s2r.tiler_mn, vec![32, 16]);
+//! // MMA fragments of thread 5, and the ldmatrix copy that fills A's.
+//! let thr = mma.get_slice(5).unwrap();
+//! let tcra = thr.partition_fragment_a(&ga.slice(&[Crd::All, Crd::All, Crd::At(0)]).unwrap()).unwrap();
+//! assert_eq!(tcra.to_string(), "((2,2,2),4,2):((1,2,4),16,8)"); // (MMA, MMA_M, MMA_K)
+//! let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+//! let s2r = make_tiled_copy_a(ldsm, &mma).unwrap().get_slice(5).unwrap();
+//! let tasa_s2r = s2r.partition_s(&sa).unwrap(); // (CPY, CPY_M, CPY_K, stage), thread bound
+//! assert_eq!(tasa_s2r.layout.size(), 8 * 4 * 2 * 3);
+//! assert_eq!(s2r.retile_d(&tcra).unwrap().shape().to_string(), "((8,1),4,2)");
+//!
+//! // Accumulators of the 128x128 D tile (row-major): first value at row 5/4, column 2*(5%4).
+//! let tcgc = thr.partition_c(&View::from(lay("(128,128):(128,1)"))).unwrap();
+//! assert_eq!(tcgc.layout.shape().to_string(), "((2,2),4,8)"); // (MMA, MMA_M, MMA_N)
+//! assert_eq!(tcgc.at(&[]).unwrap().eval(0).unwrap(), 128 + 2);
 //! ```
+//!
+//! Left out of CuTe: `make_tiled_copy_S/D`, `make_tiled_copy_C_atom`, `make_cotiled_copy`, tensors
+//! with arithmetic-tuple (identity) strides, and the `Step` projections of `local_tile`.
 
 mod copy;
 mod local;
