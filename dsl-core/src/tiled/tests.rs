@@ -648,3 +648,42 @@ fn make_tiled_copy_by_definition() {
     // Two threads on one element: refused.
     assert!(make_tiled_copy(atom, &lay("(32,4):(4,0)"), &lay("(1,8)")).is_err());
 }
+
+/// ldmatrix TV layouts of both S2R copies cover their 32x16 tile exactly twice (the operand is
+/// shared by the two warps along the other dimension), on both sides.
+#[test]
+fn s2r_tv_layouts_cover_their_tiles_twice() {
+    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    for copy in [
+        make_tiled_copy_a(ldsm_x4(), &mma).unwrap(),
+        make_tiled_copy_b(ldsm_x4(), &mma).unwrap(),
+    ] {
+        for side in [Side::Src, Side::Dst] {
+            let tv = copy.get_layout_tv(side).unwrap();
+            let mut seen = vec![0; 32 * 16];
+            for i in 0..tv.size() {
+                seen[tv.eval(i).unwrap() as usize] += 1;
+            }
+            assert!(seen.iter().all(|&s| s == 2), "{side:?} {tv}");
+        }
+    }
+}
+
+/// Without the N permutation each thread holds 4 B values per k-block: too few for ldmatrix x4
+/// (8 values), enough for x2.
+#[test]
+fn ldmatrix_width_must_fit_the_fragment() {
+    let perm = [Some(lay("32:1")), Some(lay("16:1")), Some(lay("16:1"))];
+    let mma = make_tiled_mma(
+        MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn),
+        &lay("(2,2,1)"),
+        &perm,
+    )
+    .unwrap();
+    let e = make_tiled_copy_b(ldsm_x4(), &mma).unwrap_err();
+    assert!(e.to_string().contains("and of 8 values"), "{e}");
+    let x2 = CopyAtom::new(CopyOp::LdsmN { n: 2 }, ValType::F16).unwrap();
+    let copy = make_tiled_copy_b(x2, &mma).unwrap();
+    assert_eq!(copy.tiler_mn, vec![16, 16]);
+    assert!(make_tiled_copy_a(ldsm_x4(), &mma).is_ok());
+}
