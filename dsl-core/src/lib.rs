@@ -12,4 +12,6 @@
 
 #![warn(missing_docs)]
 
+pub mod atom;
 pub mod layout;
+pub mod tiled;
