@@ -12,4 +12,5 @@
 
 #![warn(missing_docs)]
 
+pub mod ir;
 pub mod layout;
