@@ -68,28 +68,18 @@ fn arith_integer_and_float() {
         Type::U16,
     ] {
         let a = k.reg(ty);
-        let wide = ty.bits() == 64;
-        if wide {
-            k.op(Convert::Cvt {
-                dst_ty: ty,
-                src_ty: Type::U32,
-                rnd: None,
-                sat: false,
-                dst: a,
-                src: t.into(),
-            });
-        } else if ty.bits() == 16 {
-            k.op(Convert::Cvt {
-                dst_ty: ty,
-                src_ty: Type::U32,
-                rnd: None,
-                sat: false,
+        if ty.bits() == 32 {
+            k.op(Data::Mov {
+                ty,
                 dst: a,
                 src: t.into(),
             });
         } else {
-            k.op(Data::Mov {
-                ty,
+            k.op(Convert::Cvt {
+                dst_ty: ty,
+                src_ty: Type::U32,
+                rnd: None,
+                sat: false,
                 dst: a,
                 src: t.into(),
             });
@@ -962,14 +952,15 @@ fn atomics_and_reductions() {
     });
     let h = ld_global(&mut k, Type::F16);
     let mut outs = Vec::new();
-    let cases: Vec<(
+    type Case = (
         StateSpace,
         AtomOp,
         Type,
         Operand,
         Option<Operand>,
         Option<MemOrder>,
-    )> = vec![
+    );
+    let cases: Vec<Case> = vec![
         (
             StateSpace::Global,
             AtomOp::Add,

@@ -281,6 +281,7 @@ impl Writer<'_> {
                 srcs,
             } => {
                 let a = self.addr(addr, StateSpace::Shared)?;
+                // stmatrix.x1 refuses `{imm}`: sources are registers.
                 let s = self.src_vec(srcs, Type::B32, true)?;
                 let t = if *trans { ".trans" } else { "" };
                 self.emit(format_args!(
@@ -327,7 +328,7 @@ impl Writer<'_> {
             } => {
                 let d = self.addr(dst, StateSpace::SharedCluster)?;
                 let m = self.tensor_map(tensor_map)?;
-                let c = self.src_vec(coords, Type::S32, true)?;
+                let c = self.src_vec(coords, Type::S32, false)?;
                 let b = self.addr(mbar, StateSpace::Shared)?;
                 let (mc, mask) = match multicast {
                     Some(o) => (
@@ -347,7 +348,7 @@ impl Writer<'_> {
                 src,
             } => {
                 let m = self.tensor_map(tensor_map)?;
-                let c = self.src_vec(coords, Type::S32, true)?;
+                let c = self.src_vec(coords, Type::S32, false)?;
                 let s = self.addr(src, StateSpace::Shared)?;
                 self.emit(format_args!(
                     "cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group [{m}, {c}], {s}",

@@ -227,7 +227,7 @@ impl Writer<'_> {
                 let s = match src {
                     Operand::Reg(r) if !st.is_register_type() => self.narrow_reg(*r)?,
                     Operand::Reg(r) => self.reg_of(*r, st)?,
-                    imm => self.src_reg(imm, if st.is_register_type() { st } else { Type::U16 })?,
+                    imm => self.src(imm, st)?,
                 };
                 if rnd.is_some() && !dt.is_float() && !st.is_float() {
                     return Err(self.bad("integer-to-integer conversions take no rounding"));

@@ -36,10 +36,10 @@ impl Writer<'_> {
                 };
                 let d = self.dst_vec(&w.d, d_slot)?;
                 let a = match &w.a {
-                    WgmmaA::Desc(o) => self.src_reg(o, Type::U64)?,
+                    WgmmaA::Desc(o) => self.src(o, Type::U64)?,
                     WgmmaA::Regs(rs) => self.dst_vec(rs, Type::B32)?,
                 };
-                let b = self.src_reg(&w.b_desc, Type::U64)?;
+                let b = self.src(&w.b_desc, Type::U64)?;
                 let scale_d = match w.scale_d {
                     ScaleD::Const(on) => u8::from(on).to_string(),
                     ScaleD::Pred(p) => self.reg_of(p, Type::Pred)?,
@@ -80,7 +80,7 @@ impl Writer<'_> {
                 taddr,
                 ncols,
             } => {
-                let t = self.src_reg(taddr, Type::U32)?;
+                let t = self.src(taddr, Type::U32)?;
                 let n = self.src(ncols, Type::U32)?;
                 self.emit(format_args!(
                     "tcgen05.dealloc.cta_group::{}.sync.aligned.b32 {t}, {n}",
@@ -91,6 +91,8 @@ impl Writer<'_> {
                 "tcgen05.relinquish_alloc_permit.cta_group::{}.sync.aligned",
                 cta_group.count()
             )),
+            // TMEM addresses are bracketed operands, which must be registers; descriptors
+            // and the instruction descriptor may be immediates.
             Tcgen05::Mma {
                 cta_group,
                 kind,
@@ -102,11 +104,11 @@ impl Writer<'_> {
             } => {
                 let d = self.src_reg(d_tmem, Type::U32)?;
                 let a = match a {
-                    Tcgen05A::Desc(o) => self.src_reg(o, Type::U64)?,
+                    Tcgen05A::Desc(o) => self.src(o, Type::U64)?,
                     Tcgen05A::Tmem(o) => format!("[{}]", self.src_reg(o, Type::U32)?),
                 };
-                let b = self.src_reg(b_desc, Type::U64)?;
-                let i = self.src_reg(idesc, Type::U32)?;
+                let b = self.src(b_desc, Type::U64)?;
+                let i = self.src(idesc, Type::U32)?;
                 let en = self.src(enable_input_d, Type::Pred)?;
                 self.emit(format_args!(
                     "tcgen05.mma.cta_group::{}.kind::{} [{d}], {a}, {b}, {i}, {en}",
@@ -155,6 +157,7 @@ impl Writer<'_> {
                 srcs,
             } => {
                 let t = self.src_reg(taddr, Type::U32)?;
+                // tcgen05.st refuses a vector mixing registers and immediates.
                 let s = self.src_vec(srcs, Type::B32, true)?;
                 let u = if *unpack16 { ".unpack::16b" } else { "" };
                 self.emit(format_args!(

@@ -124,6 +124,11 @@ impl K {
 /// asserts ptxas spilled nothing.
 pub fn assemble_ok(k: &Kernel, t: Target) -> (String, PtxasReport) {
     let ptx = emit(k, t).unwrap_or_else(|e| panic!("emit {} for {t}: {e}", k.name));
+    // For people reviewing the output: RUTE_DUMP_PTX=dir writes every assembled module there.
+    if let Some(dir) = std::env::var_os("RUTE_DUMP_PTX") {
+        let path = std::path::Path::new(&dir).join(format!("{}-{t}.ptx", k.name));
+        std::fs::write(&path, &ptx).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
     let rep = assemble(&ptx, t).unwrap_or_else(|e| panic!("{e}\n--- PTX ---\n{ptx}"));
     assert_eq!(rep.spill_store_bytes, 0, "spill stores\n{}", rep.log);
     assert_eq!(rep.spill_load_bytes, 0, "spill loads\n{}", rep.log);
