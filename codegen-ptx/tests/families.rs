@@ -435,18 +435,29 @@ fn convert() {
 
 #[test]
 fn convert_from_bf16_needs_sm90() {
+    // sm_80 widens bf16 to f32 only; bf16 to integers (or f16, f64) needs sm_90.
     let mut k = K::new("convert_bf16");
     let x = ld_global(&mut k, Type::BF16);
-    let d = k.reg(Type::F32);
+    let (w, d) = (k.reg(Type::F32), k.reg(Type::S32));
     k.op(Convert::Cvt {
         dst_ty: Type::F32,
+        src_ty: Type::BF16,
+        rnd: None,
+        sat: false,
+        dst: w,
+        src: x.into(),
+    });
+    assert_eq!(k.k.min_target(), Some(Sm80));
+    assert_eq!(k.k.ptx_version(Sm80), dsl_core::ir::PtxVersion::new(7, 1));
+    k.op(Convert::Cvt {
+        dst_ty: Type::S32,
         src_ty: Type::BF16,
         rnd: None,
         sat: false,
         dst: d,
         src: x.into(),
     });
-    k.sink(d);
+    k.sink_all(&[w, d]);
     family(&k.k, Sm90a, &[Sm100a], &[Sm80], "cvt");
 }
 

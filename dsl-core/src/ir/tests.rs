@@ -87,9 +87,9 @@ fn table() -> Vec<(Op, Target, bool, PtxVersion)> {
                 src: Operand::Reg(r(2, Type::BF16)),
             }
             .into(),
-            Target::Sm90a,
+            Target::Sm80,
             true,
-            v(7, 8),
+            v(7, 1),
         ),
         (
             Warp::Shfl {

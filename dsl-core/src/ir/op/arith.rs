@@ -297,11 +297,13 @@ impl OpInfo for Arith {
     }
 
     fn requires(&self) -> Requirement {
-        // bf16 add/sub/mul/min/max/neg/abs arrived with sm_90 (fma.bf16 with sm_80).
+        // bf16 add/sub/mul and the bf16 approximations (ex2, tanh) arrived with sm_90
+        // (fma/min/max/neg/abs on bf16 with sm_80).
         let bf16_sm90 = match self {
             Arith::Bin { op, ty, .. } => {
                 ty.is_bf16() && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
             }
+            Arith::Approx { ty, .. } => ty.is_bf16(),
             _ => false,
         };
         if bf16_sm90 {

@@ -152,8 +152,9 @@ impl OpInfo for Atomic {
             return Err(IrError::bad(m, format!("no atomics on .{}", space.name())));
         }
         let ok = match op {
+            // Integer adds are u32, s32 and u64 only (no s64 form).
             AtomOp::Add => {
-                ty.is_int()
+                matches!(ty, Type::U32 | Type::S32 | Type::U64)
                     || matches!(
                         ty,
                         Type::F32 | Type::F64 | Type::F16 | Type::F16x2 | Type::BF16 | Type::BF16x2

@@ -1,7 +1,8 @@
 //! Conversions between types (`cvt`), including packing two f32 into f16x2/bf16x2.
 //!
-//! Every target has `cvt`; conversions *from* bf16 (`cvt.f32.bf16`) arrived with sm_90, and the
-//! f32-pair packing `cvt.rn.{f16x2,bf16x2}.f32` with sm_80.
+//! Every target has `cvt`. With bf16, sm_80 has only `cvt.rn.bf16.f32` and the widening
+//! `cvt.f32.bf16` (PTX 7.1); every other conversion to or from bf16 arrived with sm_90. The
+//! f32-pair packing `cvt.rn.{f16x2,bf16x2}.f32` needs sm_80.
 
 use super::OpInfo;
 use crate::ir::error::IrError;
@@ -100,9 +101,7 @@ impl OpInfo for Convert {
 
     fn requires(&self) -> Requirement {
         match self {
-            Convert::Cvt { src_ty, dst_ty, .. }
-                if src_ty.is_bf16() || needs_sm90(*dst_ty, *src_ty) =>
-            {
+            Convert::Cvt { src_ty, dst_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
                 Requirement::at_least(Target::Sm90a)
             }
             _ => Requirement::ANY,
@@ -111,11 +110,10 @@ impl OpInfo for Convert {
 
     fn ptx_version(&self) -> PtxVersion {
         match self {
-            Convert::Cvt { src_ty, dst_ty, .. }
-                if src_ty.is_bf16() || needs_sm90(*dst_ty, *src_ty) =>
-            {
+            Convert::Cvt { src_ty, dst_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
                 PtxVersion::new(7, 8)
             }
+            Convert::Cvt { src_ty, .. } if src_ty.is_bf16() => PtxVersion::new(7, 1),
             Convert::Cvt { dst_ty, .. } if dst_ty.is_bf16() => PtxVersion::new(7, 0),
             Convert::PackF32 { .. } => PtxVersion::new(7, 0),
             _ => PtxVersion::new(6, 0),
@@ -139,6 +137,13 @@ impl OpInfo for Convert {
                 if *dst_ty == Type::Pred || *src_ty == Type::Pred {
                     return Err(IrError::bad("cvt", "predicates convert with selp/setp"));
                 }
+                let byte_bf16 = |a: Type, b: Type| a.is_bf16() && b.bits() == 8;
+                if byte_bf16(*dst_ty, *src_ty) || byte_bf16(*src_ty, *dst_ty) {
+                    return Err(IrError::bad(
+                        "cvt",
+                        "PTX has no conversion between bf16 and 8-bit integers; go through 16 bits",
+                    ));
+                }
                 if dst.ty.bits() != dst_ty.bits() && dst_ty.is_register_type() {
                     return Err(IrError::bad(
                         "cvt",
@@ -160,7 +165,7 @@ impl OpInfo for Convert {
     }
 }
 
-/// bf16 from integers or f16 (not from f32/f64) arrived with sm_90.
+/// Conversions with a bf16 side other than f32 -> bf16 and bf16 -> f32 arrived with sm_90.
 fn needs_sm90(dst: Type, src: Type) -> bool {
-    dst == Type::BF16 && !matches!(src, Type::F32 | Type::F64)
+    (dst == Type::BF16 && src != Type::F32) || (src == Type::BF16 && dst != Type::F32)
 }
