@@ -1,15 +1,18 @@
 //! Every form the IR accepts, assembled at the lowest target the IR claims for it.
 //!
-//! For the families with many type combinations (arithmetic, conversions, comparisons, atomics),
-//! each combination whose `check()` passes is grouped by its IR `min_target`; each group becomes
-//! one kernel that must emit and assemble for that target. A ptxas error here means either the
-//! writer spells a form wrong or the IR claims a target too low for it. Needs `RUTE_PTXAS`.
+//! For the families with many type combinations (arithmetic, conversions, comparisons, atomics,
+//! loads and stores), each combination whose `check()` passes is grouped by its IR `min_target`
+//! and `ptx_version`; each group becomes one kernel that must emit and assemble for that target
+//! at that version. A ptxas error here means the writer spells a form wrong, or the IR claims a
+//! target or a PTX version too low for it. Needs `RUTE_PTXAS`.
 
 mod common;
 
 use common::*;
 use dsl_core::ir::op::*;
-use dsl_core::ir::{Address, Op, OpInfo, Operand, Reg, StateSpace, Target, Type};
+use dsl_core::ir::{
+    Address, MemOrder, Op, OpInfo, Operand, PtxVersion, Reg, Scope, StateSpace, Target, Type,
+};
 use std::collections::BTreeMap;
 
 const REG_TYPES: [Type; 16] = [
@@ -35,23 +38,24 @@ const REG_TYPES: [Type; 16] = [
 fn assemble_by_target(name: &str, make: impl Fn(&mut K) -> Vec<Op>) -> usize {
     let mut probe = K::new(name);
     let ops = make(&mut probe);
-    let mut groups: BTreeMap<Target, Vec<Op>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Target, PtxVersion), Vec<Op>> = BTreeMap::new();
     let mut n = 0;
     for op in ops {
         if op.check().is_err() {
             continue;
         }
         if let Some(t) = op.min_target() {
-            groups.entry(t).or_default().push(op);
+            groups.entry((t, op.ptx_version())).or_default().push(op);
             n += 1;
         }
     }
-    for (t, ops) in groups {
+    for ((t, v), ops) in groups {
         let mut k = probe.k.clone();
-        k.name = format!("{name}_{}", t.name());
+        k.name = format!("{name}_{}_{}{}", t.name(), v.major, v.minor);
         for op in ops {
             k.body.push(dsl_core::ir::Stmt::op(op));
         }
+        assert_eq!(k.ptx_version(t), v.max(t.min_ptx_version()));
         assemble_ok(&k, t);
     }
     n
@@ -309,4 +313,119 @@ fn every_accepted_atomic_assembles_at_its_lowest_target() {
         ops
     });
     assert!(n > 40, "{n} forms");
+}
+
+#[test]
+fn every_accepted_load_and_store_assembles_at_its_lowest_target() {
+    let n = assemble_by_target("ldst", |k| {
+        k.smem("buf", 64, 16);
+        let (a64, a32) = (k.reg(Type::U64), k.reg(Type::U32));
+        let mut ops: Vec<Op> = Vec::new();
+        let mem_types = [
+            Type::B8,
+            Type::U8,
+            Type::S8,
+            Type::B16,
+            Type::U16,
+            Type::S16,
+            Type::B32,
+            Type::U32,
+            Type::S32,
+            Type::B64,
+            Type::U64,
+            Type::S64,
+            Type::F16,
+            Type::F16x2,
+            Type::BF16,
+            Type::BF16x2,
+            Type::F32,
+            Type::F64,
+        ];
+        let spaces = [
+            StateSpace::Global,
+            StateSpace::Shared,
+            StateSpace::SharedCluster,
+            StateSpace::Local,
+            StateSpace::Generic,
+            StateSpace::Param,
+            StateSpace::Const,
+        ];
+        for ty in mem_types {
+            let rty = if ty.bits() == 8 { Type::U16 } else { ty };
+            for n in [1, 2, 4] {
+                let regs = k.regs(rty, n);
+                for space in spaces {
+                    let addr = match space {
+                        StateSpace::Shared | StateSpace::SharedCluster => Address::reg(a32, 0),
+                        StateSpace::Param => Address::symbol("out", 0),
+                        _ => Address::reg(a64, 0),
+                    };
+                    ops.push(
+                        Memory::Ld {
+                            space,
+                            ty,
+                            dsts: regs.clone(),
+                            addr: addr.clone(),
+                            cache: None,
+                            nc: space == StateSpace::Global && n == 2,
+                            order: None,
+                        }
+                        .into(),
+                    );
+                    ops.push(
+                        Memory::St {
+                            space,
+                            ty,
+                            srcs: regs.iter().map(|&r| r.into()).collect(),
+                            addr,
+                            cache: None,
+                            order: None,
+                        }
+                        .into(),
+                    );
+                }
+            }
+        }
+        // Memory orders at every scope, scalar u32, on global, shared and shared::cluster.
+        let r = k.reg(Type::U32);
+        for scope in [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys] {
+            for (space, addr) in [
+                (StateSpace::Global, Address::reg(a64, 0)),
+                (StateSpace::Shared, Address::reg(a32, 0)),
+                (StateSpace::SharedCluster, Address::reg(a32, 0)),
+            ] {
+                for order in [
+                    MemOrder::Relaxed(scope),
+                    MemOrder::Acquire(scope),
+                    MemOrder::Release(scope),
+                ] {
+                    ops.push(
+                        Memory::Ld {
+                            space,
+                            ty: Type::U32,
+                            dsts: vec![r],
+                            addr: addr.clone(),
+                            cache: None,
+                            nc: false,
+                            order: Some(order),
+                        }
+                        .into(),
+                    );
+                    ops.push(
+                        Memory::St {
+                            space,
+                            ty: Type::U32,
+                            srcs: vec![r.into()],
+                            addr: addr.clone(),
+                            cache: None,
+                            order: Some(order),
+                        }
+                        .into(),
+                    );
+                }
+            }
+        }
+        ops
+    });
+    assert!(n > 200, "{n} forms");
 }
