@@ -539,6 +539,62 @@ fn wgmma_shapes() {
 }
 
 #[test]
+fn kernel_check_finds_bad_registers() {
+    let mut k = Kernel::new("k");
+    let p = k.new_reg(Type::Pred);
+    let x = k.new_reg(Type::U32);
+    let ok = Arith::Bin {
+        op: BinOp::Add,
+        ty: Type::U32,
+        dst: x,
+        a: Operand::Reg(x),
+        b: Operand::Imm(1),
+    };
+    k.body.push(Stmt::If {
+        cond: p,
+        then: vec![Stmt::op(ok.clone())],
+        else_: vec![],
+    });
+    assert_eq!(k.check(), Ok(()));
+    // undeclared register
+    let ghost = r(7, Type::U32);
+    k.body.push(Stmt::op(Data::Mov {
+        ty: Type::U32,
+        dst: ghost,
+        src: Operand::Imm(0),
+    }));
+    assert!(matches!(k.check(), Err(IrError::BadRegister { id: 7, .. })));
+    k.body.pop();
+    // a register named with another type
+    k.body.push(Stmt::op(Data::Mov {
+        ty: Type::S32,
+        dst: r(x.id, Type::S32),
+        src: Operand::Imm(0),
+    }));
+    assert!(matches!(k.check(), Err(IrError::BadRegister { .. })));
+    k.body.pop();
+    // a non-predicate condition and a float loop variable
+    k.body.push(Stmt::If {
+        cond: x,
+        then: vec![],
+        else_: vec![],
+    });
+    assert!(k.check().is_err());
+    k.body.pop();
+    let f = k.new_reg(Type::F32);
+    k.body.push(Stmt::For {
+        var: f,
+        start: Operand::Imm(0),
+        end: Operand::Imm(1),
+        step: Operand::Imm(1),
+        body: vec![],
+    });
+    assert!(k.check().is_err());
+    k.body.pop();
+    assert_eq!(k.check(), Ok(()));
+}
+
+#[test]
 fn kernel_requirements_intersect() {
     let mut k = Kernel::new("k");
     k.body.push(Stmt::op(CpAsync::CommitGroup));

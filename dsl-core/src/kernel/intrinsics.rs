@@ -514,3 +514,98 @@ pub fn setmaxnreg_dec(n: u32) {
         count: n,
     });
 }
+
+/// Element types with an atomic add (`atom.add`) on global and shared memory.
+pub trait AtomicAdd: DeviceType {}
+impl AtomicAdd for i32 {}
+impl AtomicAdd for u32 {}
+impl AtomicAdd for u64 {}
+impl AtomicAdd for f32 {}
+impl AtomicAdd for f64 {}
+
+fn atom_add<T: AtomicAdd>(space: StateSpace, addr: crate::ir::Address, v: Var<T>) -> Var<T> {
+    let a = v.operand();
+    let out = Var::<T>::uninit();
+    if let Some(dst) = out.reg() {
+        emit(crate::ir::op::Atomic::Atom {
+            space,
+            op: crate::ir::op::AtomOp::Add,
+            ty: T::TY,
+            dst,
+            addr,
+            a,
+            b: None,
+            order: None,
+        });
+    }
+    out
+}
+
+/// `atom.global.add`: adds `v` to `*ptr` and returns the old value.
+pub fn atomic_add_global<T: AtomicAdd>(ptr: GlobalPtr<T>, v: impl IntoVar<T>) -> Var<T> {
+    atom_add(StateSpace::Global, ptr.address(), v.into_var())
+}
+
+/// `atom.shared.add`: adds `v` to `*ptr` and returns the old value.
+pub fn atomic_add_shared<T: AtomicAdd>(ptr: SharedPtr<T>, v: impl IntoVar<T>) -> Var<T> {
+    atom_add(StateSpace::Shared, ptr.address(), v.into_var())
+}
+
+fn approx(op: crate::ir::op::ApproxOp, x: Var<f32>) -> Var<f32> {
+    let a = x.operand();
+    let out = Var::<f32>::uninit();
+    if let Some(dst) = out.reg() {
+        emit(crate::ir::op::Arith::Approx {
+            op,
+            ty: Type::F32,
+            dst,
+            a,
+        });
+    }
+    out
+}
+
+/// `ex2.approx.f32`: 2^x.
+pub fn exp2_approx(x: Var<f32>) -> Var<f32> {
+    approx(crate::ir::op::ApproxOp::Ex2, x)
+}
+
+/// `rcp.approx.f32`: 1/x.
+pub fn rcp_approx(x: Var<f32>) -> Var<f32> {
+    approx(crate::ir::op::ApproxOp::Rcp, x)
+}
+
+/// `sqrt.approx.f32`.
+pub fn sqrt_approx(x: Var<f32>) -> Var<f32> {
+    approx(crate::ir::op::ApproxOp::Sqrt, x)
+}
+
+/// `rsqrt.approx.f32`: 1/sqrt(x).
+pub fn rsqrt_approx(x: Var<f32>) -> Var<f32> {
+    approx(crate::ir::op::ApproxOp::Rsqrt, x)
+}
+
+/// `cvt.rn.f16x2.f32`: packs `lo` (element 0) and `hi` (element 1) into one register (sm_80).
+pub fn pack_f16x2(lo: Var<f32>, hi: Var<f32>) -> Var<super::value::F16x2> {
+    pack(Type::F16x2, lo, hi)
+}
+
+/// `cvt.rn.bf16x2.f32`: packs `lo` (element 0) and `hi` (element 1) into one register (sm_80).
+pub fn pack_bf16x2(lo: Var<f32>, hi: Var<f32>) -> Var<super::value::BF16x2> {
+    pack(Type::BF16x2, lo, hi)
+}
+
+fn pack<T: DeviceType>(ty: Type, lo: Var<f32>, hi: Var<f32>) -> Var<T> {
+    let (l, h) = (lo.operand(), hi.operand());
+    let out = Var::<T>::uninit();
+    if let Some(dst) = out.reg() {
+        emit(crate::ir::op::Convert::PackF32 {
+            dst_ty: ty,
+            relu: false,
+            dst,
+            hi: h,
+            lo: l,
+        });
+    }
+    out
+}
