@@ -77,6 +77,11 @@ impl Cond for Var<bool> {
 
 /// Values an `if` expression on a device predicate can produce: both arms' values are written
 /// into one fresh register (per component) that the `if` evaluates to.
+#[diagnostic::on_unimplemented(
+    message = "an `if` on a device predicate must produce device values in both arms, not `{Self}`",
+    label = "this arm's value cannot be merged through a register",
+    note = "convert host values with `Var::from(..)`, or decide the condition on the host"
+)]
 pub trait Merge: Sized {
     /// New registers shaped like `self` (no code).
     fn new_slot(&self) -> Self;
@@ -127,20 +132,21 @@ impl<M: Merge, const N: usize> Merge for [M; N] {
     }
 }
 
-/// A condition of an `if` expression: `bool` or `Var<bool>`. See [`if_value`].
-pub trait ValueCond {
+/// A condition of an `if` expression producing `V`: a `bool` takes any `V` (host or device);
+/// a `Var<bool>` needs `V: Merge` (device values). See [`if_value`].
+pub trait ValueCond<V> {
     /// Evaluates `arms` as an `if` expression.
-    fn select_arm<V: Merge>(self, arms: impl FnMut(Arm) -> V) -> V;
+    fn select_arm(self, arms: impl FnMut(Arm) -> V) -> V;
 }
 
-impl ValueCond for bool {
-    fn select_arm<V: Merge>(self, mut arms: impl FnMut(Arm) -> V) -> V {
+impl<V> ValueCond<V> for bool {
+    fn select_arm(self, mut arms: impl FnMut(Arm) -> V) -> V {
         arms(if self { Arm::Then } else { Arm::Else })
     }
 }
 
-impl ValueCond for Var<bool> {
-    fn select_arm<V: Merge>(self, mut arms: impl FnMut(Arm) -> V) -> V {
+impl<V: Merge> ValueCond<V> for Var<bool> {
+    fn select_arm(self, mut arms: impl FnMut(Arm) -> V) -> V {
         if let Some(c) = self.as_const() {
             return c.select_arm(arms);
         }
@@ -157,10 +163,11 @@ impl ValueCond for Var<bool> {
     }
 }
 
-/// `if c { then } else { else }` as an expression. A host `bool` evaluates the taken arm only; a
-/// device predicate evaluates both arms in the two blocks of one [`Stmt::If`] and merges their
-/// values through fresh registers ([`Merge`]: `Var`s, tuples and arrays of them).
-pub fn if_value<C: ValueCond, V: Merge>(c: C, arms: impl FnMut(Arm) -> V) -> V {
+/// `if c { then } else { else }` as an expression. A host `bool` evaluates the taken arm only
+/// (any value type); a device predicate evaluates both arms in the two blocks of one
+/// [`Stmt::If`] and merges their values through fresh registers, so the arms must produce device
+/// values ([`Merge`]: `Var`s, tuples and arrays of them).
+pub fn if_value<C: ValueCond<V>, V>(c: C, arms: impl FnMut(Arm) -> V) -> V {
     c.select_arm(arms)
 }
 
@@ -465,6 +472,10 @@ impl<A: HostValue, B: HostValue, C: HostValue> HostValue for (A, B, C) {}
 
 /// `x = v` for host and device values alike: device values write their register, host values
 /// are replaced.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be assigned in a kernel",
+    note = "device values are `Var<T>`; for a host type, implement `dsl_core::kernel::HostValue` for it"
+)]
 pub trait Assign {
     /// Assigns `v` to `self`.
     fn assign_(&mut self, v: Self);

@@ -267,10 +267,12 @@ impl<I: DeviceType + Offset> Offset for Var<I> {
     }
 }
 
-/// A `CUtensorMap` kernel parameter (passed by value), the descriptor TMA copies read.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A `CUtensorMap` kernel parameter (passed by value), the descriptor TMA copies read, with its
+/// generic address (taken at the kernel's entry: `mov` of the parameter, `cvta.param`).
+#[derive(Debug, Clone)]
 pub struct TensorMap {
     name: String,
+    addr: Var<u64>,
 }
 
 impl TensorMap {
@@ -278,9 +280,13 @@ impl TensorMap {
     pub fn name(&self) -> &str {
         &self.name
     }
-    /// The IR reference to it.
+    /// The generic address of the descriptor.
+    pub fn addr(&self) -> Var<u64> {
+        self.addr
+    }
+    /// The IR reference to it (the register holding its generic address).
     pub fn to_ref(&self) -> TensorMapRef {
-        TensorMapRef::Param(self.name.clone())
+        TensorMapRef::Reg(self.addr.to_reg())
     }
 }
 
@@ -366,8 +372,34 @@ impl KernelBuilder {
     /// A `CUtensorMap` parameter `name`, passed by value (`.param .align 64 .b8 name[128]`).
     pub fn param_tensor_map(&self, name: &str) -> TensorMap {
         self.add_param(name, ParamKind::TensorMap);
+        let addr = with(|b| {
+            let param = b.kernel.new_reg(Type::U64);
+            let generic = b.kernel.new_reg(Type::U64);
+            hoist(
+                b,
+                Stmt::op(Data::AddressOf {
+                    dst: param,
+                    symbol: name.to_string(),
+                }),
+            );
+            hoist(
+                b,
+                Stmt::op(AddressOp::Cvta {
+                    to_generic: true,
+                    space: StateSpace::Param,
+                    dst: generic,
+                    src: Operand::Reg(param),
+                }),
+            );
+            Var::from_repr(Repr::Reg {
+                reg: generic,
+                kernel: b.id,
+            })
+        })
+        .unwrap_or_else(Var::uninit);
         TensorMap {
             name: name.to_string(),
+            addr,
         }
     }
 

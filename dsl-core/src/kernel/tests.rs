@@ -557,3 +557,27 @@ fn examples_use_the_expected_instructions() {
         crate::ir::PtxVersion::new(8, 0)
     );
 }
+
+#[test]
+fn literals_infer_their_types() {
+    let k = build_kernel("literals", |k| {
+        let out = k.param_ptr::<f32>("out");
+        let n = k.param::<u32>("n");
+        let t = thread_idx_x();
+        let host = if_value(n.as_const().is_some(), |arm| match arm {
+            Arm::Then => 1,
+            Arm::Else => 2,
+        });
+        assert_eq!(host, 2);
+        range(0, n).step_by(2).for_each_(|i| {
+            let x = (i + 1) * 2 - t;
+            (x.lt(16) & t.ge(1)).if_(|_| out.store_at(x, x.cast::<f32>() * 0.5 + 1.0));
+            let y = 1 + x;
+            out.store_at(y, 2.0 * y.cast::<f32>());
+        });
+        (0..2).for_each_(|i: i32| out.store_at(i, 0.0));
+    })
+    .unwrap();
+    assert_eq!(shapes(&k.body), vec!["for"]);
+    assert_eq!(count(&k, is_store), 4);
+}
