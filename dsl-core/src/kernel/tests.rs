@@ -581,3 +581,18 @@ fn literals_infer_their_types() {
     assert_eq!(shapes(&k.body), vec!["for"]);
     assert_eq!(count(&k, is_store), 4);
 }
+
+#[test]
+fn std_ranges_and_host_values_keep_rust_meaning() {
+    let k = build_kernel("std", |k| {
+        let out = k.param_ptr::<u32>("out");
+        (0..6).step_by(2).for_each_(|i: u32| out.store_at(i, i));
+        let mut l: crate::layout::Layout = "(4,8):(1,4)".parse().unwrap_or_else(|_| unreachable!());
+        l.assign_("(2,2):(1,2)".parse().unwrap_or_else(|_| unreachable!()));
+        assert_eq!(l.to_string(), "(2,2):(1,2)");
+        let y = 5u32.fresh_();
+        assert_eq!(y, 5);
+    })
+    .unwrap();
+    assert_eq!(count(&k, is_store), 3);
+}
