@@ -1,8 +1,7 @@
 //! Conversions between types (`cvt`), including packing two f32 into f16x2/bf16x2.
 //!
-//! Every target has `cvt`. With bf16, sm_80 has only `cvt.rn.bf16.f32` and the widening
-//! `cvt.f32.bf16` (PTX 7.1); every other conversion to or from bf16 arrived with sm_90. The
-//! f32-pair packing `cvt.rn.{f16x2,bf16x2}.f32` needs sm_80.
+//! Every target has `cvt`; bf16 converts to and from f32 from sm_80 (and the f32-pair packing
+//! `cvt.rn.{f16x2,bf16x2}.f32` exists from sm_80), while other bf16 conversions need sm_90.
 
 use super::OpInfo;
 use crate::ir::error::IrError;
@@ -101,7 +100,7 @@ impl OpInfo for Convert {
 
     fn requires(&self) -> Requirement {
         match self {
-            Convert::Cvt { src_ty, dst_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
+            Convert::Cvt { dst_ty, src_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
                 Requirement::at_least(Target::Sm90a)
             }
             _ => Requirement::ANY,
@@ -110,7 +109,7 @@ impl OpInfo for Convert {
 
     fn ptx_version(&self) -> PtxVersion {
         match self {
-            Convert::Cvt { src_ty, dst_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
+            Convert::Cvt { dst_ty, src_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
                 PtxVersion::new(7, 8)
             }
             Convert::Cvt { src_ty, .. } if src_ty.is_bf16() => PtxVersion::new(7, 1),
@@ -165,7 +164,9 @@ impl OpInfo for Convert {
     }
 }
 
-/// Conversions with a bf16 side other than f32 -> bf16 and bf16 -> f32 arrived with sm_90.
+/// sm_80 converts bf16 only to and from f32 (`cvt.rn.bf16.f32`, and `cvt.f32.bf16` from PTX 7.1);
+/// every other conversion with a bf16 side (f64, f16, integers) arrived with sm_90, as ptxas
+/// confirms.
 fn needs_sm90(dst: Type, src: Type) -> bool {
     (dst == Type::BF16 && src != Type::F32) || (src == Type::BF16 && dst != Type::F32)
 }
