@@ -267,6 +267,26 @@ fn version_header_is_the_lowest_the_target_and_ops_allow() {
 }
 
 #[test]
+fn each_targets_version_is_the_lowest_ptxas_accepts() {
+    // The PTX ISA version just below each target's minimum (there is no 6.6..6.9 or 7.9).
+    for (t, below) in [
+        (Target::Sm80, "6.5"),
+        (Target::Sm90a, "7.8"),
+        (Target::Sm100a, "8.5"),
+    ] {
+        let (ptx, _) = assemble_ok(&K::new("lowest").k, t);
+        let v = header(&ptx)[0].to_string();
+        let older = ptx.replacen(&v, &format!(".version {below}"), 1);
+        match codegen_ptx::ptxas::assemble(&older, t) {
+            Err(codegen_ptx::ptxas::PtxasError::Rejected { log, .. }) => {
+                assert!(log.contains("does not support"), "{log}")
+            }
+            other => panic!("{t} at PTX {below}: expected a rejection, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn signature_shared_memory_and_launch_directives() {
     let mut k = K::new("signature");
     k.param("alpha", ParamKind::Scalar(Type::F32));
