@@ -1878,15 +1878,21 @@ fn tcgen05_kernel(cta_group: CtaGroup) -> K {
             dst: idesc,
             src: imm(0x0810_0490),
         });
-    for (a, en) in [
-        (Tcgen05A::Desc(adesc.into()), imm(0)),
-        (Tcgen05A::Desc(imm(0x4000_4000_0100_0080)), acc.into()),
-        (Tcgen05A::Tmem(taddr.into()), acc.into()),
-        (Tcgen05A::Desc(adesc.into()), imm(1)),
+    for (a, en, kind) in [
+        (Tcgen05A::Desc(adesc.into()), imm(0), MmaKind::F16),
+        (
+            Tcgen05A::Desc(imm(0x4000_4000_0100_0080)),
+            acc.into(),
+            MmaKind::F16,
+        ),
+        (Tcgen05A::Tmem(taddr.into()), acc.into(), MmaKind::F16),
+        (Tcgen05A::Desc(adesc.into()), imm(1), MmaKind::Tf32),
+        (Tcgen05A::Desc(adesc.into()), acc.into(), MmaKind::F8f6f4),
+        (Tcgen05A::Desc(adesc.into()), acc.into(), MmaKind::I8),
     ] {
         k.op(Tcgen05::Mma {
             cta_group,
-            kind: MmaKind::F16,
+            kind,
             d_tmem: taddr.into(),
             a,
             b_desc: bdesc.into(),
@@ -1913,15 +1919,21 @@ fn tcgen05_kernel(cta_group: CtaGroup) -> K {
         });
         outs.push(d[0]);
     }
-    let d = k.regs(Type::B32, 4);
-    k.op(Tcgen05::Ld {
-        shape: TmemShape::S16x256b,
-        num: 1,
-        pack16: false,
-        dsts: d.clone(),
-        taddr: imm(0),
-    });
-    outs.push(d[3]);
+    for (shape, num) in [
+        (TmemShape::S16x64b, 2),
+        (TmemShape::S16x128b, 1),
+        (TmemShape::S16x256b, 1),
+    ] {
+        let d = k.regs(Type::B32, shape.regs_per_rep() * num as usize);
+        k.op(Tcgen05::Ld {
+            shape,
+            num,
+            pack16: false,
+            dsts: d.clone(),
+            taddr: imm(0),
+        });
+        outs.push(d[d.len() - 1]);
+    }
     k.op(Tcgen05::WaitLd);
     k.op(Tcgen05::St {
         shape: TmemShape::S32x32b,
