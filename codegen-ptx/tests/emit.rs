@@ -580,6 +580,7 @@ fn generating_a_few_hundred_ops_takes_under_5_ms() {
         .collect();
     times.sort();
     let median = times[times.len() / 2];
+    eprintln!("emit: {count} ops, median {median:?} over 20 runs");
     assert!(
         median < Duration::from_millis(5),
         "median {median:?} for {count} ops"
