@@ -1,0 +1,5 @@
+use dsl_macros::layout;
+
+fn main() {
+    let _ = layout!((4,8):(1));
+}

@@ -1,0 +1,8 @@
+use dsl_macros::layout;
+
+fn main() {
+    let _ = layout!((8,32):(32,1) x);
+    let _ = layout!((8,,32));
+    let _ = layout!((8,32,));
+    let _ = layout!([8,32]);
+}
