@@ -13,4 +13,5 @@
 #![warn(missing_docs)]
 
 pub mod ir;
+pub mod kernel;
 pub mod layout;

@@ -13,6 +13,17 @@ pub enum IrError {
         /// The rule broken.
         rule: String,
     },
+    /// A register that the kernel does not declare, or names with another type, or of the wrong
+    /// type for its place (a non-predicate `if` condition, a non-integer loop variable).
+    #[error("register %{id} ({ty}): {rule}")]
+    BadRegister {
+        /// The register's id.
+        id: u32,
+        /// The type it was named with.
+        ty: crate::ir::Type,
+        /// The rule broken.
+        rule: String,
+    },
 }
 
 impl IrError {

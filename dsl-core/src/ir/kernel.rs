@@ -1,11 +1,11 @@
 //! A kernel: its signature, shared memory, launch hints, register file and body.
 
 use super::error::IrError;
-use super::op::OpInfo;
+use super::op::{OpInfo, Regs};
 use super::stmt::{for_each_instr, Stmt};
 use super::target::{PtxVersion, Requirement, Target};
 use super::types::Type;
-use super::value::Reg;
+use super::value::{Operand, Reg};
 
 /// What a kernel parameter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,14 +131,96 @@ impl Kernel {
         v.min(PtxVersion::MAX)
     }
 
-    /// Checks every op's operands; the first failure is returned.
+    /// Checks every op's operands ([`OpInfo::check`]) and every register: declared in
+    /// [`Kernel::regs`] with the type it is named with, predicates for conditions and guards,
+    /// integers for loop variables. The first failure is returned.
     pub fn check(&self) -> Result<(), IrError> {
-        let mut err = None;
-        for_each_instr(&self.body, &mut |i| {
-            if err.is_none() {
-                err = i.op.check().err();
+        self.check_block(&self.body)
+    }
+
+    fn check_reg(&self, r: Reg) -> Result<(), IrError> {
+        match self.regs.get(r.id as usize) {
+            Some(&ty) if ty == r.ty => Ok(()),
+            Some(&ty) => Err(IrError::BadRegister {
+                id: r.id,
+                ty: r.ty,
+                rule: format!("declared as {ty}"),
+            }),
+            None => Err(IrError::BadRegister {
+                id: r.id,
+                ty: r.ty,
+                rule: format!("the kernel declares only {} registers", self.regs.len()),
+            }),
+        }
+    }
+
+    fn check_pred(&self, r: Reg, what: &str) -> Result<(), IrError> {
+        self.check_reg(r)?;
+        if r.ty != Type::Pred {
+            return Err(IrError::BadRegister {
+                id: r.id,
+                ty: r.ty,
+                rule: format!("{what} must be a predicate"),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_block(&self, stmts: &[Stmt]) -> Result<(), IrError> {
+        for s in stmts {
+            match s {
+                Stmt::Op(i) => {
+                    i.op.check()?;
+                    if let Some(g) = i.guard {
+                        self.check_pred(g.pred, "a guard")?;
+                    }
+                    let mut err = Ok(());
+                    i.op.for_each_reg(&mut |r| {
+                        if err.is_ok() {
+                            err = self.check_reg(r);
+                        }
+                    });
+                    err?;
+                }
+                Stmt::For {
+                    var,
+                    start,
+                    end,
+                    step,
+                    body,
+                } => {
+                    self.check_reg(*var)?;
+                    if !var.ty.is_int() {
+                        return Err(IrError::BadRegister {
+                            id: var.id,
+                            ty: var.ty,
+                            rule: "a loop variable must be an integer".into(),
+                        });
+                    }
+                    for o in [start, end, step] {
+                        if let Operand::Reg(r) = o {
+                            self.check_reg(*r)?;
+                        }
+                    }
+                    self.check_block(body)?;
+                }
+                Stmt::If { cond, then, else_ } => {
+                    self.check_pred(*cond, "an if condition")?;
+                    self.check_block(then)?;
+                    self.check_block(else_)?;
+                }
+                Stmt::While {
+                    cond_block,
+                    cond,
+                    body,
+                } => {
+                    self.check_block(cond_block)?;
+                    self.check_pred(*cond, "a while condition")?;
+                    self.check_block(body)?;
+                }
+                Stmt::Comment(_) => {}
             }
-        });
-        err.map_or(Ok(()), Err)
+        }
+        Ok(())
     }
 }

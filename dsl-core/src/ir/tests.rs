@@ -1,5 +1,6 @@
 //! Requirements and operand checks of every family against the PTX ISA's tables (targets and
-//! versions as the ISA's "Target ISA notes" and "PTX ISA notes" list them).
+//! versions as the ISA's "Target ISA notes" and "PTX ISA notes" list them; the bf16 rows were
+//! confirmed with ptxas 13.5, which names the target or version a refused form needs).
 
 use super::op::*;
 use super::*;
@@ -85,6 +86,87 @@ fn table() -> Vec<(Op, Target, bool, PtxVersion)> {
                 sat: false,
                 dst: r(1, Type::F32),
                 src: Operand::Reg(r(2, Type::BF16)),
+            }
+            .into(),
+            Target::Sm80,
+            true,
+            v(7, 1),
+        ),
+        (
+            Convert::Cvt {
+                dst_ty: Type::F64,
+                src_ty: Type::BF16,
+                rnd: None,
+                sat: false,
+                dst: r(1, Type::F64),
+                src: Operand::Reg(r(2, Type::BF16)),
+            }
+            .into(),
+            Target::Sm90a,
+            true,
+            v(7, 8),
+        ),
+        (
+            Convert::Cvt {
+                dst_ty: Type::BF16,
+                src_ty: Type::F64,
+                rnd: Some(CvtRound::Rn),
+                sat: false,
+                dst: r(1, Type::BF16),
+                src: Operand::Reg(r(2, Type::F64)),
+            }
+            .into(),
+            Target::Sm90a,
+            true,
+            v(7, 8),
+        ),
+        (
+            Convert::Cvt {
+                dst_ty: Type::BF16,
+                src_ty: Type::F32,
+                rnd: Some(CvtRound::Rn),
+                sat: false,
+                dst: r(1, Type::BF16),
+                src: Operand::Reg(r(2, Type::F32)),
+            }
+            .into(),
+            Target::Sm80,
+            true,
+            v(7, 0),
+        ),
+        (
+            Arith::Approx {
+                op: ApproxOp::Ex2,
+                ty: Type::BF16,
+                dst: r(1, Type::BF16),
+                a: Operand::Reg(r(2, Type::BF16)),
+            }
+            .into(),
+            Target::Sm90a,
+            true,
+            v(7, 8),
+        ),
+        (
+            Arith::Fma {
+                rnd: FloatRound::Rn,
+                ty: Type::BF16x2,
+                dst: r(1, Type::BF16x2),
+                a: Operand::Reg(r(2, Type::BF16x2)),
+                b: Operand::Reg(r(2, Type::BF16x2)),
+                c: Operand::Reg(r(2, Type::BF16x2)),
+            }
+            .into(),
+            Target::Sm80,
+            true,
+            v(7, 0),
+        ),
+        (
+            Compare::Setp {
+                cmp: CmpOp::Lt,
+                ty: Type::BF16,
+                dst: r(1, Type::Pred),
+                a: Operand::Reg(r(2, Type::BF16)),
+                b: Operand::Reg(r(2, Type::BF16)),
             }
             .into(),
             Target::Sm90a,
@@ -536,6 +618,62 @@ fn wgmma_shapes() {
         tnsp_b: false,
     });
     assert!(bad.check().is_err());
+}
+
+#[test]
+fn kernel_check_finds_bad_registers() {
+    let mut k = Kernel::new("k");
+    let p = k.new_reg(Type::Pred);
+    let x = k.new_reg(Type::U32);
+    let ok = Arith::Bin {
+        op: BinOp::Add,
+        ty: Type::U32,
+        dst: x,
+        a: Operand::Reg(x),
+        b: Operand::Imm(1),
+    };
+    k.body.push(Stmt::If {
+        cond: p,
+        then: vec![Stmt::op(ok.clone())],
+        else_: vec![],
+    });
+    assert_eq!(k.check(), Ok(()));
+    // undeclared register
+    let ghost = r(7, Type::U32);
+    k.body.push(Stmt::op(Data::Mov {
+        ty: Type::U32,
+        dst: ghost,
+        src: Operand::Imm(0),
+    }));
+    assert!(matches!(k.check(), Err(IrError::BadRegister { id: 7, .. })));
+    k.body.pop();
+    // a register named with another type
+    k.body.push(Stmt::op(Data::Mov {
+        ty: Type::S32,
+        dst: r(x.id, Type::S32),
+        src: Operand::Imm(0),
+    }));
+    assert!(matches!(k.check(), Err(IrError::BadRegister { .. })));
+    k.body.pop();
+    // a non-predicate condition and a float loop variable
+    k.body.push(Stmt::If {
+        cond: x,
+        then: vec![],
+        else_: vec![],
+    });
+    assert!(k.check().is_err());
+    k.body.pop();
+    let f = k.new_reg(Type::F32);
+    k.body.push(Stmt::For {
+        var: f,
+        start: Operand::Imm(0),
+        end: Operand::Imm(1),
+        step: Operand::Imm(1),
+        body: vec![],
+    });
+    assert!(k.check().is_err());
+    k.body.pop();
+    assert_eq!(k.check(), Ok(()));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Integer and floating-point arithmetic, bit manipulation and the fast approximate functions.
 //!
-//! Ops of this family run on every rute target, except bf16 `add/sub/mul/min/max`-style ops that
-//! the PTX ISA added with sm_90 (they need [`Target::Sm90a`] or later).
+//! Ops of this family run on every rute target, except bf16 `add/sub/mul` and the bf16
+//! approximations, which the PTX ISA added with sm_90 (they need [`Target::Sm90a`] or later).
 
 use super::OpInfo;
 use crate::ir::error::IrError;
@@ -297,11 +297,13 @@ impl OpInfo for Arith {
     }
 
     fn requires(&self) -> Requirement {
-        // bf16 add/sub/mul/min/max/neg/abs arrived with sm_90 (fma.bf16 with sm_80).
+        // bf16 add/sub/mul and the bf16 approximations arrived with sm_90; bf16 fma, min, max,
+        // neg and abs exist on sm_80 (checked with ptxas).
         let bf16_sm90 = match self {
             Arith::Bin { op, ty, .. } => {
                 ty.is_bf16() && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
             }
+            Arith::Approx { ty, .. } => ty.is_bf16(),
             _ => false,
         };
         if bf16_sm90 {

@@ -8,7 +8,10 @@ use crate::ir::error::IrError;
 use crate::ir::target::{PtxVersion, Requirement, Target};
 use crate::ir::value::{Address, Operand, Reg};
 
-/// The tensor map (`CUtensorMap`) a TMA op reads.
+/// The tensor map (`CUtensorMap`) a TMA op reads. PTX wants its *generic* address: ptxas
+/// refuses a `.param` symbol in the operand ("state space mismatch"), so a `Param` reference is
+/// lowered as `mov.u64 %rd, name; cvta.param.u64 %rd, %rd;` (PTX 7.7) and the register used. The
+/// builder emits those two ops itself and passes `Reg`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TensorMapRef {
     /// A kernel parameter declared as a tensor map (passed by value, `.param .align 64 .b8 [128]`).

@@ -1,7 +1,7 @@
 //! Conversions between types (`cvt`), including packing two f32 into f16x2/bf16x2.
 //!
-//! Every target has `cvt`; conversions *from* bf16 (`cvt.f32.bf16`) arrived with sm_90, and the
-//! f32-pair packing `cvt.rn.{f16x2,bf16x2}.f32` with sm_80.
+//! Every target has `cvt`; bf16 converts to and from f32 from sm_80 (and the f32-pair packing
+//! `cvt.rn.{f16x2,bf16x2}.f32` exists from sm_80), while other bf16 conversions need sm_90.
 
 use super::OpInfo;
 use crate::ir::error::IrError;
@@ -100,9 +100,7 @@ impl OpInfo for Convert {
 
     fn requires(&self) -> Requirement {
         match self {
-            Convert::Cvt { src_ty, dst_ty, .. }
-                if src_ty.is_bf16() || needs_sm90(*dst_ty, *src_ty) =>
-            {
+            Convert::Cvt { dst_ty, src_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
                 Requirement::at_least(Target::Sm90a)
             }
             _ => Requirement::ANY,
@@ -111,11 +109,10 @@ impl OpInfo for Convert {
 
     fn ptx_version(&self) -> PtxVersion {
         match self {
-            Convert::Cvt { src_ty, dst_ty, .. }
-                if src_ty.is_bf16() || needs_sm90(*dst_ty, *src_ty) =>
-            {
+            Convert::Cvt { dst_ty, src_ty, .. } if needs_sm90(*dst_ty, *src_ty) => {
                 PtxVersion::new(7, 8)
             }
+            Convert::Cvt { src_ty, .. } if src_ty.is_bf16() => PtxVersion::new(7, 1),
             Convert::Cvt { dst_ty, .. } if dst_ty.is_bf16() => PtxVersion::new(7, 0),
             Convert::PackF32 { .. } => PtxVersion::new(7, 0),
             _ => PtxVersion::new(6, 0),
@@ -160,7 +157,9 @@ impl OpInfo for Convert {
     }
 }
 
-/// bf16 from integers or f16 (not from f32/f64) arrived with sm_90.
+/// sm_80 converts bf16 only to and from f32 (`cvt.rn.bf16.f32`, and `cvt.f32.bf16` from PTX 7.1);
+/// every other conversion with a bf16 side (f64, f16, integers) arrived with sm_90, as ptxas
+/// confirms.
 fn needs_sm90(dst: Type, src: Type) -> bool {
-    dst == Type::BF16 && !matches!(src, Type::F32 | Type::F64)
+    (dst == Type::BF16 && src != Type::F32) || (src == Type::BF16 && dst != Type::F32)
 }

@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod mbarrier;
 pub mod memory;
 pub mod mma;
+pub mod regs;
 pub mod setmaxnreg;
 pub mod tcgen05;
 pub mod warp;
@@ -36,6 +37,7 @@ pub use matrix::{Matrix, MatrixCount};
 pub use mbarrier::Mbarrier;
 pub use memory::{LdCache, Memory, StCache};
 pub use mma::MmaSync;
+pub use regs::Regs;
 pub use setmaxnreg::Setmaxnreg;
 pub use tcgen05::{CtaGroup, MmaKind, Tcgen05, Tcgen05A, TmemShape};
 pub use warp::{ReduxOp, ShflMode, VoteMode, Warp};
@@ -89,6 +91,12 @@ macro_rules! families {
             }
             fn check(&self) -> Result<(), IrError> {
                 match self { $(Op::$variant(x) => x.check(),)* }
+            }
+        }
+
+        impl Regs for Op {
+            fn for_each_reg(&self, f: &mut dyn FnMut(crate::ir::Reg)) {
+                match self { $(Op::$variant(x) => x.for_each_reg(f),)* }
             }
         }
     };
