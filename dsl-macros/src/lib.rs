@@ -166,11 +166,11 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// |---------|---------|
 /// | `if c { A }` | `Cond::if_(c, \|arm\| match arm { Arm::Then => { A }, Arm::Else => {} })` |
 /// | `if c { A } else { B }`, value unused | `Cond::if_else(c, \|arm\| match arm { Then => { A }, Else => { B } })` |
-/// | `if c { a } else { b }`, value used | `macro_support::if_value(c, \|arm\| ..)`: a `bool` gives the taken arm's value, a device predicate merges device values through a register |
+/// | `if c { a } else { b }`, value used | `if_value(c, \|arm\| ..)`: a `bool` gives the taken arm's value, a device predicate merges device values through a register |
 /// | `else if` | the `Else` arm holds the rewritten inner `if` |
 /// | `for p in a..b { .. }` | `Iterate::for_each_(range(a, b), \|p\| { .. })` |
 /// | `for p in a..=b`, `(a..b).step_by(s)` | `macro_support::range_inclusive(a, b)`, `range(a, b).step_by(s)` |
-/// | `while c { .. }` | `macro_support::while_arms(\|part\| match part { Cond => Some(c), Body => { ..; None } })` |
+/// | `while c { .. }` | `while_(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 /// | `place = e` | `{ let v = e; Assign::assign_(&mut place, v) }`: a device value keeps its register |
 /// | `let x = y;` (`y` a path) | `macro_support::Let::new(y).let_()`: a device value is copied into a new register, anything else moves |
 ///
@@ -178,10 +178,11 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// arms may borrow the same variables mutably). A device `if` runs its closure once per arm, a
 /// device loop once; host ones run them as Rust would.
 ///
-/// Left as Rust: `if let`, `while let`, `match` (host-only pattern matching), `for` over anything
-/// but a literal range — `for x in v.iter()`, `for l in layouts`, `(a..b).rev()` — which is a
-/// host loop (write `for i in (a..b).into_iter()` to keep a host range a plain Rust loop, with
-/// `break` and `continue`), compound assignment `x += e` (the operator traits), `&&`/`||` (write
+/// Left as Rust: `if let`, `while let`, `match` (host-only pattern matching); `for` over anything
+/// but a range expression — `for x in v.iter()`, `for l in layouts`, `(a..b).rev()`,
+/// `(a..b).into_iter()` — which is a host loop where `break` and `continue` work; `for` over a
+/// range whose two bounds are integer literals (`0..4`: certainly host, and Rust then infers the
+/// index type from its use, `usize` for `v[i]`); compound assignment `x += e` (the operator traits), `&&`/`||` (write
 /// `&`/`|` on device predicates), the insides of macro invocations and of nested items.
 ///
 /// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s and the host types marked

@@ -155,7 +155,7 @@ fn an_if_value_on_a_device_predicate_merges_both_arms_into_one_register() {
     assert_eq!(movs_into(then, merged), 1);
     assert_eq!(movs_into(else_, merged), 1);
     // A host condition picks the value: the second store reads x's parameter register directly.
-    let x_reg = ops(&then)
+    let x_reg = ops(then)
         .iter()
         .find_map(|op| match op {
             Op::Data(Data::Mov { dst, src, .. }) if *dst == merged => src.reg(),
@@ -192,6 +192,7 @@ fn both_arms_of_a_device_if_may_assign_the_same_variable() {
 // ---------------------------------------------------------------- for
 
 #[kernel]
+#[allow(clippy::needless_range_loop)]
 fn host_range(out: GlobalPtr<u32>, #[host] n: u32) {
     for i in 0..n {
         out.store_at(i, i * 10);
@@ -284,11 +285,13 @@ fn host_iterators(out: GlobalPtr<u32>, #[host] values: Vec<u32>) {
             out.store(99u32);
         }
     }
-    for v in values.iter() {
-        if *v > 5 {
-            out.store(*v);
+    for (i, v) in values.iter().enumerate() {
+        out.store(*v);
+        // `match` stays Rust, so `break` may leave the host loop from inside it.
+        match i {
+            1 => break,
+            _ => out.store(0u32),
         }
-        break;
     }
 }
 
@@ -303,6 +306,9 @@ fn other_iterators_stay_host_loops() {
         out.store_at(1u32, 8u32);
         out.store(99u32);
         out.store_at(2u32, 0u32);
+        out.store(3u32);
+        out.store(0u32);
+        out.store(8u32);
     })
     .unwrap();
     assert_eq!(host_iterators(vec![3, 8, 0]).unwrap(), by_hand);

@@ -1,12 +1,12 @@
 //! The few helpers `#[kernel]` writes besides the builder's own entry points: kernel parameters
-//! declared by type, `let` that copies device values and moves everything else, a `while` whose
-//! condition and body share one closure, and inclusive ranges. Each is public so that what the
+//! declared by type, `let` that copies device values and moves everything else, and inclusive
+//! ranges. Each is public so that what the
 //! macro writes can be written by hand.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 use super::context::{with, KernelBuilder};
-use super::control::{range, DeviceRange, Fresh, HostRange, Iterate, LoopCond, MakeRange, RangeInt};
+use super::control::{range, DeviceRange, Fresh, HostRange, Iterate, MakeRange, RangeInt};
 use super::error::BuildError;
 use super::memory::{GlobalPtr, TensorMap};
 use super::value::{DeviceType, IntoVar, Var};
@@ -93,60 +93,6 @@ impl<T> LetMove for &Let<T> {
     }
 }
 
-/// Which part of a `while` loop the closure given to [`while_arms`] is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WhilePart {
-    /// Evaluate the condition and return it (`Some`).
-    Cond,
-    /// Run the body (and return `None`).
-    Body,
-}
-
-/// [`super::while_`] with one closure for condition and body, so that both may use the same
-/// outer variables mutably (`while i < n { i = i + 1 }` borrows `i` in both). `#[kernel]` writes
-/// `while c { b }` as `while_arms(|part| match part { Cond => Some(c), Body => { b; None } })`.
-///
-/// The closure must return `Some` for [`WhilePart::Cond`]; a `None` there ends the loop (and, on
-/// a device predicate, is recorded as a build error).
-pub fn while_arms<C: LoopCond + WhileStop>(arms: impl FnMut(WhilePart) -> Option<C>) {
-    let arms = RefCell::new(arms);
-    // The builder calls the condition and the body one after the other, never inside each other,
-    // so the borrows below never overlap.
-    super::control::while_(
-        || match (arms.borrow_mut())(WhilePart::Cond) {
-            Some(c) => c,
-            None => C::stop(),
-        },
-        || {
-            let _ = (arms.borrow_mut())(WhilePart::Body);
-        },
-    )
-}
-
-/// The condition that ends a loop, for a [`while_arms`] closure that gave none.
-pub trait WhileStop {
-    /// A false condition.
-    fn stop() -> Self;
-}
-
-impl WhileStop for bool {
-    fn stop() -> bool {
-        false
-    }
-}
-
-impl WhileStop for Var<bool> {
-    fn stop() -> Var<bool> {
-        with(|b| {
-            b.error(|kernel| BuildError::BadArgument {
-                kernel,
-                message: "a `while_arms` closure returned no condition".to_string(),
-            })
-        });
-        Var::konst(false)
-    }
-}
-
 /// The successor of a range's last index, for `a..=b`.
 pub trait InclusiveEnd: Sized {
     /// `self + 1`, or `None` when it overflows.
@@ -226,52 +172,4 @@ impl<R: Iterate> Iterate for InclusiveRange<R> {
             r.for_each_(body);
         }
     }
-}
-
-/// A condition of an `if` whose value is used, with the values it can produce: a `bool` picks
-/// the taken arm's value whatever its type (a host `let n = if flag { 4 } else { 8 };`); a
-/// `Var<bool>` needs [`IfMerge`] values, merged through registers ([`super::if_value`]).
-pub trait IfValue<V> {
-    /// Evaluates `arms` as an `if` expression on `self`.
-    fn if_value_(self, arms: impl FnMut(super::Arm) -> V) -> V;
-}
-
-impl<V> IfValue<V> for bool {
-    fn if_value_(self, mut arms: impl FnMut(super::Arm) -> V) -> V {
-        arms(if self {
-            super::Arm::Then
-        } else {
-            super::Arm::Else
-        })
-    }
-}
-
-impl<V: IfMerge> IfValue<V> for Var<bool> {
-    fn if_value_(self, arms: impl FnMut(super::Arm) -> V) -> V {
-        super::if_value(self, arms)
-    }
-}
-
-/// The values an `if` on a device predicate can produce: the [`super::Merge`] types (`Var`s,
-/// `()`, and tuples and arrays of them), listed again here so that any other type is refused with
-/// a sentence that says what to write.
-#[diagnostic::on_unimplemented(
-    message = "an `if` used as a value on a device predicate needs both arms to produce device values of one type, merged through a register; `{Self}` is not one",
-    label = "both arms must give a `Var`, or a tuple or array of `Var`s",
-    note = "make both arms produce `Var`s of one type, or write the `if` as a statement that assigns to a variable declared before it"
-)]
-pub trait IfMerge: super::Merge {}
-
-impl<T: DeviceType> IfMerge for Var<T> {}
-impl IfMerge for () {}
-impl<A: IfMerge> IfMerge for (A,) {}
-impl<A: IfMerge, B: IfMerge> IfMerge for (A, B) {}
-impl<A: IfMerge, B: IfMerge, C: IfMerge> IfMerge for (A, B, C) {}
-impl<A: IfMerge, B: IfMerge, C: IfMerge, D: IfMerge> IfMerge for (A, B, C, D) {}
-impl<M: IfMerge, const N: usize> IfMerge for [M; N] {}
-
-/// `if c { a } else { b }` as an expression, for host and device conditions (see [`IfValue`]).
-/// `#[kernel]` writes `if_value(c, |arm| match arm { Arm::Then => a, Arm::Else => b })`.
-pub fn if_value<C: IfValue<V>, V>(c: C, arms: impl FnMut(super::Arm) -> V) -> V {
-    c.if_value_(arms)
 }

@@ -5,9 +5,9 @@
 //! |---------|---------|
 //! | `if c { A }` | `Cond::if_(c, \|arm\| match arm { Then => { A }, Else => {} })` |
 //! | `if c { A } else { B }` (statement) | `Cond::if_else(c, \|arm\| match arm { Then => { A }, Else => { B } })` |
-//! | `if c { a } else { b }` (value used) | `macro_support::if_value(c, \|arm\| match arm { .. })` |
+//! | `if c { a } else { b }` (value used) | `if_value(c, \|arm\| match arm { .. })` |
 //! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
-//! | `while c { .. }` | `macro_support::while_arms(\|part\| match part { Cond => Some(c), Body => { ..; None } })` |
+//! | `while c { .. }` | `while_(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
 //! | `let x = y;` (`y` a path) | `let x = macro_support::Let::new(y).let_();` |
 //!
@@ -17,7 +17,7 @@
 //! traits' business), macros' insides, nested items.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote_spanned, ToTokens};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprForLoop, ExprIf, ExprWhile, Ident, Lifetime, Local, Pat, Stmt};
 
@@ -175,7 +175,7 @@ impl Rewriter<'_> {
                 let call = if unit {
                     quote_spanned!(span=> #k::Cond::if_else)
                 } else {
-                    quote_spanned!(span=> #k::macro_support::if_value)
+                    quote_spanned!(span=> #k::if_value)
                 };
                 parse_expr(quote_spanned! {span=>
                     #call(#cond, |#arm| match #arm {
@@ -248,9 +248,9 @@ impl Rewriter<'_> {
         let cond = &w.cond;
         let body = &w.body;
         parse_expr(quote_spanned! {span=>
-            #k::macro_support::while_arms(|#part| match #part {
-                #k::macro_support::WhilePart::Cond => ::core::option::Option::Some(#cond),
-                #k::macro_support::WhilePart::Body => {
+            #k::while_(|#part| match #part {
+                #k::LoopPart::Cond => ::core::option::Option::Some(#cond),
+                #k::LoopPart::Body => {
                     #body;
                     ::core::option::Option::None
                 }
@@ -279,11 +279,11 @@ impl Rewriter<'_> {
             Expr::Path(path) if binds_name => {
                 let span = local.let_token.span;
                 let k = kernel_path(span);
-                init.expr = Box::new(parse_expr(quote_spanned! {span=> {
+                *init.expr = parse_expr(quote_spanned! {span=> {
                     #[allow(unused_imports)]
                     use #k::macro_support::{LetFresh as _, LetMove as _};
                     #k::macro_support::Let::new(#path).let_()
-                }}));
+                }});
             }
             _ => self.expr_in(&mut init.expr, false),
         }
