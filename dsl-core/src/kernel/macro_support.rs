@@ -173,3 +173,78 @@ impl<R: Iterate> Iterate for InclusiveRange<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{ParamKind, Stmt, Type};
+    use crate::kernel::build_kernel;
+
+    #[test]
+    fn an_inclusive_host_range_runs_its_last_index_and_refuses_a_maximal_end() {
+        let mut seen = Vec::new();
+        build_kernel("k", |_| {
+            range_inclusive(2u32, 5u32)
+                .step_by(3)
+                .for_each_(|i| seen.push(i))
+        })
+        .unwrap();
+        assert_eq!(seen, [2, 5]);
+        let mut runs = 0;
+        let e = build_kernel("k", |_| {
+            range_inclusive(u32::MAX - 1, u32::MAX).for_each_(|_| runs += 1)
+        });
+        assert!(matches!(e, Err(BuildError::BadArgument { .. })), "{e:?}");
+        assert_eq!(runs, 0);
+    }
+
+    #[test]
+    fn an_inclusive_device_range_is_one_loop() {
+        let k = build_kernel("k", |b| {
+            let n = b.param::<u32>("n");
+            range_inclusive(0u32, n).for_each_(|_| {});
+        })
+        .unwrap();
+        assert_eq!(
+            k.body
+                .iter()
+                .filter(|s| matches!(s, Stmt::For { .. }))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn parameters_are_declared_by_type() {
+        let k = build_kernel("k", |b| {
+            let _: GlobalPtr<f32> = KernelParam::declare(b, "a");
+            let _: Var<u64> = KernelParam::declare(b, "n");
+            let _: TensorMap = KernelParam::declare(b, "m");
+        })
+        .unwrap();
+        let kinds: Vec<_> = k.params.iter().map(|p| (p.name.as_str(), p.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a", ParamKind::GlobalPtr { elem: Type::F32 }),
+                ("n", ParamKind::Scalar(Type::U64)),
+                ("m", ParamKind::TensorMap),
+            ]
+        );
+    }
+
+    #[test]
+    fn let_copies_device_values_and_moves_others() {
+        use super::{LetFresh as _, LetMove as _};
+        build_kernel("k", |b| {
+            let x = b.param::<u32>("x");
+            let y = Let::new(x).let_();
+            assert_ne!(x.reg(), y.reg());
+            let s = Let::new(String::from("host")).let_();
+            assert_eq!(s, "host");
+            let r = Let::new(&s).let_();
+            assert_eq!(r, "host");
+        })
+        .unwrap();
+    }
+}
