@@ -358,7 +358,7 @@ pub fn mbarrier_try_wait(bar: SharedPtr<u64>, parity: impl IntoVar<u32>) -> Var<
 /// Waits for the phase of parity `parity`: a device `while !try_wait { }` loop.
 pub fn mbarrier_wait(bar: SharedPtr<u64>, parity: impl IntoVar<u32>) {
     let parity = parity.into_var();
-    super::control::while_loop(|| !mbarrier_try_wait(bar, parity), || {});
+    super::control::while_(|| !mbarrier_try_wait(bar, parity), || {});
 }
 
 /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes` (sm_90):

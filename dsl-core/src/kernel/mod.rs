@@ -38,8 +38,8 @@ pub mod value;
 
 pub use context::{build_kernel, emit, KernelBuilder};
 pub use control::{
-    if_value, pred_register, range, while_, while_loop, Arm, Assign, Cond, DeviceRange, Fresh,
-    HostRange, HostValue, Iterate, LoopCond, LoopPart, MakeRange, Merge, RangeInt, ValueCond,
+    if_value, pred_register, range, while_, Arm, Assign, Cond, DeviceRange, Fresh, HostRange,
+    HostValue, Iterate, LoopCond, LoopPart, MakeRange, Merge, RangeInt, ValueCond,
 };
 pub use error::BuildError;
 pub use intrinsics::*;

@@ -244,7 +244,7 @@ fn while_loops_on_host_and_device() {
     let k = build_kernel("whiles", |k| {
         let out = k.param_ptr::<u32>("out");
         let mut i = 0;
-        while_(|part| match part {
+        bool::run_while(|part| match part {
             LoopPart::Cond => Some(i < 3),
             LoopPart::Body => {
                 out.store_at(i, 0u32);
@@ -254,7 +254,7 @@ fn while_loops_on_host_and_device() {
         });
         let mut j = thread_idx_x().fresh();
         let mut conds = 0;
-        while_(|part| match part {
+        Var::<bool>::run_while(|part| match part {
             LoopPart::Cond => {
                 conds += 1;
                 Some(j.lt(100u32))
@@ -269,6 +269,20 @@ fn while_loops_on_host_and_device() {
     .unwrap();
     assert_eq!(shapes(&k.body), vec!["while"]);
     assert_eq!(count(&k, is_store), 3);
+}
+
+#[test]
+fn two_closure_while_for_independent_parts() {
+    let k = build_kernel("while2", |k| {
+        let out = k.param_ptr::<u32>("out");
+        let flag = k.shared_array::<u32>("flag", 1, 4);
+        while_(|| flag.load().eq_(0u32), || out.store(1u32));
+        let mut calls = 0;
+        while_(|| false, || calls += 1);
+        assert_eq!(calls, 0);
+    })
+    .unwrap();
+    assert_eq!(shapes(&k.body), vec!["while"]);
 }
 
 #[test]
