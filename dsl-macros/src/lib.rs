@@ -170,7 +170,7 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// | `else if` | the `Else` arm holds the rewritten inner `if` |
 /// | `for p in a..b { .. }` | `Iterate::for_each_(range(a, b), \|p\| { .. })` |
 /// | `for p in a..=b`, `(a..b).step_by(s)` | `macro_support::range_inclusive(a, b)`, `range(a, b).step_by(s)` |
-/// | `while c { .. }` | `while_(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
+/// | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 /// | `place = e` | `{ let v = e; Assign::assign_(&mut place, v) }`: a device value keeps its register |
 /// | `let x = y;` (`y` a path) | `macro_support::Let::new(y).let_()`: a device value is copied into a new register, anything else moves |
 ///

@@ -7,7 +7,7 @@
 //! | `if c { A } else { B }` (statement) | `Cond::if_else(c, \|arm\| match arm { Then => { A }, Else => { B } })` |
 //! | `if c { a } else { b }` (value used) | `if_value(c, \|arm\| match arm { .. })` |
 //! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
-//! | `while c { .. }` | `while_(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
+//! | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
 //! | `let x = y;` (`y` a path) | `let x = macro_support::Let::new(y).let_();` |
 //!
@@ -248,7 +248,7 @@ impl Rewriter<'_> {
         let cond = &w.cond;
         let body = &w.body;
         parse_expr(quote_spanned! {span=>
-            #k::while_(|#part| match #part {
+            #k::LoopCond::run_while(|#part| match #part {
                 #k::LoopPart::Cond => ::core::option::Option::Some(#cond),
                 #k::LoopPart::Body => {
                     #body;
