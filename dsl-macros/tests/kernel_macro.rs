@@ -317,17 +317,27 @@ fn other_iterators_stay_host_loops() {
 // ---------------------------------------------------------------- assignment, let, while
 
 #[kernel]
-fn sum_to(out: GlobalPtr<u32>, start: Var<u32>, n: Var<u32>) {
+fn sum_to(out: GlobalPtr<u32>, start: Var<u32>, n: Var<u32>, #[host] compound: bool) {
     let mut acc = start;
     for i in 0..n {
-        acc = acc + i;
+        if compound {
+            acc += i;
+        } else {
+            acc = acc + i;
+        }
     }
     out.store(acc);
 }
 
 #[test]
 fn assignment_in_a_device_loop_writes_the_same_register() {
-    let k = sum_to().unwrap();
+    for compound in [false, true] {
+        assignment_writes_the_same_register(compound);
+    }
+}
+
+fn assignment_writes_the_same_register(compound: bool) {
+    let k = sum_to(compound).unwrap();
     let acc = stored(&k.body)[0].reg().expect("acc is a register");
     let Some(Stmt::For { var, body, .. }) = k.body.iter().find(|s| matches!(s, Stmt::For { .. }))
     else {
@@ -393,7 +403,12 @@ fn host_lets_move(out: GlobalPtr<u32>, #[host] values: Vec<u32>) {
     let moved = custom;
     let mut count = moved.0;
     count = count + 1;
-    out.store(count);
+    // `let mut` of values whose type is inferred later, of types not marked HostValue.
+    let mut later = Vec::new();
+    later.push(NotMarked(count));
+    let mut n = 0;
+    n += later.len();
+    out.store(count + n as u32 - 1);
 }
 
 #[test]
@@ -407,7 +422,8 @@ fn let_and_assignment_of_host_values_keep_rust_meaning() {
 
 #[kernel]
 fn while_loops(out: GlobalPtr<u32>, n: Var<u32>, #[host] host_n: u32) {
-    let mut i = Var::konst(0u32).fresh();
+    // `let mut` puts even a constant into a register of its own, so the loop may assign it.
+    let mut i = Var::konst(0u32);
     while i.lt(n) {
         i = i + 2u32;
     }

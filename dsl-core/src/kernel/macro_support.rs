@@ -6,7 +6,7 @@
 use std::cell::Cell;
 
 use super::context::{with, KernelBuilder};
-use super::control::{range, DeviceRange, Fresh, HostRange, Iterate, MakeRange, RangeInt};
+use super::control::{range, DeviceRange, HostRange, Iterate, MakeRange, RangeInt};
 use super::error::BuildError;
 use super::memory::{GlobalPtr, TensorMap};
 use super::value::{DeviceType, IntoVar, Var};
@@ -41,12 +41,14 @@ impl KernelParam for TensorMap {
     }
 }
 
-/// The value of a `let x = y;` in `#[kernel]`, resolved by autoref specialization: the macro
-/// writes `Let::new(y).let_()` with [`LetFresh`] and [`LetMove`] in scope. Method lookup tries
-/// `Let<T>` by value first, where [`LetFresh`] applies when `T:` [`Fresh`] (device values get a
-/// new register, marked host values move); only if it does not apply does lookup reach `&Let<T>`,
-/// where [`LetMove`] moves any other value (references, closures, your own types), as Rust's
-/// `let` does.
+/// The value of `let x = y;` (`y` a path) and of `let mut x = e;` in `#[kernel]`, resolved by
+/// autoref specialization: the macro writes `Let::new(e).let_()` with [`LetFresh`] and
+/// [`LetMove`] in scope. Method lookup tries `Let<T>` by value first, where [`LetFresh`] applies
+/// to device values (`Var<T>` and arrays of them), which are copied into new registers: `y` does
+/// not see later assignments to `x`, and a constant gets a register that device control flow may
+/// assign. Only if it does not apply does lookup reach `&Let<T>`, where [`LetMove`] moves any
+/// other value, as Rust's `let` does. The device impls name concrete types, so a host value whose
+/// type is still being inferred (`let mut v = Vec::new();`) is not held up by them.
 pub struct Let<T>(Cell<Option<T>>);
 
 impl<T> Let<T> {
@@ -63,7 +65,7 @@ impl<T> Let<T> {
     }
 }
 
-/// `let` of a [`Fresh`] value: [`Fresh::fresh_`] (a new register for a device value).
+/// `let` of a device value: a copy in new registers ([`Var::fresh`]).
 pub trait LetFresh {
     /// The bound value's type.
     type Value;
@@ -71,10 +73,17 @@ pub trait LetFresh {
     fn let_(self) -> Self::Value;
 }
 
-impl<T: Fresh> LetFresh for Let<T> {
-    type Value = T;
-    fn let_(self) -> T {
-        self.take().fresh_()
+impl<T: DeviceType> LetFresh for Let<Var<T>> {
+    type Value = Var<T>;
+    fn let_(self) -> Var<T> {
+        self.take().fresh()
+    }
+}
+
+impl<T: DeviceType, const N: usize> LetFresh for Let<[Var<T>; N]> {
+    type Value = [Var<T>; N];
+    fn let_(self) -> [Var<T>; N] {
+        self.take().map(|v| v.fresh())
     }
 }
 
@@ -244,6 +253,13 @@ mod tests {
             assert_eq!(s, "host");
             let r = Let::new(&s).let_();
             assert_eq!(r, "host");
+            let k = Var::konst(1u32);
+            assert!(
+                Let::new(k).let_().reg().is_some(),
+                "a constant gets a register"
+            );
+            let arr = Let::new([x, x]).let_();
+            assert!(arr[0].reg() != x.reg() && arr[0].reg() != arr[1].reg());
         })
         .unwrap();
     }

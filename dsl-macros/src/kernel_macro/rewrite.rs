@@ -9,7 +9,7 @@
 //! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
 //! | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
-//! | `let x = y;` (`y` a path) | `let x = macro_support::Let::new(y).let_();` |
+//! | `let x = y;` (`y` a path), `let mut x = e;` | `let x = macro_support::Let::new(y).let_();` |
 //!
 //! Everything else stays Rust: `if let`, `while let`, `match`, `for` over anything but a range
 //! (a `Vec`, `(a..b).rev()`, `(a..b).into_iter()`) or over a range whose two bounds are integer
@@ -268,24 +268,32 @@ impl Rewriter<'_> {
             self.visit_expr_mut(diverge);
             return;
         }
-        let binds_name = match &local.pat {
-            Pat::Ident(p) => p.subpat.is_none() && p.by_ref.is_none(),
-            Pat::Type(t) => {
-                matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none())
-            }
-            _ => false,
+        let name = match &local.pat {
+            Pat::Ident(p) => Some(p),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(p) => Some(p),
+                _ => None,
+            },
+            _ => None,
+        }
+        .filter(|p| p.subpat.is_none() && p.by_ref.is_none());
+        // `let y = x;` must not alias `x`'s register; `let mut y = e;` will be assigned, maybe
+        // inside device control flow, so even a constant `e` needs a register of its own.
+        let copy = match (name, &*init.expr) {
+            (Some(_), Expr::Path(_)) => true,
+            (Some(p), _) => p.mutability.is_some(),
+            (None, _) => false,
         };
-        match &*init.expr {
-            Expr::Path(path) if binds_name => {
-                let span = local.let_token.span;
-                let k = kernel_path(span);
-                *init.expr = parse_expr(quote_spanned! {span=> {
-                    #[allow(unused_imports)]
-                    use #k::macro_support::{LetFresh as _, LetMove as _};
-                    #k::macro_support::Let::new(#path).let_()
-                }});
-            }
-            _ => self.expr_in(&mut init.expr, false),
+        self.expr_in(&mut init.expr, false);
+        if copy {
+            let span = local.let_token.span;
+            let k = kernel_path(span);
+            let value = &init.expr;
+            *init.expr = parse_expr(quote_spanned! {span=> {
+                #[allow(unused_imports)]
+                use #k::macro_support::{LetFresh as _, LetMove as _};
+                #k::macro_support::Let::new(#value).let_()
+            }});
         }
     }
 

@@ -160,9 +160,15 @@ fn the_builder_handle_and_host_parameters_stay_out_of_the_kernel() {
 }
 
 #[test]
-fn let_of_a_path_goes_through_let_and_other_lets_do_not() {
+fn let_of_a_path_and_let_mut_go_through_let_and_other_lets_do_not() {
     let out = expanded(
-        "fn k(x: Var<u32>) { let y = x; let mut z: Var<u32> = y; let w = x + 1u32; let (a, b) = t; }",
+        "fn k(x: Var<u32>) {
+            let y = x;
+            let mut z: Var<u32> = y;
+            let w = x + 1u32;
+            let mut m = x + 1u32;
+            let (a, b) = t;
+        }",
     );
-    assert_eq!(count(&out, "Let :: new"), 2, "{out}");
+    assert_eq!(count(&out, "Let :: new"), 3, "{out}");
 }
