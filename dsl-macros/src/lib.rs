@@ -172,7 +172,7 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// | `for p in a..=b`, `(a..b).step_by(s)` | `macro_support::range_inclusive(a, b)`, `range(a, b).step_by(s)` |
 /// | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 /// | `place = e` | `{ let v = e; Assign::assign_(&mut place, v) }`: a device value keeps its register |
-/// | `let x = y;` (`y` a path), `let mut x = e;` | `macro_support::Let::new(y).let_()`: a device value (`Var`, array of `Var`s) is copied into a new register — `x` does not alias `y`, and a constant becomes a register that loops may assign — anything else moves |
+/// | `let x = y;` (`y` a path), `let mut x = e;` | `macro_support::Let::new(y).let_()`: a device value (`Var`, array of `Var`s, pointer) is copied into a new register — `x` does not alias `y`, and a constant becomes a register that loops may assign — anything else moves |
 ///
 /// The branches and loop bodies become closures (one closure per `if` and per `while`, so both
 /// arms may borrow the same variables mutably). A device `if` runs its closure once per arm, a
@@ -185,8 +185,9 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// index type from its use, `usize` for `v[i]`); compound assignment `x += e` (the operator traits), `&&`/`||` (write
 /// `&`/`|` on device predicates), the insides of macro invocations and of nested items.
 ///
-/// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s and the host types marked
-/// [`dsl_core::kernel::HostValue`] (implement it for your own host types). A variable declared
+/// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s, global and shared pointers (their
+/// address register is written), and the host types marked [`dsl_core::kernel::HostValue`]
+/// (implement it for your own host types). A variable declared
 /// without a value (`let x; x = 1;`) cannot be assigned through it: give it a value.
 ///
 /// # What is refused

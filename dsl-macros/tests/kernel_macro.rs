@@ -516,3 +516,51 @@ fn kernel_parameters_are_declared_in_order_with_their_names() {
     let names: Vec<_> = k.params.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["a", "n", "m", "s"]);
 }
+
+#[kernel]
+fn pointer_walk(a: GlobalPtr<u32>, n: Var<u32>) {
+    let mut p = a;
+    for i in 0..n {
+        p.store(i);
+        p = p + 1u32;
+    }
+    a.store(7u32);
+}
+
+#[test]
+fn a_pointer_advanced_in_a_device_loop_keeps_its_register_and_leaves_its_source_alone() {
+    let k = pointer_walk().unwrap();
+    let Some(Stmt::For { body, .. }) = k.body.iter().find(|s| matches!(s, Stmt::For { .. })) else {
+        panic!("no loop in {:?}", k.body);
+    };
+    let address = |op: &Op| match op {
+        Op::Memory(Memory::St { addr, .. }) => match addr.base {
+            dsl_core::ir::AddrBase::Reg(r) => Some(r),
+            _ => None,
+        },
+        _ => None,
+    };
+    let p = ops(body)
+        .iter()
+        .find_map(address)
+        .expect("a store through p");
+    assert_eq!(
+        movs_into(body, p),
+        1,
+        "p + 1 is written back into p's register"
+    );
+    let after: Vec<_> = k
+        .body
+        .iter()
+        .skip_while(|s| !matches!(s, Stmt::For { .. }))
+        .collect();
+    let a = match after.get(1) {
+        Some(Stmt::Op(i)) => address(&i.op),
+        _ => None,
+    };
+    assert!(
+        a.is_some() && a != Some(p),
+        "a keeps its own register: {:?}",
+        k.body
+    );
+}

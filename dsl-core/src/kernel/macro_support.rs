@@ -6,9 +6,10 @@
 use std::cell::Cell;
 
 use super::context::{with, KernelBuilder};
+use super::control::Assign;
 use super::control::{range, DeviceRange, HostRange, Iterate, MakeRange, RangeInt};
 use super::error::BuildError;
-use super::memory::{GlobalPtr, TensorMap};
+use super::memory::{GlobalPtr, SharedPtr, TensorMap};
 use super::value::{DeviceType, IntoVar, Var};
 
 /// A type a kernel parameter can have: `Var<T>` (a scalar), `GlobalPtr<T>`, `TensorMap`.
@@ -44,7 +45,8 @@ impl KernelParam for TensorMap {
 /// The value of `let x = y;` (`y` a path) and of `let mut x = e;` in `#[kernel]`, resolved by
 /// autoref specialization: the macro writes `Let::new(e).let_()` with [`LetFresh`] and
 /// [`LetMove`] in scope. Method lookup tries `Let<T>` by value first, where [`LetFresh`] applies
-/// to device values (`Var<T>` and arrays of them), which are copied into new registers: `y` does
+/// to device values (`Var<T>`, arrays of them, and global and shared pointers), which are copied
+/// into new registers: `y` does
 /// not see later assignments to `x`, and a constant gets a register that device control flow may
 /// assign. Only if it does not apply does lookup reach `&Let<T>`, where [`LetMove`] moves any
 /// other value, as Rust's `let` does. The device impls name concrete types, so a host value whose
@@ -86,6 +88,30 @@ impl<T: DeviceType, const N: usize> LetFresh for Let<[Var<T>; N]> {
         self.take().map(|v| v.fresh())
     }
 }
+
+macro_rules! pointer_lets {
+    ($($p:ident),*) => {$(
+        impl<T: DeviceType> LetFresh for Let<$p<T>> {
+            type Value = $p<T>;
+            /// The same address in a new register, so that assigning one pointer (`p = p + 1`)
+            /// does not move the other.
+            fn let_(self) -> $p<T> {
+                $p::from_addr(self.take().addr().fresh())
+            }
+        }
+
+        /// `p = q` for a pointer: its address register is written, like a `Var`'s, so a pointer
+        /// advanced in a device loop stays one register.
+        impl<T: DeviceType> Assign for $p<T> {
+            fn assign_(&mut self, v: Self) {
+                let mut addr = self.addr();
+                addr.assign_(v.addr());
+                *self = $p::from_addr(addr);
+            }
+        }
+    )*};
+}
+pointer_lets!(GlobalPtr, SharedPtr);
 
 /// `let` of any other value: a move.
 pub trait LetMove {

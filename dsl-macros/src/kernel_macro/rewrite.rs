@@ -13,8 +13,8 @@
 //!
 //! Everything else stays Rust: `if let`, `while let`, `match`, `for` over anything but a range
 //! (a `Vec`, `(a..b).rev()`, `(a..b).into_iter()`) or over a range whose two bounds are integer
-//! literals (`0..4`: certainly host, and Rust infers its index type), compound assignment (`+=`, the operator
-//! traits' business), macros' insides, nested items.
+//! literals (`0..4`: certainly host, and Rust infers its index type), compound assignment (`+=`,
+//! the operator traits' business), macros' insides, nested items.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
@@ -79,9 +79,10 @@ fn kernel_path(span: Span) -> TokenStream {
     quote_spanned!(span=> ::dsl_core::kernel)
 }
 
-/// Identifiers the expansion introduces: invisible to the user's code.
-fn hidden(name: &str) -> Ident {
-    Ident::new(name, Span::mixed_site())
+/// Identifiers the expansion introduces: invisible to the user's code (mixed-site hygiene), but
+/// located at `at`, so that errors about the expression they are part of point there.
+fn hidden(name: &str, at: Span) -> Ident {
+    Ident::new(name, at.resolved_at(Span::mixed_site()))
 }
 
 impl Rewriter<'_> {
@@ -144,7 +145,7 @@ impl Rewriter<'_> {
 
     fn rewrite_if(&mut self, mut i: ExprIf, unit: bool) -> Expr {
         let k = kernel_path(i.if_token.span);
-        let arm = hidden("__rute_arm");
+        let arm = hidden("__rute_arm", i.if_token.span);
         self.visit_expr_mut(&mut i.cond);
         let no_values = !has_tail(&i.then_branch)
             && match &i.else_branch {
@@ -244,7 +245,7 @@ impl Rewriter<'_> {
         self.frames.pop();
         let span = w.while_token.span;
         let k = kernel_path(span);
-        let part = hidden("__rute_part");
+        let part = hidden("__rute_part", span);
         let cond = &w.cond;
         let body = &w.body;
         parse_expr(quote_spanned! {span=>
@@ -315,7 +316,7 @@ impl Rewriter<'_> {
         }
         let span = a.eq_token.span;
         let k = kernel_path(span);
-        let v = hidden("__rute_value");
+        let v = hidden("__rute_value", span);
         let (left, right) = (&a.left, &a.right);
         // The right side first, as Rust evaluates an assignment.
         parse_expr(quote_spanned! {span=> {
