@@ -564,3 +564,28 @@ fn a_pointer_advanced_in_a_device_loop_keeps_its_register_and_leaves_its_source_
         k.body
     );
 }
+
+#[kernel]
+fn short_circuit(out: GlobalPtr<u32>, #[host] v: Vec<u32>, x: Var<u32>) {
+    for i in 0..4 {
+        // `v[i]` would panic for i >= v.len(): the right side must not run.
+        if i < v.len() && v[i] > 1 || i == 3 && !x.lt(9u32).is_const() {
+            out.store_at(i as u32, x);
+        }
+    }
+}
+
+#[test]
+fn host_conditions_keep_short_circuit_evaluation() {
+    let by_hand = build_kernel("short_circuit", |k| {
+        let out = k.param_ptr::<u32>("out");
+        let x = k.param::<u32>("x");
+        // i = 1: the left `&&` holds, so `||` skips the right side and its comparison.
+        out.store_at(1u32, x);
+        // i = 3: only here is the comparison on the device generated.
+        let _ = x.lt(9u32);
+        out.store_at(3u32, x);
+    })
+    .unwrap();
+    assert_eq!(short_circuit(vec![0, 5]).unwrap(), by_hand);
+}

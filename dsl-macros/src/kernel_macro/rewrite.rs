@@ -9,6 +9,7 @@
 //! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
 //! | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
+//! | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: `bool`s only |
 //! | `let x = y;` (`y` a path), `let mut x = e;` | `let x = macro_support::Let::new(y).let_();` |
 //!
 //! Everything else stays Rust: `if let`, `while let`, `match`, `for` over anything but a range
@@ -18,6 +19,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprForLoop, ExprIf, ExprWhile, Ident, Lifetime, Local, Pat, Stmt};
 
@@ -146,7 +148,7 @@ impl Rewriter<'_> {
     fn rewrite_if(&mut self, mut i: ExprIf, unit: bool) -> Expr {
         let k = kernel_path(i.if_token.span);
         let arm = hidden("__rute_arm", i.if_token.span);
-        self.visit_expr_mut(&mut i.cond);
+        self.condition(&mut i.cond, Construct::If);
         let no_values = !has_tail(&i.then_branch)
             && match &i.else_branch {
                 Some((_, e)) => match &**e {
@@ -185,6 +187,33 @@ impl Rewriter<'_> {
                     })
                 })
             }
+        }
+    }
+
+    /// The condition of a rewritten `if` or `while`: `a && b` and `a || b` become
+    /// `macro_support::and(a, || b)` / `or(..)`, which keep Rust's short circuit for `bool`s and
+    /// refuse device predicates with a sentence (on the device the right side would run anyway).
+    fn condition(&mut self, cond: &mut Expr, c: Construct) {
+        match cond {
+            Expr::Paren(p) => self.condition(&mut p.expr, c),
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                self.condition(&mut b.left, c);
+                // The right side runs in a closure: `return`, `?` and jumps cannot leave it.
+                self.frames.push(Frame::Rewritten(c));
+                self.condition(&mut b.right, c);
+                self.frames.pop();
+                let (span, name) = match b.op {
+                    syn::BinOp::And(t) => (t.spans[0], "and"),
+                    _ => (b.op.span(), "or"),
+                };
+                let k = kernel_path(span);
+                let f = Ident::new(name, span);
+                let (left, right) = (&b.left, &b.right);
+                *cond = parse_expr(quote_spanned! {span=>
+                    #k::macro_support::#f(#left, || #right)
+                });
+            }
+            _ => self.visit_expr_mut(cond),
         }
     }
 
@@ -239,8 +268,8 @@ impl Rewriter<'_> {
         if let Some(label) = &w.label {
             self.refuse_label(label, Construct::While);
         }
+        self.condition(&mut w.cond, Construct::While);
         self.frames.push(Frame::Rewritten(Construct::While));
-        self.visit_expr_mut(&mut w.cond);
         self.block(&mut w.body, true);
         self.frames.pop();
         let span = w.while_token.span;

@@ -172,3 +172,23 @@ fn let_of_a_path_and_let_mut_go_through_let_and_other_lets_do_not() {
     );
     assert_eq!(count(&out, "Let :: new"), 3, "{out}");
 }
+
+#[test]
+fn short_circuit_operators_are_rewritten_in_conditions_only() {
+    let out = expanded(
+        "fn k() {
+            if a && b || c {}
+            while (d || e) && f {}
+            let z = g && h;
+        }",
+    );
+    assert_eq!(count(&out, "macro_support :: and"), 2, "{out}");
+    assert_eq!(count(&out, "macro_support :: or"), 2, "{out}");
+    assert_eq!(count(&out, "g && h"), 1, "{out}");
+}
+
+#[test]
+fn a_return_in_the_right_side_of_a_condition_is_refused() {
+    let errors = refused("fn k() { if a && { return; } {} }");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}
