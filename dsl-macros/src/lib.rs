@@ -189,9 +189,7 @@ pub fn layout(input: TokenStream) -> TokenStream {
 ///
 /// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s, global and shared pointers (their
 /// address register is written), and the host types marked [`dsl_core::kernel::HostValue`]
-/// (implement it for your own host types); other types are refused with a sentence saying so. A
-/// variable declared without a value (`let x; x = 1;`) cannot be assigned through it: give it a
-/// value.
+/// (implement it for your own host types); other types are refused with a sentence saying so.
 ///
 /// # What is refused
 ///
@@ -213,8 +211,13 @@ pub fn layout(input: TokenStream) -> TokenStream {
 ///   a device predicate whose arms are not device values of one type; assignment of a type that
 ///   is neither a device value nor a `HostValue`.
 ///
-/// Device values cannot cross kernels: a `Var` captured from another kernel's generation is
-/// reported by the builder (`BuildError::ForeignValue`), as the macro cannot see it.
+/// # Limits of the closures
+///
+/// Because branches and loop bodies are closures that a device construct may run more than once,
+/// code inside them cannot move a value out of a variable declared outside (borrow or clone it),
+/// and a variable declared without a value cannot be initialised in them (give it a value
+/// first). Device values cannot cross kernels: a `Var` captured from another kernel's generation
+/// is reported by the builder (`BuildError::ForeignValue`), as the macro cannot see it.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel_macro::kernel(attr.into(), item.into()).into()
