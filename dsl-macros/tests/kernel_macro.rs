@@ -589,3 +589,53 @@ fn host_conditions_keep_short_circuit_evaluation() {
     .unwrap();
     assert_eq!(short_circuit(vec![0, 5]).unwrap(), by_hand);
 }
+
+// ---------------------------------------------------------------- whole kernels
+
+/// Sums 32 floats per warp: a host-unrolled shuffle tree, then lane 0 writes.
+#[kernel]
+fn warp_sum(#[host] width: u32, x: GlobalPtr<f32>, out: GlobalPtr<f32>, n: Var<u32>) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    let mut v = Var::konst(0.0f32);
+    if i.lt(n) {
+        v = x.load_at(i);
+    }
+    let mut offset = width / 2;
+    while offset > 0 {
+        v = v + shfl_down(v, offset);
+        offset = offset / 2;
+    }
+    if lane_id().eq_(0u32) {
+        out.store_at(i / 32u32, v);
+    }
+}
+
+/// Transposes a tile through shared memory.
+#[kernel]
+fn transpose(#[host] tile: u32, k: &KernelBuilder, a: GlobalPtr<f32>, b: GlobalPtr<f32>) {
+    let smem = k.shared_array::<f32>("tile", u64::from(tile * tile), 16);
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    smem.store_at(ty * tile + tx, a.load_at(ty * tile + tx));
+    sync_threads();
+    b.store_at(ty * tile + tx, smem.load_at(tx * tile + ty));
+}
+
+#[test]
+fn whole_kernels_mix_host_and_device_control_flow() {
+    let k = warp_sum(32).unwrap();
+    let shuffles = ops(&k.body)
+        .iter()
+        .filter(|op| matches!(op, Op::Warp(dsl_core::ir::op::Warp::Shfl { .. })))
+        .count();
+    assert_eq!(shuffles, 5, "log2(32) shuffles, unrolled on the host");
+    assert_eq!(structure(&k.body), ["if", "if"]);
+
+    let k = transpose(8).unwrap();
+    assert_eq!(k.shared.len(), 1);
+    assert_eq!(k.shared[0].bytes, 8 * 8 * 4);
+    let barriers = ops(&k.body)
+        .iter()
+        .filter(|op| matches!(op, Op::Barrier(_)))
+        .count();
+    assert_eq!(barriers, 1);
+}
