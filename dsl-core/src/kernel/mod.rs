@@ -31,6 +31,7 @@ pub mod control;
 pub mod error;
 mod fold;
 pub mod intrinsics;
+pub mod macro_support;
 pub mod memory;
 pub mod ops;
 pub mod value;
