@@ -62,11 +62,11 @@
 #![warn(missing_docs)]
 
 pub mod error;
-mod literal;
-pub mod ptxas;
 /// The cudarc runtime: load PTX, launch kernels, build TMA descriptors (feature `jit`).
 #[cfg(feature = "jit")]
 pub mod jit;
+mod literal;
+pub mod ptxas;
 mod regs;
 mod writer;
 
