@@ -170,9 +170,10 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// | `else if` | the `Else` arm holds the rewritten inner `if` |
 /// | `for p in a..b { .. }` | `Iterate::for_each_(range(a, b), \|p\| { .. })` |
 /// | `for p in a..=b`, `(a..b).step_by(s)` | `macro_support::range_inclusive(a, b)`, `range(a, b).step_by(s)` |
-/// | `while c { .. }` | `while_(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
+/// | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 /// | `place = e` | `{ let v = e; Assign::assign_(&mut place, v) }`: a device value keeps its register |
-/// | `let x = y;` (`y` a path) | `macro_support::Let::new(y).let_()`: a device value is copied into a new register, anything else moves |
+/// | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: Rust's short circuit on `bool`s |
+/// | `let x = y;` (`y` a path), `let mut x = e;` | `macro_support::Let::new(y).let_()`: a device value (`Var`, array of `Var`s, pointer) is copied into a new register — `x` does not alias `y`, and a constant becomes a register that loops may assign — anything else moves |
 ///
 /// The branches and loop bodies become closures (one closure per `if` and per `while`, so both
 /// arms may borrow the same variables mutably). A device `if` runs its closure once per arm, a
@@ -182,12 +183,13 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// but a range expression — `for x in v.iter()`, `for l in layouts`, `(a..b).rev()`,
 /// `(a..b).into_iter()` — which is a host loop where `break` and `continue` work; `for` over a
 /// range whose two bounds are integer literals (`0..4`: certainly host, and Rust then infers the
-/// index type from its use, `usize` for `v[i]`); compound assignment `x += e` (the operator traits), `&&`/`||` (write
-/// `&`/`|` on device predicates), the insides of macro invocations and of nested items.
+/// index type from its use, `usize` for `v[i]`); compound assignment `x += e` (the operator
+/// traits, which write a `Var`'s register too); `&&`/`||` outside conditions; the insides of macro
+/// invocations and of nested items.
 ///
-/// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s and the host types marked
-/// [`dsl_core::kernel::HostValue`] (implement it for your own host types). A variable declared
-/// without a value (`let x; x = 1;`) cannot be assigned through it: give it a value.
+/// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s, global and shared pointers (their
+/// address register is written), and the host types marked [`dsl_core::kernel::HostValue`]
+/// (implement it for your own host types); other types are refused with a sentence saying so.
 ///
 /// # What is refused
 ///
@@ -203,10 +205,19 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// - `async`, `const` and `extern` functions, variadics, arguments to `#[kernel]` or `#[host]`;
 /// - a kernel parameter that is not a plain name, or whose type is plainly a host type (`u32`,
 ///   `&T`, a tuple, an array, `impl Trait`, a bare type parameter); any other type must implement
-///   [`dsl_core::kernel::macro_support::KernelParam`], whose error names it.
+///   [`dsl_core::kernel::macro_support::KernelParam`], whose error names it;
+/// - (type errors with a sentence, from the traits) `&&`/`||` on device predicates (write `p & q`,
+///   or nest the `if`s when the right side must not run on the device); an `if` used as a value on
+///   a device predicate whose arms are not device values of one type; assignment of a type that
+///   is neither a device value nor a `HostValue`.
 ///
-/// Device values cannot cross kernels: a `Var` captured from another kernel's generation is
-/// reported by the builder (`BuildError::ForeignValue`), as the macro cannot see it.
+/// # Limits of the closures
+///
+/// Because branches and loop bodies are closures that a device construct may run more than once,
+/// code inside them cannot move a value out of a variable declared outside (borrow or clone it),
+/// and a variable declared without a value cannot be initialised in them (give it a value
+/// first). Device values cannot cross kernels: a `Var` captured from another kernel's generation
+/// is reported by the builder (`BuildError::ForeignValue`), as the macro cannot see it.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel_macro::kernel(attr.into(), item.into()).into()

@@ -317,17 +317,27 @@ fn other_iterators_stay_host_loops() {
 // ---------------------------------------------------------------- assignment, let, while
 
 #[kernel]
-fn sum_to(out: GlobalPtr<u32>, start: Var<u32>, n: Var<u32>) {
+fn sum_to(out: GlobalPtr<u32>, start: Var<u32>, n: Var<u32>, #[host] compound: bool) {
     let mut acc = start;
     for i in 0..n {
-        acc = acc + i;
+        if compound {
+            acc += i;
+        } else {
+            acc = acc + i;
+        }
     }
     out.store(acc);
 }
 
 #[test]
 fn assignment_in_a_device_loop_writes_the_same_register() {
-    let k = sum_to().unwrap();
+    for compound in [false, true] {
+        assignment_writes_the_same_register(compound);
+    }
+}
+
+fn assignment_writes_the_same_register(compound: bool) {
+    let k = sum_to(compound).unwrap();
     let acc = stored(&k.body)[0].reg().expect("acc is a register");
     let Some(Stmt::For { var, body, .. }) = k.body.iter().find(|s| matches!(s, Stmt::For { .. }))
     else {
@@ -393,7 +403,12 @@ fn host_lets_move(out: GlobalPtr<u32>, #[host] values: Vec<u32>) {
     let moved = custom;
     let mut count = moved.0;
     count = count + 1;
-    out.store(count);
+    // `let mut` of values whose type is inferred later, of types not marked HostValue.
+    let mut later = Vec::new();
+    later.push(NotMarked(count));
+    let mut n = 0;
+    n += later.len();
+    out.store(count + n as u32 - 1);
 }
 
 #[test]
@@ -407,7 +422,8 @@ fn let_and_assignment_of_host_values_keep_rust_meaning() {
 
 #[kernel]
 fn while_loops(out: GlobalPtr<u32>, n: Var<u32>, #[host] host_n: u32) {
-    let mut i = Var::konst(0u32).fresh();
+    // `let mut` puts even a constant into a register of its own, so the loop may assign it.
+    let mut i = Var::konst(0u32);
     while i.lt(n) {
         i = i + 2u32;
     }
@@ -499,4 +515,127 @@ fn kernel_parameters_are_declared_in_order_with_their_names() {
     let k: Kernel = params_in_order(0).unwrap();
     let names: Vec<_> = k.params.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["a", "n", "m", "s"]);
+}
+
+#[kernel]
+fn pointer_walk(a: GlobalPtr<u32>, n: Var<u32>) {
+    let mut p = a;
+    for i in 0..n {
+        p.store(i);
+        p = p + 1u32;
+    }
+    a.store(7u32);
+}
+
+#[test]
+fn a_pointer_advanced_in_a_device_loop_keeps_its_register_and_leaves_its_source_alone() {
+    let k = pointer_walk().unwrap();
+    let Some(Stmt::For { body, .. }) = k.body.iter().find(|s| matches!(s, Stmt::For { .. })) else {
+        panic!("no loop in {:?}", k.body);
+    };
+    let address = |op: &Op| match op {
+        Op::Memory(Memory::St { addr, .. }) => match addr.base {
+            dsl_core::ir::AddrBase::Reg(r) => Some(r),
+            _ => None,
+        },
+        _ => None,
+    };
+    let p = ops(body)
+        .iter()
+        .find_map(address)
+        .expect("a store through p");
+    assert_eq!(
+        movs_into(body, p),
+        1,
+        "p + 1 is written back into p's register"
+    );
+    let after: Vec<_> = k
+        .body
+        .iter()
+        .skip_while(|s| !matches!(s, Stmt::For { .. }))
+        .collect();
+    let a = match after.get(1) {
+        Some(Stmt::Op(i)) => address(&i.op),
+        _ => None,
+    };
+    assert!(
+        a.is_some() && a != Some(p),
+        "a keeps its own register: {:?}",
+        k.body
+    );
+}
+
+#[kernel]
+fn short_circuit(out: GlobalPtr<u32>, #[host] v: Vec<u32>, x: Var<u32>) {
+    for i in 0..4 {
+        // `v[i]` would panic for i >= v.len(): the right side must not run.
+        if i < v.len() && v[i] > 1 || i == 3 && !x.lt(9u32).is_const() {
+            out.store_at(i as u32, x);
+        }
+    }
+}
+
+#[test]
+fn host_conditions_keep_short_circuit_evaluation() {
+    let by_hand = build_kernel("short_circuit", |k| {
+        let out = k.param_ptr::<u32>("out");
+        let x = k.param::<u32>("x");
+        // i = 1: the left `&&` holds, so `||` skips the right side and its comparison.
+        out.store_at(1u32, x);
+        // i = 3: only here is the comparison on the device generated.
+        let _ = x.lt(9u32);
+        out.store_at(3u32, x);
+    })
+    .unwrap();
+    assert_eq!(short_circuit(vec![0, 5]).unwrap(), by_hand);
+}
+
+// ---------------------------------------------------------------- whole kernels
+
+/// Sums 32 floats per warp: a host-unrolled shuffle tree, then lane 0 writes.
+#[kernel]
+fn warp_sum(#[host] width: u32, x: GlobalPtr<f32>, out: GlobalPtr<f32>, n: Var<u32>) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    let mut v = Var::konst(0.0f32);
+    if i.lt(n) {
+        v = x.load_at(i);
+    }
+    let mut offset = width / 2;
+    while offset > 0 {
+        v = v + shfl_down(v, offset);
+        offset = offset / 2;
+    }
+    if lane_id().eq_(0u32) {
+        out.store_at(i / 32u32, v);
+    }
+}
+
+/// Transposes a tile through shared memory.
+#[kernel]
+fn transpose(#[host] tile: u32, k: &KernelBuilder, a: GlobalPtr<f32>, b: GlobalPtr<f32>) {
+    let smem = k.shared_array::<f32>("tile", u64::from(tile * tile), 16);
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    smem.store_at(ty * tile + tx, a.load_at(ty * tile + tx));
+    sync_threads();
+    b.store_at(ty * tile + tx, smem.load_at(tx * tile + ty));
+}
+
+#[test]
+fn whole_kernels_mix_host_and_device_control_flow() {
+    let k = warp_sum(32).unwrap();
+    let shuffles = ops(&k.body)
+        .iter()
+        .filter(|op| matches!(op, Op::Warp(dsl_core::ir::op::Warp::Shfl { .. })))
+        .count();
+    assert_eq!(shuffles, 5, "log2(32) shuffles, unrolled on the host");
+    assert_eq!(structure(&k.body), ["if", "if"]);
+
+    let k = transpose(8).unwrap();
+    assert_eq!(k.shared.len(), 1);
+    assert_eq!(k.shared[0].bytes, 8 * 8 * 4);
+    let barriers = ops(&k.body)
+        .iter()
+        .filter(|op| matches!(op, Op::Barrier(_)))
+        .count();
+    assert_eq!(barriers, 1);
 }

@@ -20,6 +20,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -35,7 +36,8 @@ pub fn expand(kernel: &KernelFn) -> TokenStream {
     let (unsafety, ident, generics) = (&sig.unsafety, &sig.ident, &sig.generics);
     let where_clause = &generics.where_clause;
     let inputs = &kernel.host_inputs;
-    let name = ident.to_string();
+    // `r#type` is named `type` in the PTX, as in Rust.
+    let name = ident.unraw().to_string();
     let builder = Ident::new("__rute_builder", Span::mixed_site());
 
     let bind_builder = kernel
@@ -44,7 +46,7 @@ pub fn expand(kernel: &KernelFn) -> TokenStream {
         .map(|(pat, ty)| quote!(let #pat: #ty = #builder;));
     let params = kernel.device.iter().map(|p| {
         let (attrs, mutability, ident, ty) = (&p.attrs, &p.mutability, &p.ident, &p.ty);
-        let name = ident.to_string();
+        let name = ident.unraw().to_string();
         // Spanned at the type, so that a type that is no kernel parameter is reported there.
         let span = ty.span();
         quote_spanned! {span=>

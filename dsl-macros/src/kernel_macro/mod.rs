@@ -11,6 +11,8 @@ mod expand;
 mod model;
 mod parse;
 mod rewrite;
+#[cfg(test)]
+mod tests;
 
 use proc_macro2::TokenStream;
 

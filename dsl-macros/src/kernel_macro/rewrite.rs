@@ -7,17 +7,19 @@
 //! | `if c { A } else { B }` (statement) | `Cond::if_else(c, \|arm\| match arm { Then => { A }, Else => { B } })` |
 //! | `if c { a } else { b }` (value used) | `if_value(c, \|arm\| match arm { .. })` |
 //! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
-//! | `while c { .. }` | `while_(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
+//! | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
-//! | `let x = y;` (`y` a path) | `let x = macro_support::Let::new(y).let_();` |
+//! | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: `bool`s only |
+//! | `let x = y;` (`y` a path), `let mut x = e;` | `let x = macro_support::Let::new(y).let_();` |
 //!
 //! Everything else stays Rust: `if let`, `while let`, `match`, `for` over anything but a range
 //! (a `Vec`, `(a..b).rev()`, `(a..b).into_iter()`) or over a range whose two bounds are integer
-//! literals (`0..4`: certainly host, and Rust infers its index type), compound assignment (`+=`, the operator
-//! traits' business), macros' insides, nested items.
+//! literals (`0..4`: certainly host, and Rust infers its index type), compound assignment (`+=`,
+//! the operator traits' business), macros' insides, nested items.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprForLoop, ExprIf, ExprWhile, Ident, Lifetime, Local, Pat, Stmt};
 
@@ -79,9 +81,10 @@ fn kernel_path(span: Span) -> TokenStream {
     quote_spanned!(span=> ::dsl_core::kernel)
 }
 
-/// Identifiers the expansion introduces: invisible to the user's code.
-fn hidden(name: &str) -> Ident {
-    Ident::new(name, Span::mixed_site())
+/// Identifiers the expansion introduces: invisible to the user's code (mixed-site hygiene), but
+/// located at `at`, so that errors about the expression they are part of point there.
+fn hidden(name: &str, at: Span) -> Ident {
+    Ident::new(name, at.resolved_at(Span::mixed_site()))
 }
 
 impl Rewriter<'_> {
@@ -144,8 +147,8 @@ impl Rewriter<'_> {
 
     fn rewrite_if(&mut self, mut i: ExprIf, unit: bool) -> Expr {
         let k = kernel_path(i.if_token.span);
-        let arm = hidden("__rute_arm");
-        self.visit_expr_mut(&mut i.cond);
+        let arm = hidden("__rute_arm", i.if_token.span);
+        self.condition(&mut i.cond, Construct::If);
         let no_values = !has_tail(&i.then_branch)
             && match &i.else_branch {
                 Some((_, e)) => match &**e {
@@ -184,6 +187,33 @@ impl Rewriter<'_> {
                     })
                 })
             }
+        }
+    }
+
+    /// The condition of a rewritten `if` or `while`: `a && b` and `a || b` become
+    /// `macro_support::and(a, || b)` / `or(..)`, which keep Rust's short circuit for `bool`s and
+    /// refuse device predicates with a sentence (on the device the right side would run anyway).
+    fn condition(&mut self, cond: &mut Expr, c: Construct) {
+        match cond {
+            Expr::Paren(p) => self.condition(&mut p.expr, c),
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                self.condition(&mut b.left, c);
+                // The right side runs in a closure: `return`, `?` and jumps cannot leave it.
+                self.frames.push(Frame::Rewritten(c));
+                self.condition(&mut b.right, c);
+                self.frames.pop();
+                let (span, name) = match b.op {
+                    syn::BinOp::And(t) => (t.spans[0], "and"),
+                    _ => (b.op.span(), "or"),
+                };
+                let k = kernel_path(span);
+                let f = Ident::new(name, span);
+                let (left, right) = (&b.left, &b.right);
+                *cond = parse_expr(quote_spanned! {span=>
+                    #k::macro_support::#f(#left, || #right)
+                });
+            }
+            _ => self.visit_expr_mut(cond),
         }
     }
 
@@ -238,17 +268,17 @@ impl Rewriter<'_> {
         if let Some(label) = &w.label {
             self.refuse_label(label, Construct::While);
         }
+        self.condition(&mut w.cond, Construct::While);
         self.frames.push(Frame::Rewritten(Construct::While));
-        self.visit_expr_mut(&mut w.cond);
         self.block(&mut w.body, true);
         self.frames.pop();
         let span = w.while_token.span;
         let k = kernel_path(span);
-        let part = hidden("__rute_part");
+        let part = hidden("__rute_part", span);
         let cond = &w.cond;
         let body = &w.body;
         parse_expr(quote_spanned! {span=>
-            #k::while_(|#part| match #part {
+            #k::LoopCond::run_while(|#part| match #part {
                 #k::LoopPart::Cond => ::core::option::Option::Some(#cond),
                 #k::LoopPart::Body => {
                     #body;
@@ -268,24 +298,32 @@ impl Rewriter<'_> {
             self.visit_expr_mut(diverge);
             return;
         }
-        let binds_name = match &local.pat {
-            Pat::Ident(p) => p.subpat.is_none() && p.by_ref.is_none(),
-            Pat::Type(t) => {
-                matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none())
-            }
-            _ => false,
+        let name = match &local.pat {
+            Pat::Ident(p) => Some(p),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(p) => Some(p),
+                _ => None,
+            },
+            _ => None,
+        }
+        .filter(|p| p.subpat.is_none() && p.by_ref.is_none());
+        // `let y = x;` must not alias `x`'s register; `let mut y = e;` will be assigned, maybe
+        // inside device control flow, so even a constant `e` needs a register of its own.
+        let copy = match (name, &*init.expr) {
+            (Some(_), Expr::Path(_)) => true,
+            (Some(p), _) => p.mutability.is_some(),
+            (None, _) => false,
         };
-        match &*init.expr {
-            Expr::Path(path) if binds_name => {
-                let span = local.let_token.span;
-                let k = kernel_path(span);
-                *init.expr = parse_expr(quote_spanned! {span=> {
-                    #[allow(unused_imports)]
-                    use #k::macro_support::{LetFresh as _, LetMove as _};
-                    #k::macro_support::Let::new(#path).let_()
-                }});
-            }
-            _ => self.expr_in(&mut init.expr, false),
+        self.expr_in(&mut init.expr, false);
+        if copy {
+            let span = local.let_token.span;
+            let k = kernel_path(span);
+            let value = &init.expr;
+            *init.expr = parse_expr(quote_spanned! {span=> {
+                #[allow(unused_imports)]
+                use #k::macro_support::{LetFresh as _, LetMove as _};
+                #k::macro_support::Let::new(#value).let_()
+            }});
         }
     }
 
@@ -307,7 +345,7 @@ impl Rewriter<'_> {
         }
         let span = a.eq_token.span;
         let k = kernel_path(span);
-        let v = hidden("__rute_value");
+        let v = hidden("__rute_value", span);
         let (left, right) = (&a.left, &a.right);
         // The right side first, as Rust evaluates an assignment.
         parse_expr(quote_spanned! {span=> {
