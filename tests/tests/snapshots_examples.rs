@@ -121,3 +121,41 @@ fn generation_takes_under_5_ms() {
     }
     assert!(slow.is_empty(), "generation over 5 ms: {slow:?}");
 }
+
+/// The configurations the GPU tests run besides the registry's defaults also assemble, spill
+/// free, for every target their kernel supports.
+#[test]
+fn other_configurations_assemble() {
+    use kernels::examples::{self, tma_round_trip::TmaBox};
+    let cases = [
+        (examples::vector_add::<1>(), examples::vector_add::TARGETS),
+        (examples::vector_add::<2>(), examples::vector_add::TARGETS),
+        (examples::transpose(4), examples::transpose::TARGETS),
+        (examples::reduce_sum(96), examples::reduce_sum::TARGETS),
+        (examples::reduce_sum(32), examples::reduce_sum::TARGETS),
+        (examples::async_copy(96), examples::async_copy::TARGETS),
+        (
+            examples::tma_round_trip(TmaBox { rows: 16, cols: 8 }, true),
+            examples::tma_round_trip::TARGETS,
+        ),
+        (
+            examples::tma_round_trip(examples::tma_round_trip::BOX, true),
+            examples::tma_round_trip::TARGETS,
+        ),
+    ];
+    for (kernel, targets) in cases {
+        let kernel = kernel.unwrap_or_else(|e| panic!("generation failed: {e}"));
+        for &target in targets {
+            let ptx = emit(&kernel, target)
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+            let report = assemble(&ptx, target)
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+            assert_eq!(
+                (report.spill_store_bytes, report.spill_load_bytes),
+                (0, 0),
+                "{} for {target}",
+                kernel.name
+            );
+        }
+    }
+}
