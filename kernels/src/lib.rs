@@ -2,11 +2,14 @@
 //!
 //! Programs written in rute, the runtime GEMM call, and the `rute` command line tool.
 //!
-//! - [`examples`]: five small kernels written with `#[kernel]` that exercise one idea each —
-//!   [`examples::vector_add`] (a dynamic bound and a tail), [`examples::transpose`] (a padded
-//!   shared tile and `bar.sync`), [`examples::reduce_sum`] (warp shuffles and shared memory),
-//!   [`examples::async_copy`] (double-buffered `cp.async`) and [`examples::tma_round_trip`]
-//!   (mbarrier and TMA, sm_90a and up). Each declares the targets it supports.
+//! - [`examples`]: five small kernels written with `#[kernel]`, one idea each:
+//!   [`vector_add`](mod@examples::vector_add) (a dynamic bound and a tail),
+//!   [`transpose`](mod@examples::transpose) (a padded shared tile and `bar.sync`),
+//!   [`reduce_sum`](mod@examples::reduce_sum) (warp shuffles and shared memory),
+//!   [`async_copy`](mod@examples::async_copy) (double-buffered `cp.async`) and
+//!   [`tma_round_trip`](mod@examples::tma_round_trip) (mbarrier and TMA, sm_90a and up). Each
+//!   declares the targets it supports and runs on the GPU against a CPU reference (crate
+//!   `rute-tests`, feature `gpu`).
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).

@@ -3,11 +3,11 @@
 //!
 //! | module | kernel | shows | targets |
 //! |--------|--------|-------|---------|
-//! | [`vector_add`] | `c = a + b` | a dynamic bound, vector loads, a device-loop tail | sm_80, sm_90a, sm_100a |
-//! | [`transpose`] | `dst = src^T` | a padded 32x32 shared tile, `bar.sync`, any extents | sm_80, sm_90a, sm_100a |
-//! | [`reduce_sum`] | sum of `n` floats | `shfl.down` in warps, shared memory across warps, two passes | sm_80, sm_90a, sm_100a |
-//! | [`async_copy`] | `dst = src` | `cp.async` into two shared buffers, `commit_group`/`wait_group` | sm_80, sm_90a, sm_100a |
-//! | [`tma_round_trip`] | a 2-D tensor copied box by box | mbarrier with `expect_tx`, TMA load and store, tensor maps as parameters | sm_90a, sm_100a |
+//! | [`vector_add`](mod@vector_add) | `c = a + b` | a dynamic bound, vector loads, a device-loop tail | sm_80, sm_90a, sm_100a |
+//! | [`transpose`](mod@transpose) | `dst = src^T` | a padded 32x32 shared tile, `bar.sync`, any extents | sm_80, sm_90a, sm_100a |
+//! | [`reduce_sum`](mod@reduce_sum) | sum of `n` floats | `shfl.down` in warps, shared memory across warps, two passes | sm_80, sm_90a, sm_100a |
+//! | [`async_copy`](mod@async_copy) | `dst = src` | `cp.async` into two shared buffers, `commit_group`/`wait_group` | sm_80, sm_90a, sm_100a |
+//! | [`tma_round_trip`](mod@tma_round_trip) | a 2-D tensor copied box by box | mbarrier with `expect_tx`, TMA load and store, tensor maps as parameters | sm_90a, sm_100a |
 //!
 //! Each module has the `#[kernel]` function (call it with its host configuration to get the
 //! [`dsl_core::ir::Kernel`]), a `TARGETS` list and a `default_kernel()` with the configuration
