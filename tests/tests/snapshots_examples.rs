@@ -41,6 +41,20 @@ fn ptx_snapshots() {
             insta::assert_snapshot!(name, ptx);
         });
     }
+    // No snapshot outlives its kernel or target.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|f| f.starts_with("example_") && f.ends_with(".snap"))
+        .collect();
+    on_disk.sort();
+    let mut expected: Vec<String> = published()
+        .iter()
+        .map(|(k, t)| format!("example_{}_{}.snap", k.name, t.name()))
+        .collect();
+    expected.sort();
+    assert_eq!(on_disk, expected, "stale or missing files in {dir}");
 }
 
 #[test]
