@@ -1,3 +1,35 @@
 //! # kernels
 //!
-//! GEMM programs written in rute, the runtime GEMM call, and the `rute` command line tool.
+//! Programs written in rute, the runtime GEMM call, and the `rute` command line tool.
+//!
+//! - [`examples`]: five small kernels written with `#[kernel]`, one idea each:
+//!   [`vector_add`](mod@examples::vector_add) (a dynamic bound and a tail),
+//!   [`transpose`](mod@examples::transpose) (a padded shared tile and `bar.sync`),
+//!   [`reduce_sum`](mod@examples::reduce_sum) (warp shuffles and shared memory),
+//!   [`async_copy`](mod@examples::async_copy) (double-buffered `cp.async`) and
+//!   [`tma_round_trip`](mod@examples::tma_round_trip) (mbarrier and TMA, sm_90a and up). Each
+//!   declares the targets it supports and runs on the GPU against a CPU reference (crate
+//!   `rute-tests`, feature `gpu`).
+//! - [`registry`]: the kernels published by name, with their targets and a default
+//!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
+//!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).
+//!
+//! ```
+//! use dsl_core::ir::Target;
+//! use kernels::{examples, registry};
+//!
+//! // A kernel with a configuration of your own: 2 floats per thread.
+//! let kernel = examples::vector_add::<2>().unwrap();
+//! let ptx = codegen_ptx::emit(&kernel, Target::Sm80).unwrap();
+//! assert!(ptx.contains(".visible .entry vector_add("));
+//!
+//! // The registry's default configuration, by name.
+//! let ptx = registry::ptx("tma_round_trip", Target::Sm90a).unwrap();
+//! assert!(ptx.contains("cp.async.bulk.tensor.2d"));
+//! assert!(registry::ptx("tma_round_trip", Target::Sm80).is_err());
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod examples;
+pub mod registry;

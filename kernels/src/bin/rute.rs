@@ -1,5 +1,5 @@
-//! The `rute` command line tool: `rute layout` (evaluate and draw layouts); `rute ptx` and
-//! `rute gemm` join it as subcommands of the same [`cli`] module.
+//! The `rute` command line tool: `rute layout` (evaluate and draw layouts), `rute ptx` (print a
+//! registered kernel's PTX); `rute gemm` will join them as a subcommand of the same [`cli`] module.
 
 #[path = "../cli/mod.rs"]
 mod cli;

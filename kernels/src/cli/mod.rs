@@ -6,6 +6,7 @@
 use std::io::{BufRead, Write};
 
 mod layout;
+mod ptx;
 
 /// A subcommand: its name, a line for `--help`, and its entry point.
 struct Subcommand {
@@ -14,11 +15,18 @@ struct Subcommand {
     run: fn(&[String], &mut dyn BufRead, &mut dyn Write, &mut dyn Write) -> i32,
 }
 
-const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
-    name: "layout",
-    summary: "evaluate CuTe layout expressions: print, --values or --table",
-    run: layout::run,
-}];
+const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "layout",
+        summary: "evaluate CuTe layout expressions: print, --values or --table",
+        run: layout::run,
+    },
+    Subcommand {
+        name: "ptx",
+        summary: "print a registered kernel's PTX for a target, or --list the kernels",
+        run: ptx::run,
+    },
+];
 
 /// Exit status for a usage error.
 pub const USAGE_ERROR: i32 = 2;

@@ -1,0 +1,115 @@
+//! `rute ptx`: print a registered kernel's PTX, or list the registered kernels.
+//!
+//! ```text
+//! rute ptx NAME --target sm_80|sm_90a|sm_100a
+//! rute ptx --list
+//! ```
+
+use std::io::{BufRead, Write};
+
+use dsl_core::ir::Target;
+use kernels::registry;
+
+use super::USAGE_ERROR;
+
+const HELP: &str = "usage: rute ptx NAME --target sm_80|sm_90a|sm_100a
+       rute ptx --list
+
+Prints the PTX of the registered kernel NAME for the target, or (--list) one line per
+registered kernel: its name, then each target it supports.";
+
+/// Runs `rute ptx` with `args`; returns the exit status.
+pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    match parse(args) {
+        Ok(Request::Help) => {
+            let _ = writeln!(out, "{HELP}");
+            0
+        }
+        Ok(Request::List) => {
+            for k in registry::KERNELS {
+                let targets: Vec<&str> = k.targets.iter().map(|t| t.name()).collect();
+                let _ = writeln!(out, "{} {}", k.name, targets.join(" "));
+            }
+            0
+        }
+        Ok(Request::Ptx { name, target }) => match registry::ptx(&name, target) {
+            Ok(ptx) => {
+                let _ = out.write_all(ptx.as_bytes());
+                0
+            }
+            Err(e @ registry::RegistryError::UnknownKernel { .. })
+            | Err(e @ registry::RegistryError::UnsupportedTarget { .. }) => {
+                let _ = writeln!(err, "error: {e}");
+                USAGE_ERROR
+            }
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                1
+            }
+        },
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}\n\n{HELP}");
+            USAGE_ERROR
+        }
+    }
+}
+
+enum Request {
+    Help,
+    List,
+    Ptx { name: String, target: Target },
+}
+
+fn parse(args: &[String]) -> Result<Request, String> {
+    let mut name = None;
+    let mut target = None;
+    let mut list = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--help" | "-h" => return Ok(Request::Help),
+            "--list" => list = true,
+            "--target" => match rest.next() {
+                Some(t) => target = Some(t.clone()),
+                None => return Err(format!("--target needs a value: {}", target_names())),
+            },
+            a if a.starts_with("--target=") => target = Some(a["--target=".len()..].to_string()),
+            a if a.starts_with('-') => return Err(format!("unknown option `{a}`")),
+            a => {
+                if let Some(first) = &name {
+                    return Err(format!("one kernel at a time: got `{first}` and `{a}`"));
+                }
+                name = Some(a.to_string());
+            }
+        }
+    }
+    if list {
+        return match (&name, &target) {
+            (None, None) => Ok(Request::List),
+            _ => Err("--list takes no kernel name or target".into()),
+        };
+    }
+    let Some(name) = name else {
+        return Err(format!(
+            "which kernel? registered kernels: {}",
+            kernel_names()
+        ));
+    };
+    // An unknown name is reported before a missing target: it is the bigger mistake.
+    registry::find(&name).map_err(|e| e.to_string())?;
+    let Some(target) = target else {
+        return Err(format!("--target is required: {}", target_names()));
+    };
+    let target = target.parse::<Target>()?;
+    Ok(Request::Ptx { name, target })
+}
+
+fn kernel_names() -> String {
+    let names: Vec<&str> = registry::KERNELS.iter().map(|k| k.name).collect();
+    names.join(", ")
+}
+
+fn target_names() -> String {
+    let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+    names.join(", ")
+}

@@ -1,0 +1,26 @@
+//! The example kernels, each written with `#[kernel]`: host configuration arrives as `#[host]`
+//! parameters, device control flow is plain `if`/`for`/`while` on device values.
+//!
+//! | module | kernel | shows | targets |
+//! |--------|--------|-------|---------|
+//! | [`vector_add`](mod@vector_add) | `c = a + b` | a dynamic bound, vector loads, a device-loop tail | sm_80, sm_90a, sm_100a |
+//! | [`transpose`](mod@transpose) | `dst = src^T` | a padded 32x32 shared tile, `bar.sync`, any extents | sm_80, sm_90a, sm_100a |
+//! | [`reduce_sum`](mod@reduce_sum) | sum of `n` floats | `shfl.down` in warps, shared memory across warps, two passes | sm_80, sm_90a, sm_100a |
+//! | [`async_copy`](mod@async_copy) | `dst = src` | `cp.async` into two shared buffers, `commit_group`/`wait_group` | sm_80, sm_90a, sm_100a |
+//! | [`tma_round_trip`](mod@tma_round_trip) | a 2-D tensor copied box by box | mbarrier with `expect_tx`, TMA load and store, tensor maps as parameters | sm_90a, sm_100a |
+//!
+//! Each module has the `#[kernel]` function (call it with its host configuration to get the
+//! [`dsl_core::ir::Kernel`]), a `TARGETS` list and a `default_kernel()` with the configuration
+//! [`crate::registry`] publishes.
+
+pub mod async_copy;
+pub mod reduce_sum;
+pub mod tma_round_trip;
+pub mod transpose;
+pub mod vector_add;
+
+pub use async_copy::async_copy;
+pub use reduce_sum::reduce_sum;
+pub use tma_round_trip::tma_round_trip;
+pub use transpose::transpose;
+pub use vector_add::vector_add;

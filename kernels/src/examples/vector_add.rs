@@ -1,0 +1,47 @@
+//! `c = a + b` over `n` floats, `VEC` consecutive elements per thread.
+
+use dsl_core::ir::Target;
+use dsl_core::kernel::*;
+use dsl_macros::kernel;
+
+/// Threads per block the kernel is compiled for (`.maxntid`); launch with at most this many.
+pub const THREADS: u32 = 256;
+
+/// The targets [`vector_add`] runs on: it uses only plain loads, stores and arithmetic.
+pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
+
+/// `c[i] = a[i] + b[i]` for every `i < n`, any `n`.
+///
+/// Thread `g` (its index in the grid) owns elements `g*VEC .. g*VEC + VEC`. When the whole chunk
+/// is in bounds it moves it with one `VEC`-wide vector load per input and one vector store (the
+/// chunk loop is unrolled on the host); the thread whose chunk straddles `n` takes the tail path, a
+/// device loop up to `n`. Launch `ceil(n / VEC)` threads, at most [`THREADS`] per block.
+///
+/// `VEC` is 1, 2 or 4. For `VEC > 1` the three pointers must be aligned to `4 * VEC` bytes (the
+/// vector width); indices are `u32`, so `n < 2^32 - VEC`.
+#[kernel]
+pub fn vector_add<const VEC: usize>(
+    k: &KernelBuilder,
+    a: GlobalPtr<f32>,
+    b: GlobalPtr<f32>,
+    c: GlobalPtr<f32>,
+    n: Var<u32>,
+) {
+    k.max_threads(THREADS, 1, 1);
+    let vec = VEC as u32;
+    let first = (block_idx_x() * block_dim_x() + thread_idx_x()) * vec;
+    if (first + vec).le(n) {
+        let x = (a + first).load_vec::<VEC>();
+        let y = (b + first).load_vec::<VEC>();
+        (c + first).store_vec::<VEC>(std::array::from_fn(|j| x[j] + y[j]));
+    } else {
+        for i in first..n {
+            c.store_at(i, a.load_at(i) + b.load_at(i));
+        }
+    }
+}
+
+/// The registry's configuration: four floats (16 bytes) per thread.
+pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
+    vector_add::<4>()
+}

@@ -1,0 +1,128 @@
+//! `rute ptx` as a user runs it: the real binary, its arguments, stdout, stderr and exit status.
+
+use std::process::{Command, Output};
+
+use dsl_core::ir::Target;
+use kernels::examples;
+
+fn rute(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rute"))
+        .args(args)
+        .output()
+        .expect("the rute binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("utf-8 output")
+}
+
+#[test]
+fn list_prints_each_kernel_and_its_targets() {
+    let o = rute(&["ptx", "--list"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        text(&o.stdout),
+        "vector_add sm_80 sm_90a sm_100a\n\
+         transpose sm_80 sm_90a sm_100a\n\
+         reduce_sum sm_80 sm_90a sm_100a\n\
+         async_copy sm_80 sm_90a sm_100a\n\
+         tma_round_trip sm_90a sm_100a\n"
+    );
+    assert!(o.stderr.is_empty());
+}
+
+#[test]
+fn prints_the_ptx_of_the_default_configuration() {
+    let cases = [
+        ("vector_add", examples::vector_add::<4>(), Target::Sm80),
+        ("transpose", examples::transpose(8), Target::Sm90a),
+        ("reduce_sum", examples::reduce_sum(256), Target::Sm100a),
+        ("async_copy", examples::async_copy(128), Target::Sm80),
+        (
+            "tma_round_trip",
+            examples::tma_round_trip(examples::tma_round_trip::BOX, false),
+            Target::Sm90a,
+        ),
+    ];
+    for (name, kernel, target) in cases {
+        let want = codegen_ptx::emit(&kernel.unwrap(), target).unwrap();
+        for args in [
+            vec!["ptx", name, "--target", target.name()],
+            vec!["ptx", "--target", target.name(), name],
+        ] {
+            let o = rute(&args);
+            assert!(o.status.success(), "{args:?}: {o:?}");
+            let got = text(&o.stdout);
+            assert_eq!(got, want, "{args:?}");
+            assert!(got.contains(&format!("\n.target {}\n", target.name())));
+            assert!(got.contains(&format!(".visible .entry {name}(")));
+        }
+    }
+    let o = rute(&["ptx", "transpose", "--target=sm_80"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(text(&o.stdout).contains(".target sm_80\n"));
+}
+
+/// Exit status 2, nothing on stdout, and an `error:` line on stderr containing every `needle`.
+fn assert_usage_error(args: &[&str], needles: &[&str]) {
+    let o = rute(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+    assert!(o.stdout.is_empty(), "{args:?}: {o:?}");
+    let err = text(&o.stderr);
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: `{n}` missing from {err}");
+    }
+}
+
+#[test]
+fn unknown_kernels_and_targets_name_the_choices() {
+    let kernels = [
+        "vector_add",
+        "transpose",
+        "reduce_sum",
+        "async_copy",
+        "tma_round_trip",
+    ];
+    let mut needles = vec!["unknown kernel `gemm_xl`"];
+    needles.extend(kernels);
+    assert_usage_error(&["ptx", "gemm_xl", "--target", "sm_80"], &needles);
+    assert_usage_error(
+        &["ptx", "vector_add", "--target", "sm_75"],
+        &["unknown target `sm_75`", "sm_80", "sm_90a", "sm_100a"],
+    );
+    assert_usage_error(
+        &["ptx", "tma_round_trip", "--target", "sm_80"],
+        &["`tma_round_trip` does not support sm_80", "sm_90a, sm_100a"],
+    );
+}
+
+#[test]
+fn malformed_invocations_are_usage_errors() {
+    assert_usage_error(&["ptx"], &["which kernel?", "vector_add", "tma_round_trip"]);
+    assert_usage_error(
+        &["ptx", "vector_add"],
+        &["--target is required", "sm_80, sm_90a, sm_100a"],
+    );
+    assert_usage_error(
+        &["ptx", "vector_add", "--target"],
+        &["--target needs a value"],
+    );
+    assert_usage_error(
+        &["ptx", "vector_add", "transpose", "--target", "sm_80"],
+        &["one kernel at a time"],
+    );
+    assert_usage_error(&["ptx", "--list", "vector_add"], &["--list takes no"]);
+    assert_usage_error(&["ptx", "--frobnicate"], &["unknown option `--frobnicate`"]);
+}
+
+#[test]
+fn help_and_the_subcommand_table() {
+    let o = rute(&["ptx", "--help"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(text(&o.stdout).contains("rute ptx --list"));
+    let o = rute(&["--help"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = text(&o.stdout);
+    assert!(out.contains("  ptx ") && out.contains("  layout "), "{out}");
+}

@@ -1,0 +1,385 @@
+//! The example kernels on a real GPU (feature `gpu`): each is generated, emitted for sm_90a (and
+//! for sm_80 where it supports it: the driver JIT-compiles sm_80 PTX for the device), run on
+//! pseudo-random data at sizes that are not multiples of the block or the tile, and compared with
+//! a CPU reference. Outputs are poisoned (all ones: a NaN) before each launch and are one guard
+//! region longer than the result, so an element not written, or written past the end, shows.
+//!
+//! Every test opens device 0 and fails loudly without one.
+#![cfg(feature = "gpu")]
+
+use codegen_ptx::emit;
+use codegen_ptx::jit::{
+    CudaSlice, Jit, JitFunction, KernelArg, Launch, TensorMapSpec, TmaDataType,
+};
+use dsl_core::ir::{Kernel, Target};
+use dsl_core::kernel::BuildError;
+use kernels::examples::{self, tma_round_trip::TmaBox};
+
+/// The bits every output element holds before a launch: a NaN no kernel here produces.
+const POISON: u32 = 0xFFFF_FFFF;
+/// Elements after each output that no kernel may touch.
+const GUARD: usize = 64;
+
+fn jit() -> Jit {
+    match Jit::new(0) {
+        Ok(jit) => jit,
+        Err(e) => panic!("the GPU tests need an NVIDIA GPU: {e}"),
+    }
+}
+
+/// xorshift64*: reproducible pseudo-random numbers without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [-1, 1), never exactly zero (so a zero in an output means a zero-filled copy).
+    fn f32(&mut self) -> f32 {
+        let v = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+        if v == 0.0 {
+            0.5
+        } else {
+            v
+        }
+    }
+
+    fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f32()).collect()
+    }
+}
+
+/// The targets the H200 runs of those `supported` lists: sm_90a natively, sm_80 through the
+/// driver's JIT.
+fn runnable(supported: &[Target]) -> Vec<Target> {
+    [Target::Sm80, Target::Sm90a]
+        .into_iter()
+        .filter(|t| supported.contains(t))
+        .collect()
+}
+
+/// Emits `kernel` for `target` and loads its entry.
+fn load(jit: &Jit, kernel: Result<Kernel, BuildError>, target: Target) -> JitFunction {
+    let kernel = kernel.unwrap_or_else(|e| panic!("generation failed: {e}"));
+    let ptx = emit(&kernel, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+    jit.load(&ptx)
+        .and_then(|m| m.function(&kernel.name))
+        .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name))
+}
+
+/// A device buffer of `len + GUARD` poisoned floats.
+fn poisoned(jit: &Jit, len: usize) -> CudaSlice<f32> {
+    jit.upload(&vec![f32::from_bits(POISON); len + GUARD])
+        .expect("upload the poisoned output")
+}
+
+fn address(jit: &Jit, buf: &CudaSlice<f32>) -> u64 {
+    match jit.ptr(buf) {
+        KernelArg::Ptr(p) => p,
+        other => panic!("a slice's pointer is {other:?}"),
+    }
+}
+
+/// Downloads `buf` and checks that its guard is still poisoned; returns the first `len` values.
+fn download(jit: &Jit, buf: &CudaSlice<f32>, len: usize, what: &str) -> Vec<f32> {
+    let mut all = jit
+        .download(buf)
+        .unwrap_or_else(|e| panic!("{what}: the kernel failed: {e}"));
+    assert_eq!(all.len(), len + GUARD);
+    for (i, g) in all[len..].iter().enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            POISON,
+            "{what}: written past the end, at {}",
+            len + i
+        );
+    }
+    all.truncate(len);
+    all
+}
+
+/// `got == want` bit for bit, else a message naming the first differing index.
+fn assert_bits(got: &[f32], want: &[f32], what: &str, index: impl Fn(usize) -> String) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    let bad = got
+        .iter()
+        .zip(want)
+        .filter(|(g, w)| g.to_bits() != w.to_bits())
+        .count();
+    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+        panic!(
+            "{what}: {bad} of {} elements differ; first at {}: GPU {} ({:#010x}), CPU {}",
+            got.len(),
+            index(i),
+            got[i],
+            got[i].to_bits(),
+            want[i]
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn vector_add_matches_the_cpu() {
+    let jit = jit();
+    let targets = runnable(examples::vector_add::TARGETS);
+    let mut runs = 0;
+    // 1_000_003 = 3906 * 256 + 67; odd sizes below one vector too.
+    for n in [1_000_003usize, 4097, 5, 3, 1] {
+        let mut rng = Rng(0xadd ^ n as u64);
+        let (a, b) = (rng.vec(n), rng.vec(n));
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
+        for &target in &targets {
+            for vec in [1usize, 2, 4] {
+                let kernel = match vec {
+                    1 => examples::vector_add::<1>(),
+                    2 => examples::vector_add::<2>(),
+                    _ => examples::vector_add::<4>(),
+                };
+                let f = load(&jit, kernel, target);
+                let dc = poisoned(&jit, n);
+                let threads = n.div_ceil(vec) as u32;
+                let what = format!("vector_add VEC={vec} {target} n={n}");
+                f.launch(
+                    &Launch::linear(threads, examples::vector_add::THREADS),
+                    &[
+                        jit.ptr(&da),
+                        jit.ptr(&db),
+                        jit.ptr(&dc),
+                        KernelArg::U32(n as u32),
+                    ],
+                )
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let got = download(&jit, &dc, n, &what);
+                assert_bits(&got, &want, &what, |i| format!("c[{i}]"));
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "vector_add: {runs} runs ({}; VEC 1, 2, 4; n = 1000003, 4097, 5, 3, 1) equal the CPU bit for bit",
+        names(&targets)
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn transpose_matches_the_cpu() {
+    let jit = jit();
+    let targets = runnable(examples::transpose::TARGETS);
+    let tile = examples::transpose::TILE;
+    let mut runs = 0;
+    for (rows, cols) in [(1000usize, 777usize), (33, 1), (1, 65), (31, 32)] {
+        let src = Rng(0x7 ^ (rows * cols) as u64).vec(rows * cols);
+        let mut want = vec![0.0f32; rows * cols];
+        for r in 0..rows {
+            for c in 0..cols {
+                want[c * rows + r] = src[r * cols + c];
+            }
+        }
+        let dsrc = jit.upload(&src).unwrap();
+        for &target in &targets {
+            for block_rows in [8u32, 4] {
+                let f = load(&jit, examples::transpose(block_rows), target);
+                let ddst = poisoned(&jit, rows * cols);
+                let what = format!("transpose {rows}x{cols} {target} block 32x{block_rows}");
+                let grid = (
+                    (cols as u32).div_ceil(tile),
+                    (rows as u32).div_ceil(tile),
+                    1,
+                );
+                f.launch(
+                    &Launch::new(grid, (tile, block_rows, 1)),
+                    &[
+                        jit.ptr(&dsrc),
+                        jit.ptr(&ddst),
+                        KernelArg::U32(rows as u32),
+                        KernelArg::U32(cols as u32),
+                    ],
+                )
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let got = download(&jit, &ddst, rows * cols, &what);
+                assert_bits(&got, &want, &what, |i| {
+                    format!("dst[{}][{}]", i / rows, i % rows)
+                });
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "transpose: {runs} runs ({}; 1000x777, 33x1, 1x65, 31x32; blocks 32x8 and 32x4) equal the CPU bit for bit",
+        names(&targets)
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn reduce_sum_matches_the_cpu() {
+    let jit = jit();
+    let targets = runnable(examples::reduce_sum::TARGETS);
+    let mut worst = 0.0f64;
+    let mut runs = 0;
+    for n in [123_457usize, 1000, 1] {
+        let x = Rng(0x5u64 ^ n as u64).vec(n);
+        let dx = jit.upload(&x).unwrap();
+        let abs_sum: f64 = x.iter().map(|v| f64::from(v.abs())).sum();
+        let exact: f64 = x.iter().map(|&v| f64::from(v)).sum();
+        // f32 partial sums over a tree of depth ~log2(n): far inside 1e-5 of the absolute sum.
+        let tol = 1e-5 * abs_sum + 1e-6;
+        for &target in &targets {
+            // 96 threads: three warps, not a power of two.
+            for (threads, blocks) in [(256u32, 120u32), (96, 7), (256, 1)] {
+                let f = load(&jit, examples::reduce_sum(threads), target);
+                let what = format!("reduce_sum n={n} {target} {blocks}x{threads}");
+                let partial = poisoned(&jit, blocks as usize);
+                f.launch(
+                    &Launch::new((blocks, 1, 1), (threads, 1, 1)),
+                    &[jit.ptr(&dx), jit.ptr(&partial), KernelArg::U32(n as u32)],
+                )
+                .unwrap_or_else(|e| panic!("{what}, pass 1: {e}"));
+                let out = poisoned(&jit, 1);
+                f.launch(
+                    &Launch::new((1, 1, 1), (threads, 1, 1)),
+                    &[jit.ptr(&partial), jit.ptr(&out), KernelArg::U32(blocks)],
+                )
+                .unwrap_or_else(|e| panic!("{what}, pass 2: {e}"));
+                // Pass 1 alone: block b sums the elements its threads visit in the grid stride.
+                let parts = download(&jit, &partial, blocks as usize, &what);
+                let grid_threads = (blocks * threads) as usize;
+                for (b, &p) in parts.iter().enumerate() {
+                    let (mut want, mut abs) = (0.0f64, 0.0f64);
+                    for (i, &v) in x.iter().enumerate() {
+                        if (i % grid_threads) / threads as usize == b {
+                            want += f64::from(v);
+                            abs += f64::from(v.abs());
+                        }
+                    }
+                    let err = (f64::from(p) - want).abs();
+                    assert!(
+                        err <= 1e-5 * abs + 1e-6,
+                        "{what}: block {b} summed {p}, CPU {want} (error {err:e})"
+                    );
+                }
+                let got = f64::from(download(&jit, &out, 1, &what)[0]);
+                let err = (got - exact).abs();
+                assert!(
+                    err <= tol,
+                    "{what}: GPU {got}, CPU {exact}, error {err:e} > {tol:e}"
+                );
+                worst = worst.max(err / abs_sum);
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "reduce_sum: {runs} runs ({}; n = 123457, 1000, 1; 120x256, 7x96, 1x256 blocks) within tolerance; worst |error| / sum|x| = {worst:.2e}",
+        names(&targets)
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn async_copy_matches_the_cpu() {
+    let jit = jit();
+    let targets = runnable(examples::async_copy::TARGETS);
+    let mut runs = 0;
+    for n in [500_001usize, 513, 3] {
+        let src = Rng(0xc0 ^ n as u64).vec(n);
+        let dsrc = jit.upload(&src).unwrap();
+        for &target in &targets {
+            for threads in [128u32, 96] {
+                let chunks = (n as u32).div_ceil(threads * examples::async_copy::PER_THREAD);
+                let f = load(&jit, examples::async_copy(threads), target);
+                // Few blocks (many chunks each: both buffers cycle), one per chunk, more than chunks.
+                for blocks in [3, chunks, chunks + 5] {
+                    let what = format!("async_copy n={n} {target} {blocks}x{threads}");
+                    let ddst = poisoned(&jit, n);
+                    f.launch(
+                        &Launch::new((blocks, 1, 1), (threads, 1, 1)),
+                        &[jit.ptr(&dsrc), jit.ptr(&ddst), KernelArg::U32(n as u32)],
+                    )
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let got = download(&jit, &ddst, n, &what);
+                    assert_bits(&got, &src, &what, |i| format!("dst[{i}]"));
+                    runs += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "async_copy: {runs} runs ({}; n = 500001, 513, 3; 128 and 96 threads; 3 blocks, one per chunk, more than chunks) equal the CPU bit for bit",
+        names(&targets)
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn tma_round_trip_matches_the_cpu() {
+    let jit = jit();
+    let targets = runnable(examples::tma_round_trip::TARGETS);
+    assert_eq!(targets, [Target::Sm90a]);
+    let mut runs = 0;
+    for (rows, cols, tile_box) in [
+        (300usize, 200usize, examples::tma_round_trip::BOX),
+        (70, 44, TmaBox { rows: 16, cols: 8 }),
+    ] {
+        let src = Rng(0x3a ^ (rows * cols) as u64).vec(rows * cols);
+        let dsrc = jit.upload(&src).unwrap();
+        let spec = |addr: u64| {
+            TensorMapSpec::row_major_2d(
+                TmaDataType::F32,
+                addr,
+                rows as u64,
+                cols as u64,
+                tile_box.rows,
+                tile_box.cols,
+            )
+        };
+        let src_map = jit.tensor_map(&spec(address(&jit, &dsrc))).unwrap();
+        let grid = (
+            (cols as u32).div_ceil(tile_box.cols),
+            (rows as u32).div_ceil(tile_box.rows),
+            1,
+        );
+        for &target in &targets {
+            for negate in [false, true] {
+                let what = format!(
+                    "tma_round_trip {rows}x{cols} box {}x{} negate={negate} {target}",
+                    tile_box.rows, tile_box.cols
+                );
+                let f = load(&jit, examples::tma_round_trip(tile_box, negate), target);
+                // The map covers `rows x cols`; the guard after it must stay poisoned.
+                let ddst = poisoned(&jit, rows * cols);
+                let dst_map = jit.tensor_map(&spec(address(&jit, &ddst))).unwrap();
+                f.launch(
+                    &Launch::new(grid, (examples::tma_round_trip::THREADS, 1, 1)),
+                    &[src_map.into(), dst_map.into()],
+                )
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let got = download(&jit, &ddst, rows * cols, &what);
+                let want: Vec<f32> = if negate {
+                    src.iter().map(|v| -v).collect()
+                } else {
+                    src.clone()
+                };
+                assert_bits(&got, &want, &what, |i| {
+                    format!("({}, {})", i / cols, i % cols)
+                });
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "tma_round_trip: {runs} runs (sm_90a; 300x200 box 64x32, 70x44 box 16x8; plain and negated in shared memory) equal the CPU bit for bit"
+    );
+}
+
+fn names(targets: &[Target]) -> String {
+    let n: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+    n.join(" and ")
+}

@@ -1,0 +1,175 @@
+//! The example kernels' PTX: one insta snapshot per (kernel, target) under the repository's
+//! `snapshots/` directory, each assembled with ptxas for its target (no spills allowed), and the
+//! time generation takes.
+//!
+//! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
+
+use std::time::{Duration, Instant};
+
+use codegen_ptx::emit;
+use codegen_ptx::ptxas::assemble;
+use dsl_core::ir::Target;
+use kernels::registry::{Registered, KERNELS};
+
+/// Every (kernel, target) the registry publishes.
+fn published() -> Vec<(&'static Registered, Target)> {
+    KERNELS
+        .iter()
+        .flat_map(|k| k.targets.iter().map(move |&t| (k, t)))
+        .collect()
+}
+
+fn ptx_of(k: &Registered, target: Target) -> String {
+    k.ptx(target)
+        .unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name))
+}
+
+/// The snapshot of `name` for `target` is `snapshots/example_<name>_<target>.snap`.
+#[test]
+fn ptx_snapshots() {
+    // The five examples of the issue, on every target each supports.
+    assert_eq!(published().len(), 14);
+    for (k, target) in published() {
+        let ptx = ptx_of(k, target);
+        let name = format!("example_{}_{}", k.name, target.name());
+        insta::with_settings!({
+            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"),
+            prepend_module_to_snapshot => false,
+            description => format!("rute ptx {} --target {}", k.name, target.name()),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name, ptx);
+        });
+    }
+    // No snapshot outlives its kernel or target.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|f| f.starts_with("example_") && f.ends_with(".snap"))
+        .collect();
+    on_disk.sort();
+    let mut expected: Vec<String> = published()
+        .iter()
+        .map(|(k, t)| format!("example_{}_{}.snap", k.name, t.name()))
+        .collect();
+    expected.sort();
+    assert_eq!(on_disk, expected, "stale or missing files in {dir}");
+}
+
+#[test]
+fn every_snapshot_assembles_without_spills() {
+    let mut table = Vec::new();
+    for (k, target) in published() {
+        let ptx = ptx_of(k, target);
+        let report =
+            assemble(&ptx, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name));
+        assert_eq!(
+            (report.spill_store_bytes, report.spill_load_bytes),
+            (0, 0),
+            "{} for {target} spills:\n{}",
+            k.name,
+            report.log
+        );
+        assert_eq!(report.stack_frame_bytes, 0, "{} for {target}", k.name);
+        assert!(
+            report.warnings.is_empty(),
+            "{} for {target}: {:?}",
+            k.name,
+            report.warnings
+        );
+        table.push(format!(
+            "{:<16} {:<8} {:>3} regs {:>6} B smem, 0 spills",
+            k.name,
+            target.name(),
+            report.registers,
+            report.shared_bytes
+        ));
+    }
+    println!("{}", table.join("\n"));
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Generating an example's PTX (build the IR, then emit) takes under 5 ms: the median of 20
+/// runs after one warm-up, for each (kernel, target).
+#[test]
+fn generation_takes_under_5_ms() {
+    const RUNS: usize = 20;
+    let limit = Duration::from_millis(5);
+    let mut slow = Vec::new();
+    for (k, target) in published() {
+        let generate = || {
+            let kernel = (k.build)().unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            emit(&kernel, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name))
+        };
+        let first = generate();
+        let samples: Vec<Duration> = (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                let ptx = generate();
+                let took = start.elapsed();
+                assert_eq!(ptx, first, "{} for {target}: not deterministic", k.name);
+                took
+            })
+            .collect();
+        let (min, max) = (
+            samples.iter().min().copied().unwrap_or_default(),
+            samples.iter().max().copied().unwrap_or_default(),
+        );
+        let med = median(samples);
+        println!(
+            "{:<16} {:<8} median {:>8.3} ms (min {:.3}, max {:.3}) over {RUNS} runs",
+            k.name,
+            target.name(),
+            med.as_secs_f64() * 1e3,
+            min.as_secs_f64() * 1e3,
+            max.as_secs_f64() * 1e3
+        );
+        if med >= limit {
+            slow.push(format!("{} for {target}: {med:?}", k.name));
+        }
+    }
+    assert!(slow.is_empty(), "generation over 5 ms: {slow:?}");
+}
+
+/// The configurations the GPU tests run besides the registry's defaults also assemble, spill
+/// free, for every target their kernel supports.
+#[test]
+fn other_configurations_assemble() {
+    use kernels::examples::{self, tma_round_trip::TmaBox};
+    let cases = [
+        (examples::vector_add::<1>(), examples::vector_add::TARGETS),
+        (examples::vector_add::<2>(), examples::vector_add::TARGETS),
+        (examples::transpose(4), examples::transpose::TARGETS),
+        (examples::reduce_sum(96), examples::reduce_sum::TARGETS),
+        (examples::reduce_sum(32), examples::reduce_sum::TARGETS),
+        (examples::async_copy(96), examples::async_copy::TARGETS),
+        (
+            examples::tma_round_trip(TmaBox { rows: 16, cols: 8 }, true),
+            examples::tma_round_trip::TARGETS,
+        ),
+        (
+            examples::tma_round_trip(examples::tma_round_trip::BOX, true),
+            examples::tma_round_trip::TARGETS,
+        ),
+    ];
+    for (kernel, targets) in cases {
+        let kernel = kernel.unwrap_or_else(|e| panic!("generation failed: {e}"));
+        for &target in targets {
+            let ptx = emit(&kernel, target)
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+            let report = assemble(&ptx, target)
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+            assert_eq!(
+                (report.spill_store_bytes, report.spill_load_bytes),
+                (0, 0),
+                "{} for {target}",
+                kernel.name
+            );
+        }
+    }
+}
