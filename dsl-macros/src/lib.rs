@@ -116,7 +116,8 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// The expansion calls the same `dsl_core` functions. What was built at compile time cannot fail
 /// again (an `expect` says so). What depends on constants or on the `mma` value is checked where
 /// the macro runs and **panics** with dsl-core's reason and the call as written, as [`layout!`]
-/// does for constants.
+/// does for constants (a constant that makes a layout invalid, like an extent of 0, panics with
+/// `layout!`'s message naming that layout).
 ///
 /// ```
 /// use dsl_macros::{tiled_copy, tiled_mma};

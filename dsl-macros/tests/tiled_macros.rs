@@ -216,6 +216,21 @@ fn the_mma_argument_is_any_expression() {
     assert_same_copy(&chosen, &make_tiled_copy_b(ldsm, &big).unwrap());
 }
 
+/// Arguments handed through `macro_rules!` fragments arrive in invisible groups.
+macro_rules! g2s_of {
+    ($atom:ty, $t:ident, $threads_k:expr) => {
+        tiled_copy!($atom, $t, thr = (32,$threads_k):($threads_k,1), val = (1,8))
+    };
+}
+
+#[test]
+fn arguments_from_macro_rules_fragments() {
+    let from_rules = g2s_of!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, bf16, 4);
+    let direct =
+        tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, bf16, thr = (32,4):(4,1), val = (1,8));
+    assert_same_copy(&from_rules, &direct);
+}
+
 #[test]
 fn constants_are_read_where_the_macro_expands() {
     const BM: i64 = 32;

@@ -220,3 +220,68 @@ pub fn spanning(parts: &[(usize, &TokenStream)]) -> TokenStream {
 pub fn missing(message: impl std::fmt::Display) -> syn::Error {
     syn::Error::new(Span::call_site(), message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(input: &str, layouts: &[&str]) -> (Vec<String>, Vec<(String, String)>, usize) {
+        let mut errors = Errors::default();
+        let allowed = ["thr", "val", "mma", "operand"];
+        let args = split(
+            input.parse().unwrap(),
+            "tiled_copy",
+            &allowed,
+            layouts,
+            &mut errors,
+        );
+        let n_errors = errors.finish(()).err().map_or(0, |e| e.into_iter().count());
+        (
+            args.positional
+                .iter()
+                .map(|a| a.value.to_string())
+                .collect(),
+            args.named
+                .iter()
+                .map(|(k, a)| (k.clone(), a.value.to_string()))
+                .collect(),
+            n_errors,
+        )
+    }
+
+    #[test]
+    fn commas_split_arguments_except_inside_angles_of_names_and_layouts() {
+        let (pos, named, n_errors) = texts(
+            "UniversalCopy<u64>, f16, thr = Sw<3,3,3> o (8,8), mma = f(a < b, c), operand = A,",
+            &["thr", "val"],
+        );
+        assert_eq!(pos, ["UniversalCopy < u64 >", "f16"]);
+        assert_eq!(
+            named,
+            [
+                ("mma".to_string(), "f (a < b , c)".to_string()),
+                ("operand".to_string(), "A".to_string()),
+                ("thr".to_string(), "Sw < 3 , 3 , 3 > o (8 , 8)".to_string()),
+            ]
+        );
+        assert_eq!(n_errors, 0);
+        // In an expression argument `<` is a comparison: the comma after it ends the argument.
+        let (_, named, _) = texts("X, f16, mma = a < b, operand = A", &["thr", "val"]);
+        assert_eq!(named[0], ("mma".to_string(), "a < b".to_string()));
+    }
+
+    #[test]
+    fn mistakes_are_counted_and_the_rest_kept() {
+        // Unknown name, duplicate, empty argument, positional after named, empty value.
+        let (pos, named, n_errors) = texts(
+            "X, f16, thrs = 1, val = 1, val = 2, , f32, mma =",
+            &["thr", "val"],
+        );
+        assert_eq!(pos, ["X", "f16"]);
+        assert_eq!(named, [("val".to_string(), "1".to_string())]);
+        assert_eq!(n_errors, 5);
+        // `==` and `=>` do not name an argument.
+        let (pos, named, _) = texts("a == b, c => d", &[]);
+        assert_eq!((pos.len(), named.len()), (2, 0));
+    }
+}

@@ -1,7 +1,7 @@
 //! Atom and value-type names, checked against `dsl_core`'s registry at compile time.
 
 use dsl_core::atom::{atom_names, levenshtein, lookup_atom, AtomOp, CopyOp, MmaOp, ValType};
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
 /// Which macro reads the atom: each takes one kind.
@@ -29,10 +29,25 @@ impl Kind {
     }
 }
 
+/// The trees of `tokens` with invisible groups opened: a `macro_rules!` fragment (`$atom:ty`)
+/// arrives wrapped in one.
+fn flat(tokens: &TokenStream) -> Vec<TokenTree> {
+    let mut out = Vec::new();
+    for tree in tokens.clone() {
+        match tree {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::None => {
+                out.extend(flat(&g.stream()))
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// An atom name as written (`SM80_CP_ASYNC_CACHEGLOBAL<u128>`), without spaces.
 pub fn atom_text(tokens: &TokenStream) -> syn::Result<String> {
     let mut text = String::new();
-    for (i, tree) in tokens.clone().into_iter().enumerate() {
+    for (i, tree) in flat(tokens).into_iter().enumerate() {
         match &tree {
             TokenTree::Ident(id) => text.push_str(&id.to_string()),
             TokenTree::Punct(p) if i > 0 && matches!(p.as_char(), '<' | '>' | ':') => {
@@ -154,7 +169,7 @@ pub fn resolve_type(tokens: &TokenStream) -> syn::Result<ValType> {
         .iter()
         .map(|t| t.short_name().to_string())
         .collect();
-    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let trees = flat(tokens);
     let written = match trees.as_slice() {
         [TokenTree::Ident(id)] => id.to_string(),
         _ => {
