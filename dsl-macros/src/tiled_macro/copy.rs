@@ -1,7 +1,7 @@
 //! `tiled_copy!`: read the call, check it (building the tiled copy now when every layout is a
 //! literal), and expand to `make_tiled_copy` or `make_tiled_copy_A/B/C`.
 
-use dsl_core::atom::{CopyAtom, CopyOp, ValType};
+use dsl_core::atom::{AtomOp, CopyAtom, CopyOp, ValType};
 use dsl_core::tiled::{make_tiled_copy, Side};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
@@ -9,7 +9,6 @@ use quote::quote;
 use super::args::{missing, spanning, split, Errors};
 use super::layout_arg::{layout_arg, LayoutArg};
 use super::names::{atom_text, copy_op_tokens, resolve_atom, resolve_type, val_type_tokens, Kind};
-use dsl_core::atom::AtomOp;
 
 const NAMES: [&str; 4] = ["thr", "val", "mma", "operand"];
 
@@ -173,7 +172,10 @@ pub fn check(input: TokenStream) -> syn::Result<CopyCall> {
     match errors.finish(call)? {
         Some(call) => Ok(call),
         // Every path that leaves a part unset records an error.
-        None => Err(missing("tiled_copy!: incomplete call")),
+        None => Err(missing(
+            "tiled_copy!: the call was not understood, yet no error was recorded: a bug in \
+             dsl-macros",
+        )),
     }
 }
 

@@ -105,7 +105,10 @@ pub fn check(input: TokenStream) -> syn::Result<MmaCall> {
     match errors.finish(call)? {
         Some(call) => Ok(call),
         // Every path that leaves a part unset records an error.
-        None => Err(missing("tiled_mma!: incomplete call")),
+        None => Err(missing(
+            "tiled_mma!: the call was not understood, yet no error was recorded: a bug in \
+             dsl-macros",
+        )),
     }
 }
 
