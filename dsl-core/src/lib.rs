@@ -13,5 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod atom;
+pub mod ir;
+pub mod kernel;
 pub mod layout;
 pub mod tiled;

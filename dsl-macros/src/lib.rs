@@ -2,8 +2,8 @@
 //!
 //! rute's procedural macros. Each one reads a notation at compile time, reports mistakes as compile
 //! errors pointing at the offending token, and expands to plain calls into `dsl-core`, so everything a
-//! macro writes a user could write by hand. Today the crate holds [`layout!`]; `#[kernel]`,
-//! `tiled_copy!` and `tiled_mma!` will join it, each in its own module.
+//! macro writes a user could write by hand: [`layout!`], [`macro@kernel`], [`tiled_copy!`] and
+//! [`tiled_mma!`], each in its own module.
 //!
 //! The expansions name `::dsl_core` by its absolute path: a crate using these macros must depend on
 //! `dsl-core` itself.
@@ -34,6 +34,7 @@
 //! let bad = dsl_macros::layout!((4,8):(1));
 //! ```
 
+mod kernel_macro;
 mod layout_macro;
 mod tiled_macro;
 
@@ -83,6 +84,144 @@ use proc_macro::TokenStream;
 #[proc_macro]
 pub fn layout(input: TokenStream) -> TokenStream {
     layout_macro::layout(input.into()).into()
+}
+
+/// Turns a Rust function into a kernel generator: calling it runs the body on the host once and
+/// returns the generated [`dsl_core::ir::Kernel`].
+///
+/// Static values (shapes, layouts, tile sizes, unrolled loops) are plain Rust evaluated while the
+/// kernel is generated; dynamic values ([`dsl_core::kernel::Var`]) are PTX registers. The macro
+/// rewrites the body's `if`, `for`, `while`, `=` and `let x = y;` into calls of traits in
+/// [`dsl_core::kernel`] that are implemented for both, so one spelling works for host and device
+/// values: a `bool` condition picks a branch now, a `Var<bool>` emits an `If`; a range with host
+/// bounds unrolls, one with a `Var` bound emits a `For`.
+///
+/// # The function
+///
+/// ```text
+/// #[kernel]
+/// fn name(#[host] cfg: C, k: &KernelBuilder, a: GlobalPtr<f32>, n: Var<u32>) { .. }
+/// // generates
+/// fn name(cfg: C) -> Result<Kernel, BuildError>
+/// ```
+///
+/// - Parameters marked `#[host]` (and a `self` receiver) stay parameters of the generated
+///   function: configuration read while generating.
+/// - A parameter of type `&KernelBuilder` receives the builder handle, for shared memory and
+///   launch hints. It is optional.
+/// - Every other parameter is a kernel parameter, declared in order under its own name through
+///   [`dsl_core::kernel::macro_support::KernelParam`]: `Var<T>` (a scalar), `GlobalPtr<T>`,
+///   `TensorMap`.
+/// - The PTX entry is named after the function. Generic and const-generic parameters are kept.
+/// - The function returns nothing; or `Result<(), E>` with `E: From<BuildError>`, so that `?`
+///   works at the top level of the body (on host errors, say of the layout algebra), and the
+///   generated function returns `Result<Kernel, E>`.
+///
+/// # Example: vector add with a dynamic bound and a tail
+///
+/// ```
+/// use dsl_core::ir::Stmt;
+/// use dsl_core::kernel::*;
+/// use dsl_macros::kernel;
+///
+/// /// c[i] = a[i] + b[i] for i < n; each thread handles `per_thread` consecutive elements.
+/// #[kernel]
+/// fn vector_add(
+///     #[host] per_thread: u32,
+///     k: &KernelBuilder,
+///     a: GlobalPtr<f32>,
+///     b: GlobalPtr<f32>,
+///     c: GlobalPtr<f32>,
+///     n: Var<u32>,
+/// ) {
+///     k.max_threads(256, 1, 1);
+///     let first = (block_idx_x() * block_dim_x() + thread_idx_x()) * per_thread;
+///     if (first + per_thread).le(n) {
+///         // The whole chunk is in bounds: a host loop, unrolled.
+///         for j in 0..per_thread {
+///             c.store_at(first + j, a.load_at(first + j) + b.load_at(first + j));
+///         }
+///     } else {
+///         // The tail: a device loop up to n.
+///         for i in first..n {
+///             c.store_at(i, a.load_at(i) + b.load_at(i));
+///         }
+///     }
+/// }
+///
+/// let kernel = vector_add(4).unwrap();
+/// assert_eq!(kernel.name, "vector_add");
+/// assert_eq!(kernel.params.len(), 4);
+/// let branch = kernel.body.iter().find_map(|s| match s {
+///     Stmt::If { then, else_, .. } => Some((then, else_)),
+///     _ => None,
+/// });
+/// let (then, else_) = branch.expect("a device `if`");
+/// assert!(!then.iter().any(|s| matches!(s, Stmt::For { .. })), "the host loop unrolled");
+/// assert!(else_.iter().any(|s| matches!(s, Stmt::For { .. })), "the tail is a device loop");
+/// ```
+///
+/// # What is rewritten
+///
+/// | written | becomes |
+/// |---------|---------|
+/// | `if c { A }` | `Cond::if_(c, \|arm\| match arm { Arm::Then => { A }, Arm::Else => {} })` |
+/// | `if c { A } else { B }`, value unused | `Cond::if_else(c, \|arm\| match arm { Then => { A }, Else => { B } })` |
+/// | `if c { a } else { b }`, value used | `if_value(c, \|arm\| ..)`: a `bool` gives the taken arm's value, a device predicate merges device values through a register |
+/// | `else if` | the `Else` arm holds the rewritten inner `if` |
+/// | `for p in a..b { .. }` | `Iterate::for_each_(range(a, b), \|p\| { .. })` |
+/// | `for p in a..=b`, `(a..b).step_by(s)` | `macro_support::range_inclusive(a, b)`, `range(a, b).step_by(s)` |
+/// | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
+/// | `place = e` | `{ let v = e; Assign::assign_(&mut place, v) }`: a device value keeps its register |
+/// | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: Rust's short circuit on `bool`s |
+/// | `let x = y;` (`y` a path), `let mut x = e;` | `macro_support::Let::new(y).let_()`: a device value (`Var`, array of `Var`s, pointer) is copied into a new register — `x` does not alias `y`, and a constant becomes a register that loops may assign — anything else moves |
+///
+/// The branches and loop bodies become closures (one closure per `if` and per `while`, so both
+/// arms may borrow the same variables mutably). A device `if` runs its closure once per arm, a
+/// device loop once; host ones run them as Rust would.
+///
+/// Left as Rust: `if let`, `while let`, `match` (host-only pattern matching); `for` over anything
+/// but a range expression — `for x in v.iter()`, `for l in layouts`, `(a..b).rev()`,
+/// `(a..b).into_iter()` — which is a host loop where `break` and `continue` work; `for` over a
+/// range whose two bounds are integer literals (`0..4`: certainly host, and Rust then infers the
+/// index type from its use, `usize` for `v[i]`); compound assignment `x += e` (the operator
+/// traits, which write a `Var`'s register too); `&&`/`||` outside conditions; the insides of macro
+/// invocations and of nested items.
+///
+/// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s, global and shared pointers (their
+/// address register is written), and the host types marked [`dsl_core::kernel::HostValue`]
+/// (implement it for your own host types); other types are refused with a sentence saying so.
+///
+/// # What is refused
+///
+/// Each of these is a compile error at its span that says what to write instead:
+///
+/// - `return` or `?` inside a rewritten `if`/`for`/`while` (the branch is a closure, and a device
+///   branch cannot end the kernel early): move the rest into the `else` branch, or put the exit
+///   into a `while` condition;
+/// - `?` anywhere when the function does not return `Result<(), E>`;
+/// - `break`/`continue` out of a rewritten loop, or across a rewritten `if`; labels on rewritten
+///   loops; `loop { .. }` (write `while cond { .. }`);
+/// - destructuring assignment (`(a, b) = (x, y)`): assign each variable on its own;
+/// - `async`, `const` and `extern` functions, variadics, arguments to `#[kernel]` or `#[host]`;
+/// - a kernel parameter that is not a plain name, or whose type is plainly a host type (`u32`,
+///   `&T`, a tuple, an array, `impl Trait`, a bare type parameter); any other type must implement
+///   [`dsl_core::kernel::macro_support::KernelParam`], whose error names it;
+/// - (type errors with a sentence, from the traits) `&&`/`||` on device predicates (write `p & q`,
+///   or nest the `if`s when the right side must not run on the device); an `if` used as a value on
+///   a device predicate whose arms are not device values of one type; assignment of a type that
+///   is neither a device value nor a `HostValue`.
+///
+/// # Limits of the closures
+///
+/// Because branches and loop bodies are closures that a device construct may run more than once,
+/// code inside them cannot move a value out of a variable declared outside (borrow or clone it),
+/// and a variable declared without a value cannot be initialised in them (give it a value
+/// first). Device values cannot cross kernels: a `Var` captured from another kernel's generation
+/// is reported by the builder (`BuildError::ForeignValue`), as the macro cannot see it.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    kernel_macro::kernel(attr.into(), item.into()).into()
 }
 
 /// CuTe's `make_tiled_copy` (or `make_tiled_copy_A/B/C`) in CuTe notation, checked at compile time.

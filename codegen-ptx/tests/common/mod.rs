@@ -1,0 +1,168 @@
+//! Shared helpers of the codegen tests: kernels built straight from IR data (no builder), and the
+//! assemble-and-reject check every family test makes.
+#![allow(dead_code)]
+
+use codegen_ptx::ptxas::{assemble, PtxasReport};
+use codegen_ptx::{emit, CodegenError};
+use dsl_core::ir::op::{AddressOp, Memory};
+use dsl_core::ir::{
+    Address, Guard, Kernel, Op, Operand, Param, ParamKind, Reg, SharedAlloc, StateSpace, Stmt,
+    Target, Type,
+};
+
+/// A kernel under construction: an `out` pointer parameter (converted to a global address in
+/// the prologue) that `sink` stores results to, so ptxas keeps the instructions under test.
+pub struct K {
+    pub k: Kernel,
+    out: Reg,
+    sunk: i64,
+}
+
+impl K {
+    pub fn new(name: &str) -> Self {
+        let mut k = Kernel::new(name);
+        k.params.push(Param {
+            name: "out".into(),
+            kind: ParamKind::GlobalPtr { elem: Type::U32 },
+        });
+        let raw = k.new_reg(Type::U64);
+        let out = k.new_reg(Type::U64);
+        k.body.push(Stmt::op(Memory::Ld {
+            space: StateSpace::Param,
+            ty: Type::U64,
+            dsts: vec![raw],
+            addr: Address::symbol("out", 0),
+            cache: None,
+            nc: false,
+            order: None,
+        }));
+        k.body.push(Stmt::op(AddressOp::Cvta {
+            to_generic: false,
+            space: StateSpace::Global,
+            dst: out,
+            src: raw.into(),
+        }));
+        K { k, out, sunk: 0 }
+    }
+
+    pub fn reg(&mut self, ty: Type) -> Reg {
+        self.k.new_reg(ty)
+    }
+
+    pub fn regs(&mut self, ty: Type, n: usize) -> Vec<Reg> {
+        (0..n).map(|_| self.k.new_reg(ty)).collect()
+    }
+
+    pub fn op(&mut self, op: impl Into<Op>) -> &mut Self {
+        self.k.body.push(Stmt::op(op));
+        self
+    }
+
+    pub fn guarded(&mut self, op: impl Into<Op>, pred: Reg, negate: bool) -> &mut Self {
+        self.k.body.push(Stmt::guarded(op, Guard { pred, negate }));
+        self
+    }
+
+    pub fn stmt(&mut self, s: Stmt) -> &mut Self {
+        self.k.body.push(s);
+        self
+    }
+
+    pub fn smem(&mut self, name: &str, bytes: u64, align: u32) -> Address {
+        self.k.shared.push(SharedAlloc {
+            name: name.into(),
+            bytes,
+            align,
+        });
+        Address::symbol(name, 0)
+    }
+
+    pub fn param(&mut self, name: &str, kind: ParamKind) {
+        self.k.params.push(Param {
+            name: name.into(),
+            kind,
+        });
+    }
+
+    /// Stores `r` to `out[next]` so its computation stays live (predicates via selp).
+    pub fn sink(&mut self, r: Reg) -> &mut Self {
+        let (val, ty) = if r.ty == Type::Pred {
+            let v = self.reg(Type::U32);
+            self.op(dsl_core::ir::op::Compare::Selp {
+                ty: Type::U32,
+                dst: v,
+                a: Operand::Imm(1),
+                b: Operand::Imm(0),
+                cond: r.into(),
+            });
+            (v, Type::U32)
+        } else {
+            (r, r.ty)
+        };
+        let off = self.sunk;
+        self.sunk += 8;
+        let out = self.out;
+        self.op(Memory::St {
+            space: StateSpace::Global,
+            ty,
+            srcs: vec![val.into()],
+            addr: Address::reg(out, off),
+            cache: None,
+            order: None,
+        })
+    }
+
+    pub fn sink_all(&mut self, rs: &[Reg]) -> &mut Self {
+        for r in rs {
+            self.sink(*r);
+        }
+        self
+    }
+}
+
+/// Emits `k` for `t` and assembles it; panics with the PTX and ptxas's log on failure, and
+/// asserts ptxas spilled nothing.
+pub fn assemble_ok(k: &Kernel, t: Target) -> (String, PtxasReport) {
+    let ptx = emit(k, t).unwrap_or_else(|e| panic!("emit {} for {t}: {e}", k.name));
+    // For people reviewing the output: RUTE_DUMP_PTX=dir writes every assembled module there.
+    if let Some(dir) = std::env::var_os("RUTE_DUMP_PTX") {
+        let path = std::path::Path::new(&dir).join(format!("{}-{t}.ptx", k.name));
+        std::fs::write(&path, &ptx).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    let rep = assemble(&ptx, t).unwrap_or_else(|e| panic!("{e}\n--- PTX ---\n{ptx}"));
+    assert_eq!(rep.spill_store_bytes, 0, "spill stores\n{}", rep.log);
+    assert_eq!(rep.spill_load_bytes, 0, "spill loads\n{}", rep.log);
+    (ptx, rep)
+}
+
+/// The family check: `k` needs exactly `lowest` or later (as the IR says), assembles with
+/// ptxas for `lowest` (and for `also`), and is refused for each target in `refused` with an
+/// Unsupported error whose message names the op `mnemonic` and both targets.
+pub fn family(k: &Kernel, lowest: Target, also: &[Target], refused: &[Target], mnemonic: &str) {
+    assert_eq!(k.min_target(), Some(lowest), "{}: lowest target", k.name);
+    assemble_ok(k, lowest);
+    for &t in also {
+        assemble_ok(k, t);
+    }
+    for &t in refused {
+        let err = emit(k, t).expect_err("a lower target must be refused");
+        assert!(
+            matches!(err, CodegenError::Unsupported { target, .. } if target == t),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(msg.contains(mnemonic), "`{msg}` names `{mnemonic}`");
+        assert!(msg.contains(lowest.name()), "`{msg}` names {lowest}");
+        assert!(msg.contains(t.name()), "`{msg}` names {t}");
+    }
+}
+
+pub fn imm(i: i64) -> Operand {
+    Operand::Imm(i)
+}
+
+pub fn immf(x: f64) -> Operand {
+    Operand::ImmF(x)
+}
+
+pub const ALL_MASK: Operand = Operand::Imm(-1);

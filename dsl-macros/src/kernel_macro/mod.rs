@@ -1,0 +1,73 @@
+//! `#[kernel]`: a Rust function turned into a kernel generator, in three passes.
+//!
+//! [`parse`] splits the signature into host inputs, the builder handle and device parameters;
+//! [`check`] refuses signatures that cannot become a kernel; [`rewrite`] turns the body's control
+//! flow into calls of `dsl_core::kernel`'s traits (and refuses what cannot be rewritten); [`expand`]
+//! writes the generating function. Every refusal is a `syn::Error` at the offending tokens; all of
+//! them are reported together.
+
+mod check;
+mod expand;
+mod model;
+mod parse;
+mod rewrite;
+#[cfg(test)]
+mod tests;
+
+use proc_macro2::TokenStream;
+
+/// The `#[kernel]` attribute: its expansion, or the compile errors saying what to write instead.
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match run(attr, item) {
+        Ok(tokens) => tokens,
+        Err(e) => e.into_iter().map(|e| e.to_compile_error()).collect(),
+    }
+}
+
+fn run(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    if let Some(tok) = attr.into_iter().next() {
+        errors.push(syn::Error::new_spanned(
+            tok,
+            "#[kernel] takes no arguments: the kernel's PTX name is the function's name; write `#[kernel]`",
+        ));
+    }
+    let item: syn::ItemFn = syn::parse2(item).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("#[kernel] applies to a function (`fn name(..) {{ .. }}`): {e}"),
+        )
+    })?;
+    let mut kernel = parse::parse(item, &mut errors);
+    check::check(&kernel, &mut errors);
+    rewrite::rewrite_body(&mut kernel, &mut errors);
+    match errors.combined() {
+        Some(e) => Err(e),
+        None => Ok(expand::expand(&kernel)),
+    }
+}
+
+/// Errors collected while the passes continue past them.
+#[derive(Default)]
+pub(crate) struct Errors(Vec<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, e: syn::Error) {
+        self.0.push(e);
+    }
+
+    pub(crate) fn spanned(
+        &mut self,
+        tokens: impl quote::ToTokens,
+        message: impl std::fmt::Display,
+    ) {
+        self.0.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    fn combined(self) -> Option<syn::Error> {
+        self.0.into_iter().reduce(|mut all, e| {
+            all.combine(e);
+            all
+        })
+    }
+}

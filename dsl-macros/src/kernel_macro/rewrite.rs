@@ -1,0 +1,655 @@
+//! The body pass: control flow and bindings rewritten into `dsl_core::kernel` calls, and the
+//! syntax that cannot be rewritten refused at its span.
+//!
+//! | written | becomes |
+//! |---------|---------|
+//! | `if c { A }` | `Cond::if_(c, \|arm\| match arm { Then => { A }, Else => {} })` |
+//! | `if c { A } else { B }` (statement) | `Cond::if_else(c, \|arm\| match arm { Then => { A }, Else => { B } })` |
+//! | `if c { a } else { b }` (value used) | `if_value(c, \|arm\| match arm { .. })` |
+//! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
+//! | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
+//! | `place = e` | `Assign::assign_(&mut place, e)` |
+//! | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: `bool`s only |
+//! | `let x = y;` (`y` a path), `let mut x = e;` | `let x = macro_support::Let::new(y).let_();` |
+//!
+//! Everything else stays Rust: `if let`, `while let`, `match`, `for` over anything but a range
+//! (a `Vec`, `(a..b).rev()`, `(a..b).into_iter()`) or over a range whose two bounds are integer
+//! literals (`0..4`: certainly host, and Rust infers its index type), compound assignment (`+=`,
+//! the operator traits' business), macros' insides, nested items.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, ExprForLoop, ExprIf, ExprWhile, Ident, Lifetime, Local, Pat, Stmt};
+
+use super::model::KernelFn;
+use super::Errors;
+
+/// Rewrites `kernel.body` in place; refusals go to `errors`.
+pub fn rewrite_body(kernel: &mut KernelFn, errors: &mut Errors) {
+    let mut r = Rewriter {
+        errors,
+        frames: vec![Frame::Kernel {
+            returns_result: kernel.error_type.is_some(),
+        }],
+    };
+    // With `-> Result<(), E>` the body's value is returned; otherwise it is `()`.
+    let unit = kernel.error_type.is_none();
+    r.block(&mut kernel.body, unit);
+}
+
+/// The rewritten constructs, for messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Construct {
+    If,
+    For,
+    While,
+}
+
+impl Construct {
+    fn keyword(self) -> &'static str {
+        match self {
+            Construct::If => "if",
+            Construct::For => "for",
+            Construct::While => "while",
+        }
+    }
+}
+
+/// What encloses the code being visited, innermost last.
+enum Frame {
+    /// The kernel function's body.
+    Kernel { returns_result: bool },
+    /// A closure or async block the user wrote: `return`, `?` and jumps are its own business.
+    Closure,
+    /// A construct the macro turns into a closure.
+    Rewritten(Construct),
+    /// A loop that stays a Rust loop.
+    HostLoop(Option<Lifetime>),
+    /// A labeled block (`'a: { .. }`), a target of `break 'a`.
+    LabeledBlock(Lifetime),
+}
+
+struct Rewriter<'e> {
+    errors: &'e mut Errors,
+    frames: Vec<Frame>,
+}
+
+/// `::dsl_core::kernel` at `span`, so that type errors in a rewritten construct point at it.
+fn kernel_path(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::dsl_core::kernel)
+}
+
+/// Identifiers the expansion introduces: invisible to the user's code (mixed-site hygiene), but
+/// located at `at`, so that errors about the expression they are part of point there.
+fn hidden(name: &str, at: Span) -> Ident {
+    Ident::new(name, at.resolved_at(Span::mixed_site()))
+}
+
+impl Rewriter<'_> {
+    /// A block whose value is discarded when `unit`.
+    fn block(&mut self, block: &mut Block, unit: bool) {
+        let last = block.stmts.len().saturating_sub(1);
+        for (i, stmt) in block.stmts.iter_mut().enumerate() {
+            match stmt {
+                Stmt::Local(local) => self.local(local),
+                Stmt::Expr(e, semi) => {
+                    let unit = semi.is_some() || i != last || unit;
+                    self.expr_in(e, unit);
+                    // A rewritten `if`/`for`/`while` statement is a call now and needs its `;`.
+                    if semi.is_none() && i != last && !is_block_like(e) {
+                        *semi = Some(Default::default());
+                    }
+                }
+                // Nested items are plain Rust; macro invocations are opaque tokens.
+                Stmt::Item(_) | Stmt::Macro(_) => {}
+            }
+        }
+    }
+
+    /// An expression whose value is discarded when `unit` (an `if` there needs no merge).
+    fn expr_in(&mut self, e: &mut Expr, unit: bool) {
+        match e {
+            Expr::If(i) if !is_let(&i.cond) => {
+                if let Expr::If(i) = take(e) {
+                    *e = self.rewrite_if(i, unit);
+                }
+            }
+            Expr::If(i) => {
+                self.visit_expr_mut(&mut i.cond);
+                self.block(&mut i.then_branch, unit);
+                if let Some((_, else_)) = &mut i.else_branch {
+                    self.expr_in(else_, unit);
+                }
+            }
+            Expr::Block(b) => match b.label.clone() {
+                Some(label) => {
+                    self.frames.push(Frame::LabeledBlock(label.name));
+                    self.block(&mut b.block, unit);
+                    self.frames.pop();
+                }
+                None => self.block(&mut b.block, unit),
+            },
+            Expr::Unsafe(u) => self.block(&mut u.block, unit),
+            Expr::Match(m) => {
+                self.visit_expr_mut(&mut m.expr);
+                for arm in &mut m.arms {
+                    if let Some((_, guard)) = &mut arm.guard {
+                        self.visit_expr_mut(guard);
+                    }
+                    self.expr_in(&mut arm.body, unit);
+                }
+            }
+            _ => self.visit_expr_mut(e),
+        }
+    }
+
+    fn rewrite_if(&mut self, mut i: ExprIf, unit: bool) -> Expr {
+        let k = kernel_path(i.if_token.span);
+        let arm = hidden("__rute_arm", i.if_token.span);
+        self.condition(&mut i.cond, Construct::If);
+        let no_values = !has_tail(&i.then_branch)
+            && match &i.else_branch {
+                Some((_, e)) => match &**e {
+                    Expr::Block(b) => !has_tail(&b.block),
+                    _ => true,
+                },
+                None => true,
+            };
+        let unit = unit || no_values;
+        self.frames.push(Frame::Rewritten(Construct::If));
+        self.block(&mut i.then_branch, unit);
+        if let Some((_, e)) = &mut i.else_branch {
+            self.expr_in(e, unit);
+        }
+        self.frames.pop();
+        let span = i.if_token.span;
+        let cond = &i.cond;
+        let then = &i.then_branch;
+        match &i.else_branch {
+            None => parse_expr(quote_spanned! {span=>
+                #k::Cond::if_(#cond, |#arm| match #arm {
+                    #k::Arm::Then => #then,
+                    #k::Arm::Else => {}
+                })
+            }),
+            Some((_, else_)) => {
+                let call = if unit {
+                    quote_spanned!(span=> #k::Cond::if_else)
+                } else {
+                    quote_spanned!(span=> #k::if_value)
+                };
+                parse_expr(quote_spanned! {span=>
+                    #call(#cond, |#arm| match #arm {
+                        #k::Arm::Then => #then,
+                        #k::Arm::Else => #else_,
+                    })
+                })
+            }
+        }
+    }
+
+    /// The condition of a rewritten `if` or `while`: `a && b` and `a || b` become
+    /// `macro_support::and(a, || b)` / `or(..)`, which keep Rust's short circuit for `bool`s and
+    /// refuse device predicates with a sentence (on the device the right side would run anyway).
+    fn condition(&mut self, cond: &mut Expr, c: Construct) {
+        match cond {
+            Expr::Paren(p) => self.condition(&mut p.expr, c),
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                self.condition(&mut b.left, c);
+                // The right side runs in a closure: `return`, `?` and jumps cannot leave it.
+                self.frames.push(Frame::Rewritten(c));
+                self.condition(&mut b.right, c);
+                self.frames.pop();
+                let (span, name) = match b.op {
+                    syn::BinOp::And(t) => (t.spans[0], "and"),
+                    _ => (b.op.span(), "or"),
+                };
+                let k = kernel_path(span);
+                let f = Ident::new(name, span);
+                let (left, right) = (&b.left, &b.right);
+                *cond = parse_expr(quote_spanned! {span=>
+                    #k::macro_support::#f(#left, || #right)
+                });
+            }
+            _ => self.visit_expr_mut(cond),
+        }
+    }
+
+    fn rewrite_for(&mut self, mut f: ExprForLoop) -> Expr {
+        // Two literal bounds make a host range for sure: a Rust loop keeps Rust's inference of the
+        // index type (`usize` from `v[i]`), which a generic `range(0, 4)` would lose.
+        let range = RangeForm::of(&f.expr)
+            .filter(|r| !(is_int_literal(&r.start) && is_int_literal(&r.end)));
+        let Some(range) = range else {
+            self.visit_expr_mut(&mut f.expr);
+            self.frames
+                .push(Frame::HostLoop(f.label.as_ref().map(|l| l.name.clone())));
+            self.block(&mut f.body, true);
+            self.frames.pop();
+            return Expr::ForLoop(f);
+        };
+        if let Some(label) = &f.label {
+            self.refuse_label(label, Construct::For);
+        }
+        let RangeForm {
+            mut start,
+            mut end,
+            inclusive,
+            mut step,
+        } = range;
+        self.visit_expr_mut(&mut start);
+        self.visit_expr_mut(&mut end);
+        if let Some(s) = &mut step {
+            self.visit_expr_mut(s);
+        }
+        self.frames.push(Frame::Rewritten(Construct::For));
+        self.block(&mut f.body, true);
+        self.frames.pop();
+        let span = f.for_token.span;
+        let k = kernel_path(span);
+        let mut iter = if inclusive {
+            quote_spanned!(span=> #k::macro_support::range_inclusive(#start, #end))
+        } else {
+            quote_spanned!(span=> #k::range(#start, #end))
+        };
+        if let Some(s) = step {
+            iter = quote_spanned!(span=> #iter.step_by(#s));
+        }
+        let pat = &f.pat;
+        let body = &f.body;
+        parse_expr(quote_spanned! {span=>
+            #k::Iterate::for_each_(#iter, |#pat| #body)
+        })
+    }
+
+    fn rewrite_while(&mut self, mut w: ExprWhile) -> Expr {
+        if let Some(label) = &w.label {
+            self.refuse_label(label, Construct::While);
+        }
+        self.condition(&mut w.cond, Construct::While);
+        self.frames.push(Frame::Rewritten(Construct::While));
+        self.block(&mut w.body, true);
+        self.frames.pop();
+        let span = w.while_token.span;
+        let k = kernel_path(span);
+        let part = hidden("__rute_part", span);
+        let cond = &w.cond;
+        let body = &w.body;
+        parse_expr(quote_spanned! {span=>
+            #k::LoopCond::run_while(|#part| match #part {
+                #k::LoopPart::Cond => ::core::option::Option::Some(#cond),
+                #k::LoopPart::Body => {
+                    #body;
+                    ::core::option::Option::None
+                }
+            })
+        })
+    }
+
+    /// `let x = y;` with `y` a path: an independent copy of a device value, a move of a host one.
+    fn local(&mut self, local: &mut Local) {
+        let Some(init) = &mut local.init else {
+            return;
+        };
+        if let Some((_, diverge)) = &mut init.diverge {
+            self.visit_expr_mut(&mut init.expr);
+            self.visit_expr_mut(diverge);
+            return;
+        }
+        let name = match &local.pat {
+            Pat::Ident(p) => Some(p),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(p) => Some(p),
+                _ => None,
+            },
+            _ => None,
+        }
+        .filter(|p| p.subpat.is_none() && p.by_ref.is_none());
+        // `let y = x;` must not alias `x`'s register; `let mut y = e;` will be assigned, maybe
+        // inside device control flow, so even a constant `e` needs a register of its own.
+        let copy = match (name, &*init.expr) {
+            (Some(_), Expr::Path(_)) => true,
+            (Some(p), _) => p.mutability.is_some(),
+            (None, _) => false,
+        };
+        self.expr_in(&mut init.expr, false);
+        if copy {
+            let span = local.let_token.span;
+            let k = kernel_path(span);
+            let value = &init.expr;
+            *init.expr = parse_expr(quote_spanned! {span=> {
+                #[allow(unused_imports)]
+                use #k::macro_support::{LetFresh as _, LetMove as _};
+                #k::macro_support::Let::new(#value).let_()
+            }});
+        }
+    }
+
+    fn rewrite_assign(&mut self, mut a: syn::ExprAssign) -> Expr {
+        self.visit_expr_mut(&mut a.left);
+        self.visit_expr_mut(&mut a.right);
+        match &*a.left {
+            // `_ = e` evaluates and drops: nothing to write.
+            Expr::Infer(_) => return Expr::Assign(a),
+            Expr::Tuple(_) | Expr::Array(_) | Expr::Struct(_) | Expr::Call(_) => {
+                self.errors.spanned(
+                    &a.left,
+                    "destructuring assignment is not supported in a #[kernel] body: assign each \
+                     variable on its own (`a = x; b = y;`), so that every device variable keeps its register",
+                );
+                return Expr::Assign(a);
+            }
+            _ => {}
+        }
+        let span = a.eq_token.span;
+        let k = kernel_path(span);
+        let v = hidden("__rute_value", span);
+        let (left, right) = (&a.left, &a.right);
+        // The right side first, as Rust evaluates an assignment.
+        parse_expr(quote_spanned! {span=> {
+            let #v = #right;
+            #k::Assign::assign_(&mut #left, #v)
+        }})
+    }
+
+    fn refuse_label(&mut self, label: &syn::Label, c: Construct) {
+        self.errors.spanned(
+            label,
+            format!(
+                "a label on a `{}` loop is not supported in a #[kernel] body: the macro turns the loop \
+                 body into a closure, which nothing can `break` or `continue` out of; remove the label",
+                c.keyword()
+            ),
+        );
+    }
+
+    /// `return` or `?`: refused when a rewritten construct lies between it and its function.
+    fn check_return(&mut self, tokens: &dyn ToTokens, question: bool) {
+        for frame in self.frames.iter().rev() {
+            match frame {
+                Frame::Closure => return,
+                Frame::Kernel { returns_result } => {
+                    if question && !returns_result {
+                        self.errors.spanned(
+                            tokens,
+                            "the `?` operator needs the #[kernel] function to return `Result<(), E>` \
+                             (with `E: From<BuildError>`): add that return type and end the body with `Ok(())`",
+                        );
+                    }
+                    return;
+                }
+                Frame::Rewritten(c) => {
+                    let what = if question {
+                        "the `?` operator"
+                    } else {
+                        "`return`"
+                    };
+                    let message = match c {
+                        Construct::If => format!(
+                            "{what} inside an `if` is not supported in a #[kernel] body: the macro turns \
+                             each branch into a closure (a device `if` generates both), so it would only \
+                             leave the branch; {}",
+                            if question {
+                                "apply `?` before the `if`"
+                            } else {
+                                "move the code that follows the `if` into its `else` branch instead"
+                            }
+                        ),
+                        Construct::For | Construct::While => format!(
+                            "{what} inside a `{}` loop is not supported in a #[kernel] body: the macro turns \
+                             the loop body into a closure (generated once for a device loop), so it would \
+                             only leave one iteration; {}",
+                            c.keyword(),
+                            if question {
+                                "apply `?` before the loop"
+                            } else {
+                                "put the exit into the condition of a `while` loop instead"
+                            }
+                        ),
+                    };
+                    self.errors.spanned(tokens, message);
+                    return;
+                }
+                Frame::HostLoop(_) | Frame::LabeledBlock(_) => {}
+            }
+        }
+    }
+
+    /// `break` / `continue`: refused when their target is a rewritten loop or a rewritten
+    /// construct lies between them and it.
+    fn check_jump(&mut self, tokens: &dyn ToTokens, is_break: bool, label: Option<&Lifetime>) {
+        let word = if is_break { "break" } else { "continue" };
+        for frame in self.frames.iter().rev() {
+            match frame {
+                Frame::HostLoop(l) => {
+                    if label.is_none() || l.as_ref() == label {
+                        return;
+                    }
+                }
+                Frame::LabeledBlock(l) => {
+                    if is_break && label == Some(l) {
+                        return;
+                    }
+                }
+                Frame::Closure | Frame::Kernel { .. } => return,
+                Frame::Rewritten(Construct::If) => {
+                    self.errors.spanned(
+                        tokens,
+                        format!(
+                            "`{word}` inside an `if` is not supported in a #[kernel] body: the macro turns \
+                             each branch into a closure, which cannot leave the loop around it; {}",
+                            if is_break {
+                                "put the exit into the condition of a `while` loop instead"
+                            } else {
+                                "put the rest of the loop body into the `else` branch instead"
+                            }
+                        ),
+                    );
+                    return;
+                }
+                Frame::Rewritten(c) => {
+                    self.errors.spanned(
+                        tokens,
+                        format!(
+                            "`{word}` in a `{}` loop is not supported in a #[kernel] body: the macro turns the \
+                             loop body into a closure (a device loop runs on the GPU, where generation cannot \
+                             stop it); {}",
+                            c.keyword(),
+                            if is_break {
+                                "put the exit into the condition of a `while` loop, or iterate a host range \
+                                 as a plain Rust loop: `for i in (a..b).into_iter()`"
+                            } else {
+                                "wrap the rest of the loop body in an `if` instead"
+                            }
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl VisitMut for Rewriter<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::If(i) if !is_let(&i.cond) => {
+                if let Expr::If(i) = take(e) {
+                    *e = self.rewrite_if(i, false);
+                }
+            }
+            Expr::ForLoop(_) => {
+                if let Expr::ForLoop(f) = take(e) {
+                    *e = self.rewrite_for(f);
+                }
+            }
+            Expr::While(w) if !is_let(&w.cond) => {
+                if let Expr::While(w) = take(e) {
+                    *e = self.rewrite_while(w);
+                }
+            }
+            Expr::While(w) => {
+                self.visit_expr_mut(&mut w.cond);
+                self.frames
+                    .push(Frame::HostLoop(w.label.as_ref().map(|l| l.name.clone())));
+                self.block(&mut w.body, true);
+                self.frames.pop();
+            }
+            Expr::Loop(l) => {
+                self.errors.spanned(
+                    l.loop_token,
+                    "`loop` is not supported in a #[kernel] body: write `while cond { .. }`, which is a \
+                     device loop when `cond` is a device predicate and a plain loop when it is a `bool`",
+                );
+                self.frames
+                    .push(Frame::HostLoop(l.label.as_ref().map(|l| l.name.clone())));
+                self.block(&mut l.body, true);
+                self.frames.pop();
+            }
+            Expr::Assign(_) => {
+                if let Expr::Assign(a) = take(e) {
+                    *e = self.rewrite_assign(a);
+                }
+            }
+            Expr::Return(r) => {
+                self.check_return(&r.return_token, false);
+                visit_mut::visit_expr_return_mut(self, r);
+            }
+            Expr::Try(t) => {
+                self.check_return(&t.question_token, true);
+                self.visit_expr_mut(&mut t.expr);
+            }
+            Expr::Break(b) => {
+                self.check_jump(&b.break_token, true, b.label.as_ref());
+                if let Some(v) = &mut b.expr {
+                    self.visit_expr_mut(v);
+                }
+            }
+            Expr::Continue(c) => self.check_jump(&c.continue_token, false, c.label.as_ref()),
+            Expr::Closure(c) => {
+                self.frames.push(Frame::Closure);
+                self.expr_in(&mut c.body, false);
+                self.frames.pop();
+            }
+            Expr::Async(a) => {
+                self.frames.push(Frame::Closure);
+                self.block(&mut a.block, false);
+                self.frames.pop();
+            }
+            Expr::Block(_) | Expr::Unsafe(_) | Expr::Match(_) | Expr::If(_) => {
+                self.expr_in(e, false)
+            }
+            // Opaque tokens and compile-time code.
+            Expr::Macro(_) | Expr::Const(_) => {}
+            _ => visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    fn visit_block_mut(&mut self, b: &mut Block) {
+        self.block(b, false);
+    }
+
+    fn visit_local_mut(&mut self, local: &mut Local) {
+        self.local(local);
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `a..b`, `a..=b`, optionally in parentheses and followed by `.step_by(s)`.
+struct RangeForm {
+    start: Expr,
+    end: Expr,
+    inclusive: bool,
+    step: Option<Expr>,
+}
+
+impl RangeForm {
+    fn of(e: &Expr) -> Option<RangeForm> {
+        match e {
+            Expr::Paren(p) => RangeForm::of(&p.expr),
+            Expr::Group(g) => RangeForm::of(&g.expr),
+            Expr::Range(r) => Some(RangeForm {
+                start: (**r.start.as_ref()?).clone(),
+                end: (**r.end.as_ref()?).clone(),
+                inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+                step: None,
+            }),
+            Expr::MethodCall(m)
+                if m.method == "step_by" && m.args.len() == 1 && m.turbofish.is_none() =>
+            {
+                let inner = RangeForm::of(&m.receiver)?;
+                if inner.step.is_some() {
+                    return None;
+                }
+                Some(RangeForm {
+                    step: m.args.first().cloned(),
+                    ..inner
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `4`, `-1`, `8u32`.
+fn is_int_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_)),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => is_int_literal(&u.expr),
+        Expr::Paren(p) => is_int_literal(&p.expr),
+        Expr::Group(g) => is_int_literal(&g.expr),
+        _ => false,
+    }
+}
+
+fn is_block_like(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::If(_)
+            | Expr::ForLoop(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::Block(_)
+            | Expr::Unsafe(_)
+            | Expr::Match(_)
+            | Expr::TryBlock(_)
+            | Expr::Const(_)
+    )
+}
+
+fn is_let(cond: &Expr) -> bool {
+    match cond {
+        Expr::Let(_) => true,
+        Expr::Binary(b) => is_let(&b.left) || is_let(&b.right),
+        Expr::Paren(p) => is_let(&p.expr),
+        Expr::Group(g) => is_let(&g.expr),
+        _ => false,
+    }
+}
+
+/// Whether a block ends in an expression that gives it a value.
+fn has_tail(b: &Block) -> bool {
+    match b.stmts.last() {
+        Some(Stmt::Expr(Expr::If(i), None)) => {
+            // An `if` without `;` at the end has a value only if its branches do.
+            has_tail(&i.then_branch)
+        }
+        Some(Stmt::Expr(_, None)) => true,
+        _ => false,
+    }
+}
+
+fn parse_expr(tokens: TokenStream) -> Expr {
+    match syn::parse2(tokens) {
+        Ok(e) => e,
+        Err(e) => unreachable!("#[kernel] wrote an expression syn cannot read back: {e}"),
+    }
+}
+
+/// Moves the expression out, leaving an empty placeholder that is overwritten at once.
+fn take(e: &mut Expr) -> Expr {
+    std::mem::replace(e, Expr::Verbatim(TokenStream::new()))
+}
