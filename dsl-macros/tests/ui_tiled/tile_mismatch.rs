@@ -13,4 +13,7 @@ fn main() {
     let _ = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (48,32,8));
     // At most three modes of atoms.
     let _ = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1,1));
+    // A constant leaves its entry to run time; the literal entries are still checked now.
+    const BM: i64 = 64;
+    let _ = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (BM,24,16));
 }
