@@ -2,8 +2,8 @@
 //!
 //! rute's procedural macros. Each one reads a notation at compile time, reports mistakes as compile
 //! errors pointing at the offending token, and expands to plain calls into `dsl-core`, so everything a
-//! macro writes a user could write by hand. Today the crate holds [`layout!`] and
-//! [`macro@kernel`]; `tiled_copy!` and `tiled_mma!` will join them, each in its own module.
+//! macro writes a user could write by hand: [`layout!`], [`macro@kernel`], [`tiled_copy!`] and
+//! [`tiled_mma!`], each in its own module.
 //!
 //! The expansions name `::dsl_core` by its absolute path: a crate using these macros must depend on
 //! `dsl-core` itself.
@@ -36,6 +36,7 @@
 
 mod kernel_macro;
 mod layout_macro;
+mod tiled_macro;
 
 use proc_macro::TokenStream;
 
@@ -221,4 +222,126 @@ pub fn layout(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel_macro::kernel(attr.into(), item.into()).into()
+}
+
+/// CuTe's `make_tiled_copy` (or `make_tiled_copy_A/B/C`) in CuTe notation, checked at compile time.
+///
+/// Expands to a [`dsl_core::tiled::TiledCopy`]. The first argument is a copy atom as CuTe names it,
+/// the second the value type, then named arguments in any order:
+///
+/// | form | builds |
+/// |------|--------|
+/// | `tiled_copy!(ATOM, T, thr = L, val = L)` | `make_tiled_copy(Copy_Atom<ATOM, T>, thr, val)` |
+/// | `tiled_copy!(ATOM, T, mma = expr, operand = A)` | `make_tiled_copy_A(Copy_Atom<ATOM, T>, mma)` (`B`, `C` likewise) |
+///
+/// - `ATOM`: `UniversalCopy<u8>` .. `<u128>`, `SM80_CP_ASYNC_CACHEGLOBAL<u128>`,
+///   `SM80_CP_ASYNC_CACHEALWAYS<u32|u64|u128>`, `SM75_U32x{1,2,4}_LDSM_N`, `SM75_U16x{2,4,8}_LDSM_T`,
+///   `SM90_U32x{1,2,4}_STSM_N` (CuTe's `uint128_t` spelling reads too).
+/// - `T`: `f16`, `bf16`, `f32`, `u8`, `u16`, `u32`, `u64` or `u128`.
+/// - `thr`: the thread layout `(m,n) -> thread`, `val`: one thread's value layout `(m,n) -> value`,
+///   both in [`layout!`]'s notation (constants and `{expr}` included).
+/// - `mma`: any expression of type `TiledMma` or `&TiledMma`.
+///
+/// # Compile-time checks
+///
+/// The atom's name (a misspelling suggests the nearest names; an MMA atom says to use
+/// [`tiled_mma!`]), the value type, and the pair, by building CuTe's `Copy_Atom` now (ldmatrix
+/// refuses a 64-bit type, say). When `thr` and `val` are literals the tiled copy itself is built
+/// now, so a thread or value count that the atom cannot tile is a compile error at that argument,
+/// with dsl-core's reason. Unknown, missing, duplicate or conflicting arguments are errors too.
+///
+/// # Run time
+///
+/// The expansion calls the same `dsl_core` functions. What was built at compile time cannot fail
+/// again (an `expect` says so). What depends on constants or on the `mma` value is checked where
+/// the macro runs and **panics** with dsl-core's reason and the call as written, as [`layout!`]
+/// does for constants (a constant that makes a layout invalid, like an extent of 0, panics with
+/// `layout!`'s message naming that layout).
+///
+/// ```
+/// use dsl_macros::{tiled_copy, tiled_mma};
+/// use dsl_core::atom::{CopyAtom, CopyOp, ValType};
+/// use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a};
+///
+/// // G2S: 128 threads, each copying 8 halves (16 bytes) per cp.async.
+/// let g2s = tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, f16, thr = (32,4):(4,1), val = (1,8));
+/// assert_eq!((g2s.size(), g2s.tiler_mn.clone()), (128, vec![32, 32]));
+/// let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+/// let by_hand = make_tiled_copy(cp, &"(32,4):(4,1)".parse().unwrap(), &"(1,8)".parse().unwrap());
+/// assert_eq!(g2s, by_hand.unwrap());
+///
+/// // S2R: ldmatrix feeding the A operand of a tiled MMA.
+/// let mma = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (32,32,16));
+/// let s2r = tiled_copy!(SM75_U32x4_LDSM_N, f16, mma = mma, operand = A);
+/// let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+/// assert_eq!(s2r, make_tiled_copy_a(ldsm, &mma).unwrap());
+///
+/// // Constants are read where the macro expands.
+/// const THREADS_K: i64 = 4;
+/// let g2s = tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, f16,
+///                       thr = (32,THREADS_K):(THREADS_K,1), val = (1,8));
+/// assert_eq!(g2s.size(), 128);
+/// ```
+///
+/// ldmatrix moves 16-bit values; a 64-bit type does not compile:
+///
+/// ```compile_fail
+/// let s2r = dsl_macros::tiled_copy!(SM75_U32x4_LDSM_N, u64, thr = (32,1), val = (1,2));
+/// ```
+#[proc_macro]
+pub fn tiled_copy(input: TokenStream) -> TokenStream {
+    tiled_macro::tiled_copy(input.into()).into()
+}
+
+/// CuTe's `make_tiled_mma` in CuTe notation, checked at compile time.
+///
+/// Expands to a [`dsl_core::tiled::TiledMma`]:
+/// `tiled_mma!(ATOM, atoms = L)` or `tiled_mma!(ATOM, atoms = L, tile = (M, N, K))`.
+///
+/// - `ATOM`: `SM80_16x8x16_F16F16F16F16_TN`, `SM80_16x8x16_F32F16F16F32_TN` or
+///   `SM80_16x8x16_F32BF16BF16F32_TN` (the atom fixes the value types).
+/// - `atoms`: CuTe's `AtomLayoutMNK`, how atoms tile (M, N, K), in [`layout!`]'s notation:
+///   `(2,2,1)` is `(2,2,1):(1,2,4)`.
+/// - `tile` (optional): CuTe's `PermutationMNK`, up to three entries; each is `_` (the atoms'
+///   own extent), an integer `n` (the tiler `n:1`, which only sets the tile's size), or any layout
+///   (a permutation, like `(8,2,2):(1,16,8)`). Left out, every entry is `_`.
+///
+/// # Compile-time checks
+///
+/// The atom's name (a misspelling suggests the nearest names; a copy atom says to use
+/// [`tiled_copy!`]), the arguments, and, for every literal argument, the construction itself:
+/// `atoms` is built first, then each tile entry, so a tile that is not a multiple of the atoms'
+/// extent is a compile error at that entry, with dsl-core's reason. When everything is literal the
+/// MMA's A, B and C thread-value layouts are computed too.
+///
+/// # Run time
+///
+/// As for [`tiled_copy!`]: built again with the same call; constants are checked there and a
+/// refusal **panics** with dsl-core's reason.
+///
+/// ```
+/// use dsl_macros::tiled_mma;
+/// use dsl_core::atom::{MmaAtom, MmaOp};
+/// use dsl_core::layout::Layout;
+/// use dsl_core::tiled::make_tiled_mma;
+///
+/// let mma = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (32,32,16));
+/// assert_eq!((mma.size(), mma.tile_size_mnk()), (128, (32, 32, 16)));
+/// let perm = ["32:1", "32:1", "16:1"].map(|s| Some(s.parse::<Layout>().unwrap()));
+/// let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+/// assert_eq!(mma, make_tiled_mma(atom, &"(2,2,1)".parse().unwrap(), &perm).unwrap());
+///
+/// // `_` keeps the atoms' extent: 2 x 8 in N.
+/// let mma = tiled_mma!(SM80_16x8x16_F32F16F16F32_TN, atoms = (2,2,1), tile = (64,_,16));
+/// assert_eq!(mma.tile_size_mnk(), (64, 16, 16));
+/// ```
+///
+/// A tile that the atoms cannot divide does not compile:
+///
+/// ```compile_fail
+/// let mma = dsl_macros::tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (32,24,16));
+/// ```
+#[proc_macro]
+pub fn tiled_mma(input: TokenStream) -> TokenStream {
+    tiled_macro::tiled_mma(input.into()).into()
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the layout conformance vectors and fail if they differ from the checked-in file, proving
 # that tests/conformance/vectors.tsv comes from gen_vectors.py (needs `import pycute`:
-# `pip install --no-deps nvidia-cutlass`).
+# `pip install --no-deps nvidia-cutlass==4.2.0.0`, the version it was generated with).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tmp="$(mktemp)"

@@ -13,8 +13,13 @@ Truth is CuTe's C++ (NVIDIA/cutlass `include/cute/layout.hpp`, `int_tuple.hpp`, 
 integers while the kernel is generated). The operations below are a line-by-line port of the C++
 definitions built on pycute's primitives (`flatten`, `product`, `crd2idx`, `Layout`). Every case that
 pycute also covers is run through pycute's own operation as well; `--report` prints, per operation, how
-often pycute agrees with the C++ port. Where they differ, C++ wins; the differences are listed in
-PYCUTE_FIXUPS below, each with the C++ code it follows.
+often pycute agrees with the C++ port (`--diffs` lists each disagreement). Where they differ, C++ wins;
+the differences are listed in PYCUTE_FIXUPS below, each with the C++ code it follows. Left out: cases
+pycute fails on, and cases where C++'s answer is not the mathematical one (its weak divisibility checks
+let some compositions through with a wrong result; see `check_composition`).
+
+`verify_cxx.py` (a developer tool) compiles every case against CuTe's C++ headers with static integers
+and checks the printed form and the offsets, and that each ERROR case fails to compile.
 
 Output is deterministic: a fixed seed, one `random.Random`, no iteration over sets or hash-ordered
 containers. Run: `python3 gen_vectors.py > vectors.tsv` (or `--out FILE`).
@@ -29,6 +34,9 @@ import pycute
 from pycute import Layout, crd2idx, flatten, product
 
 SEED = 20261129
+
+# pycute decides which cases are left out (those it fails on), so another pycute may change the file.
+PYCUTE_FROM = "4.2.0.0"
 
 # Where pycute (python/pycute/layout.py) and C++ CuTe disagree, the port follows C++:
 PYCUTE_FIXUPS = """
@@ -58,7 +66,11 @@ PYCUTE_FIXUPS = """
 9. tiled_divide/tiled_product: C++ slices `result(_, repeat<R1>(_))` where repeat<1>(_) is `_`, so a
    rank-1 rest mode keeps its own nesting; pycute indexes result[1][i].
 10. logical_product with an int tiler item: pycute calls logical_divide (a typo); C++ multiplies.
-11. Missing from pycute, ported from C++: flat_divide, flat_product, blocked_product, raked_product,
+11. Compact strides: C++ `compact_major<LayoutLeft>` (stride.hpp `detail::compact`) gives a static
+    shape-1 mode stride 0, so `make_layout(_1)` is `1:0`, complement of an all-stride-0 layout against
+    cotarget 1 is `1:0`, and make_ordered_layout/tile_to_shape put 0 on their shape-1 modes; pycute's
+    prefix_product gives them the running product.
+12. Missing from pycute, ported from C++: flat_divide, flat_product, blocked_product, raked_product,
     tile_to_shape, make_ordered_layout (stride.hpp `compact_order`), upcast, downcast, recast_layout,
     swizzles and composed layouts (values computed with CuTe's Swizzle formula directly: pycute's
     shift-0 swizzle recurses), depth, rank.
@@ -168,12 +180,6 @@ def repeat(n, x):
 
 # ---------------------------------------------------------------------------------------------------
 # Layout basics
-
-def L(shape, stride=None):
-    if stride is None:
-        stride = pycute.prefix_product(shape)
-    return Layout(shape, stride)
-
 
 def fmt_layout(l):
     return fmt(l.shape) + ":" + fmt(l.stride)
@@ -309,7 +315,8 @@ def complement(l, cotarget=None):
     if cotarget is None:
         cotarget = cosize(f)
     if f.stride == 0:
-        return Layout(product(cotarget), 1)
+        n = product(cotarget)
+        return Layout(n, compact_col_major(n, 1))  # make_layout(coalesce(cotarget))
     shape, stride = list(wrap(f.shape)), list(wrap(f.stride))
     r = len(shape)
     res_s, res_d = [], [1]
@@ -463,13 +470,14 @@ def raked_product(a, b):
 
 
 def compact_col_major(shape, start):
+    """stride.hpp compact_major<LayoutLeft>: a static shape-1 mode gets stride 0."""
     if is_t(shape):
         out = []
         for s in shape:
             out.append(compact_col_major(s, start))
             start *= product(s)
         return tuple(out)
-    return start
+    return 0 if shape == 1 else start
 
 
 def make_ordered_layout(shape, order):
@@ -1058,6 +1066,15 @@ def main():
     ap.add_argument("--report", action="store_true",
                     help="print per-operation counts and pycute agreement to stderr")
     opts = ap.parse_args()
+    try:
+        from importlib.metadata import version
+        have = version("nvidia-cutlass")
+    except Exception:  # pycute installed some other way
+        have = "unknown"
+    if have != PYCUTE_FROM:
+        print(f"warning: vectors.tsv was generated with pycute from nvidia-cutlass {PYCUTE_FROM}, "
+              f"this is {have}; install `pip install --no-deps nvidia-cutlass=={PYCUTE_FROM}`",
+              file=sys.stderr)
     rng = random.Random(SEED)
     out = Out()
     gen(out, rng)

@@ -3,10 +3,10 @@
 //! [`parse`] walks the token trees into a typed [`model`], [`check`] proves what can be proven now
 //! (congruence, extents, swizzle parameters), and [`expand`] writes the `::dsl_core` constructor calls.
 
-mod check;
-mod expand;
-mod model;
-mod parse;
+pub(crate) mod check;
+pub(crate) mod expand;
+pub(crate) mod model;
+pub(crate) mod parse;
 
 use proc_macro2::TokenStream;
 
@@ -21,7 +21,7 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// One expression for one or several errors. `compile_error!`s in a row are not an expression; in a
 /// block with the last one as its value they are, and that value's type is rustc's error type, so no
 /// type mismatch or unreachable-code warning is added to the real errors.
-fn compile_errors(e: syn::Error) -> TokenStream {
+pub(crate) fn compile_errors(e: syn::Error) -> TokenStream {
     let mut errors: Vec<TokenStream> = e.into_iter().map(|e| e.to_compile_error()).collect();
     let last = errors.pop();
     quote::quote!({ #(#errors;)* (#last) })

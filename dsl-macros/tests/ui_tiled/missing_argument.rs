@@ -1,0 +1,11 @@
+use dsl_macros::{tiled_copy, tiled_mma};
+
+fn main() {
+    let mma = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (32,32,16));
+    let _ = tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, f16, thr = (32,4):(4,1));
+    let _ = tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, f16);
+    let _ = tiled_copy!(SM75_U32x4_LDSM_N, f16, mma = mma);
+    let _ = tiled_copy!(SM75_U32x4_LDSM_N, mma = mma, operand = A);
+    let _ = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, tile = (32,32,16));
+    let _ = tiled_mma!();
+}
