@@ -70,6 +70,17 @@ fn explain(
             return Some("equal up to strides of extent-1 modes");
         }
     }
+    if let (Ok(g), Ok(p)) = (got, &pyc) {
+        let regrouped = matches!(
+            op,
+            "tiled_divide" | "flat_divide" | "tiled_product" | "flat_product"
+        ) && same_up_to_unit_strides(&g.flatten(), &p.flatten());
+        if regrouped {
+            return Some(
+                "C++'s repeat<1>(_) is `_`: a rank-1 mode is kept whole, pycute unpacks it",
+            );
+        }
+    }
     let a_last_unit = lay(a).shape().flatten_ints().last() == Some(&1);
     match (op, got) {
         ("composition", Ok(r)) if is_function_composition(&lay(a), &lay(b), r) => {

@@ -13,6 +13,7 @@ fn compose_mode(
     bs: &IntTuple,
     bd: &IntTuple,
     reach: &mut [i64],
+    b_is_one_mode: bool,
 ) -> Res<(IntTuple, IntTuple)> {
     let (s, d) = match (bs, bd) {
         (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
@@ -20,7 +21,7 @@ fn compose_mode(
             let (rs, rd) = ss
                 .iter()
                 .zip(ds)
-                .map(|(s, d)| compose_mode(a, s, d, &mut *reach))
+                .map(|(s, d)| compose_mode(a, s, d, &mut *reach, b_is_one_mode))
                 .collect::<Res<Vec<_>>>()?
                 .into_iter()
                 .unzip();
@@ -38,10 +39,17 @@ fn compose_mode(
     if init.is_empty() {
         return Ok((IntTuple::Int(s), IntTuple::Int(mul(d, last_d)?)));
     }
+    let (s0, d0) = init[0];
+    if d < 0 && s > 1 && b_is_one_mode && s0 % d.abs() == 0 && s <= s0 / d.abs() {
+        // B is one mode that stays inside A's first coalesced mode, where C++ just scales B's
+        // stride (its shape_div of signed extents gives -s0/|d|, of which B takes s). With other
+        // B modes beside it, their offsets mix signs inside that mode and the modes no longer
+        // compose one by one.
+        return Ok((IntTuple::Int(s), IntTuple::Int(mul(d, d0)?)));
+    }
     if d < 0 && s > 1 {
-        // C++ composes this by reading A at negative offsets with truncating division; rute's
-        // layouts evaluate negative indices with floor division, under which that result is not
-        // A o B, so the case is refused.
+        // Past A's first mode C++ divides signed extents; rute has not shown that result to be
+        // A o B, so it refuses rather than guess.
         return Err(Fail::Rule(format!(
             "B's mode {s}:{d} has a negative stride, which rute composes only with an A that \
              coalesces to a single mode"
@@ -128,7 +136,8 @@ fn compose_mode(
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
     let flat = flat_modes(&coalesce_x(a));
     let mut reach = vec![0i64; flat.len()];
-    let (s, d) = compose_mode(&flat, b.shape(), b.stride(), &mut reach)
+    let b_is_one_mode = b.shape().flatten_ints().iter().filter(|&&e| e > 1).count() <= 1;
+    let (s, d) = compose_mode(&flat, b.shape(), b.stride(), &mut reach, b_is_one_mode)
         .map_err(|f| f.at("composition", format!("{a}, {b}")))?;
     // A's last mode extends without bound, so only the others can overflow into a carry.
     for (j, &(cs, cd)) in flat.iter().enumerate().take(flat.len().saturating_sub(1)) {
@@ -247,9 +256,11 @@ mod tests {
         assert!(e.contains("carry"), "{e}");
         let e = comp("(4,4):(1,10)", "(2,2):(2,2)");
         assert!(e.contains("carry"), "{e}");
-        // Negative strides: fine against a single-mode A, refused against a multi-mode one.
+        // Negative strides: fine against a single-mode A, or inside A's first mode (A read at
+        // negative offsets with truncating division, as C++ does); refused past A's first mode.
         assert_eq!(comp("(4,8):(1,4)", "4:-1"), "4:-1");
-        let e = comp("(4,4):(1,10)", "4:-1");
+        assert_eq!(comp("(4,4):(1,10)", "4:-1"), "4:-1");
+        let e = comp("(4,4):(1,10)", "8:-1");
         assert!(e.contains("negative"), "{e}");
         // Non-injective but carry-free B is fine.
         assert_eq!(comp("(4,4):(1,10)", "(2,2):(1,1)"), "(2,2):(1,1)");

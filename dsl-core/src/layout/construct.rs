@@ -104,17 +104,28 @@ pub(crate) fn tile_unzip(l: &Layout, tiler: &Tiler) -> Res<Layout> {
     zip2_by(l, tiler)
 }
 
-/// `(m0, m1.modes()...)`: CuTe's `result(_, repeat<R1>(_))` on a rank-2 result.
+/// The modes CuTe's slice `m(repeat<R>(_))` leaves of one mode `m` of rank `R`: CuTe's `repeat<1>(_)`
+/// is `_` itself, so a rank-1 mode is kept whole (a one-mode tuple stays a tuple), while a wider mode
+/// is spliced in mode by mode.
+fn sliced_modes(m: Layout) -> Vec<Layout> {
+    if m.rank() == 1 {
+        vec![m]
+    } else {
+        m.modes()
+    }
+}
+
+/// `(m0, m1.modes()...)`: CuTe's `result(_, repeat<R1>(_))`.
 pub(crate) fn unpack_second(l: &Layout) -> Res<Layout> {
     let mut out = vec![l.mode(0)?];
-    out.extend(l.mode(1)?.modes());
+    out.extend(sliced_modes(l.mode(1)?));
     Ok(Layout::from_modes(out))
 }
 
 /// `(m0.modes()..., m1.modes()...)`: CuTe's `result(repeat<R0>(_), repeat<R1>(_))`.
 pub(crate) fn unpack_both(l: &Layout) -> Res<Layout> {
-    let mut out = l.mode(0)?.modes();
-    out.extend(l.mode(1)?.modes());
+    let mut out = sliced_modes(l.mode(0)?);
+    out.extend(sliced_modes(l.mode(1)?));
     Ok(Layout::from_modes(out))
 }
 

@@ -174,8 +174,8 @@ impl IntTuple {
                                 m.idx2crd(rest)
                             } else {
                                 let sz = m.product();
-                                let c = m.idx2crd(rest.rem_euclid(sz));
-                                rest = rest.div_euclid(sz);
+                                let c = m.idx2crd(rest % sz);
+                                rest = rest / sz;
                                 c
                             }
                         })
@@ -204,8 +204,8 @@ impl IntTuple {
                         sm.crd2idx(&IntTuple::Int(rest), dm)?
                     } else {
                         let sz = sm.checked_product().ok_or_else(overflow)?;
-                        let here = sm.crd2idx(&IntTuple::Int(rest.rem_euclid(sz)), dm)?;
-                        rest = rest.div_euclid(sz);
+                        let here = sm.crd2idx(&IntTuple::Int(rest % sz), dm)?;
+                        rest = rest / sz;
                         here
                     };
                     acc = acc.checked_add(here).ok_or_else(overflow)?;

@@ -75,8 +75,8 @@ pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<i6
                     rest
                 } else {
                     let sz = checked_product(sm).ok_or_else(fail)?;
-                    let r = rest.rem_euclid(sz);
-                    rest = rest.div_euclid(sz);
+                    let r = rest % sz;
+                    rest = rest / sz;
                     r
                 };
                 let v = crd2idx(&IntTuple::Int(here), sm, dm)?;
