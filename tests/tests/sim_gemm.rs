@@ -1,0 +1,617 @@
+//! The multistage GEMM run on the CPU by a small interpreter of rute's IR: every thread of a block
+//! in lockstep, `cp.async` groups that land only at `wait_group`, `ldmatrix` and `mma.sync` with
+//! the fragment layouts the PTX ISA defines (independent of CuTe's atoms, which the kernel uses),
+//! bounds-checked global memory (a read or write outside A, B or D fails the test, so does a
+//! zero-size `cp.async` that would have read out of bounds) and NaN-poisoned D. The result is
+//! compared with a CPU reference.
+//!
+//! This checks the program's data flow (partitions, swizzle, fragment registers, predicates,
+//! pipeline order) before it meets a GPU; it does not model timing, so it cannot see a missing
+//! barrier between threads.
+
+use std::collections::HashMap;
+
+use dsl_core::ir::op::{
+    AddressOp, Arith, BinOp, CmpOp, Compare, Convert, CpAsync, Data, Matrix, Memory, MmaSync,
+    MulMode,
+};
+use dsl_core::ir::{
+    AddrBase, Address, Dim, Kernel, Op, Operand, SpecialReg, StateSpace, Stmt, Type,
+};
+use half::{bf16, f16};
+use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+
+const THREADS: usize = 128;
+
+/// Global buffers at fixed, far-apart bases.
+struct Global {
+    bufs: Vec<(u64, Vec<u8>)>,
+}
+
+impl Global {
+    fn find(&mut self, addr: u64, len: usize) -> &mut [u8] {
+        for (base, buf) in &mut self.bufs {
+            if addr >= *base && addr + len as u64 <= *base + buf.len() as u64 {
+                let o = (addr - *base) as usize;
+                return &mut buf[o..o + len];
+            }
+        }
+        panic!("global access of {len} bytes at {addr:#x} is outside every buffer");
+    }
+}
+
+struct Pending {
+    group: usize,
+    dst: u32,
+    src: u64,
+    bytes: usize,
+    read: usize,
+}
+
+struct Block<'a> {
+    kernel: &'a Kernel,
+    regs: Vec<Vec<u64>>,
+    smem: Vec<u8>,
+    global: &'a mut Global,
+    params: &'a HashMap<String, u64>,
+    ctaid: (u64, u64),
+    /// Per thread: copies in flight, and the number of committed groups.
+    pending: Vec<Vec<Pending>>,
+    groups: Vec<usize>,
+}
+
+fn width_mask(ty: Type) -> u64 {
+    match ty.bits() {
+        1 => 1,
+        64 => u64::MAX,
+        b => (1u64 << b) - 1,
+    }
+}
+
+fn sext(v: u64, bits: u32) -> i64 {
+    ((v << (64 - bits)) as i64) >> (64 - bits)
+}
+
+impl Block<'_> {
+    fn val(&self, o: &Operand, t: usize, ty: Type) -> u64 {
+        match *o {
+            Operand::Reg(r) => self.regs[r.id as usize][t],
+            Operand::Imm(i) => (i as u64) & width_mask(ty),
+            Operand::ImmF(x) => match ty {
+                Type::F32 => (x as f32).to_bits() as u64,
+                Type::F64 => x.to_bits(),
+                other => panic!("float immediate of type {other}"),
+            },
+        }
+    }
+
+    fn set(&mut self, r: dsl_core::ir::Reg, t: usize, v: u64) {
+        self.regs[r.id as usize][t] = v & width_mask(r.ty);
+    }
+
+    fn addr(&self, a: &Address, t: usize) -> u64 {
+        let base = match &a.base {
+            AddrBase::Reg(r) => self.regs[r.id as usize][t],
+            AddrBase::Symbol(name) => {
+                if self.kernel.dynamic_shared.as_ref().map(|d| &d.name) == Some(name) {
+                    0
+                } else {
+                    panic!("address of symbol {name}")
+                }
+            }
+        };
+        base.wrapping_add(a.offset as u64)
+    }
+
+    fn smem(&mut self, addr: u64, len: usize) -> &mut [u8] {
+        let a = addr as usize;
+        assert!(
+            a + len <= self.smem.len(),
+            "shared access at {a} of {len} bytes past the end"
+        );
+        &mut self.smem[a..a + len]
+    }
+
+    fn land(&mut self, t: usize, keep_groups: usize) {
+        let done = self.groups[t].saturating_sub(keep_groups);
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending[t])
+            .into_iter()
+            .partition(|p| p.group < done);
+        self.pending[t] = later;
+        for p in now {
+            let mut data = vec![0u8; p.bytes];
+            if p.read > 0 {
+                data[..p.read].copy_from_slice(self.global.find(p.src, p.read));
+            }
+            self.smem(p.dst as u64, p.bytes).copy_from_slice(&data);
+        }
+    }
+
+    fn run(&mut self, stmts: &[Stmt], mask: &[bool]) {
+        for s in stmts {
+            match s {
+                Stmt::Comment(_) => {}
+                Stmt::Op(i) => {
+                    let m: Vec<bool> = match i.guard {
+                        None => mask.to_vec(),
+                        Some(g) => (0..THREADS)
+                            .map(|t| {
+                                mask[t] && ((self.regs[g.pred.id as usize][t] != 0) != g.negate)
+                            })
+                            .collect(),
+                    };
+                    self.op(&i.op, &m);
+                }
+                Stmt::If { cond, then, else_ } => {
+                    let c: Vec<bool> = (0..THREADS)
+                        .map(|t| self.regs[cond.id as usize][t] != 0)
+                        .collect();
+                    let tm: Vec<bool> = (0..THREADS).map(|t| mask[t] && c[t]).collect();
+                    let em: Vec<bool> = (0..THREADS).map(|t| mask[t] && !c[t]).collect();
+                    if tm.iter().any(|&x| x) {
+                        self.run(then, &tm);
+                    }
+                    if em.iter().any(|&x| x) {
+                        self.run(else_, &em);
+                    }
+                }
+                Stmt::For {
+                    var,
+                    start,
+                    end,
+                    step,
+                    body,
+                } => {
+                    let lead = mask.iter().position(|&x| x).expect("a loop with no thread");
+                    for t in 0..THREADS {
+                        if mask[t] {
+                            let v = self.val(start, t, var.ty);
+                            self.set(*var, t, v);
+                        }
+                    }
+                    loop {
+                        let (v, e) = (
+                            self.regs[var.id as usize][lead],
+                            self.val(end, lead, var.ty),
+                        );
+                        for t in 0..THREADS {
+                            if mask[t] {
+                                assert_eq!(
+                                    (self.regs[var.id as usize][t], self.val(end, t, var.ty)),
+                                    (v, e),
+                                    "a divergent loop"
+                                );
+                            }
+                        }
+                        let go = if var.ty.is_signed() {
+                            sext(v, var.ty.bits()) < sext(e, var.ty.bits())
+                        } else {
+                            v < e
+                        };
+                        if !go {
+                            break;
+                        }
+                        self.run(body, mask);
+                        for t in 0..THREADS {
+                            if mask[t] {
+                                let v = self.regs[var.id as usize][t]
+                                    .wrapping_add(self.val(step, t, var.ty));
+                                self.set(*var, t, v);
+                            }
+                        }
+                    }
+                }
+                Stmt::While { .. } => panic!("while loops are not simulated"),
+            }
+        }
+    }
+
+    fn op(&mut self, op: &Op, mask: &[bool]) {
+        match op {
+            Op::Matrix(Matrix::Ldmatrix {
+                num,
+                trans: false,
+                dsts,
+                addr,
+            }) => {
+                for w in 0..THREADS / 32 {
+                    let lanes = w * 32..w * 32 + 32;
+                    assert!(
+                        lanes.clone().all(|t| mask[t]),
+                        "ldmatrix in a divergent warp"
+                    );
+                    let rows: Vec<u64> = lanes.clone().map(|t| self.addr(addr, t)).collect();
+                    for l in 0..32 {
+                        for (i, d) in dsts.iter().enumerate().take(num.count()) {
+                            // Matrix i's row r comes from lane 8i + r; lane l gets row l/4, bytes 4*(l%4)..
+                            let row = rows[8 * i + l / 4];
+                            let b = self.smem(row + 4 * (l % 4) as u64, 4);
+                            let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+                            self.set(*d, w * 32 + l, v);
+                        }
+                    }
+                }
+            }
+            Op::Mma(m) => {
+                for w in 0..THREADS / 32 {
+                    assert!(
+                        (w * 32..w * 32 + 32).all(|t| mask[t]),
+                        "mma in a divergent warp"
+                    );
+                    self.mma(m, w * 32);
+                }
+            }
+            Op::Barrier(_) => {}
+            _ => {
+                for t in 0..THREADS {
+                    if mask[t] {
+                        self.scalar(op, t);
+                    }
+                }
+            }
+        }
+    }
+
+    fn half(&self, ab: Type, bits: u64) -> f32 {
+        if ab == Type::BF16 {
+            bf16::from_bits(bits as u16).to_f32()
+        } else {
+            f16::from_bits(bits as u16).to_f32()
+        }
+    }
+
+    /// `mma.sync.m16n8k16.row.col` with the PTX ISA's fragment layouts.
+    fn mma(&mut self, m: &MmaSync, base: usize) {
+        let (mut a, mut b) = ([[0f32; 16]; 16], [[0f32; 8]; 16]);
+        let mut c = [[0f32; 8]; 16];
+        for l in 0..32 {
+            let t = base + l;
+            let (g, q) = (l / 4, l % 4);
+            let reg = |r: dsl_core::ir::Reg| self.regs[r.id as usize][t];
+            for (j, r) in m.a.iter().enumerate() {
+                let v = reg(*r);
+                let row = g + 8 * (j % 2);
+                let col = 2 * q + 8 * (j / 2);
+                a[row][col] = self.half(m.ab_ty, v & 0xffff);
+                a[row][col + 1] = self.half(m.ab_ty, v >> 16);
+            }
+            for (j, r) in m.b.iter().enumerate() {
+                let v = reg(*r);
+                let k = 2 * q + 8 * j;
+                b[k][g] = self.half(m.ab_ty, v & 0xffff);
+                b[k + 1][g] = self.half(m.ab_ty, v >> 16);
+            }
+            for (j, o) in m.c.iter().enumerate() {
+                if m.acc_ty == Type::F32 {
+                    let v = self.val(o, t, Type::F32);
+                    c[g + 8 * (j / 2)][2 * q + j % 2] = f32::from_bits(v as u32);
+                } else {
+                    let v = self.val(o, t, Type::B32);
+                    c[g + 8 * j][2 * q] = f16::from_bits(v as u16).to_f32();
+                    c[g + 8 * j][2 * q + 1] = f16::from_bits((v >> 16) as u16).to_f32();
+                }
+            }
+        }
+        let mut d = [[0f32; 8]; 16];
+        for i in 0..16 {
+            for j in 0..8 {
+                let s: f32 = (0..16).map(|k| a[i][k] * b[k][j]).sum();
+                d[i][j] = c[i][j] + s;
+            }
+        }
+        for l in 0..32 {
+            let (g, q) = (l / 4, l % 4);
+            for (j, r) in m.d.iter().enumerate() {
+                let v = if m.acc_ty == Type::F32 {
+                    d[g + 8 * (j / 2)][2 * q + j % 2].to_bits() as u64
+                } else {
+                    let lo = f16::from_f32(d[g + 8 * j][2 * q]).to_bits() as u64;
+                    let hi = f16::from_f32(d[g + 8 * j][2 * q + 1]).to_bits() as u64;
+                    lo | hi << 16
+                };
+                self.set(*r, base + l, v);
+            }
+        }
+    }
+
+    fn scalar(&mut self, op: &Op, t: usize) {
+        match op {
+            Op::Data(Data::Mov { ty, dst, src }) => {
+                let v = self.val(src, t, *ty);
+                self.set(*dst, t, v);
+            }
+            Op::Data(Data::ReadSpecial { dst, sreg }) => {
+                let v = match sreg {
+                    SpecialReg::Tid(Dim::X) => t as u64,
+                    SpecialReg::Ctaid(Dim::X) => self.ctaid.0,
+                    SpecialReg::Ctaid(Dim::Y) => self.ctaid.1,
+                    other => panic!("special register {other:?}"),
+                };
+                self.set(*dst, t, v);
+            }
+            // Global addresses are the same in the generic window here.
+            Op::Address(AddressOp::Cvta { dst, src, .. }) => {
+                let v = self.val(src, t, Type::U64);
+                self.set(*dst, t, v);
+            }
+            Op::Data(Data::AddressOf { dst, symbol }) => {
+                let a = self.addr(&Address::symbol(symbol.clone(), 0), t);
+                self.set(*dst, t, a);
+            }
+            Op::Data(Data::Unpack { dsts, src }) => {
+                let v = self.regs[src.id as usize][t];
+                let w = src.ty.bits() / dsts.len() as u32;
+                for (i, d) in dsts.iter().enumerate() {
+                    self.set(*d, t, v >> (w * i as u32));
+                }
+            }
+            Op::Arith(Arith::Bin { op, ty, dst, a, b }) => {
+                let (x, y) = (self.val(a, t, *ty), self.val(b, t, Type::U32.max(*ty)));
+                let bits = ty.bits();
+                let signed = ty.is_signed();
+                let v = match op {
+                    BinOp::Add => x.wrapping_add(y),
+                    BinOp::Sub => x.wrapping_sub(y),
+                    BinOp::Mul => x.wrapping_mul(y),
+                    BinOp::Div if signed => (sext(x, bits) / sext(y, bits)) as u64,
+                    BinOp::Div => x / y,
+                    BinOp::Rem if signed => (sext(x, bits) % sext(y, bits)) as u64,
+                    BinOp::Rem => x % y,
+                    BinOp::And => x & y,
+                    BinOp::Or => x | y,
+                    BinOp::Xor => x ^ y,
+                    BinOp::Shl => x << (y & 63),
+                    BinOp::Shr if signed => (sext(x, bits) >> (y & 63)) as u64,
+                    BinOp::Shr => x >> (y & 63),
+                    BinOp::Min | BinOp::Max => {
+                        let lt = if signed {
+                            sext(x, bits) < sext(y, bits)
+                        } else {
+                            x < y
+                        };
+                        if lt == (*op == BinOp::Min) {
+                            x
+                        } else {
+                            y
+                        }
+                    }
+                };
+                self.set(*dst, t, v);
+            }
+            Op::Arith(Arith::MulPart {
+                mode: MulMode::Wide,
+                ty,
+                dst,
+                a,
+                b,
+            }) => {
+                let (x, y) = (self.val(a, t, *ty), self.val(b, t, *ty));
+                let v = if ty.is_signed() {
+                    (sext(x, 32) * sext(y, 32)) as u64
+                } else {
+                    x * y
+                };
+                self.set(*dst, t, v);
+            }
+            Op::Compare(Compare::Setp { cmp, ty, dst, a, b }) => {
+                let (x, y) = (self.val(a, t, *ty), self.val(b, t, *ty));
+                let (x, y) = if ty.is_signed() {
+                    (sext(x, ty.bits()), sext(y, ty.bits()))
+                } else {
+                    (x as i64, y as i64)
+                };
+                let (x, y) = (x as i128, y as i128);
+                let r = match cmp {
+                    CmpOp::Eq => x == y,
+                    CmpOp::Ne => x != y,
+                    CmpOp::Lt => x < y,
+                    CmpOp::Le => x <= y,
+                    CmpOp::Gt => x > y,
+                    CmpOp::Ge => x >= y,
+                    other => panic!("setp {other:?}"),
+                };
+                self.set(*dst, t, r as u64);
+            }
+            Op::Compare(Compare::Selp {
+                ty,
+                dst,
+                a,
+                b,
+                cond,
+            }) => {
+                let c = self.val(cond, t, Type::Pred) != 0;
+                let v = if c {
+                    self.val(a, t, *ty)
+                } else {
+                    self.val(b, t, *ty)
+                };
+                self.set(*dst, t, v);
+            }
+            Op::Convert(Convert::Cvt {
+                dst_ty,
+                src_ty,
+                dst,
+                src,
+                ..
+            }) => {
+                let x = self.val(src, t, *src_ty);
+                let v = match (dst_ty, src_ty) {
+                    (Type::F16, Type::F32) => {
+                        f16::from_f32(f32::from_bits(x as u32)).to_bits() as u64
+                    }
+                    (Type::BF16, Type::F32) => {
+                        bf16::from_f32(f32::from_bits(x as u32)).to_bits() as u64
+                    }
+                    (d, s) if d.is_int() && s.is_int() => {
+                        if s.is_signed() {
+                            sext(x, s.bits()) as u64
+                        } else {
+                            x
+                        }
+                    }
+                    (d, s) => panic!("cvt {d} <- {s}"),
+                };
+                self.set(*dst, t, v);
+            }
+            Op::Memory(Memory::Ld {
+                space: StateSpace::Param,
+                dsts,
+                addr,
+                ..
+            }) => {
+                let AddrBase::Symbol(name) = &addr.base else {
+                    panic!("a parameter load from a register")
+                };
+                let v = self.params[name];
+                self.set(dsts[0], t, v);
+            }
+            Op::Memory(Memory::St {
+                space: StateSpace::Global,
+                ty,
+                srcs,
+                addr,
+                ..
+            }) => {
+                assert_eq!(ty.bits(), 16, "only 16-bit stores are simulated");
+                let a = self.addr(addr, t);
+                let v = self.val(&srcs[0], t, *ty) as u16;
+                self.global.find(a, 2).copy_from_slice(&v.to_le_bytes());
+            }
+            Op::CpAsync(CpAsync::Copy {
+                bytes,
+                dst,
+                src,
+                src_size,
+                ..
+            }) => {
+                let read = src_size
+                    .as_ref()
+                    .map_or(*bytes as u64, |s| self.val(s, t, Type::U32))
+                    as usize;
+                let (d, s) = (self.addr(dst, t) as u32, self.addr(src, t));
+                assert_eq!((d % 16, s % 16), (0, 0), "a misaligned 16-byte cp.async");
+                self.pending[t].push(Pending {
+                    group: self.groups[t],
+                    dst: d,
+                    src: s,
+                    bytes: *bytes as usize,
+                    read,
+                });
+            }
+            Op::CpAsync(CpAsync::CommitGroup) => self.groups[t] += 1,
+            Op::CpAsync(CpAsync::WaitGroup(n)) => self.land(t, *n as usize),
+            Op::CpAsync(CpAsync::WaitAll) => self.land(t, 0),
+            other => panic!("not simulated: {other:?}"),
+        }
+    }
+}
+
+/// Runs the kernel of `cfg` on an `m x n x k` problem and returns the relative Frobenius error.
+fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
+    let kernel = multistage_kernel(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+    let mut seed = (m * 7919 + n * 104_729 + k) as u64 | 1;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    };
+    let enc = |x: f32| match cfg.dtype {
+        DType::F16 => f16::from_f32(x).to_bits(),
+        DType::Bf16 => bf16::from_f32(x).to_bits(),
+    };
+    let dec = |b: u16| match cfg.dtype {
+        DType::F16 => f16::from_bits(b).to_f64(),
+        DType::Bf16 => bf16::from_bits(b).to_f64(),
+    };
+    let a: Vec<u16> = (0..m * k).map(|_| enc(rnd())).collect();
+    let b: Vec<u16> = (0..n * k).map(|_| enc(rnd())).collect();
+    let bytes = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let (pa, pb, pd) = (0x1000_0000u64, 0x2000_0000u64, 0x3000_0000u64);
+    let mut global = Global {
+        bufs: vec![
+            (pa, bytes(&a)),
+            (pb, bytes(&b)),
+            (pd, vec![0xff; m * n * 2]),
+        ],
+    };
+    let params: HashMap<String, u64> = [
+        ("d", pd),
+        ("a", pa),
+        ("b", pb),
+        ("m", m as u64),
+        ("n", n as u64),
+        ("k", k as u64),
+    ]
+    .into_iter()
+    .map(|(s, v)| (s.to_string(), v))
+    .collect();
+    let (gx, gy, _) = cfg.grid(m as u32, n as u32);
+    for by in 0..gy as u64 {
+        for bx in 0..gx as u64 {
+            let mut blk = Block {
+                kernel: &kernel,
+                regs: vec![vec![0; THREADS]; kernel.regs.len()],
+                smem: vec![0xAB; cfg.smem_bytes() as usize],
+                global: &mut global,
+                params: &params,
+                ctaid: (bx, by),
+                pending: (0..THREADS).map(|_| Vec::new()).collect(),
+                groups: vec![0; THREADS],
+            };
+            blk.run(&kernel.body, &[true; THREADS]);
+        }
+    }
+    let d = &global.bufs[2].1;
+    let (mut err, mut norm) = (0f64, 0f64);
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k).map(|p| dec(a[i * k + p]) * dec(b[j * k + p])).sum();
+            let bits = u16::from_le_bytes([d[2 * (i * n + j)], d[2 * (i * n + j) + 1]]);
+            let got = dec(bits);
+            assert!(
+                got.is_finite(),
+                "{m}x{n}x{k}: D[{i}][{j}] not written ({bits:#06x})"
+            );
+            err += (got - want).powi(2);
+            norm += want * want;
+        }
+    }
+    (err / norm.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+const SHAPES: &[(usize, usize, usize)] = &[
+    (128, 128, 64),
+    (200, 136, 72),
+    (77, 40, 16),
+    (1, 1, 8),
+    (130, 129, 104),
+];
+
+fn check(dtype: DType, acc: Acc, tol: f64) {
+    let cfg = MultistageConfig::reference(dtype, acc);
+    for &(m, n, k) in SHAPES {
+        let e = simulate(&cfg, m, n, k);
+        println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
+        assert!(
+            e < tol,
+            "{} {m}x{n}x{k}: relative error {e:.3e}",
+            cfg.name()
+        );
+    }
+}
+
+#[test]
+fn simulated_f16_f16acc() {
+    check(DType::F16, Acc::F16, 1e-2);
+}
+
+#[test]
+fn simulated_f16_f32acc() {
+    check(DType::F16, Acc::F32, 2e-3);
+}
+
+#[test]
+fn simulated_bf16_f32acc() {
+    check(DType::Bf16, Acc::F32, 4e-3);
+}
