@@ -1,0 +1,134 @@
+//! The multistage GEMM's PTX: one insta snapshot per (registered configuration, target) under the
+//! repository's `snapshots/` directory (`gemm_<name>_<target>.snap`), each assembled with ptxas
+//! for sm_80 and sm_90a with no spills, and the instruction mix the seed's algorithm implies.
+//!
+//! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
+
+use codegen_ptx::ptxas::assemble;
+use dsl_core::ir::Target;
+use kernels::registry::{Registered, KERNELS};
+
+fn gemms() -> Vec<&'static Registered> {
+    KERNELS
+        .iter()
+        .filter(|k| k.name.starts_with("multistage"))
+        .collect()
+}
+
+fn ptx_of(k: &Registered, target: Target) -> String {
+    k.ptx(target)
+        .unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name))
+}
+
+#[test]
+fn ptx_snapshots() {
+    let names: Vec<&str> = gemms().iter().map(|k| k.name).collect();
+    assert_eq!(
+        names,
+        ["multistage_f16", "multistage_f16_f32acc", "multistage_bf16"]
+    );
+    let mut expected = Vec::new();
+    for k in gemms() {
+        for &target in k.targets {
+            let name = format!("gemm_{}_{}", k.name, target.name());
+            insta::with_settings!({
+                snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"),
+                prepend_module_to_snapshot => false,
+                description => format!("rute ptx {} --target {}", k.name, target.name()),
+                omit_expression => true,
+            }, {
+                insta::assert_snapshot!(name.clone(), ptx_of(k, target));
+            });
+            expected.push(format!("{name}.snap"));
+        }
+    }
+    // No snapshot outlives its kernel or target.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|f| f.starts_with("gemm_") && f.ends_with(".snap"))
+        .collect();
+    on_disk.sort();
+    expected.sort();
+    assert_eq!(on_disk, expected, "stale or missing files in {dir}");
+}
+
+/// How many lines of `ptx` contain `needle`.
+fn count(ptx: &str, needle: &str) -> usize {
+    ptx.lines().filter(|l| l.contains(needle)).count()
+}
+
+/// The reference configuration (128x128x32 tile, 3 stages, 4 warps of 2x2 atoms) issues, per
+/// thread: 4 + 4 16-byte `cp.async` per k-tile for A and B (32x4 threads cover 32 rows of 32
+/// halves; 128 rows take 4), generated three times (two prologue stages and the main loop); per
+/// k-block (2 per k-tile) 4 `ldmatrix.x4` for A (a warp's 64 rows) and 4 for B (64 columns), each
+/// generated for the first k-block before the loop and for both inside it; and 4 x 8 `mma.sync`
+/// per k-block.
+#[test]
+fn instruction_mix() {
+    for k in gemms() {
+        for &target in k.targets {
+            let ptx = ptx_of(k, target);
+            let what = format!("{} for {target}", k.name);
+            assert_eq!(
+                count(&ptx, "cp.async.cg.shared.global ["),
+                3 * 8,
+                "{what}: cp.async"
+            );
+            assert!(
+                ptx.lines()
+                    .filter(|l| l.contains("cp.async.cg.shared.global"))
+                    .all(|l| l.contains("], 16, ")),
+                "{what}: every cp.async moves 16 bytes with a source size"
+            );
+            assert_eq!(
+                count(&ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                3 * 8,
+                "{what}: ldmatrix"
+            );
+            assert_eq!(
+                count(&ptx, "mma.sync.aligned.m16n8k16.row.col"),
+                2 * 32,
+                "{what}: mma"
+            );
+            assert_eq!(count(&ptx, "cp.async.commit_group"), 3, "{what}");
+            assert_eq!(count(&ptx, "cp.async.wait_group 1"), 2, "{what}");
+            assert!(ptx.contains(".reqntid 128, 1, 1"), "{what}");
+        }
+    }
+}
+
+#[test]
+fn every_snapshot_assembles_without_spills() {
+    let mut table = Vec::new();
+    for k in gemms() {
+        for target in [Target::Sm80, Target::Sm90a] {
+            let ptx = ptx_of(k, target);
+            let report =
+                assemble(&ptx, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name));
+            assert_eq!(
+                (report.spill_store_bytes, report.spill_load_bytes),
+                (0, 0),
+                "{} for {target} spills:\n{}",
+                k.name,
+                report.log
+            );
+            assert_eq!(report.stack_frame_bytes, 0, "{} for {target}", k.name);
+            assert!(
+                report.warnings.is_empty(),
+                "{} for {target}: {:?}",
+                k.name,
+                report.warnings
+            );
+            table.push(format!(
+                "{:<22} {:<8} {:>3} regs {:>6} B static smem, 0 spills",
+                k.name,
+                target.name(),
+                report.registers,
+                report.shared_bytes
+            ));
+        }
+    }
+    println!("{}", table.join("\n"));
+}
