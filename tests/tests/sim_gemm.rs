@@ -9,6 +9,9 @@
 //! pipeline order) before it meets a GPU; it does not model timing, so it cannot see a missing
 //! barrier between threads.
 
+// Threads index several per-thread arrays at once.
+#![allow(clippy::needless_range_loop)]
+
 use std::collections::HashMap;
 
 use dsl_core::ir::op::{
@@ -120,9 +123,9 @@ impl Block<'_> {
         self.pending[t] = later;
         for p in now {
             let mut data = vec![0u8; p.bytes];
-            if p.read > 0 {
-                data[..p.read].copy_from_slice(self.global.find(p.src, p.read));
-            }
+            // Even a copy that reads nothing must point into a buffer.
+            let at = self.global.find(p.src, p.read.max(1));
+            data[..p.read].copy_from_slice(&at[..p.read]);
             self.smem(p.dst as u64, p.bytes).copy_from_slice(&data);
         }
     }
@@ -614,4 +617,31 @@ fn simulated_f16_f32acc() {
 #[test]
 fn simulated_bf16_f32acc() {
     check(DType::Bf16, Acc::F32, 4e-3);
+}
+
+/// Other tiles, depths and k-widths than the reference compute the same product.
+#[test]
+fn simulated_other_configurations() {
+    for (tm, tn, tk, st) in [
+        (64, 128, 32, 4),
+        (128, 64, 64, 3),
+        (64, 64, 32, 2),
+        (128, 128, 32, 5),
+    ] {
+        let cfg = MultistageConfig {
+            tile_m: tm,
+            tile_n: tn,
+            tile_k: tk,
+            stages: st,
+            ..MultistageConfig::reference(DType::F16, Acc::F32)
+        };
+        for &(m, n, k) in &[(100, 70, 200), (64, 64, 8)] {
+            let e = simulate(&cfg, m, n, k);
+            assert!(
+                e < 2e-3,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+        }
+    }
 }

@@ -40,7 +40,8 @@ fn check_contiguous(op: &'static str, l: &Layout, n: i64) -> Result<(), LayoutEr
 /// CuTe's `copy(tiled_copy, src, dst)` from global to shared memory with a `cp.async` atom:
 /// `src` and `dst` are one thread's `(CPY, CPY_M, CPY_K, ...)` partitions of the same shape; each
 /// value group (mode 0) is one `cp.async` of the atom's width. Where `src` has bounds, a group
-/// outside them reads nothing and zero-fills its destination (source size 0).
+/// outside them reads nothing and zero-fills its destination (source size 0), its source address
+/// moved to the tile's origin.
 pub fn copy_g2s<T: DeviceType>(
     atom: &CopyAtom,
     src: &GTensor<T>,
@@ -70,7 +71,7 @@ pub fn copy_g2s<T: DeviceType>(
     check_contiguous("copy_g2s", dst.layout(), vec)?;
     let (_, so) = group_offsets(src.base(), src.layout())?;
     let (_, d_off) = group_offsets(dst.view().base, dst.layout())?;
-    let srcs = src.accesses(&so, vec)?;
+    let srcs = src.accesses(&so, vec, true)?;
     let dsts = dst.addresses(&d_off, vec)?;
     for (s, d) in srcs.into_iter().zip(dsts) {
         let src_size = s.pred.map(|p| select(p, bytes, 0u32).operand());
@@ -266,7 +267,7 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
     let offs = (0..dst.layout().size())
         .map(|i| Ok(dst.base() + dst.layout().eval(i)?))
         .collect::<Result<Vec<_>, LayoutError>>()?;
-    let accs = dst.accesses(&offs, 1)?;
+    let accs = dst.accesses(&offs, 1, false)?;
     let mut unpacked: std::collections::BTreeMap<u32, [crate::ir::Reg; 2]> = Default::default();
     for (i, a) in accs.into_iter().enumerate() {
         let v = acc.value(i as i64)?;

@@ -6,7 +6,7 @@ use super::dyn_eval::{add, eval_dyn, split_rows};
 use super::shared::host_coord;
 use super::Idx;
 use crate::ir::{Address, Reg};
-use crate::kernel::{DeviceType, GlobalPtr, Var};
+use crate::kernel::{select, DeviceType, GlobalPtr, Var};
 use crate::layout::{Layout, LayoutError};
 use crate::tiled::{Side, TiledCopy, TiledMma, View};
 
@@ -115,8 +115,15 @@ impl<T: DeviceType> GTensor<T> {
 
     /// Address and predicate of each static offset (`base + layout(i)` values) for an access of
     /// `width` consecutive elements along a row: in bounds when the row exists and the last
-    /// column does. Rows share one multiply each.
-    pub(crate) fn accesses(&self, offsets: &[i64], width: i64) -> Result<Vec<Access>, LayoutError> {
+    /// column does. Rows share one multiply each. With `clamp`, an access out of bounds is
+    /// pointed at the tile's origin instead (for copies whose zero source size reads nothing,
+    /// so that no instruction ever carries an address outside the matrix).
+    pub(crate) fn accesses(
+        &self,
+        offsets: &[i64],
+        width: i64,
+        clamp: bool,
+    ) -> Result<Vec<Access>, LayoutError> {
         let bytes = i64::from(T::TY.bytes());
         let thread_ptr = self.ptr + add(self.row * self.ld, self.col);
         let mut rows: BTreeMap<i64, (Reg, Option<Var<bool>>)> = BTreeMap::new();
@@ -157,10 +164,14 @@ impl<T: DeviceType> GTensor<T> {
                     })
                 }
             };
-            out.push(Access {
-                addr: Address::reg(reg, c * bytes),
-                pred,
-            });
+            let addr = match pred {
+                Some(p) if clamp => {
+                    let at = Var::<u64>::from_reg(reg) + ((c * bytes) as u64);
+                    Address::reg(select(p, at, self.ptr.addr()).to_reg(), 0)
+                }
+                _ => Address::reg(reg, c * bytes),
+            };
+            out.push(Access { addr, pred });
         }
         Ok(out)
     }

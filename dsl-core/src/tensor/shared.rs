@@ -204,12 +204,15 @@ impl<T: DeviceType> STensor<T> {
     }
 }
 
+/// Device values of a coordinate's dynamic items, each with the extent of its mode.
+pub(crate) type DynItems = Vec<(Var<u32>, i64)>;
+
 /// Splits a device coordinate into the host one `View::slice` takes and the device values of its
 /// dynamic items with the extents of their modes.
 pub(crate) fn host_coord(
     layout: &Layout,
     coord: &[Idx],
-) -> Result<(Vec<Crd>, Vec<(Var<u32>, i64)>), LayoutError> {
+) -> Result<(Vec<Crd>, DynItems), LayoutError> {
     let modes = layout.modes();
     let mut crd = Vec::new();
     let mut xs = Vec::new();

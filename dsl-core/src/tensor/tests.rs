@@ -1,1 +1,174 @@
+//! The device offsets the tensors emit equal the layout algebra's, checked by running the emitters
+//! on host constants (every operation folds, so the emitted address is a constant to read back).
 
+use super::*;
+use crate::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use crate::ir::op::{Data, Op};
+use crate::ir::{AddrBase, Address, Kernel, Operand};
+use crate::kernel::{build_kernel, SharedPtr, Var};
+use crate::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
+use crate::tiled::{make_tiled_copy, make_tiled_copy_a, make_tiled_mma, Side};
+
+fn lay(s: &str) -> Layout {
+    s.parse().unwrap()
+}
+
+#[test]
+fn eval_dyn_folds_to_the_layout() {
+    for s in [
+        "(8,4):(32,1)",
+        "((2,4),(3,2)):((1,16),(2,100))",
+        "(4,8,4):(0,3,64)",
+        "(32,4):(4,1)",
+        "(6,5):(5,1)",
+    ] {
+        let l = lay(s);
+        for x in 0..l.size() {
+            let got = eval_dyn(&l, Var::konst(x as u32), l.size()).unwrap();
+            assert_eq!(
+                got.as_const(),
+                Some(l.eval(x).unwrap() as u32),
+                "{s} at {x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn split_rows_recombines() {
+    let row = 1 << 20;
+    let l = Layout::new(
+        IntTuple::ints(&[4, 8, 2]),
+        IntTuple::ints(&[row, 1, 16 * row + 8]),
+    )
+    .unwrap();
+    let (r, c) = split_rows(&l, row).unwrap();
+    for i in 0..l.size() {
+        assert_eq!(
+            r.eval(i).unwrap() * row + c.eval(i).unwrap(),
+            l.eval(i).unwrap()
+        );
+    }
+}
+
+/// The constant a register was set to by `mov`.
+fn mov_value(k: &Kernel, reg: crate::ir::Reg) -> i64 {
+    let mut found = None;
+    crate::ir::for_each_instr(&k.body, &mut |i| {
+        if let Op::Data(Data::Mov {
+            dst,
+            src: Operand::Imm(v),
+            ..
+        }) = &i.op
+        {
+            if *dst == reg {
+                found = Some(*v);
+            }
+        }
+    });
+    found.unwrap_or_else(|| panic!("no constant mov into {reg:?}"))
+}
+
+fn resolve(k: &Kernel, a: &Address) -> i64 {
+    match &a.base {
+        AddrBase::Reg(r) => mov_value(k, *r) + a.offset,
+        AddrBase::Symbol(s) => panic!("symbol {s}"),
+    }
+}
+
+fn seed_smem() -> ComposedLayout {
+    let atom = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, lay("(8,32):(32,1)"));
+    atom.tile_to_shape(&IntTuple::ints(&[128, 32, 3]), None)
+        .unwrap()
+}
+
+/// For every thread, k-block and stage, the `ldmatrix` row addresses of the seed's S2R partition
+/// (thread offset inside the swizzle, stage after it, static remainders split at the swizzle's
+/// period) equal CuTe's `partition_S` of that thread evaluated through the swizzled layout.
+#[test]
+fn swizzled_partition_addresses_match_cute() {
+    let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
+    let mma = make_tiled_mma(
+        MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn),
+        &lay("(2,2,1)"),
+        &perm,
+    )
+    .unwrap();
+    let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+    let s2r = make_tiled_copy_a(ldsm, &mma).unwrap();
+    let sa = crate::tiled::View::from(seed_smem());
+    for t in 0..128i64 {
+        let want = s2r.get_slice(t).unwrap().partition_s(&sa).unwrap(); // (CPY, M, K, stage)
+        let mut got = Vec::new();
+        let k = build_kernel("t", |_| {
+            let s = STensor::<half::f16>::new(SharedPtr::from_addr(Var::konst(0)), seed_smem())
+                .unwrap();
+            let p = s.partition(&s2r, Side::Src, Var::konst(t as u32)).unwrap();
+            for stage in 0..3 {
+                for kb in 0..2 {
+                    let sl = p
+                        .slice(&[Idx::All, Idx::All, Idx::At(kb), Idx::Dyn(Var::konst(stage))])
+                        .unwrap();
+                    let offs: Vec<i64> = (0..4)
+                        .map(|m| sl.view().base + sl.layout().eval(8 * m).unwrap())
+                        .collect();
+                    got.push((stage, kb, sl.addresses(&offs, 8).unwrap()));
+                }
+            }
+        })
+        .unwrap();
+        for (stage, kb, addrs) in got {
+            for (m, a) in addrs.iter().enumerate() {
+                let crd = IntTuple::ints(&[0, m as i64, kb, stage as i64]);
+                let elem = want.at(&[]).unwrap().crd2idx(&crd).unwrap();
+                assert_eq!(
+                    resolve(&k, a),
+                    2 * elem,
+                    "thread {t} stage {stage} k {kb} m {m}"
+                );
+            }
+        }
+    }
+}
+
+/// The G2S partition of a global tile: every thread's (row, column) of each 16-byte copy, decoded
+/// from the addresses the tensor emits with a row stride of 1000 elements, equals CuTe's
+/// partition of the same tile with that stride.
+#[test]
+fn global_partition_addresses_match_cute() {
+    let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    let g2s = make_tiled_copy(cp, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap();
+    let plain = crate::tiled::View::from(lay("(128,32):(1000,1)"));
+    let encoded = Layout::new(IntTuple::ints(&[128, 32]), IntTuple::ints(&[ROW, 1])).unwrap();
+    for t in 0..128i64 {
+        let want = g2s.get_slice(t).unwrap().partition_s(&plain).unwrap();
+        let mut got = Vec::new();
+        let k = build_kernel("g", |_| {
+            let g = GTensor::<half::f16>::tile(
+                crate::kernel::GlobalPtr::from_addr(Var::konst(0)),
+                Var::konst(1000),
+                encoded.clone(),
+                None,
+            );
+            let p = g.partition(&g2s, Side::Src, Var::konst(t as u32)).unwrap();
+            let offs: Vec<i64> = (0..4)
+                .map(|m| p.base() + p.layout().eval(8 * m).unwrap())
+                .collect();
+            got = p
+                .accesses(&offs, 8, true)
+                .unwrap()
+                .into_iter()
+                .map(|a| a.addr)
+                .collect();
+        })
+        .unwrap();
+        for (m, a) in got.iter().enumerate() {
+            let elem = want
+                .at(&[])
+                .unwrap()
+                .crd2idx(&IntTuple::ints(&[0, m as i64, 0]))
+                .unwrap();
+            assert_eq!(resolve(&k, a), 2 * elem, "thread {t} copy {m}");
+        }
+    }
+}
