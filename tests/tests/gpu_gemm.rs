@@ -168,3 +168,31 @@ fn multistage_f16_f32acc() {
 fn multistage_bf16_f32acc() {
     check_all(DType::Bf16, Acc::F32, 4e-3);
 }
+
+/// K not a multiple of 8: the configurations with 8- and 4-byte copies.
+#[test]
+fn multistage_narrow_copies() {
+    let jit = jit();
+    for (dtype, acc, tol) in [
+        (DType::F16, Acc::F16, 1e-2),
+        (DType::F16, Acc::F32, 2e-3),
+        (DType::Bf16, Acc::F32, 4e-3),
+    ] {
+        for &(m, n, k) in &[
+            (200, 136, 36),
+            (129, 257, 70),
+            (77, 300, 2),
+            (256, 256, 260),
+        ] {
+            let cfg = MultistageConfig::reference_for_k(dtype, acc, k as u32).expect("even K");
+            let f = load(&jit, &cfg, Target::Sm90a);
+            let e = run(&jit, &f, &cfg, m, n, k);
+            println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
+            assert!(
+                e < tol,
+                "{} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
+                cfg.name()
+            );
+        }
+    }
+}

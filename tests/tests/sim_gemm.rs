@@ -224,6 +224,10 @@ impl Block<'_> {
                         "ldmatrix in a divergent warp"
                     );
                     let rows: Vec<u64> = lanes.clone().map(|t| self.addr(addr, t)).collect();
+                    assert!(
+                        rows.iter().all(|r| r % 16 == 0),
+                        "a misaligned ldmatrix row"
+                    );
                     for l in 0..32 {
                         for (i, d) in dsts.iter().enumerate().take(num.count()) {
                             // Matrix i's row r comes from lane 8i + r; lane l gets row l/4, bytes 4*(l%4)..
@@ -492,7 +496,12 @@ impl Block<'_> {
                     .map_or(*bytes as u64, |s| self.val(s, t, Type::U32))
                     as usize;
                 let (d, s) = (self.addr(dst, t) as u32, self.addr(src, t));
-                assert_eq!((d % 16, s % 16), (0, 0), "a misaligned 16-byte cp.async");
+                let w = u64::from(*bytes);
+                assert_eq!(
+                    (u64::from(d) % w, s % w),
+                    (0, 0),
+                    "a misaligned {w}-byte cp.async"
+                );
                 self.pending[t].push(Pending {
                     group: self.groups[t],
                     dst: d,
@@ -639,6 +648,23 @@ fn simulated_other_configurations() {
             let e = simulate(&cfg, m, n, k);
             assert!(
                 e < 2e-3,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+        }
+    }
+}
+
+/// K that is not a multiple of 8 runs with 8- or 4-byte copies.
+#[test]
+fn simulated_narrow_copies() {
+    for (m, n, k) in [(100, 70, 36), (33, 65, 2), (128, 128, 70), (5, 9, 12)] {
+        for acc in [Acc::F16, Acc::F32] {
+            let cfg = MultistageConfig::reference_for_k(DType::F16, acc, k as u32).unwrap();
+            assert!(cfg.copy_bits < 128);
+            let e = simulate(&cfg, m, n, k);
+            assert!(
+                e < 1e-2,
                 "{} {m}x{n}x{k}: relative error {e:.3e}",
                 cfg.name()
             );

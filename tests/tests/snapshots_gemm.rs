@@ -132,3 +132,46 @@ fn every_snapshot_assembles_without_spills() {
     }
     println!("{}", table.join("\n"));
 }
+
+/// The configurations the GPU test runs besides the registered ones (narrower copies for K not a
+/// multiple of 8) and other tiles and depths assemble without spills on sm_80 and sm_90a.
+#[test]
+fn other_configurations_assemble() {
+    use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+    let mut cfgs = Vec::new();
+    for (dtype, acc) in [
+        (DType::F16, Acc::F16),
+        (DType::F16, Acc::F32),
+        (DType::Bf16, Acc::F32),
+    ] {
+        for k in [36, 34] {
+            cfgs.push(MultistageConfig::reference_for_k(dtype, acc, k).unwrap());
+        }
+    }
+    for (tile_m, tile_n, tile_k, stages) in [(128, 128, 32, 4), (64, 128, 32, 4), (128, 128, 64, 3)]
+    {
+        cfgs.push(MultistageConfig {
+            tile_m,
+            tile_n,
+            tile_k,
+            stages,
+            ..MultistageConfig::reference(DType::F16, Acc::F32)
+        });
+    }
+    for cfg in cfgs {
+        let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+        for target in [Target::Sm80, Target::Sm90a] {
+            let ptx = codegen_ptx::emit(&kernel, target)
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+            let report = assemble(&ptx, target)
+                .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+            assert_eq!(
+                (report.spill_store_bytes, report.spill_load_bytes),
+                (0, 0),
+                "{} for {target}",
+                kernel.name
+            );
+            println!("{:<40} {target}: {} regs", kernel.name, report.registers);
+        }
+    }
+}

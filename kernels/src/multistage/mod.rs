@@ -10,8 +10,10 @@
 //! `u32`). Launch it with [`MultistageConfig::grid`], [`MultistageConfig::block`] and
 //! [`MultistageConfig::smem_bytes`] of dynamic shared memory.
 //!
-//! Requirements the caller checks (the kernel does not): `K % 8 == 0` (each row of A and B is
-//! read in 16-byte `cp.async` copies, which need 16-byte aligned rows), A, B 16-byte aligned,
+//! Requirements the caller checks (the kernel does not): `K` a multiple of
+//! [`MultistageConfig::k_multiple`] (8 for the reference's 16-byte `cp.async`, which needs
+//! 16-byte aligned rows; configurations with 8- or 4-byte copies take K a multiple of 4 or 2, see
+//! [`MultistageConfig::reference_for_k`]; odd K has no configuration yet), A, B 16-byte aligned,
 //! D 2-byte aligned, and `M * K`, `N * K`, `M * N` below `2^32` (element offsets are 32-bit).
 //! Any `M`, `N`, `K` otherwise: the tails of M, N and K are predicated (out-of-range rows and
 //! columns of A and B are zero-filled by the copy, out-of-range elements of D are not stored).
@@ -78,6 +80,10 @@ pub struct MultistageConfig {
     pub tile_k: u32,
     /// Depth of the shared-memory ring buffer (at least 2).
     pub stages: u32,
+    /// Bits per global -> shared copy: 128 (`cp.async.cg`, K a multiple of 8), 64 or 32
+    /// (`cp.async.ca`, K a multiple of 4 or 2: rows of A and B aligned to 8 or 4 bytes).
+    /// [`MultistageConfig::copy_bits_for`] picks the widest a K allows.
+    pub copy_bits: u32,
 }
 
 /// Why a multistage kernel could not be generated.
@@ -110,11 +116,40 @@ impl MultistageConfig {
             tile_n: 128,
             tile_k: 32,
             stages: 3,
+            copy_bits: 128,
         }
     }
 
+    /// The widest global -> shared copy whose alignment every row of a K-major `x K` matrix of
+    /// 16-bit elements keeps (given a 16-byte aligned base): 128 bits for `K % 8 == 0`, 64 for
+    /// `K % 4 == 0`, 32 for even K; `None` for odd K, which no `cp.async` width serves (a
+    /// configuration with element-wise copies is not written yet).
+    pub fn copy_bits_for(k: u32) -> Option<u32> {
+        match k {
+            k if k % 8 == 0 => Some(128),
+            k if k % 4 == 0 => Some(64),
+            k if k % 2 == 0 => Some(32),
+            _ => None,
+        }
+    }
+
+    /// The reference configuration with the widest copy `k` allows (see
+    /// [`MultistageConfig::copy_bits_for`]).
+    pub fn reference_for_k(dtype: DType, acc: Acc, k: u32) -> Option<Self> {
+        Some(MultistageConfig {
+            copy_bits: Self::copy_bits_for(k)?,
+            ..Self::reference(dtype, acc)
+        })
+    }
+
+    /// K must be a multiple of this (copies of `copy_bits` stay inside aligned rows).
+    pub fn k_multiple(&self) -> u32 {
+        self.copy_bits / 16
+    }
+
     /// The PTX entry name: `multistage_f16` (f16 accumulate), `multistage_f16_f32acc`,
-    /// `multistage_bf16` (f32 accumulate), with `_{m}x{n}x{k}s{stages}` appended for other tiles.
+    /// `multistage_bf16` (f32 accumulate), with `_{m}x{n}x{k}s{stages}` appended for other tiles
+    /// and `_cp{bits}` for narrower copies.
     pub fn name(&self) -> String {
         let base = match (self.dtype, self.acc) {
             (DType::F16, Acc::F16) => "multistage_f16",
@@ -123,16 +158,19 @@ impl MultistageConfig {
             (DType::Bf16, Acc::F16) => "multistage_bf16_f16acc",
         };
         let r = Self::reference(self.dtype, self.acc);
+        let mut name = base.to_string();
         if (self.tile_m, self.tile_n, self.tile_k, self.stages)
-            == (r.tile_m, r.tile_n, r.tile_k, r.stages)
+            != (r.tile_m, r.tile_n, r.tile_k, r.stages)
         {
-            base.to_string()
-        } else {
-            format!(
-                "{base}_{}x{}x{}s{}",
+            name += &format!(
+                "_{}x{}x{}s{}",
                 self.tile_m, self.tile_n, self.tile_k, self.stages
-            )
+            );
         }
+        if self.copy_bits != r.copy_bits {
+            name += &format!("_cp{}", self.copy_bits);
+        }
+        name
     }
 
     /// Threads per block: 4 warps (2x2 MMA atoms).
@@ -166,7 +204,10 @@ impl MultistageConfig {
         if !matches!(self.tile_k, 32 | 64) {
             return Err(self.fail("tile_k is 32 or 64"));
         }
-        let g2s_rows = THREADS * 8 / self.tile_k;
+        if !matches!(self.copy_bits, 32 | 64 | 128) {
+            return Err(self.fail("copy_bits is 32, 64 or 128"));
+        }
+        let g2s_rows = THREADS * self.k_multiple() / self.tile_k;
         for (what, t) in [("tile_m", self.tile_m), ("tile_n", self.tile_n)] {
             if t == 0 || t % 32 != 0 || t % g2s_rows != 0 || t > 256 {
                 return Err(self.fail(format!(
@@ -259,14 +300,24 @@ impl Plan {
         let smem_a = atom.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
         let smem_b = atom.tile_to_shape(&IntTuple::ints(&[bn, bk, st]), None)?;
 
-        // G2S: 16-byte cp.async, threads (128*8/tile_k, tile_k/8) row-major, 8 values along K.
-        let g2s_atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, val)?;
-        let tk = bk / 8;
+        // G2S: cp.async of `copy_bits` (v values along K), threads (128*v/tile_k, tile_k/v)
+        // row-major: 16 bytes through L2 only (`.cg`) as the seed, narrower ones `.ca`.
+        let v = i64::from(cfg.k_multiple());
+        let op = if cfg.copy_bits == 128 {
+            CopyOp::CpAsyncCacheGlobal { bits: 128 }
+        } else {
+            CopyOp::CpAsyncCacheAlways {
+                bits: cfg.copy_bits,
+            }
+        };
+        let g2s_atom = CopyAtom::new(op, val)?;
+        let tk = bk / v;
         let thr = Layout::new(
             IntTuple::ints(&[i64::from(THREADS) / tk, tk]),
             IntTuple::ints(&[tk, 1]),
         )?;
-        let g2s = make_tiled_copy(g2s_atom.clone(), &thr, &lay("(1,8)")?)?;
+        let vals = Layout::new(IntTuple::ints(&[1, v]), IntTuple::ints(&[0, 1]))?;
+        let g2s = make_tiled_copy(g2s_atom.clone(), &thr, &vals)?;
 
         // S2R: ldmatrix x4, the MMA's A and B fragments.
         let s2r_atom = CopyAtom::new(CopyOp::LdsmN { n: 4 }, val)?;
