@@ -169,7 +169,7 @@ fn multistage_bf16_f32acc() {
     check_all(DType::Bf16, Acc::F32, 4e-3);
 }
 
-/// K not a multiple of 8: the configurations with 8- and 4-byte copies.
+/// K not a multiple of 8: the configurations with 8-, 4- and 2-byte copies.
 #[test]
 fn multistage_narrow_copies() {
     let jit = jit();
@@ -184,7 +184,7 @@ fn multistage_narrow_copies() {
             (77, 300, 2),
             (256, 256, 260),
         ] {
-            let cfg = MultistageConfig::reference_for_k(dtype, acc, k as u32).expect("even K");
+            let cfg = MultistageConfig::reference_for_k(dtype, acc, k as u32);
             let f = load(&jit, &cfg, Target::Sm90a);
             let e = run(&jit, &f, &cfg, m, n, k);
             println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());

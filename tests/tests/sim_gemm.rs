@@ -472,6 +472,38 @@ impl Block<'_> {
                 let v = self.params[name];
                 self.set(dsts[0], t, v);
             }
+            Op::Memory(Memory::Ld {
+                space: StateSpace::Global,
+                ty,
+                dsts,
+                addr,
+                ..
+            }) => {
+                let a = self.addr(addr, t);
+                let w = ty.bytes() as usize;
+                assert_eq!(a % w as u64, 0, "a misaligned load");
+                for (i, d) in dsts.iter().enumerate() {
+                    let b = self.global.find(a + (i * w) as u64, w).to_vec();
+                    let mut v = [0u8; 8];
+                    v[..w].copy_from_slice(&b);
+                    self.set(*d, t, u64::from_le_bytes(v));
+                }
+            }
+            Op::Memory(Memory::St {
+                space: StateSpace::Shared,
+                ty,
+                srcs,
+                addr,
+                ..
+            }) => {
+                let a = self.addr(addr, t);
+                let w = ty.bytes() as usize;
+                assert_eq!(a % w as u64, 0, "a misaligned shared store");
+                for (i, o) in srcs.iter().enumerate() {
+                    let v = self.val(o, t, *ty).to_le_bytes();
+                    self.smem(a + (i * w) as u64, w).copy_from_slice(&v[..w]);
+                }
+            }
             Op::Memory(Memory::St {
                 space: StateSpace::Global,
                 ty,
@@ -655,12 +687,19 @@ fn simulated_other_configurations() {
     }
 }
 
-/// K that is not a multiple of 8 runs with 8- or 4-byte copies.
+/// K that is not a multiple of 8 runs with 8-, 4- or 2-byte copies.
 #[test]
 fn simulated_narrow_copies() {
-    for (m, n, k) in [(100, 70, 36), (33, 65, 2), (128, 128, 70), (5, 9, 12)] {
+    for (m, n, k) in [
+        (100, 70, 36),
+        (33, 65, 2),
+        (128, 128, 70),
+        (5, 9, 12),
+        (70, 90, 45),
+        (3, 2, 1),
+    ] {
         for acc in [Acc::F16, Acc::F32] {
-            let cfg = MultistageConfig::reference_for_k(DType::F16, acc, k as u32).unwrap();
+            let cfg = MultistageConfig::reference_for_k(DType::F16, acc, k as u32);
             assert!(cfg.copy_bits < 128);
             let e = simulate(&cfg, m, n, k);
             assert!(

@@ -144,8 +144,8 @@ fn other_configurations_assemble() {
         (DType::F16, Acc::F32),
         (DType::Bf16, Acc::F32),
     ] {
-        for k in [36, 34] {
-            cfgs.push(MultistageConfig::reference_for_k(dtype, acc, k).unwrap());
+        for k in [36, 34, 33] {
+            cfgs.push(MultistageConfig::reference_for_k(dtype, acc, k));
         }
     }
     for (tile_m, tile_n, tile_k, stages) in [(128, 128, 32, 4), (64, 128, 32, 4), (128, 128, 64, 3)]
@@ -158,6 +158,7 @@ fn other_configurations_assemble() {
             ..MultistageConfig::reference(DType::F16, Acc::F32)
         });
     }
+    let mut spills = Vec::new();
     for cfg in cfgs {
         let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
         for target in [Target::Sm80, Target::Sm90a] {
@@ -165,13 +166,14 @@ fn other_configurations_assemble() {
                 .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
             let report = assemble(&ptx, target)
                 .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
-            assert_eq!(
-                (report.spill_store_bytes, report.spill_load_bytes),
-                (0, 0),
-                "{} for {target}",
-                kernel.name
+            println!(
+                "{:<40} {target}: {} regs, {} B spilled",
+                kernel.name, report.registers, report.spill_store_bytes
             );
-            println!("{:<40} {target}: {} regs", kernel.name, report.registers);
+            if (report.spill_store_bytes, report.spill_load_bytes) != (0, 0) {
+                spills.push(format!("{} for {target}", kernel.name));
+            }
         }
     }
+    assert!(spills.is_empty(), "spills: {spills:?}");
 }

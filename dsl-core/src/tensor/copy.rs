@@ -2,8 +2,8 @@
 
 use super::{Fragment, GTensor, STensor};
 use crate::atom::{CopyAtom, CopyOp};
-use crate::ir::op::{CpAsync, CpAsyncCache, Data, Matrix, MatrixCount, Memory, MmaSync};
-use crate::ir::{Operand, StateSpace, Type};
+use crate::ir::op::{Compare, CpAsync, CpAsyncCache, Data, Matrix, MatrixCount, Memory, MmaSync};
+use crate::ir::{Address, Operand, Reg, StateSpace, Type};
 use crate::kernel::{emit, select, Cond, DeviceType, Var};
 use crate::layout::{Layout, LayoutError};
 use crate::tiled::TiledMma;
@@ -22,39 +22,57 @@ fn group_offsets(base: i64, layout: &Layout) -> Result<(i64, Vec<i64>), LayoutEr
     Ok((v, offs))
 }
 
-/// Mode 0 must be `n` consecutive elements (`n:1` after coalescing).
-fn check_contiguous(op: &'static str, l: &Layout, n: i64) -> Result<(), LayoutError> {
-    let m = l.mode(0)?;
-    let ok = m.size() == n && (0..n).all(|i| m.eval(i).ok() == Some(i));
-    if ok {
-        Ok(())
-    } else {
-        Err(bad(
+/// The static offsets of the atom applications: the layout's values (mode 0 innermost) cut into
+/// groups of `n`, each of which must be `n` consecutive elements inside mode 0 (CuTe's copy
+/// iterates the atom over the `CPY` mode, then over the rest).
+fn vector_groups(op: &'static str, base: i64, l: &Layout, n: i64) -> Result<Vec<i64>, LayoutError> {
+    if n < 1 || l.mode(0)?.size() % n != 0 {
+        return Err(bad(
             op,
             l,
-            format!("mode 0 is not {n} consecutive elements"),
-        ))
+            format!("mode 0 does not split into groups of {n}"),
+        ));
     }
+    (0..l.size() / n)
+        .map(|g| {
+            let o = l.eval(g * n)?;
+            for j in 1..n {
+                if l.eval(g * n + j)? != o + j {
+                    return Err(bad(
+                        op,
+                        l,
+                        format!("values {}.. are not {n} consecutive elements", g * n),
+                    ));
+                }
+            }
+            Ok(base + o)
+        })
+        .collect()
 }
 
-/// CuTe's `copy(tiled_copy, src, dst)` from global to shared memory with a `cp.async` atom:
-/// `src` and `dst` are one thread's `(CPY, CPY_M, CPY_K, ...)` partitions of the same shape; each
-/// value group (mode 0) is one `cp.async` of the atom's width. Where `src` has bounds, a group
-/// outside them reads nothing and zero-fills its destination (source size 0), its source address
-/// moved to the tile's origin.
+/// CuTe's `copy(tiled_copy, src, dst)` from global to shared memory: `src` and `dst` are one
+/// thread's `(CPY, CPY_M, CPY_K, ...)` partitions of the same shape; each value group (mode 0) is
+/// one access of the atom's width.
+///
+/// - `cp.async` atoms (`SM80_CP_ASYNC_CACHEGLOBAL/ALWAYS`): one asynchronous copy per group. Where
+///   `src` has bounds, a group outside them reads nothing and zero-fills its destination (source
+///   size 0), its source address moved to the tile's origin.
+/// - `UniversalCopy<uintN>`: a load into registers and a store (synchronous); a group outside the
+///   bounds loads from the tile's origin and stores zeros.
 pub fn copy_g2s<T: DeviceType>(
     atom: &CopyAtom,
     src: &GTensor<T>,
     dst: &STensor<T>,
 ) -> Result<(), LayoutError> {
     let (bits, cache) = match atom.op() {
-        CopyOp::CpAsyncCacheGlobal { bits } => (bits, CpAsyncCache::Cg),
-        CopyOp::CpAsyncCacheAlways { bits } => (bits, CpAsyncCache::Ca),
+        CopyOp::CpAsyncCacheGlobal { bits } => (bits, Some(CpAsyncCache::Cg)),
+        CopyOp::CpAsyncCacheAlways { bits } => (bits, Some(CpAsyncCache::Ca)),
+        CopyOp::UniversalCopy { bits } if bits >= 16 => (bits, None),
         other => {
             return Err(bad(
                 "copy_g2s",
                 src.layout(),
-                format!("{} is not a cp.async atom", other.cute_name()),
+                format!("{} is not a global -> shared atom", other.cute_name()),
             ))
         }
     };
@@ -67,23 +85,83 @@ pub fn copy_g2s<T: DeviceType>(
             format!("source and destination shapes differ: {}", dst.layout()),
         ));
     }
-    check_contiguous("copy_g2s", src.layout(), vec)?;
-    check_contiguous("copy_g2s", dst.layout(), vec)?;
-    let (_, so) = group_offsets(src.base(), src.layout())?;
-    let (_, d_off) = group_offsets(dst.view().base, dst.layout())?;
+    let so = vector_groups("copy_g2s", src.base(), src.layout(), vec)?;
+    let d_off = vector_groups("copy_g2s", dst.view().base, dst.layout(), vec)?;
     let srcs = src.accesses(&so, vec, true)?;
     let dsts = dst.addresses(&d_off, vec)?;
     for (s, d) in srcs.into_iter().zip(dsts) {
-        let src_size = s.pred.map(|p| select(p, bytes, 0u32).operand());
-        emit(CpAsync::Copy {
-            cache,
-            bytes,
-            dst: d,
-            src: s.addr,
-            src_size,
-        });
+        match cache {
+            Some(cache) => {
+                let src_size = s.pred.map(|p| select(p, bytes, 0u32).operand());
+                emit(CpAsync::Copy {
+                    cache,
+                    bytes,
+                    dst: d,
+                    src: s.addr,
+                    src_size,
+                });
+            }
+            None => universal_copy(bits, s.addr, s.pred, d),
+        }
     }
     Ok(())
+}
+
+/// `ld.global` of `bits` into registers (one b16, or b32 words), zeroed where `pred` fails, and
+/// `st.shared` of them.
+fn universal_copy(bits: u32, src: Address, pred: Option<Var<bool>>, dst: Address) {
+    let (ty, n) = if bits == 16 {
+        (Type::B16, 1)
+    } else {
+        (Type::B32, (bits / 32) as usize)
+    };
+    let regs: Vec<Reg> = (0..n)
+        .map(|_| {
+            if ty == Type::B16 {
+                Var::<half::f16>::uninit().to_reg()
+            } else {
+                Var::<u32>::uninit().to_reg()
+            }
+        })
+        .collect();
+    emit(Memory::Ld {
+        space: StateSpace::Global,
+        ty,
+        dsts: regs.clone(),
+        addr: src,
+        cache: None,
+        nc: false,
+        order: None,
+    });
+    let srcs = regs
+        .iter()
+        .map(|&r| match pred {
+            None => Operand::Reg(r),
+            Some(p) => {
+                let out = if ty == Type::B16 {
+                    Var::<half::f16>::uninit().to_reg()
+                } else {
+                    Var::<u32>::uninit().to_reg()
+                };
+                emit(Compare::Selp {
+                    ty,
+                    dst: out,
+                    a: Operand::Reg(r),
+                    b: Operand::Imm(0),
+                    cond: p.operand(),
+                });
+                Operand::Reg(out)
+            }
+        })
+        .collect();
+    emit(Memory::St {
+        space: StateSpace::Shared,
+        ty,
+        srcs,
+        addr: dst,
+        cache: None,
+        order: None,
+    });
 }
 
 /// CuTe's `copy(s2r_tiled_copy, src, dst)` with an `ldmatrix` atom: `src` is one thread's

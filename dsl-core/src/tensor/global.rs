@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::dyn_eval::{add, eval_dyn, split_rows};
 use super::shared::host_coord;
 use super::Idx;
-use crate::ir::{Address, Reg};
+use crate::ir::Address;
 use crate::kernel::{select, DeviceType, GlobalPtr, Var};
 use crate::layout::{Layout, LayoutError};
 use crate::tiled::{Side, TiledCopy, TiledMma, View};
@@ -126,7 +126,7 @@ impl<T: DeviceType> GTensor<T> {
     ) -> Result<Vec<Access>, LayoutError> {
         let bytes = i64::from(T::TY.bytes());
         let thread_ptr = self.ptr + add(self.row * self.ld, self.col);
-        let mut rows: BTreeMap<i64, (Reg, Option<Var<bool>>)> = BTreeMap::new();
+        let mut rows: BTreeMap<i64, (Var<u64>, Option<Var<bool>>)> = BTreeMap::new();
         let mut out = Vec::with_capacity(offsets.len());
         for &s in offsets {
             if s < 0 || s % ROW + width > ROW {
@@ -137,15 +137,18 @@ impl<T: DeviceType> GTensor<T> {
                 ));
             }
             let (r, c) = (s / ROW, s % ROW);
-            let (reg, row_ok) = match rows.get(&r) {
+            let (ptr, row_ok) = match rows.get(&r) {
                 Some(x) => *x,
                 None => {
-                    let p = if r == 0 {
-                        thread_ptr
-                    } else {
-                        thread_ptr + self.ld * (r as u32)
+                    // Step from the nearest row below (rows come in a few arithmetic
+                    // progressions), so that one stride register serves all of them.
+                    let below = rows.range(..r).next_back().map(|(&q, &(p, _))| (q, p));
+                    let p = match below {
+                        Some((q, p)) => GlobalPtr::<T>::from_addr(p) + self.ld * ((r - q) as u32),
+                        None if r == 0 => thread_ptr,
+                        None => thread_ptr + self.ld * (r as u32),
                     };
-                    let p = p.addr().to_reg();
+                    let p = p.addr();
                     let ok = self
                         .bounds
                         .map(|(nr, _)| (add(self.row, Var::konst(r as u32))).cast::<i32>().lt(nr));
@@ -166,10 +169,10 @@ impl<T: DeviceType> GTensor<T> {
             };
             let addr = match pred {
                 Some(p) if clamp => {
-                    let at = Var::<u64>::from_reg(reg) + ((c * bytes) as u64);
+                    let at = ptr + ((c * bytes) as u64);
                     Address::reg(select(p, at, self.ptr.addr()).to_reg(), 0)
                 }
-                _ => Address::reg(reg, c * bytes),
+                _ => Address::reg(ptr.to_reg(), c * bytes),
             };
             out.push(Access { addr, pred });
         }

@@ -12,8 +12,9 @@
 //!
 //! Requirements the caller checks (the kernel does not): `K` a multiple of
 //! [`MultistageConfig::k_multiple`] (8 for the reference's 16-byte `cp.async`, which needs
-//! 16-byte aligned rows; configurations with 8- or 4-byte copies take K a multiple of 4 or 2, see
-//! [`MultistageConfig::reference_for_k`]; odd K has no configuration yet), A, B 16-byte aligned,
+//! 16-byte aligned rows; configurations with 8- or 4-byte copies take K a multiple of 4 or 2, and
+//! one with element-wise copies any K, see [`MultistageConfig::reference_for_k`]), A, B 16-byte
+//! aligned,
 //! D 2-byte aligned, and `M * K`, `N * K`, `M * N` below `2^32` (element offsets are 32-bit).
 //! Any `M`, `N`, `K` otherwise: the tails of M, N and K are predicated (out-of-range rows and
 //! columns of A and B are zero-filled by the copy, out-of-range elements of D are not stored).
@@ -81,7 +82,8 @@ pub struct MultistageConfig {
     /// Depth of the shared-memory ring buffer (at least 2).
     pub stages: u32,
     /// Bits per global -> shared copy: 128 (`cp.async.cg`, K a multiple of 8), 64 or 32
-    /// (`cp.async.ca`, K a multiple of 4 or 2: rows of A and B aligned to 8 or 4 bytes).
+    /// (`cp.async.ca`, K a multiple of 4 or 2: rows of A and B aligned to 8 or 4 bytes), or 16
+    /// (synchronous `ld.global` + `st.shared` of single elements, any K; slow).
     /// [`MultistageConfig::copy_bits_for`] picks the widest a K allows.
     pub copy_bits: u32,
 }
@@ -122,24 +124,34 @@ impl MultistageConfig {
 
     /// The widest global -> shared copy whose alignment every row of a K-major `x K` matrix of
     /// 16-bit elements keeps (given a 16-byte aligned base): 128 bits for `K % 8 == 0`, 64 for
-    /// `K % 4 == 0`, 32 for even K; `None` for odd K, which no `cp.async` width serves (a
-    /// configuration with element-wise copies is not written yet).
-    pub fn copy_bits_for(k: u32) -> Option<u32> {
+    /// `K % 4 == 0`, 32 for even K, 16 (element-wise, synchronous) for odd K.
+    pub fn copy_bits_for(k: u32) -> u32 {
         match k {
-            k if k % 8 == 0 => Some(128),
-            k if k % 4 == 0 => Some(64),
-            k if k % 2 == 0 => Some(32),
-            _ => None,
+            k if k % 8 == 0 => 128,
+            k if k % 4 == 0 => 64,
+            k if k % 2 == 0 => 32,
+            _ => 16,
         }
     }
 
     /// The reference configuration with the widest copy `k` allows (see
     /// [`MultistageConfig::copy_bits_for`]).
-    pub fn reference_for_k(dtype: DType, acc: Acc, k: u32) -> Option<Self> {
-        Some(MultistageConfig {
-            copy_bits: Self::copy_bits_for(k)?,
+    ///
+    /// For odd K the tile is 64x64: element-wise copies keep many loads in flight, and with the
+    /// 128x128 tile's accumulators they would not fit in registers.
+    pub fn reference_for_k(dtype: DType, acc: Acc, k: u32) -> Self {
+        let copy_bits = Self::copy_bits_for(k);
+        let (tile_m, tile_n) = if copy_bits == 16 {
+            (64, 64)
+        } else {
+            (128, 128)
+        };
+        MultistageConfig {
+            copy_bits,
+            tile_m,
+            tile_n,
             ..Self::reference(dtype, acc)
-        })
+        }
     }
 
     /// K must be a multiple of this (copies of `copy_bits` stay inside aligned rows).
@@ -204,8 +216,8 @@ impl MultistageConfig {
         if !matches!(self.tile_k, 32 | 64) {
             return Err(self.fail("tile_k is 32 or 64"));
         }
-        if !matches!(self.copy_bits, 32 | 64 | 128) {
-            return Err(self.fail("copy_bits is 32, 64 or 128"));
+        if !matches!(self.copy_bits, 16 | 32 | 64 | 128) {
+            return Err(self.fail("copy_bits is 16, 32, 64 or 128"));
         }
         let g2s_rows = THREADS * self.k_multiple() / self.tile_k;
         for (what, t) in [("tile_m", self.tile_m), ("tile_n", self.tile_n)] {
@@ -303,12 +315,10 @@ impl Plan {
         // G2S: cp.async of `copy_bits` (v values along K), threads (128*v/tile_k, tile_k/v)
         // row-major: 16 bytes through L2 only (`.cg`) as the seed, narrower ones `.ca`.
         let v = i64::from(cfg.k_multiple());
-        let op = if cfg.copy_bits == 128 {
-            CopyOp::CpAsyncCacheGlobal { bits: 128 }
-        } else {
-            CopyOp::CpAsyncCacheAlways {
-                bits: cfg.copy_bits,
-            }
+        let op = match cfg.copy_bits {
+            128 => CopyOp::CpAsyncCacheGlobal { bits: 128 },
+            16 => CopyOp::UniversalCopy { bits: 16 },
+            bits => CopyOp::CpAsyncCacheAlways { bits },
         };
         let g2s_atom = CopyAtom::new(op, val)?;
         let tk = bk / v;
