@@ -61,6 +61,8 @@ struct Block<'a> {
     /// Per thread: copies in flight, and the number of committed groups.
     pending: Vec<Vec<Pending>>,
     groups: Vec<usize>,
+    /// Global stores of 2 and 4 bytes.
+    stores: [usize; 2],
 }
 
 fn width_mask(ty: Type) -> u64 {
@@ -434,6 +436,24 @@ impl Block<'_> {
                 };
                 self.set(*dst, t, v);
             }
+            Op::Convert(Convert::PackF32 {
+                dst_ty,
+                dst,
+                hi,
+                lo,
+                ..
+            }) => {
+                let f = |o: &Operand| f32::from_bits(self.val(o, t, Type::F32) as u32);
+                let enc = |x: f32| {
+                    if *dst_ty == Type::BF16x2 {
+                        bf16::from_f32(x).to_bits() as u64
+                    } else {
+                        f16::from_f32(x).to_bits() as u64
+                    }
+                };
+                let v = enc(f(lo)) | enc(f(hi)) << 16;
+                self.set(*dst, t, v);
+            }
             Op::Convert(Convert::Cvt {
                 dst_ty,
                 src_ty,
@@ -511,10 +531,12 @@ impl Block<'_> {
                 addr,
                 ..
             }) => {
-                assert_eq!(ty.bits(), 16, "only 16-bit stores are simulated");
                 let a = self.addr(addr, t);
-                let v = self.val(&srcs[0], t, *ty) as u16;
-                self.global.find(a, 2).copy_from_slice(&v.to_le_bytes());
+                let w = ty.bytes() as usize;
+                assert_eq!(a % w as u64, 0, "a misaligned {w}-byte global store");
+                let v = self.val(&srcs[0], t, *ty).to_le_bytes();
+                self.global.find(a, w).copy_from_slice(&v[..w]);
+                self.stores[w / 2 - 1] += 1;
             }
             Op::CpAsync(CpAsync::Copy {
                 bytes,
@@ -552,6 +574,11 @@ impl Block<'_> {
 
 /// Runs the kernel of `cfg` on an `m x n x k` problem and returns the relative Frobenius error.
 fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
+    simulate_counting(cfg, m, n, k).0
+}
+
+/// [`simulate`], also returning how many 2- and 4-byte stores wrote D.
+fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f64, [usize; 2]) {
     let kernel = multistage_kernel(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
     let mut seed = (m * 7919 + n * 104_729 + k) as u64 | 1;
     let mut rnd = || {
@@ -591,6 +618,7 @@ fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
     .map(|(s, v)| (s.to_string(), v))
     .collect();
     let (gx, gy, _) = cfg.grid(m as u32, n as u32);
+    let mut stores = [0usize; 2];
     for by in 0..gy as u64 {
         for bx in 0..gx as u64 {
             let mut blk = Block {
@@ -602,8 +630,11 @@ fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
                 ctaid: (bx, by),
                 pending: (0..THREADS).map(|_| Vec::new()).collect(),
                 groups: vec![0; THREADS],
+                stores: [0, 0],
             };
             blk.run(&kernel.body, &[true; THREADS]);
+            stores[0] += blk.stores[0];
+            stores[1] += blk.stores[1];
         }
     }
     let d = &global.bufs[2].1;
@@ -621,7 +652,7 @@ fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
             norm += want * want;
         }
     }
-    (err / norm.max(f64::MIN_POSITIVE)).sqrt()
+    ((err / norm.max(f64::MIN_POSITIVE)).sqrt(), stores)
 }
 
 const SHAPES: &[(usize, usize, usize)] = &[
@@ -709,4 +740,15 @@ fn simulated_narrow_copies() {
             );
         }
     }
+}
+
+/// The epilogue writes pairs with one 32-bit store where N is even, and single elements where N
+/// is odd (rows are then not 4-byte aligned); every element exactly once either way.
+#[test]
+fn epilogue_store_widths() {
+    let cfg = MultistageConfig::reference(DType::F16, Acc::F32);
+    let (_, even) = simulate_counting(&cfg, 64, 64, 16);
+    assert_eq!(even, [0, 64 * 64 / 2]);
+    let (_, odd) = simulate_counting(&cfg, 64, 63, 16);
+    assert_eq!(odd, [64 * 63, 0]);
 }

@@ -4,7 +4,7 @@ use super::{Fragment, GTensor, STensor};
 use crate::atom::{CopyAtom, CopyOp};
 use crate::ir::op::{Compare, CpAsync, CpAsyncCache, Data, Matrix, MatrixCount, Memory, MmaSync};
 use crate::ir::{Address, Operand, Reg, StateSpace, Type};
-use crate::kernel::{emit, select, Cond, DeviceType, Var};
+use crate::kernel::{emit, pack_bf16x2, pack_f16x2, select, Arm, Cond, DeviceType, Var};
 use crate::layout::{Layout, LayoutError};
 use crate::tiled::TiledMma;
 
@@ -331,6 +331,10 @@ pub fn cp_async_wait_n(n: u32) {
 /// accumulator fragment `(MMA, MMA_M, MMA_N)` and `dst` the matching `partition_C` of the output
 /// tile; each value is converted to `T` (f16 or bf16; an f16 accumulator is stored as it is) and
 /// stored where `dst`'s bounds hold.
+///
+/// Two values that sit side by side in one row (the pairs of an `mma` accumulator) go out in one
+/// 32-bit store when both are in bounds and the address is 4-byte aligned (an even row stride and
+/// an even column); otherwise as two 16-bit stores, each where it is in bounds.
 pub fn store_fragment<C: DeviceType, T: DeviceType>(
     acc: &Fragment<C>,
     dst: &GTensor<T>,
@@ -342,48 +346,93 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
             format!("does not match the 16-bit output {}", dst.layout()),
         ));
     }
-    let offs = (0..dst.layout().size())
+    let n = dst.layout().size();
+    let offs = (0..n)
         .map(|i| Ok(dst.base() + dst.layout().eval(i)?))
         .collect::<Result<Vec<_>, LayoutError>>()?;
-    let accs = dst.accesses(&offs, 1, false)?;
-    let mut unpacked: std::collections::BTreeMap<u32, [crate::ir::Reg; 2]> = Default::default();
-    for (i, a) in accs.into_iter().enumerate() {
-        let v = acc.value(i as i64)?;
-        let reg = acc.regs[(v / acc.vals_per_reg) as usize];
-        let out = if acc.vals_per_reg == 2 {
-            let r = reg.to_reg();
-            let halves = *unpacked.entry(r.id).or_insert_with(|| {
-                let lo = Var::<half::f16>::uninit().to_reg();
-                let hi = Var::<half::f16>::uninit().to_reg();
-                emit(Data::Unpack {
-                    dsts: vec![lo, hi],
-                    src: r,
-                });
-                [lo, hi]
+    let singles = dst.accesses(&offs, 1, false)?;
+    let aligned = dst.aligned_to(4);
+    let vals = (0..n)
+        .map(|i| acc.value(i))
+        .collect::<Result<Vec<_>, LayoutError>>()?;
+    let reg_of = |v: i64| acc.regs[(v / acc.vals_per_reg) as usize];
+    // The 16-bit value of accumulator value `v`.
+    let half_of = |v: i64| -> Reg {
+        let reg = reg_of(v).to_reg();
+        if acc.vals_per_reg == 2 {
+            let lo = Var::<half::f16>::uninit().to_reg();
+            let hi = Var::<half::f16>::uninit().to_reg();
+            emit(Data::Unpack {
+                dsts: vec![lo, hi],
+                src: reg,
             });
-            halves[(v % 2) as usize]
+            [lo, hi][(v % 2) as usize]
         } else {
-            let f: Var<f32> = Var::from_reg(reg.to_reg());
+            let f: Var<f32> = Var::from_reg(reg);
             if T::TY == Type::BF16 {
                 f.cast::<half::bf16>().to_reg()
             } else {
                 f.cast::<half::f16>().to_reg()
             }
-        };
-        let st = |addr| {
-            emit(Memory::St {
-                space: StateSpace::Global,
-                ty: Type::B16,
-                srcs: vec![Operand::Reg(out)],
-                addr,
-                cache: None,
-                order: None,
-            })
-        };
-        match a.pred {
-            Some(p) => p.if_(|_| st(a.addr.clone())),
-            None => st(a.addr),
         }
+    };
+    let st = |ty: Type, value: Reg, addr: Address| {
+        emit(Memory::St {
+            space: StateSpace::Global,
+            ty,
+            srcs: vec![Operand::Reg(value)],
+            addr,
+            cache: None,
+            order: None,
+        })
+    };
+    let single = |i: usize| {
+        let a = &singles[i];
+        let v = vals[i];
+        match a.pred {
+            Some(p) => p.if_(|_| st(Type::B16, half_of(v), a.addr.clone())),
+            None => st(Type::B16, half_of(v), a.addr.clone()),
+        }
+    };
+    let mut i = 0usize;
+    while i < n as usize {
+        let pairable = i + 1 < n as usize
+            && offs[i + 1] == offs[i] + 1
+            && offs[i] % 2 == 0
+            && vals[i + 1] == vals[i] + 1
+            && vals[i] % acc.vals_per_reg.max(2) == 0;
+        if !pairable {
+            single(i);
+            i += 1;
+            continue;
+        }
+        let pair = dst.accesses(&offs[i..i + 1], 2, false)?.remove(0);
+        let ok = match pair.pred {
+            Some(p) => p & aligned,
+            None => aligned,
+        };
+        let (v0, j) = (vals[i], i);
+        ok.if_else(|arm| match arm {
+            Arm::Then => {
+                let packed = if acc.vals_per_reg == 2 {
+                    reg_of(v0).to_reg()
+                } else {
+                    let lo: Var<f32> = Var::from_reg(reg_of(v0).to_reg());
+                    let hi: Var<f32> = Var::from_reg(reg_of(v0 + 1).to_reg());
+                    if T::TY == Type::BF16 {
+                        pack_bf16x2(lo, hi).to_reg()
+                    } else {
+                        pack_f16x2(lo, hi).to_reg()
+                    }
+                };
+                st(Type::B32, packed, pair.addr.clone());
+            }
+            Arm::Else => {
+                single(j);
+                single(j + 1);
+            }
+        });
+        i += 2;
     }
     Ok(())
 }

@@ -62,6 +62,16 @@ impl<T: DeviceType> GTensor<T> {
         &self.layout
     }
 
+    /// Whether the first element's address and the row stride in bytes are multiples of
+    /// `bytes` (then so is every element at an offset that is a multiple of `bytes` in each row).
+    pub(crate) fn aligned_to(&self, bytes: u32) -> Var<bool> {
+        let first = (self.ptr + add(self.row * self.ld, self.col))
+            .addr()
+            .cast::<u32>();
+        let stride = self.ld * T::TY.bytes();
+        ((first | stride) & (bytes - 1)).eq_(0u32)
+    }
+
     /// The static offset of this slice (`row * ROW + col` units).
     pub(crate) fn base(&self) -> i64 {
         self.base

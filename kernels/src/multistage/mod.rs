@@ -137,19 +137,21 @@ impl MultistageConfig {
     /// The reference configuration with the widest copy `k` allows (see
     /// [`MultistageConfig::copy_bits_for`]).
     ///
-    /// For odd K the tile is 64x64: element-wise copies keep many loads in flight, and with the
-    /// 128x128 tile's accumulators they would not fit in registers.
+    /// For odd K the tile is 64x64 with 4 stages: element-wise copies keep many loads in flight,
+    /// and with the 128x128 tile's accumulators they would not fit in registers (the depth is
+    /// where ptxas happened to need no spills on sm_80 and sm_90a).
     pub fn reference_for_k(dtype: DType, acc: Acc, k: u32) -> Self {
         let copy_bits = Self::copy_bits_for(k);
-        let (tile_m, tile_n) = if copy_bits == 16 {
-            (64, 64)
+        let (tile_m, tile_n, stages) = if copy_bits == 16 {
+            (64, 64, 4)
         } else {
-            (128, 128)
+            (128, 128, 3)
         };
         MultistageConfig {
             copy_bits,
             tile_m,
             tile_n,
+            stages,
             ..Self::reference(dtype, acc)
         }
     }
