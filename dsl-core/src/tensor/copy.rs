@@ -50,6 +50,31 @@ fn vector_groups(op: &'static str, base: i64, l: &Layout, n: i64) -> Result<Vec<
         .collect()
 }
 
+/// The source side of CuTe's `copy(atom, src, dst)`: which instruction family moves `Self`
+/// into `D` (global -> shared: [`copy_g2s`]; shared -> registers: [`copy_s2r`]).
+pub trait CopyTo<D> {
+    /// Copies `self` into `dst` with `atom`, one atom per value group.
+    fn copy_to(&self, atom: &CopyAtom, dst: &D) -> Result<(), LayoutError>;
+}
+
+impl<T: DeviceType> CopyTo<STensor<T>> for GTensor<T> {
+    fn copy_to(&self, atom: &CopyAtom, dst: &STensor<T>) -> Result<(), LayoutError> {
+        copy_g2s(atom, self, dst)
+    }
+}
+
+impl<T: DeviceType> CopyTo<Fragment<u32>> for STensor<T> {
+    fn copy_to(&self, atom: &CopyAtom, dst: &Fragment<u32>) -> Result<(), LayoutError> {
+        copy_s2r(atom, self, dst)
+    }
+}
+
+/// CuTe's `copy(copy_atom, src, dst)` for one thread's partitions of the same shape, by the
+/// tensors' kinds (see [`CopyTo`]).
+pub fn copy<S: CopyTo<D>, D>(atom: &CopyAtom, src: &S, dst: &D) -> Result<(), LayoutError> {
+    src.copy_to(atom, dst)
+}
+
 /// CuTe's `copy(tiled_copy, src, dst)` from global to shared memory: `src` and `dst` are one
 /// thread's `(CPY, CPY_M, CPY_K, ...)` partitions of the same shape; each value group (mode 0) is
 /// one access of the atom's width.

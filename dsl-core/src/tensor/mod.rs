@@ -23,7 +23,8 @@ mod global;
 mod shared;
 
 pub use copy::{
-    clear, copy_g2s, copy_s2r, cp_async_fence, cp_async_wait, cp_async_wait_n, gemm, store_fragment,
+    clear, copy, copy_g2s, copy_s2r, cp_async_fence, cp_async_wait, cp_async_wait_n, gemm,
+    store_fragment, CopyTo,
 };
 pub use dyn_eval::{eval_dyn, split_rows};
 pub use fragment::Fragment;

@@ -9,8 +9,8 @@ use std::cell::RefCell;
 use dsl_core::kernel::*;
 use dsl_core::layout::LayoutError;
 use dsl_core::tensor::{
-    clear, copy_g2s, copy_s2r, cp_async_fence, cp_async_wait_n, gemm, store_fragment, Fragment,
-    GTensor, Idx, STensor,
+    clear, copy, cp_async_fence, cp_async_wait_n, gemm, store_fragment, Fragment, GTensor, Idx,
+    STensor,
 };
 use dsl_core::tiled::Side;
 use dsl_macros::kernel;
@@ -113,14 +113,14 @@ pub fn multistage<T: DeviceType>(
     // One k-tile of A and B from global into a stage.
     let load_tile = |tile: Idx, stage: Idx| -> Result<(), LayoutError> {
         let (g, s) = ([All, All, All, tile], [All, All, All, stage]);
-        copy_g2s(&plan.g2s_atom, &t_ag_a.slice(&g)?, &t_as_a_copy.slice(&s)?)?;
-        copy_g2s(&plan.g2s_atom, &t_bg_b.slice(&g)?, &t_bs_b_copy.slice(&s)?)
+        copy(&plan.g2s_atom, &t_ag_a.slice(&g)?, &t_as_a_copy.slice(&s)?)?;
+        copy(&plan.g2s_atom, &t_bg_b.slice(&g)?, &t_bs_b_copy.slice(&s)?)
     };
     // One k-block of A and B from a stage into registers.
     let load_kblock = |kblock: i64, stage: Var<u32>| -> Result<(), LayoutError> {
         let (s, r) = ([All, All, At(kblock), Dyn(stage)], [All, All, At(kblock)]);
-        copy_s2r(&plan.s2r_atom, &t_as_a.slice(&s)?, &t_cr_a_view.slice(&r)?)?;
-        copy_s2r(&plan.s2r_atom, &t_bs_b.slice(&s)?, &t_cr_b_view.slice(&r)?)
+        copy(&plan.s2r_atom, &t_as_a.slice(&s)?, &t_cr_a_view.slice(&r)?)?;
+        copy(&plan.s2r_atom, &t_bs_b.slice(&s)?, &t_cr_b_view.slice(&r)?)
     };
     let mma_kblock = |kblock: i64| -> Result<(), LayoutError> {
         let (fa, fb) = (
