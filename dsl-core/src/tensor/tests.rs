@@ -172,3 +172,44 @@ fn global_partition_addresses_match_cute() {
         }
     }
 }
+
+/// Misuse is a typed error, not a panic: mismatched copy shapes, a wrong atom, registers sliced
+/// with a device coordinate, a fragment pair that is not one register.
+#[test]
+fn misuse_is_an_error() {
+    let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+    let mut errors = Vec::new();
+    build_kernel("e", |_| {
+        let g = GTensor::<half::f16>::tile(
+            crate::kernel::GlobalPtr::from_addr(Var::konst(0)),
+            Var::konst(64),
+            Layout::new(IntTuple::ints(&[8, 16]), IntTuple::ints(&[ROW, 1])).unwrap(),
+            None,
+        );
+        let s = STensor::<half::f16>::new(SharedPtr::from_addr(Var::konst(0)), lay("(8,8):(8,1)"))
+            .unwrap();
+        errors.push(copy_g2s(&cp, &g, &s).unwrap_err().to_string());
+        errors.push(copy_g2s(&ldsm, &g, &s).unwrap_err().to_string());
+        let f = Fragment::<u32>::new(lay("(4,2):(2,1)"), 2).unwrap();
+        errors.push(
+            f.slice(&[Idx::All, Idx::Dyn(Var::konst(1))])
+                .unwrap_err()
+                .to_string(),
+        );
+        // Values 0 and 2 are not one register.
+        errors.push(f.reg_at(0).unwrap_err().to_string());
+        errors.push(Fragment::<u32>::new(lay("3:1"), 2).unwrap_err().to_string());
+    })
+    .unwrap();
+    assert_eq!(errors.len(), 5);
+    assert!(errors[0].contains("shapes differ"), "{}", errors[0]);
+    assert!(
+        errors[1].contains("not a global -> shared atom"),
+        "{}",
+        errors[1]
+    );
+    assert!(errors[2].contains("host coordinates only"), "{}", errors[2]);
+    assert!(errors[3].contains("not one register"), "{}", errors[3]);
+    assert!(errors[4].contains("do not fill registers"), "{}", errors[4]);
+}
