@@ -196,3 +196,31 @@ fn multistage_narrow_copies() {
         }
     }
 }
+
+/// Candidates for a tuned configuration: 8 warps (2x4, 4x2) on 128x256 and 256x128 tiles, more
+/// stages (dynamic shared memory above 48 KiB).
+#[test]
+fn multistage_larger_tiles() {
+    let jit = jit();
+    for (warps, tile_m, tile_n, stages) in [((2, 4), 128, 256, 4), ((4, 2), 256, 128, 3)] {
+        for (acc, tol) in [(Acc::F16, 1e-2), (Acc::F32, 2e-3)] {
+            let cfg = MultistageConfig {
+                warps,
+                tile_m,
+                tile_n,
+                stages,
+                ..MultistageConfig::reference(DType::F16, acc)
+            };
+            let f = load(&jit, &cfg, Target::Sm90a);
+            for &(m, n, k) in &[(256, 256, 256), (300, 270, 72), (1000, 513, 136)] {
+                let e = run(&jit, &f, &cfg, m, n, k);
+                println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
+                assert!(
+                    e < tol,
+                    "{} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
+                    cfg.name()
+                );
+            }
+        }
+    }
+}

@@ -24,8 +24,6 @@ use dsl_core::ir::{
 use half::{bf16, f16};
 use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
 
-const THREADS: usize = 128;
-
 /// Global buffers at fixed, far-apart bases.
 struct Global {
     bufs: Vec<(u64, Vec<u8>)>,
@@ -53,6 +51,7 @@ struct Pending {
 
 struct Block<'a> {
     kernel: &'a Kernel,
+    threads: usize,
     regs: Vec<Vec<u64>>,
     smem: Vec<u8>,
     global: &'a mut Global,
@@ -139,7 +138,7 @@ impl Block<'_> {
                 Stmt::Op(i) => {
                     let m: Vec<bool> = match i.guard {
                         None => mask.to_vec(),
-                        Some(g) => (0..THREADS)
+                        Some(g) => (0..self.threads)
                             .map(|t| {
                                 mask[t] && ((self.regs[g.pred.id as usize][t] != 0) != g.negate)
                             })
@@ -148,11 +147,11 @@ impl Block<'_> {
                     self.op(&i.op, &m);
                 }
                 Stmt::If { cond, then, else_ } => {
-                    let c: Vec<bool> = (0..THREADS)
+                    let c: Vec<bool> = (0..self.threads)
                         .map(|t| self.regs[cond.id as usize][t] != 0)
                         .collect();
-                    let tm: Vec<bool> = (0..THREADS).map(|t| mask[t] && c[t]).collect();
-                    let em: Vec<bool> = (0..THREADS).map(|t| mask[t] && !c[t]).collect();
+                    let tm: Vec<bool> = (0..self.threads).map(|t| mask[t] && c[t]).collect();
+                    let em: Vec<bool> = (0..self.threads).map(|t| mask[t] && !c[t]).collect();
                     if tm.iter().any(|&x| x) {
                         self.run(then, &tm);
                     }
@@ -168,7 +167,7 @@ impl Block<'_> {
                     body,
                 } => {
                     let lead = mask.iter().position(|&x| x).expect("a loop with no thread");
-                    for t in 0..THREADS {
+                    for t in 0..self.threads {
                         if mask[t] {
                             let v = self.val(start, t, var.ty);
                             self.set(*var, t, v);
@@ -179,7 +178,7 @@ impl Block<'_> {
                             self.regs[var.id as usize][lead],
                             self.val(end, lead, var.ty),
                         );
-                        for t in 0..THREADS {
+                        for t in 0..self.threads {
                             if mask[t] {
                                 assert_eq!(
                                     (self.regs[var.id as usize][t], self.val(end, t, var.ty)),
@@ -197,7 +196,7 @@ impl Block<'_> {
                             break;
                         }
                         self.run(body, mask);
-                        for t in 0..THREADS {
+                        for t in 0..self.threads {
                             if mask[t] {
                                 let v = self.regs[var.id as usize][t]
                                     .wrapping_add(self.val(step, t, var.ty));
@@ -219,7 +218,7 @@ impl Block<'_> {
                 dsts,
                 addr,
             }) => {
-                for w in 0..THREADS / 32 {
+                for w in 0..self.threads / 32 {
                     let lanes = w * 32..w * 32 + 32;
                     assert!(
                         lanes.clone().all(|t| mask[t]),
@@ -242,7 +241,7 @@ impl Block<'_> {
                 }
             }
             Op::Mma(m) => {
-                for w in 0..THREADS / 32 {
+                for w in 0..self.threads / 32 {
                     assert!(
                         (w * 32..w * 32 + 32).all(|t| mask[t]),
                         "mma in a divergent warp"
@@ -252,7 +251,7 @@ impl Block<'_> {
             }
             Op::Barrier(_) => {}
             _ => {
-                for t in 0..THREADS {
+                for t in 0..self.threads {
                     if mask[t] {
                         self.scalar(op, t);
                     }
@@ -621,18 +620,20 @@ fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f
     let mut stores = [0usize; 2];
     for by in 0..gy as u64 {
         for bx in 0..gx as u64 {
+            let threads = cfg.threads() as usize;
             let mut blk = Block {
                 kernel: &kernel,
-                regs: vec![vec![0; THREADS]; kernel.regs.len()],
+                threads,
+                regs: vec![vec![0; threads]; kernel.regs.len()],
                 smem: vec![0xAB; cfg.smem_bytes() as usize],
                 global: &mut global,
                 params: &params,
                 ctaid: (bx, by),
-                pending: (0..THREADS).map(|_| Vec::new()).collect(),
-                groups: vec![0; THREADS],
+                pending: (0..threads).map(|_| Vec::new()).collect(),
+                groups: vec![0; threads],
                 stores: [0, 0],
             };
-            blk.run(&kernel.body, &[true; THREADS]);
+            blk.run(&kernel.body, &vec![true; threads]);
             stores[0] += blk.stores[0];
             stores[1] += blk.stores[1];
         }
@@ -751,4 +752,30 @@ fn epilogue_store_widths() {
     assert_eq!(even, [0, 64 * 64 / 2]);
     let (_, odd) = simulate_counting(&cfg, 64, 63, 16);
     assert_eq!(odd, [64 * 63, 0]);
+}
+
+/// Other warp arrangements (8 warps as 2x4 and 4x2, a single warp) with their tiles.
+#[test]
+fn simulated_other_warps() {
+    for (warps, tile_m, tile_n, stages) in [
+        ((2, 4), 128, 256, 4),
+        ((4, 2), 256, 128, 3),
+        ((1, 1), 64, 64, 2),
+    ] {
+        let cfg = MultistageConfig {
+            warps,
+            tile_m,
+            tile_n,
+            stages,
+            ..MultistageConfig::reference(DType::F16, Acc::F32)
+        };
+        for &(m, n, k) in &[(300, 270, 72), (64, 64, 8)] {
+            let e = simulate(&cfg, m, n, k);
+            assert!(
+                e < 2e-3,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+        }
+    }
 }

@@ -158,6 +158,17 @@ fn other_configurations_assemble() {
             ..MultistageConfig::reference(DType::F16, Acc::F32)
         });
     }
+    for (warps, tile_m, tile_n, stages) in [((2, 4), 128, 256, 4), ((4, 2), 256, 128, 3)] {
+        for acc in [Acc::F16, Acc::F32] {
+            cfgs.push(MultistageConfig {
+                warps,
+                tile_m,
+                tile_n,
+                stages,
+                ..MultistageConfig::reference(DType::F16, acc)
+            });
+        }
+    }
     let mut spills = Vec::new();
     for cfg in cfgs {
         let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));

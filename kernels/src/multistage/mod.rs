@@ -86,6 +86,10 @@ pub struct MultistageConfig {
     /// (synchronous `ld.global` + `st.shared` of single elements, any K; slow).
     /// [`MultistageConfig::copy_bits_for`] picks the widest a K allows.
     pub copy_bits: u32,
+    /// Warps along M and N (`AtomLayoutMNK = (warps_m, warps_n, 1)`); the MMA's permutation tile
+    /// is `(16 warps_m, 16 warps_n, 16)`, so each warp covers 16 rows and 16 columns per step
+    /// (the reference: 2 x 2 warps, tile `(32, 32, 16)`).
+    pub warps: (u32, u32),
 }
 
 /// Why a multistage kernel could not be generated.
@@ -119,6 +123,7 @@ impl MultistageConfig {
             tile_k: 32,
             stages: 3,
             copy_bits: 128,
+            warps: (2, 2),
         }
     }
 
@@ -184,12 +189,20 @@ impl MultistageConfig {
         if self.copy_bits != r.copy_bits {
             name += &format!("_cp{}", self.copy_bits);
         }
+        if self.warps != r.warps {
+            name += &format!("_w{}x{}", self.warps.0, self.warps.1);
+        }
         name
     }
 
-    /// Threads per block: 4 warps (2x2 MMA atoms).
+    /// Threads per block: 32 per warp (128 for the reference's 2x2 warps).
     pub fn block(&self) -> (u32, u32, u32) {
-        (THREADS, 1, 1)
+        (self.threads(), 1, 1)
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        32 * self.warps.0 * self.warps.1
     }
 
     /// The grid for an `m x n` output: x over N tiles, y over M tiles.
@@ -221,12 +234,15 @@ impl MultistageConfig {
         if !matches!(self.copy_bits, 16 | 32 | 64 | 128) {
             return Err(self.fail("copy_bits is 16, 32, 64 or 128"));
         }
-        let g2s_rows = THREADS * self.k_multiple() / self.tile_k;
-        for (what, t) in [("tile_m", self.tile_m), ("tile_n", self.tile_n)] {
-            if t == 0 || t % 32 != 0 || t % g2s_rows != 0 || t > 256 {
-                return Err(self.fail(format!(
-                    "{what} is a multiple of 32 and of {g2s_rows} up to 256"
-                )));
+        let (wm, wn) = self.warps;
+        if !matches!(wm, 1 | 2 | 4) || !matches!(wn, 1 | 2 | 4) {
+            return Err(self.fail("warps along M and N are 1, 2 or 4"));
+        }
+        let g2s_rows = self.threads() * self.k_multiple() / self.tile_k;
+        for (what, t, w) in [("tile_m", self.tile_m, wm), ("tile_n", self.tile_n, wn)] {
+            let unit = (16 * w).max(g2s_rows).max(32);
+            if t == 0 || t % unit != 0 || t > 256 {
+                return Err(self.fail(format!("{what} is a multiple of {unit} up to 256")));
             }
         }
         if !(2..=8).contains(&self.stages) {
@@ -239,7 +255,7 @@ impl MultistageConfig {
     }
 }
 
-/// Threads per block.
+/// Threads per block of the reference configuration.
 pub const THREADS: u32 = 128;
 
 /// Everything the program needs that is computed on the host: the atoms, tiled copies and MMA,
@@ -248,7 +264,7 @@ pub const THREADS: u32 = 128;
 pub struct Plan {
     /// The configuration.
     pub cfg: MultistageConfig,
-    /// The tiled MMA: 2x2x1 atoms, a 32x32x16 tile.
+    /// The tiled MMA: `(warps_m, warps_n, 1)` atoms, a `(16 warps_m, 16 warps_n, 16)` tile.
     pub mma: TiledMma,
     /// The cp.async atom (128-bit, `.cg`).
     pub g2s_atom: CopyAtom,
@@ -302,8 +318,14 @@ impl Plan {
             (DType::F16, Acc::F32) => (MmaOp::Sm80_16x8x16F32F16F16F32Tn, ValType::F16),
             _ => (MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn, ValType::BF16),
         };
-        let perm = [Some(lay("32:1")?), Some(lay("32:1")?), Some(lay("16:1")?)];
-        let mma = make_tiled_mma(MmaAtom::new(op), &lay("(2,2,1)")?, &perm)?;
+        let (wm, wn) = (i64::from(cfg.warps.0), i64::from(cfg.warps.1));
+        let perm = [
+            Some(Layout::vector(16 * wm, 1)?),
+            Some(Layout::vector(16 * wn, 1)?),
+            Some(Layout::vector(16, 1)?),
+        ];
+        let atoms = Layout::col_major(IntTuple::ints(&[wm, wn, 1]))?;
+        let mma = make_tiled_mma(MmaAtom::new(op), &atoms, &perm)?;
 
         // Shared memory: Swizzle<3,3,3> o (8, tile_k):(tile_k, 1) tiled to (tile, tile_k, stages).
         let atom = ComposedLayout::new(
@@ -325,7 +347,7 @@ impl Plan {
         let g2s_atom = CopyAtom::new(op, val)?;
         let tk = bk / v;
         let thr = Layout::new(
-            IntTuple::ints(&[i64::from(THREADS) / tk, tk]),
+            IntTuple::ints(&[i64::from(cfg.threads()) / tk, tk]),
             IntTuple::ints(&[tk, 1]),
         )?;
         let vals = Layout::new(IntTuple::ints(&[1, v]), IntTuple::ints(&[0, 1]))?;

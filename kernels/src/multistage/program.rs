@@ -52,7 +52,7 @@ pub fn multistage<T: DeviceType>(
     let (bm, bn, bk) = (cfg.tile_m, cfg.tile_n, cfg.tile_k);
     let stages = cfg.stages;
     let nk = plan.frag_a.mode(2)?.size(); // k-blocks (of 16) per k-tile
-    kb.require_threads(super::THREADS, 1, 1);
+    kb.require_threads(cfg.threads(), 1, 1);
     let failed = RefCell::new(None::<LayoutError>);
 
     let idx = thread_idx_x();
