@@ -298,11 +298,6 @@ pub struct Plan {
     pub retile_b: Layout,
 }
 
-fn lay(s: &str) -> Result<Layout, LayoutError> {
-    s.parse::<Layout>()
-        .map_err(|e| LayoutError::precondition("parse", s.to_string(), e.to_string()))
-}
-
 impl Plan {
     /// The plan of `cfg`.
     pub fn new(cfg: &MultistageConfig) -> Result<Plan, MultistageError> {
