@@ -224,3 +224,25 @@ fn multistage_larger_tiles() {
         }
     }
 }
+
+/// Rasterized block orders (2 and 4 M tiles per N tile), with M not a multiple of the group.
+#[test]
+fn multistage_rasterized() {
+    let jit = jit();
+    for s in [1, 2] {
+        let cfg = MultistageConfig {
+            raster_log2: s,
+            ..MultistageConfig::reference(DType::F16, Acc::F32)
+        };
+        let f = load(&jit, &cfg, Target::Sm90a);
+        for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (1000, 1000, 64)] {
+            let e = run(&jit, &f, &cfg, m, n, k);
+            println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
+            assert!(
+                e < 2e-3,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+        }
+    }
+}

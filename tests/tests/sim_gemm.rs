@@ -779,3 +779,23 @@ fn simulated_other_warps() {
         }
     }
 }
+
+/// Rasterized block orders (groups of 2 and 4 M tiles per N tile) cover every tile once; blocks
+/// past the last M tile touch nothing.
+#[test]
+fn simulated_rasterization() {
+    for s in [1, 2] {
+        let cfg = MultistageConfig {
+            raster_log2: s,
+            ..MultistageConfig::reference(DType::F16, Acc::F32)
+        };
+        for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (64, 64, 8)] {
+            let e = simulate(&cfg, m, n, k);
+            assert!(
+                e < 2e-3,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+        }
+    }
+}

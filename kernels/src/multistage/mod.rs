@@ -90,6 +90,9 @@ pub struct MultistageConfig {
     /// is `(16 warps_m, 16 warps_n, 16)`, so each warp covers 16 rows and 16 columns per step
     /// (the reference: 2 x 2 warps, tile `(32, 32, 16)`).
     pub warps: (u32, u32),
+    /// Block rasterization: consecutive blocks cover `2^raster_log2` M tiles of one N tile (0:
+    /// the seed's order, one row of N tiles after another). See [`MultistageConfig::grid`].
+    pub raster_log2: u32,
 }
 
 /// Why a multistage kernel could not be generated.
@@ -124,6 +127,7 @@ impl MultistageConfig {
             stages: 3,
             copy_bits: 128,
             warps: (2, 2),
+            raster_log2: 0,
         }
     }
 
@@ -192,6 +196,9 @@ impl MultistageConfig {
         if self.warps != r.warps {
             name += &format!("_w{}x{}", self.warps.0, self.warps.1);
         }
+        if self.raster_log2 != 0 {
+            name += &format!("_r{}", self.raster_log2);
+        }
         name
     }
 
@@ -205,9 +212,12 @@ impl MultistageConfig {
         32 * self.warps.0 * self.warps.1
     }
 
-    /// The grid for an `m x n` output: x over N tiles, y over M tiles.
+    /// The grid for an `m x n` output: x over N tiles, y over M tiles; with rasterization
+    /// (`raster_log2 = s`), x over `2^s` M tiles of each N tile and y over groups of `2^s` M tiles.
     pub fn grid(&self, m: u32, n: u32) -> (u32, u32, u32) {
-        (n.div_ceil(self.tile_n), m.div_ceil(self.tile_m), 1)
+        let (tm, tn) = (m.div_ceil(self.tile_m), n.div_ceil(self.tile_n));
+        let s = self.raster_log2;
+        (tn << s, tm.div_ceil(1 << s), 1)
     }
 
     /// Dynamic shared memory per block: `stages` tiles of A and of B.
@@ -244,6 +254,9 @@ impl MultistageConfig {
             if t == 0 || t % unit != 0 || t > 256 {
                 return Err(self.fail(format!("{what} is a multiple of {unit} up to 256")));
             }
+        }
+        if self.raster_log2 > 4 {
+            return Err(self.fail("raster_log2 is 0..=4"));
         }
         if !(2..=8).contains(&self.stages) {
             return Err(self.fail("stages is 2..=8"));

@@ -34,6 +34,28 @@ fn note(slot: &RefCell<Option<LayoutError>>, r: Result<(), LayoutError>) {
     }
 }
 
+/// The origin `(m0, n0)` of this block's tile of D and how many of its rows exist.
+///
+/// In the seed's order block `(x, y)` computes tile `(y, x)`. With `raster_log2 = s` the grid is
+/// `(tiles_n << s, ceil(tiles_m / 2^s))` and block `(x, y)` computes M tile `(y << s) + x % 2^s`
+/// and N tile `x >> s`: consecutive blocks sweep `2^s` M tiles of one N tile before moving on, so
+/// the blocks resident at one time share tiles of A and B in L2. A block whose M tile is past
+/// the end reads and writes nothing (its row count is 0, its origin row 0).
+fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>, Var<i32>) {
+    let (bx, by) = (block_idx_x(), block_idx_y());
+    let (bm, bn) = (cfg.tile_m, cfg.tile_n);
+    let s = cfg.raster_log2;
+    if s == 0 {
+        let m0 = by * bm;
+        return (m0, bx * bn, (m - m0).cast::<i32>());
+    }
+    let tile_m = (by << s) + (bx & ((1u32 << s) - 1));
+    let inside = tile_m.lt((m + (bm - 1)) / bm);
+    let m0 = select(inside, tile_m * bm, 0u32);
+    let rows = select(inside, (m - m0).cast::<i32>(), 0i32);
+    (m0, (bx >> s) * bn, rows)
+}
+
 /// The multistage GEMM of `plan` for elements of type `T` (`half::f16` or `half::bf16`).
 /// Parameters: `(d, a, b, m, n, k)`; see [`super`].
 #[kernel]
@@ -56,17 +78,16 @@ pub fn multistage<T: DeviceType>(
     let failed = RefCell::new(None::<LayoutError>);
 
     let idx = thread_idx_x();
-    let bx = block_idx_x();
-    let by = block_idx_y();
-    let m0 = by * bm;
-    let n0 = bx * bn;
+    // This block's tile of D: row m0, column n0; `rows` of them exist (0 for a block past the
+    // last M tile, which the rasterized grid may have).
+    let (m0, n0, rows) = block_tile(cfg, m);
 
     // ---- Global tensors: this block's strips of A and B (k-tiles as the last mode), D's tile ----
     let ga = GTensor::tile(
         a + m0 * k,
         k,
         plan.gmem_a.clone(),
-        Some(((m - m0).cast::<i32>(), k.cast::<i32>())),
+        Some((rows, k.cast::<i32>())),
     );
     let gb = GTensor::tile(
         b + n0 * k,
@@ -78,7 +99,7 @@ pub fn multistage<T: DeviceType>(
         d + (m0 * n + n0),
         n,
         plan.gmem_d.clone(),
-        Some(((m - m0).cast::<i32>(), (n - n0).cast::<i32>())),
+        Some((rows, (n - n0).cast::<i32>())),
     );
 
     // ---- Shared memory: `stages` tiles of A, then of B ----
