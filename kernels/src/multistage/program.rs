@@ -71,7 +71,7 @@ pub fn multistage<T: DeviceType>(
 ) -> Result<(), MultistageError> {
     // ---- Configuration ----
     let cfg = &plan.cfg;
-    let (bm, bn, bk) = (cfg.tile_m, cfg.tile_n, cfg.tile_k);
+    let bk = cfg.tile_k;
     let stages = cfg.stages;
     let nk = plan.frag_a.mode(2)?.size(); // k-blocks (of 16) per k-tile
     kb.require_threads(cfg.threads(), 1, 1);
