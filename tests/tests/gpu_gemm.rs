@@ -246,3 +246,37 @@ fn multistage_rasterized() {
         }
     }
 }
+
+/// The shared-memory epilogue (16-byte coalesced rows), alone and with the other tuned options.
+#[test]
+fn multistage_smem_epilogue() {
+    use kernels::multistage::Epilogue;
+    let jit = jit();
+    for (acc, tol) in [(Acc::F16, 1e-2), (Acc::F32, 2e-3)] {
+        for (warps, tile_n, stages, raster_log2) in [((2, 2), 128, 3, 0), ((2, 4), 256, 4, 2)] {
+            let cfg = MultistageConfig {
+                epilogue: Epilogue::Smem,
+                warps,
+                tile_n,
+                stages,
+                raster_log2,
+                ..MultistageConfig::reference(DType::F16, acc)
+            };
+            let f = load(&jit, &cfg, Target::Sm90a);
+            for &(m, n, k) in &[
+                (256, 256, 256),
+                (200, 136, 72),
+                (77, 45, 16),
+                (1000, 1000, 64),
+            ] {
+                let e = run(&jit, &f, &cfg, m, n, k);
+                println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
+                assert!(
+                    e < tol,
+                    "{} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
+                    cfg.name()
+                );
+            }
+        }
+    }
+}

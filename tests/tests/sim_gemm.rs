@@ -60,8 +60,8 @@ struct Block<'a> {
     /// Per thread: copies in flight, and the number of committed groups.
     pending: Vec<Vec<Pending>>,
     groups: Vec<usize>,
-    /// Global stores of 2 and 4 bytes.
-    stores: [usize; 2],
+    /// Global stores of 2, 4 and 16 bytes.
+    stores: [usize; 3],
 }
 
 fn width_mask(ty: Type) -> u64 {
@@ -508,6 +508,23 @@ impl Block<'_> {
                     self.set(*d, t, u64::from_le_bytes(v));
                 }
             }
+            Op::Memory(Memory::Ld {
+                space: StateSpace::Shared,
+                ty,
+                dsts,
+                addr,
+                ..
+            }) => {
+                let a = self.addr(addr, t);
+                let w = ty.bytes() as usize;
+                let total = w * dsts.len();
+                assert_eq!(a % total as u64, 0, "a misaligned {total}-byte shared load");
+                for (i, d) in dsts.iter().enumerate() {
+                    let mut v = [0u8; 8];
+                    v[..w].copy_from_slice(self.smem(a + (i * w) as u64, w));
+                    self.set(*d, t, u64::from_le_bytes(v));
+                }
+            }
             Op::Memory(Memory::St {
                 space: StateSpace::Shared,
                 ty,
@@ -532,10 +549,23 @@ impl Block<'_> {
             }) => {
                 let a = self.addr(addr, t);
                 let w = ty.bytes() as usize;
-                assert_eq!(a % w as u64, 0, "a misaligned {w}-byte global store");
-                let v = self.val(&srcs[0], t, *ty).to_le_bytes();
-                self.global.find(a, w).copy_from_slice(&v[..w]);
-                self.stores[w / 2 - 1] += 1;
+                let total = w * srcs.len();
+                assert_eq!(
+                    a % total as u64,
+                    0,
+                    "a misaligned {total}-byte global store"
+                );
+                for (i, o) in srcs.iter().enumerate() {
+                    let v = self.val(o, t, *ty).to_le_bytes();
+                    self.global
+                        .find(a + (i * w) as u64, w)
+                        .copy_from_slice(&v[..w]);
+                }
+                self.stores[match total {
+                    2 => 0,
+                    4 => 1,
+                    _ => 2,
+                }] += 1;
             }
             Op::CpAsync(CpAsync::Copy {
                 bytes,
@@ -576,8 +606,8 @@ fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
     simulate_counting(cfg, m, n, k).0
 }
 
-/// [`simulate`], also returning how many 2- and 4-byte stores wrote D.
-fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f64, [usize; 2]) {
+/// [`simulate`], also returning how many 2-, 4- and 16-byte stores wrote D.
+fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f64, [usize; 3]) {
     let kernel = multistage_kernel(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
     let mut seed = (m * 7919 + n * 104_729 + k) as u64 | 1;
     let mut rnd = || {
@@ -617,7 +647,7 @@ fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f
     .map(|(s, v)| (s.to_string(), v))
     .collect();
     let (gx, gy, _) = cfg.grid(m as u32, n as u32);
-    let mut stores = [0usize; 2];
+    let mut stores = [0usize; 3];
     for by in 0..gy as u64 {
         for bx in 0..gx as u64 {
             let threads = cfg.threads() as usize;
@@ -631,11 +661,12 @@ fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f
                 ctaid: (bx, by),
                 pending: (0..threads).map(|_| Vec::new()).collect(),
                 groups: vec![0; threads],
-                stores: [0, 0],
+                stores: [0, 0, 0],
             };
             blk.run(&kernel.body, &vec![true; threads]);
-            stores[0] += blk.stores[0];
-            stores[1] += blk.stores[1];
+            for (s, b) in stores.iter_mut().zip(blk.stores) {
+                *s += b;
+            }
         }
     }
     let d = &global.bufs[2].1;
@@ -749,9 +780,9 @@ fn simulated_narrow_copies() {
 fn epilogue_store_widths() {
     let cfg = MultistageConfig::reference(DType::F16, Acc::F32);
     let (_, even) = simulate_counting(&cfg, 64, 64, 16);
-    assert_eq!(even, [0, 64 * 64 / 2]);
+    assert_eq!(even, [0, 64 * 64 / 2, 0]);
     let (_, odd) = simulate_counting(&cfg, 64, 63, 16);
-    assert_eq!(odd, [64 * 63, 0]);
+    assert_eq!(odd, [64 * 63, 0, 0]);
 }
 
 /// Other warp arrangements (8 warps as 2x4 and 4x2, a single warp) with their tiles.
@@ -796,6 +827,38 @@ fn simulated_rasterization() {
                 "{} {m}x{n}x{k}: relative error {e:.3e}",
                 cfg.name()
             );
+        }
+    }
+}
+
+/// The shared-memory epilogue: 16-byte rows where N is a multiple of 8, element stores at the
+/// ragged right edge and where N is not; f16 and f32 accumulators; 4 and 8 warps.
+#[test]
+fn simulated_smem_epilogue() {
+    use kernels::multistage::Epilogue;
+    for (acc, warps, tile_n) in [
+        (Acc::F16, (2, 2), 128),
+        (Acc::F32, (2, 2), 128),
+        (Acc::F32, (2, 4), 256),
+    ] {
+        let cfg = MultistageConfig {
+            epilogue: Epilogue::Smem,
+            warps,
+            tile_n,
+            ..MultistageConfig::reference(DType::F16, acc)
+        };
+        for &(m, n, k) in &[(128, 128, 32), (200, 136, 72), (77, 45, 16), (1, 1, 8)] {
+            let (e, stores) = simulate_counting(&cfg, m, n, k);
+            assert!(
+                e < 1e-2,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+            if n % 8 == 0 {
+                assert_eq!(stores, [0, 0, m * n / 8], "{} {m}x{n}x{k}", cfg.name());
+            } else {
+                assert_eq!(stores, [m * n, 0, 0], "{} {m}x{n}x{k}", cfg.name());
+            }
         }
     }
 }

@@ -169,6 +169,18 @@ fn other_configurations_assemble() {
             });
         }
     }
+    for acc in [Acc::F16, Acc::F32] {
+        for (warps, tile_n, stages) in [((2, 2), 128, 3), ((2, 4), 256, 4)] {
+            cfgs.push(MultistageConfig {
+                epilogue: kernels::multistage::Epilogue::Smem,
+                raster_log2: 2,
+                warps,
+                tile_n,
+                stages,
+                ..MultistageConfig::reference(DType::F16, acc)
+            });
+        }
+    }
     let mut spills = Vec::new();
     for cfg in cfgs {
         let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));

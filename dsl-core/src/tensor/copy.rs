@@ -461,3 +461,154 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
     }
     Ok(())
 }
+
+/// The first half of a shared-memory epilogue: `acc` (one thread's `(MMA, MMA_M, MMA_N)`
+/// accumulators) converted to `T` and stored into `dst`, the matching `partition_C` of a shared
+/// tile, one 32-bit store per accumulator pair.
+pub fn store_fragment_smem<C: DeviceType, T: DeviceType>(
+    acc: &Fragment<C>,
+    dst: &STensor<T>,
+) -> Result<(), LayoutError> {
+    let n = dst.layout().size();
+    if acc.layout.size() != n || T::TY.bits() != 16 || n % 2 != 0 {
+        return Err(bad(
+            "store_fragment_smem",
+            &acc.layout,
+            format!("does not match the 16-bit tile {}", dst.layout()),
+        ));
+    }
+    let base = dst.view().base;
+    let mut offs = Vec::new();
+    let mut packed = Vec::new();
+    for i in (0..n).step_by(2) {
+        let (o0, o1) = (dst.layout().eval(i)?, dst.layout().eval(i + 1)?);
+        let (v0, v1) = (acc.value(i)?, acc.value(i + 1)?);
+        if o1 != o0 + 1 || v1 != v0 + 1 || v0 % 2 != 0 {
+            return Err(bad(
+                "store_fragment_smem",
+                &acc.layout,
+                format!("values {i}, {} are not a pair in {}", i + 1, dst.layout()),
+            ));
+        }
+        offs.push(base + o0);
+        packed.push(if acc.vals_per_reg == 2 {
+            acc.regs[(v0 / 2) as usize].to_reg()
+        } else {
+            let lo: Var<f32> = Var::from_reg(acc.regs[v0 as usize].to_reg());
+            let hi: Var<f32> = Var::from_reg(acc.regs[v1 as usize].to_reg());
+            if T::TY == Type::BF16 {
+                pack_bf16x2(lo, hi).to_reg()
+            } else {
+                pack_f16x2(lo, hi).to_reg()
+            }
+        });
+    }
+    for (addr, r) in dst.addresses(&offs, 2)?.into_iter().zip(packed) {
+        emit(Memory::St {
+            space: StateSpace::Shared,
+            ty: Type::B32,
+            srcs: vec![Operand::Reg(r)],
+            addr,
+            cache: None,
+            order: None,
+        });
+    }
+    Ok(())
+}
+
+/// The second half of a shared-memory epilogue, CuTe's `copy(s2g_tiled_copy, tDsD, tDgD)` with a
+/// `UniversalCopy<uint128_t>` atom: each group of 8 values is one 16-byte shared load and, where
+/// the whole group is in bounds and the global address is 16-byte aligned, one 16-byte global
+/// store; otherwise its elements are stored one by one where each is in bounds.
+pub fn copy_s2g<T: DeviceType>(
+    atom: &CopyAtom,
+    src: &STensor<T>,
+    dst: &GTensor<T>,
+) -> Result<(), LayoutError> {
+    if atom.op() != (CopyOp::UniversalCopy { bits: 128 }) || T::TY.bits() != 16 {
+        return Err(bad(
+            "copy_s2g",
+            src.layout(),
+            format!(
+                "{} is not UniversalCopy<uint128_t> of 16-bit values",
+                atom.op().cute_name()
+            ),
+        ));
+    }
+    if src.layout().shape() != dst.layout().shape() {
+        return Err(bad(
+            "copy_s2g",
+            src.layout(),
+            format!("source and destination shapes differ: {}", dst.layout()),
+        ));
+    }
+    let so = vector_groups("copy_s2g", src.view().base, src.layout(), 8)?;
+    let d_off = vector_groups("copy_s2g", dst.base(), dst.layout(), 8)?;
+    let srcs = src.addresses(&so, 8)?;
+    let whole = dst.accesses(&d_off, 8, false)?;
+    let aligned = dst.aligned_to(16);
+    for ((saddr, w), &d0) in srcs.into_iter().zip(whole).zip(&d_off) {
+        let regs: Vec<Reg> = (0..4).map(|_| Var::<u32>::uninit().to_reg()).collect();
+        emit(Memory::Ld {
+            space: StateSpace::Shared,
+            ty: Type::B32,
+            dsts: regs.clone(),
+            addr: saddr,
+            cache: None,
+            nc: false,
+            order: None,
+        });
+        let ok = match w.pred {
+            Some(p) => p & aligned,
+            None => aligned,
+        };
+        let mut err = None;
+        ok.if_else(|arm| match arm {
+            Arm::Then => emit(Memory::St {
+                space: StateSpace::Global,
+                ty: Type::B32,
+                srcs: regs.iter().map(|&r| Operand::Reg(r)).collect(),
+                addr: w.addr.clone(),
+                cache: None,
+                order: None,
+            }),
+            Arm::Else => {
+                let offs: Vec<i64> = (0..8).map(|j| d0 + j).collect();
+                let singles = match dst.accesses(&offs, 1, false) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        err = Some(e);
+                        return;
+                    }
+                };
+                for (j, a) in singles.into_iter().enumerate() {
+                    let lo = Var::<half::f16>::uninit().to_reg();
+                    let hi = Var::<half::f16>::uninit().to_reg();
+                    emit(Data::Unpack {
+                        dsts: vec![lo, hi],
+                        src: regs[j / 2],
+                    });
+                    let h = if j % 2 == 0 { lo } else { hi };
+                    let st = |addr: Address| {
+                        emit(Memory::St {
+                            space: StateSpace::Global,
+                            ty: Type::B16,
+                            srcs: vec![Operand::Reg(h)],
+                            addr,
+                            cache: None,
+                            order: None,
+                        })
+                    };
+                    match a.pred {
+                        Some(p) => p.if_(|_| st(a.addr.clone())),
+                        None => st(a.addr.clone()),
+                    }
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+    }
+    Ok(())
+}

@@ -7,7 +7,7 @@ use super::Idx;
 use crate::ir::{Address, Reg};
 use crate::kernel::{DeviceType, SharedPtr, Var};
 use crate::layout::{Layout, LayoutError, Swizzle};
-use crate::tiled::{Crd, Side, TiledCopy, View};
+use crate::tiled::{Crd, Side, TiledCopy, TiledMma, View};
 
 /// A tensor in shared memory: `ptr` plus the offsets (in elements)
 /// `swizzle(inner + base + layout(i)) + outer`, where `inner` and `outer` are device offsets:
@@ -129,6 +129,13 @@ impl<T: DeviceType> STensor<T> {
     ) -> Result<Self, LayoutError> {
         let v = tiled.partition(side, &self.view())?;
         self.with_view(v, &[(thread, tiled.size())])
+    }
+
+    /// CuTe's `thr_mma.partition_C(tensor)` for the device thread index `thread`:
+    /// `(MMA, MMA_M, MMA_N)`.
+    pub fn partition_c(&self, mma: &TiledMma, thread: Var<u32>) -> Result<Self, LayoutError> {
+        let v = mma.partition(crate::tiled::Operand::C, &self.view())?;
+        self.with_view(v, &[(thread, mma.size())])
     }
 
     /// CuTe's slicing `tensor(c0, c1, ...)`: [`Idx::At`] folds into the static offset,

@@ -66,6 +66,17 @@ pub enum Acc {
     F32,
 }
 
+/// How the accumulators reach D.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Epilogue {
+    /// The seed's: each thread stores its accumulators straight to global memory (pairs of
+    /// values as 32-bit stores where aligned).
+    Registers,
+    /// Through shared memory: accumulators to a swizzled `(tile_m, tile_n)` tile, then 16-byte
+    /// coalesced rows to D (16-byte stores where N is a multiple of 8 and D 16-byte aligned).
+    Smem,
+}
+
 /// A configuration of the multistage GEMM.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MultistageConfig {
@@ -93,6 +104,8 @@ pub struct MultistageConfig {
     /// Block rasterization: consecutive blocks cover `2^raster_log2` M tiles of one N tile (0:
     /// the seed's order, one row of N tiles after another). See [`MultistageConfig::grid`].
     pub raster_log2: u32,
+    /// How the accumulators reach D.
+    pub epilogue: Epilogue,
 }
 
 /// Why a multistage kernel could not be generated.
@@ -128,6 +141,7 @@ impl MultistageConfig {
             copy_bits: 128,
             warps: (2, 2),
             raster_log2: 0,
+            epilogue: Epilogue::Registers,
         }
     }
 
@@ -199,6 +213,9 @@ impl MultistageConfig {
         if self.raster_log2 != 0 {
             name += &format!("_r{}", self.raster_log2);
         }
+        if self.epilogue == Epilogue::Smem {
+            name += "_se";
+        }
         name
     }
 
@@ -222,7 +239,11 @@ impl MultistageConfig {
 
     /// Dynamic shared memory per block: `stages` tiles of A and of B.
     pub fn smem_bytes(&self) -> u32 {
-        (self.tile_m + self.tile_n) * self.tile_k * self.stages * 2
+        let pipeline = (self.tile_m + self.tile_n) * self.tile_k * self.stages * 2;
+        match self.epilogue {
+            Epilogue::Registers => pipeline,
+            Epilogue::Smem => pipeline.max(self.tile_m * self.tile_n * 2),
+        }
     }
 
     fn fail(&self, reason: impl Into<String>) -> MultistageError {
@@ -253,6 +274,17 @@ impl MultistageConfig {
             let unit = (16 * w).max(g2s_rows).max(32);
             if t == 0 || t % unit != 0 || t > 256 {
                 return Err(self.fail(format!("{what} is a multiple of {unit} up to 256")));
+            }
+        }
+        if self.epilogue == Epilogue::Smem {
+            let per_row = self.tile_n / 8;
+            if !self.tile_n.is_power_of_two()
+                || self.threads() % per_row != 0
+                || self.tile_m % (self.threads() / per_row) != 0
+            {
+                return Err(self.fail(
+                    "the shared epilogue needs tile_n a power of two and whole passes of 16-byte rows",
+                ));
             }
         }
         if self.raster_log2 > 4 {
@@ -309,6 +341,14 @@ pub struct Plan {
     pub retile_a: Layout,
     /// `retile_D(frag_b)` for the S2R copy of B.
     pub retile_b: Layout,
+    /// The shared tile of D for [`Epilogue::Smem`]: `Swizzle<3,3,log2(tile_n)-3> o
+    /// (tile_m, tile_n):(tile_n, 1)` (a row's 16-byte chunks XORed with the row's low bits, so
+    /// the accumulator stores of 8 rows hit 8 different chunks).
+    pub smem_d: ComposedLayout,
+    /// The 16-byte atom of the shared epilogue (`UniversalCopy<uint128_t>`).
+    pub s2g_atom: CopyAtom,
+    /// Shared -> global tiled copy of the epilogue: threads along rows, 8 values each.
+    pub s2g: TiledCopy,
 }
 
 impl Plan {
@@ -386,6 +426,24 @@ impl Plan {
         let frag_c = thr0.partition_fragment_c(&View::from(gmem_d.clone()))?;
         let retile_a = s2r_a.get_slice(0)?.retile_d(&frag_a)?;
         let retile_b = s2r_b.get_slice(0)?.retile_d(&frag_b)?;
+
+        // Epilogue through shared memory.
+        let sw = i64::from(cfg.tile_n.max(8).trailing_zeros()) - 3;
+        let smem_d = ComposedLayout::new(
+            Swizzle::new(3.min(sw), 3, sw.max(3))?,
+            0,
+            Layout::new(IntTuple::ints(&[bm, bn]), IntTuple::ints(&[bn, 1]))?,
+        );
+        let s2g_atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 128 }, val)?;
+        let per_row = (bn / 8).max(1);
+        let s2g = make_tiled_copy(
+            s2g_atom.clone(),
+            &Layout::new(
+                IntTuple::ints(&[i64::from(cfg.threads()) / per_row, per_row]),
+                IntTuple::ints(&[per_row, 1]),
+            )?,
+            &Layout::new(IntTuple::ints(&[1, 8]), IntTuple::ints(&[0, 1]))?,
+        )?;
         Ok(Plan {
             cfg: cfg.clone(),
             mma,
@@ -404,6 +462,9 @@ impl Plan {
             frag_c,
             retile_a,
             retile_b,
+            smem_d,
+            s2g_atom,
+            s2g,
         })
     }
 }

@@ -9,13 +9,13 @@ use std::cell::RefCell;
 use dsl_core::kernel::*;
 use dsl_core::layout::LayoutError;
 use dsl_core::tensor::{
-    clear, copy, cp_async_fence, cp_async_wait_n, gemm, store_fragment, Fragment, GTensor, Idx,
-    STensor,
+    clear, copy, copy_s2g, cp_async_fence, cp_async_wait_n, gemm, store_fragment,
+    store_fragment_smem, Fragment, GTensor, Idx, STensor,
 };
 use dsl_core::tiled::Side;
 use dsl_macros::kernel;
 
-use super::{Acc, MultistageError, Plan};
+use super::{Acc, Epilogue, MultistageError, Plan};
 
 use Idx::{All, At, Dyn};
 
@@ -194,10 +194,30 @@ pub fn multistage<T: DeviceType>(
     failed.into_inner().map_or(Ok(()), Err)?;
 
     // ---- Epilogue: accumulators to D, each element stored where it exists ----
-    let t_cg_d = gd.partition_c(&plan.mma, idx)?;
-    match &acc {
-        Accum::F16(c) => store_fragment(c, &t_cg_d)?,
-        Accum::F32(c) => store_fragment(c, &t_cg_d)?,
+    match cfg.epilogue {
+        Epilogue::Registers => {
+            let t_cg_d = gd.partition_c(&plan.mma, idx)?;
+            match &acc {
+                Accum::F16(c) => store_fragment(c, &t_cg_d)?,
+                Accum::F32(c) => store_fragment(c, &t_cg_d)?,
+            }
+        }
+        Epilogue::Smem => {
+            // The pipeline's buffers become D's tile once every copy has landed and every warp
+            // has read its last k-block.
+            cp_async_wait_n(0);
+            sync_threads();
+            let sd = STensor::new(smem, plan.smem_d.clone())?;
+            let t_cs_d = sd.partition_c(&plan.mma, idx)?;
+            match &acc {
+                Accum::F16(c) => store_fragment_smem(c, &t_cs_d)?,
+                Accum::F32(c) => store_fragment_smem(c, &t_cs_d)?,
+            }
+            sync_threads();
+            let t_ds_d = sd.partition(&plan.s2g, Side::Src, idx)?;
+            let t_dg_d = gd.partition(&plan.s2g, Side::Dst, idx)?;
+            copy_s2g(&plan.s2g_atom, &t_ds_d, &t_dg_d)?;
+        }
     }
     Ok(())
 }
