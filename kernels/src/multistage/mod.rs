@@ -279,8 +279,8 @@ impl MultistageConfig {
         if self.epilogue == Epilogue::Smem {
             let per_row = self.tile_n / 8;
             if !self.tile_n.is_power_of_two()
-                || self.threads() % per_row != 0
-                || self.tile_m % (self.threads() / per_row) != 0
+                || !self.threads().is_multiple_of(per_row)
+                || !self.tile_m.is_multiple_of(self.threads() / per_row)
             {
                 return Err(self.fail(
                     "the shared epilogue needs tile_n a power of two and whole passes of 16-byte rows",
