@@ -90,6 +90,11 @@ pub const KERNELS: &[Registered] = &[
         targets: multistage::TARGETS,
         build: multistage::default_bf16,
     },
+    Registered {
+        name: "multistage_f16_tuned",
+        targets: multistage::TARGETS,
+        build: multistage::default_f16_tuned,
+    },
 ];
 
 /// The kernel registered as `name`.

@@ -862,3 +862,17 @@ fn simulated_smem_epilogue() {
         }
     }
 }
+
+/// The tuned candidate as registered (8 warps, 128x256, 4 stages, rasterized, shared epilogue).
+#[test]
+fn simulated_tuned() {
+    let cfg = MultistageConfig::tuned(DType::F16, Acc::F32);
+    for &(m, n, k) in &[(600, 300, 72), (129, 257, 40)] {
+        let e = simulate(&cfg, m, n, k);
+        assert!(
+            e < 2e-3,
+            "{} {m}x{n}x{k}: relative error {e:.3e}",
+            cfg.name()
+        );
+    }
+}

@@ -25,7 +25,12 @@ fn ptx_snapshots() {
     let names: Vec<&str> = gemms().iter().map(|k| k.name).collect();
     assert_eq!(
         names,
-        ["multistage_f16", "multistage_f16_f32acc", "multistage_bf16"]
+        [
+            "multistage_f16",
+            "multistage_f16_f32acc",
+            "multistage_bf16",
+            "multistage_f16_tuned"
+        ]
     );
     let mut expected = Vec::new();
     for k in gemms() {
@@ -59,21 +64,51 @@ fn count(ptx: &str, needle: &str) -> usize {
     ptx.lines().filter(|l| l.contains(needle)).count()
 }
 
-/// The reference configuration (128x128x32 tile, 3 stages, 4 warps of 2x2 atoms) issues, per
-/// thread: 4 + 4 16-byte `cp.async` per k-tile for A and B (32x4 threads cover 32 rows of 32
-/// halves; 128 rows take 4), generated three times (two prologue stages and the main loop); per
-/// k-block (2 per k-tile) 4 `ldmatrix.x4` for A (a warp's 64 rows) and 4 for B (64 columns), each
-/// generated for the first k-block before the loop and for both inside it; and 4 x 8 `mma.sync`
-/// per k-block.
+/// The configuration each registered GEMM is built from.
+fn config_of(name: &str) -> kernels::multistage::MultistageConfig {
+    use kernels::multistage::{Acc, DType, MultistageConfig};
+    match name {
+        "multistage_f16" => MultistageConfig::reference(DType::F16, Acc::F16),
+        "multistage_f16_f32acc" => MultistageConfig::reference(DType::F16, Acc::F32),
+        "multistage_bf16" => MultistageConfig::reference(DType::Bf16, Acc::F32),
+        "multistage_f16_tuned" => MultistageConfig::tuned(DType::F16, Acc::F32),
+        other => panic!("no configuration known for {other}"),
+    }
+}
+
+/// The instruction mix the algorithm implies, per thread, counted from the configuration:
+/// - 16-byte `cp.async`: a k-tile of A and B is `(tile_m + tile_n) * tile_k / 8` copies shared by
+///   the threads; the copy is generated `stages` times (`stages - 1` prologue tiles, one in the
+///   main loop);
+/// - `ldmatrix.x4`: a warp's k-block of A is `tile_m / warps_m` rows, 16 per x4, and of B
+///   `tile_n / warps_n` columns, 16 per x4; generated once before the loop and for each of the
+///   `tile_k / 16` k-blocks in it;
+/// - `mma.sync`: per k-block `(tile_m / warps_m / 16) * (tile_n / warps_n / 8)`, for each k-block
+///   of the loop;
+/// - `commit_group`: once per prologue stage and once in the loop; `wait_group stages-2` before
+///   the loop and once in it.
 #[test]
 fn instruction_mix() {
     for k in gemms() {
+        let cfg = config_of(k.name);
+        let (bm, bn, bk) = (
+            cfg.tile_m as usize,
+            cfg.tile_n as usize,
+            cfg.tile_k as usize,
+        );
+        let (wm, wn) = (cfg.warps.0 as usize, cfg.warps.1 as usize);
+        let threads = 32 * wm * wn;
+        let stages = cfg.stages as usize;
+        let kblocks = bk / 16;
+        let cp_async = (bm + bn) * bk / 8 / threads * stages;
+        let ldsm = (bm / wm / 16 + bn / wn / 16) * (1 + kblocks);
+        let mma = (bm / wm / 16) * (bn / wn / 8) * kblocks;
         for &target in k.targets {
             let ptx = ptx_of(k, target);
             let what = format!("{} for {target}", k.name);
             assert_eq!(
                 count(&ptx, "cp.async.cg.shared.global ["),
-                3 * 8,
+                cp_async,
                 "{what}: cp.async"
             );
             assert!(
@@ -84,17 +119,21 @@ fn instruction_mix() {
             );
             assert_eq!(
                 count(&ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
-                3 * 8,
+                ldsm,
                 "{what}: ldmatrix"
             );
             assert_eq!(
                 count(&ptx, "mma.sync.aligned.m16n8k16.row.col"),
-                2 * 32,
+                mma,
                 "{what}: mma"
             );
-            assert_eq!(count(&ptx, "cp.async.commit_group"), 3, "{what}");
-            assert_eq!(count(&ptx, "cp.async.wait_group 1"), 2, "{what}");
-            assert!(ptx.contains(".reqntid 128, 1, 1"), "{what}");
+            assert_eq!(count(&ptx, "cp.async.commit_group"), stages, "{what}");
+            assert_eq!(
+                count(&ptx, &format!("cp.async.wait_group {}", stages - 2)),
+                2,
+                "{what}"
+            );
+            assert!(ptx.contains(&format!(".reqntid {threads}, 1, 1")), "{what}");
         }
     }
 }

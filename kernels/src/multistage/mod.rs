@@ -145,6 +145,20 @@ impl MultistageConfig {
         }
     }
 
+    /// A candidate for the tuned configuration, not yet measured: 8 warps (2 x 4) on a 128x256x32
+    /// tile, 4 stages, blocks rasterized in groups of 4 M tiles (L2 reuse of B), the shared-memory
+    /// epilogue with 16-byte coalesced stores; `acc` as given (f32 is what the tuned target asks).
+    pub fn tuned(dtype: DType, acc: Acc) -> Self {
+        MultistageConfig {
+            tile_n: 256,
+            stages: 4,
+            warps: (2, 4),
+            raster_log2: 2,
+            epilogue: Epilogue::Smem,
+            ..Self::reference(dtype, acc)
+        }
+    }
+
     /// The widest global -> shared copy whose alignment every row of a K-major `x K` matrix of
     /// 16-bit elements keeps (given a 16-byte aligned base): 128 bits for `K % 8 == 0`, 64 for
     /// `K % 4 == 0`, 32 for even K, 16 (element-wise, synchronous) for odd K.
@@ -496,6 +510,13 @@ pub fn default_f16_f32acc() -> Result<Kernel, BuildError> {
 /// The registry's `multistage_bf16`: the reference configuration, bf16 in, f32 accumulate.
 pub fn default_bf16() -> Result<Kernel, BuildError> {
     registry_build(MultistageConfig::reference(DType::Bf16, Acc::F32))
+}
+
+/// The registry's `multistage_f16_tuned`: [`MultistageConfig::tuned`], f16 in, f32 accumulate.
+pub fn default_f16_tuned() -> Result<Kernel, BuildError> {
+    let mut k = registry_build(MultistageConfig::tuned(DType::F16, Acc::F32))?;
+    k.name = "multistage_f16_tuned".to_string();
+    Ok(k)
 }
 
 fn registry_build(cfg: MultistageConfig) -> Result<Kernel, BuildError> {
