@@ -15,6 +15,48 @@
 //! an element `(row, col)` of the tile as `row * ROW + col` ([`ROW`]), which every layout
 //! operation carries through linearly (CuTe's arithmetic-tuple strides), and the address is
 //! computed with the runtime row stride. Bounds are checked per row and column for predication.
+//!
+//! A k-tile of a K-major A (`M x K`, row stride `k`) copied into a swizzled shared tile with the
+//! seed's 16-byte `cp.async` partition, rows past `m` and columns past `k` zero-filled:
+//!
+//! ```
+//! use dsl_core::atom::{CopyAtom, CopyOp, ValType};
+//! use dsl_core::ir::{for_each_instr, op::CpAsync, Op};
+//! use dsl_core::kernel::*;
+//! use dsl_core::layout::{ComposedLayout, Layout, Swizzle};
+//! use dsl_core::tensor::{copy, cp_async_fence, cp_async_wait, GTensor, Idx, STensor, ROW};
+//! use dsl_core::tiled::{make_tiled_copy, Side};
+//! use half::f16;
+//!
+//! let atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+//! let g2s = make_tiled_copy(atom.clone(), &"(32,4):(4,1)".parse().unwrap(), &"(1,8)".parse().unwrap())
+//!     .unwrap();
+//! let kernel = build_kernel("load_tile", |kb| {
+//!     let a = kb.param_ptr::<f16>("a");
+//!     let (m, k) = (kb.param::<u32>("m"), kb.param::<u32>("k"));
+//!     let tid = thread_idx_x();
+//!     // The (128, 32) tile at row 0, k-tiles as a third mode; element (r, c) is r * ROW + c.
+//!     let strip: Layout = format!("(128,32,64):({ROW},1,32)").parse().unwrap();
+//!     let ga = GTensor::tile(a, k, strip, Some((m.cast::<i32>(), k.cast::<i32>())));
+//!     let sw = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, "(8,32):(32,1)".parse().unwrap());
+//!     let sa = STensor::new(kb.dynamic_shared::<f16>(128), sw.tile_to_shape(&dsl_core::layout::IntTuple::ints(&[128, 32]), None).unwrap())
+//!         .unwrap();
+//!     let src = ga.partition(&g2s, Side::Src, tid).unwrap(); // (CPY, CPY_M, CPY_K, k-tile)
+//!     let dst = sa.partition(&g2s, Side::Dst, tid).unwrap(); // (CPY, CPY_M, CPY_K)
+//!     let itile = block_idx_x();
+//!     copy(&atom, &src.slice(&[Idx::All, Idx::All, Idx::All, Idx::Dyn(itile)]).unwrap(), &dst).unwrap();
+//!     cp_async_fence();
+//!     cp_async_wait::<0>();
+//! })
+//! .unwrap();
+//! let mut copies = 0;
+//! for_each_instr(&kernel.body, &mut |i| {
+//!     if let Op::CpAsync(CpAsync::Copy { bytes: 16, src_size: Some(_), .. }) = &i.op {
+//!         copies += 1;
+//!     }
+//! });
+//! assert_eq!(copies, 4); // 128 rows / 32 rows per pass
+//! ```
 
 mod copy;
 mod dyn_eval;
