@@ -92,7 +92,9 @@ pub enum Atomic {
 }
 
 impl Atomic {
-    fn parts(&self) -> (StateSpace, AtomOp, Type, Option<MemOrder>) {
+    /// What `atom` and `red` share: the state space, the operation, the element type and the
+    /// memory order.
+    pub fn parts(&self) -> (StateSpace, AtomOp, Type, Option<MemOrder>) {
         match self {
             Atomic::Atom {
                 space,
