@@ -35,6 +35,20 @@ pub enum AtomOp {
 }
 
 impl AtomOp {
+    /// Every op, in declaration order.
+    pub const ALL: [AtomOp; 10] = [
+        AtomOp::Add,
+        AtomOp::Min,
+        AtomOp::Max,
+        AtomOp::Inc,
+        AtomOp::Dec,
+        AtomOp::And,
+        AtomOp::Or,
+        AtomOp::Xor,
+        AtomOp::Exch,
+        AtomOp::Cas,
+    ];
+
     /// The PTX name without the dot.
     pub fn name(self) -> &'static str {
         match self {
