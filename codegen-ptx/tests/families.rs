@@ -30,23 +30,14 @@ fn tid(k: &mut K) -> Reg {
     t
 }
 
+/// A value of type `ty` loaded through a generic address, unknown to ptxas.
 fn ld_global(k: &mut K, ty: Type) -> Reg {
     let r = k.reg(ty);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
     k.op(Memory::Ld {
         space: StateSpace::Generic,
         ty,
         dsts: vec![r],
-        addr: Address::reg(p, 64),
+        addr: Address::reg(k.out_generic, 64),
         cache: None,
         nc: false,
         order: None,
@@ -84,20 +75,7 @@ fn arith_integer_and_float() {
                 src: t.into(),
             });
         }
-        for op in [
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::Min,
-            BinOp::Max,
-            BinOp::And,
-            BinOp::Or,
-            BinOp::Xor,
-            BinOp::Shl,
-            BinOp::Shr,
-        ] {
+        for op in BinOp::ALL {
             let d = k.reg(ty);
             let b = if matches!(op, BinOp::Shl | BinOp::Shr) {
                 imm(3)
@@ -220,16 +198,7 @@ fn arith_integer_and_float() {
     let dd = k.reg(Type::F64);
     k.op(bin(BinOp::Div, Type::F64, dd, xd, immf(3.0)));
     outs.push(dd);
-    for op in [
-        ApproxOp::Ex2,
-        ApproxOp::Lg2,
-        ApproxOp::Rcp,
-        ApproxOp::Sqrt,
-        ApproxOp::Rsqrt,
-        ApproxOp::Sin,
-        ApproxOp::Cos,
-        ApproxOp::Tanh,
-    ] {
+    for op in ApproxOp::ALL {
         let d = k.reg(Type::F32);
         k.op(Arith::Approx {
             op,
@@ -755,23 +724,7 @@ fn elect_sync_needs_sm90() {
 fn loads_and_stores_all_widths() {
     let mut k = K::new("memory");
     let sa = k.smem("buf", 1024, 16);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let g = k.reg(Type::U64);
-    k.op(AddressOp::Cvta {
-        to_generic: false,
-        space: StateSpace::Global,
-        dst: g,
-        src: p.into(),
-    });
+    let g = k.out;
     let s32 = k.reg(Type::U32);
     k.op(Data::AddressOf {
         dst: s32,
@@ -944,158 +897,32 @@ fn shared_cluster_loads_need_sm90() {
 fn atomics_and_reductions() {
     let mut k = K::new("atomics");
     k.smem("cnt", 64, 8);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let g = k.reg(Type::U64);
-    k.op(AddressOp::Cvta {
-        to_generic: false,
-        space: StateSpace::Global,
-        dst: g,
-        src: p.into(),
-    });
+    let g = k.out;
     let h = ld_global(&mut k, Type::F16);
     let mut outs = Vec::new();
-    type Case = (
-        StateSpace,
-        AtomOp,
-        Type,
-        Operand,
-        Option<Operand>,
-        Option<MemOrder>,
-    );
-    let cases: Vec<Case> = vec![
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::U32,
-            imm(1),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::F32,
-            immf(0.5),
-            None,
-            Some(MemOrder::Relaxed(Scope::Gpu)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::F64,
-            immf(0.5),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::F16,
-            h.into(),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Min,
-            Type::S32,
-            imm(-4),
-            None,
-            Some(MemOrder::AcqRel(Scope::Gpu)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Max,
-            Type::U64,
-            imm(9),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Inc,
-            Type::U32,
-            imm(16),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Dec,
-            Type::U32,
-            imm(16),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::And,
-            Type::B32,
-            imm(0xff),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Or,
-            Type::B64,
-            imm(0x100),
-            None,
-            Some(MemOrder::Acquire(Scope::Sys)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Xor,
-            Type::B32,
-            imm(3),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Exch,
-            Type::B32,
-            imm(7),
-            None,
-            Some(MemOrder::Release(Scope::Cta)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Cas,
-            Type::B32,
-            imm(0),
-            Some(imm(1)),
-            None,
-        ),
-        (
-            StateSpace::Shared,
-            AtomOp::Add,
-            Type::U32,
-            imm(1),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Shared,
-            AtomOp::Cas,
-            Type::B64,
-            imm(0),
-            Some(imm(5)),
-            None,
-        ),
+    // (space, op, type, a, b, order): every op on global memory; add and cas on shared.
+    use StateSpace::{Global, Shared};
+    #[rustfmt::skip]
+    let cases = [
+        (Global, AtomOp::Add, Type::U32, imm(1), None, None),
+        (Global, AtomOp::Add, Type::F32, immf(0.5), None, Some(MemOrder::Relaxed(Scope::Gpu))),
+        (Global, AtomOp::Add, Type::F64, immf(0.5), None, None),
+        (Global, AtomOp::Add, Type::F16, h.into(), None, None),
+        (Global, AtomOp::Min, Type::S32, imm(-4), None, Some(MemOrder::AcqRel(Scope::Gpu))),
+        (Global, AtomOp::Max, Type::U64, imm(9), None, None),
+        (Global, AtomOp::Inc, Type::U32, imm(16), None, None),
+        (Global, AtomOp::Dec, Type::U32, imm(16), None, None),
+        (Global, AtomOp::And, Type::B32, imm(0xff), None, None),
+        (Global, AtomOp::Or, Type::B64, imm(0x100), None, Some(MemOrder::Acquire(Scope::Sys))),
+        (Global, AtomOp::Xor, Type::B32, imm(3), None, None),
+        (Global, AtomOp::Exch, Type::B32, imm(7), None, Some(MemOrder::Release(Scope::Cta))),
+        (Global, AtomOp::Cas, Type::B32, imm(0), Some(imm(1)), None),
+        (Shared, AtomOp::Add, Type::U32, imm(1), None, None),
+        (Shared, AtomOp::Cas, Type::B64, imm(0), Some(imm(5)), None),
     ];
     for (i, (space, op, ty, a, b, order)) in cases.into_iter().enumerate() {
         let d = k.reg(ty);
-        let addr = if space == StateSpace::Shared {
+        let addr = if space == Shared {
             Address::symbol("cnt", 8 * (i as i64 % 4))
         } else {
             Address::reg(g, 8 * i as i64)
@@ -1135,16 +962,7 @@ fn atomics_and_reductions() {
 fn cluster_and_bf16_atomics_need_sm90() {
     let mut k = K::new("atomics_sm90");
     let h = ld_global(&mut k, Type::BF16);
-    let (d, p) = (k.reg(Type::BF16), k.reg(Type::U64));
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    let (d, p) = (k.reg(Type::BF16), k.out);
     k.op(Atomic::Atom {
         space: StateSpace::Global,
         op: AtomOp::Add,
@@ -1326,23 +1144,7 @@ fn cp_async_sizes_and_groups() {
     let mut k = K::new("cp_async");
     k.smem("stage", 256, 128);
     let t = tid(&mut k);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let g = k.reg(Type::U64);
-    k.op(AddressOp::Cvta {
-        to_generic: false,
-        space: StateSpace::Global,
-        dst: g,
-        src: p.into(),
-    });
+    let g = k.out;
     let s = k.reg(Type::U32);
     k.op(Data::AddressOf {
         dst: s,

@@ -14,7 +14,10 @@ use dsl_core::ir::{
 /// the prologue) that `sink` stores results to, so ptxas keeps the instructions under test.
 pub struct K {
     pub k: Kernel,
-    out: Reg,
+    /// `out` as loaded from the parameter: a generic address of global memory.
+    pub out_generic: Reg,
+    /// `out` converted to a global address; `sink` stores from offset 0 up, 8 bytes a value.
+    pub out: Reg,
     sunk: i64,
 }
 
@@ -42,7 +45,12 @@ impl K {
             dst: out,
             src: raw.into(),
         }));
-        K { k, out, sunk: 0 }
+        K {
+            k,
+            out_generic: raw,
+            out,
+            sunk: 0,
+        }
     }
 
     pub fn reg(&mut self, ty: Type) -> Reg {
