@@ -30,15 +30,12 @@ impl K {
         });
         let raw = k.new_reg(Type::U64);
         let out = k.new_reg(Type::U64);
-        k.body.push(Stmt::op(Memory::Ld {
-            space: StateSpace::Param,
-            ty: Type::U64,
-            dsts: vec![raw],
-            addr: Address::symbol("out", 0),
-            cache: None,
-            nc: false,
-            order: None,
-        }));
+        k.body.push(Stmt::op(ld(
+            StateSpace::Param,
+            Type::U64,
+            raw,
+            Address::symbol("out", 0),
+        )));
         k.body.push(Stmt::op(AddressOp::Cvta {
             to_generic: false,
             space: StateSpace::Global,
@@ -110,14 +107,7 @@ impl K {
         let off = self.sunk;
         self.sunk += 8;
         let out = self.out;
-        self.op(Memory::St {
-            space: StateSpace::Global,
-            ty,
-            srcs: vec![val.into()],
-            addr: Address::reg(out, off),
-            cache: None,
-            order: None,
-        })
+        self.op(st(StateSpace::Global, ty, val, Address::reg(out, off)))
     }
 
     pub fn sink_all(&mut self, rs: &[Reg]) -> &mut Self {
@@ -162,6 +152,31 @@ pub fn family(k: &Kernel, lowest: Target, also: &[Target], refused: &[Target], m
         assert!(msg.contains(mnemonic), "`{msg}` names `{mnemonic}`");
         assert!(msg.contains(lowest.name()), "`{msg}` names {lowest}");
         assert!(msg.contains(t.name()), "`{msg}` names {t}");
+    }
+}
+
+/// A plain load of one `ty` element: weak, no cache operator.
+pub fn ld(space: StateSpace, ty: Type, dst: Reg, addr: Address) -> Memory {
+    Memory::Ld {
+        space,
+        ty,
+        dsts: vec![dst],
+        addr,
+        cache: None,
+        nc: false,
+        order: None,
+    }
+}
+
+/// A plain store of one `ty` element: weak, no cache operator.
+pub fn st(space: StateSpace, ty: Type, src: impl Into<Operand>, addr: Address) -> Memory {
+    Memory::St {
+        space,
+        ty,
+        srcs: vec![src.into()],
+        addr,
+        cache: None,
+        order: None,
     }
 }
 
