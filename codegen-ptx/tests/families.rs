@@ -412,8 +412,7 @@ fn compare_and_select() {
     ];
     for ty in [Type::U32, Type::S32, Type::B32] {
         for cmp in int_cmps {
-            let p = setp(&mut k, cmp, ty, t, imm(5));
-            outs.push(p);
+            outs.push(setp(&mut k, cmp, ty, t, imm(5)));
         }
     }
     let float_cmps = [
@@ -428,8 +427,7 @@ fn compare_and_select() {
         CmpOp::Nan,
     ];
     for cmp in float_cmps {
-        let p = setp(&mut k, cmp, Type::F32, x, immf(0.5));
-        outs.push(p);
+        outs.push(setp(&mut k, cmp, Type::F32, x, immf(0.5)));
     }
     let ph = setp(&mut k, CmpOp::Gt, Type::F16, h, immf(1.0));
     let (s1, s2, s3) = (k.reg(Type::F32), k.reg(Type::U32), k.reg(Type::F16));
