@@ -76,7 +76,7 @@ pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<i6
                 } else {
                     let sz = checked_product(sm).ok_or_else(fail)?;
                     let r = rest % sz;
-                    rest = rest / sz;
+                    rest /= sz;
                     r
                 };
                 let v = crd2idx(&IntTuple::Int(here), sm, dm)?;
