@@ -32,4 +32,8 @@
 #![warn(missing_docs)]
 
 pub mod examples;
+pub mod gemm;
 pub mod registry;
+
+#[cfg(feature = "gpu")]
+pub use gemm::{Gemm, GemmArgs};
