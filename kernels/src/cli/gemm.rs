@@ -359,7 +359,7 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
 fn execute(_: &Request, _: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let _ = writeln!(
         err,
-        "error: this rute was built without GPU support; rebuild with `cargo build --release --features gpu`"
+        "error: this rute was built without GPU support; rebuild with `cargo build --release -p kernels --features gpu`"
     );
     1
 }

@@ -2,7 +2,7 @@
 //! bf16 in and out.
 //!
 //! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation.
-//! - [`check`]: the input checks as a pure function of shapes and buffer lengths, and the choice
+//! - [`check`](mod@check): the input checks as a pure function of shapes and buffer lengths, and the choice
 //!   of configuration ([`Plan`]); no GPU needed, so it is unit-tested here.
 //! - [`metric`]: the correctness metric, relative Frobenius error in f64.
 //! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
@@ -106,7 +106,7 @@ impl std::fmt::Display for Accum {
 /// Which kernel computes the product.
 ///
 /// The seam for a new kernel: add its variant here, its `Plan` variant and the arm that picks it
-/// in [`check::select`], then its arms in [`Plan::kernel`] and [`Plan::launch_shape`].
+/// in `check::select`, then its arms in [`Plan::kernel`] and [`Plan::launch_shape`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KernelChoice {
     /// The fastest kernel in this build that handles the problem.

@@ -62,3 +62,31 @@ pub fn gemm_naive<T: GemmElem>(
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
     gemm_naive::<f16>()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::bf16;
+
+    /// Loads of the element type widened to f32, one fma per k step, one rounded store, and the
+    /// exact block the launch uses.
+    #[test]
+    fn ptx_converts_and_accumulates_in_f32() {
+        let cases = [
+            (gemm_naive::<f16>(), "cvt.f32.f16", "cvt.rn.f16.f32"),
+            (gemm_naive::<bf16>(), "cvt.f32.bf16", "cvt.rn.bf16.f32"),
+        ];
+        for (kernel, widen, narrow) in cases {
+            let kernel = kernel.unwrap();
+            assert_eq!(kernel.name, "gemm_naive");
+            assert_eq!(kernel.params.len(), 6);
+            let ptx = codegen_ptx::emit(&kernel, Target::Sm80).unwrap();
+            assert_eq!(ptx.matches(widen).count(), 2, "{ptx}");
+            assert_eq!(ptx.matches(narrow).count(), 1, "{ptx}");
+            assert_eq!(ptx.matches("fma.rn.f32").count(), 1, "{ptx}");
+            assert_eq!(ptx.matches("ld.global.b16").count(), 2, "{ptx}");
+            assert_eq!(ptx.matches("st.global.b16").count(), 1, "{ptx}");
+            assert!(ptx.contains(".reqntid 16, 16, 1"), "{ptx}");
+        }
+    }
+}
