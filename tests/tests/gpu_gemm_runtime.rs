@@ -23,7 +23,7 @@ fn jit() -> Jit {
 }
 
 /// M, N not multiples of the tile (or of 8), K below the k-tile, K not a multiple of 8 where
-/// `k_aligned` is false, tall and skinny outputs.
+/// `k_aligned` is false (the multistage kernel needs 16-byte rows), tall and skinny outputs.
 fn odd_shapes(k_aligned: bool) -> Vec<(usize, usize, usize)> {
     let mut shapes = vec![
         (1, 1, 8),
@@ -79,6 +79,7 @@ fn matches_cublas(kernel: KernelChoice, pairs: &[(GemmDtype, Accum)], k_aligned:
 
 #[test]
 fn naive_matches_cublas_on_odd_shapes() {
+    assert_eq!(odd_shapes(false).len(), 16);
     matches_cublas(
         KernelChoice::Naive,
         &[(GemmDtype::F16, Accum::F32), (GemmDtype::Bf16, Accum::F32)],
@@ -87,7 +88,6 @@ fn naive_matches_cublas_on_odd_shapes() {
 }
 
 #[test]
-#[ignore = "enable once kernels::multistage is merged and plugged into gemm::check::select"]
 fn multistage_matches_cublas_on_odd_shapes() {
     matches_cublas(
         KernelChoice::Multistage,
@@ -197,8 +197,9 @@ fn plans_compile_once_across_threads() {
                         .unwrap();
                     assert_eq!(
                         plan,
-                        Plan::Naive {
-                            dtype: GemmDtype::F16
+                        Plan::Multistage {
+                            dtype: GemmDtype::F16,
+                            acc: Accum::F32
                         }
                     );
                 }
@@ -265,4 +266,41 @@ fn refused_inputs_launch_nothing() {
     let host = jit.download(&d).unwrap();
     assert_eq!(count_non_finite(&host), m * n, "a refused GEMM wrote to D");
     assert!(gemm.compiled_plans().is_empty());
+}
+
+/// `auto` runs the multistage kernel where it can and the naive one where K is not a multiple
+/// of 8; both against cuBLAS.
+#[test]
+fn auto_falls_back_to_naive_for_odd_k() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    let cublas = CublasRef::new(&jit).unwrap();
+    for (shape, want) in [
+        (
+            (200, 72, 40),
+            Plan::Multistage {
+                dtype: GemmDtype::F16,
+                acc: Accum::F32,
+            },
+        ),
+        (
+            (200, 72, 41),
+            Plan::Naive {
+                dtype: GemmDtype::F16,
+            },
+        ),
+    ] {
+        let c = check_case::<f16>(
+            &jit,
+            &gemm,
+            &cublas,
+            shape,
+            Accum::F32,
+            KernelChoice::Auto,
+            11,
+        )
+        .unwrap();
+        assert_eq!(c.plan, want);
+        assert!(c.passed(), "{shape:?}: {c:?}");
+    }
 }

@@ -10,6 +10,7 @@ use half::{bf16, f16};
 use thiserror::Error;
 
 use super::{naive, Accum, GemmDtype, KernelChoice};
+use crate::multistage::{self, Acc, DType, MultistageConfig, MultistageError};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
 /// parameters, so `i32::MAX` bounds both.
@@ -111,13 +112,11 @@ pub enum InputError {
         /// Why, as a clause.
         reason: String,
     },
-    /// The kernel asked for is not part of this build.
-    #[error("the {kernel} kernel is not in this build of rute; available: {available}")]
-    KernelNotBuilt {
-        /// The kernel asked for.
-        kernel: KernelChoice,
-        /// The kernels that are, comma separated.
-        available: &'static str,
+    /// `auto` found no kernel that runs the problem.
+    #[error("no kernel of this build runs this problem: {reasons}")]
+    NoKernel {
+        /// Each kernel's reason, separated by "; ".
+        reasons: String,
     },
 }
 
@@ -125,9 +124,9 @@ pub enum InputError {
 /// problem's shape maps onto a grid. Equal plans compile to the same PTX (the runtime's cache
 /// key, with the target).
 ///
-/// The seam for the multistage kernel: `Multistage(MultistageConfig)`, built by
-/// `multistage_kernel(cfg)` in [`Plan::kernel`] and launched with `cfg.grid(m, n)`,
-/// `cfg.block()` and `cfg.smem_bytes()` in [`Plan::launch_shape`].
+/// A new kernel or configuration is a variant here with its arms in [`Plan::kernel`],
+/// [`Plan::entry`], [`Plan::launch_shape`], [`Plan::describe`], and the arm in `select` that
+/// picks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Plan {
     /// [`naive::gemm_naive`] for the element type.
@@ -135,6 +134,38 @@ pub enum Plan {
         /// Element type.
         dtype: GemmDtype,
     },
+    /// [`multistage::multistage_kernel`] in its reference configuration
+    /// ([`MultistageConfig::reference`]: 128x128x32 tiles, 3 stages).
+    Multistage {
+        /// Element type.
+        dtype: GemmDtype,
+        /// Accumulator type.
+        acc: Accum,
+    },
+}
+
+/// Why a plan's kernel could not be generated (a bug in the kernel or its configuration: the
+/// plan's checks passed).
+#[derive(Debug, Error)]
+pub enum KernelBuildError {
+    /// The `#[kernel]` builder failed.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The multistage program refused its configuration or failed.
+    #[error(transparent)]
+    Multistage(#[from] MultistageError),
+}
+
+fn multistage_config(dtype: GemmDtype, acc: Accum) -> MultistageConfig {
+    let dtype = match dtype {
+        GemmDtype::F16 => DType::F16,
+        GemmDtype::Bf16 => DType::Bf16,
+    };
+    let acc = match acc {
+        Accum::F16 => Acc::F16,
+        Accum::F32 => Acc::F32,
+    };
+    MultistageConfig::reference(dtype, acc)
 }
 
 /// The grid, block and dynamic shared memory of one launch.
@@ -150,39 +181,67 @@ pub struct LaunchShape {
 
 impl Plan {
     /// The kernel this plan names, built with its configuration (PTX entry: [`Plan::entry`]).
-    pub fn kernel(&self) -> Result<Kernel, BuildError> {
-        match *self {
+    pub fn kernel(&self) -> Result<Kernel, KernelBuildError> {
+        Ok(match *self {
             Plan::Naive {
                 dtype: GemmDtype::F16,
-            } => naive::gemm_naive::<f16>(),
+            } => naive::gemm_naive::<f16>()?,
             Plan::Naive {
                 dtype: GemmDtype::Bf16,
-            } => naive::gemm_naive::<bf16>(),
-        }
+            } => naive::gemm_naive::<bf16>()?,
+            Plan::Multistage { dtype, acc } => {
+                multistage::multistage_kernel(&multistage_config(dtype, acc))?
+            }
+        })
     }
 
     /// The name of the PTX entry [`Plan::kernel`] defines.
-    pub fn entry(&self) -> &'static str {
+    pub fn entry(&self) -> String {
+        match *self {
+            Plan::Naive { .. } => "gemm_naive".to_string(),
+            Plan::Multistage { dtype, acc } => multistage_config(dtype, acc).name(),
+        }
+    }
+
+    /// The alignment in bytes the kernel needs of A's and B's start addresses.
+    pub fn operand_alignment(&self) -> u64 {
         match self {
-            Plan::Naive { .. } => "gemm_naive",
+            Plan::Naive { .. } => 2,
+            // 16-byte cp.async copies.
+            Plan::Multistage { .. } => 16,
         }
     }
 
     /// How to launch it for an `m x n` output (dimensions already checked by [`check`]).
     pub fn launch_shape(&self, m: u32, n: u32) -> LaunchShape {
-        match self {
+        match *self {
             Plan::Naive { .. } => LaunchShape {
                 grid: (n.div_ceil(naive::BLOCK.0), m.div_ceil(naive::BLOCK.1), 1),
                 block: (naive::BLOCK.0, naive::BLOCK.1, 1),
                 dynamic_smem_bytes: 0,
             },
+            Plan::Multistage { dtype, acc } => {
+                let cfg = multistage_config(dtype, acc);
+                LaunchShape {
+                    grid: cfg.grid(m, n),
+                    block: cfg.block(),
+                    dynamic_smem_bytes: cfg.smem_bytes(),
+                }
+            }
         }
     }
 
     /// The kernel's name and configuration in a few words, e.g. `naive f16 (f32 acc)`.
     pub fn describe(&self) -> String {
-        match self {
+        match *self {
             Plan::Naive { dtype } => format!("naive {dtype} (f32 acc)"),
+            Plan::Multistage { dtype, acc } => {
+                let c = multistage_config(dtype, acc);
+                format!(
+                    "multistage {dtype} ({acc} acc, {}x{}x{} tile, {} stages)",
+                    c.tile_m, c.tile_n, c.tile_k, c.stages
+                )
+            }
         }
     }
 }
@@ -239,19 +298,74 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
     Ok(())
 }
 
-/// The kernels this build has, for error messages.
-const BUILT: &str = "naive";
-
-/// Picks the plan for a problem whose shapes and types passed.
+/// Picks the plan for a problem whose shapes and types passed. `Auto` takes the multistage
+/// kernel where it can run the problem and falls back to the naive one (any K, f32 sum) where
+/// it cannot.
 fn select(p: &Problem) -> Result<Plan, InputError> {
     match p.kernel {
-        // The multistage kernel goes first here once it is in the build.
-        KernelChoice::Auto | KernelChoice::Naive => naive_plan(p),
-        KernelChoice::Multistage => Err(InputError::KernelNotBuilt {
-            kernel: p.kernel,
-            available: BUILT,
+        KernelChoice::Naive => naive_plan(p),
+        KernelChoice::Multistage => multistage_plan(p),
+        KernelChoice::Auto => multistage_plan(p).or_else(|ms| {
+            naive_plan(p).map_err(|naive| InputError::NoKernel {
+                reasons: format!("{}; {}", reason(&ms), reason(&naive)),
+            })
         }),
     }
+}
+
+/// "the K kernel: why" for a kernel's refusal.
+fn reason(e: &InputError) -> String {
+    match e {
+        InputError::KernelCannot { kernel, reason } => format!("the {kernel} kernel: {reason}"),
+        other => other.to_string(),
+    }
+}
+
+/// Largest K the multistage program's global tiles index (`dsl_core::tensor::ROW` columns).
+pub const MULTISTAGE_MAX_K: usize = 1 << 24;
+
+fn multistage_plan(p: &Problem) -> Result<Plan, InputError> {
+    let cannot = |reason: String| InputError::KernelCannot {
+        kernel: KernelChoice::Multistage,
+        reason,
+    };
+    if !p.k.is_multiple_of(8) {
+        return Err(cannot(format!(
+            "K = {} is not a multiple of 8, and its 16-byte cp.async copies need 16-byte aligned rows of A and B; the naive kernel (--kernel naive or auto) takes any K",
+            p.k
+        )));
+    }
+    if p.k > MULTISTAGE_MAX_K {
+        return Err(cannot(format!(
+            "K = {} is above {MULTISTAGE_MAX_K}, the widest row its global tiles index",
+            p.k
+        )));
+    }
+    let limit = 1u64 << 32;
+    for (what, rows, cols) in [
+        ("M x K", p.m, p.k),
+        ("N x K", p.n, p.k),
+        ("M x N", p.m, p.n),
+    ] {
+        if (rows as u64).saturating_mul(cols as u64) >= limit {
+            return Err(cannot(format!(
+                "{what} = {rows} x {cols} elements reach 2^32, and it forms element offsets in 32 bits"
+            )));
+        }
+    }
+    let cfg = multistage_config(p.dtype, p.acc);
+    let max_m = u64::from(naive::MAX_GRID_Y) * u64::from(cfg.tile_m);
+    if p.m as u64 > max_m {
+        return Err(cannot(format!(
+            "M = {} needs more than {} blocks along grid y; it handles M up to {max_m}",
+            p.m,
+            naive::MAX_GRID_Y
+        )));
+    }
+    Ok(Plan::Multistage {
+        dtype: p.dtype,
+        acc: p.acc,
+    })
 }
 
 fn naive_plan(p: &Problem) -> Result<Plan, InputError> {
@@ -296,16 +410,86 @@ mod tests {
     }
 
     #[test]
-    fn odd_shapes_pass_and_pick_naive() {
-        for (m, n, k) in [(1, 1, 1), (129, 255, 7), (81920, 256, 256), (3, 5, 100_000)] {
+    fn auto_picks_multistage_where_it_runs_and_naive_elsewhere() {
+        let cases = [
+            ((1, 1, 8), true),
+            ((129, 255, 16), true),
+            ((81920, 256, 256), true),
+            ((8192, 8192, 8192), true),
+            ((1, 1, 1), false),
+            ((129, 255, 7), false),
+            ((3, 5, 100_001), false),
+            // M * K reaches 2^32: the multistage kernel's 32-bit offsets would wrap.
+            ((1 << 19, 8, 1 << 13), false),
+        ];
+        for ((m, n, k), multistage) in cases {
             for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
                 let p = Problem {
                     dtype,
                     ..problem(m, n, k)
                 };
-                assert_eq!(check(&p, lens(m, n, k)), Ok(Plan::Naive { dtype }));
+                let want = if multistage {
+                    Plan::Multistage {
+                        dtype,
+                        acc: Accum::F32,
+                    }
+                } else {
+                    Plan::Naive { dtype }
+                };
+                assert_eq!(check(&p, lens(m, n, k)), Ok(want), "{m} x {n} x {k}");
             }
         }
+    }
+
+    #[test]
+    fn multistage_refuses_what_it_cannot_run() {
+        let p = Problem {
+            kernel: KernelChoice::Multistage,
+            ..problem(100, 37, 13)
+        };
+        assert_eq!(
+            check(&p, lens(100, 37, 13)).unwrap_err().to_string(),
+            "the multistage kernel cannot run this problem: K = 13 is not a multiple of 8, and its \
+             16-byte cp.async copies need 16-byte aligned rows of A and B; the naive kernel \
+             (--kernel naive or auto) takes any K"
+        );
+        let p = Problem {
+            kernel: KernelChoice::Multistage,
+            ..problem(8, 1 << 20, 1 << 12)
+        };
+        let e = check(&p, lens(8, 1 << 20, 1 << 12))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("N x K = 1048576 x 4096 elements reach 2^32"),
+            "{e}"
+        );
+        // f16 accumulation with an odd K: neither kernel; auto says why for each.
+        let p = Problem {
+            acc: Accum::F16,
+            ..problem(64, 64, 12)
+        };
+        let e = check(&p, lens(64, 64, 12)).unwrap_err();
+        assert!(matches!(e, InputError::NoKernel { .. }), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with(
+                "no kernel of this build runs this problem: the multistage kernel: K = 12"
+            ) && e.contains("; the naive kernel: it accumulates in f32 only"),
+            "{e}"
+        );
+        // f16 accumulation with an aligned K: multistage.
+        let p = Problem {
+            acc: Accum::F16,
+            ..problem(64, 64, 16)
+        };
+        assert_eq!(
+            check(&p, lens(64, 64, 16)),
+            Ok(Plan::Multistage {
+                dtype: GemmDtype::F16,
+                acc: Accum::F16
+            })
+        );
     }
 
     #[test]
@@ -426,20 +610,15 @@ mod tests {
         );
         // 65535 * 16 rows is the last M the naive grid covers.
         let max_m = 65535 * 16;
-        assert!(check(&problem(max_m, 1, 1), lens(max_m, 1, 1)).is_ok());
-        let e = check(&problem(max_m + 1, 1, 1), lens(max_m + 1, 1, 1)).unwrap_err();
-        assert!(matches!(e, InputError::KernelCannot { .. }), "{e}");
-    }
-
-    #[test]
-    fn multistage_is_refused_until_it_is_built() {
-        let p = Problem {
-            kernel: KernelChoice::Multistage,
-            ..problem(128, 128, 64)
+        let naive = |m| Problem {
+            kernel: KernelChoice::Naive,
+            ..problem(m, 1, 1)
         };
+        assert!(check(&naive(max_m), lens(max_m, 1, 1)).is_ok());
+        let e = check(&naive(max_m + 1), lens(max_m + 1, 1, 1)).unwrap_err();
         assert_eq!(
-            check(&p, lens(128, 128, 64)).unwrap_err().to_string(),
-            "the multistage kernel is not in this build of rute; available: naive"
+            e.to_string(),
+            "the naive kernel cannot run this problem: M = 1048561 needs more than 65535 blocks along grid y; it handles M up to 1048560"
         );
     }
 

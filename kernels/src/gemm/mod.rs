@@ -30,7 +30,7 @@ pub mod naive;
 #[cfg(feature = "gpu")]
 mod runtime;
 
-pub use check::{check, BufferLens, InputError, LaunchShape, Plan, Problem};
+pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
 

@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit, JitError, JitFunction, KernelArg, Launch};
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::Target;
-use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use super::check::{check, BufferLens, InputError, Plan, Problem};
+use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem};
 use super::{Accum, GemmElem, KernelChoice};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -30,6 +29,18 @@ pub enum GemmError {
         /// The runtime's device.
         jit_ordinal: usize,
     },
+    /// A buffer's start address is not aligned as the plan's kernel reads it.
+    #[error("buffer {buffer} starts at {address:#x}, not a multiple of {needs} bytes as the {plan} kernel's copies need")]
+    Misaligned {
+        /// "A" or "B".
+        buffer: &'static str,
+        /// Its device address.
+        address: u64,
+        /// The alignment needed.
+        needs: u64,
+        /// The plan, described.
+        plan: String,
+    },
     /// The device predates the instructions every GEMM here uses (bf16 conversions: sm_80).
     #[error("the GEMMs need compute capability 8.0 or newer; this device is {major}.{minor}")]
     DeviceTooOld {
@@ -44,7 +55,7 @@ pub enum GemmError {
         /// The plan, described.
         plan: String,
         /// The builder's error.
-        source: BuildError,
+        source: KernelBuildError,
     },
     /// Emitting the plan's PTX failed (a bug in the kernel's targets or in codegen).
     #[error("emitting {plan} for {target} failed: {source}")]
@@ -156,13 +167,13 @@ impl<'j> Gemm<'j> {
             target: self.target,
             source,
         })?;
-        let f = Arc::new(self.jit.load(&ptx)?.function(plan.entry())?);
+        let f = Arc::new(self.jit.load(&ptx)?.function(&plan.entry())?);
         compiled.insert(plan, Arc::clone(&f));
         Ok(f)
     }
 
-    /// Checks `args` (see [`check`]: shapes, lengths, types, the kernel's limits; and that every
-    /// buffer lives in this runtime's context), then queues the GEMM on the `Jit`'s stream and
+    /// Checks `args` (see [`check`]: shapes, lengths, types, the kernel's limits; then that every
+    /// buffer lives in this runtime's context and A and B are aligned as the kernel reads them), then queues the GEMM on the `Jit`'s stream and
     /// returns the plan it ran. Nothing is launched when a check fails. A fault inside the kernel
     /// shows at the next synchronisation (`Jit::download`, `Jit::synchronize`).
     pub fn run<T: GemmElem + DeviceRepr>(&self, args: &GemmArgs<'_, T>) -> Result<Plan, GemmError> {
@@ -183,6 +194,20 @@ impl<'j> Gemm<'j> {
         self.check_context("A", args.a)?;
         self.check_context("B", args.b)?;
         self.check_context("D", args.d)?;
+        let (a_ptr, b_ptr) = (self.jit.ptr(args.a), self.jit.ptr(args.b));
+        for (buffer, arg) in [("A", &a_ptr), ("B", &b_ptr)] {
+            let needs = plan.operand_alignment();
+            if let KernelArg::Ptr(address) = *arg {
+                if !address.is_multiple_of(needs) {
+                    return Err(GemmError::Misaligned {
+                        buffer,
+                        address,
+                        needs,
+                        plan: plan.describe(),
+                    });
+                }
+            }
+        }
         let function = self.function(plan)?;
         // check() bounded every dimension by i32::MAX, so these conversions cannot fail.
         let dim = |v: usize| u32::try_from(v).map_err(|_| unreachable_dim(v));
@@ -194,8 +219,8 @@ impl<'j> Gemm<'j> {
             &launch,
             &[
                 self.jit.ptr(&*args.d),
-                self.jit.ptr(args.a),
-                self.jit.ptr(args.b),
+                a_ptr,
+                b_ptr,
                 KernelArg::U32(m),
                 KernelArg::U32(n),
                 KernelArg::U32(k),
