@@ -534,7 +534,7 @@ mod gpu {
         bench: bool,
         opts: &Options,
         out: &mut dyn Write,
-    ) -> Result<bool, GemmError> {
+    ) -> Result<bool, Failure> {
         let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
         let acc = opts.acc.unwrap_or(Accum::F32);
         let (m, n, k) = shape;
@@ -594,12 +594,26 @@ mod gpu {
         Ok(ok)
     }
 
-    fn write_file(path: &str, text: &str, out: &mut dyn Write) -> Result<(), GemmError> {
-        std::fs::write(path, text).map_err(|e| {
-            GemmError::Input(kernels::gemm::InputError::KernelCannot {
-                kernel: KernelChoice::Auto,
-                reason: format!("the results could not be written to {path}: {e}"),
-            })
+    /// What stops a run: the GEMM (or the GPU), or the results file.
+    #[derive(Debug, thiserror::Error)]
+    pub(super) enum Failure {
+        /// The GEMM, cuBLAS or the GPU.
+        #[error("{0}")]
+        Gemm(#[from] GemmError),
+        /// The `--out` file.
+        #[error("the results could not be written to {path}: {source}")]
+        Write {
+            /// The path given.
+            path: String,
+            /// The OS's error.
+            source: std::io::Error,
+        },
+    }
+
+    fn write_file(path: &str, text: &str, out: &mut dyn Write) -> Result<(), Failure> {
+        std::fs::write(path, text).map_err(|source| Failure::Write {
+            path: path.to_string(),
+            source,
         })?;
         let _ = writeln!(out, "results written to {path}");
         Ok(())
@@ -622,7 +636,7 @@ mod gpu {
         file: Option<&str>,
         device: &str,
         out: &mut dyn Write,
-    ) -> Result<bool, GemmError> {
+    ) -> Result<bool, Failure> {
         let shapes: Vec<_> = square_shapes()
             .into_iter()
             .chain(ODD_SHAPES.iter().copied())
@@ -661,7 +675,8 @@ mod gpu {
                         } else {
                             fail += 1;
                         }
-                        worst = if c.error.is_nan() {
+                        // A NaN (unwritten output) stays the worst error once seen.
+                        worst = if worst.is_nan() || c.error.is_nan() {
                             f64::NAN
                         } else {
                             worst.max(c.error)
@@ -707,7 +722,7 @@ mod gpu {
         device: &str,
         opts: &Options,
         out: &mut dyn Write,
-    ) -> Result<(), GemmError> {
+    ) -> Result<(), Failure> {
         let mut table = String::from("| dtype | acc | pass | fail | refused | errors | worst error |\n|---|---|---:|---:|---:|---:|---:|\n");
         for (d, a, p, f, r, e, w) in summary {
             table += &format!("| {d} | {a} | {p} | {f} | {r} | {e} | {w:.3e} |\n");
@@ -729,7 +744,7 @@ mod gpu {
         file: Option<&str>,
         device: &str,
         out: &mut dyn Write,
-    ) -> Result<bool, GemmError> {
+    ) -> Result<bool, Failure> {
         let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
         let acc = opts.acc.unwrap_or(Accum::F32);
         let mut table = String::from(

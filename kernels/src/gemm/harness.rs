@@ -256,6 +256,8 @@ pub fn bench_case<T: GemmElem + DeviceRepr>(
         acc,
         kernel,
     })?;
+    // Jit::time takes work that fails with a JitError; a refusal of another kind is kept aside
+    // here and returned in place of the stand-in error that stops the timing loop.
     let mut failure: Option<GemmError> = None;
     let mut rute_once = |ops: &mut Vec<Operands<T>>| -> Result<(), JitError> {
         for o in ops.iter_mut() {
