@@ -16,4 +16,5 @@ pub mod atom;
 pub mod ir;
 pub mod kernel;
 pub mod layout;
+pub mod tensor;
 pub mod tiled;

@@ -10,6 +10,8 @@
 //!   [`tma_round_trip`](mod@examples::tma_round_trip) (mbarrier and TMA, sm_90a and up). Each
 //!   declares the targets it supports and runs on the GPU against a CPU reference (crate
 //!   `rute-tests`, feature `gpu`).
+//! - [`multistage`]: the multistage GEMM (`cp.async`, `ldmatrix`, `mma.sync`) as a `#[kernel]`
+//!   program, f16/bf16 in, f16 or f32 accumulate, any M, N and K (K a multiple of 8).
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).
@@ -32,4 +34,9 @@
 #![warn(missing_docs)]
 
 pub mod examples;
+pub mod gemm;
+pub mod multistage;
 pub mod registry;
+
+#[cfg(feature = "gpu")]
+pub use gemm::{Gemm, GemmArgs};

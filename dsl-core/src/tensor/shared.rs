@@ -1,0 +1,228 @@
+//! Shared-memory tensors, plain or swizzled.
+
+use std::collections::BTreeMap;
+
+use super::dyn_eval::{add, eval_dyn, scale};
+use super::Idx;
+use crate::ir::{Address, Reg};
+use crate::kernel::{DeviceType, SharedPtr, Var};
+use crate::layout::{Layout, LayoutError, Swizzle};
+use crate::tiled::{Crd, Side, TiledCopy, View};
+
+/// A tensor in shared memory: `ptr` plus the offsets (in elements)
+/// `swizzle(inner + base + layout(i)) + outer`, where `inner` and `outer` are device offsets:
+/// `inner` (the thread's part) goes through the swizzle, `outer` (indices whose strides are
+/// multiples of the swizzle's period, such as a pipeline stage) is added after it.
+#[derive(Clone, Debug)]
+pub struct STensor<T> {
+    ptr: SharedPtr<T>,
+    swizzle: Swizzle,
+    base: i64,
+    layout: Layout,
+    inner: Var<u32>,
+    /// gcd of the strides that make up `inner` (0 when it is 0): its alignment.
+    inner_align: i64,
+    outer: Var<u32>,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn strides_gcd(l: &Layout) -> i64 {
+    let sh = l.shape().flatten_ints();
+    l.stride()
+        .flatten_ints()
+        .iter()
+        .zip(&sh)
+        .filter(|(_, &s)| s != 1)
+        .fold(0, |g, (&d, _)| gcd(g, d))
+}
+
+impl<T: DeviceType> STensor<T> {
+    /// A tensor over the allocation at `ptr` with a static view (no dynamic indices): CuTe's
+    /// `make_tensor(make_smem_ptr(p), layout)`.
+    pub fn new(ptr: SharedPtr<T>, view: impl Into<View>) -> Result<Self, LayoutError> {
+        let view = view.into();
+        if !view.indices.is_empty() {
+            return Err(LayoutError::precondition(
+                "STensor::new",
+                view.to_string(),
+                "a new tensor takes a view without dynamic indices",
+            ));
+        }
+        Ok(STensor {
+            ptr,
+            swizzle: view.swizzle,
+            base: view.base,
+            layout: view.layout,
+            inner: Var::konst(0),
+            inner_align: 0,
+            outer: Var::konst(0),
+        })
+    }
+
+    /// The per-slice layout (coordinate -> static offset before the swizzle).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The static view (swizzle, base, layout), with the device offsets left out.
+    pub fn view(&self) -> View {
+        View {
+            swizzle: self.swizzle,
+            base: self.base,
+            indices: Vec::new(),
+            layout: self.layout.clone(),
+        }
+    }
+
+    /// The swizzle's period `2^(M+S+B)`: offsets that are multiples of it commute with it (1 for
+    /// no swizzle).
+    fn period(&self) -> i64 {
+        if self.swizzle.is_identity() {
+            1
+        } else {
+            let top = self.swizzle.base() as i64
+                + self.swizzle.bits() as i64
+                + i64::from(self.swizzle.shift().unsigned_abs());
+            1i64 << top
+        }
+    }
+
+    /// Adds the device offset `index(x)` (with `x < bound`), inside or after the swizzle.
+    fn add_index(&mut self, index: &Layout, x: Var<u32>, bound: i64) -> Result<(), LayoutError> {
+        let off = eval_dyn(index, x, bound)?;
+        let g = strides_gcd(index);
+        if g % self.period() == 0 {
+            self.outer = add(self.outer, off);
+        } else {
+            self.inner = add(self.inner, off);
+            self.inner_align = gcd(self.inner_align, g);
+        }
+        Ok(())
+    }
+
+    fn with_view(&self, v: View, xs: &[(Var<u32>, i64)]) -> Result<Self, LayoutError> {
+        let mut t = STensor {
+            base: v.base,
+            layout: v.layout.clone(),
+            ..self.clone()
+        };
+        for (l, &(x, bound)) in v.indices.iter().zip(xs) {
+            t.add_index(l, x, bound)?;
+        }
+        Ok(t)
+    }
+
+    /// CuTe's `thr_copy.partition_S/D(tensor)` for the device thread index `thread`
+    /// (`< tiled.size()`): layout `(CPY, CPY_M, CPY_N, ...)`.
+    pub fn partition(
+        &self,
+        tiled: &TiledCopy,
+        side: Side,
+        thread: Var<u32>,
+    ) -> Result<Self, LayoutError> {
+        let v = tiled.partition(side, &self.view())?;
+        self.with_view(v, &[(thread, tiled.size())])
+    }
+
+    /// CuTe's slicing `tensor(c0, c1, ...)`: [`Idx::At`] folds into the static offset,
+    /// [`Idx::Dyn`] adds a device offset (the value must be below the mode's extent), [`Idx::All`]
+    /// keeps the mode.
+    pub fn slice(&self, coord: &[Idx]) -> Result<Self, LayoutError> {
+        let (crd, xs) = host_coord(&self.layout, coord)?;
+        let v = self.view().slice(&crd)?;
+        self.with_view(v, &xs)
+    }
+
+    /// The shared-memory address of each static offset (before the swizzle: `base + layout(i)`
+    /// values), computing the swizzle once per distinct remainder modulo the period.
+    pub(crate) fn addresses(
+        &self,
+        offsets: &[i64],
+        align: i64,
+    ) -> Result<Vec<Address>, LayoutError> {
+        let p = self.period();
+        if self.inner_align % align != 0 && self.inner.as_const() != Some(0) {
+            return Err(LayoutError::precondition(
+                "copy",
+                self.view().to_string(),
+                format!("the thread offsets are not multiples of the {align}-element access"),
+            ));
+        }
+        let bytes = i64::from(T::TY.bytes());
+        let outer_addr = add(self.ptr.addr(), scale(self.outer, bytes as u32));
+        let mut groups: BTreeMap<i64, Reg> = BTreeMap::new();
+        let mut out = Vec::with_capacity(offsets.len());
+        for &s in offsets {
+            if s < 0 {
+                return Err(LayoutError::precondition(
+                    "copy",
+                    self.view().to_string(),
+                    format!("negative static offset {s}"),
+                ));
+            }
+            if s % align != 0
+                || (!self.swizzle.is_identity() && (1i64 << self.swizzle.base()) % align != 0)
+            {
+                return Err(LayoutError::precondition(
+                    "copy",
+                    self.view().to_string(),
+                    format!("offset {s} or the swizzle breaks the {align}-element access"),
+                ));
+            }
+            let (hi, lo) = (s - s % p, s % p);
+            let reg = match groups.get(&lo) {
+                Some(r) => *r,
+                None => {
+                    let t = add(self.inner, Var::konst(lo as u32));
+                    let sw = if self.swizzle.is_identity() {
+                        t
+                    } else {
+                        let y = t & (self.swizzle.yyy_mask() as u32);
+                        let sh = self.swizzle.shift();
+                        let y = if sh >= 0 {
+                            y >> (sh as u32)
+                        } else {
+                            y << (sh.unsigned_abs())
+                        };
+                        t ^ y
+                    };
+                    let r = add(outer_addr, scale(sw, bytes as u32)).to_reg();
+                    groups.insert(lo, r);
+                    r
+                }
+            };
+            out.push(Address::reg(reg, hi * bytes));
+        }
+        Ok(out)
+    }
+}
+
+/// Splits a device coordinate into the host one `View::slice` takes and the device values of its
+/// dynamic items with the extents of their modes.
+pub(crate) fn host_coord(
+    layout: &Layout,
+    coord: &[Idx],
+) -> Result<(Vec<Crd>, Vec<(Var<u32>, i64)>), LayoutError> {
+    let modes = layout.modes();
+    let mut crd = Vec::new();
+    let mut xs = Vec::new();
+    for (i, c) in coord.iter().enumerate() {
+        crd.push(match *c {
+            Idx::At(v) => Crd::At(v),
+            Idx::All => Crd::All,
+            Idx::Dyn(x) => {
+                let extent = modes.get(i).map(|m| m.size()).unwrap_or(1);
+                xs.push((x, extent));
+                Crd::Dyn
+            }
+        });
+    }
+    Ok((crd, xs))
+}

@@ -1,0 +1,358 @@
+//! The multistage GEMM: `cp.async` global -> shared into a `stages`-deep ring buffer, `ldmatrix`
+//! shared -> registers, `mma.sync.m16n8k16`, written the way CuTe's tutorial writes it
+//! (config, prologue, mainloop, epilogue; see [`program`]).
+//!
+//! `D = A * B^T`: A is `M x K` and B is `N x K`, both K-major (row-major, row stride K); D is
+//! `M x N` row-major. Inputs f16 or bf16, output the same type, accumulation in f16 (f16 inputs
+//! only) or f32.
+//!
+//! The kernel's parameters, in order: `d` (D's global pointer), `a`, `b`, `m`, `n`, `k` (all
+//! `u32`). Launch it with [`MultistageConfig::grid`], [`MultistageConfig::block`] and
+//! [`MultistageConfig::smem_bytes`] of dynamic shared memory.
+//!
+//! Requirements the caller checks (the kernel does not): `K % 8 == 0` (each row of A and B is
+//! read in 16-byte `cp.async` copies, which need 16-byte aligned rows), A, B 16-byte aligned,
+//! D 2-byte aligned, and `M * K`, `N * K`, `M * N` below `2^32` (element offsets are 32-bit).
+//! Any `M`, `N`, `K` otherwise: the tails of M, N and K are predicated (out-of-range rows and
+//! columns of A and B are zero-filled by the copy, out-of-range elements of D are not stored).
+//!
+//! ```
+//! use dsl_core::ir::Target;
+//! use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+//! let cfg = MultistageConfig::reference(DType::F16, Acc::F16);
+//! let kernel = multistage_kernel(&cfg).unwrap();
+//! assert_eq!(kernel.name, "multistage_f16");
+//! assert_eq!(cfg.grid(1000, 300), (3, 8, 1));
+//! assert_eq!(cfg.block(), (128, 1, 1));
+//! assert_eq!(cfg.smem_bytes(), 49152);
+//! let ptx = codegen_ptx::emit(&kernel, Target::Sm80).unwrap();
+//! assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+//! ```
+
+pub mod program;
+
+use dsl_core::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use dsl_core::ir::{Kernel, Target};
+use dsl_core::kernel::BuildError;
+use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError, Swizzle};
+use dsl_core::tensor::ROW;
+use dsl_core::tiled::{
+    make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_mma, TiledCopy, TiledMma,
+    View,
+};
+use thiserror::Error;
+
+/// The targets the multistage GEMM runs on: `cp.async` and `mma.sync` exist from sm_80.
+pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
+
+/// Element type of A, B and D.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// IEEE half.
+    F16,
+    /// bfloat16.
+    Bf16,
+}
+
+/// Accumulator type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Acc {
+    /// f16 accumulation (f16 inputs only): `SM80_16x8x16_F16F16F16F16_TN`.
+    F16,
+    /// f32 accumulation: `SM80_16x8x16_F32F16F16F32_TN` or `..._F32BF16BF16F32_TN`.
+    F32,
+}
+
+/// A configuration of the multistage GEMM.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MultistageConfig {
+    /// Element type of A, B and D.
+    pub dtype: DType,
+    /// Accumulator type.
+    pub acc: Acc,
+    /// Rows of D per block.
+    pub tile_m: u32,
+    /// Columns of D per block.
+    pub tile_n: u32,
+    /// K per main-loop step (the shared tile's width): 32 or 64.
+    pub tile_k: u32,
+    /// Depth of the shared-memory ring buffer (at least 2).
+    pub stages: u32,
+}
+
+/// Why a multistage kernel could not be generated.
+#[derive(Debug, Error)]
+pub enum MultistageError {
+    /// The configuration is outside what the program supports.
+    #[error("unsupported multistage configuration {cfg:?}: {reason}")]
+    Config {
+        /// The configuration.
+        cfg: MultistageConfig,
+        /// Why.
+        reason: String,
+    },
+    /// A layout operation failed (a bug in the program for a configuration that passed the
+    /// checks).
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+    /// The builder failed.
+    #[error("builder: {0}")]
+    Build(#[from] BuildError),
+}
+
+impl MultistageConfig {
+    /// The seed's configuration: 128x128x32 tiles, 3 stages.
+    pub fn reference(dtype: DType, acc: Acc) -> Self {
+        MultistageConfig {
+            dtype,
+            acc,
+            tile_m: 128,
+            tile_n: 128,
+            tile_k: 32,
+            stages: 3,
+        }
+    }
+
+    /// The PTX entry name: `multistage_f16` (f16 accumulate), `multistage_f16_f32acc`,
+    /// `multistage_bf16` (f32 accumulate), with `_{m}x{n}x{k}s{stages}` appended for other tiles.
+    pub fn name(&self) -> String {
+        let base = match (self.dtype, self.acc) {
+            (DType::F16, Acc::F16) => "multistage_f16",
+            (DType::F16, Acc::F32) => "multistage_f16_f32acc",
+            (DType::Bf16, Acc::F32) => "multistage_bf16",
+            (DType::Bf16, Acc::F16) => "multistage_bf16_f16acc",
+        };
+        let r = Self::reference(self.dtype, self.acc);
+        if (self.tile_m, self.tile_n, self.tile_k, self.stages)
+            == (r.tile_m, r.tile_n, r.tile_k, r.stages)
+        {
+            base.to_string()
+        } else {
+            format!(
+                "{base}_{}x{}x{}s{}",
+                self.tile_m, self.tile_n, self.tile_k, self.stages
+            )
+        }
+    }
+
+    /// Threads per block: 4 warps (2x2 MMA atoms).
+    pub fn block(&self) -> (u32, u32, u32) {
+        (THREADS, 1, 1)
+    }
+
+    /// The grid for an `m x n` output: x over N tiles, y over M tiles.
+    pub fn grid(&self, m: u32, n: u32) -> (u32, u32, u32) {
+        (n.div_ceil(self.tile_n), m.div_ceil(self.tile_m), 1)
+    }
+
+    /// Dynamic shared memory per block: `stages` tiles of A and of B.
+    pub fn smem_bytes(&self) -> u32 {
+        (self.tile_m + self.tile_n) * self.tile_k * self.stages * 2
+    }
+
+    fn fail(&self, reason: impl Into<String>) -> MultistageError {
+        MultistageError::Config {
+            cfg: self.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    fn check(&self) -> Result<(), MultistageError> {
+        if self.dtype == DType::Bf16 && self.acc == Acc::F16 {
+            return Err(
+                self.fail("bf16 inputs accumulate in f32 (mma.sync has no bf16 -> f16 form)")
+            );
+        }
+        if !matches!(self.tile_k, 32 | 64) {
+            return Err(self.fail("tile_k is 32 or 64"));
+        }
+        let g2s_rows = THREADS * 8 / self.tile_k;
+        for (what, t) in [("tile_m", self.tile_m), ("tile_n", self.tile_n)] {
+            if t == 0 || t % 32 != 0 || t % g2s_rows != 0 || t > 256 {
+                return Err(self.fail(format!(
+                    "{what} is a multiple of 32 and of {g2s_rows} up to 256"
+                )));
+            }
+        }
+        if !(2..=8).contains(&self.stages) {
+            return Err(self.fail("stages is 2..=8"));
+        }
+        if self.smem_bytes() > 227 * 1024 {
+            return Err(self.fail("the stages do not fit in shared memory"));
+        }
+        Ok(())
+    }
+}
+
+/// Threads per block.
+pub const THREADS: u32 = 128;
+
+/// Everything the program needs that is computed on the host: the atoms, tiled copies and MMA,
+/// shared layouts and fragment layouts. Built by [`Plan::new`] from a configuration.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The configuration.
+    pub cfg: MultistageConfig,
+    /// The tiled MMA: 2x2x1 atoms, a 32x32x16 tile.
+    pub mma: TiledMma,
+    /// The cp.async atom (128-bit, `.cg`).
+    pub g2s_atom: CopyAtom,
+    /// G2S tiled copy (the same for A and B).
+    pub g2s: TiledCopy,
+    /// The ldmatrix atom.
+    pub s2r_atom: CopyAtom,
+    /// S2R tiled copy of A (`make_tiled_copy_A`).
+    pub s2r_a: TiledCopy,
+    /// S2R tiled copy of B (`make_tiled_copy_B`).
+    pub s2r_b: TiledCopy,
+    /// Shared layout of A: `(tile_m, tile_k, stages)`, swizzled.
+    pub smem_a: ComposedLayout,
+    /// Shared layout of B: `(tile_n, tile_k, stages)`, swizzled.
+    pub smem_b: ComposedLayout,
+    /// The global A strip of one block: `(tile_m, tile_k, k-tiles)` in row units.
+    pub gmem_a: Layout,
+    /// The global B strip of one block: `(tile_n, tile_k, k-tiles)` in row units.
+    pub gmem_b: Layout,
+    /// The output tile `(tile_m, tile_n)` in row units.
+    pub gmem_d: Layout,
+    /// `partition_fragment_A` of one k-tile: `(MMA, MMA_M, MMA_K)`.
+    pub frag_a: Layout,
+    /// `partition_fragment_B`: `(MMA, MMA_N, MMA_K)`.
+    pub frag_b: Layout,
+    /// `partition_fragment_C`: `(MMA, MMA_M, MMA_N)`.
+    pub frag_c: Layout,
+    /// `retile_D(frag_a)` for the S2R copy of A.
+    pub retile_a: Layout,
+    /// `retile_D(frag_b)` for the S2R copy of B.
+    pub retile_b: Layout,
+}
+
+fn lay(s: &str) -> Result<Layout, LayoutError> {
+    s.parse::<Layout>()
+        .map_err(|e| LayoutError::precondition("parse", s.to_string(), e.to_string()))
+}
+
+impl Plan {
+    /// The plan of `cfg`.
+    pub fn new(cfg: &MultistageConfig) -> Result<Plan, MultistageError> {
+        cfg.check()?;
+        let (bm, bn, bk, st) = (
+            i64::from(cfg.tile_m),
+            i64::from(cfg.tile_n),
+            i64::from(cfg.tile_k),
+            i64::from(cfg.stages),
+        );
+        let (op, val) = match (cfg.dtype, cfg.acc) {
+            (DType::F16, Acc::F16) => (MmaOp::Sm80_16x8x16F16F16F16F16Tn, ValType::F16),
+            (DType::F16, Acc::F32) => (MmaOp::Sm80_16x8x16F32F16F16F32Tn, ValType::F16),
+            _ => (MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn, ValType::BF16),
+        };
+        let perm = [Some(lay("32:1")?), Some(lay("32:1")?), Some(lay("16:1")?)];
+        let mma = make_tiled_mma(MmaAtom::new(op), &lay("(2,2,1)")?, &perm)?;
+
+        // Shared memory: Swizzle<3,3,3> o (8, tile_k):(tile_k, 1) tiled to (tile, tile_k, stages).
+        let atom = ComposedLayout::new(
+            Swizzle::new(3, 3, 3)?,
+            0,
+            Layout::new(IntTuple::ints(&[8, bk]), IntTuple::ints(&[bk, 1]))?,
+        );
+        let smem_a = atom.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
+        let smem_b = atom.tile_to_shape(&IntTuple::ints(&[bn, bk, st]), None)?;
+
+        // G2S: 16-byte cp.async, threads (128*8/tile_k, tile_k/8) row-major, 8 values along K.
+        let g2s_atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, val)?;
+        let tk = bk / 8;
+        let thr = Layout::new(
+            IntTuple::ints(&[i64::from(THREADS) / tk, tk]),
+            IntTuple::ints(&[tk, 1]),
+        )?;
+        let g2s = make_tiled_copy(g2s_atom.clone(), &thr, &lay("(1,8)")?)?;
+
+        // S2R: ldmatrix x4, the MMA's A and B fragments.
+        let s2r_atom = CopyAtom::new(CopyOp::LdsmN { n: 4 }, val)?;
+        let s2r_a = make_tiled_copy_a(s2r_atom.clone(), &mma)?;
+        let s2r_b = make_tiled_copy_b(s2r_atom.clone(), &mma)?;
+
+        // Global strips in row units; k-tiles as a third mode (enough for K up to ROW).
+        let kt = ROW / bk;
+        let strip = |rows: i64| {
+            Layout::new(
+                IntTuple::ints(&[rows, bk, kt]),
+                IntTuple::ints(&[ROW, 1, bk]),
+            )
+        };
+        let (gmem_a, gmem_b) = (strip(bm)?, strip(bn)?);
+        let gmem_d = Layout::new(IntTuple::ints(&[bm, bn]), IntTuple::ints(&[ROW, 1]))?;
+
+        let thr0 = mma.get_slice(0)?;
+        let tile = |rows: i64| {
+            Layout::new(IntTuple::ints(&[rows, bk]), IntTuple::ints(&[ROW, 1])).map(View::from)
+        };
+        let frag_a = thr0.partition_fragment_a(&tile(bm)?)?;
+        let frag_b = thr0.partition_fragment_b(&tile(bn)?)?;
+        let frag_c = thr0.partition_fragment_c(&View::from(gmem_d.clone()))?;
+        let retile_a = s2r_a.get_slice(0)?.retile_d(&frag_a)?;
+        let retile_b = s2r_b.get_slice(0)?.retile_d(&frag_b)?;
+        Ok(Plan {
+            cfg: cfg.clone(),
+            mma,
+            g2s_atom,
+            g2s,
+            s2r_atom,
+            s2r_a,
+            s2r_b,
+            smem_a,
+            smem_b,
+            gmem_a,
+            gmem_b,
+            gmem_d,
+            frag_a,
+            frag_b,
+            frag_c,
+            retile_a,
+            retile_b,
+        })
+    }
+}
+
+/// The multistage GEMM kernel of `cfg`, named [`MultistageConfig::name`]. Parameters, in order:
+/// `(d: D ptr, a: A ptr, b: B ptr, m: u32, n: u32, k: u32)`.
+///
+/// Errors: [`MultistageError::Config`] for a configuration the program does not support.
+pub fn multistage_kernel(cfg: &MultistageConfig) -> Result<Kernel, MultistageError> {
+    let plan = Plan::new(cfg)?;
+    let mut kernel = match cfg.dtype {
+        DType::F16 => program::multistage::<half::f16>(&plan)?,
+        DType::Bf16 => program::multistage::<half::bf16>(&plan)?,
+    };
+    kernel.name = cfg.name();
+    Ok(kernel)
+}
+
+/// The registry's `multistage_f16`: the reference configuration, f16 accumulate.
+pub fn default_f16() -> Result<Kernel, BuildError> {
+    registry_build(MultistageConfig::reference(DType::F16, Acc::F16))
+}
+
+/// The registry's `multistage_f16_f32acc`: the reference configuration, f32 accumulate.
+pub fn default_f16_f32acc() -> Result<Kernel, BuildError> {
+    registry_build(MultistageConfig::reference(DType::F16, Acc::F32))
+}
+
+/// The registry's `multistage_bf16`: the reference configuration, bf16 in, f32 accumulate.
+pub fn default_bf16() -> Result<Kernel, BuildError> {
+    registry_build(MultistageConfig::reference(DType::Bf16, Acc::F32))
+}
+
+fn registry_build(cfg: MultistageConfig) -> Result<Kernel, BuildError> {
+    multistage_kernel(&cfg).map_err(|e| match e {
+        MultistageError::Build(b) => b,
+        other => BuildError::BadArgument {
+            kernel: cfg.name(),
+            message: other.to_string(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;

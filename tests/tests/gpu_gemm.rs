@@ -1,0 +1,170 @@
+//! The multistage GEMM on a real GPU (feature `gpu`): `D = A * B^T` on pseudo-random data,
+//! compared with a CPU reference computed in f64 from the same (rounded) inputs, at 256^3 and at
+//! shapes whose M, N and K are not multiples of the tile (K below the tile, K a multiple of 8
+//! only). D is poisoned (NaN) before each launch and followed by a guard region, so an element
+//! not written, or written past the end, shows.
+//!
+//! Tolerances (relative Frobenius error): 1e-2 with f16 accumulation, 2e-3 with f32 accumulation
+//! and f16 output, 4e-3 with bf16 output (its rounding alone is up to 2^-9 per element).
+#![cfg(feature = "gpu")]
+
+use codegen_ptx::emit;
+use codegen_ptx::jit::{CudaSlice, Jit, JitFunction, KernelArg, Launch};
+use dsl_core::ir::Target;
+use half::{bf16, f16};
+use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+
+const POISON: u16 = 0xFFFF;
+const GUARD: usize = 64;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn f32(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+}
+
+fn jit() -> Jit {
+    Jit::new(0).unwrap_or_else(|e| panic!("the GPU tests need an NVIDIA GPU: {e}"))
+}
+
+fn to_bits(dtype: DType, x: f32) -> u16 {
+    match dtype {
+        DType::F16 => f16::from_f32(x).to_bits(),
+        DType::Bf16 => bf16::from_f32(x).to_bits(),
+    }
+}
+
+fn from_bits(dtype: DType, b: u16) -> f32 {
+    match dtype {
+        DType::F16 => f16::from_bits(b).to_f32(),
+        DType::Bf16 => bf16::from_bits(b).to_f32(),
+    }
+}
+
+fn address(jit: &Jit, buf: &CudaSlice<u16>) -> u64 {
+    match jit.ptr(buf) {
+        KernelArg::Ptr(p) => p,
+        other => panic!("a slice's pointer is {other:?}"),
+    }
+}
+
+fn load(jit: &Jit, cfg: &MultistageConfig, target: Target) -> JitFunction {
+    let kernel = multistage_kernel(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+    let ptx = emit(&kernel, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
+    jit.load(&ptx)
+        .and_then(|m| m.function(&kernel.name))
+        .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name))
+}
+
+/// Runs `D = A * B^T` for one shape; returns the relative Frobenius error.
+fn run(jit: &Jit, f: &JitFunction, cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (m * 1_000_003 + n * 1009 + k) as u64);
+    let a: Vec<u16> = (0..m * k).map(|_| to_bits(cfg.dtype, rng.f32())).collect();
+    let b: Vec<u16> = (0..n * k).map(|_| to_bits(cfg.dtype, rng.f32())).collect();
+    let da = jit.upload(&a).expect("upload A");
+    let db = jit.upload(&b).expect("upload B");
+    let dd = jit
+        .upload(&vec![POISON; m * n + GUARD])
+        .expect("upload poisoned D");
+    let launch =
+        Launch::new(cfg.grid(m as u32, n as u32), cfg.block()).with_dynamic_smem(cfg.smem_bytes());
+    f.launch(
+        &launch,
+        &[
+            KernelArg::Ptr(address(jit, &dd)),
+            KernelArg::Ptr(address(jit, &da)),
+            KernelArg::Ptr(address(jit, &db)),
+            KernelArg::U32(m as u32),
+            KernelArg::U32(n as u32),
+            KernelArg::U32(k as u32),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{m}x{n}x{k}: launch: {e}"));
+    let got = jit
+        .download(&dd)
+        .unwrap_or_else(|e| panic!("{m}x{n}x{k}: the kernel failed: {e}"));
+    for (i, g) in got[m * n..].iter().enumerate() {
+        assert_eq!(
+            *g,
+            POISON,
+            "{m}x{n}x{k}: written past the end at {}",
+            m * n + i
+        );
+    }
+    let af: Vec<f64> = a.iter().map(|&x| from_bits(cfg.dtype, x) as f64).collect();
+    let bf: Vec<f64> = b.iter().map(|&x| from_bits(cfg.dtype, x) as f64).collect();
+    let (mut err, mut norm) = (0f64, 0f64);
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k).map(|p| af[i * k + p] * bf[j * k + p]).sum();
+            let g = from_bits(cfg.dtype, got[i * n + j]) as f64;
+            assert!(
+                g.is_finite(),
+                "{m}x{n}x{k}: D[{i}][{j}] = {g} (bits {:#06x}): not written",
+                got[i * n + j]
+            );
+            err += (g - want) * (g - want);
+            norm += want * want;
+        }
+    }
+    (err / norm.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// Shapes: the square one, then residues in every dimension.
+const SHAPES: &[(usize, usize, usize)] = &[
+    (256, 256, 256),
+    (128, 128, 32),
+    (200, 136, 72),
+    (129, 257, 40),
+    (77, 300, 16),
+    (1, 1, 8),
+    (5, 3, 24),
+    (300, 129, 264),
+    (64, 1000, 520),
+    (255, 255, 96),
+    (130, 70, 8),
+    (383, 190, 1000),
+];
+
+fn check_all(dtype: DType, acc: Acc, tol: f64) {
+    let jit = jit();
+    let cfg = MultistageConfig::reference(dtype, acc);
+    for target in [Target::Sm90a, Target::Sm80] {
+        let f = load(&jit, &cfg, target);
+        for &(m, n, k) in SHAPES {
+            let e = run(&jit, &f, &cfg, m, n, k);
+            println!(
+                "{} {target} {m}x{n}x{k}: relative error {e:.2e}",
+                cfg.name()
+            );
+            assert!(
+                e < tol,
+                "{} {target} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
+                cfg.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn multistage_f16_f16acc() {
+    check_all(DType::F16, Acc::F16, 1e-2);
+}
+
+#[test]
+fn multistage_f16_f32acc() {
+    check_all(DType::F16, Acc::F32, 2e-3);
+}
+
+#[test]
+fn multistage_bf16_f32acc() {
+    check_all(DType::Bf16, Acc::F32, 4e-3);
+}
