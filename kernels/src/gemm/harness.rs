@@ -5,7 +5,7 @@ use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError};
 use cudarc::driver::{result as driver, sys};
 
 use super::check::{BufferLens, Plan};
-use super::metric::{count_non_finite, relative_frobenius_error};
+use super::metric::{count_non_finite, relative_frobenius_error, sampled_f64_error};
 use super::runtime::{Gemm, GemmArgs, GemmError};
 use super::{Accum, CublasRef, GemmElem, KernelChoice};
 
@@ -125,12 +125,23 @@ pub struct CheckOutcome {
     pub unwritten: usize,
     /// Elements of cuBLAS's D not finite (a broken reference, not a rute failure).
     pub reference_non_finite: usize,
+    /// The relative error of rute's D and of cuBLAS's D against f64 dot products on the host, over
+    /// [`SAMPLED_ENTRIES`] sampled entries: an independent reference (rute's D can be bit-identical
+    /// to cuBLAS's where both add the same 16-wide tensor-core products in the same k order).
+    pub f64_sampled: (f64, f64),
 }
 
+/// How many entries of D [`check_case`] recomputes in f64 on the host.
+pub const SAMPLED_ENTRIES: usize = 512;
+
 impl CheckOutcome {
-    /// Every element written, finite, and the error within the tolerance.
+    /// Every element written, finite, and the error within the tolerance, against cuBLAS and
+    /// against the sampled f64 reference.
     pub fn passed(&self) -> bool {
-        self.unwritten == 0 && self.reference_non_finite == 0 && self.error <= self.tolerance
+        self.unwritten == 0
+            && self.reference_non_finite == 0
+            && self.error <= self.tolerance
+            && self.f64_sampled.0 <= self.tolerance
     }
 }
 
@@ -162,12 +173,16 @@ pub fn check_case<T: GemmElem + DeviceRepr>(
     cublas.gemm(m, n, k, &ops.a, &ops.b, &mut reference)?;
     let got = jit.download(&ops.d)?;
     let want = jit.download(&reference)?;
+    let (a, b) = (jit.download(&ops.a)?, jit.download(&ops.b)?);
+    let sampled = |d: &[T]| sampled_f64_error(&a, &b, d, (m, n, k), SAMPLED_ENTRIES, seed);
+    let f64_sampled = (sampled(&got), sampled(&want));
     Ok(CheckOutcome {
         plan,
         error: relative_frobenius_error(&got, &want),
         tolerance: acc.tolerance(),
         unwritten: count_non_finite(&got),
         reference_non_finite: count_non_finite(&want),
+        f64_sampled,
     })
 }
 

@@ -27,6 +27,51 @@ pub fn relative_frobenius_error<T: GemmElem>(got: &[T], want: &[T]) -> f64 {
     }
 }
 
+/// `||D - R|| / ||R||` over `samples` entries `(i, j)` of an `m x n` D, where `R` is the f64 dot
+/// product of row `i` of A (`m x k`) and row `j` of B (`n x k`): a reference that shares no code or
+/// rounding with the GPU, for shapes too large to check on the host in full. The entries are drawn
+/// from `seed`; NaN if a sampled D is not finite.
+pub fn sampled_f64_error<T: GemmElem>(
+    a: &[T],
+    b: &[T],
+    d: &[T],
+    (m, n, k): (usize, usize, usize),
+    samples: usize,
+    seed: u64,
+) -> f64 {
+    let mut state = seed | 1;
+    let mut next = move || {
+        // splitmix64: a different generator from the data's, so samples don't track the inputs.
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for _ in 0..samples {
+        let (i, j) = ((next() % m as u64) as usize, (next() % n as u64) as usize);
+        let want: f64 = (0..k)
+            .map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64())
+            .sum();
+        let got = d[i * n + j].to_f64();
+        if !got.is_finite() {
+            return f64::NAN;
+        }
+        diff += (got - want) * (got - want);
+        norm += want * want;
+    }
+    if norm == 0.0 {
+        if diff == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        (diff / norm).sqrt()
+    }
+}
+
 /// Elements of `xs` that are NaN or infinite.
 pub fn count_non_finite<T: GemmElem>(xs: &[T]) -> usize {
     xs.iter().filter(|x| !x.to_f64().is_finite()).count()
@@ -35,6 +80,19 @@ pub fn count_non_finite<T: GemmElem>(xs: &[T]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sampled_f64_error_sees_a_wrong_entry() {
+        // 2x2x2: D = A * B^T exactly, then one entry off.
+        let a = h(&[1.0, 2.0, 3.0, 4.0]);
+        let b = h(&[1.0, 0.0, 0.0, 1.0]);
+        let mut d = h(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(sampled_f64_error(&a, &b, &d, (2, 2, 2), 64, 5), 0.0);
+        d[3] = f16::from_f32(5.0);
+        assert!(sampled_f64_error(&a, &b, &d, (2, 2, 2), 64, 5) > 0.01);
+        d[0] = f16::NAN;
+        assert!(sampled_f64_error(&a, &b, &d, (2, 2, 2), 64, 5).is_nan());
+    }
     use half::{bf16, f16};
 
     fn h(xs: &[f32]) -> Vec<f16> {
