@@ -49,15 +49,7 @@ fn control_flow_kernel() -> Kernel {
         k.reg(Type::S32),
         k.reg(Type::S32),
     );
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U32,
-        dsts: vec![n],
-        addr: Address::symbol("n", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    k.op(ld(StateSpace::Param, Type::U32, n, Address::symbol("n", 0)));
     k.op(Data::Mov {
         ty: Type::U32,
         dst: acc,
@@ -302,35 +294,28 @@ fn signature_shared_memory_and_launch_directives() {
     k.k.hints.cluster_dims = Some([2, 2, 1]);
     k.k.hints.minnctapersm = Some(1);
     let (a, size) = (k.reg(Type::F32), k.reg(Type::U32));
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::F32,
-        dsts: vec![a],
-        addr: Address::symbol("alpha", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    k.op(ld(
+        StateSpace::Param,
+        Type::F32,
+        a,
+        Address::symbol("alpha", 0),
+    ));
     k.op(Data::ReadSpecial {
         dst: size,
         sreg: SpecialReg::DynamicSmemSize,
     });
-    k.op(Memory::St {
-        space: StateSpace::Shared,
-        ty: Type::F32,
-        srcs: vec![a.into()],
-        addr: Address::symbol("tile", 64),
-        cache: None,
-        order: None,
-    });
-    k.op(Memory::St {
-        space: StateSpace::Shared,
-        ty: Type::U32,
-        srcs: vec![size.into()],
-        addr: Address::symbol("dyn_smem", 0),
-        cache: None,
-        order: None,
-    });
+    k.op(st(
+        StateSpace::Shared,
+        Type::F32,
+        a,
+        Address::symbol("tile", 64),
+    ));
+    k.op(st(
+        StateSpace::Shared,
+        Type::U32,
+        size,
+        Address::symbol("dyn_smem", 0),
+    ));
     let (ptx, rep) = assemble_ok(&k.k, Target::Sm90a);
     for line in [
         ".shared .align 128 .b8 tile[4096];",
@@ -402,29 +387,18 @@ fn malformed_ir_is_a_typed_error_not_a_panic() {
     // An address naming nothing.
     let mut k = base();
     let d = k.reg(Type::U32);
-    k.op(Memory::Ld {
-        space: StateSpace::Shared,
-        ty: Type::U32,
-        dsts: vec![d],
-        addr: Address::symbol("nowhere", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    k.op(ld(
+        StateSpace::Shared,
+        Type::U32,
+        d,
+        Address::symbol("nowhere", 0),
+    ));
     let e = emit(&k.k, Target::Sm80).unwrap_err();
     assert!(matches!(e, CodegenError::UnknownSymbol { .. }) && e.to_string().contains("nowhere"));
     // A 32-bit register as a global address.
     let mut k = base();
     let (d, a32) = (k.reg(Type::U32), k.reg(Type::U32));
-    k.op(Memory::Ld {
-        space: StateSpace::Global,
-        ty: Type::U32,
-        dsts: vec![d],
-        addr: Address::reg(a32, 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    k.op(ld(StateSpace::Global, Type::U32, d, Address::reg(a32, 0)));
     assert!(emit(&k.k, Target::Sm80)
         .unwrap_err()
         .to_string()
@@ -527,14 +501,12 @@ fn big_kernel(n: usize) -> Kernel {
             lo: x.into(),
         });
         k.guarded(
-            Memory::St {
-                space: StateSpace::Shared,
-                ty: Type::F16x2,
-                srcs: vec![h.into()],
-                addr: Address::symbol("tile", (ops % 512) as i64 * 4),
-                cache: None,
-                order: None,
-            },
+            st(
+                StateSpace::Shared,
+                Type::F16x2,
+                h,
+                Address::symbol("tile", (ops % 512) as i64 * 4),
+            ),
             p,
             false,
         );

@@ -15,24 +15,10 @@ use dsl_core::ir::{
 };
 use std::collections::BTreeMap;
 
-const REG_TYPES: [Type; 16] = [
-    Type::B16,
-    Type::U16,
-    Type::S16,
-    Type::B32,
-    Type::U32,
-    Type::S32,
-    Type::B64,
-    Type::U64,
-    Type::S64,
-    Type::F16,
-    Type::F16x2,
-    Type::BF16,
-    Type::BF16x2,
-    Type::F32,
-    Type::F64,
-    Type::Pred,
-];
+/// The types a register may hold (every type but the 8-bit ones).
+fn reg_types() -> impl Iterator<Item = Type> {
+    Type::ALL.into_iter().filter(|t| t.is_register_type())
+}
 
 /// Builds one kernel per lowest target from `make(k)`'s ops and assembles each.
 fn assemble_by_target(name: &str, make: impl Fn(&mut K) -> Vec<Op>) -> usize {
@@ -65,23 +51,10 @@ fn assemble_by_target(name: &str, make: impl Fn(&mut K) -> Vec<Op>) -> usize {
 fn every_accepted_binary_op_assembles_at_its_lowest_target() {
     let n = assemble_by_target("bin", |k| {
         let mut ops = Vec::new();
-        for ty in REG_TYPES {
+        for ty in reg_types() {
             let (d, a) = (k.reg(ty), k.reg(ty));
             let sh = k.reg(Type::U32);
-            for op in [
-                BinOp::Add,
-                BinOp::Sub,
-                BinOp::Mul,
-                BinOp::Div,
-                BinOp::Rem,
-                BinOp::Min,
-                BinOp::Max,
-                BinOp::And,
-                BinOp::Or,
-                BinOp::Xor,
-                BinOp::Shl,
-                BinOp::Shr,
-            ] {
+            for op in BinOp::ALL {
                 let b = if matches!(op, BinOp::Shl | BinOp::Shr) {
                     sh.into()
                 } else {
@@ -98,14 +71,7 @@ fn every_accepted_binary_op_assembles_at_its_lowest_target() {
                     .into(),
                 );
             }
-            for op in [
-                UnOp::Neg,
-                UnOp::Abs,
-                UnOp::Not,
-                UnOp::Popc,
-                UnOp::Clz,
-                UnOp::Brev,
-            ] {
+            for op in UnOp::ALL {
                 let dst = if matches!(op, UnOp::Popc | UnOp::Clz) {
                     sh
                 } else {
@@ -121,16 +87,7 @@ fn every_accepted_binary_op_assembles_at_its_lowest_target() {
                     .into(),
                 );
             }
-            for op in [
-                ApproxOp::Ex2,
-                ApproxOp::Lg2,
-                ApproxOp::Rcp,
-                ApproxOp::Sqrt,
-                ApproxOp::Rsqrt,
-                ApproxOp::Sin,
-                ApproxOp::Cos,
-                ApproxOp::Tanh,
-            ] {
+            for op in ApproxOp::ALL {
                 ops.push(
                     Arith::Approx {
                         op,
@@ -161,20 +118,11 @@ fn every_accepted_binary_op_assembles_at_its_lowest_target() {
 #[test]
 fn every_accepted_conversion_assembles_at_its_lowest_target() {
     let n = assemble_by_target("cvt", |k| {
-        let scalar = [
-            Type::U8,
-            Type::S8,
-            Type::U16,
-            Type::S16,
-            Type::U32,
-            Type::S32,
-            Type::U64,
-            Type::S64,
-            Type::F16,
-            Type::BF16,
-            Type::F32,
-            Type::F64,
-        ];
+        // Integers and scalar floats: cvt has no form for raw bits or packed pairs.
+        let scalar: Vec<Type> = Type::ALL
+            .into_iter()
+            .filter(|t| t.is_int() || (t.is_float() && !t.is_packed()))
+            .collect();
         let reg_for = |k: &mut K, t: Type| -> Reg {
             if t.bits() == 8 {
                 k.reg(Type::U16)
@@ -183,8 +131,8 @@ fn every_accepted_conversion_assembles_at_its_lowest_target() {
             }
         };
         let mut ops = Vec::new();
-        for dst_ty in scalar {
-            for src_ty in scalar {
+        for &dst_ty in &scalar {
+            for &src_ty in &scalar {
                 let (d, s) = (reg_for(k, dst_ty), reg_for(k, src_ty));
                 ops.push(
                     Convert::Cvt {
@@ -209,24 +157,9 @@ fn every_accepted_comparison_assembles_at_its_lowest_target() {
     let n = assemble_by_target("setp", |k| {
         let p = k.reg(Type::Pred);
         let mut ops = Vec::new();
-        for ty in REG_TYPES {
+        for ty in reg_types() {
             let a = k.reg(ty);
-            for cmp in [
-                CmpOp::Eq,
-                CmpOp::Ne,
-                CmpOp::Lt,
-                CmpOp::Le,
-                CmpOp::Gt,
-                CmpOp::Ge,
-                CmpOp::Equ,
-                CmpOp::Neu,
-                CmpOp::Ltu,
-                CmpOp::Leu,
-                CmpOp::Gtu,
-                CmpOp::Geu,
-                CmpOp::Num,
-                CmpOp::Nan,
-            ] {
+            for cmp in CmpOp::ALL {
                 ops.push(
                     Compare::Setp {
                         cmp,
@@ -260,23 +193,12 @@ fn every_accepted_atomic_assembles_at_its_lowest_target() {
         k.smem("cell", 16, 16);
         let g = k.reg(Type::U64);
         let mut ops: Vec<Op> = Vec::new();
-        for ty in REG_TYPES {
+        for ty in reg_types() {
             if ty == Type::Pred {
                 continue;
             }
             let (d, a) = (k.reg(ty), k.reg(ty));
-            for op in [
-                AtomOp::Add,
-                AtomOp::Min,
-                AtomOp::Max,
-                AtomOp::Inc,
-                AtomOp::Dec,
-                AtomOp::And,
-                AtomOp::Or,
-                AtomOp::Xor,
-                AtomOp::Exch,
-                AtomOp::Cas,
-            ] {
+            for op in AtomOp::ALL {
                 for space in [StateSpace::Global, StateSpace::Shared] {
                     let addr = if space == StateSpace::Global {
                         Address::reg(g, 0)
@@ -321,26 +243,6 @@ fn every_accepted_load_and_store_assembles_at_its_lowest_target() {
         k.smem("buf", 64, 16);
         let (a64, a32) = (k.reg(Type::U64), k.reg(Type::U32));
         let mut ops: Vec<Op> = Vec::new();
-        let mem_types = [
-            Type::B8,
-            Type::U8,
-            Type::S8,
-            Type::B16,
-            Type::U16,
-            Type::S16,
-            Type::B32,
-            Type::U32,
-            Type::S32,
-            Type::B64,
-            Type::U64,
-            Type::S64,
-            Type::F16,
-            Type::F16x2,
-            Type::BF16,
-            Type::BF16x2,
-            Type::F32,
-            Type::F64,
-        ];
         let spaces = [
             StateSpace::Global,
             StateSpace::Shared,
@@ -350,7 +252,8 @@ fn every_accepted_load_and_store_assembles_at_its_lowest_target() {
             StateSpace::Param,
             StateSpace::Const,
         ];
-        for ty in mem_types {
+        // Every type that lives in memory (all but predicates).
+        for ty in Type::ALL.into_iter().filter(|&t| t != Type::Pred) {
             let rty = if ty.bits() == 8 { Type::U16 } else { ty };
             for n in [1, 2, 4] {
                 let regs = k.regs(rty, n);

@@ -21,6 +21,33 @@ fn bin(op: BinOp, ty: Type, dst: Reg, a: impl Into<Operand>, b: impl Into<Operan
     }
 }
 
+/// A fresh predicate set to `a cmp b`, compared as `ty`.
+fn setp(k: &mut K, cmp: CmpOp, ty: Type, a: Reg, b: Operand) -> Reg {
+    let p = k.reg(Type::Pred);
+    k.op(Compare::Setp {
+        cmp,
+        ty,
+        dst: p,
+        a: a.into(),
+        b,
+    });
+    p
+}
+
+/// `src` (of type `src_ty`) converted into a fresh `dst_ty` register.
+fn cvt(k: &mut K, dst_ty: Type, src_ty: Type, src: Reg, rnd: Option<CvtRound>, sat: bool) -> Reg {
+    let d = k.reg(dst_ty);
+    k.op(Convert::Cvt {
+        dst_ty,
+        src_ty,
+        rnd,
+        sat,
+        dst: d,
+        src: src.into(),
+    });
+    d
+}
+
 fn tid(k: &mut K) -> Reg {
     let t = k.reg(Type::U32);
     k.op(Data::ReadSpecial {
@@ -30,27 +57,15 @@ fn tid(k: &mut K) -> Reg {
     t
 }
 
+/// A value of type `ty` loaded through a generic address, unknown to ptxas.
 fn ld_global(k: &mut K, ty: Type) -> Reg {
     let r = k.reg(ty);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    k.op(Memory::Ld {
-        space: StateSpace::Generic,
+    k.op(ld(
+        StateSpace::Generic,
         ty,
-        dsts: vec![r],
-        addr: Address::reg(p, 64),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+        r,
+        Address::reg(k.out_generic, 64),
+    ));
     r
 }
 
@@ -84,20 +99,7 @@ fn arith_integer_and_float() {
                 src: t.into(),
             });
         }
-        for op in [
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::Min,
-            BinOp::Max,
-            BinOp::And,
-            BinOp::Or,
-            BinOp::Xor,
-            BinOp::Shl,
-            BinOp::Shr,
-        ] {
+        for op in BinOp::ALL {
             let d = k.reg(ty);
             let b = if matches!(op, BinOp::Shl | BinOp::Shr) {
                 imm(3)
@@ -208,28 +210,11 @@ fn arith_integer_and_float() {
         k.op(bin(op, Type::F32, d, x, immf(1.5)));
         outs.push(d);
     }
-    let xd = k.reg(Type::F64);
-    k.op(Convert::Cvt {
-        dst_ty: Type::F64,
-        src_ty: Type::F32,
-        rnd: None,
-        sat: false,
-        dst: xd,
-        src: x.into(),
-    });
+    let xd = cvt(&mut k, Type::F64, Type::F32, x, None, false);
     let dd = k.reg(Type::F64);
     k.op(bin(BinOp::Div, Type::F64, dd, xd, immf(3.0)));
     outs.push(dd);
-    for op in [
-        ApproxOp::Ex2,
-        ApproxOp::Lg2,
-        ApproxOp::Rcp,
-        ApproxOp::Sqrt,
-        ApproxOp::Rsqrt,
-        ApproxOp::Sin,
-        ApproxOp::Cos,
-        ApproxOp::Tanh,
-    ] {
+    for op in ApproxOp::ALL {
         let d = k.reg(Type::F32);
         k.op(Arith::Approx {
             op,
@@ -249,15 +234,7 @@ fn arith_integer_and_float() {
         });
         outs.push(d);
     }
-    let h = k.reg(Type::F16);
-    k.op(Convert::Cvt {
-        dst_ty: Type::F16,
-        src_ty: Type::F32,
-        rnd: None,
-        sat: false,
-        dst: h,
-        src: x.into(),
-    });
+    let h = cvt(&mut k, Type::F16, Type::F32, x, None, false);
     let (h2, hf, he, ht) = (
         k.reg(Type::F16),
         k.reg(Type::F16),
@@ -363,50 +340,22 @@ fn convert() {
     let x = ld_global(&mut k, Type::F32);
     let t = tid(&mut k);
     let mut outs = Vec::new();
-    let cvt = |k: &mut K, dst_ty: Type, src_ty: Type, src: Reg, rnd, sat| {
-        let d = k.reg(dst_ty);
-        k.op(Convert::Cvt {
-            dst_ty,
-            src_ty,
-            rnd,
-            sat,
-            dst: d,
-            src: src.into(),
-        });
-        d
-    };
     let h = cvt(&mut k, Type::F16, Type::F32, x, None, false);
-    outs.push(cvt(&mut k, Type::F32, Type::F16, h, None, false));
-    outs.push(cvt(
-        &mut k,
-        Type::BF16,
-        Type::F32,
-        x,
-        Some(CvtRound::Rz),
-        false,
-    ));
-    outs.push(cvt(&mut k, Type::S32, Type::F32, x, None, true));
-    outs.push(cvt(
-        &mut k,
-        Type::U32,
-        Type::F32,
-        x,
-        Some(CvtRound::Rni),
-        false,
-    ));
-    outs.push(cvt(&mut k, Type::F32, Type::S32, t, None, false));
-    outs.push(cvt(
-        &mut k,
-        Type::F64,
-        Type::U32,
-        t,
-        Some(CvtRound::Rz),
-        false,
-    ));
-    outs.push(cvt(&mut k, Type::S64, Type::S32, t, None, false));
-    outs.push(cvt(&mut k, Type::U16, Type::U32, t, None, true));
     let w = cvt(&mut k, Type::U64, Type::U32, t, None, false);
-    outs.push(cvt(&mut k, Type::U32, Type::U64, w, None, false));
+    // (to, from, source, rounding, saturate)
+    for (to, from, src, rnd, sat) in [
+        (Type::F32, Type::F16, h, None, false),
+        (Type::BF16, Type::F32, x, Some(CvtRound::Rz), false),
+        (Type::S32, Type::F32, x, None, true),
+        (Type::U32, Type::F32, x, Some(CvtRound::Rni), false),
+        (Type::F32, Type::S32, t, None, false),
+        (Type::F64, Type::U32, t, Some(CvtRound::Rz), false),
+        (Type::S64, Type::S32, t, None, false),
+        (Type::U16, Type::U32, t, None, true),
+        (Type::U32, Type::U64, w, None, false),
+    ] {
+        outs.push(cvt(&mut k, to, from, src, rnd, sat));
+    }
     // 8-bit conversions go through 16/32-bit registers.
     let b8 = k.reg(Type::U32);
     k.op(Convert::Cvt {
@@ -438,25 +387,10 @@ fn convert_from_bf16_needs_sm90() {
     // sm_80 widens bf16 to f32 only; bf16 to integers (or f16, f64) needs sm_90.
     let mut k = K::new("convert_bf16");
     let x = ld_global(&mut k, Type::BF16);
-    let (w, d) = (k.reg(Type::F32), k.reg(Type::S32));
-    k.op(Convert::Cvt {
-        dst_ty: Type::F32,
-        src_ty: Type::BF16,
-        rnd: None,
-        sat: false,
-        dst: w,
-        src: x.into(),
-    });
+    let w = cvt(&mut k, Type::F32, Type::BF16, x, None, false);
     assert_eq!(k.k.min_target(), Some(Sm80));
     assert_eq!(k.k.ptx_version(Sm80), dsl_core::ir::PtxVersion::new(7, 1));
-    k.op(Convert::Cvt {
-        dst_ty: Type::S32,
-        src_ty: Type::BF16,
-        rnd: None,
-        sat: false,
-        dst: d,
-        src: x.into(),
-    });
+    let d = cvt(&mut k, Type::S32, Type::BF16, x, None, false);
     k.sink_all(&[w, d]);
     family(&k.k, Sm90a, &[Sm100a], &[Sm80], "cvt");
 }
@@ -478,15 +412,7 @@ fn compare_and_select() {
     ];
     for ty in [Type::U32, Type::S32, Type::B32] {
         for cmp in int_cmps {
-            let p = k.reg(Type::Pred);
-            k.op(Compare::Setp {
-                cmp,
-                ty,
-                dst: p,
-                a: t.into(),
-                b: imm(5),
-            });
-            outs.push(p);
+            outs.push(setp(&mut k, cmp, ty, t, imm(5)));
         }
     }
     let float_cmps = [
@@ -501,24 +427,9 @@ fn compare_and_select() {
         CmpOp::Nan,
     ];
     for cmp in float_cmps {
-        let p = k.reg(Type::Pred);
-        k.op(Compare::Setp {
-            cmp,
-            ty: Type::F32,
-            dst: p,
-            a: x.into(),
-            b: immf(0.5),
-        });
-        outs.push(p);
+        outs.push(setp(&mut k, cmp, Type::F32, x, immf(0.5)));
     }
-    let ph = k.reg(Type::Pred);
-    k.op(Compare::Setp {
-        cmp: CmpOp::Gt,
-        ty: Type::F16,
-        dst: ph,
-        a: h.into(),
-        b: immf(1.0),
-    });
+    let ph = setp(&mut k, CmpOp::Gt, Type::F16, h, immf(1.0));
     let (s1, s2, s3) = (k.reg(Type::F32), k.reg(Type::U32), k.reg(Type::F16));
     k.op(Compare::Selp {
         ty: Type::F32,
@@ -550,14 +461,7 @@ fn compare_and_select() {
 fn compare_bf16_needs_sm90() {
     let mut k = K::new("compare_bf16");
     let h = ld_global(&mut k, Type::BF16);
-    let p = k.reg(Type::Pred);
-    k.op(Compare::Setp {
-        cmp: CmpOp::Lt,
-        ty: Type::BF16,
-        dst: p,
-        a: h.into(),
-        b: immf(1.0),
-    });
+    let p = setp(&mut k, CmpOp::Lt, Type::BF16, h, immf(1.0));
     k.sink(p);
     family(&k.k, Sm90a, &[Sm100a], &[Sm80], "setp");
 }
@@ -684,14 +588,7 @@ fn warp_collectives() {
         membermask: ALL_MASK,
     });
     outs.push(d);
-    let p = k.reg(Type::Pred);
-    k.op(Compare::Setp {
-        cmp: CmpOp::Lt,
-        ty: Type::U32,
-        dst: p,
-        a: t.into(),
-        b: imm(7),
-    });
+    let p = setp(&mut k, CmpOp::Lt, Type::U32, t, imm(7));
     for (mode, ty, negate) in [
         (VoteMode::All, Type::Pred, false),
         (VoteMode::Any, Type::Pred, true),
@@ -755,23 +652,7 @@ fn elect_sync_needs_sm90() {
 fn loads_and_stores_all_widths() {
     let mut k = K::new("memory");
     let sa = k.smem("buf", 1024, 16);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let g = k.reg(Type::U64);
-    k.op(AddressOp::Cvta {
-        to_generic: false,
-        space: StateSpace::Global,
-        dst: g,
-        src: p.into(),
-    });
+    let g = k.out;
     let s32 = k.reg(Type::U32);
     k.op(Data::AddressOf {
         dst: s32,
@@ -859,14 +740,12 @@ fn loads_and_stores_all_widths() {
         cache: None,
         order: None,
     });
-    k.op(Memory::St {
-        space: StateSpace::Global,
-        ty: Type::F16,
-        srcs: vec![immf(1.0)],
-        addr: Address::reg(g, 16),
-        cache: None,
-        order: None,
-    });
+    k.op(st(
+        StateSpace::Global,
+        Type::F16,
+        immf(1.0),
+        Address::reg(g, 16),
+    ));
     let acq = k.reg(Type::U32);
     k.op(Memory::Ld {
         space: StateSpace::Global,
@@ -895,14 +774,7 @@ fn loads_and_stores_all_widths() {
         nc: false,
         order: Some(MemOrder::Relaxed(Scope::Cta)),
     });
-    k.op(Memory::St {
-        space: StateSpace::Local,
-        ty: Type::U32,
-        srcs: vec![rel.into()],
-        addr: Address::reg(g, 0),
-        cache: None,
-        order: None,
-    });
+    k.op(st(StateSpace::Local, Type::U32, rel, Address::reg(g, 0)));
     k.op(Memory::Prefetch {
         space: StateSpace::Global,
         l2: true,
@@ -944,158 +816,32 @@ fn shared_cluster_loads_need_sm90() {
 fn atomics_and_reductions() {
     let mut k = K::new("atomics");
     k.smem("cnt", 64, 8);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let g = k.reg(Type::U64);
-    k.op(AddressOp::Cvta {
-        to_generic: false,
-        space: StateSpace::Global,
-        dst: g,
-        src: p.into(),
-    });
+    let g = k.out;
     let h = ld_global(&mut k, Type::F16);
     let mut outs = Vec::new();
-    type Case = (
-        StateSpace,
-        AtomOp,
-        Type,
-        Operand,
-        Option<Operand>,
-        Option<MemOrder>,
-    );
-    let cases: Vec<Case> = vec![
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::U32,
-            imm(1),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::F32,
-            immf(0.5),
-            None,
-            Some(MemOrder::Relaxed(Scope::Gpu)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::F64,
-            immf(0.5),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Add,
-            Type::F16,
-            h.into(),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Min,
-            Type::S32,
-            imm(-4),
-            None,
-            Some(MemOrder::AcqRel(Scope::Gpu)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Max,
-            Type::U64,
-            imm(9),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Inc,
-            Type::U32,
-            imm(16),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Dec,
-            Type::U32,
-            imm(16),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::And,
-            Type::B32,
-            imm(0xff),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Or,
-            Type::B64,
-            imm(0x100),
-            None,
-            Some(MemOrder::Acquire(Scope::Sys)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Xor,
-            Type::B32,
-            imm(3),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Exch,
-            Type::B32,
-            imm(7),
-            None,
-            Some(MemOrder::Release(Scope::Cta)),
-        ),
-        (
-            StateSpace::Global,
-            AtomOp::Cas,
-            Type::B32,
-            imm(0),
-            Some(imm(1)),
-            None,
-        ),
-        (
-            StateSpace::Shared,
-            AtomOp::Add,
-            Type::U32,
-            imm(1),
-            None,
-            None,
-        ),
-        (
-            StateSpace::Shared,
-            AtomOp::Cas,
-            Type::B64,
-            imm(0),
-            Some(imm(5)),
-            None,
-        ),
+    // (space, op, type, a, b, order): every op on global memory; add and cas on shared.
+    use StateSpace::{Global, Shared};
+    #[rustfmt::skip]
+    let cases = [
+        (Global, AtomOp::Add, Type::U32, imm(1), None, None),
+        (Global, AtomOp::Add, Type::F32, immf(0.5), None, Some(MemOrder::Relaxed(Scope::Gpu))),
+        (Global, AtomOp::Add, Type::F64, immf(0.5), None, None),
+        (Global, AtomOp::Add, Type::F16, h.into(), None, None),
+        (Global, AtomOp::Min, Type::S32, imm(-4), None, Some(MemOrder::AcqRel(Scope::Gpu))),
+        (Global, AtomOp::Max, Type::U64, imm(9), None, None),
+        (Global, AtomOp::Inc, Type::U32, imm(16), None, None),
+        (Global, AtomOp::Dec, Type::U32, imm(16), None, None),
+        (Global, AtomOp::And, Type::B32, imm(0xff), None, None),
+        (Global, AtomOp::Or, Type::B64, imm(0x100), None, Some(MemOrder::Acquire(Scope::Sys))),
+        (Global, AtomOp::Xor, Type::B32, imm(3), None, None),
+        (Global, AtomOp::Exch, Type::B32, imm(7), None, Some(MemOrder::Release(Scope::Cta))),
+        (Global, AtomOp::Cas, Type::B32, imm(0), Some(imm(1)), None),
+        (Shared, AtomOp::Add, Type::U32, imm(1), None, None),
+        (Shared, AtomOp::Cas, Type::B64, imm(0), Some(imm(5)), None),
     ];
     for (i, (space, op, ty, a, b, order)) in cases.into_iter().enumerate() {
         let d = k.reg(ty);
-        let addr = if space == StateSpace::Shared {
+        let addr = if space == Shared {
             Address::symbol("cnt", 8 * (i as i64 % 4))
         } else {
             Address::reg(g, 8 * i as i64)
@@ -1135,16 +881,7 @@ fn atomics_and_reductions() {
 fn cluster_and_bf16_atomics_need_sm90() {
     let mut k = K::new("atomics_sm90");
     let h = ld_global(&mut k, Type::BF16);
-    let (d, p) = (k.reg(Type::BF16), k.reg(Type::U64));
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    let (d, p) = (k.reg(Type::BF16), k.out);
     k.op(Atomic::Atom {
         space: StateSpace::Global,
         op: AtomOp::Add,
@@ -1326,23 +1063,7 @@ fn cp_async_sizes_and_groups() {
     let mut k = K::new("cp_async");
     k.smem("stage", 256, 128);
     let t = tid(&mut k);
-    let p = k.reg(Type::U64);
-    k.op(Memory::Ld {
-        space: StateSpace::Param,
-        ty: Type::U64,
-        dsts: vec![p],
-        addr: Address::symbol("out", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let g = k.reg(Type::U64);
-    k.op(AddressOp::Cvta {
-        to_generic: false,
-        space: StateSpace::Global,
-        dst: g,
-        src: p.into(),
-    });
+    let g = k.out;
     let s = k.reg(Type::U32);
     k.op(Data::AddressOf {
         dst: s,
@@ -1369,15 +1090,12 @@ fn cp_async_sizes_and_groups() {
     }
     k.op(CpAsync::WaitGroup(1)).op(CpAsync::WaitAll);
     let v = k.reg(Type::U32);
-    k.op(Memory::Ld {
-        space: StateSpace::Shared,
-        ty: Type::U32,
-        dsts: vec![v],
-        addr: Address::symbol("stage", 0),
-        cache: None,
-        nc: false,
-        order: None,
-    });
+    k.op(ld(
+        StateSpace::Shared,
+        Type::U32,
+        v,
+        Address::symbol("stage", 0),
+    ));
     k.sink(v);
     family(&k.k, Sm80, &[Sm90a, Sm100a], &[], "cp.async");
 }
@@ -1502,15 +1220,8 @@ fn wgmma_smem_and_register_a_is_sm90a_only() {
         dst: desc,
         src: imm(0x4000_0040_0000_0000),
     });
-    let p = k.reg(Type::Pred);
     let t = tid(&mut k);
-    k.op(Compare::Setp {
-        cmp: CmpOp::Ne,
-        ty: Type::U32,
-        dst: p,
-        a: t.into(),
-        b: imm(0),
-    });
+    let p = setp(&mut k, CmpOp::Ne, Type::U32, t, imm(0));
     // One accumulator live at a time: each shape waits for its group and stores a value.
     for (n, d_ty, ab_ty) in [
         (8, Type::F32, Type::F16),
@@ -1802,14 +1513,7 @@ fn setmaxnreg_on_sm90a_and_sm100a() {
     let mut k = K::new("setmaxnreg");
     k.k.hints.maxntid = Some([384, 1, 1]);
     let t = tid(&mut k);
-    let p = k.reg(Type::Pred);
-    k.op(Compare::Setp {
-        cmp: CmpOp::Lt,
-        ty: Type::U32,
-        dst: p,
-        a: t.into(),
-        b: imm(128),
-    });
+    let p = setp(&mut k, CmpOp::Lt, Type::U32, t, imm(128));
     k.stmt(dsl_core::ir::Stmt::If {
         cond: p,
         then: vec![dsl_core::ir::Stmt::op(Setmaxnreg {
@@ -1833,15 +1537,8 @@ fn tcgen05_kernel(cta_group: CtaGroup) -> K {
     let taddr = k.reg(Type::U32);
     let (adesc, bdesc) = (k.reg(Type::U64), k.reg(Type::U64));
     let idesc = k.reg(Type::U32);
-    let acc = k.reg(Type::Pred);
     let t = tid(&mut k);
-    k.op(Compare::Setp {
-        cmp: CmpOp::Ne,
-        ty: Type::U32,
-        dst: acc,
-        a: t.into(),
-        b: imm(0),
-    });
+    let acc = setp(&mut k, CmpOp::Ne, Type::U32, t, imm(0));
     k.op(Tcgen05::Alloc {
         cta_group,
         dst: Address::symbol("tmem_addr", 0),
@@ -1854,15 +1551,12 @@ fn tcgen05_kernel(cta_group: CtaGroup) -> K {
             count: None,
         })
         .op(Tcgen05::FenceAfterThreadSync)
-        .op(Memory::Ld {
-            space: StateSpace::Shared,
-            ty: Type::U32,
-            dsts: vec![taddr],
-            addr: Address::symbol("tmem_addr", 0),
-            cache: None,
-            nc: false,
-            order: None,
-        })
+        .op(ld(
+            StateSpace::Shared,
+            Type::U32,
+            taddr,
+            Address::symbol("tmem_addr", 0),
+        ))
         .op(Data::Mov {
             ty: Type::U64,
             dst: adesc,

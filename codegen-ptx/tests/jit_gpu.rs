@@ -10,12 +10,9 @@ use codegen_ptx::jit::{
     TmaOobFill, TmaSwizzle,
 };
 
-const VADD: &str = include_str!("jit_ptx/vadd.ptx");
-const BAD: &str = include_str!("jit_ptx/bad.ptx");
-const BIG_SMEM: &str = include_str!("jit_ptx/big_smem.ptx");
-const CLUSTER: &str = include_str!("jit_ptx/cluster.ptx");
-const TMA: &str = include_str!("jit_ptx/tma.ptx");
-const REQNTID: &str = include_str!("jit_ptx/reqntid.ptx");
+mod jit_ptx;
+
+use jit_ptx::{BAD, BIG_SMEM, CLUSTER, REQNTID, TMA, VADD};
 
 fn jit() -> Jit {
     match Jit::new(0) {

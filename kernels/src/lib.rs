@@ -34,5 +34,9 @@
 #![warn(missing_docs)]
 
 pub mod examples;
+pub mod gemm;
 pub mod multistage;
 pub mod registry;
+
+#[cfg(feature = "gpu")]
+pub use gemm::{Gemm, GemmArgs};

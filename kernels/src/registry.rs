@@ -6,7 +6,7 @@ use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use crate::{examples, multistage};
+use crate::{examples, gemm, multistage};
 
 /// A kernel published under a name.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +74,11 @@ pub const KERNELS: &[Registered] = &[
         name: "tma_round_trip",
         targets: examples::tma_round_trip::TARGETS,
         build: examples::tma_round_trip::default_kernel,
+    },
+    Registered {
+        name: "gemm_naive",
+        targets: gemm::naive::TARGETS,
+        build: gemm::naive::default_kernel,
     },
     Registered {
         name: "multistage_f16",

@@ -29,8 +29,8 @@ fn ptx_of(k: &Registered, target: Target) -> String {
 /// The snapshot of `name` for `target` is `snapshots/example_<name>_<target>.snap`.
 #[test]
 fn ptx_snapshots() {
-    // The five examples of the issue, on every target each supports.
-    assert_eq!(published().len(), 14);
+    // The five examples of the issue and the naive GEMM, on every target each supports.
+    assert_eq!(published().len(), 17);
     for (k, target) in published() {
         let ptx = ptx_of(k, target);
         let name = format!("example_{}_{}", k.name, target.name());
@@ -157,6 +157,10 @@ fn other_configurations_assemble() {
         (
             examples::tma_round_trip(examples::tma_round_trip::BOX, true),
             examples::tma_round_trip::TARGETS,
+        ),
+        (
+            kernels::gemm::gemm_naive::<half::bf16>(),
+            kernels::gemm::naive::TARGETS,
         ),
     ];
     for (kernel, targets) in cases {

@@ -41,26 +41,23 @@ fn vec_suffix(n: usize) -> String {
     }
 }
 
+/// The register operand of a load or store: one name, or `{a, b, ..}` for a vector access.
+fn scalar_or_vec(names: Vec<String>) -> String {
+    match <[String; 1]>::try_from(names) {
+        Ok([name]) => name,
+        Err(names) => format!("{{{}}}", names.join(", ")),
+    }
+}
+
 impl Writer<'_> {
     /// A register receiving (or giving) a memory element of type `ty`: same width, or for an
     /// 8-bit element any 16- or 32-bit integer register.
     fn elem_reg(&self, r: dsl_core::ir::Reg, ty: Type) -> Res<String> {
         if ty.bits() == 8 {
-            self.narrow_elem(r)
+            self.narrow_reg(r)
         } else {
             self.reg_of(r, ty)
         }
-    }
-
-    fn narrow_elem(&self, r: dsl_core::ir::Reg) -> Res<String> {
-        let name = self.reg(r)?;
-        if !matches!(r.ty.bits(), 16 | 32) || r.ty.is_float() {
-            return Err(self.bad(format!(
-                "an 8-bit element moves through a 16- or 32-bit integer register, not {}",
-                r.ty
-            )));
-        }
-        Ok(name)
     }
 
     pub(super) fn write_memory(&mut self, x: &Memory) -> Res {
@@ -74,15 +71,11 @@ impl Writer<'_> {
                 nc,
                 order: ord,
             } => {
-                let names = dsts
-                    .iter()
-                    .map(|r| self.elem_reg(*r, *ty))
-                    .collect::<Res<Vec<_>>>()?;
-                let d = if names.len() == 1 {
-                    names[0].clone()
-                } else {
-                    format!("{{{}}}", names.join(", "))
-                };
+                let d = scalar_or_vec(
+                    dsts.iter()
+                        .map(|r| self.elem_reg(*r, *ty))
+                        .collect::<Res<_>>()?,
+                );
                 let a = self.addr(addr, *sp)?;
                 let cop = match cache {
                     None => "",
@@ -116,11 +109,7 @@ impl Writer<'_> {
                         imm => self.src(imm, *ty)?,
                     });
                 }
-                let v = if names.len() == 1 {
-                    names[0].clone()
-                } else {
-                    format!("{{{}}}", names.join(", "))
-                };
+                let v = scalar_or_vec(names);
                 let a = self.addr(addr, *sp)?;
                 let cop = match cache {
                     None => "",
@@ -151,22 +140,7 @@ impl Writer<'_> {
     }
 
     pub(super) fn write_atomic(&mut self, x: &Atomic) -> Res {
-        let (sp, op, ty, ord) = match x {
-            Atomic::Atom {
-                space,
-                op,
-                ty,
-                order,
-                ..
-            }
-            | Atomic::Red {
-                space,
-                op,
-                ty,
-                order,
-                ..
-            } => (*space, *op, *ty, *order),
-        };
+        let (sp, op, ty, ord) = x.parts();
         // Half-precision adds exist only without flushing subnormals.
         let noftz = if op == AtomOp::Add
             && matches!(ty, Type::F16 | Type::F16x2 | Type::BF16 | Type::BF16x2)
@@ -183,10 +157,7 @@ impl Writer<'_> {
                 let d = self.dst(*dst, ty)?;
                 let ad = self.addr(addr, sp)?;
                 let a = self.src(a, ty)?;
-                let b = match b {
-                    Some(b) => format!(", {}", self.src(b, ty)?),
-                    None => String::new(),
-                };
+                let b = self.opt_src(b.as_ref(), ty)?;
                 self.emit(format_args!("atom{head} {d}, {ad}, {a}{b}"));
             }
             Atomic::Red { addr, a, .. } => {
@@ -243,10 +214,7 @@ impl Writer<'_> {
                     CpAsyncCache::Ca => "ca",
                     CpAsyncCache::Cg => "cg",
                 };
-                let size = match src_size {
-                    Some(o) => format!(", {}", self.src(o, Type::U32)?),
-                    None => String::new(),
-                };
+                let size = self.opt_src(src_size.as_ref(), Type::U32)?;
                 self.emit(format_args!(
                     "cp.async.{c}.shared.global {d}, {s}, {bytes}{size}"
                 ));
@@ -330,13 +298,7 @@ impl Writer<'_> {
                 let m = self.tensor_map(tensor_map)?;
                 let c = self.src_vec(coords, Type::S32, false)?;
                 let b = self.addr(mbar, StateSpace::Shared)?;
-                let (mc, mask) = match multicast {
-                    Some(o) => (
-                        ".multicast::cluster",
-                        format!(", {}", self.src(o, Type::B16)?),
-                    ),
-                    None => ("", String::new()),
-                };
+                let (mc, mask) = self.multicast(multicast.as_ref())?;
                 self.emit(format_args!(
                     "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc} {d}, [{m}, {c}], {b}{mask}",
                     coords.len()

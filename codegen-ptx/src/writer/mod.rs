@@ -453,6 +453,46 @@ impl<'k> Writer<'k> {
         Ok(s)
     }
 
+    /// `, x` for an optional trailing source of type `ty`; empty when there is none.
+    fn opt_src(&mut self, o: Option<&Operand>, ty: Type) -> Res<String> {
+        match o {
+            Some(o) => Ok(format!(", {}", self.src(o, ty)?)),
+            None => Ok(String::new()),
+        }
+    }
+
+    /// An optional destination of type `ty`: its name, or PTX's sink `_`.
+    fn dst_or_sink(&self, r: Option<Reg>, ty: Type) -> Res<String> {
+        match r {
+            Some(r) => self.dst(r, ty),
+            None => Ok("_".into()),
+        }
+    }
+
+    /// The `.multicast::cluster` qualifier and the `, mask` operand (a b16 CTA mask) of a TMA
+    /// load or a tcgen05 commit; both empty without a mask.
+    fn multicast(&mut self, mask: Option<&Operand>) -> Res<(&'static str, String)> {
+        let qualifier = if mask.is_some() {
+            ".multicast::cluster"
+        } else {
+            ""
+        };
+        Ok((qualifier, self.opt_src(mask, Type::B16)?))
+    }
+
+    /// A register holding an 8-bit value (8-bit types live in memory only): it must be a 16- or
+    /// 32-bit integer register.
+    fn narrow_reg(&self, r: Reg) -> Res<String> {
+        let name = self.reg(r)?;
+        if !matches!(r.ty.bits(), 16 | 32) || r.ty.is_float() {
+            return Err(self.bad(format!(
+                "an 8-bit value lives in a 16- or 32-bit integer register, not {}",
+                r.ty
+            )));
+        }
+        Ok(name)
+    }
+
     /// `{a, b, ..}` of sources in slots of type `ty`; `regs_only` moves immediates into registers.
     fn src_vec(&mut self, ops: &[Operand], ty: Type, regs_only: bool) -> Res<String> {
         let mut parts = Vec::with_capacity(ops.len());

@@ -60,6 +60,15 @@ fn wide_ty(t: Type) -> Type {
     }
 }
 
+/// The `.lo`/`.hi`/`.wide` qualifier of `mul` and `mad` on `ty` inputs, and their result type.
+fn mul_mode(mode: MulMode, ty: Type) -> (&'static str, Type) {
+    match mode {
+        MulMode::Lo => ("lo", ty),
+        MulMode::Hi => ("hi", ty),
+        MulMode::Wide => ("wide", wide_ty(ty)),
+    }
+}
+
 impl Writer<'_> {
     pub(super) fn write_arith(&mut self, x: &Arith) -> Res {
         match x {
@@ -95,11 +104,7 @@ impl Writer<'_> {
                 a,
                 b,
             } => {
-                let (m, dty) = match mode {
-                    MulMode::Lo => ("lo", *ty),
-                    MulMode::Hi => ("hi", *ty),
-                    MulMode::Wide => ("wide", wide_ty(*ty)),
-                };
+                let (m, dty) = mul_mode(*mode, *ty);
                 let d = self.dst(*dst, dty)?;
                 let a = self.src(a, *ty)?;
                 let b = self.src(b, *ty)?;
@@ -113,11 +118,7 @@ impl Writer<'_> {
                 b,
                 c,
             } => {
-                let (m, dty) = match mode {
-                    MulMode::Lo => ("lo", *ty),
-                    MulMode::Hi => ("hi", *ty),
-                    MulMode::Wide => ("wide", wide_ty(*ty)),
-                };
+                let (m, dty) = mul_mode(*mode, *ty);
                 let d = self.dst(*dst, dty)?;
                 let a = self.src(a, *ty)?;
                 let b = self.src(b, *ty)?;
@@ -253,18 +254,6 @@ impl Writer<'_> {
             }
         }
         Ok(())
-    }
-
-    /// A register holding an 8-bit value: 16 or 32 bits wide, integer.
-    fn narrow_reg(&self, r: dsl_core::ir::Reg) -> Res<String> {
-        let name = self.reg(r)?;
-        if !matches!(r.ty.bits(), 16 | 32) || r.ty.is_float() {
-            return Err(self.bad(format!(
-                "an 8-bit value lives in a 16- or 32-bit integer register, not {}",
-                r.ty
-            )));
-        }
-        Ok(name)
     }
 
     pub(super) fn write_compare(&mut self, x: &Compare) -> Res {
@@ -415,10 +404,7 @@ impl Writer<'_> {
                 dst_pred,
                 membermask,
             } => {
-                let lane = match dst_lane {
-                    Some(r) => self.dst(*r, Type::U32)?,
-                    None => "_".into(),
-                };
+                let lane = self.dst_or_sink(*dst_lane, Type::U32)?;
                 let p = self.dst(*dst_pred, Type::Pred)?;
                 let m = self.src(membermask, Type::U32)?;
                 self.emit(format_args!("elect.sync {lane}|{p}, {m}"));

@@ -16,10 +16,7 @@ impl Writer<'_> {
                     "barrier.sync"
                 };
                 let id = self.src(id, Type::U32)?;
-                let count = match count {
-                    Some(c) => format!(", {}", self.src(c, Type::U32)?),
-                    None => String::new(),
-                };
+                let count = self.opt_src(count.as_ref(), Type::U32)?;
                 self.emit(format_args!("{name} {id}{count}"));
             }
             Barrier::Arrive { id, count } => {
@@ -107,15 +104,9 @@ impl Writer<'_> {
                 addr,
                 count,
             } => {
-                let st = match state {
-                    Some(r) => self.dst(*r, Type::B64)?,
-                    None => "_".into(),
-                };
+                let st = self.dst_or_sink(*state, Type::B64)?;
                 let a = self.addr(addr, *space)?;
-                let c = match count {
-                    Some(c) => format!(", {}", self.src(c, Type::U32)?),
-                    None => String::new(),
-                };
+                let c = self.opt_src(count.as_ref(), Type::U32)?;
                 let sem = release(*scope);
                 let sp = self.mbar_space(*space);
                 self.emit(format_args!("mbarrier.arrive{sem}.{sp}.b64 {st}, {a}{c}"));
@@ -127,10 +118,7 @@ impl Writer<'_> {
                 addr,
                 tx_count,
             } => {
-                let st = match state {
-                    Some(r) => self.dst(*r, Type::B64)?,
-                    None => "_".into(),
-                };
+                let st = self.dst_or_sink(*state, Type::B64)?;
                 let a = self.addr(addr, *space)?;
                 let tx = self.src(tx_count, Type::U32)?;
                 let sem = release(*scope);
@@ -163,10 +151,7 @@ impl Writer<'_> {
                 let d = self.dst(*done, Type::Pred)?;
                 let a = self.addr(addr, StateSpace::Shared)?;
                 let p = self.src(parity, Type::U32)?;
-                let hint = match suspend_hint {
-                    Some(h) => format!(", {}", self.src(h, Type::U32)?),
-                    None => String::new(),
-                };
+                let hint = self.opt_src(suspend_hint.as_ref(), Type::U32)?;
                 let sem = match scope {
                     Scope::Cta => "",
                     _ => ".acquire.cluster",

@@ -122,13 +122,7 @@ impl Writer<'_> {
                 multicast,
             } => {
                 let m = self.addr(mbar, StateSpace::SharedCluster)?;
-                let (mc, mask) = match multicast {
-                    Some(o) => (
-                        ".multicast::cluster",
-                        format!(", {}", self.src(o, Type::B16)?),
-                    ),
-                    None => ("", String::new()),
-                };
+                let (mc, mask) = self.multicast(multicast.as_ref())?;
                 self.emit(format_args!(
                     "tcgen05.commit.cta_group::{}.mbarrier::arrive::one.shared::cluster{mc}.b64 {m}{mask}",
                     cta_group.count()

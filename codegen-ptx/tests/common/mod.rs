@@ -14,7 +14,10 @@ use dsl_core::ir::{
 /// the prologue) that `sink` stores results to, so ptxas keeps the instructions under test.
 pub struct K {
     pub k: Kernel,
-    out: Reg,
+    /// `out` as loaded from the parameter: a generic address of global memory.
+    pub out_generic: Reg,
+    /// `out` converted to a global address; `sink` stores from offset 0 up, 8 bytes a value.
+    pub out: Reg,
     sunk: i64,
 }
 
@@ -27,22 +30,24 @@ impl K {
         });
         let raw = k.new_reg(Type::U64);
         let out = k.new_reg(Type::U64);
-        k.body.push(Stmt::op(Memory::Ld {
-            space: StateSpace::Param,
-            ty: Type::U64,
-            dsts: vec![raw],
-            addr: Address::symbol("out", 0),
-            cache: None,
-            nc: false,
-            order: None,
-        }));
+        k.body.push(Stmt::op(ld(
+            StateSpace::Param,
+            Type::U64,
+            raw,
+            Address::symbol("out", 0),
+        )));
         k.body.push(Stmt::op(AddressOp::Cvta {
             to_generic: false,
             space: StateSpace::Global,
             dst: out,
             src: raw.into(),
         }));
-        K { k, out, sunk: 0 }
+        K {
+            k,
+            out_generic: raw,
+            out,
+            sunk: 0,
+        }
     }
 
     pub fn reg(&mut self, ty: Type) -> Reg {
@@ -102,14 +107,7 @@ impl K {
         let off = self.sunk;
         self.sunk += 8;
         let out = self.out;
-        self.op(Memory::St {
-            space: StateSpace::Global,
-            ty,
-            srcs: vec![val.into()],
-            addr: Address::reg(out, off),
-            cache: None,
-            order: None,
-        })
+        self.op(st(StateSpace::Global, ty, val, Address::reg(out, off)))
     }
 
     pub fn sink_all(&mut self, rs: &[Reg]) -> &mut Self {
@@ -154,6 +152,31 @@ pub fn family(k: &Kernel, lowest: Target, also: &[Target], refused: &[Target], m
         assert!(msg.contains(mnemonic), "`{msg}` names `{mnemonic}`");
         assert!(msg.contains(lowest.name()), "`{msg}` names {lowest}");
         assert!(msg.contains(t.name()), "`{msg}` names {t}");
+    }
+}
+
+/// A plain load of one `ty` element: weak, no cache operator.
+pub fn ld(space: StateSpace, ty: Type, dst: Reg, addr: Address) -> Memory {
+    Memory::Ld {
+        space,
+        ty,
+        dsts: vec![dst],
+        addr,
+        cache: None,
+        nc: false,
+        order: None,
+    }
+}
+
+/// A plain store of one `ty` element: weak, no cache operator.
+pub fn st(space: StateSpace, ty: Type, src: impl Into<Operand>, addr: Address) -> Memory {
+    Memory::St {
+        space,
+        ty,
+        srcs: vec![src.into()],
+        addr,
+        cache: None,
+        order: None,
     }
 }
 

@@ -51,8 +51,9 @@ fn compose_mode(
         // Past A's first mode C++ divides signed extents; rute has not shown that result to be
         // A o B, so it refuses rather than guess.
         return Err(Fail::Rule(format!(
-            "B's mode {s}:{d} has a negative stride, which rute composes only with an A that \
-             coalesces to a single mode"
+            "B's mode {s}:{d} has a negative stride; rute composes one only when A coalesces to \
+             a single mode, or when it is B's only mode and stays inside A's first coalesced mode \
+             ({s0}:{d0})"
         )));
     }
     let (mut out_s, mut out_d) = (Vec::new(), Vec::new());

@@ -63,7 +63,7 @@ pub enum LayoutError {
     },
     /// An operation called from the `rute layout` language that refused its arguments: where the call
     /// is, what it was, and the operation's own error.
-    #[error("in {call}: {error} (column {column} of `{input}`)")]
+    #[error("{}", in_call_message(call, error, *column, input))]
     InCall {
         /// The whole expression.
         input: String,
@@ -82,6 +82,17 @@ pub enum LayoutError {
         /// Its arguments, printed.
         args: String,
     },
+}
+
+/// `in CALL: ERROR (column N of `INPUT`)`, without repeating the call when the operation's own
+/// message already starts with it.
+fn in_call_message(call: &str, error: &LayoutError, column: usize, input: &str) -> String {
+    let inner = error.to_string();
+    if inner.starts_with(call) {
+        format!("{inner} (column {column} of `{input}`)")
+    } else {
+        format!("in {call}: {inner} (column {column} of `{input}`)")
+    }
 }
 
 impl LayoutError {

@@ -175,7 +175,7 @@ impl IntTuple {
                             } else {
                                 let sz = m.product();
                                 let c = m.idx2crd(rest % sz);
-                                rest = rest / sz;
+                                rest /= sz;
                                 c
                             }
                         })
@@ -205,7 +205,7 @@ impl IntTuple {
                     } else {
                         let sz = sm.checked_product().ok_or_else(overflow)?;
                         let here = sm.crd2idx(&IntTuple::Int(rest % sz), dm)?;
-                        rest = rest / sz;
+                        rest /= sz;
                         here
                     };
                     acc = acc.checked_add(here).ok_or_else(overflow)?;

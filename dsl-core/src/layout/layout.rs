@@ -102,6 +102,13 @@ impl Layout {
         }
     }
 
+    /// Ok when `size` and every offset of an index below it fit in `i64` (always so for a layout
+    /// made by [`Layout::new`]; the algebra's results are checked with it where they leave to users
+    /// who may evaluate them).
+    pub fn check_range(&self) -> Result<(), LayoutError> {
+        check_range(&self.shape, &self.stride)
+    }
+
     /// The shape.
     pub fn shape(&self) -> &IntTuple {
         &self.shape

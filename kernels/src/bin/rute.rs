@@ -1,5 +1,5 @@
 //! The `rute` command line tool: `rute layout` (evaluate and draw layouts), `rute ptx` (print a
-//! registered kernel's PTX); `rute gemm` will join them as a subcommand of the same [`cli`] module.
+//! registered kernel's PTX), `rute gemm` (run, check and time the GEMM; feature `gpu`).
 
 #[path = "../cli/mod.rs"]
 mod cli;

@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, Write};
 
+mod gemm;
 mod layout;
 mod ptx;
 
@@ -25,6 +26,11 @@ const SUBCOMMANDS: &[Subcommand] = &[
         name: "ptx",
         summary: "print a registered kernel's PTX for a target, or --list the kernels",
         run: ptx::run,
+    },
+    Subcommand {
+        name: "gemm",
+        summary: "run rute's GEMM on random data: --check against cuBLAS, --bench, --suite",
+        run: gemm::run,
     },
 ];
 

@@ -39,6 +39,22 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Every op, in declaration order.
+    pub const ALL: [BinOp; 12] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::Min,
+        BinOp::Max,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+        BinOp::Shl,
+        BinOp::Shr,
+    ];
+
     /// The PTX opcode.
     pub fn name(self) -> &'static str {
         match self {
@@ -76,6 +92,16 @@ pub enum UnOp {
 }
 
 impl UnOp {
+    /// Every op, in declaration order.
+    pub const ALL: [UnOp; 6] = [
+        UnOp::Neg,
+        UnOp::Abs,
+        UnOp::Not,
+        UnOp::Popc,
+        UnOp::Clz,
+        UnOp::Brev,
+    ];
+
     /// The PTX opcode.
     pub fn name(self) -> &'static str {
         match self {
@@ -111,6 +137,18 @@ pub enum ApproxOp {
 }
 
 impl ApproxOp {
+    /// Every op, in declaration order.
+    pub const ALL: [ApproxOp; 8] = [
+        ApproxOp::Ex2,
+        ApproxOp::Lg2,
+        ApproxOp::Rcp,
+        ApproxOp::Sqrt,
+        ApproxOp::Rsqrt,
+        ApproxOp::Sin,
+        ApproxOp::Cos,
+        ApproxOp::Tanh,
+    ];
+
     /// The PTX opcode.
     pub fn name(self) -> &'static str {
         match self {

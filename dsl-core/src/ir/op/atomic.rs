@@ -35,6 +35,20 @@ pub enum AtomOp {
 }
 
 impl AtomOp {
+    /// Every op, in declaration order.
+    pub const ALL: [AtomOp; 10] = [
+        AtomOp::Add,
+        AtomOp::Min,
+        AtomOp::Max,
+        AtomOp::Inc,
+        AtomOp::Dec,
+        AtomOp::And,
+        AtomOp::Or,
+        AtomOp::Xor,
+        AtomOp::Exch,
+        AtomOp::Cas,
+    ];
+
     /// The PTX name without the dot.
     pub fn name(self) -> &'static str {
         match self {
@@ -92,7 +106,9 @@ pub enum Atomic {
 }
 
 impl Atomic {
-    fn parts(&self) -> (StateSpace, AtomOp, Type, Option<MemOrder>) {
+    /// What `atom` and `red` share: the state space, the operation, the element type and the
+    /// memory order.
+    pub fn parts(&self) -> (StateSpace, AtomOp, Type, Option<MemOrder>) {
         match self {
             Atomic::Atom {
                 space,

@@ -41,6 +41,24 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Every op, in declaration order.
+    pub const ALL: [CmpOp; 14] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Equ,
+        CmpOp::Neu,
+        CmpOp::Ltu,
+        CmpOp::Leu,
+        CmpOp::Gtu,
+        CmpOp::Geu,
+        CmpOp::Num,
+        CmpOp::Nan,
+    ];
+
     /// The PTX comparison name.
     pub fn name(self) -> &'static str {
         match self {

@@ -99,10 +99,44 @@ impl Memory {
             Memory::Prefetch { .. } => 0,
         }
     }
+    /// A `.shared::cluster` address or a cluster-scope order: sm_90 and PTX 7.8.
+    fn needs_cluster(&self) -> bool {
+        match self {
+            Memory::Ld { space, order, .. } | Memory::St { space, order, .. } => {
+                *space == StateSpace::SharedCluster
+                    || order.map(|o| o.scope()) == Some(Scope::Cluster)
+            }
+            Memory::Prefetch { .. } => false,
+        }
+    }
 }
 
-fn order_scope(order: Option<MemOrder>) -> Option<Scope> {
-    order.map(|o| o.scope())
+/// The rules loads and stores share: 1, 2 or 4 elements of a type that lives in memory, each in
+/// a register of the element's width (an 8-bit element in any wider register).
+fn check_elements(
+    m: &'static str,
+    ty: Type,
+    n: usize,
+    regs: impl IntoIterator<Item = Reg>,
+) -> Result<(), IrError> {
+    if !matches!(n, 1 | 2 | 4) {
+        return Err(IrError::bad(
+            m,
+            format!("{n} elements: scalar, v2 or v4 only"),
+        ));
+    }
+    if ty == Type::Pred {
+        return Err(IrError::bad(m, "predicates do not live in memory"));
+    }
+    for r in regs {
+        if r.ty.bits() < ty.bits() || (ty.bits() > 8 && r.ty.bits() != ty.bits()) {
+            return Err(IrError::bad(
+                m,
+                format!("{} register for a {ty} element", r.ty),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl OpInfo for Memory {
@@ -114,27 +148,17 @@ impl OpInfo for Memory {
         }
     }
     fn requires(&self) -> Requirement {
-        let cluster = match self {
-            Memory::Ld { space, order, .. } | Memory::St { space, order, .. } => {
-                *space == StateSpace::SharedCluster || order_scope(*order) == Some(Scope::Cluster)
-            }
-            Memory::Prefetch { .. } => false,
-        };
-        if cluster {
+        if self.needs_cluster() {
             Requirement::at_least(Target::Sm90a)
         } else {
             Requirement::ANY
         }
     }
     fn ptx_version(&self) -> PtxVersion {
-        match self {
-            Memory::Ld { space, order, .. } | Memory::St { space, order, .. }
-                if *space == StateSpace::SharedCluster
-                    || order_scope(*order) == Some(Scope::Cluster) =>
-            {
-                PtxVersion::new(7, 8)
-            }
-            _ => PtxVersion::new(6, 0),
+        if self.needs_cluster() {
+            PtxVersion::new(7, 8)
+        } else {
+            PtxVersion::new(6, 0)
         }
     }
     fn check(&self) -> Result<(), IrError> {
@@ -150,23 +174,7 @@ impl OpInfo for Memory {
                 cache,
                 ..
             } => {
-                if !matches!(n, 1 | 2 | 4) {
-                    return Err(IrError::bad(
-                        m,
-                        format!("{n} elements: scalar, v2 or v4 only"),
-                    ));
-                }
-                if *ty == Type::Pred {
-                    return Err(IrError::bad(m, "predicates do not live in memory"));
-                }
-                for d in dsts {
-                    if d.ty.bits() < ty.bits() || (ty.bits() > 8 && d.ty.bits() != ty.bits()) {
-                        return Err(IrError::bad(
-                            m,
-                            format!("{} register for a {ty} element", d.ty),
-                        ));
-                    }
-                }
+                check_elements(m, *ty, n, dsts.iter().copied())?;
                 if *nc && *space != StateSpace::Global {
                     return Err(IrError::bad(m, "the .nc path reads global memory only"));
                 }
@@ -185,25 +193,7 @@ impl OpInfo for Memory {
                 cache,
                 ..
             } => {
-                if !matches!(n, 1 | 2 | 4) {
-                    return Err(IrError::bad(
-                        m,
-                        format!("{n} elements: scalar, v2 or v4 only"),
-                    ));
-                }
-                if *ty == Type::Pred {
-                    return Err(IrError::bad(m, "predicates do not live in memory"));
-                }
-                for s in srcs {
-                    if let Operand::Reg(r) = s {
-                        if r.ty.bits() < ty.bits() || (ty.bits() > 8 && r.ty.bits() != ty.bits()) {
-                            return Err(IrError::bad(
-                                m,
-                                format!("{} register for a {ty} element", r.ty),
-                            ));
-                        }
-                    }
-                }
+                check_elements(m, *ty, n, srcs.iter().filter_map(Operand::reg))?;
                 if matches!(space, StateSpace::Param | StateSpace::Const) {
                     return Err(IrError::bad(
                         m,

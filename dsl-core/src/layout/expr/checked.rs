@@ -17,26 +17,9 @@ fn overflow(what: &str) -> LayoutError {
 }
 
 /// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`: after this check the
-/// algebra's unchecked arithmetic on `l` cannot overflow for in-range indices.
+/// algebra's arithmetic on `l` cannot overflow for in-range indices.
 pub fn check_layout(l: &Layout) -> Result<(), LayoutError> {
-    let extents = l.shape().flatten_ints();
-    let strides = l.stride().flatten_ints();
-    let mut size: i64 = 1;
-    let mut span: i64 = 0;
-    for (e, d) in extents.iter().zip(&strides) {
-        size = size
-            .checked_mul(*e)
-            .ok_or_else(|| overflow(&l.to_string()))?;
-        let reach = e
-            .checked_sub(1)
-            .ok_or_else(|| overflow(&l.to_string()))?
-            .checked_mul(d.checked_abs().ok_or_else(|| overflow(&l.to_string()))?)
-            .ok_or_else(|| overflow(&l.to_string()))?;
-        span = span
-            .checked_add(reach)
-            .ok_or_else(|| overflow(&l.to_string()))?;
-    }
-    Ok(())
+    l.check_range()
 }
 
 /// `check_layout` of a composed layout's inner layout, and room for its offset.
@@ -56,56 +39,9 @@ pub fn check_composed(c: &ComposedLayout) -> Result<(), LayoutError> {
         .ok_or_else(|| overflow(&c.to_string()))
 }
 
-/// CuTe's `crd2idx(crd, shape, stride)` with every step checked; an int coordinate at any level is
-/// split colexicographically over that mode, the last mode taking what is left (as CuTe does).
+/// CuTe's `crd2idx(crd, shape, stride)`, every step checked (see [`IntTuple::crd2idx`]).
 pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<i64, LayoutError> {
-    let fail = || LayoutError::Overflow {
-        op: "crd2idx",
-        args: format!("{crd}, {shape}, {stride}"),
-    };
-    match (crd, shape, stride) {
-        (IntTuple::Int(c), IntTuple::Int(_), IntTuple::Int(d)) => {
-            c.checked_mul(*d).ok_or_else(fail)
-        }
-        (IntTuple::Int(c), IntTuple::Tuple(s), IntTuple::Tuple(d)) if s.len() == d.len() => {
-            let mut rest = *c;
-            let mut acc: i64 = 0;
-            for (i, (sm, dm)) in s.iter().zip(d).enumerate() {
-                let here = if i + 1 == s.len() {
-                    rest
-                } else {
-                    let sz = checked_product(sm).ok_or_else(fail)?;
-                    let r = rest % sz;
-                    rest = rest / sz;
-                    r
-                };
-                let v = crd2idx(&IntTuple::Int(here), sm, dm)?;
-                acc = acc.checked_add(v).ok_or_else(fail)?;
-            }
-            Ok(acc)
-        }
-        (IntTuple::Tuple(c), IntTuple::Tuple(s), IntTuple::Tuple(d))
-            if c.len() == s.len() && s.len() == d.len() =>
-        {
-            let mut acc: i64 = 0;
-            for ((cm, sm), dm) in c.iter().zip(s).zip(d) {
-                acc = acc.checked_add(crd2idx(cm, sm, dm)?).ok_or_else(fail)?;
-            }
-            Ok(acc)
-        }
-        _ => Err(LayoutError::CoordinateMismatch {
-            coord: crd.to_string(),
-            shape: shape.to_string(),
-        }),
-    }
-}
-
-/// The product of a shape's extents, `None` on overflow or a non-positive extent.
-pub fn checked_product(t: &IntTuple) -> Option<i64> {
-    t.flatten_ints().into_iter().try_fold(
-        1i64,
-        |acc, e| if e >= 1 { acc.checked_mul(e) } else { None },
-    )
+    shape.crd2idx(crd, stride)
 }
 
 /// The offset of coordinate `crd` (an int index or a tuple) in `l`, checked.
@@ -125,7 +61,7 @@ pub fn eval_composed(c: &ComposedLayout, crd: &IntTuple) -> Result<i64, LayoutEr
 
 /// `size(l)`, refusing more than [`MAX_VALUES`] (a list the terminal can take).
 pub fn listable_size(what: &str, shape: &IntTuple) -> Result<i64, LayoutError> {
-    match checked_product(shape) {
+    match shape.checked_product() {
         Some(n) if n <= MAX_VALUES => Ok(n),
         _ => Err(LayoutError::precondition(
             "values",

@@ -516,16 +516,8 @@ fn dispatch(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
         "idx2crd" => {
             let idx = c.int(0)?;
             let shape = c.shape(1)?;
-            if checked::checked_product(&shape).is_none() {
-                return Err(c.wrap(LayoutError::BadExtent {
-                    shape: shape.to_string(),
-                    extent: shape
-                        .flatten_ints()
-                        .into_iter()
-                        .find(|&e| e < 1)
-                        .unwrap_or(0),
-                }));
-            }
+            // A shape is valid when its column-major layout is: extents >= 1, size within i64.
+            Layout::col_major(shape.clone()).map_err(|e| c.wrap(e))?;
             Ok(match shape.idx2crd(idx) {
                 IntTuple::Int(n) => Value::Int(n),
                 t => Value::Tuple(t),

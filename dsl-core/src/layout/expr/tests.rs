@@ -288,15 +288,15 @@ fn unknown_functions_suggest_the_nearest_name() {
 #[test]
 fn operation_errors_name_the_call() {
     // CuTe rejects this composition (stride 3 breaks the divisibility condition on the shape
-    // (3,5); before the algebra is merged it is "not written yet"): either way the error names the
-    // call.
+    // (3,5)): the error names the call once, then the rule.
     let e = err("size(composition(((3,5),8):((8,24),1), (2,8):(3,6)))");
     assert_eq!(column_of(&e), 6);
+    let text = e.to_string();
     assert!(
-        e.to_string()
-            .starts_with("in composition(((3,5),8):((8,24),1), (2,8):(3,6)): "),
+        text.starts_with("composition(((3,5),8):((8,24),1), (2,8):(3,6)): "),
         "{e}"
     );
+    assert_eq!(text.matches("composition(").count(), 2, "{e}");
     let e = err("crd2idx((1,2,3), (4,8), (8,1))");
     assert!(
         e.to_string()

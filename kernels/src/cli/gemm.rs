@@ -1,0 +1,1068 @@
+//! `rute gemm`: run rute's GEMM on random data, check it against cuBLAS, time both.
+//!
+//! Parsing and the suites' shape lists are pure (tested here without a GPU); running needs the
+//! `gpu` feature and a device. Exit status: 0 all passed, 1 a check failed or the GPU (or the
+//! build) could not run it, 2 a usage error.
+
+use std::io::{BufRead, Write};
+
+use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
+
+use super::USAGE_ERROR;
+
+const HELP: &str = "\
+usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
+                 [--kernel auto|naive|multistage] [--check] [--bench] [--repeats R] [--seed S]
+       rute gemm --suite correctness|bench [--dtype ..] [--acc ..] [--kernel ..]
+                 [--repeats R] [--seed S] [--out FILE.md]
+
+D = A * B^T with A (M x K) and B (N x K) row-major (K contiguous) and D (M x N) row-major,
+on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN before each run.
+
+  --check     compare with cuBLAS (f32 compute): relative Frobenius error, PASS under
+              1e-2 (f16 accumulation) or 2e-3 (f32); exit status 1 on FAIL
+  --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
+              repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
+  --repeats   timed repeats (default 20)
+  --seed      seed of the random inputs (default 1)
+  --suite correctness   square 128..8192 and 38 odd shapes, every dtype/acc pair the kernel
+                        takes unless --dtype/--acc pick one; a table last
+  --suite bench         4096^3, 8192^3, 2048^3 and 81920 x 256 x 256, each checked, then timed
+                        against cuBLAS; a table last, and in FILE.md with --out
+
+Defaults: --dtype f16 --acc f32 --kernel auto (the fastest kernel of this build that takes
+the problem). Without --check or --bench the GEMM runs once and every output is checked to
+have been written.";
+
+/// Which fixed list of shapes `--suite` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// Square powers of two and odd shapes, checked against cuBLAS.
+    Correctness,
+    /// The benchmark shapes, checked then timed.
+    Bench,
+}
+
+/// The options every form takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// `--dtype`, if given.
+    pub dtype: Option<GemmDtype>,
+    /// `--acc`, if given.
+    pub acc: Option<Accum>,
+    /// `--kernel` (default `auto`).
+    pub kernel: KernelChoice,
+    /// `--repeats` (default 20, at least 1).
+    pub repeats: usize,
+    /// `--seed` (default 1).
+    pub seed: u64,
+}
+
+/// What the arguments ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// `--help`.
+    Help,
+    /// One shape.
+    Single {
+        /// (M, N, K).
+        shape: (usize, usize, usize),
+        /// `--check`.
+        check: bool,
+        /// `--bench`.
+        bench: bool,
+        /// The rest.
+        opts: Options,
+    },
+    /// `--suite`.
+    Suite {
+        /// Which.
+        suite: Suite,
+        /// `--out`, a markdown file for the results.
+        out: Option<String>,
+        /// The rest.
+        opts: Options,
+    },
+}
+
+/// Default timed repeats.
+pub const DEFAULT_REPEATS: usize = 20;
+
+/// Parses `rute gemm`'s arguments; the error is a sentence for the usage message.
+pub fn parse(args: &[String]) -> Result<Request, String> {
+    let mut dims: [Option<usize>; 3] = [None; 3];
+    let mut opts = Options {
+        dtype: None,
+        acc: None,
+        kernel: KernelChoice::Auto,
+        repeats: DEFAULT_REPEATS,
+        seed: 1,
+    };
+    let (mut check, mut bench) = (false, false);
+    let mut suite = None;
+    let mut out = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        // `--name=value` and `--name value` both work.
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |what: &str| -> Result<String, String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => rest
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| format!("{name} needs a value: {what}")),
+            }
+        };
+        match name {
+            "--help" | "-h" => return Ok(Request::Help),
+            "--m" | "--n" | "--k" => {
+                let v = value("a positive integer")?;
+                let d: usize = v
+                    .parse()
+                    .map_err(|_| format!("{name} takes a non-negative integer, not `{v}`"))?;
+                dims[match name {
+                    "--m" => 0,
+                    "--n" => 1,
+                    _ => 2,
+                }] = Some(d);
+            }
+            "--dtype" => {
+                opts.dtype = Some(match value("f16 or bf16")?.as_str() {
+                    "f16" => GemmDtype::F16,
+                    "bf16" => GemmDtype::Bf16,
+                    v => return Err(format!("--dtype takes f16 or bf16, not `{v}`")),
+                })
+            }
+            "--acc" => {
+                opts.acc = Some(match value("f16 or f32")?.as_str() {
+                    "f16" => Accum::F16,
+                    "f32" => Accum::F32,
+                    v => return Err(format!("--acc takes f16 or f32, not `{v}`")),
+                })
+            }
+            "--kernel" => {
+                let v = value(&kernel_names())?;
+                opts.kernel = KernelChoice::ALL
+                    .into_iter()
+                    .find(|c| c.name() == v)
+                    .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
+            }
+            "--repeats" => {
+                let v = value("a positive integer")?;
+                opts.repeats = v
+                    .parse()
+                    .ok()
+                    .filter(|&r| r >= 1)
+                    .ok_or_else(|| format!("--repeats takes a positive integer, not `{v}`"))?;
+            }
+            "--seed" => {
+                let v = value("an integer")?;
+                opts.seed = v
+                    .parse()
+                    .map_err(|_| format!("--seed takes a non-negative integer, not `{v}`"))?;
+            }
+            "--suite" => {
+                suite = Some(match value("correctness or bench")?.as_str() {
+                    "correctness" => Suite::Correctness,
+                    "bench" => Suite::Bench,
+                    v => return Err(format!("--suite takes correctness or bench, not `{v}`")),
+                })
+            }
+            "--out" => out = Some(value("a file path")?),
+            "--check" if inline.is_none() => check = true,
+            "--bench" if inline.is_none() => bench = true,
+            _ => return Err(format!("unknown option `{arg}`")),
+        }
+    }
+    match (suite, dims) {
+        (Some(suite), [None, None, None]) => {
+            if check || bench {
+                return Err(
+                    "--suite checks (and, for bench, times) by itself; drop --check/--bench".into(),
+                );
+            }
+            Ok(Request::Suite { suite, out, opts })
+        }
+        (Some(_), _) => Err("--suite runs its own shapes; drop --m/--n/--k".into()),
+        (None, [Some(m), Some(n), Some(k)]) => {
+            if out.is_some() {
+                return Err("--out goes with --suite".into());
+            }
+            Ok(Request::Single {
+                shape: (m, n, k),
+                check,
+                bench,
+                opts,
+            })
+        }
+        (None, _) => {
+            let missing: Vec<&str> = ["--m", "--n", "--k"]
+                .into_iter()
+                .zip(dims)
+                .filter(|(_, d)| d.is_none())
+                .map(|(n, _)| n)
+                .collect();
+            Err(format!(
+                "{} missing: give --m, --n and --k, or --suite",
+                missing.join(", ")
+            ))
+        }
+    }
+}
+
+fn kernel_names() -> String {
+    let names: Vec<&str> = KernelChoice::ALL.iter().map(|c| c.name()).collect();
+    names.join(", ")
+}
+
+// Used by the GPU half only; tested in every build.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+/// Square sizes of the correctness suite: 128 to 8192, powers of two.
+pub fn square_shapes() -> Vec<(usize, usize, usize)> {
+    (7..=13).map(|p| (1usize << p, 1 << p, 1 << p)).collect()
+}
+
+// Used by the GPU half only; tested in every build.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+/// Odd shapes of the correctness suite: M and N not multiples of 128 (most not of 16 or 8),
+/// K below the 32-deep k-tile, K multiples of 8 for kernels that need 16-byte rows, and a few
+/// K that are not (a kernel that cannot take them refuses or falls back).
+pub const ODD_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 8),
+    (1, 1, 1),
+    (7, 9, 8),
+    (17, 33, 16),
+    (31, 63, 24),
+    (100, 100, 40),
+    (127, 129, 32),
+    (129, 127, 64),
+    (255, 257, 136),
+    (200, 72, 8),
+    (72, 200, 16),
+    (333, 111, 96),
+    (513, 385, 200),
+    (1000, 8, 64),
+    (8, 1000, 64),
+    (1023, 1025, 1016),
+    (1500, 700, 512),
+    (640, 1800, 24),
+    (2047, 129, 2056),
+    (129, 2047, 2040),
+    (3000, 3000, 1000),
+    (4095, 4097, 72),
+    (4097, 255, 4104),
+    (81919, 257, 256),
+    (257, 8191, 128),
+    (5000, 96, 3000),
+    (96, 5000, 3000),
+    (1, 4096, 4096),
+    (4096, 1, 4096),
+    (6000, 6000, 8),
+    (4000, 3, 264),
+    (11, 6000, 520),
+    (33, 65, 13),
+    (100, 37, 1),
+    (513, 129, 77),
+    (1, 4095, 255),
+    (2000, 3000, 1001),
+    (777, 333, 4099),
+];
+
+// Used by the GPU half only; tested in every build.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+/// Shapes of the benchmark suite, in the issue's order.
+pub const BENCH_SHAPES: &[(usize, usize, usize)] = &[
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (2048, 2048, 2048),
+    (81920, 256, 256),
+];
+
+// Used by the GPU half only; tested in every build.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+/// The (dtype, acc) pairs a suite runs: the ones given, else every supported pair.
+pub fn pairs(opts: &Options) -> Vec<(GemmDtype, Accum)> {
+    let dtypes = opts
+        .dtype
+        .map_or(vec![GemmDtype::F16, GemmDtype::Bf16], |d| vec![d]);
+    let accs = opts.acc.map_or(vec![Accum::F32, Accum::F16], |a| vec![a]);
+    let explicit = opts.dtype.is_some() && opts.acc.is_some();
+    dtypes
+        .iter()
+        .flat_map(|&d| accs.iter().map(move |&a| (d, a)))
+        // An unsupported pair nobody asked for is no case; one asked for reports its error.
+        .filter(|&(d, a)| explicit || !(d == GemmDtype::Bf16 && a == Accum::F16))
+        .collect()
+}
+
+/// The problem of one case, checked without a GPU (shapes, types, the kernel's limits).
+fn problem(
+    shape: (usize, usize, usize),
+    dtype: GemmDtype,
+    acc: Accum,
+    kernel: KernelChoice,
+) -> Problem {
+    Problem {
+        m: shape.0,
+        n: shape.1,
+        k: shape.2,
+        dtype,
+        acc,
+        kernel,
+    }
+}
+
+fn precheck(p: &Problem) -> Result<(), String> {
+    let lens = BufferLens::for_shape(p.m, p.n, p.k).ok_or_else(|| {
+        format!(
+            "{} x {} x {} has operands too large to count",
+            p.m, p.n, p.k
+        )
+    })?;
+    check(p, lens).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// Runs `rute gemm` with `args`; returns the exit status.
+pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let request = match parse(args) {
+        Ok(Request::Help) => {
+            let _ = writeln!(out, "{HELP}");
+            return 0;
+        }
+        Ok(r) => r,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}\n\n{HELP}");
+            return USAGE_ERROR;
+        }
+    };
+    // Inputs that no kernel takes are refused before a GPU is looked for.
+    if let Request::Single { shape, opts, .. } = &request {
+        let p = problem(
+            *shape,
+            opts.dtype.unwrap_or(GemmDtype::F16),
+            opts.acc.unwrap_or(Accum::F32),
+            opts.kernel,
+        );
+        if let Err(e) = precheck(&p) {
+            let _ = writeln!(err, "error: {e}");
+            return 1;
+        }
+    }
+    execute(&request, out, err)
+}
+
+#[cfg(not(feature = "gpu"))]
+fn execute(_: &Request, _: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let _ = writeln!(
+        err,
+        "error: this rute was built without GPU support; rebuild with `cargo build --release -p kernels --features gpu`"
+    );
+    1
+}
+
+#[cfg(feature = "gpu")]
+fn execute(request: &Request, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    gpu::execute(request, out, err)
+}
+
+#[cfg(feature = "gpu")]
+mod gpu {
+    //! The GPU half of `rute gemm`.
+
+    use std::io::Write;
+
+    use codegen_ptx::jit::{DeviceRepr, Jit};
+    use half::{bf16, f16};
+    use kernels::gemm::harness::{
+        bench_case, case_seed, check_case, BenchOutcome, CheckOutcome, Operands, SAMPLED_ENTRIES,
+    };
+    use kernels::gemm::metric::count_non_finite;
+    use kernels::gemm::{
+        Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, KernelChoice,
+    };
+
+    use super::{
+        pairs, precheck, problem, square_shapes, Options, Request, Suite, BENCH_SHAPES, ODD_SHAPES,
+    };
+
+    struct Ctx<'j> {
+        jit: &'j Jit,
+        gemm: Gemm<'j>,
+        cublas: CublasRef<'j>,
+    }
+
+    pub(super) fn execute(request: &Request, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+        let jit = match Jit::new(0) {
+            Ok(j) => j,
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                return 1;
+            }
+        };
+        let ctx = match Gemm::new(&jit).and_then(|gemm| {
+            Ok(Ctx {
+                jit: &jit,
+                gemm,
+                cublas: CublasRef::new(&jit)?,
+            })
+        }) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                return 1;
+            }
+        };
+        let limits = jit.limits();
+        let device = format!(
+            "{} (cc {}.{}, {} SMs, driver {}, PTX target {})",
+            jit.device_name().unwrap_or_else(|_| "unnamed GPU".into()),
+            limits.compute_capability.0,
+            limits.compute_capability.1,
+            limits.multiprocessors,
+            jit.driver_version(),
+            ctx.gemm.target()
+        );
+        let _ = writeln!(out, "device: {device}");
+        let result = match request {
+            Request::Help => Ok(true),
+            Request::Single {
+                shape,
+                check,
+                bench,
+                opts,
+            } => single(&ctx, *shape, *check, *bench, opts, out),
+            Request::Suite {
+                suite: Suite::Correctness,
+                out: file,
+                opts,
+            } => correctness(&ctx, opts, file.as_deref(), &device, out),
+            Request::Suite {
+                suite: Suite::Bench,
+                out: file,
+                opts,
+            } => bench_suite(&ctx, opts, file.as_deref(), &device, out),
+        };
+        match result {
+            Ok(true) => 0,
+            Ok(false) => 1,
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                1
+            }
+        }
+    }
+
+    /// Runs `f::<T>` for the element type `dtype` names.
+    macro_rules! by_dtype {
+        ($dtype:expr, $f:ident($($arg:expr),*)) => {
+            match $dtype {
+                GemmDtype::F16 => $f::<f16>($($arg),*),
+                GemmDtype::Bf16 => $f::<bf16>($($arg),*),
+            }
+        };
+    }
+
+    fn verdict(c: &CheckOutcome) -> &'static str {
+        if c.passed() {
+            "PASS"
+        } else {
+            "FAIL"
+        }
+    }
+
+    fn check_line(c: &CheckOutcome) -> String {
+        let mut s = format!(
+            "error {:.3e} (tolerance {:.1e}), {} unwritten: {}",
+            c.error,
+            c.tolerance,
+            c.unwritten,
+            verdict(c)
+        );
+        if c.reference_non_finite > 0 {
+            s += &format!(
+                " (cuBLAS left {} non-finite elements)",
+                c.reference_non_finite
+            );
+        }
+        s += &format!(
+            "; vs f64 on {} sampled entries: rute {:.3e}, cuBLAS {:.3e}",
+            SAMPLED_ENTRIES, c.f64_sampled.0, c.f64_sampled.1
+        );
+        s
+    }
+
+    fn bench_line(b: &BenchOutcome) -> String {
+        format!(
+            "rute {:.4} ms {:.2} TFLOP/s | cuBLAS {:.4} ms {:.2} TFLOP/s | ratio {:.3} (median of {} repeats, {} input set{})",
+            b.rute_ms,
+            b.rute_tflops(),
+            b.cublas_ms,
+            b.cublas_tflops(),
+            b.ratio(),
+            b.repeats,
+            b.sets,
+            if b.sets == 1 { "" } else { "s" }
+        )
+    }
+
+    fn run_once<T: GemmElem + DeviceRepr>(
+        ctx: &Ctx<'_>,
+        (m, n, k): (usize, usize, usize),
+        acc: Accum,
+        kernel: KernelChoice,
+        seed: u64,
+    ) -> Result<(String, usize), GemmError> {
+        let mut ops = Operands::<T>::random(ctx.jit, m, n, k, seed)?;
+        let plan = ctx.gemm.run(&GemmArgs {
+            m,
+            n,
+            k,
+            a: &ops.a,
+            b: &ops.b,
+            d: &mut ops.d,
+            acc,
+            kernel,
+        })?;
+        let d = ctx.jit.download(&ops.d)?;
+        Ok((plan.describe(), count_non_finite(&d)))
+    }
+
+    fn single(
+        ctx: &Ctx<'_>,
+        shape: (usize, usize, usize),
+        check: bool,
+        bench: bool,
+        opts: &Options,
+        out: &mut dyn Write,
+    ) -> Result<bool, Failure> {
+        let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
+        let acc = opts.acc.unwrap_or(Accum::F32);
+        let (m, n, k) = shape;
+        let seed = case_seed(opts.seed, m, n, k);
+        let _ = writeln!(
+            out,
+            "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}",
+            opts.kernel
+        );
+        let mut ok = true;
+        if !check && !bench {
+            let (plan, unwritten) = by_dtype!(dtype, run_once(ctx, shape, acc, opts.kernel, seed))?;
+            ok = unwritten == 0;
+            let _ = writeln!(
+                out,
+                "ran: {plan}; {unwritten} of {} outputs unwritten: {}",
+                m * n,
+                if ok { "PASS" } else { "FAIL" }
+            );
+        }
+        if check {
+            let c = by_dtype!(
+                dtype,
+                check_case(
+                    ctx.jit,
+                    &ctx.gemm,
+                    &ctx.cublas,
+                    shape,
+                    acc,
+                    opts.kernel,
+                    seed
+                )
+            )?;
+            let _ = writeln!(out, "plan: {}", c.plan.describe());
+            let _ = writeln!(out, "check: {}", check_line(&c));
+            ok &= c.passed();
+        }
+        if bench {
+            let b = by_dtype!(
+                dtype,
+                bench_case(
+                    ctx.jit,
+                    &ctx.gemm,
+                    &ctx.cublas,
+                    shape,
+                    acc,
+                    opts.kernel,
+                    opts.repeats,
+                    seed
+                )
+            )?;
+            if !check {
+                let _ = writeln!(out, "plan: {}", b.plan.describe());
+            }
+            let _ = writeln!(out, "bench: {}", bench_line(&b));
+        }
+        Ok(ok)
+    }
+
+    /// What stops a run: the GEMM (or the GPU), or the results file.
+    #[derive(Debug, thiserror::Error)]
+    pub(super) enum Failure {
+        /// The GEMM, cuBLAS or the GPU.
+        #[error("{0}")]
+        Gemm(#[from] GemmError),
+        /// The `--out` file.
+        #[error("the results could not be written to {path}: {source}")]
+        Write {
+            /// The path given.
+            path: String,
+            /// The OS's error.
+            source: std::io::Error,
+        },
+    }
+
+    fn write_file(path: &str, text: &str, out: &mut dyn Write) -> Result<(), Failure> {
+        std::fs::write(path, text).map_err(|source| Failure::Write {
+            path: path.to_string(),
+            source,
+        })?;
+        let _ = writeln!(out, "results written to {path}");
+        Ok(())
+    }
+
+    fn header(title: &str, device: &str, opts: &Options) -> String {
+        let when = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        format!(
+            "# {title}\n\n- device: {device}\n- kernel: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
+            opts.kernel, opts.seed, opts.repeats
+        )
+    }
+
+    fn correctness(
+        ctx: &Ctx<'_>,
+        opts: &Options,
+        file: Option<&str>,
+        device: &str,
+        out: &mut dyn Write,
+    ) -> Result<bool, Failure> {
+        let shapes: Vec<_> = square_shapes()
+            .into_iter()
+            .chain(ODD_SHAPES.iter().copied())
+            .collect();
+        let mut rows = String::from("| dtype | acc | M | N | K | plan | rel. error | tolerance | unwritten | result |\n|---|---|---:|---:|---:|---|---:|---:|---:|---|\n");
+        let mut summary = Vec::new();
+        let mut all_ok = true;
+        for (dtype, acc) in pairs(opts) {
+            let (mut pass, mut fail, mut refused, mut errors) = (0, 0, 0, 0);
+            let mut worst = 0.0f64;
+            for &shape in &shapes {
+                let (m, n, k) = shape;
+                let label = format!("{dtype} {acc} {m:>6} x {n:>6} x {k:>6}");
+                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts.kernel)) {
+                    refused += 1;
+                    let _ = writeln!(out, "{label}  refused: {reason}");
+                    rows += &format!("| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | refused: {reason} |\n");
+                    continue;
+                }
+                let seed = case_seed(opts.seed, m, n, k);
+                match by_dtype!(
+                    dtype,
+                    check_case(
+                        ctx.jit,
+                        &ctx.gemm,
+                        &ctx.cublas,
+                        shape,
+                        acc,
+                        opts.kernel,
+                        seed
+                    )
+                ) {
+                    Ok(c) => {
+                        if c.passed() {
+                            pass += 1;
+                        } else {
+                            fail += 1;
+                        }
+                        // A NaN (unwritten output) stays the worst error once seen.
+                        worst = if worst.is_nan() || c.error.is_nan() {
+                            f64::NAN
+                        } else {
+                            worst.max(c.error)
+                        };
+                        let _ = writeln!(out, "{label}  {}  {}", c.plan.describe(), check_line(&c));
+                        rows += &format!(
+                            "| {dtype} | {acc} | {m} | {n} | {k} | {} | {:.3e} | {:.1e} | {} | {} |\n",
+                            c.plan.describe(),
+                            c.error,
+                            c.tolerance,
+                            c.unwritten,
+                            verdict(&c)
+                        );
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        let _ = writeln!(out, "{label}  ERROR: {e}");
+                        rows += &format!(
+                            "| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | ERROR: {e} |\n"
+                        );
+                        // A fault poisons the context; later cases would only repeat it.
+                        if matches!(e, GemmError::Jit(_)) {
+                            summary.push((dtype, acc, pass, fail, refused, errors, worst));
+                            finish_correctness(&summary, &rows, file, device, opts, out)?;
+                            return Ok(false);
+                        }
+                    }
+                }
+            }
+            all_ok &= fail == 0 && errors == 0;
+            summary.push((dtype, acc, pass, fail, refused, errors, worst));
+        }
+        finish_correctness(&summary, &rows, file, device, opts, out)?;
+        Ok(all_ok)
+    }
+
+    type SummaryRow = (GemmDtype, Accum, usize, usize, usize, usize, f64);
+
+    fn finish_correctness(
+        summary: &[SummaryRow],
+        rows: &str,
+        file: Option<&str>,
+        device: &str,
+        opts: &Options,
+        out: &mut dyn Write,
+    ) -> Result<(), Failure> {
+        let mut table = String::from("| dtype | acc | pass | fail | refused | errors | worst error |\n|---|---|---:|---:|---:|---:|---:|\n");
+        for (d, a, p, f, r, e, w) in summary {
+            table += &format!("| {d} | {a} | {p} | {f} | {r} | {e} | {w:.3e} |\n");
+        }
+        if let Some(path) = file {
+            let text = format!(
+                "{}## Summary\n\n{table}\n## Cases\n\n{rows}",
+                header("rute gemm --suite correctness", device, opts)
+            );
+            write_file(path, &text, out)?;
+        }
+        let _ = write!(out, "\n{table}");
+        Ok(())
+    }
+
+    fn bench_suite(
+        ctx: &Ctx<'_>,
+        opts: &Options,
+        file: Option<&str>,
+        device: &str,
+        out: &mut dyn Write,
+    ) -> Result<bool, Failure> {
+        let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
+        let acc = opts.acc.unwrap_or(Accum::F32);
+        let mut table = String::from(
+            "| M | N | K | dtype | acc | plan | rel. error | check | rute ms | rute TFLOP/s | cuBLAS ms | cuBLAS TFLOP/s | ratio |\n|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|\n",
+        );
+        let mut all_ok = true;
+        for &shape in BENCH_SHAPES {
+            let (m, n, k) = shape;
+            let seed = case_seed(opts.seed, m, n, k);
+            let _ = writeln!(out, "{m} x {n} x {k} {dtype} {acc}");
+            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts.kernel)) {
+                all_ok = false;
+                let _ = writeln!(out, "  refused: {reason}");
+                table += &format!(
+                    "| {m} | {n} | {k} | {dtype} | {acc} | refused: {reason} | | | | | | | |\n"
+                );
+                continue;
+            }
+            // Correct first: a wrong result is not timed.
+            let c = by_dtype!(
+                dtype,
+                check_case(
+                    ctx.jit,
+                    &ctx.gemm,
+                    &ctx.cublas,
+                    shape,
+                    acc,
+                    opts.kernel,
+                    seed
+                )
+            )?;
+            let _ = writeln!(out, "  {}: check: {}", c.plan.describe(), check_line(&c));
+            if !c.passed() {
+                all_ok = false;
+                table += &format!(
+                    "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | FAIL | | | | | |\n",
+                    c.plan.describe(),
+                    c.error
+                );
+                continue;
+            }
+            let b = by_dtype!(
+                dtype,
+                bench_case(
+                    ctx.jit,
+                    &ctx.gemm,
+                    &ctx.cublas,
+                    shape,
+                    acc,
+                    opts.kernel,
+                    opts.repeats,
+                    seed
+                )
+            )?;
+            let _ = writeln!(out, "  bench: {}", bench_line(&b));
+            table += &format!(
+                "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.4} | {:.2} | {:.3} |\n",
+                b.plan.describe(),
+                c.error,
+                b.rute_ms,
+                b.rute_tflops(),
+                b.cublas_ms,
+                b.cublas_tflops(),
+                b.ratio()
+            );
+        }
+        if let Some(path) = file {
+            let text = format!(
+                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set).\n\n{table}",
+                header("rute gemm --suite bench", device, opts)
+            );
+            write_file(path, &text, out)?;
+        }
+        let _ = write!(out, "\n{table}");
+        Ok(all_ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn opts() -> Options {
+        Options {
+            dtype: None,
+            acc: None,
+            kernel: KernelChoice::Auto,
+            repeats: DEFAULT_REPEATS,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn single_shape_with_every_option() {
+        let r = parse(&args(
+            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel naive --check --bench --repeats 5 --seed 9",
+        ));
+        assert_eq!(
+            r,
+            Ok(Request::Single {
+                shape: (4096, 256, 72),
+                check: true,
+                bench: true,
+                opts: Options {
+                    dtype: Some(GemmDtype::Bf16),
+                    acc: Some(Accum::F32),
+                    kernel: KernelChoice::Naive,
+                    repeats: 5,
+                    seed: 9,
+                },
+            })
+        );
+        assert_eq!(
+            parse(&args("--k 1 --m 2 --n 3")),
+            Ok(Request::Single {
+                shape: (2, 3, 1),
+                check: false,
+                bench: false,
+                opts: opts()
+            })
+        );
+    }
+
+    #[test]
+    fn suites_and_their_output_file() {
+        assert_eq!(
+            parse(&args("--suite bench --out results.md --kernel multistage")),
+            Ok(Request::Suite {
+                suite: Suite::Bench,
+                out: Some("results.md".into()),
+                opts: Options {
+                    kernel: KernelChoice::Multistage,
+                    ..opts()
+                }
+            })
+        );
+        assert_eq!(
+            parse(&args("--suite=correctness")),
+            Ok(Request::Suite {
+                suite: Suite::Correctness,
+                out: None,
+                opts: opts()
+            })
+        );
+    }
+
+    #[test]
+    fn usage_errors_say_what_is_wrong() {
+        let cases = [
+            (
+                "--m 1 --n 2",
+                "--k missing: give --m, --n and --k, or --suite",
+            ),
+            (
+                "",
+                "--m, --n, --k missing: give --m, --n and --k, or --suite",
+            ),
+            (
+                "--m x --n 1 --k 1",
+                "--m takes a non-negative integer, not `x`",
+            ),
+            (
+                "--m -3 --n 1 --k 1",
+                "--m takes a non-negative integer, not `-3`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --dtype f32",
+                "--dtype takes f16 or bf16, not `f32`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --acc bf16",
+                "--acc takes f16 or f32, not `bf16`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --kernel fast",
+                "--kernel takes auto, naive, multistage, not `fast`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --repeats 0",
+                "--repeats takes a positive integer, not `0`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --dtype",
+                "--dtype needs a value: f16 or bf16",
+            ),
+            (
+                "--suite fast",
+                "--suite takes correctness or bench, not `fast`",
+            ),
+            (
+                "--suite bench --m 4",
+                "--suite runs its own shapes; drop --m/--n/--k",
+            ),
+            (
+                "--suite bench --check",
+                "--suite checks (and, for bench, times) by itself; drop --check/--bench",
+            ),
+            ("--m 1 --n 1 --k 1 --out x.md", "--out goes with --suite"),
+            ("--m 1 --n 1 --k 1 --frob", "unknown option `--frob`"),
+            (
+                "--m 1 --n 1 --k 1 --check=yes",
+                "unknown option `--check=yes`",
+            ),
+        ];
+        for (a, want) in cases {
+            assert_eq!(parse(&args(a)), Err(want.to_string()), "{a}");
+        }
+        assert_eq!(parse(&args("--m 1 --help")), Ok(Request::Help));
+    }
+
+    #[test]
+    fn suite_shapes_cover_the_issue() {
+        let squares = square_shapes();
+        assert_eq!(
+            squares.iter().map(|s| s.0).collect::<Vec<_>>(),
+            [128, 256, 512, 1024, 2048, 4096, 8192]
+        );
+        assert!(squares.iter().all(|&(m, n, k)| m == n && n == k));
+        assert!(ODD_SHAPES.len() >= 30);
+        // Every odd shape has M or N off the 128 grid, and none repeats.
+        for (i, &(m, n, k)) in ODD_SHAPES.iter().enumerate() {
+            assert!(m % 128 != 0 || n % 128 != 0, "{m} x {n} x {k}");
+            assert!(
+                !ODD_SHAPES[..i].contains(&(m, n, k)),
+                "{m} x {n} x {k} twice"
+            );
+        }
+        let k_below_tile = ODD_SHAPES.iter().filter(|s| s.2 < 32).count();
+        let k_aligned = ODD_SHAPES.iter().filter(|s| s.2 % 8 == 0).count();
+        assert!(
+            k_below_tile >= 5 && k_aligned >= 30,
+            "{k_below_tile} {k_aligned}"
+        );
+        assert!(ODD_SHAPES.iter().any(|s| s.2 % 8 != 0));
+        assert_eq!(
+            BENCH_SHAPES,
+            [
+                (4096, 4096, 4096),
+                (8192, 8192, 8192),
+                (2048, 2048, 2048),
+                (81920, 256, 256)
+            ]
+        );
+    }
+
+    #[test]
+    fn suite_pairs_follow_the_options() {
+        assert_eq!(
+            pairs(&opts()),
+            [
+                (GemmDtype::F16, Accum::F32),
+                (GemmDtype::F16, Accum::F16),
+                (GemmDtype::Bf16, Accum::F32)
+            ]
+        );
+        let bf16_f16 = Options {
+            dtype: Some(GemmDtype::Bf16),
+            acc: Some(Accum::F16),
+            ..opts()
+        };
+        // Asked for explicitly: kept, so that its refusal is reported.
+        assert_eq!(pairs(&bf16_f16), [(GemmDtype::Bf16, Accum::F16)]);
+    }
+
+    fn rute(a: &str) -> (i32, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&args(a), &mut "".as_bytes(), &mut out, &mut err);
+        (
+            code,
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn bad_problems_are_refused_before_any_gpu() {
+        let (code, out, err) = rute("--m 0 --n 4 --k 4");
+        assert_eq!((code, out.as_str()), (1, ""));
+        assert_eq!(
+            err,
+            "error: M is 0; every dimension of a GEMM must be at least 1\n"
+        );
+        let (code, _, err) = rute("--m 4 --n 4 --k 4 --dtype bf16 --acc f16");
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("bf16 inputs with f16 accumulation are not supported"),
+            "{err}"
+        );
+        let (code, _, err) = rute("--m 4 --n 4 --k 4 --kernel nope");
+        assert_eq!(code, USAGE_ERROR);
+        assert!(err.contains("usage: rute gemm"), "{err}");
+    }
+
+    /// Without the feature the subcommand says so; with it, on a machine without a GPU it says
+    /// why the GPU cannot be used (exit status 1, a sentence on stderr), and on one with a GPU
+    /// the check passes.
+    #[test]
+    fn a_valid_problem_runs_or_fails_loudly() {
+        let (code, out, err) = rute("--m 64 --n 48 --k 40 --check");
+        if !cfg!(feature = "gpu") {
+            assert_eq!(code, 1, "{err}");
+            assert!(err.contains("built without GPU support"), "{err}");
+        } else if code == 0 {
+            assert!(
+                out.contains("check: error ") && out.contains(": PASS"),
+                "{out}"
+            );
+        } else {
+            assert_eq!(code, 1, "{out}{err}");
+            assert!(err.starts_with("error: no usable GPU: "), "{err}");
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! What `rute gemm` and the GPU tests share: seeded random operands, poisoned outputs, a
+//! correctness case against cuBLAS and a timed comparison with cuBLAS from the same run.
+
+use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError};
+use cudarc::driver::{result as driver, sys};
+
+use super::check::{BufferLens, Plan};
+use super::metric::{count_non_finite, relative_frobenius_error, sampled_f64_error};
+use super::runtime::{Gemm, GemmArgs, GemmError};
+use super::{Accum, CublasRef, GemmElem, KernelChoice};
+
+/// The byte every output byte is set to before a run: `0xFFFF` is a NaN in f16 and in bf16,
+/// and no GEMM of finite inputs produces it.
+pub const POISON_BYTE: u8 = 0xFF;
+
+/// xorshift64*: reproducible pseudo-random numbers without a dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed` (a zero seed is replaced: xorshift would stay at zero).
+    pub fn new(seed: u64) -> Self {
+        Rng(if seed == 0 {
+            0x9e37_79b9_7f4a_7c15
+        } else {
+            seed
+        })
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [-1, 1), in steps of 2^-23.
+    pub fn uniform(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    /// `len` values uniform in [-1, 1), rounded to `T`.
+    pub fn matrix<T: GemmElem>(&mut self, len: usize) -> Vec<T> {
+        (0..len).map(|_| T::from_f32(self.uniform())).collect()
+    }
+}
+
+/// A seed for one case, mixed from the run's seed and the shape, so that every shape draws
+/// different inputs.
+pub fn case_seed(seed: u64, m: usize, n: usize, k: usize) -> u64 {
+    let mut h = seed ^ 0x5851_f42d_4c95_7f2d;
+    for v in [m, n, k] {
+        h = (h ^ v as u64)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(17);
+    }
+    h
+}
+
+/// A device GEMM's three buffers.
+#[derive(Debug)]
+pub struct Operands<T> {
+    /// `m x k`, random.
+    pub a: CudaSlice<T>,
+    /// `n x k`, random.
+    pub b: CudaSlice<T>,
+    /// `m x n`, poisoned.
+    pub d: CudaSlice<T>,
+}
+
+impl<T: GemmElem + DeviceRepr> Operands<T> {
+    /// A and B uniform in [-1, 1) drawn from `seed`, D poisoned.
+    pub fn random(jit: &Jit, m: usize, n: usize, k: usize, seed: u64) -> Result<Self, GemmError> {
+        let lens = BufferLens::for_shape(m, n, k).ok_or(GemmError::Input(
+            super::InputError::SizeOverflow {
+                buffer: "A, B or D",
+                rows: m.max(n),
+                cols: k.max(n),
+            },
+        ))?;
+        let mut rng = Rng::new(seed);
+        let a = jit.upload(&rng.matrix::<T>(lens.a))?;
+        let b = jit.upload(&rng.matrix::<T>(lens.b))?;
+        let mut d = jit.upload(&vec![T::from_f32(0.0); lens.d])?;
+        poison(jit, &mut d)?;
+        Ok(Operands { a, b, d })
+    }
+}
+
+/// Sets every byte of `buf` to [`POISON_BYTE`] (queued on the `Jit`'s stream).
+pub fn poison<T: DeviceRepr>(jit: &Jit, buf: &mut CudaSlice<T>) -> Result<(), GemmError> {
+    let bytes = buf.len() * std::mem::size_of::<T>();
+    let stream = jit.stream();
+    let (ptr, _record) = buf.device_ptr(stream);
+    // SAFETY: `ptr` is the start of a live allocation of `bytes` bytes owned by `buf`, which
+    // this function borrows mutably across the call; the memset is queued on the stream every
+    // use of the buffer goes to. 0xFF bytes are a valid (NaN) f16/bf16 pattern.
+    unsafe { driver::memset_d8_async(ptr, POISON_BYTE, bytes, stream.cu_stream()) }.map_err(|e| {
+        GemmError::Jit(JitError::Driver {
+            call: "cuMemsetD8Async",
+            reason: format!("{e:?}"),
+        })
+    })
+}
+
+/// The L2 cache's size in bytes (0 if the driver does not say).
+pub fn l2_bytes(jit: &Jit) -> usize {
+    jit.context()
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+        .ok()
+        .and_then(|v| usize::try_from(v).ok())
+        .unwrap_or(0)
+}
+
+/// The outcome of one correctness case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOutcome {
+    /// The plan rute ran.
+    pub plan: Plan,
+    /// `||D - D_cublas|| / ||D_cublas||`, NaN if any element is not finite.
+    pub error: f64,
+    /// The largest error that passes.
+    pub tolerance: f64,
+    /// Elements of rute's D still poisoned (or otherwise not finite) after the run.
+    pub unwritten: usize,
+    /// Elements of cuBLAS's D not finite (a broken reference, not a rute failure).
+    pub reference_non_finite: usize,
+    /// The relative error of rute's D and of cuBLAS's D against f64 dot products on the host, over
+    /// [`SAMPLED_ENTRIES`] sampled entries: an independent reference (rute's D can be bit-identical
+    /// to cuBLAS's where both add the same 16-wide tensor-core products in the same k order).
+    pub f64_sampled: (f64, f64),
+}
+
+/// How many entries of D [`check_case`] recomputes in f64 on the host.
+pub const SAMPLED_ENTRIES: usize = 512;
+
+impl CheckOutcome {
+    /// Every element written, finite, and the error within the tolerance, against cuBLAS and
+    /// against the sampled f64 reference.
+    pub fn passed(&self) -> bool {
+        self.unwritten == 0
+            && self.reference_non_finite == 0
+            && self.error <= self.tolerance
+            && self.f64_sampled.0 <= self.tolerance
+    }
+}
+
+/// Runs rute's GEMM and cuBLAS's on the same fresh random inputs (outputs poisoned first) and
+/// compares them.
+#[allow(clippy::too_many_arguments)]
+pub fn check_case<T: GemmElem + DeviceRepr>(
+    jit: &Jit,
+    gemm: &Gemm<'_>,
+    cublas: &CublasRef<'_>,
+    (m, n, k): (usize, usize, usize),
+    acc: Accum,
+    kernel: KernelChoice,
+    seed: u64,
+) -> Result<CheckOutcome, GemmError> {
+    let mut ops = Operands::<T>::random(jit, m, n, k, seed)?;
+    let mut reference = jit.upload(&vec![T::from_f32(0.0); m * n])?;
+    poison(jit, &mut reference)?;
+    let plan = gemm.run(&GemmArgs {
+        m,
+        n,
+        k,
+        a: &ops.a,
+        b: &ops.b,
+        d: &mut ops.d,
+        acc,
+        kernel,
+    })?;
+    cublas.gemm(m, n, k, &ops.a, &ops.b, &mut reference)?;
+    let got = jit.download(&ops.d)?;
+    let want = jit.download(&reference)?;
+    let (a, b) = (jit.download(&ops.a)?, jit.download(&ops.b)?);
+    let sampled = |d: &[T]| sampled_f64_error(&a, &b, d, (m, n, k), SAMPLED_ENTRIES, seed);
+    let f64_sampled = (sampled(&got), sampled(&want));
+    Ok(CheckOutcome {
+        plan,
+        error: relative_frobenius_error(&got, &want),
+        tolerance: acc.tolerance(),
+        unwritten: count_non_finite(&got),
+        reference_non_finite: count_non_finite(&want),
+        f64_sampled,
+    })
+}
+
+/// Device times of rute and cuBLAS on one shape, measured in the same run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchOutcome {
+    /// The plan rute ran.
+    pub plan: Plan,
+    /// Median time of one rute GEMM, ms.
+    pub rute_ms: f64,
+    /// Median time of one cuBLAS GEMM, ms.
+    pub cublas_ms: f64,
+    /// Input sets rotated through (more than one when one set fits in L2).
+    pub sets: usize,
+    /// Timed repeats (each runs the GEMM once on every set).
+    pub repeats: usize,
+    /// `2 * m * n * k`.
+    pub flops: f64,
+}
+
+impl BenchOutcome {
+    /// rute's rate in TFLOP/s.
+    pub fn rute_tflops(&self) -> f64 {
+        self.flops / (self.rute_ms * 1e-3) / 1e12
+    }
+
+    /// cuBLAS's rate in TFLOP/s.
+    pub fn cublas_tflops(&self) -> f64 {
+        self.flops / (self.cublas_ms * 1e-3) / 1e12
+    }
+
+    /// rute's throughput over cuBLAS's (`cublas_ms / rute_ms`): 1 is parity.
+    pub fn ratio(&self) -> f64 {
+        self.cublas_ms / self.rute_ms
+    }
+}
+
+/// How many input sets to rotate through so that consecutive runs do not find their inputs in
+/// L2: enough sets to cover twice the L2, at most 16, and within `memory_cap` bytes.
+pub fn rotating_sets(set_bytes: usize, l2_bytes: usize, memory_cap: usize) -> usize {
+    if set_bytes == 0 {
+        return 1;
+    }
+    let wanted = (2 * l2_bytes).div_ceil(set_bytes).clamp(1, 16);
+    wanted.min((memory_cap / set_bytes).max(1))
+}
+
+/// Device memory the rotating sets may take, at most.
+const ROTATION_CAP_BYTES: usize = 4 << 30;
+
+/// Times rute and cuBLAS on `(m, n, k)`: warm-up runs, then `repeats` samples, each the events'
+/// time of one GEMM on every rotating input set divided by the set count; reports the medians.
+#[allow(clippy::too_many_arguments)]
+pub fn bench_case<T: GemmElem + DeviceRepr>(
+    jit: &Jit,
+    gemm: &Gemm<'_>,
+    cublas: &CublasRef<'_>,
+    (m, n, k): (usize, usize, usize),
+    acc: Accum,
+    kernel: KernelChoice,
+    repeats: usize,
+    seed: u64,
+) -> Result<BenchOutcome, GemmError> {
+    let elem = std::mem::size_of::<T>();
+    let set_bytes = (m * k + n * k + m * n) * elem;
+    let sets = rotating_sets(set_bytes, l2_bytes(jit), ROTATION_CAP_BYTES);
+    let mut ops = Vec::with_capacity(sets);
+    for s in 0..sets {
+        ops.push(Operands::<T>::random(
+            jit,
+            m,
+            n,
+            k,
+            seed.wrapping_add(s as u64),
+        )?);
+    }
+    // One untimed run first: it compiles the plan and names it.
+    let first = &mut ops[0];
+    let plan = gemm.run(&GemmArgs {
+        m,
+        n,
+        k,
+        a: &first.a,
+        b: &first.b,
+        d: &mut first.d,
+        acc,
+        kernel,
+    })?;
+    // Jit::time takes work that fails with a JitError; a refusal of another kind is kept aside
+    // here and returned in place of the stand-in error that stops the timing loop.
+    let mut failure: Option<GemmError> = None;
+    let mut rute_once = |ops: &mut Vec<Operands<T>>| -> Result<(), JitError> {
+        for o in ops.iter_mut() {
+            match gemm.run(&GemmArgs {
+                m,
+                n,
+                k,
+                a: &o.a,
+                b: &o.b,
+                d: &mut o.d,
+                acc,
+                kernel,
+            }) {
+                Ok(_) => {}
+                Err(GemmError::Jit(e)) => return Err(e),
+                Err(e) => {
+                    failure = Some(e);
+                    return Err(JitError::Driver {
+                        call: "gemm",
+                        reason: "refused".into(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    };
+    // Warm-up beyond the one Jit::time does: clocks up, code and handles loaded.
+    for _ in 0..3 {
+        if let Err(e) = rute_once(&mut ops) {
+            return Err(failure.take().unwrap_or(GemmError::Jit(e)));
+        }
+    }
+    let rute = jit.time(repeats, || rute_once(&mut ops));
+    let rute = match rute {
+        Ok(t) => t,
+        Err(e) => return Err(failure.take().unwrap_or(GemmError::Jit(e))),
+    };
+    let mut cublas_failure: Option<GemmError> = None;
+    let mut cublas_once = |ops: &mut Vec<Operands<T>>| -> Result<(), JitError> {
+        for o in ops.iter_mut() {
+            if let Err(e) = cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d) {
+                cublas_failure = Some(e);
+                return Err(JitError::Driver {
+                    call: "cublasGemmEx",
+                    reason: "failed".into(),
+                });
+            }
+        }
+        Ok(())
+    };
+    for _ in 0..3 {
+        if let Err(e) = cublas_once(&mut ops) {
+            return Err(cublas_failure.take().unwrap_or(GemmError::Jit(e)));
+        }
+    }
+    let blas = match jit.time(repeats, || cublas_once(&mut ops)) {
+        Ok(t) => t,
+        Err(e) => return Err(cublas_failure.take().unwrap_or(GemmError::Jit(e))),
+    };
+    jit.synchronize()?;
+    Ok(BenchOutcome {
+        plan,
+        rute_ms: f64::from(rute.median_ms()) / sets as f64,
+        cublas_ms: f64::from(blas.median_ms()) / sets as f64,
+        sets,
+        repeats: repeats.max(1),
+        flops: 2.0 * m as f64 * n as f64 * k as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_covers_twice_the_l2_within_the_cap() {
+        let l2 = 50 << 20;
+        // 2048^3 f16: 24 MiB a set; 100 MiB / 24 MiB -> 5 sets.
+        assert_eq!(rotating_sets(24 << 20, l2, 4 << 30), 5);
+        // Larger than twice the L2: one set is enough.
+        assert_eq!(rotating_sets(384 << 20, l2, 4 << 30), 1);
+        // Tiny sets: at most 16.
+        assert_eq!(rotating_sets(1024, l2, 4 << 30), 16);
+        // The memory cap wins over the L2.
+        assert_eq!(rotating_sets(24 << 20, l2, 48 << 20), 2);
+        assert_eq!(rotating_sets(0, l2, 4 << 30), 1);
+    }
+
+    #[test]
+    fn random_values_are_uniform_in_the_unit_interval_and_seeded() {
+        let xs: Vec<f32> = (0..10_000)
+            .scan(Rng::new(7), |r, _| Some(r.uniform()))
+            .collect();
+        assert!(xs.iter().all(|x| (-1.0..1.0).contains(x)));
+        let mean = xs.iter().sum::<f32>() / xs.len() as f32;
+        assert!(mean.abs() < 0.05, "{mean}");
+        assert!(xs.iter().any(|&x| x < -0.9) && xs.iter().any(|&x| x > 0.9));
+        let again: Vec<f32> = (0..10_000)
+            .scan(Rng::new(7), |r, _| Some(r.uniform()))
+            .collect();
+        assert_eq!(xs, again);
+        assert_ne!(case_seed(1, 2, 3, 4), case_seed(1, 3, 2, 4));
+    }
+}

@@ -1,0 +1,172 @@
+//! GEMM: `D = A * B^T` with A (`M x K`) and B (`N x K`) K-major and D (`M x N`) row-major, f16 or
+//! bf16 in and out.
+//!
+//! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation.
+//! - [`check`](mod@check): the input checks as a pure function of shapes and buffer lengths, and the choice
+//!   of configuration ([`Plan`]); no GPU needed, so it is unit-tested here.
+//! - [`metric`]: the correctness metric, relative Frobenius error in f64.
+//! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
+//!   once (a thread-safe cache) and launches; `CublasRef`: cuBLAS's `cublasGemmEx` as the
+//!   reference, on the same stream.
+//!
+//! ```
+//! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Plan, Problem};
+//!
+//! let p = Problem { m: 100, n: 70, k: 13, dtype: GemmDtype::Bf16, acc: Accum::F32,
+//!                   kernel: KernelChoice::Auto };
+//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }).unwrap();
+//! assert_eq!(plan.launch_shape(100, 70).grid, (5, 7, 1));
+//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }).unwrap_err();
+//! assert!(e.to_string().contains("D has 6999 elements"), "{e}");
+//! ```
+
+pub mod check;
+#[cfg(feature = "gpu")]
+mod cublas;
+#[cfg(feature = "gpu")]
+pub mod harness;
+pub mod metric;
+pub mod naive;
+#[cfg(feature = "gpu")]
+mod runtime;
+
+pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
+pub use metric::relative_frobenius_error;
+pub use naive::gemm_naive;
+
+#[cfg(feature = "gpu")]
+pub use cublas::CublasRef;
+#[cfg(feature = "gpu")]
+pub use runtime::target_for;
+#[cfg(feature = "gpu")]
+pub use runtime::{Gemm, GemmArgs, GemmError};
+
+use dsl_core::kernel::DeviceType;
+use half::{bf16, f16};
+
+/// The element type of A, B and D.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GemmDtype {
+    /// IEEE half precision.
+    F16,
+    /// bfloat16.
+    Bf16,
+}
+
+impl GemmDtype {
+    /// The name the command line takes and prints: `f16` or `bf16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmDtype::F16 => "f16",
+            GemmDtype::Bf16 => "bf16",
+        }
+    }
+}
+
+impl std::fmt::Display for GemmDtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The type the products are summed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Accum {
+    /// Half precision (f16 inputs only: `mma.sync` has no bf16 form with an f16 sum).
+    F16,
+    /// Single precision.
+    F32,
+}
+
+impl Accum {
+    /// The name the command line takes and prints: `f16` or `f32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accum::F16 => "f16",
+            Accum::F32 => "f32",
+        }
+    }
+
+    /// The largest relative Frobenius error against cuBLAS (f32 compute) that passes: `1e-2`
+    /// for an f16 sum, `2e-3` for an f32 one.
+    pub fn tolerance(self) -> f64 {
+        match self {
+            Accum::F16 => 1e-2,
+            Accum::F32 => 2e-3,
+        }
+    }
+}
+
+impl std::fmt::Display for Accum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which kernel computes the product.
+///
+/// The seam for a new kernel: add its variant here, its `Plan` variant and the arm that picks it
+/// in `check::select`, then its arms in [`Plan::kernel`] and [`Plan::launch_shape`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelChoice {
+    /// The fastest kernel in this build that handles the problem.
+    Auto,
+    /// [`gemm_naive`]: any shape, f32 accumulation only.
+    Naive,
+    /// The multistage `mma.sync` kernel (`kernels::multistage`), when it is in the build.
+    Multistage,
+}
+
+impl KernelChoice {
+    /// The name the command line takes and prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelChoice::Auto => "auto",
+            KernelChoice::Naive => "naive",
+            KernelChoice::Multistage => "multistage",
+        }
+    }
+
+    /// Every choice, in the order `--help` lists them.
+    pub const ALL: [KernelChoice; 3] = [
+        KernelChoice::Auto,
+        KernelChoice::Naive,
+        KernelChoice::Multistage,
+    ];
+}
+
+impl std::fmt::Display for KernelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An element type the GEMMs take: `half::f16` or `half::bf16`.
+pub trait GemmElem: DeviceType + Send + Sync {
+    /// Its [`GemmDtype`].
+    const DTYPE: GemmDtype;
+    /// `x` rounded to nearest even.
+    fn from_f32(x: f32) -> Self;
+    /// The exact value as f64.
+    fn to_f64(self) -> f64;
+}
+
+impl GemmElem for f16 {
+    const DTYPE: GemmDtype = GemmDtype::F16;
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+}
+
+impl GemmElem for bf16 {
+    const DTYPE: GemmDtype = GemmDtype::Bf16;
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+}

@@ -1,0 +1,280 @@
+//! `Gemm`: the runtime call. Checks inputs, picks the plan, JIT-compiles each plan once and
+//! launches on the `Jit`'s stream.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit, JitError, JitFunction, KernelArg, Launch};
+use codegen_ptx::{emit, CodegenError};
+use dsl_core::ir::Target;
+use thiserror::Error;
+
+use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem};
+use super::{Accum, GemmElem, KernelChoice};
+
+/// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
+#[derive(Debug, Error)]
+pub enum GemmError {
+    /// The shapes, lengths or options were refused before anything was launched.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// A buffer was allocated in another CUDA context than the `Jit`'s: its address means
+    /// nothing (or something else) there.
+    #[error("buffer {buffer} belongs to another CUDA context (device {ordinal}) than the GEMM's runtime (device {jit_ordinal}); allocate it through the same Jit")]
+    ForeignBuffer {
+        /// "A", "B" or "D".
+        buffer: &'static str,
+        /// The buffer's device.
+        ordinal: usize,
+        /// The runtime's device.
+        jit_ordinal: usize,
+    },
+    /// A buffer's start address is not aligned as the plan's kernel reads it.
+    #[error("buffer {buffer} starts at {address:#x}, not a multiple of {needs} bytes as the {plan} kernel's copies need")]
+    Misaligned {
+        /// "A" or "B".
+        buffer: &'static str,
+        /// Its device address.
+        address: u64,
+        /// The alignment needed.
+        needs: u64,
+        /// The plan, described.
+        plan: String,
+    },
+    /// The device predates the instructions every GEMM here uses (bf16 conversions: sm_80).
+    #[error("the GEMMs need compute capability 8.0 or newer; this device is {major}.{minor}")]
+    DeviceTooOld {
+        /// Major compute capability.
+        major: u32,
+        /// Minor compute capability.
+        minor: u32,
+    },
+    /// Generating the plan's kernel failed (a bug in the kernel or its configuration).
+    #[error("generating {plan} failed: {source}")]
+    Build {
+        /// The plan, described.
+        plan: String,
+        /// The builder's error.
+        source: KernelBuildError,
+    },
+    /// Emitting the plan's PTX failed (a bug in the kernel's targets or in codegen).
+    #[error("emitting {plan} for {target} failed: {source}")]
+    Codegen {
+        /// The plan, described.
+        plan: String,
+        /// The target.
+        target: Target,
+        /// Codegen's error.
+        source: CodegenError,
+    },
+    /// The JIT runtime or the driver refused, or the work faulted.
+    #[error("{0}")]
+    Jit(#[from] JitError),
+    /// cuBLAS (the reference) failed or is missing.
+    #[error("cuBLAS: {0}")]
+    Cublas(String),
+}
+
+/// The operands and options of one GEMM: `D (m x n) = A (m x k) * B (n x k)^T`, all three
+/// row-major, allocated through the `Jit` the [`Gemm`] was made with.
+#[derive(Debug)]
+pub struct GemmArgs<'a, T> {
+    /// Rows of A and D.
+    pub m: usize,
+    /// Rows of B, columns of D.
+    pub n: usize,
+    /// Columns of A and B.
+    pub k: usize,
+    /// `m * k` elements.
+    pub a: &'a CudaSlice<T>,
+    /// `n * k` elements.
+    pub b: &'a CudaSlice<T>,
+    /// `m * n` elements, overwritten.
+    pub d: &'a mut CudaSlice<T>,
+    /// Accumulator type.
+    pub acc: Accum,
+    /// Which kernel.
+    pub kernel: KernelChoice,
+}
+
+/// The runtime GEMM for one device: owns a cache of compiled plans (thread-safe: share it
+/// behind an `Arc` or by reference).
+pub struct Gemm<'j> {
+    jit: &'j Jit,
+    target: Target,
+    compiled: Mutex<HashMap<Plan, Arc<JitFunction>>>,
+}
+
+impl std::fmt::Debug for Gemm<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gemm")
+            .field("target", &self.target)
+            .field("compiled", &self.compiled_plans())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The PTX target for a device: its own `a` target where rute has one (sm_90a on 9.0, sm_100a
+/// on 10.0), otherwise sm_80 PTX, which the driver JIT-compiles for any newer device.
+pub fn target_for(compute_capability: (u32, u32)) -> Result<Target, GemmError> {
+    match compute_capability {
+        (9, 0) => Ok(Target::Sm90a),
+        (10, 0) => Ok(Target::Sm100a),
+        (major, _) if major >= 8 => Ok(Target::Sm80),
+        (major, minor) => Err(GemmError::DeviceTooOld { major, minor }),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Entries go in whole, so a panic elsewhere cannot leave a half-made one behind.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<'j> Gemm<'j> {
+    /// A GEMM runtime on `jit`'s device. Refuses devices older than sm_80.
+    pub fn new(jit: &'j Jit) -> Result<Self, GemmError> {
+        Ok(Gemm {
+            jit,
+            target: target_for(jit.limits().compute_capability)?,
+            compiled: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The PTX target plans are emitted for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Plans compiled so far, in no particular order.
+    pub fn compiled_plans(&self) -> Vec<Plan> {
+        lock(&self.compiled).keys().copied().collect()
+    }
+
+    /// The compiled kernel of `plan`: generated, emitted and loaded on first use, from the cache
+    /// after. The cache lock is held while compiling, so a plan compiles once even when several
+    /// threads ask for it at the same time.
+    pub fn function(&self, plan: Plan) -> Result<Arc<JitFunction>, GemmError> {
+        let mut compiled = lock(&self.compiled);
+        if let Some(f) = compiled.get(&plan) {
+            return Ok(Arc::clone(f));
+        }
+        let kernel = plan.kernel().map_err(|source| GemmError::Build {
+            plan: plan.describe(),
+            source,
+        })?;
+        let ptx = emit(&kernel, self.target).map_err(|source| GemmError::Codegen {
+            plan: plan.describe(),
+            target: self.target,
+            source,
+        })?;
+        let f = Arc::new(self.jit.load(&ptx)?.function(&plan.entry())?);
+        compiled.insert(plan, Arc::clone(&f));
+        Ok(f)
+    }
+
+    /// Checks `args` (see [`check`]: shapes, lengths, types, the kernel's limits; then that every
+    /// buffer lives in this runtime's context and A and B are aligned as the kernel reads them), then queues the GEMM on the `Jit`'s stream and
+    /// returns the plan it ran. Nothing is launched when a check fails. A fault inside the kernel
+    /// shows at the next synchronisation (`Jit::download`, `Jit::synchronize`).
+    pub fn run<T: GemmElem + DeviceRepr>(&self, args: &GemmArgs<'_, T>) -> Result<Plan, GemmError> {
+        let problem = Problem {
+            m: args.m,
+            n: args.n,
+            k: args.k,
+            dtype: T::DTYPE,
+            acc: args.acc,
+            kernel: args.kernel,
+        };
+        let lens = BufferLens {
+            a: args.a.len(),
+            b: args.b.len(),
+            d: args.d.len(),
+        };
+        let plan = check(&problem, lens)?;
+        self.check_context("A", args.a)?;
+        self.check_context("B", args.b)?;
+        self.check_context("D", args.d)?;
+        let (a_ptr, b_ptr) = (self.jit.ptr(args.a), self.jit.ptr(args.b));
+        for (buffer, arg) in [("A", &a_ptr), ("B", &b_ptr)] {
+            let needs = plan.operand_alignment();
+            if let KernelArg::Ptr(address) = *arg {
+                if !address.is_multiple_of(needs) {
+                    return Err(GemmError::Misaligned {
+                        buffer,
+                        address,
+                        needs,
+                        plan: plan.describe(),
+                    });
+                }
+            }
+        }
+        let function = self.function(plan)?;
+        // check() bounded every dimension by i32::MAX, so these conversions cannot fail.
+        let dim = |v: usize| u32::try_from(v).map_err(|_| unreachable_dim(v));
+        let (m, n, k) = (dim(args.m)?, dim(args.n)?, dim(args.k)?);
+        let shape = plan.launch_shape(m, n);
+        let launch =
+            Launch::new(shape.grid, shape.block).with_dynamic_smem(shape.dynamic_smem_bytes);
+        function.launch(
+            &launch,
+            &[
+                self.jit.ptr(&*args.d),
+                a_ptr,
+                b_ptr,
+                KernelArg::U32(m),
+                KernelArg::U32(n),
+                KernelArg::U32(k),
+            ],
+        )?;
+        Ok(plan)
+    }
+
+    fn check_context<T>(
+        &self,
+        buffer: &'static str,
+        slice: &CudaSlice<T>,
+    ) -> Result<(), GemmError> {
+        check_same_context(self.jit, buffer, slice)
+    }
+}
+
+/// Refuses `slice` when it was allocated in another context than `jit`'s.
+pub(crate) fn check_same_context<T>(
+    jit: &Jit,
+    buffer: &'static str,
+    slice: &CudaSlice<T>,
+) -> Result<(), GemmError> {
+    if slice.context().cu_ctx() != jit.context().cu_ctx() {
+        return Err(GemmError::ForeignBuffer {
+            buffer,
+            ordinal: slice.ordinal(),
+            jit_ordinal: jit.context().ordinal(),
+        });
+    }
+    Ok(())
+}
+
+fn unreachable_dim(v: usize) -> GemmError {
+    GemmError::Input(InputError::DimTooLarge {
+        dim: "a dimension",
+        value: v,
+        max: super::check::MAX_DIM,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_follow_the_compute_capability() {
+        assert_eq!(target_for((9, 0)).unwrap(), Target::Sm90a);
+        assert_eq!(target_for((10, 0)).unwrap(), Target::Sm100a);
+        assert_eq!(target_for((8, 6)).unwrap(), Target::Sm80);
+        assert_eq!(target_for((12, 0)).unwrap(), Target::Sm80);
+        assert_eq!(
+            target_for((7, 5)).unwrap_err().to_string(),
+            "the GEMMs need compute capability 8.0 or newer; this device is 7.5"
+        );
+    }
+}

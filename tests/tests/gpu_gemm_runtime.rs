@@ -1,0 +1,312 @@
+//! `kernels::Gemm` on a real GPU (feature `gpu`): each kernel choice against cuBLAS on odd shapes
+//! (outputs poisoned before each run, fresh random inputs per shape), cuBLAS and the naive
+//! kernel against an f64 CPU product (so the reference itself is checked), the compile cache,
+//! and inputs refused before launch.
+//!
+//! Every test opens device 0 and fails loudly without one; without the `gpu` feature they are
+//! compiled and listed as ignored.
+
+use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit};
+use half::{bf16, f16};
+use kernels::gemm::harness::{case_seed, check_case, poison, Operands, Rng};
+use kernels::gemm::metric::count_non_finite;
+use kernels::gemm::{
+    Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
+    Plan,
+};
+
+fn jit() -> Jit {
+    match Jit::new(0) {
+        Ok(jit) => jit,
+        Err(e) => panic!("the GPU tests need an NVIDIA GPU: {e}"),
+    }
+}
+
+/// M, N not multiples of the tile (or of 8), K below the k-tile, K not a multiple of 8 where
+/// `k_aligned` is false (the multistage kernel needs 16-byte rows), tall and skinny outputs.
+fn odd_shapes(k_aligned: bool) -> Vec<(usize, usize, usize)> {
+    let mut shapes = vec![
+        (1, 1, 8),
+        (7, 9, 16),
+        (17, 33, 24),
+        (127, 129, 32),
+        (129, 255, 40),
+        (255, 3, 64),
+        (3, 255, 64),
+        (333, 111, 96),
+        (513, 385, 200),
+        (1023, 1025, 1016),
+        (2047, 129, 2056),
+        (4097, 255, 264),
+    ];
+    if !k_aligned {
+        shapes.extend([(1, 1, 1), (33, 65, 13), (100, 37, 7), (513, 129, 77)]);
+    }
+    shapes
+}
+
+/// Runs `kernel` and cuBLAS on every odd shape for every (dtype, acc) pair the kernel takes,
+/// each on fresh inputs with poisoned outputs; every element must be written and the error
+/// under the accumulator's tolerance.
+fn matches_cublas(kernel: KernelChoice, pairs: &[(GemmDtype, Accum)], k_aligned: bool) {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).expect("a GEMM runtime");
+    let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
+    let mut failures = Vec::new();
+    for &(dtype, acc) in pairs {
+        for shape in odd_shapes(k_aligned) {
+            let seed = case_seed(0xC0FFEE, shape.0, shape.1, shape.2);
+            let outcome = match dtype {
+                GemmDtype::F16 => check_case::<f16>(&jit, &gemm, &cublas, shape, acc, kernel, seed),
+                GemmDtype::Bf16 => {
+                    check_case::<bf16>(&jit, &gemm, &cublas, shape, acc, kernel, seed)
+                }
+            }
+            .unwrap_or_else(|e| panic!("{kernel} {dtype} {acc} {shape:?}: {e}"));
+            println!(
+                "{dtype} {acc} {shape:?} {}: error {:.3e}, {} unwritten",
+                outcome.plan.describe(),
+                outcome.error,
+                outcome.unwritten
+            );
+            if !outcome.passed() {
+                failures.push(format!("{dtype} {acc} {shape:?}: {outcome:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn naive_matches_cublas_on_odd_shapes() {
+    assert_eq!(odd_shapes(false).len(), 16);
+    matches_cublas(
+        KernelChoice::Naive,
+        &[(GemmDtype::F16, Accum::F32), (GemmDtype::Bf16, Accum::F32)],
+        false,
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn multistage_matches_cublas_on_odd_shapes() {
+    matches_cublas(
+        KernelChoice::Multistage,
+        &[
+            (GemmDtype::F16, Accum::F32),
+            (GemmDtype::F16, Accum::F16),
+            (GemmDtype::Bf16, Accum::F32),
+        ],
+        true,
+    );
+}
+
+/// `D = A * B^T` in f64 on the host, from the very values uploaded.
+fn cpu_gemm<T: GemmElem>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut d = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            d[i * n + j] = (0..k)
+                .map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64())
+                .sum();
+        }
+    }
+    d
+}
+
+fn error_vs_f64<T: GemmElem>(got: &[T], want: &[f64]) -> f64 {
+    let (mut diff, mut norm) = (0.0, 0.0);
+    for (g, w) in got.iter().zip(want) {
+        let g = g.to_f64();
+        if !g.is_finite() {
+            return f64::NAN;
+        }
+        diff += (g - w) * (g - w);
+        norm += w * w;
+    }
+    (diff / norm).sqrt()
+}
+
+/// The reference itself: cuBLAS (and the naive kernel) against an f64 product on the CPU. The
+/// only error left is D's rounding to T: about 2^-12 relative for f16, 2^-9 for bf16.
+fn both_match_the_cpu<T: GemmElem + DeviceRepr>(tolerance: f64) {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    let cublas = CublasRef::new(&jit).unwrap();
+    for (m, n, k) in [(37, 29, 19), (64, 1, 100), (1, 70, 8), (130, 66, 257)] {
+        let mut rng = Rng::new(case_seed(5, m, n, k));
+        let (ha, hb) = (rng.matrix::<T>(m * k), rng.matrix::<T>(n * k));
+        let want = cpu_gemm(&ha, &hb, m, n, k);
+        let (a, b) = (jit.upload(&ha).unwrap(), jit.upload(&hb).unwrap());
+        let mut d: CudaSlice<T> = jit.upload(&vec![T::from_f32(0.0); m * n]).unwrap();
+        poison(&jit, &mut d).unwrap();
+        cublas.gemm(m, n, k, &a, &b, &mut d).unwrap();
+        let blas = jit.download(&d).unwrap();
+        poison(&jit, &mut d).unwrap();
+        gemm.run(&GemmArgs {
+            m,
+            n,
+            k,
+            a: &a,
+            b: &b,
+            d: &mut d,
+            acc: Accum::F32,
+            kernel: KernelChoice::Naive,
+        })
+        .unwrap();
+        let naive = jit.download(&d).unwrap();
+        let (eb, en) = (error_vs_f64(&blas, &want), error_vs_f64(&naive, &want));
+        println!(
+            "{:?} {m}x{n}x{k}: cuBLAS {eb:.3e}, naive {en:.3e}",
+            T::DTYPE
+        );
+        assert!(eb <= tolerance, "cuBLAS {m}x{n}x{k}: {eb}");
+        assert!(en <= tolerance, "naive {m}x{n}x{k}: {en}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn cublas_and_naive_match_an_f64_cpu_product() {
+    both_match_the_cpu::<f16>(1e-3);
+    both_match_the_cpu::<bf16>(6e-3);
+}
+
+/// Each plan compiles once, also when several threads ask for it at once.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn plans_compile_once_across_threads() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    let (m, n, k) = (65, 33, 24);
+    let modules_before = jit.cached_modules();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (jit, gemm) = (&jit, &gemm);
+            s.spawn(move || {
+                let mut ops = Operands::<f16>::random(jit, m, n, k, t).unwrap();
+                for _ in 0..3 {
+                    let plan = gemm
+                        .run(&GemmArgs {
+                            m,
+                            n,
+                            k,
+                            a: &ops.a,
+                            b: &ops.b,
+                            d: &mut ops.d,
+                            acc: Accum::F32,
+                            kernel: KernelChoice::Auto,
+                        })
+                        .unwrap();
+                    assert_eq!(
+                        plan,
+                        Plan::Multistage {
+                            dtype: GemmDtype::F16,
+                            acc: Accum::F32
+                        }
+                    );
+                }
+                assert_eq!(count_non_finite(&jit.download(&ops.d).unwrap()), 0);
+            });
+        }
+    });
+    assert_eq!(gemm.compiled_plans().len(), 1);
+    assert_eq!(jit.cached_modules(), modules_before + 1);
+}
+
+/// A refused input launches nothing: D stays poisoned.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn refused_inputs_launch_nothing() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    let (m, n, k) = (40, 24, 16);
+    let ops = Operands::<bf16>::random(&jit, m, n, k, 3).unwrap();
+    let mut d = jit.upload(&vec![bf16::from_f32(0.0); m * n - 1]).unwrap();
+    poison(&jit, &mut d).unwrap();
+    fn args<'a>(
+        (m, n, k): (usize, usize, usize),
+        ops: &'a Operands<bf16>,
+        d: &'a mut CudaSlice<bf16>,
+    ) -> GemmArgs<'a, bf16> {
+        GemmArgs {
+            m,
+            n,
+            k,
+            a: &ops.a,
+            b: &ops.b,
+            d,
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+        }
+    }
+    match gemm.run(&args((m, n, k), &ops, &mut d)) {
+        Err(GemmError::Input(InputError::BufferLength {
+            buffer: "D",
+            expected: 960,
+            given: 959,
+            ..
+        })) => {}
+        other => panic!("expected a D length error, got {other:?}"),
+    }
+    let mut d = jit.upload(&vec![bf16::from_f32(0.0); m * n]).unwrap();
+    poison(&jit, &mut d).unwrap();
+    {
+        let mut bf16_f16 = args((m, n, k), &ops, &mut d);
+        bf16_f16.acc = Accum::F16;
+        assert!(matches!(
+            gemm.run(&bf16_f16),
+            Err(GemmError::Input(InputError::UnsupportedAccum { .. }))
+        ));
+    }
+    {
+        let mut zero_k = args((m, n, k), &ops, &mut d);
+        zero_k.k = 0;
+        assert!(matches!(
+            gemm.run(&zero_k),
+            Err(GemmError::Input(InputError::ZeroDim { dim: "K" }))
+        ));
+    }
+    let host = jit.download(&d).unwrap();
+    assert_eq!(count_non_finite(&host), m * n, "a refused GEMM wrote to D");
+    assert!(gemm.compiled_plans().is_empty());
+}
+
+/// `auto` runs the multistage kernel where it can and the naive one where K is not a multiple
+/// of 8; both against cuBLAS.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn auto_falls_back_to_naive_for_odd_k() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    let cublas = CublasRef::new(&jit).unwrap();
+    for (shape, want) in [
+        (
+            (200, 72, 40),
+            Plan::Multistage {
+                dtype: GemmDtype::F16,
+                acc: Accum::F32,
+            },
+        ),
+        (
+            (200, 72, 41),
+            Plan::Naive {
+                dtype: GemmDtype::F16,
+            },
+        ),
+    ] {
+        let c = check_case::<f16>(
+            &jit,
+            &gemm,
+            &cublas,
+            shape,
+            Accum::F32,
+            KernelChoice::Auto,
+            11,
+        )
+        .unwrap();
+        assert_eq!(c.plan, want);
+        assert!(c.passed(), "{shape:?}: {c:?}");
+    }
+}
