@@ -20,7 +20,8 @@ D = A * B^T with A (M x K) and B (N x K) row-major (K contiguous) and D (M x N) 
 on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN before each run.
 
   --check     compare with cuBLAS (f32 compute): relative Frobenius error, PASS under
-              1e-2 (f16 accumulation) or 2e-3 (f32); exit status 1 on FAIL
+              1e-2 (f16 accumulation), 2e-3 (f32, f16 out) or 4e-3 (f32, bf16 out);
+              exit status 1 on FAIL
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
               repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
   --repeats   timed repeats (default 20)

@@ -179,7 +179,7 @@ pub fn check_case<T: GemmElem + DeviceRepr>(
     Ok(CheckOutcome {
         plan,
         error: relative_frobenius_error(&got, &want),
-        tolerance: acc.tolerance(),
+        tolerance: acc.tolerance(T::DTYPE),
         unwritten: count_non_finite(&got),
         reference_non_finite: count_non_finite(&want),
         f64_sampled,
