@@ -14,6 +14,7 @@ use kernels::gemm::{
     Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
     Plan,
 };
+use kernels::multistage::{Acc, DType, MultistageConfig};
 
 fn jit() -> Jit {
     match Jit::new(0) {
@@ -203,7 +204,12 @@ fn plans_compile_once_across_threads() {
                         plan,
                         Plan::Multistage {
                             dtype: GemmDtype::F16,
-                            acc: Accum::F32
+                            acc: Accum::F32,
+                            config: MultistageConfig::reference_for_k(
+                                DType::F16,
+                                Acc::F32,
+                                k as u32
+                            ),
                         }
                     );
                 }
@@ -273,11 +279,11 @@ fn refused_inputs_launch_nothing() {
     assert!(gemm.compiled_plans().is_empty());
 }
 
-/// `auto` runs the multistage kernel where it can and the naive one where K is not a multiple
-/// of 8; both against cuBLAS.
+/// `auto` runs the multistage kernel for every K: 16-byte copies where K is a multiple of 8,
+/// element copies on a smaller tile where K is odd; both against cuBLAS.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
-fn auto_falls_back_to_naive_for_odd_k() {
+fn auto_takes_narrower_copies_for_odd_k() {
     let jit = jit();
     let gemm = Gemm::new(&jit).unwrap();
     let cublas = CublasRef::new(&jit).unwrap();
@@ -287,12 +293,15 @@ fn auto_falls_back_to_naive_for_odd_k() {
             Plan::Multistage {
                 dtype: GemmDtype::F16,
                 acc: Accum::F32,
+                config: MultistageConfig::reference(DType::F16, Acc::F32),
             },
         ),
         (
             (200, 72, 41),
-            Plan::Naive {
+            Plan::Multistage {
                 dtype: GemmDtype::F16,
+                acc: Accum::F32,
+                config: MultistageConfig::reference_for_k(DType::F16, Acc::F32, 41),
             },
         ),
     ] {

@@ -173,9 +173,11 @@ fn every_snapshot_assembles_without_spills() {
 }
 
 /// The configurations the GPU test runs besides the registered ones (narrower copies for K not a
-/// multiple of 8) and other tiles and depths assemble without spills on sm_80 and sm_90a.
+/// multiple of 8), other tiles and depths, and every named configuration (`rute gemm --config`)
+/// assemble without spills on sm_80 and sm_90a.
 #[test]
 fn other_configurations_assemble() {
+    use kernels::gemm::{Accum, GemmDtype};
     use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
     let mut cfgs = Vec::new();
     for (dtype, acc) in [
@@ -220,6 +222,17 @@ fn other_configurations_assemble() {
             });
         }
     }
+    // Every configuration `rute gemm --config NAME` can run, for every type pair.
+    for tune in kernels::gemm::Tune::ALL {
+        for (dtype, acc) in [
+            (GemmDtype::F16, Accum::F16),
+            (GemmDtype::F16, Accum::F32),
+            (GemmDtype::Bf16, Accum::F32),
+        ] {
+            cfgs.push(tune.config(dtype, acc));
+        }
+    }
+    cfgs.dedup();
     let mut spills = Vec::new();
     for cfg in cfgs {
         let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));

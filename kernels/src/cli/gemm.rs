@@ -6,14 +6,15 @@
 
 use std::io::{BufRead, Write};
 
-use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
+use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, Tune};
 
 use super::USAGE_ERROR;
 
 const HELP: &str = "\
 usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
-                 [--kernel auto|naive|multistage] [--check] [--bench] [--repeats R] [--seed S]
-       rute gemm --suite correctness|bench [--dtype ..] [--acc ..] [--kernel ..]
+                 [--kernel auto|naive|multistage] [--config NAME] [--check] [--bench]
+                 [--repeats R] [--seed S]
+       rute gemm --suite correctness|bench [--dtype ..] [--acc ..] [--kernel ..] [--config ..]
                  [--repeats R] [--seed S] [--out FILE.md]
 
 D = A * B^T with A (M x K) and B (N x K) row-major (K contiguous) and D (M x N) row-major,
@@ -24,6 +25,10 @@ on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN befor
               exit status 1 on FAIL
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
               repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
+  --config    a named multistage configuration: tuned, ref, ref_r2, ref_r2_se,
+              t128x128s4_r2_se, t128x256s4_r2_se, t128x256s3_r2_se, t256x128s4_r2_se,
+              t128x256s4_r2 (tNxMsS: tile, stages; r2: rasterized; se: smem epilogue);
+              without it the reference configuration for K (narrower copies for odd K)
   --repeats   timed repeats (default 20)
   --seed      seed of the random inputs (default 1)
   --suite correctness   square 128..8192 and 38 odd shapes, every dtype/acc pair the kernel
@@ -53,6 +58,8 @@ pub struct Options {
     pub acc: Option<Accum>,
     /// `--kernel` (default `auto`).
     pub kernel: KernelChoice,
+    /// `--config NAME`: a named multistage configuration (default: the reference for K).
+    pub tune: Option<Tune>,
     /// `--repeats` (default 20, at least 1).
     pub repeats: usize,
     /// `--seed` (default 1).
@@ -96,6 +103,7 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         dtype: None,
         acc: None,
         kernel: KernelChoice::Auto,
+        tune: None,
         repeats: DEFAULT_REPEATS,
         seed: 1,
     };
@@ -151,6 +159,13 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
                     .into_iter()
                     .find(|c| c.name() == v)
                     .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
+            }
+            "--config" => {
+                let names: Vec<&str> = Tune::ALL.iter().map(|t| t.name()).collect();
+                let v = value("a configuration name")?;
+                opts.tune = Some(Tune::parse(&v).ok_or_else(|| {
+                    format!("--config takes tuned, {}; not `{v}`", names.join(", "))
+                })?);
             }
             "--repeats" => {
                 let v = value("a positive integer")?;
@@ -301,19 +316,15 @@ pub fn pairs(opts: &Options) -> Vec<(GemmDtype, Accum)> {
 }
 
 /// The problem of one case, checked without a GPU (shapes, types, the kernel's limits).
-fn problem(
-    shape: (usize, usize, usize),
-    dtype: GemmDtype,
-    acc: Accum,
-    kernel: KernelChoice,
-) -> Problem {
+fn problem(shape: (usize, usize, usize), dtype: GemmDtype, acc: Accum, opts: &Options) -> Problem {
     Problem {
         m: shape.0,
         n: shape.1,
         k: shape.2,
         dtype,
         acc,
-        kernel,
+        kernel: opts.kernel,
+        tune: opts.tune,
     }
 }
 
@@ -346,7 +357,7 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             *shape,
             opts.dtype.unwrap_or(GemmDtype::F16),
             opts.acc.unwrap_or(Accum::F32),
-            opts.kernel,
+            opts,
         );
         if let Err(e) = precheck(&p) {
             let _ = writeln!(err, "error: {e}");
@@ -404,10 +415,17 @@ mod gpu {
                 return 1;
             }
         };
+        let tune = match request {
+            Request::Single { opts, .. } | Request::Suite { opts, .. } => opts.tune,
+            Request::Help => None,
+        };
         let ctx = match Gemm::new(&jit).and_then(|gemm| {
             Ok(Ctx {
                 jit: &jit,
-                gemm,
+                gemm: match tune {
+                    Some(t) => gemm.with_tune(t),
+                    None => gemm,
+                },
                 cublas: CublasRef::new(&jit)?,
             })
         }) {
@@ -655,7 +673,7 @@ mod gpu {
             for &shape in &shapes {
                 let (m, n, k) = shape;
                 let label = format!("{dtype} {acc} {m:>6} x {n:>6} x {k:>6}");
-                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts.kernel)) {
+                if let Err(reason) = precheck(&problem(shape, dtype, acc, &opts)) {
                     refused += 1;
                     let _ = writeln!(out, "{label}  refused: {reason}");
                     rows += &format!("| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | refused: {reason} |\n");
@@ -760,7 +778,7 @@ mod gpu {
             let (m, n, k) = shape;
             let seed = case_seed(opts.seed, m, n, k);
             let _ = writeln!(out, "{m} x {n} x {k} {dtype} {acc}");
-            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts.kernel)) {
+            if let Err(reason) = precheck(&problem(shape, dtype, acc, &opts)) {
                 all_ok = false;
                 let _ = writeln!(out, "  refused: {reason}");
                 table += &format!(
@@ -841,6 +859,7 @@ mod tests {
             dtype: None,
             acc: None,
             kernel: KernelChoice::Auto,
+            tune: None,
             repeats: DEFAULT_REPEATS,
             seed: 1,
         }
@@ -849,7 +868,7 @@ mod tests {
     #[test]
     fn single_shape_with_every_option() {
         let r = parse(&args(
-            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel naive --check --bench --repeats 5 --seed 9",
+            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel naive --config t256x128s4_r2_se --check --bench --repeats 5 --seed 9",
         ));
         assert_eq!(
             r,
@@ -861,11 +880,22 @@ mod tests {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
                     kernel: KernelChoice::Naive,
+                    tune: Some(Tune::T256x128S4R2Se),
                     repeats: 5,
                     seed: 9,
                 },
             })
         );
+        assert_eq!(
+            parse(&args("--k 8 --m 2 --n 3 --config tuned")).map(|r| match r {
+                Request::Single { opts, .. } => opts.tune,
+                _ => None,
+            }),
+            Ok(Some(Tune::TUNED))
+        );
+        assert!(parse(&args("--k 8 --m 2 --n 3 --config fastest"))
+            .unwrap_err()
+            .contains("t128x256s4_r2_se"));
         assert_eq!(
             parse(&args("--k 1 --m 2 --n 3")),
             Ok(Request::Single {

@@ -10,7 +10,7 @@ use half::{bf16, f16};
 use thiserror::Error;
 
 use super::{naive, Accum, GemmDtype, KernelChoice};
-use crate::multistage::{self, Acc, DType, MultistageConfig, MultistageError};
+use crate::multistage::{self, Acc, DType, Epilogue, MultistageConfig, MultistageError};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
 /// parameters, so `i32::MAX` bounds both.
@@ -31,6 +31,8 @@ pub struct Problem {
     pub acc: Accum,
     /// The kernel asked for.
     pub kernel: KernelChoice,
+    /// The multistage configuration asked for (`None`: the reference for this K).
+    pub tune: Option<Tune>,
 }
 
 /// Element counts of the three buffers, as the caller hands them over.
@@ -134,13 +136,16 @@ pub enum Plan {
         /// Element type.
         dtype: GemmDtype,
     },
-    /// [`multistage::multistage_kernel`] in its reference configuration
-    /// ([`MultistageConfig::reference`]: 128x128x32 tiles, 3 stages).
+    /// [`multistage::multistage_kernel`] with `config`: the reference for the problem's K
+    /// ([`MultistageConfig::reference_for_k`]: 128x128x32 tiles, 3 stages, the widest cp.async
+    /// the rows of A and B allow) or a named [`Tune`].
     Multistage {
         /// Element type.
         dtype: GemmDtype,
         /// Accumulator type.
         acc: Accum,
+        /// The program's configuration.
+        config: MultistageConfig,
     },
 }
 
@@ -156,7 +161,7 @@ pub enum KernelBuildError {
     Multistage(#[from] MultistageError),
 }
 
-fn multistage_config(dtype: GemmDtype, acc: Accum) -> MultistageConfig {
+fn multistage_types(dtype: GemmDtype, acc: Accum) -> (DType, Acc) {
     let dtype = match dtype {
         GemmDtype::F16 => DType::F16,
         GemmDtype::Bf16 => DType::Bf16,
@@ -165,7 +170,113 @@ fn multistage_config(dtype: GemmDtype, acc: Accum) -> MultistageConfig {
         Accum::F16 => Acc::F16,
         Accum::F32 => Acc::F32,
     };
-    MultistageConfig::reference(dtype, acc)
+    (dtype, acc)
+}
+
+/// Named multistage configurations, for `rute gemm --config NAME` and the tuning sweep. Each is
+/// the reference with some levers moved; all need K to be a multiple of 8 (16-byte copies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tune {
+    /// The seed's configuration: 128x128x32, 3 stages, 2x2 warps, register epilogue.
+    Ref,
+    /// The reference with blocks rasterized in groups of 4 M tiles.
+    RefR2,
+    /// The reference, rasterized, with the shared-memory epilogue (16-byte coalesced stores).
+    RefR2Se,
+    /// 128x128x32, 4 stages, rasterized, shared-memory epilogue.
+    T128x128S4R2Se,
+    /// 128x256x32, 2x4 warps, 4 stages, rasterized, shared-memory epilogue
+    /// ([`MultistageConfig::tuned`]).
+    T128x256S4R2Se,
+    /// 128x256x32, 2x4 warps, 3 stages, rasterized, shared-memory epilogue.
+    T128x256S3R2Se,
+    /// 256x128x32, 4x2 warps, 4 stages, rasterized, shared-memory epilogue.
+    T256x128S4R2Se,
+    /// 128x256x32, 2x4 warps, 4 stages, rasterized, register epilogue.
+    T128x256S4R2,
+}
+
+impl Tune {
+    /// Every named configuration, in the sweep's order.
+    pub const ALL: [Tune; 8] = [
+        Tune::Ref,
+        Tune::RefR2,
+        Tune::RefR2Se,
+        Tune::T128x128S4R2Se,
+        Tune::T128x256S4R2Se,
+        Tune::T128x256S3R2Se,
+        Tune::T256x128S4R2Se,
+        Tune::T128x256S4R2,
+    ];
+
+    /// The configuration `rute gemm --config tuned` runs.
+    pub const TUNED: Tune = Tune::T128x256S4R2Se;
+
+    /// The name the command line takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tune::Ref => "ref",
+            Tune::RefR2 => "ref_r2",
+            Tune::RefR2Se => "ref_r2_se",
+            Tune::T128x128S4R2Se => "t128x128s4_r2_se",
+            Tune::T128x256S4R2Se => "t128x256s4_r2_se",
+            Tune::T128x256S3R2Se => "t128x256s3_r2_se",
+            Tune::T256x128S4R2Se => "t256x128s4_r2_se",
+            Tune::T128x256S4R2 => "t128x256s4_r2",
+        }
+    }
+
+    /// The configuration named `name` (`tuned` is [`Tune::TUNED`]).
+    pub fn parse(name: &str) -> Option<Tune> {
+        if name == "tuned" {
+            return Some(Tune::TUNED);
+        }
+        Tune::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Its configuration for these types.
+    pub fn config(self, dtype: GemmDtype, acc: Accum) -> MultistageConfig {
+        let (dtype, acc) = multistage_types(dtype, acc);
+        let r = MultistageConfig::reference(dtype, acc);
+        let wide = |stages| MultistageConfig {
+            tile_n: 256,
+            warps: (2, 4),
+            stages,
+            raster_log2: 2,
+            epilogue: Epilogue::Smem,
+            ..r
+        };
+        match self {
+            Tune::Ref => r,
+            Tune::RefR2 => MultistageConfig {
+                raster_log2: 2,
+                ..r
+            },
+            Tune::RefR2Se => MultistageConfig {
+                raster_log2: 2,
+                epilogue: Epilogue::Smem,
+                ..r
+            },
+            Tune::T128x128S4R2Se => MultistageConfig {
+                stages: 4,
+                raster_log2: 2,
+                epilogue: Epilogue::Smem,
+                ..r
+            },
+            Tune::T128x256S4R2Se => wide(4),
+            Tune::T128x256S3R2Se => wide(3),
+            Tune::T256x128S4R2Se => MultistageConfig {
+                tile_m: 256,
+                tile_n: 128,
+                warps: (4, 2),
+                ..wide(4)
+            },
+            Tune::T128x256S4R2 => MultistageConfig {
+                epilogue: Epilogue::Registers,
+                ..wide(4)
+            },
+        }
+    }
 }
 
 /// The grid, block and dynamic shared memory of one launch.
@@ -189,9 +300,7 @@ impl Plan {
             Plan::Naive {
                 dtype: GemmDtype::Bf16,
             } => naive::gemm_naive::<bf16>()?,
-            Plan::Multistage { dtype, acc } => {
-                multistage::multistage_kernel(&multistage_config(dtype, acc))?
-            }
+            Plan::Multistage { config, .. } => multistage::multistage_kernel(&config)?,
         })
     }
 
@@ -199,7 +308,7 @@ impl Plan {
     pub fn entry(&self) -> String {
         match *self {
             Plan::Naive { .. } => "gemm_naive".to_string(),
-            Plan::Multistage { dtype, acc } => multistage_config(dtype, acc).name(),
+            Plan::Multistage { config, .. } => config.name(),
         }
     }
 
@@ -207,8 +316,8 @@ impl Plan {
     pub fn operand_alignment(&self) -> u64 {
         match self {
             Plan::Naive { .. } => 2,
-            // 16-byte cp.async copies.
-            Plan::Multistage { .. } => 16,
+            // cp.async copies of `copy_bits` read aligned pieces of A's and B's rows.
+            Plan::Multistage { config, .. } => u64::from(config.copy_bits / 8),
         }
     }
 
@@ -220,14 +329,11 @@ impl Plan {
                 block: (naive::BLOCK.0, naive::BLOCK.1, 1),
                 dynamic_smem_bytes: 0,
             },
-            Plan::Multistage { dtype, acc } => {
-                let cfg = multistage_config(dtype, acc);
-                LaunchShape {
-                    grid: cfg.grid(m, n),
-                    block: cfg.block(),
-                    dynamic_smem_bytes: cfg.smem_bytes(),
-                }
-            }
+            Plan::Multistage { config, .. } => LaunchShape {
+                grid: config.grid(m, n),
+                block: config.block(),
+                dynamic_smem_bytes: config.smem_bytes(),
+            },
         }
     }
 
@@ -235,13 +341,34 @@ impl Plan {
     pub fn describe(&self) -> String {
         match *self {
             Plan::Naive { dtype } => format!("naive {dtype} (f32 acc)"),
-            Plan::Multistage { dtype, acc } => {
-                let c = multistage_config(dtype, acc);
-                format!(
-                    "multistage {dtype} ({acc} acc, {}x{}x{} tile, {} stages)",
-                    c.tile_m, c.tile_n, c.tile_k, c.stages
-                )
-            }
+            Plan::Multistage {
+                dtype,
+                acc,
+                config: c,
+            } => format!(
+                "multistage {dtype} ({acc} acc, {}x{}x{} tile, {} stages, {}x{} warps{}{}{})",
+                c.tile_m,
+                c.tile_n,
+                c.tile_k,
+                c.stages,
+                c.warps.0,
+                c.warps.1,
+                if c.copy_bits == 128 {
+                    String::new()
+                } else {
+                    format!(", {}-bit copies", c.copy_bits)
+                },
+                if c.raster_log2 > 0 {
+                    ", rasterized"
+                } else {
+                    ""
+                },
+                if c.epilogue == Epilogue::Smem {
+                    ", smem epilogue"
+                } else {
+                    ""
+                },
+            ),
         }
     }
 }
@@ -329,10 +456,17 @@ fn multistage_plan(p: &Problem) -> Result<Plan, InputError> {
         kernel: KernelChoice::Multistage,
         reason,
     };
-    if !p.k.is_multiple_of(8) {
+    let (dtype, acc) = multistage_types(p.dtype, p.acc);
+    let cfg = match p.tune {
+        None => MultistageConfig::reference_for_k(dtype, acc, p.k as u32),
+        Some(t) => t.config(p.dtype, p.acc),
+    };
+    if !p.k.is_multiple_of(cfg.k_multiple() as usize) {
         return Err(cannot(format!(
-            "K = {} is not a multiple of 8, and its 16-byte cp.async copies need 16-byte aligned rows of A and B; the naive kernel (--kernel naive or auto) takes any K",
-            p.k
+            "K = {} is not a multiple of {}, and its {}-bit cp.async copies need rows of A and B aligned to them; the reference configuration (no --config) takes any K",
+            p.k,
+            cfg.k_multiple(),
+            cfg.copy_bits
         )));
     }
     if p.k > MULTISTAGE_MAX_K {
@@ -353,7 +487,6 @@ fn multistage_plan(p: &Problem) -> Result<Plan, InputError> {
             )));
         }
     }
-    let cfg = multistage_config(p.dtype, p.acc);
     let max_m = u64::from(naive::MAX_GRID_Y) * u64::from(cfg.tile_m);
     if p.m as u64 > max_m {
         return Err(cannot(format!(
@@ -365,6 +498,7 @@ fn multistage_plan(p: &Problem) -> Result<Plan, InputError> {
     Ok(Plan::Multistage {
         dtype: p.dtype,
         acc: p.acc,
+        config: cfg,
     })
 }
 
@@ -402,6 +536,16 @@ mod tests {
             dtype: GemmDtype::F16,
             acc: Accum::F32,
             kernel: KernelChoice::Auto,
+            tune: None,
+        }
+    }
+
+    fn ms(dtype: GemmDtype, acc: Accum, k: usize) -> Plan {
+        let (d, a) = multistage_types(dtype, acc);
+        Plan::Multistage {
+            dtype,
+            acc,
+            config: MultistageConfig::reference_for_k(d, a, k as u32),
         }
     }
 
@@ -416,9 +560,11 @@ mod tests {
             ((129, 255, 16), true),
             ((81920, 256, 256), true),
             ((8192, 8192, 8192), true),
-            ((1, 1, 1), false),
-            ((129, 255, 7), false),
-            ((3, 5, 100_001), false),
+            // Odd K: the reference with narrower copies.
+            ((1, 1, 1), true),
+            ((129, 255, 7), true),
+            ((129, 255, 6), true),
+            ((3, 5, 100_001), true),
             // M * K reaches 2^32: the multistage kernel's 32-bit offsets would wrap.
             ((1 << 19, 8, 1 << 13), false),
         ];
@@ -429,29 +575,37 @@ mod tests {
                     ..problem(m, n, k)
                 };
                 let want = if multistage {
-                    Plan::Multistage {
-                        dtype,
-                        acc: Accum::F32,
-                    }
+                    ms(dtype, Accum::F32, k)
                 } else {
                     Plan::Naive { dtype }
                 };
                 assert_eq!(check(&p, lens(m, n, k)), Ok(want), "{m} x {n} x {k}");
             }
         }
+        // The copy width follows K.
+        let width = |k| match check(&problem(64, 64, k), lens(64, 64, k)) {
+            Ok(Plan::Multistage { config, .. }) => config.copy_bits,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            [width(64), width(68), width(66), width(65)],
+            [128, 64, 32, 16]
+        );
     }
 
     #[test]
     fn multistage_refuses_what_it_cannot_run() {
+        // A named configuration keeps its 16-byte copies: K = 13 is refused, not narrowed.
         let p = Problem {
             kernel: KernelChoice::Multistage,
+            tune: Some(Tune::TUNED),
             ..problem(100, 37, 13)
         };
         assert_eq!(
             check(&p, lens(100, 37, 13)).unwrap_err().to_string(),
             "the multistage kernel cannot run this problem: K = 13 is not a multiple of 8, and its \
-             16-byte cp.async copies need 16-byte aligned rows of A and B; the naive kernel \
-             (--kernel naive or auto) takes any K"
+             128-bit cp.async copies need rows of A and B aligned to them; the reference \
+             configuration (no --config) takes any K"
         );
         let p = Problem {
             kernel: KernelChoice::Multistage,
@@ -464,32 +618,32 @@ mod tests {
             e.contains("N x K = 1048576 x 4096 elements reach 2^32"),
             "{e}"
         );
-        // f16 accumulation with an odd K: neither kernel; auto says why for each.
+        // f16 accumulation with an odd K: the multistage kernel with narrower copies.
         let p = Problem {
             acc: Accum::F16,
             ..problem(64, 64, 12)
         };
-        let e = check(&p, lens(64, 64, 12)).unwrap_err();
-        assert!(matches!(e, InputError::NoKernel { .. }), "{e}");
-        let e = e.to_string();
-        assert!(
-            e.starts_with(
-                "no kernel of this build runs this problem: the multistage kernel: K = 12"
-            ) && e.contains("; the naive kernel: it accumulates in f32 only"),
-            "{e}"
+        assert_eq!(
+            check(&p, lens(64, 64, 12)),
+            Ok(ms(GemmDtype::F16, Accum::F16, 12))
         );
-        // f16 accumulation with an aligned K: multistage.
+        // A named configuration is what runs.
         let p = Problem {
-            acc: Accum::F16,
+            tune: Some(Tune::T256x128S4R2Se),
             ..problem(64, 64, 16)
         };
         assert_eq!(
             check(&p, lens(64, 64, 16)),
             Ok(Plan::Multistage {
                 dtype: GemmDtype::F16,
-                acc: Accum::F16
+                acc: Accum::F32,
+                config: Tune::T256x128S4R2Se.config(GemmDtype::F16, Accum::F32),
             })
         );
+        assert_eq!(Tune::parse("tuned"), Some(Tune::TUNED));
+        for t in Tune::ALL {
+            assert_eq!(Tune::parse(t.name()), Some(t));
+        }
     }
 
     #[test]

@@ -13,9 +13,11 @@
 //! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Plan, Problem};
 //!
 //! let p = Problem { m: 100, n: 70, k: 13, dtype: GemmDtype::Bf16, acc: Accum::F32,
-//!                   kernel: KernelChoice::Auto };
+//!                   kernel: KernelChoice::Auto, tune: None };
 //! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }).unwrap();
-//! assert_eq!(plan.launch_shape(100, 70).grid, (5, 7, 1));
+//! // K = 13: the multistage kernel with element copies on 64x64 tiles.
+//! assert!(plan.describe().starts_with("multistage bf16 (f32 acc, 64x64x32 tile"), "{}", plan.describe());
+//! assert_eq!(plan.launch_shape(100, 70).grid, (2, 2, 1));
 //! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }).unwrap_err();
 //! assert!(e.to_string().contains("D has 6999 elements"), "{e}");
 //! ```
@@ -30,7 +32,9 @@ pub mod naive;
 #[cfg(feature = "gpu")]
 mod runtime;
 
-pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
+pub use check::{
+    check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem, Tune,
+};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
 

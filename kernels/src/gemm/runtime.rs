@@ -9,7 +9,7 @@ use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::Target;
 use thiserror::Error;
 
-use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem};
+use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem, Tune};
 use super::{Accum, GemmElem, KernelChoice};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -102,6 +102,7 @@ pub struct GemmArgs<'a, T> {
 pub struct Gemm<'j> {
     jit: &'j Jit,
     target: Target,
+    tune: Option<Tune>,
     compiled: Mutex<HashMap<Plan, Arc<JitFunction>>>,
 }
 
@@ -136,8 +137,15 @@ impl<'j> Gemm<'j> {
         Ok(Gemm {
             jit,
             target: target_for(jit.limits().compute_capability)?,
+            tune: None,
             compiled: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Run the multistage kernel in the named configuration instead of the reference for K.
+    pub fn with_tune(mut self, tune: Tune) -> Self {
+        self.tune = Some(tune);
+        self
     }
 
     /// The PTX target plans are emitted for.
@@ -184,6 +192,7 @@ impl<'j> Gemm<'j> {
             dtype: T::DTYPE,
             acc: args.acc,
             kernel: args.kernel,
+            tune: self.tune,
         };
         let lens = BufferLens {
             a: args.a.len(),

@@ -78,7 +78,7 @@ pub enum Epilogue {
 }
 
 /// A configuration of the multistage GEMM.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MultistageConfig {
     /// Element type of A, B and D.
     pub dtype: DType,
