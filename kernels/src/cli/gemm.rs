@@ -26,8 +26,9 @@ on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN befor
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
               repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
   --config    a named multistage configuration: tuned, ref, ref_r2, ref_r2_se,
-              t128x128s4_r2_se, t128x256s4_r2_se, t128x256s3_r2_se, t256x128s4_r2_se,
-              t128x256s4_r2 (tNxMsS: tile, stages; r2: rasterized; se: smem epilogue);
+              t128x128s4_r2_se, t128x256s4_r2_se, t128x128x64s3_r2_se, t256x128s4_r2_se,
+              ref_r3_se (tMxN[xK]sS: tile, stages; rS: blocks rasterized in groups of 2^S
+              M tiles; se: epilogue through shared memory);
               without it the reference configuration for K (narrower copies for odd K)
   --repeats   timed repeats (default 20)
   --seed      seed of the random inputs (default 1)
