@@ -32,8 +32,8 @@ for cfg in ${SWEEP:-ref ref_r2 ref_r2_se ref_r3_se t128x128s4_r2_se t128x128x64s
         set -- $shape
         log=$(timeout 120 .gpu/bin/rute gemm --m $1 --n $2 --k $3 --kernel multistage --config $cfg --check --bench 2>&1)
         echo "$log" >> "$out/run.log"
-        [ "$verdict" = PASS ] || status=1
         verdict=$(echo "$log" | grep -oE "PASS|FAIL" | head -1)
+        [ "$verdict" = PASS ] || status=1
         times=$(echo "$log" | sed -nE 's/.*rute ([0-9.]+) ms.*cuBLAS ([0-9.]+) ms.*ratio ([0-9.]+).*/\1 | \2 | \3/p')
         echo "| $cfg | $1 | $2 | $3 | ${times:-- | - | -} | ${verdict:-ERROR} |" >> "$out/sweep.md"
     done
