@@ -863,16 +863,25 @@ fn simulated_smem_epilogue() {
     }
 }
 
-/// The tuned candidate as registered (8 warps, 128x256, 4 stages, rasterized, shared epilogue).
+/// The tuned configuration as registered (rasterized, shared epilogue) and every named
+/// configuration `rute gemm --config` offers (8 warps on 128x256 and 256x128, 4 stages, k-tiles
+/// of 64, ...).
 #[test]
 fn simulated_tuned() {
-    let cfg = MultistageConfig::tuned(DType::F16, Acc::F32);
-    for &(m, n, k) in &[(600, 300, 72), (129, 257, 40)] {
-        let e = simulate(&cfg, m, n, k);
-        assert!(
-            e < 2e-3,
-            "{} {m}x{n}x{k}: relative error {e:.3e}",
-            cfg.name()
-        );
+    let mut cfgs = vec![MultistageConfig::tuned(DType::F16, Acc::F32)];
+    cfgs.extend(
+        kernels::gemm::Tune::ALL
+            .map(|t| t.config(kernels::gemm::GemmDtype::F16, kernels::gemm::Accum::F32)),
+    );
+    cfgs.dedup();
+    for cfg in &cfgs {
+        for &(m, n, k) in &[(600, 300, 72), (129, 257, 40)] {
+            let e = simulate(cfg, m, n, k);
+            assert!(
+                e < 2e-3,
+                "{} {m}x{n}x{k}: relative error {e:.3e}",
+                cfg.name()
+            );
+        }
     }
 }

@@ -181,12 +181,12 @@ pub enum Tune {
     Ref,
     /// The reference with blocks rasterized in groups of 4 M tiles.
     RefR2,
-    /// The reference, rasterized, with the shared-memory epilogue (16-byte coalesced stores).
+    /// The reference, rasterized, with the shared-memory epilogue (16-byte coalesced stores):
+    /// [`MultistageConfig::tuned`].
     RefR2Se,
     /// 128x128x32, 4 stages, rasterized, shared-memory epilogue.
     T128x128S4R2Se,
-    /// 128x256x32, 2x4 warps, 4 stages, rasterized, shared-memory epilogue
-    /// ([`MultistageConfig::tuned`]).
+    /// 128x256x32, 2x4 warps, 4 stages, rasterized, shared-memory epilogue.
     T128x256S4R2Se,
     /// 128x128x64, 3 stages, rasterized, shared-memory epilogue (half the barriers per K).
     T128x128x64S3R2Se,
@@ -254,11 +254,7 @@ impl Tune {
                 raster_log2: 2,
                 ..r
             },
-            Tune::RefR2Se => MultistageConfig {
-                raster_log2: 2,
-                epilogue: Epilogue::Smem,
-                ..r
-            },
+            Tune::RefR2Se => MultistageConfig::tuned(dtype, acc),
             Tune::T128x128S4R2Se => MultistageConfig {
                 stages: 4,
                 raster_log2: 2,
