@@ -120,6 +120,23 @@ fn run(jit: &Jit, f: &JitFunction, cfg: &MultistageConfig, m: usize, n: usize, k
     (err / norm.max(f64::MIN_POSITIVE)).sqrt()
 }
 
+/// Runs one shape and asserts its relative error is below `tol`; `label` names the case.
+fn check_shape(
+    jit: &Jit,
+    f: &JitFunction,
+    cfg: &MultistageConfig,
+    label: &str,
+    (m, n, k): (usize, usize, usize),
+    tol: f64,
+) {
+    let e = run(jit, f, cfg, m, n, k);
+    println!("{label} {m}x{n}x{k}: relative error {e:.2e}");
+    assert!(
+        e < tol,
+        "{label} {m}x{n}x{k}: relative error {e:.3e} >= {tol}"
+    );
+}
+
 /// Shapes: the square one, then residues in every dimension.
 const SHAPES: &[(usize, usize, usize)] = &[
     (256, 256, 256),
@@ -142,16 +159,8 @@ fn check_all(dtype: DType, acc: Acc, tol: f64) {
     for target in [Target::Sm90a, Target::Sm80] {
         let f = load(&jit, &cfg, target);
         for &(m, n, k) in SHAPES {
-            let e = run(&jit, &f, &cfg, m, n, k);
-            println!(
-                "{} {target} {m}x{n}x{k}: relative error {e:.2e}",
-                cfg.name()
-            );
-            assert!(
-                e < tol,
-                "{} {target} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
-                cfg.name()
-            );
+            let label = format!("{} {target}", cfg.name());
+            check_shape(&jit, &f, &cfg, &label, (m, n, k), tol);
         }
     }
 }
@@ -192,13 +201,7 @@ fn multistage_narrow_copies() {
         ] {
             let cfg = MultistageConfig::reference_for_k(dtype, acc, k as u32);
             let f = load(&jit, &cfg, Target::Sm90a);
-            let e = run(&jit, &f, &cfg, m, n, k);
-            println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
-            assert!(
-                e < tol,
-                "{} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
-                cfg.name()
-            );
+            check_shape(&jit, &f, &cfg, &cfg.name(), (m, n, k), tol);
         }
     }
 }
@@ -220,13 +223,7 @@ fn multistage_larger_tiles() {
             };
             let f = load(&jit, &cfg, Target::Sm90a);
             for &(m, n, k) in &[(256, 256, 256), (300, 270, 72), (1000, 513, 136)] {
-                let e = run(&jit, &f, &cfg, m, n, k);
-                println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
-                assert!(
-                    e < tol,
-                    "{} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
-                    cfg.name()
-                );
+                check_shape(&jit, &f, &cfg, &cfg.name(), (m, n, k), tol);
             }
         }
     }
@@ -244,13 +241,7 @@ fn multistage_rasterized() {
         };
         let f = load(&jit, &cfg, Target::Sm90a);
         for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (1000, 1000, 64)] {
-            let e = run(&jit, &f, &cfg, m, n, k);
-            println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
-            assert!(
-                e < 2e-3,
-                "{} {m}x{n}x{k}: relative error {e:.3e}",
-                cfg.name()
-            );
+            check_shape(&jit, &f, &cfg, &cfg.name(), (m, n, k), 2e-3);
         }
     }
 }
@@ -278,13 +269,7 @@ fn multistage_smem_epilogue() {
                 (77, 45, 16),
                 (1000, 1000, 64),
             ] {
-                let e = run(&jit, &f, &cfg, m, n, k);
-                println!("{} {m}x{n}x{k}: relative error {e:.2e}", cfg.name());
-                assert!(
-                    e < tol,
-                    "{} {m}x{n}x{k}: relative error {e:.3e} >= {tol}",
-                    cfg.name()
-                );
+                check_shape(&jit, &f, &cfg, &cfg.name(), (m, n, k), tol);
             }
         }
     }

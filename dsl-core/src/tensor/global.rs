@@ -3,12 +3,10 @@
 use std::collections::BTreeMap;
 
 use super::dyn_eval::{add, eval_dyn, split_rows};
-use super::shared::host_coord;
-use super::Idx;
 use crate::ir::Address;
 use crate::kernel::{select, DeviceType, GlobalPtr, Var};
 use crate::layout::{Layout, LayoutError};
-use crate::tiled::{Side, TiledCopy, TiledMma, View};
+use crate::tiled::View;
 
 /// The unit of rows in a global tile's layout: an element `(row, col)` of the tile has the
 /// static offset `row * ROW + col`, so that layouts stay host integers while the row stride is a
@@ -98,30 +96,7 @@ impl<T: DeviceType> GTensor<T> {
         Ok(t)
     }
 
-    /// CuTe's `thr_copy.partition_S/D(tensor)` for the device thread index `thread`.
-    pub fn partition(
-        &self,
-        tiled: &TiledCopy,
-        side: Side,
-        thread: Var<u32>,
-    ) -> Result<Self, LayoutError> {
-        let v = tiled.partition(side, &self.view())?;
-        self.with_view(v, &[(thread, tiled.size())])
-    }
-
-    /// CuTe's `thr_mma.partition_C(tensor)` for the device thread index `thread`:
-    /// `(MMA, MMA_M, MMA_N)`.
-    pub fn partition_c(&self, mma: &TiledMma, thread: Var<u32>) -> Result<Self, LayoutError> {
-        let v = mma.partition(crate::tiled::Operand::C, &self.view())?;
-        self.with_view(v, &[(thread, mma.size())])
-    }
-
-    /// CuTe's slicing with host and device coordinates (as [`super::STensor::slice`]).
-    pub fn slice(&self, coord: &[Idx]) -> Result<Self, LayoutError> {
-        let (crd, xs) = host_coord(&self.layout, coord)?;
-        let v = self.view().slice(&crd)?;
-        self.with_view(v, &xs)
-    }
+    view_methods!();
 
     /// Address and predicate of each static offset (`base + layout(i)` values) for an access of
     /// `width` consecutive elements along a row: in bounds when the row exists and the last

@@ -58,6 +58,50 @@
 //! assert_eq!(copies, 4); // 128 rows / 32 rows per pass
 //! ```
 
+/// The partition and slicing methods of a tensor type (global or shared) that has
+/// `view(&self) -> View` (its static view) and
+/// `with_view(&self, View, &[(Var<u32>, i64)]) -> Result<Self, LayoutError>` (the tensor of a
+/// derived view, its new indices bound to the given device values below the given bounds).
+macro_rules! view_methods {
+    () => {
+        /// CuTe's `thr_copy.partition_S/D(tensor)` for the device thread index `thread`
+        /// (`< tiled.size()`): layout `(CPY, CPY_M, CPY_N, ...)`.
+        pub fn partition(
+            &self,
+            tiled: &$crate::tiled::TiledCopy,
+            side: $crate::tiled::Side,
+            thread: $crate::kernel::Var<u32>,
+        ) -> Result<Self, $crate::layout::LayoutError> {
+            let v = tiled.partition(side, &self.view())?;
+            self.with_view(v, &[(thread, tiled.size())])
+        }
+
+        /// CuTe's `thr_mma.partition_C(tensor)` for the device thread index `thread`:
+        /// `(MMA, MMA_M, MMA_N)`.
+        pub fn partition_c(
+            &self,
+            mma: &$crate::tiled::TiledMma,
+            thread: $crate::kernel::Var<u32>,
+        ) -> Result<Self, $crate::layout::LayoutError> {
+            let v = mma.partition($crate::tiled::Operand::C, &self.view())?;
+            self.with_view(v, &[(thread, mma.size())])
+        }
+
+        /// CuTe's slicing `tensor(c0, c1, ...)`: [`Idx::At`](crate::tensor::Idx::At) folds into
+        /// the static offset, [`Idx::Dyn`](crate::tensor::Idx::Dyn) adds a device offset (the
+        /// value must be below the mode's extent), [`Idx::All`](crate::tensor::Idx::All) keeps
+        /// the mode.
+        pub fn slice(
+            &self,
+            coord: &[$crate::tensor::Idx],
+        ) -> Result<Self, $crate::layout::LayoutError> {
+            let (crd, xs) = $crate::tensor::shared::host_coord(&self.layout, coord)?;
+            let v = self.view().slice(&crd)?;
+            self.with_view(v, &xs)
+        }
+    };
+}
+
 mod copy;
 mod dyn_eval;
 mod fragment;

@@ -7,7 +7,7 @@ use super::Idx;
 use crate::ir::{Address, Reg};
 use crate::kernel::{DeviceType, SharedPtr, Var};
 use crate::layout::{Layout, LayoutError, Swizzle};
-use crate::tiled::{Crd, Side, TiledCopy, TiledMma, View};
+use crate::tiled::{Crd, View};
 
 /// A tensor in shared memory: `ptr` plus the offsets (in elements)
 /// `swizzle(inner + base + layout(i)) + outer`, where `inner` and `outer` are device offsets:
@@ -119,33 +119,7 @@ impl<T: DeviceType> STensor<T> {
         Ok(t)
     }
 
-    /// CuTe's `thr_copy.partition_S/D(tensor)` for the device thread index `thread`
-    /// (`< tiled.size()`): layout `(CPY, CPY_M, CPY_N, ...)`.
-    pub fn partition(
-        &self,
-        tiled: &TiledCopy,
-        side: Side,
-        thread: Var<u32>,
-    ) -> Result<Self, LayoutError> {
-        let v = tiled.partition(side, &self.view())?;
-        self.with_view(v, &[(thread, tiled.size())])
-    }
-
-    /// CuTe's `thr_mma.partition_C(tensor)` for the device thread index `thread`:
-    /// `(MMA, MMA_M, MMA_N)`.
-    pub fn partition_c(&self, mma: &TiledMma, thread: Var<u32>) -> Result<Self, LayoutError> {
-        let v = mma.partition(crate::tiled::Operand::C, &self.view())?;
-        self.with_view(v, &[(thread, mma.size())])
-    }
-
-    /// CuTe's slicing `tensor(c0, c1, ...)`: [`Idx::At`] folds into the static offset,
-    /// [`Idx::Dyn`] adds a device offset (the value must be below the mode's extent), [`Idx::All`]
-    /// keeps the mode.
-    pub fn slice(&self, coord: &[Idx]) -> Result<Self, LayoutError> {
-        let (crd, xs) = host_coord(&self.layout, coord)?;
-        let v = self.view().slice(&crd)?;
-        self.with_view(v, &xs)
-    }
+    view_methods!();
 
     /// The shared-memory address of each static offset (before the swizzle: `base + layout(i)`
     /// values), computing the swizzle once per distinct remainder modulo the period.

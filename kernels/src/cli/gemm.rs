@@ -486,6 +486,57 @@ mod gpu {
         };
     }
 
+    impl Ctx<'_> {
+        /// [`check_case`] for the element type `dtype` names, with `opts`'s kernel and the
+        /// case's seed.
+        fn check(
+            &self,
+            dtype: GemmDtype,
+            shape: (usize, usize, usize),
+            acc: Accum,
+            opts: &Options,
+        ) -> Result<CheckOutcome, GemmError> {
+            let seed = case_seed(opts.seed, shape.0, shape.1, shape.2);
+            by_dtype!(
+                dtype,
+                check_case(
+                    self.jit,
+                    &self.gemm,
+                    &self.cublas,
+                    shape,
+                    acc,
+                    opts.kernel,
+                    seed
+                )
+            )
+        }
+
+        /// [`bench_case`] for the element type `dtype` names, with `opts`'s kernel and repeats
+        /// and the case's seed (the one [`Ctx::check`] uses, so both see the same inputs).
+        fn bench(
+            &self,
+            dtype: GemmDtype,
+            shape: (usize, usize, usize),
+            acc: Accum,
+            opts: &Options,
+        ) -> Result<BenchOutcome, GemmError> {
+            let seed = case_seed(opts.seed, shape.0, shape.1, shape.2);
+            by_dtype!(
+                dtype,
+                bench_case(
+                    self.jit,
+                    &self.gemm,
+                    &self.cublas,
+                    shape,
+                    acc,
+                    opts.kernel,
+                    opts.repeats,
+                    seed
+                )
+            )
+        }
+    }
+
     fn verdict(c: &CheckOutcome) -> &'static str {
         if c.passed() {
             "PASS"
@@ -580,36 +631,13 @@ mod gpu {
             );
         }
         if check {
-            let c = by_dtype!(
-                dtype,
-                check_case(
-                    ctx.jit,
-                    &ctx.gemm,
-                    &ctx.cublas,
-                    shape,
-                    acc,
-                    opts.kernel,
-                    seed
-                )
-            )?;
+            let c = ctx.check(dtype, shape, acc, opts)?;
             let _ = writeln!(out, "plan: {}", c.plan.describe());
             let _ = writeln!(out, "check: {}", check_line(&c));
             ok &= c.passed();
         }
         if bench {
-            let b = by_dtype!(
-                dtype,
-                bench_case(
-                    ctx.jit,
-                    &ctx.gemm,
-                    &ctx.cublas,
-                    shape,
-                    acc,
-                    opts.kernel,
-                    opts.repeats,
-                    seed
-                )
-            )?;
+            let b = ctx.bench(dtype, shape, acc, opts)?;
             if !check {
                 let _ = writeln!(out, "plan: {}", b.plan.describe());
             }
@@ -674,25 +702,13 @@ mod gpu {
             for &shape in &shapes {
                 let (m, n, k) = shape;
                 let label = format!("{dtype} {acc} {m:>6} x {n:>6} x {k:>6}");
-                if let Err(reason) = precheck(&problem(shape, dtype, acc, &opts)) {
+                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts)) {
                     refused += 1;
                     let _ = writeln!(out, "{label}  refused: {reason}");
                     rows += &format!("| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | refused: {reason} |\n");
                     continue;
                 }
-                let seed = case_seed(opts.seed, m, n, k);
-                match by_dtype!(
-                    dtype,
-                    check_case(
-                        ctx.jit,
-                        &ctx.gemm,
-                        &ctx.cublas,
-                        shape,
-                        acc,
-                        opts.kernel,
-                        seed
-                    )
-                ) {
+                match ctx.check(dtype, shape, acc, opts) {
                     Ok(c) => {
                         if c.passed() {
                             pass += 1;
@@ -777,9 +793,8 @@ mod gpu {
         let mut all_ok = true;
         for &shape in BENCH_SHAPES {
             let (m, n, k) = shape;
-            let seed = case_seed(opts.seed, m, n, k);
             let _ = writeln!(out, "{m} x {n} x {k} {dtype} {acc}");
-            if let Err(reason) = precheck(&problem(shape, dtype, acc, &opts)) {
+            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts)) {
                 all_ok = false;
                 let _ = writeln!(out, "  refused: {reason}");
                 table += &format!(
@@ -788,18 +803,7 @@ mod gpu {
                 continue;
             }
             // Correct first: a wrong result is not timed.
-            let c = by_dtype!(
-                dtype,
-                check_case(
-                    ctx.jit,
-                    &ctx.gemm,
-                    &ctx.cublas,
-                    shape,
-                    acc,
-                    opts.kernel,
-                    seed
-                )
-            )?;
+            let c = ctx.check(dtype, shape, acc, opts)?;
             let _ = writeln!(out, "  {}: check: {}", c.plan.describe(), check_line(&c));
             if !c.passed() {
                 all_ok = false;
@@ -810,19 +814,7 @@ mod gpu {
                 );
                 continue;
             }
-            let b = by_dtype!(
-                dtype,
-                bench_case(
-                    ctx.jit,
-                    &ctx.gemm,
-                    &ctx.cublas,
-                    shape,
-                    acc,
-                    opts.kernel,
-                    opts.repeats,
-                    seed
-                )
-            )?;
+            let b = ctx.bench(dtype, shape, acc, opts)?;
             let _ = writeln!(out, "  bench: {}", bench_line(&b));
             table += &format!(
                 "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.4} | {:.2} | {:.3} |\n",

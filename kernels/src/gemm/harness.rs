@@ -1,7 +1,7 @@
 //! What `rute gemm` and the GPU tests share: seeded random operands, poisoned outputs, a
 //! correctness case against cuBLAS and a timed comparison with cuBLAS from the same run.
 
-use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError};
+use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError, Timing};
 use cudarc::driver::{result as driver, sys};
 
 use super::check::{BufferLens, Plan};
@@ -233,6 +233,36 @@ pub fn rotating_sets(set_bytes: usize, l2_bytes: usize, memory_cap: usize) -> us
 /// Device memory the rotating sets may take, at most.
 const ROTATION_CAP_BYTES: usize = 4 << 30;
 
+/// [`Jit::time`] of one `run` on every operand set, after three warm-up passes beyond the one
+/// `Jit::time` does (clocks up, code and handles loaded). `Jit::time` takes work that fails with a
+/// `JitError`; `run`'s error is kept aside and returned in place of the stand-in error (naming
+/// `call`) that stops the timing loop.
+fn time_sets<T: GemmElem + DeviceRepr>(
+    jit: &Jit,
+    ops: &mut [Operands<T>],
+    repeats: usize,
+    call: &'static str,
+    mut run: impl FnMut(&mut Operands<T>) -> Result<(), GemmError>,
+) -> Result<Timing, GemmError> {
+    let mut failure: Option<GemmError> = None;
+    let mut once = || -> Result<(), JitError> {
+        for o in ops.iter_mut() {
+            if let Err(e) = run(o) {
+                failure = Some(e);
+                return Err(JitError::Driver {
+                    call,
+                    reason: "failed".into(),
+                });
+            }
+        }
+        Ok(())
+    };
+    let timed = (0..3)
+        .try_for_each(|_| once())
+        .and_then(|()| jit.time(repeats, &mut once));
+    timed.map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))
+}
+
 /// Times rute and cuBLAS on `(m, n, k)`: warm-up runs, then `repeats` samples, each the events'
 /// time of one GEMM on every rotating input set divided by the set count; reports the medians.
 #[allow(clippy::too_many_arguments)]
@@ -271,67 +301,22 @@ pub fn bench_case<T: GemmElem + DeviceRepr>(
         acc,
         kernel,
     })?;
-    // Jit::time takes work that fails with a JitError; a refusal of another kind is kept aside
-    // here and returned in place of the stand-in error that stops the timing loop.
-    let mut failure: Option<GemmError> = None;
-    let mut rute_once = |ops: &mut Vec<Operands<T>>| -> Result<(), JitError> {
-        for o in ops.iter_mut() {
-            match gemm.run(&GemmArgs {
-                m,
-                n,
-                k,
-                a: &o.a,
-                b: &o.b,
-                d: &mut o.d,
-                acc,
-                kernel,
-            }) {
-                Ok(_) => {}
-                Err(GemmError::Jit(e)) => return Err(e),
-                Err(e) => {
-                    failure = Some(e);
-                    return Err(JitError::Driver {
-                        call: "gemm",
-                        reason: "refused".into(),
-                    });
-                }
-            }
-        }
-        Ok(())
-    };
-    // Warm-up beyond the one Jit::time does: clocks up, code and handles loaded.
-    for _ in 0..3 {
-        if let Err(e) = rute_once(&mut ops) {
-            return Err(failure.take().unwrap_or(GemmError::Jit(e)));
-        }
-    }
-    let rute = jit.time(repeats, || rute_once(&mut ops));
-    let rute = match rute {
-        Ok(t) => t,
-        Err(e) => return Err(failure.take().unwrap_or(GemmError::Jit(e))),
-    };
-    let mut cublas_failure: Option<GemmError> = None;
-    let mut cublas_once = |ops: &mut Vec<Operands<T>>| -> Result<(), JitError> {
-        for o in ops.iter_mut() {
-            if let Err(e) = cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d) {
-                cublas_failure = Some(e);
-                return Err(JitError::Driver {
-                    call: "cublasGemmEx",
-                    reason: "failed".into(),
-                });
-            }
-        }
-        Ok(())
-    };
-    for _ in 0..3 {
-        if let Err(e) = cublas_once(&mut ops) {
-            return Err(cublas_failure.take().unwrap_or(GemmError::Jit(e)));
-        }
-    }
-    let blas = match jit.time(repeats, || cublas_once(&mut ops)) {
-        Ok(t) => t,
-        Err(e) => return Err(cublas_failure.take().unwrap_or(GemmError::Jit(e))),
-    };
+    let rute = time_sets(jit, &mut ops, repeats, "gemm", |o| {
+        gemm.run(&GemmArgs {
+            m,
+            n,
+            k,
+            a: &o.a,
+            b: &o.b,
+            d: &mut o.d,
+            acc,
+            kernel,
+        })
+        .map(|_| ())
+    })?;
+    let blas = time_sets(jit, &mut ops, repeats, "cublasGemmEx", |o| {
+        cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d)
+    })?;
     jit.synchronize()?;
     Ok(BenchOutcome {
         plan,

@@ -260,7 +260,7 @@ impl MultistageConfig {
 
     fn fail(&self, reason: impl Into<String>) -> MultistageError {
         MultistageError::Config {
-            cfg: self.clone(),
+            cfg: *self,
             reason: reason.into(),
         }
     }
@@ -457,7 +457,7 @@ impl Plan {
             &Layout::new(IntTuple::ints(&[1, 8]), IntTuple::ints(&[0, 1]))?,
         )?;
         Ok(Plan {
-            cfg: cfg.clone(),
+            cfg: *cfg,
             mma,
             g2s_atom,
             g2s,
