@@ -181,14 +181,14 @@ pub enum Tune {
     Ref,
     /// The reference with blocks rasterized in groups of 4 M tiles.
     RefR2,
-    /// The reference, rasterized, with the shared-memory epilogue (16-byte coalesced stores):
-    /// [`MultistageConfig::tuned`].
+    /// The reference, rasterized, with the shared-memory epilogue (16-byte coalesced stores).
     RefR2Se,
     /// 128x128x32, 4 stages, rasterized, shared-memory epilogue.
     T128x128S4R2Se,
     /// 128x256x32, 2x4 warps, 4 stages, rasterized, shared-memory epilogue.
     T128x256S4R2Se,
-    /// 128x128x64, 3 stages, rasterized, shared-memory epilogue (half the barriers per K).
+    /// 128x128x64, 3 stages, rasterized, shared-memory epilogue (half the barriers per K):
+    /// [`MultistageConfig::tuned`].
     T128x128x64S3R2Se,
     /// 256x128x32, 4x2 warps, 4 stages, rasterized, shared-memory epilogue.
     T256x128S4R2Se,
@@ -209,10 +209,10 @@ impl Tune {
         Tune::RefR3Se,
     ];
 
-    /// The configuration `rute gemm --config tuned` runs: the best of the sweep on the H200
-    /// (`results/h200_gemm_sweep.md`: 0.60x cuBLAS at 4096^3, 0.61x at 8192^3, 0.73x at
-    /// 81920x256x256, against the reference's 0.54x, 0.57x, 0.62x in the same sweep).
-    pub const TUNED: Tune = Tune::RefR2Se;
+    /// The configuration `rute gemm --config tuned` runs: the best average across the H200 sweeps
+    /// (`results/h200_gemm_sweep*.md`; 0.58x cuBLAS at 4096^3, 0.57-0.63x at 8192^3, 0.76-0.79x at
+    /// 81920x256x256, against the reference's 0.54x, 0.57-0.60x, 0.57-0.62x).
+    pub const TUNED: Tune = Tune::T128x128x64S3R2Se;
 
     /// The name the command line takes.
     pub fn name(self) -> &'static str {
@@ -254,7 +254,11 @@ impl Tune {
                 raster_log2: 2,
                 ..r
             },
-            Tune::RefR2Se => MultistageConfig::tuned(dtype, acc),
+            Tune::RefR2Se => MultistageConfig {
+                raster_log2: 2,
+                epilogue: Epilogue::Smem,
+                ..r
+            },
             Tune::T128x128S4R2Se => MultistageConfig {
                 stages: 4,
                 raster_log2: 2,
@@ -262,12 +266,7 @@ impl Tune {
                 ..r
             },
             Tune::T128x256S4R2Se => wide(4),
-            Tune::T128x128x64S3R2Se => MultistageConfig {
-                tile_k: 64,
-                raster_log2: 2,
-                epilogue: Epilogue::Smem,
-                ..r
-            },
+            Tune::T128x128x64S3R2Se => MultistageConfig::tuned(dtype, acc),
             Tune::T256x128S4R2Se => MultistageConfig {
                 tile_m: 256,
                 tile_n: 128,
