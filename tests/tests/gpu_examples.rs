@@ -14,44 +14,12 @@ use codegen_ptx::jit::{
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use kernels::examples::{self, tma_round_trip::TmaBox};
+use rute_tests::gpu::{jit, Rng};
 
 /// The bits every output element holds before a launch: a NaN no kernel here produces.
 const POISON: u32 = 0xFFFF_FFFF;
 /// Elements after each output that no kernel may touch.
 const GUARD: usize = 64;
-
-fn jit() -> Jit {
-    match Jit::new(0) {
-        Ok(jit) => jit,
-        Err(e) => panic!("the GPU tests need an NVIDIA GPU: {e}"),
-    }
-}
-
-/// xorshift64*: reproducible pseudo-random numbers without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in [-1, 1), never exactly zero (so a zero in an output means a zero-filled copy).
-    fn f32(&mut self) -> f32 {
-        let v = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-        if v == 0.0 {
-            0.5
-        } else {
-            v
-        }
-    }
-
-    fn vec(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| self.f32()).collect()
-    }
-}
 
 /// The targets the H200 runs of those `supported` lists: sm_90a natively, sm_80 through the
 /// driver's JIT.

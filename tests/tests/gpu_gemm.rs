@@ -15,27 +15,10 @@ use codegen_ptx::jit::{CudaSlice, Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use half::{bf16, f16};
 use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+use rute_tests::gpu::{jit, Rng};
 
 const POISON: u16 = 0xFFFF;
 const GUARD: usize = 64;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn f32(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    }
-}
-
-fn jit() -> Jit {
-    Jit::new(0).unwrap_or_else(|e| panic!("the GPU tests need an NVIDIA GPU: {e}"))
-}
 
 fn to_bits(dtype: DType, x: f32) -> u16 {
     match dtype {
