@@ -4,6 +4,31 @@
 //! suite, the GEMM simulator, and the GPU tests behind the `gpu` feature). This library holds what
 //! several of them share.
 
+/// Helpers of the PTX tests.
+pub mod ptx {
+    use codegen_ptx::ptxas::{assemble, PtxasReport};
+    use dsl_core::ir::Target;
+
+    /// Assembles `ptx` (kernel `name`) for `target` and asserts what every published kernel must
+    /// show: no spills, no stack frame, no ptxas warnings. Needs `RUTE_PTXAS`.
+    pub fn assemble_clean(ptx: &str, target: Target, name: &str) -> PtxasReport {
+        let report = assemble(ptx, target).unwrap_or_else(|e| panic!("{name} for {target}: {e}"));
+        assert_eq!(
+            (report.spill_store_bytes, report.spill_load_bytes),
+            (0, 0),
+            "{name} for {target} spills:\n{}",
+            report.log
+        );
+        assert_eq!(report.stack_frame_bytes, 0, "{name} for {target}");
+        assert!(
+            report.warnings.is_empty(),
+            "{name} for {target}: {:?}",
+            report.warnings
+        );
+        report
+    }
+}
+
 /// Helpers of the GPU tests.
 pub mod gpu {
     use codegen_ptx::jit::Jit;

@@ -602,6 +602,16 @@ impl Block<'_> {
 }
 
 /// Runs the kernel of `cfg` on an `m x n x k` problem and returns the relative Frobenius error.
+/// Simulates `cfg` on an `m x n x k` problem and asserts its relative error is under `tol`.
+fn assert_simulates(cfg: &MultistageConfig, (m, n, k): (usize, usize, usize), tol: f64) {
+    let e = simulate(cfg, m, n, k);
+    assert!(
+        e < tol,
+        "{} {m}x{n}x{k}: relative error {e:.3e}",
+        cfg.name()
+    );
+}
+
 fn simulate(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
     simulate_counting(cfg, m, n, k).0
 }
@@ -740,12 +750,7 @@ fn simulated_other_configurations() {
             ..MultistageConfig::reference(DType::F16, Acc::F32)
         };
         for &(m, n, k) in &[(100, 70, 200), (64, 64, 8)] {
-            let e = simulate(&cfg, m, n, k);
-            assert!(
-                e < 2e-3,
-                "{} {m}x{n}x{k}: relative error {e:.3e}",
-                cfg.name()
-            );
+            assert_simulates(&cfg, (m, n, k), 2e-3);
         }
     }
 }
@@ -764,12 +769,7 @@ fn simulated_narrow_copies() {
         for acc in [Acc::F16, Acc::F32] {
             let cfg = MultistageConfig::reference_for_k(DType::F16, acc, k as u32);
             assert!(cfg.copy_bits < 128);
-            let e = simulate(&cfg, m, n, k);
-            assert!(
-                e < 1e-2,
-                "{} {m}x{n}x{k}: relative error {e:.3e}",
-                cfg.name()
-            );
+            assert_simulates(&cfg, (m, n, k), 1e-2);
         }
     }
 }
@@ -801,12 +801,7 @@ fn simulated_other_warps() {
             ..MultistageConfig::reference(DType::F16, Acc::F32)
         };
         for &(m, n, k) in &[(300, 270, 72), (64, 64, 8)] {
-            let e = simulate(&cfg, m, n, k);
-            assert!(
-                e < 2e-3,
-                "{} {m}x{n}x{k}: relative error {e:.3e}",
-                cfg.name()
-            );
+            assert_simulates(&cfg, (m, n, k), 2e-3);
         }
     }
 }
@@ -821,12 +816,7 @@ fn simulated_rasterization() {
             ..MultistageConfig::reference(DType::F16, Acc::F32)
         };
         for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (64, 64, 8)] {
-            let e = simulate(&cfg, m, n, k);
-            assert!(
-                e < 2e-3,
-                "{} {m}x{n}x{k}: relative error {e:.3e}",
-                cfg.name()
-            );
+            assert_simulates(&cfg, (m, n, k), 2e-3);
         }
     }
 }
@@ -876,12 +866,7 @@ fn simulated_tuned() {
     cfgs.dedup();
     for cfg in &cfgs {
         for &(m, n, k) in &[(600, 300, 72), (129, 257, 40)] {
-            let e = simulate(cfg, m, n, k);
-            assert!(
-                e < 2e-3,
-                "{} {m}x{n}x{k}: relative error {e:.3e}",
-                cfg.name()
-            );
+            assert_simulates(cfg, (m, n, k), 2e-3);
         }
     }
 }

@@ -10,6 +10,7 @@ use codegen_ptx::emit;
 use codegen_ptx::ptxas::assemble;
 use dsl_core::ir::Target;
 use kernels::registry::{Registered, KERNELS};
+use rute_tests::ptx::assemble_clean;
 
 /// Every (kernel, target) the registry publishes.
 fn published() -> Vec<(&'static Registered, Target)> {
@@ -64,22 +65,7 @@ fn every_snapshot_assembles_without_spills() {
     let mut table = Vec::new();
     for (k, target) in published() {
         let ptx = ptx_of(k, target);
-        let report =
-            assemble(&ptx, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name));
-        assert_eq!(
-            (report.spill_store_bytes, report.spill_load_bytes),
-            (0, 0),
-            "{} for {target} spills:\n{}",
-            k.name,
-            report.log
-        );
-        assert_eq!(report.stack_frame_bytes, 0, "{} for {target}", k.name);
-        assert!(
-            report.warnings.is_empty(),
-            "{} for {target}: {:?}",
-            k.name,
-            report.warnings
-        );
+        let report = assemble_clean(&ptx, target, k.name);
         table.push(format!(
             "{:<16} {:<8} {:>3} regs {:>6} B smem, 0 spills",
             k.name,

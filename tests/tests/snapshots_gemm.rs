@@ -7,6 +7,7 @@
 use codegen_ptx::ptxas::assemble;
 use dsl_core::ir::Target;
 use kernels::registry::{Registered, KERNELS};
+use rute_tests::ptx::assemble_clean;
 
 fn gemms() -> Vec<&'static Registered> {
     KERNELS
@@ -144,22 +145,7 @@ fn every_snapshot_assembles_without_spills() {
     for k in gemms() {
         for target in [Target::Sm80, Target::Sm90a] {
             let ptx = ptx_of(k, target);
-            let report =
-                assemble(&ptx, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name));
-            assert_eq!(
-                (report.spill_store_bytes, report.spill_load_bytes),
-                (0, 0),
-                "{} for {target} spills:\n{}",
-                k.name,
-                report.log
-            );
-            assert_eq!(report.stack_frame_bytes, 0, "{} for {target}", k.name);
-            assert!(
-                report.warnings.is_empty(),
-                "{} for {target}: {:?}",
-                k.name,
-                report.warnings
-            );
+            let report = assemble_clean(&ptx, target, k.name);
             table.push(format!(
                 "{:<22} {:<8} {:>3} regs {:>6} B static smem, 0 spills",
                 k.name,
