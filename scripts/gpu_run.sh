@@ -4,16 +4,17 @@
 #   stage:  ../shared/gpu/stage.sh -p rute-tests -p codegen-ptx -p kernels \
 #               --features rute-tests/gpu,codegen-ptx/gpu,kernels/gpu
 #   run:    bash scripts/gpu_run.sh [OUT_DIR]        (default: $OUT, else ./gpu-out)
-# Writes tests.log, run.log and correctness.md, sweep.md, bench.md, bench_tuned.md under OUT_DIR
-# (six files: the device tool brings back eight at most); prints the tables last. Exits non-zero
-# if any GPU test or check failed.
+# Writes tests.log, run.log and correctness.md, correctness_ref.md, sweep.md, bench.md (the
+# reference), bench_tuned.md (the default, tuned) under OUT_DIR (seven files: the device tool
+# brings back eight at most); prints the tables last. Exits non-zero if any GPU test or check
+# failed.
 set -uo pipefail
 out="${1:-${OUT:-gpu-out}}"
 mkdir -p "$out"
 export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
 status=0
 # TESTS="" skips the test binaries; SKIP_CORRECTNESS=1 the correctness suite; SWEEP="a b" picks
-# the configurations swept.
+# the configurations swept (default: kernels::gemm::Tune::SWEEP).
 default_tests=".gpu/tests/jit_gpu-* .gpu/tests/gpu_examples-* .gpu/tests/gpu_gemm-* .gpu/tests/gpu_gemm_runtime-*"
 for t in ${TESTS-$default_tests}; do
     [ -x "$t" ] || continue
@@ -21,13 +22,15 @@ for t in ${TESTS-$default_tests}; do
     echo "$(basename "$t"): $(grep -E '^test result' "$out/tests.log" | tail -1)"
 done
 if [ -z "${SKIP_CORRECTNESS:-}" ]; then
+    # The default plans (tuned where K is a multiple of 8), then the seed's configuration.
     timeout 300 .gpu/bin/rute gemm --suite correctness --out "$out/correctness.md" >> "$out/run.log" 2>&1 || status=1
+    timeout 300 .gpu/bin/rute gemm --suite correctness --config ref --out "$out/correctness_ref.md" >> "$out/run.log" 2>&1 || status=1
 fi
 # The tuning sweep: every named configuration, checked then timed against cuBLAS in the same
 # process, at the shapes the targets name (f16 in and out, f32 sum).
 echo "| config | M | N | K | rute ms | cuBLAS ms | ratio | check |" > "$out/sweep.md"
 echo "|---|---:|---:|---:|---:|---:|---:|---|" >> "$out/sweep.md"
-for cfg in ${SWEEP:-ref ref_r2 ref_r2_se ref_r3_se t128x128s4_r2_se t128x128x64s3_r2_se t128x256s4_r2_se t256x128s4_r2_se}; do
+for cfg in ${SWEEP:-ref 128x128x32s4_r2_se 128x128x64s3_r2_se 128x128x64s3_r2_stsm 128x256x32s4_r2_se 128x256x32s4_r2_stsm 128x256x32s5_r2_stsm 128x256x32s6_r2_stsm 256x128x64s3_r2_stsm 256x128x32s5_r2_stsm}; do
     for shape in "4096 4096 4096" "8192 8192 8192" "81920 256 256"; do
         set -- $shape
         log=$(timeout 120 .gpu/bin/rute gemm --m $1 --n $2 --k $3 --kernel multistage --config $cfg --check --bench 2>&1)
@@ -38,9 +41,9 @@ for cfg in ${SWEEP:-ref ref_r2 ref_r2_se ref_r3_se t128x128s4_r2_se t128x128x64s
         echo "| $cfg | $1 | $2 | $3 | ${times:-- | - | -} | ${verdict:-ERROR} |" >> "$out/sweep.md"
     done
 done
-timeout 300 .gpu/bin/rute gemm --suite bench --out "$out/bench.md" >> "$out/run.log" 2>&1 || status=1
-timeout 300 .gpu/bin/rute gemm --suite bench --config tuned --out "$out/bench_tuned.md" >> "$out/run.log" 2>&1 || status=1
-for f in correctness sweep bench bench_tuned; do
+timeout 300 .gpu/bin/rute gemm --suite bench --config ref --out "$out/bench.md" >> "$out/run.log" 2>&1 || status=1
+timeout 300 .gpu/bin/rute gemm --suite bench --out "$out/bench_tuned.md" >> "$out/run.log" 2>&1 || status=1
+for f in correctness correctness_ref sweep bench bench_tuned; do
     [ -f "$out/$f.md" ] && { echo; tail -n 20 "$out/$f.md"; }
 done
 exit $status

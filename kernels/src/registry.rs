@@ -97,7 +97,7 @@ pub const KERNELS: &[Registered] = &[
     },
     Registered {
         name: "multistage_f16_tuned",
-        targets: multistage::TARGETS,
+        targets: multistage::STMATRIX_TARGETS,
         build: multistage::default_f16_tuned,
     },
 ];

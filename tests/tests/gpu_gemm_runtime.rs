@@ -12,7 +12,7 @@ use kernels::gemm::harness::{case_seed, check_case, poison, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
 use kernels::gemm::{
     Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
-    Plan,
+    Plan, Tune,
 };
 use kernels::multistage::{Acc, DType, MultistageConfig};
 
@@ -205,11 +205,10 @@ fn plans_compile_once_across_threads() {
                         Plan::Multistage {
                             dtype: GemmDtype::F16,
                             acc: Accum::F32,
-                            config: MultistageConfig::reference_for_k(
-                                DType::F16,
-                                Acc::F32,
-                                k as u32
-                            ),
+                            // K = 24: the default for the shape, as this GPU runs it.
+                            config: Tune::for_shape(m, n, k)
+                                .config(GemmDtype::F16, Accum::F32)
+                                .for_target(gemm.target()),
                         }
                     );
                 }
@@ -279,8 +278,9 @@ fn refused_inputs_launch_nothing() {
     assert!(gemm.compiled_plans().is_empty());
 }
 
-/// `auto` runs the multistage kernel for every K: 16-byte copies where K is a multiple of 8,
-/// element copies on a smaller tile where K is odd; both against cuBLAS.
+/// `auto` runs the multistage kernel for every K: the configuration for the shape (16-byte
+/// copies) where K is a multiple of 8, the reference with element copies on a smaller tile where K is
+/// odd; both against cuBLAS.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn auto_takes_narrower_copies_for_odd_k() {
@@ -293,7 +293,9 @@ fn auto_takes_narrower_copies_for_odd_k() {
             Plan::Multistage {
                 dtype: GemmDtype::F16,
                 acc: Accum::F32,
-                config: MultistageConfig::reference(DType::F16, Acc::F32),
+                config: Tune::for_shape(200, 72, 40)
+                    .config(GemmDtype::F16, Accum::F32)
+                    .for_target(gemm.target()),
             },
         ),
         (

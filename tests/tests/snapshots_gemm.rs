@@ -79,15 +79,16 @@ fn config_of(name: &str) -> kernels::multistage::MultistageConfig {
 
 /// The instruction mix the algorithm implies, per thread, counted from the configuration:
 /// - 16-byte `cp.async`: a k-tile of A and B is `(tile_m + tile_n) * tile_k / 8` copies shared by
-///   the threads; the copy is generated `stages` times (`stages - 1` prologue tiles, one in the
-///   main loop);
+///   the threads; the copy is generated `stages` times with a source size (`stages - 1` prologue
+///   tiles, one in the predicated main loop) and once without (the main loop of whole tiles);
 /// - `ldmatrix.x4`: a warp's k-block of A is `tile_m / warps_m` rows, 16 per x4, and of B
-///   `tile_n / warps_n` columns, 16 per x4; generated once before the loop and for each of the
-///   `tile_k / 16` k-blocks in it;
+///   `tile_n / warps_n` columns, 16 per x4; generated once before the loops and for each of the
+///   `tile_k / 16` k-blocks in each of the two;
 /// - `mma.sync`: per k-block `(tile_m / warps_m / 16) * (tile_n / warps_n / 8)`, for each k-block
-///   of the loop;
-/// - `commit_group`: once per prologue stage and once in the loop; `wait_group stages-2` before
-///   the loop and once in it.
+///   of the two loops;
+/// - `stmatrix.x4` (the `stmatrix` epilogue only): one per 16x16 of a warp's tile;
+/// - `commit_group`: once per prologue stage and once in each loop; `wait_group stages-2` before
+///   the loops and once in each.
 #[test]
 fn instruction_mix() {
     for k in gemms() {
@@ -101,22 +102,22 @@ fn instruction_mix() {
         let threads = 32 * wm * wn;
         let stages = cfg.stages as usize;
         let kblocks = bk / 16;
-        let cp_async = (bm + bn) * bk / 8 / threads * stages;
-        let ldsm = (bm / wm / 16 + bn / wn / 16) * (1 + kblocks);
-        let mma = (bm / wm / 16) * (bn / wn / 8) * kblocks;
+        let per_tile = (bm + bn) * bk / 8 / threads;
+        let ldsm = (bm / wm / 16 + bn / wn / 16) * (1 + 2 * kblocks);
+        let mma = (bm / wm / 16) * (bn / wn / 8) * kblocks * 2;
         for &target in k.targets {
             let ptx = ptx_of(k, target);
             let what = format!("{} for {target}", k.name);
+            let copies: Vec<&str> = ptx
+                .lines()
+                .filter(|l| l.contains("cp.async.cg.shared.global ["))
+                .collect();
+            let sized = copies.iter().filter(|l| l.contains("], 16, ")).count();
+            let unpredicated = copies.iter().filter(|l| l.ends_with("], 16;")).count();
             assert_eq!(
-                count(&ptx, "cp.async.cg.shared.global ["),
-                cp_async,
-                "{what}: cp.async"
-            );
-            assert!(
-                ptx.lines()
-                    .filter(|l| l.contains("cp.async.cg.shared.global"))
-                    .all(|l| l.contains("], 16, ")),
-                "{what}: every cp.async moves 16 bytes with a source size"
+                (sized, unpredicated, copies.len()),
+                (per_tile * stages, per_tile, per_tile * (stages + 1)),
+                "{what}: cp.async of 16 bytes, with a source size and without"
             );
             assert_eq!(
                 count(&ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
@@ -128,10 +129,19 @@ fn instruction_mix() {
                 mma,
                 "{what}: mma"
             );
-            assert_eq!(count(&ptx, "cp.async.commit_group"), stages, "{what}");
+            let stsm = match cfg.epilogue {
+                kernels::multistage::Epilogue::Stmatrix => (bm / wm / 16) * (bn / wn / 16),
+                _ => 0,
+            };
+            assert_eq!(
+                count(&ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                stsm,
+                "{what}: stmatrix"
+            );
+            assert_eq!(count(&ptx, "cp.async.commit_group"), stages + 1, "{what}");
             assert_eq!(
                 count(&ptx, &format!("cp.async.wait_group {}", stages - 2)),
-                2,
+                3,
                 "{what}"
             );
             assert!(ptx.contains(&format!(".reqntid {threads}, 1, 1")), "{what}");
@@ -143,7 +153,7 @@ fn instruction_mix() {
 fn every_snapshot_assembles_without_spills() {
     let mut table = Vec::new();
     for k in gemms() {
-        for target in [Target::Sm80, Target::Sm90a] {
+        for &target in k.targets.iter().filter(|&&t| t != Target::Sm100a) {
             let ptx = ptx_of(k, target);
             let report = assemble_clean(&ptx, target, k.name);
             table.push(format!(
@@ -208,8 +218,9 @@ fn other_configurations_assemble() {
             });
         }
     }
-    // Every configuration `rute gemm --config NAME` can run, for every type pair.
-    for tune in kernels::gemm::Tune::ALL {
+    // Every configuration the sweep times, for every type pair.
+    for name in kernels::gemm::Tune::SWEEP {
+        let tune = kernels::gemm::Tune::parse(name).unwrap();
         for (dtype, acc) in [
             (GemmDtype::F16, Accum::F16),
             (GemmDtype::F16, Accum::F32),
@@ -221,8 +232,10 @@ fn other_configurations_assemble() {
     cfgs.dedup();
     let mut spills = Vec::new();
     for cfg in cfgs {
-        let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
         for target in [Target::Sm80, Target::Sm90a] {
+            // A stmatrix epilogue runs as the st.shared one on sm_80.
+            let cfg = cfg.for_target(target);
+            let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
             let ptx = codegen_ptx::emit(&kernel, target)
                 .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
             let report = assemble(&ptx, target)

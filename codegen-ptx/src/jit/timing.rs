@@ -43,6 +43,24 @@ impl Jit {
     where
         F: FnMut() -> Result<(), JitError>,
     {
+        let mut timings = self.time_interleaved(repeats, 1, |_| work())?;
+        Ok(timings.remove(0))
+    }
+
+    /// Times `pieces` pieces of work in turns: `work(i)` queues piece `i`; after one warm-up
+    /// round, each of `repeats` rounds runs every piece once between its own two events.
+    /// Returns one [`Timing`] per piece. Rounds interleave the pieces so that clock and
+    /// temperature drift over the run weigh on all of them alike (timing one piece's repeats
+    /// after the other's would hand the later one a hotter, slower GPU).
+    pub fn time_interleaved<F>(
+        &self,
+        repeats: usize,
+        pieces: usize,
+        mut work: F,
+    ) -> Result<Vec<Timing>, JitError>
+    where
+        F: FnMut(usize) -> Result<(), JitError>,
+    {
         let ctx = self.context();
         let stream = self.stream();
         let event = || {
@@ -50,22 +68,33 @@ impl Jit {
                 .map_err(|e| driver("cuEventCreate", e))
         };
         let (start, end) = (event()?, event()?);
-        work()?;
-        self.synchronize()?;
-        let mut samples_ms = Vec::with_capacity(repeats.max(1));
-        for _ in 0..repeats.max(1) {
-            start
-                .record(stream)
-                .map_err(|e| driver("cuEventRecord", e))?;
-            work()?;
-            end.record(stream).map_err(|e| driver("cuEventRecord", e))?;
-            let ms = start
-                .elapsed_ms(&end)
-                .map_err(|e| driver("cuEventElapsedTime", e))?;
-            samples_ms.push(ms);
+        for i in 0..pieces {
+            work(i)?;
         }
-        samples_ms.sort_by(f32::total_cmp);
-        Ok(Timing { samples_ms })
+        self.synchronize()?;
+        let mut samples_ms = vec![Vec::with_capacity(repeats.max(1)); pieces];
+        for _ in 0..repeats.max(1) {
+            for (i, samples) in samples_ms.iter_mut().enumerate() {
+                start
+                    .record(stream)
+                    .map_err(|e| driver("cuEventRecord", e))?;
+                work(i)?;
+                end.record(stream).map_err(|e| driver("cuEventRecord", e))?;
+                let ms = start
+                    .elapsed_ms(&end)
+                    .map_err(|e| driver("cuEventElapsedTime", e))?;
+                samples.push(ms);
+            }
+        }
+        Ok(samples_ms
+            .into_iter()
+            .map(|mut samples| {
+                samples.sort_by(f32::total_cmp);
+                Timing {
+                    samples_ms: samples,
+                }
+            })
+            .collect())
     }
 
     /// Median device time of `repeats` runs of `work` in milliseconds (see [`Jit::time`]).

@@ -595,6 +595,12 @@ pub fn pack_bf16x2(lo: Var<f32>, hi: Var<f32>) -> Var<super::value::BF16x2> {
     pack(Type::BF16x2, lo, hi)
 }
 
+/// [`pack_f16x2`] (`bf16: false`) or [`pack_bf16x2`] into a `u32`: the pair as the 32 bits that
+/// `mma.sync`'s 16-bit operands and `stmatrix` take.
+pub fn pack_pair_bits(bf16: bool, lo: Var<f32>, hi: Var<f32>) -> Var<u32> {
+    pack(if bf16 { Type::BF16x2 } else { Type::F16x2 }, lo, hi)
+}
+
 fn pack<T: DeviceType>(ty: Type, lo: Var<f32>, hi: Var<f32>) -> Var<T> {
     let (l, h) = (lo.operand(), hi.operand());
     let out = Var::<T>::uninit();

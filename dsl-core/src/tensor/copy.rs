@@ -51,7 +51,8 @@ fn vector_groups(op: &'static str, base: i64, l: &Layout, n: i64) -> Result<Vec<
 }
 
 /// The source side of CuTe's `copy(atom, src, dst)`: which instruction family moves `Self`
-/// into `D` (global -> shared: [`copy_g2s`]; shared -> registers: [`copy_s2r`]).
+/// into `D` (global -> shared: [`copy_g2s`]; shared -> registers: [`copy_s2r`]; registers ->
+/// shared: [`copy_r2s`]).
 pub trait CopyTo<D> {
     /// Copies `self` into `dst` with `atom`, one atom per value group.
     fn copy_to(&self, atom: &CopyAtom, dst: &D) -> Result<(), LayoutError>;
@@ -66,6 +67,12 @@ impl<T: DeviceType> CopyTo<STensor<T>> for GTensor<T> {
 impl<T: DeviceType> CopyTo<Fragment<u32>> for STensor<T> {
     fn copy_to(&self, atom: &CopyAtom, dst: &Fragment<u32>) -> Result<(), LayoutError> {
         copy_s2r(atom, self, dst)
+    }
+}
+
+impl<T: DeviceType> CopyTo<STensor<T>> for Fragment<u32> {
+    fn copy_to(&self, atom: &CopyAtom, dst: &STensor<T>) -> Result<(), LayoutError> {
+        copy_r2s(atom, self, dst)
     }
 }
 
@@ -251,6 +258,69 @@ pub fn copy_s2r<T: DeviceType>(
             trans,
             dsts,
             addr,
+        });
+    }
+    Ok(())
+}
+
+/// CuTe's `copy(r2s_tiled_copy, src, dst)` with an `stmatrix` atom (sm_90): `src` is a register
+/// fragment of 16-bit pairs retiled to the copy (`retile_S`), `dst` one thread's
+/// `(CPY, CPY_M, CPY_N)` shared partition (`partition_D`); each value group is one
+/// `stmatrix.x{n}` whose operand `j` holds values `2j, 2j + 1` of the group.
+pub fn copy_r2s<T: DeviceType>(
+    atom: &CopyAtom,
+    src: &Fragment<u32>,
+    dst: &STensor<T>,
+) -> Result<(), LayoutError> {
+    let CopyOp::StsmN { n } = atom.op() else {
+        return Err(bad(
+            "copy_r2s",
+            dst.layout(),
+            format!("{} is not an stmatrix atom", atom.op().cute_name()),
+        ));
+    };
+    let num = match n {
+        1 => MatrixCount::X1,
+        2 => MatrixCount::X2,
+        _ => MatrixCount::X4,
+    };
+    if T::TY.bits() != 16 || src.vals_per_reg != 2 {
+        return Err(bad(
+            "copy_r2s",
+            dst.layout(),
+            "stmatrix moves 16-bit values in pairs",
+        ));
+    }
+    let (v, offs) = group_offsets(dst.view().base, dst.layout())?;
+    if v != 2 * i64::from(n) || src.layout.mode(0)?.size() != v {
+        return Err(bad(
+            "copy_r2s",
+            dst.layout(),
+            format!(
+                "x{n} moves {} values per thread; the groups have {v} and {}",
+                2 * n,
+                src.layout
+            ),
+        ));
+    }
+    if src.layout.size() != dst.layout().size() {
+        return Err(bad(
+            "copy_r2s",
+            dst.layout(),
+            format!("sizes differ from {}", src.layout),
+        ));
+    }
+    // Each thread's row address covers 8 values of one row of a matrix.
+    let addrs = dst.addresses(&offs, 8)?;
+    for (i, addr) in addrs.into_iter().enumerate() {
+        let srcs = (0..i64::from(n))
+            .map(|j| src.reg_at(i as i64 * v + 2 * j).map(|r| r.operand()))
+            .collect::<Result<Vec<_>, _>>()?;
+        emit(Matrix::Stmatrix {
+            num,
+            trans: false,
+            addr,
+            srcs,
         });
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! Register fragments: an array of registers seen through a layout of values.
 
 use super::Idx;
-use crate::kernel::{DeviceType, Var};
+use crate::ir::Type;
+use crate::kernel::{pack_pair_bits, DeviceType, Var};
 use crate::layout::{Layout, LayoutError};
 use crate::tiled::{Crd, View};
 
@@ -104,5 +105,34 @@ impl<R: DeviceType> Fragment<R> {
                     format!("value {v0} is past the fragment"),
                 )
             })
+    }
+}
+
+impl Fragment<f32> {
+    /// The values converted to 16-bit `T` (f16 or bf16) and packed in pairs, value `2i` in the
+    /// low half of register `i` (CuTe's `make_fragment_like<T>` + `copy`/convert of an
+    /// accumulator, as an epilogue does before `stmatrix`). Same layout and offset.
+    pub fn to_pairs<T: DeviceType>(&self) -> Result<Fragment<u32>, LayoutError> {
+        if self.vals_per_reg != 1 || !self.regs.len().is_multiple_of(2) || T::TY.bits() != 16 {
+            return Err(LayoutError::precondition(
+                "Fragment::to_pairs",
+                self.layout.to_string(),
+                format!(
+                    "{} f32 registers do not pack into 16-bit pairs",
+                    self.regs.len()
+                ),
+            ));
+        }
+        let regs = self
+            .regs
+            .chunks(2)
+            .map(|p| pack_pair_bits(T::TY == Type::BF16, p[0], p[1]))
+            .collect();
+        Ok(Fragment {
+            regs,
+            vals_per_reg: 2,
+            layout: self.layout.clone(),
+            offset: self.offset,
+        })
     }
 }

@@ -12,7 +12,7 @@ use super::USAGE_ERROR;
 
 const HELP: &str = "\
 usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
-                 [--kernel auto|naive|multistage] [--config NAME] [--check] [--bench]
+                 [--kernel auto|naive|multistage] [--config SPEC] [--check] [--bench]
                  [--repeats R] [--seed S]
        rute gemm --suite correctness|bench [--dtype ..] [--acc ..] [--kernel ..] [--config ..]
                  [--repeats R] [--seed S] [--out FILE.md]
@@ -25,11 +25,12 @@ on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN befor
               exit status 1 on FAIL
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
               repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
-  --config    a named multistage configuration: tuned, ref, ref_r2, ref_r2_se,
-              t128x128s4_r2_se, t128x256s4_r2_se, t128x128x64s3_r2_se, t256x128s4_r2_se,
-              ref_r3_se (tMxN[xK]sS: tile, stages; rS: blocks rasterized in groups of 2^S
-              M tiles; se: epilogue through shared memory);
-              without it the reference configuration for K (narrower copies for odd K)
+  --config    a multistage configuration: MxN[xK]sS[_wAxB][_rR][_se] (tile, K 32 when
+              left out; S stages; A x B warps, one per 64x64 by default; blocks
+              rasterized in groups of 2^R M tiles; epilogue through shared memory),
+              e.g. 128x256x32s4_r2_se; or `ref`, or `tuned` (128x256x32s4_r2_stsm);
+              without it: 128x128x64s3_r2_stsm for K <= 2048, `tuned` above, the
+              reference with the widest copies K allows where K is not a multiple of 8
   --repeats   timed repeats (default 20)
   --seed      seed of the random inputs (default 1)
   --suite correctness   square 128..8192 and 38 odd shapes, every dtype/acc pair the kernel
@@ -59,7 +60,7 @@ pub struct Options {
     pub acc: Option<Accum>,
     /// `--kernel` (default `auto`).
     pub kernel: KernelChoice,
-    /// `--config NAME`: a named multistage configuration (default: the reference for K).
+    /// `--config SPEC`: a multistage configuration ([`Tune::parse`]) (default: [`Tune::for_shape`] where K is a multiple of 8, else the reference with narrower copies).
     pub tune: Option<Tune>,
     /// `--repeats` (default 20, at least 1).
     pub repeats: usize,
@@ -162,11 +163,8 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
                     .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
             }
             "--config" => {
-                let names: Vec<&str> = Tune::ALL.iter().map(|t| t.name()).collect();
-                let v = value("a configuration name")?;
-                opts.tune = Some(Tune::parse(&v).ok_or_else(|| {
-                    format!("--config takes tuned, {}; not `{v}`", names.join(", "))
-                })?);
+                let v = value("a configuration (e.g. 128x256x32s4_r2_se, tuned)")?;
+                opts.tune = Some(Tune::parse(&v).map_err(|e| format!("--config: {e}"))?);
             }
             "--repeats" => {
                 let v = value("a positive integer")?;
@@ -873,7 +871,7 @@ mod tests {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
                     kernel: KernelChoice::Naive,
-                    tune: Some(Tune::T256x128S4R2Se),
+                    tune: Some(Tune::parse("256x128x32s4_r2_se").unwrap()),
                     repeats: 5,
                     seed: 9,
                 },
@@ -888,7 +886,7 @@ mod tests {
         );
         assert!(parse(&args("--k 8 --m 2 --n 3 --config fastest"))
             .unwrap_err()
-            .contains("t128x256s4_r2_se"));
+            .contains("e.g. 128x256x32s4_r2_se"));
         assert_eq!(
             parse(&args("--k 1 --m 2 --n 3")),
             Ok(Request::Single {

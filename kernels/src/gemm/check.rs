@@ -4,12 +4,12 @@
 //! without a GPU. The runtime (`Gemm`, feature `gpu`) adds what only a device can tell: which
 //! context a buffer belongs to.
 
-use dsl_core::ir::Kernel;
+use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use half::{bf16, f16};
 use thiserror::Error;
 
-use super::{naive, Accum, GemmDtype, KernelChoice};
+use super::{naive, Accum, GemmDtype, KernelChoice, Tune};
 use crate::multistage::{self, Acc, DType, Epilogue, MultistageConfig, MultistageError};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
@@ -136,9 +136,9 @@ pub enum Plan {
         /// Element type.
         dtype: GemmDtype,
     },
-    /// [`multistage::multistage_kernel`] with `config`: the reference for the problem's K
-    /// ([`MultistageConfig::reference_for_k`]: 128x128x32 tiles, 3 stages, the widest cp.async
-    /// the rows of A and B allow) or a named [`Tune`].
+    /// [`multistage::multistage_kernel`] with `config`: the given [`Tune`]; without one,
+    /// [`Tune::for_shape`] where K is a multiple of 8 (rows of A and B take 16-byte copies), else
+    /// the reference with the widest copies K allows ([`MultistageConfig::reference_for_k`]).
     Multistage {
         /// Element type.
         dtype: GemmDtype,
@@ -161,7 +161,8 @@ pub enum KernelBuildError {
     Multistage(#[from] MultistageError),
 }
 
-fn multistage_types(dtype: GemmDtype, acc: Accum) -> (DType, Acc) {
+/// The multistage program's names for these types.
+pub(crate) fn multistage_types(dtype: GemmDtype, acc: Accum) -> (DType, Acc) {
     let dtype = match dtype {
         GemmDtype::F16 => DType::F16,
         GemmDtype::Bf16 => DType::Bf16,
@@ -171,115 +172,6 @@ fn multistage_types(dtype: GemmDtype, acc: Accum) -> (DType, Acc) {
         Accum::F32 => Acc::F32,
     };
     (dtype, acc)
-}
-
-/// Named multistage configurations, for `rute gemm --config NAME` and the tuning sweep. Each is
-/// the reference with some levers moved; all need K to be a multiple of 8 (16-byte copies).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tune {
-    /// The seed's configuration: 128x128x32, 3 stages, 2x2 warps, register epilogue.
-    Ref,
-    /// The reference with blocks rasterized in groups of 4 M tiles.
-    RefR2,
-    /// The reference, rasterized, with the shared-memory epilogue (16-byte coalesced stores).
-    RefR2Se,
-    /// 128x128x32, 4 stages, rasterized, shared-memory epilogue.
-    T128x128S4R2Se,
-    /// 128x256x32, 2x4 warps, 4 stages, rasterized, shared-memory epilogue.
-    T128x256S4R2Se,
-    /// 128x128x64, 3 stages, rasterized, shared-memory epilogue (half the barriers per K):
-    /// [`MultistageConfig::tuned`].
-    T128x128x64S3R2Se,
-    /// 256x128x32, 4x2 warps, 4 stages, rasterized, shared-memory epilogue.
-    T256x128S4R2Se,
-    /// The reference with rasterization in groups of 8 M tiles and the shared-memory epilogue.
-    RefR3Se,
-}
-
-impl Tune {
-    /// Every named configuration, in the sweep's order.
-    pub const ALL: [Tune; 8] = [
-        Tune::Ref,
-        Tune::RefR2,
-        Tune::RefR2Se,
-        Tune::T128x128S4R2Se,
-        Tune::T128x256S4R2Se,
-        Tune::T128x128x64S3R2Se,
-        Tune::T256x128S4R2Se,
-        Tune::RefR3Se,
-    ];
-
-    /// The configuration `rute gemm --config tuned` runs: the best average across the H200 sweeps
-    /// (`results/h200_gemm_sweep*.md`; 0.58x cuBLAS at 4096^3, 0.57-0.63x at 8192^3, 0.76-0.79x at
-    /// 81920x256x256, against the reference's 0.54x, 0.57-0.60x, 0.57-0.62x).
-    pub const TUNED: Tune = Tune::T128x128x64S3R2Se;
-
-    /// The name the command line takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tune::Ref => "ref",
-            Tune::RefR2 => "ref_r2",
-            Tune::RefR2Se => "ref_r2_se",
-            Tune::T128x128S4R2Se => "t128x128s4_r2_se",
-            Tune::T128x256S4R2Se => "t128x256s4_r2_se",
-            Tune::T128x128x64S3R2Se => "t128x128x64s3_r2_se",
-            Tune::T256x128S4R2Se => "t256x128s4_r2_se",
-            Tune::RefR3Se => "ref_r3_se",
-        }
-    }
-
-    /// The configuration named `name` (`tuned` is [`Tune::TUNED`]).
-    pub fn parse(name: &str) -> Option<Tune> {
-        if name == "tuned" {
-            return Some(Tune::TUNED);
-        }
-        Tune::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// Its configuration for these types.
-    pub fn config(self, dtype: GemmDtype, acc: Accum) -> MultistageConfig {
-        let (dtype, acc) = multistage_types(dtype, acc);
-        let r = MultistageConfig::reference(dtype, acc);
-        let wide = |stages| MultistageConfig {
-            tile_n: 256,
-            warps: (2, 4),
-            stages,
-            raster_log2: 2,
-            epilogue: Epilogue::Smem,
-            ..r
-        };
-        match self {
-            Tune::Ref => r,
-            Tune::RefR2 => MultistageConfig {
-                raster_log2: 2,
-                ..r
-            },
-            Tune::RefR2Se => MultistageConfig {
-                raster_log2: 2,
-                epilogue: Epilogue::Smem,
-                ..r
-            },
-            Tune::T128x128S4R2Se => MultistageConfig {
-                stages: 4,
-                raster_log2: 2,
-                epilogue: Epilogue::Smem,
-                ..r
-            },
-            Tune::T128x256S4R2Se => wide(4),
-            Tune::T128x128x64S3R2Se => MultistageConfig::tuned(dtype, acc),
-            Tune::T256x128S4R2Se => MultistageConfig {
-                tile_m: 256,
-                tile_n: 128,
-                warps: (4, 2),
-                ..wide(4)
-            },
-            Tune::RefR3Se => MultistageConfig {
-                raster_log2: 3,
-                epilogue: Epilogue::Smem,
-                ..r
-            },
-        }
-    }
 }
 
 /// The grid, block and dynamic shared memory of one launch.
@@ -366,12 +258,25 @@ impl Plan {
                 } else {
                     ""
                 },
-                if c.epilogue == Epilogue::Smem {
-                    ", smem epilogue"
-                } else {
-                    ""
+                match c.epilogue {
+                    Epilogue::Registers => "",
+                    Epilogue::Smem => ", smem epilogue",
+                    Epilogue::Stmatrix => ", stmatrix epilogue",
                 },
             ),
+        }
+    }
+
+    /// The plan as `target` runs it ([`MultistageConfig::for_target`]: the `stmatrix` epilogue
+    /// becomes the `st.shared` one below sm_90).
+    pub fn for_target(self, target: Target) -> Plan {
+        match self {
+            Plan::Multistage { dtype, acc, config } => Plan::Multistage {
+                dtype,
+                acc,
+                config: config.for_target(target),
+            },
+            naive => naive,
         }
     }
 }
@@ -461,6 +366,7 @@ fn multistage_plan(p: &Problem) -> Result<Plan, InputError> {
     };
     let (dtype, acc) = multistage_types(p.dtype, p.acc);
     let cfg = match p.tune {
+        None if p.k.is_multiple_of(8) => Tune::for_shape(p.m, p.n, p.k).config(p.dtype, p.acc),
         None => MultistageConfig::reference_for_k(dtype, acc, p.k as u32),
         Some(t) => t.config(p.dtype, p.acc),
     };
@@ -543,13 +449,15 @@ mod tests {
         }
     }
 
+    /// The plan `check` picks for the multistage kernel without `--config`.
     fn ms(dtype: GemmDtype, acc: Accum, k: usize) -> Plan {
         let (d, a) = multistage_types(dtype, acc);
-        Plan::Multistage {
-            dtype,
-            acc,
-            config: MultistageConfig::reference_for_k(d, a, k as u32),
-        }
+        let config = if k.is_multiple_of(8) {
+            Tune::for_shape(1, 1, k).config(dtype, acc)
+        } else {
+            MultistageConfig::reference_for_k(d, a, k as u32)
+        };
+        Plan::Multistage { dtype, acc, config }
     }
 
     fn lens(m: usize, n: usize, k: usize) -> BufferLens {
@@ -632,7 +540,7 @@ mod tests {
         );
         // A named configuration is what runs.
         let p = Problem {
-            tune: Some(Tune::T256x128S4R2Se),
+            tune: Some(Tune::parse("256x128x32s4_r2_se").unwrap()),
             ..problem(64, 64, 16)
         };
         assert_eq!(
@@ -640,13 +548,11 @@ mod tests {
             Ok(Plan::Multistage {
                 dtype: GemmDtype::F16,
                 acc: Accum::F32,
-                config: Tune::T256x128S4R2Se.config(GemmDtype::F16, Accum::F32),
+                config: Tune::parse("256x128x32s4_r2_se")
+                    .unwrap()
+                    .config(GemmDtype::F16, Accum::F32),
             })
         );
-        assert_eq!(Tune::parse("tuned"), Some(Tune::TUNED));
-        for t in Tune::ALL {
-            assert_eq!(Tune::parse(t.name()), Some(t));
-        }
     }
 
     #[test]

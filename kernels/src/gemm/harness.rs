@@ -1,7 +1,7 @@
 //! What `rute gemm` and the GPU tests share: seeded random operands, poisoned outputs, a
 //! correctness case against cuBLAS and a timed comparison with cuBLAS from the same run.
 
-use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError, Timing};
+use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError};
 use cudarc::driver::{result as driver, sys};
 
 use super::check::{BufferLens, Plan};
@@ -233,38 +233,9 @@ pub fn rotating_sets(set_bytes: usize, l2_bytes: usize, memory_cap: usize) -> us
 /// Device memory the rotating sets may take, at most.
 const ROTATION_CAP_BYTES: usize = 4 << 30;
 
-/// [`Jit::time`] of one `run` on every operand set, after three warm-up passes beyond the one
-/// `Jit::time` does (clocks up, code and handles loaded). `Jit::time` takes work that fails with a
-/// `JitError`; `run`'s error is kept aside and returned in place of the stand-in error (naming
-/// `call`) that stops the timing loop.
-fn time_sets<T: GemmElem + DeviceRepr>(
-    jit: &Jit,
-    ops: &mut [Operands<T>],
-    repeats: usize,
-    call: &'static str,
-    mut run: impl FnMut(&mut Operands<T>) -> Result<(), GemmError>,
-) -> Result<Timing, GemmError> {
-    let mut failure: Option<GemmError> = None;
-    let mut once = || -> Result<(), JitError> {
-        for o in ops.iter_mut() {
-            if let Err(e) = run(o) {
-                failure = Some(e);
-                return Err(JitError::Driver {
-                    call,
-                    reason: "failed".into(),
-                });
-            }
-        }
-        Ok(())
-    };
-    let timed = (0..3)
-        .try_for_each(|_| once())
-        .and_then(|()| jit.time(repeats, &mut once));
-    timed.map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))
-}
-
-/// Times rute and cuBLAS on `(m, n, k)`: warm-up runs, then `repeats` samples, each the events'
-/// time of one GEMM on every rotating input set divided by the set count; reports the medians.
+/// Times rute and cuBLAS on `(m, n, k)`: warm-up runs, then `repeats` rounds, each timing rute
+/// then cuBLAS (interleaved, so that both meet the same clocks), a sample being the events' time
+/// of one GEMM on every rotating input set divided by the set count; reports the medians.
 #[allow(clippy::too_many_arguments)]
 pub fn bench_case<T: GemmElem + DeviceRepr>(
     jit: &Jit,
@@ -301,22 +272,40 @@ pub fn bench_case<T: GemmElem + DeviceRepr>(
         acc,
         kernel,
     })?;
-    let rute = time_sets(jit, &mut ops, repeats, "gemm", |o| {
-        gemm.run(&GemmArgs {
-            m,
-            n,
-            k,
-            a: &o.a,
-            b: &o.b,
-            d: &mut o.d,
-            acc,
-            kernel,
-        })
-        .map(|_| ())
-    })?;
-    let blas = time_sets(jit, &mut ops, repeats, "cublasGemmEx", |o| {
-        cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d)
-    })?;
+    // A failed GEMM stops the timing through a placeholder error; the real one is kept here.
+    let mut failure: Option<GemmError> = None;
+    let mut piece = |which: usize| -> Result<(), JitError> {
+        for o in ops.iter_mut() {
+            let r = match which {
+                0 => gemm
+                    .run(&GemmArgs {
+                        m,
+                        n,
+                        k,
+                        a: &o.a,
+                        b: &o.b,
+                        d: &mut o.d,
+                        acc,
+                        kernel,
+                    })
+                    .map(|_| ()),
+                _ => cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d),
+            };
+            if let Err(e) = r {
+                failure = Some(e);
+                return Err(JitError::Driver {
+                    call: if which == 0 { "gemm" } else { "cublasGemmEx" },
+                    reason: "failed".into(),
+                });
+            }
+        }
+        Ok(())
+    };
+    let warm = (0..2).try_for_each(|_| (0..2).try_for_each(&mut piece));
+    let timings = warm
+        .and_then(|()| jit.time_interleaved(repeats, 2, &mut piece))
+        .map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))?;
+    let (rute, blas) = (&timings[0], &timings[1]);
     jit.synchronize()?;
     Ok(BenchOutcome {
         plan,

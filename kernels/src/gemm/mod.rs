@@ -31,12 +31,12 @@ pub mod metric;
 pub mod naive;
 #[cfg(feature = "gpu")]
 mod runtime;
+pub mod tune;
 
-pub use check::{
-    check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem, Tune,
-};
+pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
+pub use tune::Tune;
 
 #[cfg(feature = "gpu")]
 pub use cublas::CublasRef;

@@ -9,7 +9,8 @@ use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::Target;
 use thiserror::Error;
 
-use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem, Tune};
+use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem};
+use super::Tune;
 use super::{Accum, GemmElem, KernelChoice};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -142,7 +143,8 @@ impl<'j> Gemm<'j> {
         })
     }
 
-    /// Run the multistage kernel in the named configuration instead of the reference for K.
+    /// Run the multistage kernel in this configuration instead of the default (see
+    /// [`super::Plan::Multistage`]).
     pub fn with_tune(mut self, tune: Tune) -> Self {
         self.tune = Some(tune);
         self
@@ -199,7 +201,7 @@ impl<'j> Gemm<'j> {
             b: args.b.len(),
             d: args.d.len(),
         };
-        let plan = check(&problem, lens)?;
+        let plan = check(&problem, lens)?.for_target(self.target);
         self.check_context("A", args.a)?;
         self.check_context("B", args.b)?;
         self.check_context("D", args.d)?;

@@ -40,13 +40,16 @@ use dsl_core::kernel::BuildError;
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError, Swizzle};
 use dsl_core::tensor::ROW;
 use dsl_core::tiled::{
-    make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_mma, TiledCopy, TiledMma,
-    View,
+    make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_c, make_tiled_mma,
+    TiledCopy, TiledMma, View,
 };
 use thiserror::Error;
 
 /// The targets the multistage GEMM runs on: `cp.async` and `mma.sync` exist from sm_80.
 pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
+
+/// The targets of a configuration with [`Epilogue::Stmatrix`]: `stmatrix` exists from sm_90.
+pub const STMATRIX_TARGETS: &[Target] = &[Target::Sm90a, Target::Sm100a];
 
 /// Element type of A, B and D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,9 +75,22 @@ pub enum Epilogue {
     /// The seed's: each thread stores its accumulators straight to global memory (pairs of
     /// values as 32-bit stores where aligned).
     Registers,
-    /// Through shared memory: accumulators to a swizzled `(tile_m, tile_n)` tile, then 16-byte
-    /// coalesced rows to D (16-byte stores where N is a multiple of 8 and D 16-byte aligned).
+    /// Through shared memory: accumulators to a swizzled `(tile_m, tile_n)` tile (32-bit
+    /// `st.shared` of value pairs), then 16-byte coalesced rows to D (16-byte stores where N is a
+    /// multiple of 8 and D 16-byte aligned).
     Smem,
+    /// As [`Epilogue::Smem`], the shared tile written by `stmatrix.x4` (sm_90 and later: four
+    /// 8x8 matrices per instruction, a quarter of the store instructions). A kernel with it emits
+    /// for sm_90a and sm_100a only; [`MultistageConfig::for_target`] swaps it for
+    /// [`Epilogue::Smem`] below.
+    Stmatrix,
+}
+
+impl Epilogue {
+    /// Whether D goes through shared memory.
+    pub fn via_smem(self) -> bool {
+        self != Epilogue::Registers
+    }
 }
 
 /// A configuration of the multistage GEMM.
@@ -145,17 +161,33 @@ impl MultistageConfig {
         }
     }
 
-    /// The tuned configuration: the reference with k-tiles of 64 (half the barriers and waits per
-    /// K), blocks rasterized in groups of 4 M tiles (L2 reuse of B) and the shared-memory epilogue
-    /// (16-byte coalesced stores); `acc` as given. The best average across the H200 sweeps
-    /// (`results/h200_gemm_sweep*.md`), ahead of rasterization and the epilogue alone, 8-warp
-    /// 128x256 and 256x128 tiles and 4 stages, which were no faster on that machine.
+    /// The tuned configuration: 128x256 tiles computed by 2x4 warps (each still 64x64, so the
+    /// shared-memory reads per MMA stay, while each byte brought to shared memory feeds twice the
+    /// MMAs), 4 stages, blocks rasterized in groups of 4 M tiles (L2 reuse of B) and the
+    /// shared-memory epilogue written by `stmatrix` (16-byte coalesced stores to D); `acc` as
+    /// given. The best across the H200 sweeps (`results/h200_gemm_sweep*.md`). For sm_80 take
+    /// [`MultistageConfig::for_target`] of it.
     pub fn tuned(dtype: DType, acc: Acc) -> Self {
         MultistageConfig {
-            tile_k: 64,
+            tile_n: 256,
+            warps: (2, 4),
+            stages: 4,
             raster_log2: 2,
-            epilogue: Epilogue::Smem,
+            epilogue: Epilogue::Stmatrix,
             ..Self::reference(dtype, acc)
+        }
+    }
+
+    /// This configuration as `target` can run it: [`Epilogue::Stmatrix`] becomes
+    /// [`Epilogue::Smem`] below sm_90 (`stmatrix` is sm_90's); everything else stays.
+    pub fn for_target(self, target: Target) -> Self {
+        if self.epilogue == Epilogue::Stmatrix && target < Target::Sm90a {
+            MultistageConfig {
+                epilogue: Epilogue::Smem,
+                ..self
+            }
+        } else {
+            self
         }
     }
 
@@ -227,8 +259,10 @@ impl MultistageConfig {
         if self.raster_log2 != 0 {
             name += &format!("_r{}", self.raster_log2);
         }
-        if self.epilogue == Epilogue::Smem {
-            name += "_se";
+        match self.epilogue {
+            Epilogue::Registers => {}
+            Epilogue::Smem => name += "_se",
+            Epilogue::Stmatrix => name += "_stsm",
         }
         name
     }
@@ -254,9 +288,10 @@ impl MultistageConfig {
     /// Dynamic shared memory per block: `stages` tiles of A and of B.
     pub fn smem_bytes(&self) -> u32 {
         let pipeline = (self.tile_m + self.tile_n) * self.tile_k * self.stages * 2;
-        match self.epilogue {
-            Epilogue::Registers => pipeline,
-            Epilogue::Smem => pipeline.max(self.tile_m * self.tile_n * 2),
+        if self.epilogue.via_smem() {
+            pipeline.max(self.tile_m * self.tile_n * 2)
+        } else {
+            pipeline
         }
     }
 
@@ -290,7 +325,7 @@ impl MultistageConfig {
                 return Err(self.fail(format!("{what} is a multiple of {unit} up to 256")));
             }
         }
-        if self.epilogue == Epilogue::Smem {
+        if self.epilogue.via_smem() {
             let per_row = self.tile_n / 8;
             if !self.tile_n.is_power_of_two()
                 || !self.threads().is_multiple_of(per_row)
@@ -359,6 +394,12 @@ pub struct Plan {
     /// (tile_m, tile_n):(tile_n, 1)` (a row's 16-byte chunks XORed with the row's low bits, so
     /// the accumulator stores of 8 rows hit 8 different chunks).
     pub smem_d: ComposedLayout,
+    /// The `stmatrix` atom of [`Epilogue::Stmatrix`] (`SM90_U32x4_STSM_N`).
+    pub r2s_atom: CopyAtom,
+    /// Registers -> shared tiled copy of [`Epilogue::Stmatrix`] (`make_tiled_copy_C`).
+    pub r2s: TiledCopy,
+    /// `retile_S(frag_c)` for the `stmatrix` copy of the accumulators.
+    pub retile_c: Layout,
     /// The 16-byte atom of the shared epilogue (`UniversalCopy<uint128_t>`).
     pub s2g_atom: CopyAtom,
     /// Shared -> global tiled copy of the epilogue: threads along rows, 8 values each.
@@ -448,6 +489,9 @@ impl Plan {
             0,
             Layout::new(IntTuple::ints(&[bm, bn]), IntTuple::ints(&[bn, 1]))?,
         );
+        let r2s_atom = CopyAtom::new(CopyOp::StsmN { n: 4 }, val)?;
+        let r2s = make_tiled_copy_c(r2s_atom.clone(), &mma)?;
+        let retile_c = r2s.get_slice(0)?.retile_s(&frag_c)?;
         let s2g_atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 128 }, val)?;
         let per_row = (bn / 8).max(1);
         let s2g = make_tiled_copy(
@@ -477,6 +521,9 @@ impl Plan {
             retile_a,
             retile_b,
             smem_d,
+            r2s_atom,
+            r2s,
+            retile_c,
             s2g_atom,
             s2g,
         })

@@ -95,6 +95,11 @@ pub fn multistage<T: DeviceType>(
         plan.gmem_b.clone(),
         Some(((n - n0).cast::<i32>(), k.cast::<i32>())),
     );
+    // The same strips without bounds, for the k-tiles of blocks whose rows all exist: those
+    // copies need no predicates and no clamped addresses (most of the main loop's integer work).
+    let ga_full = GTensor::tile(a + m0 * k, k, plan.gmem_a.clone(), None);
+    let gb_full = GTensor::tile(b + n0 * k, k, plan.gmem_b.clone(), None);
+    let interior = rows.ge(cfg.tile_m as i32) & (n - n0).cast::<i32>().ge(cfg.tile_n as i32);
     let gd = GTensor::tile(
         d + (m0 * n + n0),
         n,
@@ -130,12 +135,19 @@ pub fn multistage<T: DeviceType>(
     let t_as_a_copy = sa.partition(&plan.g2s, Side::Dst, idx)?; // (CPY, CPY_M, CPY_K, stage)
     let t_bg_b = gb.partition(&plan.g2s, Side::Src, idx)?;
     let t_bs_b_copy = sb.partition(&plan.g2s, Side::Dst, idx)?;
+    let t_ag_a_full = ga_full.partition(&plan.g2s, Side::Src, idx)?;
+    let t_bg_b_full = gb_full.partition(&plan.g2s, Side::Src, idx)?;
 
-    // One k-tile of A and B from global into a stage.
-    let load_tile = |tile: Idx, stage: Idx| -> Result<(), LayoutError> {
+    // One k-tile of A and B from global into a stage; `full`: every row and column of it exists.
+    let load_tile = |tile: Idx, stage: Idx, full: bool| -> Result<(), LayoutError> {
         let (g, s) = ([All, All, All, tile], [All, All, All, stage]);
-        copy(&plan.g2s_atom, &t_ag_a.slice(&g)?, &t_as_a_copy.slice(&s)?)?;
-        copy(&plan.g2s_atom, &t_bg_b.slice(&g)?, &t_bs_b_copy.slice(&s)?)
+        let (ta, tb) = if full {
+            (&t_ag_a_full, &t_bg_b_full)
+        } else {
+            (&t_ag_a, &t_bg_b)
+        };
+        copy(&plan.g2s_atom, &ta.slice(&g)?, &t_as_a_copy.slice(&s)?)?;
+        copy(&plan.g2s_atom, &tb.slice(&g)?, &t_bs_b_copy.slice(&s)?)
     };
     // One k-block of A and B from a stage into registers.
     let load_kblock = |kblock: i64, stage: Var<u32>| -> Result<(), LayoutError> {
@@ -156,13 +168,14 @@ pub fn multistage<T: DeviceType>(
 
     // ---- Pipeline state ----
     let ntile = (k + (bk - 1)) / bk;
+    let nfull = k / bk; // k-tiles whose columns all exist
     let mut itile_to_read = Var::konst(stages - 1).fresh();
     let mut ismem_read = Var::konst(0u32).fresh();
     let mut ismem_write = Var::konst(stages - 1).fresh();
 
     // ---- Prologue: fill stages - 1 tiles (tiles past K are zero-filled by the predicate) ----
     for istage in 0..i64::from(stages - 1) {
-        note(&failed, load_tile(At(istage), At(istage)));
+        note(&failed, load_tile(At(istage), At(istage), false));
         cp_async_fence();
     }
     cp_async_wait_n(stages - 2);
@@ -170,25 +183,53 @@ pub fn multistage<T: DeviceType>(
     note(&failed, load_kblock(0, ismem_read));
 
     // ---- Main loop over k-tiles ----
-    for _itile in 0u32..ntile {
-        for ik in 0..nk {
-            let ik_next = (ik + 1) % nk;
-            if ik == nk - 1 {
-                // The next stage must have landed before its first k-block is read.
-                cp_async_wait_n(stages - 2);
-                sync_threads();
-                ismem_read = select(ismem_read.eq_(stages - 1), 0u32, ismem_read + 1u32);
-            }
-            note(&failed, load_kblock(ik_next, ismem_read));
-            if ik == 0 {
-                if itile_to_read.lt(ntile) {
-                    note(&failed, load_tile(Dyn(itile_to_read), Dyn(ismem_write)));
-                    itile_to_read = itile_to_read + 1u32;
-                    ismem_write = select(ismem_write.eq_(stages - 1), 0u32, ismem_write + 1u32);
+    // Two loops with one body: the first while the k-tile to load is whole and the block's rows
+    // all exist (its copies carry no predicates; a branch inside one loop would be if-converted
+    // by ptxas, which then issues both copies), the second for the rest (predicated copies).
+    // Configurations with copies narrower than 16 bytes (the fallbacks for K not a multiple of 8)
+    // keep the one predicated loop: their many copies' hoisted addresses would spill.
+    let loops = &[true, false][usize::from(cfg.copy_bits != 128)..];
+    let n_fast = if cfg.copy_bits == 128 {
+        select(interior & nfull.gt(stages - 1), nfull - (stages - 1), 0u32)
+    } else {
+        Var::konst(0u32)
+    };
+    for &fast in loops {
+        let (first, last) = if fast {
+            (0u32.into_var(), n_fast)
+        } else {
+            (n_fast, ntile)
+        };
+        for _itile in first..last {
+            for ik in 0..nk {
+                let ik_next = (ik + 1) % nk;
+                if ik == nk - 1 {
+                    // The next stage must have landed before its first k-block is read.
+                    cp_async_wait_n(stages - 2);
+                    sync_threads();
+                    ismem_read = select(ismem_read.eq_(stages - 1), 0u32, ismem_read + 1u32);
                 }
-                cp_async_fence();
+                note(&failed, load_kblock(ik_next, ismem_read));
+                if ik == 0 {
+                    if fast {
+                        note(
+                            &failed,
+                            load_tile(Dyn(itile_to_read), Dyn(ismem_write), true),
+                        );
+                        itile_to_read = itile_to_read + 1u32;
+                        ismem_write = select(ismem_write.eq_(stages - 1), 0u32, ismem_write + 1u32);
+                    } else if itile_to_read.lt(ntile) {
+                        note(
+                            &failed,
+                            load_tile(Dyn(itile_to_read), Dyn(ismem_write), false),
+                        );
+                        itile_to_read = itile_to_read + 1u32;
+                        ismem_write = select(ismem_write.eq_(stages - 1), 0u32, ismem_write + 1u32);
+                    }
+                    cp_async_fence();
+                }
+                note(&failed, mma_kblock(ik));
             }
-            note(&failed, mma_kblock(ik));
         }
     }
     failed.into_inner().map_or(Ok(()), Err)?;
@@ -202,16 +243,29 @@ pub fn multistage<T: DeviceType>(
                 Accum::F32(c) => store_fragment(c, &t_cg_d)?,
             }
         }
-        Epilogue::Smem => {
+        Epilogue::Smem | Epilogue::Stmatrix => {
             // The pipeline's buffers become D's tile once every copy has landed and every warp
             // has read its last k-block.
             cp_async_wait_n(0);
             sync_threads();
             let sd = STensor::new(smem, plan.smem_d.clone())?;
-            let t_cs_d = sd.partition_c(&plan.mma, idx)?;
-            match &acc {
-                Accum::F16(c) => store_fragment_smem(c, &t_cs_d)?,
-                Accum::F32(c) => store_fragment_smem(c, &t_cs_d)?,
+            match (cfg.epilogue, &acc) {
+                (Epilogue::Stmatrix, acc) => {
+                    // CuTe's sm90 epilogue: accumulators as 16-bit pairs, `stmatrix.x4` through
+                    // `make_tiled_copy_C`.
+                    let t_cs_d = sd.partition(&plan.r2s, Side::Dst, idx)?;
+                    let pairs = match acc {
+                        Accum::F16(c) => c.clone(),
+                        Accum::F32(c) => c.to_pairs::<T>()?,
+                    };
+                    copy(
+                        &plan.r2s_atom,
+                        &pairs.with_layout(plan.retile_c.clone()),
+                        &t_cs_d,
+                    )?;
+                }
+                (_, Accum::F16(c)) => store_fragment_smem(c, &sd.partition_c(&plan.mma, idx)?)?,
+                (_, Accum::F32(c)) => store_fragment_smem(c, &sd.partition_c(&plan.mma, idx)?)?,
             }
             sync_threads();
             let t_ds_d = sd.partition(&plan.s2g, Side::Src, idx)?;
