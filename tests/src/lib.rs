@@ -38,25 +38,22 @@ pub mod gpu {
         Jit::new(0).unwrap_or_else(|e| panic!("the GPU tests need an NVIDIA GPU: {e}"))
     }
 
-    /// xorshift64*: reproducible pseudo-random test data without a dependency.
-    pub struct Rng(pub u64);
+    /// Reproducible pseudo-random test data: the GEMM harness's generator
+    /// ([`kernels::gemm::harness::Rng`]) with zero replaced, so that a zero in an output means
+    /// "not written".
+    pub struct Rng(kernels::gemm::harness::Rng);
 
     impl Rng {
-        /// The next 64 random bits.
-        pub fn next_u64(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        /// A generator seeded with `seed`.
+        pub fn new(seed: u64) -> Self {
+            Rng(kernels::gemm::harness::Rng::new(seed))
         }
 
-        /// Uniform in [-1, 1), never exactly zero (so a zero in an output means "not written").
+        /// Uniform in [-1, 1), never exactly zero.
         pub fn f32(&mut self) -> f32 {
-            let v = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-            if v == 0.0 {
-                0.5
-            } else {
-                v
+            match self.0.uniform() {
+                0.0 => 0.5,
+                v => v,
             }
         }
 

@@ -98,7 +98,7 @@ fn vector_add_matches_the_cpu() {
     let mut runs = 0;
     // 1_000_003 = 3906 * 256 + 67; odd sizes below one vector too.
     for n in [1_000_003usize, 4097, 5, 3, 1] {
-        let mut rng = Rng(0xadd ^ n as u64);
+        let mut rng = Rng::new(0xadd ^ n as u64);
         let (a, b) = (rng.vec(n), rng.vec(n));
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
@@ -143,7 +143,7 @@ fn transpose_matches_the_cpu() {
     let tile = examples::transpose::TILE;
     let mut runs = 0;
     for (rows, cols) in [(1000usize, 777usize), (33, 1), (1, 65), (31, 32)] {
-        let src = Rng(0x7 ^ (rows * cols) as u64).vec(rows * cols);
+        let src = Rng::new(0x7 ^ (rows * cols) as u64).vec(rows * cols);
         let mut want = vec![0.0f32; rows * cols];
         for r in 0..rows {
             for c in 0..cols {
@@ -193,7 +193,7 @@ fn reduce_sum_matches_the_cpu() {
     let mut worst = 0.0f64;
     let mut runs = 0;
     for n in [123_457usize, 1000, 1] {
-        let x = Rng(0x5u64 ^ n as u64).vec(n);
+        let x = Rng::new(0x5u64 ^ n as u64).vec(n);
         let dx = jit.upload(&x).unwrap();
         let abs_sum: f64 = x.iter().map(|v| f64::from(v.abs())).sum();
         let exact: f64 = x.iter().map(|&v| f64::from(v)).sum();
@@ -257,7 +257,7 @@ fn async_copy_matches_the_cpu() {
     let targets = runnable(examples::async_copy::TARGETS);
     let mut runs = 0;
     for n in [500_001usize, 513, 3] {
-        let src = Rng(0xc0 ^ n as u64).vec(n);
+        let src = Rng::new(0xc0 ^ n as u64).vec(n);
         let dsrc = jit.upload(&src).unwrap();
         for &target in &targets {
             for threads in [128u32, 96] {
@@ -296,7 +296,7 @@ fn tma_round_trip_matches_the_cpu() {
         (300usize, 200usize, examples::tma_round_trip::BOX),
         (70, 44, TmaBox { rows: 16, cols: 8 }),
     ] {
-        let src = Rng(0x3a ^ (rows * cols) as u64).vec(rows * cols);
+        let src = Rng::new(0x3a ^ (rows * cols) as u64).vec(rows * cols);
         let dsrc = jit.upload(&src).unwrap();
         let spec = |addr: u64| {
             TensorMapSpec::row_major_2d(

@@ -51,7 +51,7 @@ fn load(jit: &Jit, cfg: &MultistageConfig, target: Target) -> JitFunction {
 
 /// Runs `D = A * B^T` for one shape; returns the relative Frobenius error.
 fn run(jit: &Jit, f: &JitFunction, cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> f64 {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (m * 1_000_003 + n * 1009 + k) as u64);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ (m * 1_000_003 + n * 1009 + k) as u64);
     let a: Vec<u16> = (0..m * k).map(|_| to_bits(cfg.dtype, rng.f32())).collect();
     let b: Vec<u16> = (0..n * k).map(|_| to_bits(cfg.dtype, rng.f32())).collect();
     let da = jit.upload(&a).expect("upload A");

@@ -8,7 +8,7 @@
 
 use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit};
 use half::{bf16, f16};
-use kernels::gemm::harness::{case_seed, check_case, poison, Operands, Rng};
+use kernels::gemm::harness::{case_seed, poison, Case, Harness, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
 use kernels::gemm::{
     Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
@@ -53,17 +53,23 @@ fn matches_cublas(kernel: KernelChoice, pairs: &[(GemmDtype, Accum)], k_aligned:
     let jit = jit();
     let gemm = Gemm::new(&jit).expect("a GEMM runtime");
     let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
+    let harness = Harness {
+        jit: &jit,
+        gemm: &gemm,
+        cublas: &cublas,
+    };
     let mut failures = Vec::new();
     for &(dtype, acc) in pairs {
         for shape in odd_shapes(k_aligned) {
-            let seed = case_seed(0xC0FFEE, shape.0, shape.1, shape.2);
-            let outcome = match dtype {
-                GemmDtype::F16 => check_case::<f16>(&jit, &gemm, &cublas, shape, acc, kernel, seed),
-                GemmDtype::Bf16 => {
-                    check_case::<bf16>(&jit, &gemm, &cublas, shape, acc, kernel, seed)
-                }
-            }
-            .unwrap_or_else(|e| panic!("{kernel} {dtype} {acc} {shape:?}: {e}"));
+            let case = Case {
+                shape,
+                acc,
+                kernel,
+                seed: case_seed(0xC0FFEE, shape.0, shape.1, shape.2),
+            };
+            let outcome = harness
+                .check_dtype(dtype, &case)
+                .unwrap_or_else(|e| panic!("{kernel} {dtype} {acc} {shape:?}: {e}"));
             println!(
                 "{dtype} {acc} {shape:?} {}: error {:.3e}, {} unwritten",
                 outcome.plan.describe(),
@@ -307,16 +313,18 @@ fn auto_takes_narrower_copies_for_odd_k() {
             },
         ),
     ] {
-        let c = check_case::<f16>(
-            &jit,
-            &gemm,
-            &cublas,
+        let harness = Harness {
+            jit: &jit,
+            gemm: &gemm,
+            cublas: &cublas,
+        };
+        let case = Case {
             shape,
-            Accum::F32,
-            KernelChoice::Auto,
-            11,
-        )
-        .unwrap();
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+            seed: 11,
+        };
+        let c = harness.check::<f16>(&case).unwrap();
         assert_eq!(c.plan, want);
         assert!(c.passed(), "{shape:?}: {c:?}");
     }

@@ -210,6 +210,16 @@ impl Block<'_> {
         }
     }
 
+    /// The 32 row addresses warp `w` gives an `ldmatrix`/`stmatrix` (`what`), which must run in a
+    /// converged warp on 16-byte aligned rows.
+    fn matrix_rows(&self, addr: &Address, mask: &[bool], w: usize, what: &str) -> Vec<u64> {
+        let lanes = w * 32..w * 32 + 32;
+        assert!(lanes.clone().all(|t| mask[t]), "{what} in a divergent warp");
+        let rows: Vec<u64> = lanes.map(|t| self.addr(addr, t)).collect();
+        assert!(rows.iter().all(|r| r % 16 == 0), "a misaligned {what} row");
+        rows
+    }
+
     fn op(&mut self, op: &Op, mask: &[bool]) {
         match op {
             Op::Matrix(Matrix::Ldmatrix {
@@ -219,16 +229,7 @@ impl Block<'_> {
                 addr,
             }) => {
                 for w in 0..self.threads / 32 {
-                    let lanes = w * 32..w * 32 + 32;
-                    assert!(
-                        lanes.clone().all(|t| mask[t]),
-                        "ldmatrix in a divergent warp"
-                    );
-                    let rows: Vec<u64> = lanes.clone().map(|t| self.addr(addr, t)).collect();
-                    assert!(
-                        rows.iter().all(|r| r % 16 == 0),
-                        "a misaligned ldmatrix row"
-                    );
+                    let rows = self.matrix_rows(addr, mask, w, "ldmatrix");
                     for l in 0..32 {
                         for (i, d) in dsts.iter().enumerate().take(num.count()) {
                             // Matrix i's row r comes from lane 8i + r; lane l gets row l/4, bytes 4*(l%4)..
@@ -247,16 +248,7 @@ impl Block<'_> {
                 srcs,
             }) => {
                 for w in 0..self.threads / 32 {
-                    let lanes = w * 32..w * 32 + 32;
-                    assert!(
-                        lanes.clone().all(|t| mask[t]),
-                        "stmatrix in a divergent warp"
-                    );
-                    let rows: Vec<u64> = lanes.clone().map(|t| self.addr(addr, t)).collect();
-                    assert!(
-                        rows.iter().all(|r| r % 16 == 0),
-                        "a misaligned stmatrix row"
-                    );
+                    let rows = self.matrix_rows(addr, mask, w, "stmatrix");
                     for l in 0..32 {
                         for (i, s) in srcs.iter().enumerate().take(num.count()) {
                             // Lane l's operand i is row l/4, bytes 4*(l%4).. of matrix i, whose

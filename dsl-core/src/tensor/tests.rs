@@ -173,6 +173,69 @@ fn global_partition_addresses_match_cute() {
     }
 }
 
+/// `copy_r2s` with `SM90_U32x4_STSM_N` through `make_tiled_copy_C` (an sm_90 epilogue): every
+/// thread's `stmatrix.x4` row addresses into a swizzled D tile equal CuTe's `partition_D` of that
+/// thread, one instruction per 16x16 of the warp's tile; a non-stmatrix atom is refused.
+#[test]
+fn stmatrix_partition_addresses_match_cute() {
+    let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
+    let mma = make_tiled_mma(
+        MmaAtom::new(MmaOp::Sm80_16x8x16F32F16F16F32Tn),
+        &lay("(2,2,1)"),
+        &perm,
+    )
+    .unwrap();
+    let stsm = CopyAtom::new(CopyOp::StsmN { n: 4 }, ValType::F16).unwrap();
+    let r2s = crate::tiled::make_tiled_copy_c(stsm.clone(), &mma).unwrap();
+    let tile = || ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, lay("(64,64):(64,1)"));
+    let frag_c = mma
+        .get_slice(0)
+        .unwrap()
+        .partition_fragment_c(&crate::tiled::View::from(lay("(64,64):(64,1)")))
+        .unwrap();
+    let retiled = r2s.get_slice(0).unwrap().retile_s(&frag_c).unwrap();
+    for t in 0..128i64 {
+        let want = r2s
+            .get_slice(t)
+            .unwrap()
+            .partition_d(&crate::tiled::View::from(tile()))
+            .unwrap(); // (CPY, CPY_M, CPY_N)
+        let mut refused = String::new();
+        let k = build_kernel("r2s", |_| {
+            let sd =
+                STensor::<half::f16>::new(SharedPtr::from_addr(Var::konst(0)), tile()).unwrap();
+            let p = sd.partition(&r2s, Side::Dst, Var::konst(t as u32)).unwrap();
+            let acc = Fragment::<f32>::new(frag_c.clone(), 1).unwrap();
+            let pairs = acc
+                .to_pairs::<half::f16>()
+                .unwrap()
+                .with_layout(retiled.clone());
+            copy(&stsm, &pairs, &p).unwrap();
+            let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+            refused = copy_r2s(&ldsm, &pairs, &p).unwrap_err().to_string();
+        })
+        .unwrap();
+        assert!(refused.contains("is not an stmatrix atom"), "{refused}");
+        let mut addrs = Vec::new();
+        crate::ir::for_each_instr(&k.body, &mut |i| {
+            if let Op::Matrix(crate::ir::op::Matrix::Stmatrix { addr, srcs, .. }) = &i.op {
+                assert_eq!(srcs.len(), 4);
+                addrs.push(addr.clone());
+            }
+        });
+        // Each warp stores 16x16 per stmatrix.x4 (8 values a thread) of its 32x32 share of
+        // the 64x64 tile: 64 * 64 / 128 / 8 = 4 per thread.
+        let v = want.layout.mode(0).unwrap().size();
+        assert_eq!(v, 8);
+        assert_eq!(addrs.len(), 4, "thread {t}");
+        let swizzled = want.at(&[]).unwrap();
+        for (g, a) in addrs.iter().enumerate() {
+            let elem = swizzled.eval(g as i64 * v).unwrap();
+            assert_eq!(resolve(&k, a), 2 * elem, "thread {t} stmatrix {g}");
+        }
+    }
+}
+
 /// Misuse is a typed error, not a panic: mismatched copy shapes, a wrong atom, registers sliced
 /// with a device coordinate, a fragment pair that is not one register.
 #[test]

@@ -389,12 +389,10 @@ mod gpu {
     use codegen_ptx::jit::{DeviceRepr, Jit};
     use half::{bf16, f16};
     use kernels::gemm::harness::{
-        bench_case, case_seed, check_case, BenchOutcome, CheckOutcome, Operands, SAMPLED_ENTRIES,
+        case_seed, BenchOutcome, Case, CheckOutcome, Harness, Operands, SAMPLED_ENTRIES,
     };
     use kernels::gemm::metric::count_non_finite;
-    use kernels::gemm::{
-        Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, KernelChoice,
-    };
+    use kernels::gemm::{Accum, CublasRef, Gemm, GemmDtype, GemmElem, GemmError, KernelChoice};
 
     use super::{
         pairs, precheck, problem, square_shapes, Options, Request, Suite, BENCH_SHAPES, ODD_SHAPES,
@@ -485,8 +483,26 @@ mod gpu {
     }
 
     impl Ctx<'_> {
-        /// [`check_case`] for the element type `dtype` names, with `opts`'s kernel and the
-        /// case's seed.
+        /// The case of `shape` with `opts`'s kernel and the seed [`case_seed`] mixes for it (the
+        /// same for the check and the timing, so both see the same inputs).
+        fn case(shape: (usize, usize, usize), acc: Accum, opts: &Options) -> Case {
+            Case {
+                shape,
+                acc,
+                kernel: opts.kernel,
+                seed: case_seed(opts.seed, shape.0, shape.1, shape.2),
+            }
+        }
+
+        fn harness(&self) -> Harness<'_> {
+            Harness {
+                jit: self.jit,
+                gemm: &self.gemm,
+                cublas: &self.cublas,
+            }
+        }
+
+        /// [`Harness::check_dtype`] of the case.
         fn check(
             &self,
             dtype: GemmDtype,
@@ -494,23 +510,11 @@ mod gpu {
             acc: Accum,
             opts: &Options,
         ) -> Result<CheckOutcome, GemmError> {
-            let seed = case_seed(opts.seed, shape.0, shape.1, shape.2);
-            by_dtype!(
-                dtype,
-                check_case(
-                    self.jit,
-                    &self.gemm,
-                    &self.cublas,
-                    shape,
-                    acc,
-                    opts.kernel,
-                    seed
-                )
-            )
+            self.harness()
+                .check_dtype(dtype, &Self::case(shape, acc, opts))
         }
 
-        /// [`bench_case`] for the element type `dtype` names, with `opts`'s kernel and repeats
-        /// and the case's seed (the one [`Ctx::check`] uses, so both see the same inputs).
+        /// [`Harness::bench_dtype`] of the case, `opts.repeats` rounds.
         fn bench(
             &self,
             dtype: GemmDtype,
@@ -518,20 +522,8 @@ mod gpu {
             acc: Accum,
             opts: &Options,
         ) -> Result<BenchOutcome, GemmError> {
-            let seed = case_seed(opts.seed, shape.0, shape.1, shape.2);
-            by_dtype!(
-                dtype,
-                bench_case(
-                    self.jit,
-                    &self.gemm,
-                    &self.cublas,
-                    shape,
-                    acc,
-                    opts.kernel,
-                    opts.repeats,
-                    seed
-                )
-            )
+            self.harness()
+                .bench_dtype(dtype, &Self::case(shape, acc, opts), opts.repeats)
         }
     }
 
@@ -586,16 +578,13 @@ mod gpu {
         seed: u64,
     ) -> Result<(String, usize), GemmError> {
         let mut ops = Operands::<T>::random(ctx.jit, m, n, k, seed)?;
-        let plan = ctx.gemm.run(&GemmArgs {
-            m,
-            n,
-            k,
-            a: &ops.a,
-            b: &ops.b,
-            d: &mut ops.d,
+        let case = Case {
+            shape: (m, n, k),
             acc,
             kernel,
-        })?;
+            seed,
+        };
+        let plan = ops.run(&ctx.gemm, &case)?;
         let d = ctx.jit.download(&ops.d)?;
         Ok((plan.describe(), count_non_finite(&d)))
     }
@@ -1040,13 +1029,7 @@ mod tests {
     }
 
     fn rute(a: &str) -> (i32, String, String) {
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(&args(a), &mut "".as_bytes(), &mut out, &mut err);
-        (
-            code,
-            String::from_utf8(out).unwrap(),
-            String::from_utf8(err).unwrap(),
-        )
+        super::super::capture(run, &a.split_whitespace().collect::<Vec<_>>(), "")
     }
 
     #[test]

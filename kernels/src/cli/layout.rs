@@ -134,14 +134,7 @@ mod tests {
     use super::*;
 
     fn layout(args: &[&str], input: &str) -> (i32, String, String) {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(&args, &mut input.as_bytes(), &mut out, &mut err);
-        (
-            code,
-            String::from_utf8(out).unwrap(),
-            String::from_utf8(err).unwrap(),
-        )
+        super::super::capture(run, args, input)
     }
 
     #[test]

@@ -9,11 +9,28 @@ mod gemm;
 mod layout;
 mod ptx;
 
+/// A subcommand's entry point: arguments, stdin, stdout, stderr; returns the exit status.
+type Run = fn(&[String], &mut dyn BufRead, &mut dyn Write, &mut dyn Write) -> i32;
+
 /// A subcommand: its name, a line for `--help`, and its entry point.
 struct Subcommand {
     name: &'static str,
     summary: &'static str,
-    run: fn(&[String], &mut dyn BufRead, &mut dyn Write, &mut dyn Write) -> i32,
+    run: Run,
+}
+
+/// Runs `run` on `args` with `input` as stdin; returns the exit status, stdout and stderr (the
+/// subcommands' tests drive them this way, without a process).
+#[cfg(test)]
+fn capture(run: Run, args: &[&str], input: &str) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = run(&args, &mut input.as_bytes(), &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).expect("utf-8 stdout"),
+        String::from_utf8(err).expect("utf-8 stderr"),
+    )
 }
 
 const SUBCOMMANDS: &[Subcommand] = &[
@@ -75,14 +92,7 @@ mod tests {
     use super::*;
 
     fn rute(args: &[&str], input: &str) -> (i32, String, String) {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(&args, &mut input.as_bytes(), &mut out, &mut err);
-        (
-            code,
-            String::from_utf8(out).unwrap(),
-            String::from_utf8(err).unwrap(),
-        )
+        capture(run, args, input)
     }
 
     #[test]

@@ -7,7 +7,8 @@ use cudarc::driver::{result as driver, sys};
 use super::check::{BufferLens, Plan};
 use super::metric::{count_non_finite, relative_frobenius_error, sampled_f64_error};
 use super::runtime::{Gemm, GemmArgs, GemmError};
-use super::{Accum, CublasRef, GemmElem, KernelChoice};
+use super::{Accum, CublasRef, GemmDtype, GemmElem, KernelChoice};
+use half::{bf16, f16};
 
 /// The byte every output byte is set to before a run: `0xFFFF` is a NaN in f16 and in bf16,
 /// and no GEMM of finite inputs produces it.
@@ -87,6 +88,23 @@ impl<T: GemmElem + DeviceRepr> Operands<T> {
     }
 }
 
+impl<T: GemmElem + DeviceRepr> Operands<T> {
+    /// Queues rute's GEMM of `case` (shape, accumulator, kernel) on these buffers.
+    pub fn run(&mut self, gemm: &Gemm<'_>, case: &Case) -> Result<Plan, GemmError> {
+        let (m, n, k) = case.shape;
+        gemm.run(&GemmArgs {
+            m,
+            n,
+            k,
+            a: &self.a,
+            b: &self.b,
+            d: &mut self.d,
+            acc: case.acc,
+            kernel: case.kernel,
+        })
+    }
+}
+
 /// Sets every byte of `buf` to [`POISON_BYTE`] (queued on the `Jit`'s stream).
 pub fn poison<T: DeviceRepr>(jit: &Jit, buf: &mut CudaSlice<T>) -> Result<(), GemmError> {
     let bytes = buf.len() * std::mem::size_of::<T>();
@@ -131,7 +149,7 @@ pub struct CheckOutcome {
     pub f64_sampled: (f64, f64),
 }
 
-/// How many entries of D [`check_case`] recomputes in f64 on the host.
+/// How many entries of D [`Harness::check`] recomputes in f64 on the host.
 pub const SAMPLED_ENTRIES: usize = 512;
 
 impl CheckOutcome {
@@ -143,47 +161,6 @@ impl CheckOutcome {
             && self.error <= self.tolerance
             && self.f64_sampled.0 <= self.tolerance
     }
-}
-
-/// Runs rute's GEMM and cuBLAS's on the same fresh random inputs (outputs poisoned first) and
-/// compares them.
-#[allow(clippy::too_many_arguments)]
-pub fn check_case<T: GemmElem + DeviceRepr>(
-    jit: &Jit,
-    gemm: &Gemm<'_>,
-    cublas: &CublasRef<'_>,
-    (m, n, k): (usize, usize, usize),
-    acc: Accum,
-    kernel: KernelChoice,
-    seed: u64,
-) -> Result<CheckOutcome, GemmError> {
-    let mut ops = Operands::<T>::random(jit, m, n, k, seed)?;
-    let mut reference = jit.upload(&vec![T::from_f32(0.0); m * n])?;
-    poison(jit, &mut reference)?;
-    let plan = gemm.run(&GemmArgs {
-        m,
-        n,
-        k,
-        a: &ops.a,
-        b: &ops.b,
-        d: &mut ops.d,
-        acc,
-        kernel,
-    })?;
-    cublas.gemm(m, n, k, &ops.a, &ops.b, &mut reference)?;
-    let got = jit.download(&ops.d)?;
-    let want = jit.download(&reference)?;
-    let (a, b) = (jit.download(&ops.a)?, jit.download(&ops.b)?);
-    let sampled = |d: &[T]| sampled_f64_error(&a, &b, d, (m, n, k), SAMPLED_ENTRIES, seed);
-    let f64_sampled = (sampled(&got), sampled(&want));
-    Ok(CheckOutcome {
-        plan,
-        error: relative_frobenius_error(&got, &want),
-        tolerance: acc.tolerance(T::DTYPE),
-        unwritten: count_non_finite(&got),
-        reference_non_finite: count_non_finite(&want),
-        f64_sampled,
-    })
 }
 
 /// Device times of rute and cuBLAS on one shape, measured in the same run.
@@ -233,88 +210,146 @@ pub fn rotating_sets(set_bytes: usize, l2_bytes: usize, memory_cap: usize) -> us
 /// Device memory the rotating sets may take, at most.
 const ROTATION_CAP_BYTES: usize = 4 << 30;
 
-/// Times rute and cuBLAS on `(m, n, k)`: warm-up runs, then `repeats` rounds, each timing rute
-/// then cuBLAS (interleaved, so that both meet the same clocks), a sample being the events' time
-/// of one GEMM on every rotating input set divided by the set count; reports the medians.
-#[allow(clippy::too_many_arguments)]
-pub fn bench_case<T: GemmElem + DeviceRepr>(
-    jit: &Jit,
-    gemm: &Gemm<'_>,
-    cublas: &CublasRef<'_>,
-    (m, n, k): (usize, usize, usize),
-    acc: Accum,
-    kernel: KernelChoice,
-    repeats: usize,
-    seed: u64,
-) -> Result<BenchOutcome, GemmError> {
-    let elem = std::mem::size_of::<T>();
-    let set_bytes = (m * k + n * k + m * n) * elem;
-    let sets = rotating_sets(set_bytes, l2_bytes(jit), ROTATION_CAP_BYTES);
-    let mut ops = Vec::with_capacity(sets);
-    for s in 0..sets {
-        ops.push(Operands::<T>::random(
-            jit,
-            m,
-            n,
-            k,
-            seed.wrapping_add(s as u64),
-        )?);
+/// One GEMM case: its shape, accumulator, kernel choice, and the seed its inputs are drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Case {
+    /// `(m, n, k)`.
+    pub shape: (usize, usize, usize),
+    /// Accumulator type.
+    pub acc: Accum,
+    /// Which kernel rute runs.
+    pub kernel: KernelChoice,
+    /// Seed of A and B (see [`case_seed`]).
+    pub seed: u64,
+}
+
+/// What a case runs on: the JIT, rute's GEMM runtime and the cuBLAS reference.
+#[derive(Clone, Copy)]
+pub struct Harness<'a> {
+    /// The JIT (device, stream).
+    pub jit: &'a Jit,
+    /// rute's GEMM.
+    pub gemm: &'a Gemm<'a>,
+    /// The reference.
+    pub cublas: &'a CublasRef<'a>,
+}
+
+impl Harness<'_> {
+    /// Runs rute's GEMM and cuBLAS's on the same fresh random inputs (outputs poisoned first)
+    /// and compares them.
+    pub fn check<T: GemmElem + DeviceRepr>(&self, case: &Case) -> Result<CheckOutcome, GemmError> {
+        let Harness { jit, gemm, cublas } = *self;
+        let Case {
+            shape: (m, n, k),
+            acc,
+            seed,
+            ..
+        } = *case;
+        let mut ops = Operands::<T>::random(jit, m, n, k, seed)?;
+        let mut reference = jit.upload(&vec![T::from_f32(0.0); m * n])?;
+        poison(jit, &mut reference)?;
+        let plan = ops.run(gemm, case)?;
+        cublas.gemm(m, n, k, &ops.a, &ops.b, &mut reference)?;
+        let got = jit.download(&ops.d)?;
+        let want = jit.download(&reference)?;
+        let (a, b) = (jit.download(&ops.a)?, jit.download(&ops.b)?);
+        let sampled = |d: &[T]| sampled_f64_error(&a, &b, d, (m, n, k), SAMPLED_ENTRIES, seed);
+        let f64_sampled = (sampled(&got), sampled(&want));
+        Ok(CheckOutcome {
+            plan,
+            error: relative_frobenius_error(&got, &want),
+            tolerance: acc.tolerance(T::DTYPE),
+            unwritten: count_non_finite(&got),
+            reference_non_finite: count_non_finite(&want),
+            f64_sampled,
+        })
     }
-    // One untimed run first: it compiles the plan and names it.
-    let first = &mut ops[0];
-    let plan = gemm.run(&GemmArgs {
-        m,
-        n,
-        k,
-        a: &first.a,
-        b: &first.b,
-        d: &mut first.d,
-        acc,
-        kernel,
-    })?;
-    // A failed GEMM stops the timing through a placeholder error; the real one is kept here.
-    let mut failure: Option<GemmError> = None;
-    let mut piece = |which: usize| -> Result<(), JitError> {
-        for o in ops.iter_mut() {
-            let r = match which {
-                0 => gemm
-                    .run(&GemmArgs {
-                        m,
-                        n,
-                        k,
-                        a: &o.a,
-                        b: &o.b,
-                        d: &mut o.d,
-                        acc,
-                        kernel,
-                    })
-                    .map(|_| ()),
-                _ => cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d),
-            };
-            if let Err(e) = r {
-                failure = Some(e);
-                return Err(JitError::Driver {
-                    call: if which == 0 { "gemm" } else { "cublasGemmEx" },
-                    reason: "failed".into(),
-                });
-            }
+
+    /// Times rute and cuBLAS on the case's shape: warm-up runs, then `repeats` rounds, each
+    /// timing rute then cuBLAS (interleaved, so that both meet the same clocks), a sample being
+    /// the events' time of one GEMM on every rotating input set divided by the set count;
+    /// reports the medians.
+    pub fn bench<T: GemmElem + DeviceRepr>(
+        &self,
+        case: &Case,
+        repeats: usize,
+    ) -> Result<BenchOutcome, GemmError> {
+        let Harness { jit, gemm, cublas } = *self;
+        let Case {
+            shape: (m, n, k),
+            seed,
+            ..
+        } = *case;
+        let elem = std::mem::size_of::<T>();
+        let set_bytes = (m * k + n * k + m * n) * elem;
+        let sets = rotating_sets(set_bytes, l2_bytes(jit), ROTATION_CAP_BYTES);
+        let mut ops = Vec::with_capacity(sets);
+        for s in 0..sets {
+            ops.push(Operands::<T>::random(
+                jit,
+                m,
+                n,
+                k,
+                seed.wrapping_add(s as u64),
+            )?);
         }
-        Ok(())
-    };
-    let warm = (0..2).try_for_each(|_| (0..2).try_for_each(&mut piece));
-    let timings = warm
-        .and_then(|()| jit.time_interleaved(repeats, 2, &mut piece))
-        .map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))?;
-    let (rute, blas) = (&timings[0], &timings[1]);
-    jit.synchronize()?;
-    Ok(BenchOutcome {
-        plan,
-        rute_ms: f64::from(rute.median_ms()) / sets as f64,
-        cublas_ms: f64::from(blas.median_ms()) / sets as f64,
-        sets,
-        repeats: repeats.max(1),
-        flops: 2.0 * m as f64 * n as f64 * k as f64,
-    })
+        // One untimed run first: it compiles the plan and names it.
+        let first = &mut ops[0];
+        let plan = first.run(gemm, case)?;
+        // A failed GEMM stops the timing through a placeholder error; the real one is kept here.
+        let mut failure: Option<GemmError> = None;
+        let mut piece = |which: usize| -> Result<(), JitError> {
+            for o in ops.iter_mut() {
+                let r = match which {
+                    0 => o.run(gemm, case).map(|_| ()),
+                    _ => cublas.gemm(m, n, k, &o.a, &o.b, &mut o.d),
+                };
+                if let Err(e) = r {
+                    failure = Some(e);
+                    return Err(JitError::Driver {
+                        call: if which == 0 { "gemm" } else { "cublasGemmEx" },
+                        reason: "failed".into(),
+                    });
+                }
+            }
+            Ok(())
+        };
+        let warm = (0..2).try_for_each(|_| (0..2).try_for_each(&mut piece));
+        let timings = warm
+            .and_then(|()| jit.time_interleaved(repeats, 2, &mut piece))
+            .map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))?;
+        let (rute, blas) = (&timings[0], &timings[1]);
+        jit.synchronize()?;
+        Ok(BenchOutcome {
+            plan,
+            rute_ms: f64::from(rute.median_ms()) / sets as f64,
+            cublas_ms: f64::from(blas.median_ms()) / sets as f64,
+            sets,
+            repeats: repeats.max(1),
+            flops: 2.0 * m as f64 * n as f64 * k as f64,
+        })
+    }
+
+    /// [`Harness::check`] for the element type `dtype` names.
+    pub fn check_dtype(&self, dtype: GemmDtype, case: &Case) -> Result<CheckOutcome, GemmError> {
+        match dtype {
+            GemmDtype::F16 => self.check::<f16>(case),
+            GemmDtype::Bf16 => self.check::<bf16>(case),
+        }
+    }
+
+    /// [`Harness::bench`] for the element type `dtype` names.
+    pub fn bench_dtype(
+        &self,
+        dtype: GemmDtype,
+        case: &Case,
+        repeats: usize,
+    ) -> Result<BenchOutcome, GemmError> {
+        match dtype {
+            GemmDtype::F16 => self.bench::<f16>(case, repeats),
+            GemmDtype::Bf16 => self.bench::<bf16>(case, repeats),
+        }
+    }
 }
 
 #[cfg(test)]
