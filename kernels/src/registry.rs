@@ -15,8 +15,10 @@ pub struct Registered {
     pub name: &'static str,
     /// The targets it compiles for, lowest first.
     pub targets: &'static [Target],
-    /// Generates the kernel with its default configuration.
-    pub build: fn() -> Result<Kernel, BuildError>,
+    /// Generates the kernel with its default configuration for a target (the same kernel for
+    /// every target, except where a target lacks an instruction the default uses: the tuned
+    /// GEMM's `stmatrix` epilogue becomes `st.shared` on sm_80).
+    pub build: fn(Target) -> Result<Kernel, BuildError>,
 }
 
 impl Registered {
@@ -36,7 +38,7 @@ impl Registered {
                 supported: names(self.targets),
             });
         }
-        let kernel = (self.build)().map_err(|source| RegistryError::Build {
+        let kernel = (self.build)(target).map_err(|source| RegistryError::Build {
             kernel: self.name,
             source,
         })?;
@@ -53,51 +55,51 @@ pub const KERNELS: &[Registered] = &[
     Registered {
         name: "vector_add",
         targets: examples::vector_add::TARGETS,
-        build: examples::vector_add::default_kernel,
+        build: |_| examples::vector_add::default_kernel(),
     },
     Registered {
         name: "transpose",
         targets: examples::transpose::TARGETS,
-        build: examples::transpose::default_kernel,
+        build: |_| examples::transpose::default_kernel(),
     },
     Registered {
         name: "reduce_sum",
         targets: examples::reduce_sum::TARGETS,
-        build: examples::reduce_sum::default_kernel,
+        build: |_| examples::reduce_sum::default_kernel(),
     },
     Registered {
         name: "async_copy",
         targets: examples::async_copy::TARGETS,
-        build: examples::async_copy::default_kernel,
+        build: |_| examples::async_copy::default_kernel(),
     },
     Registered {
         name: "tma_round_trip",
         targets: examples::tma_round_trip::TARGETS,
-        build: examples::tma_round_trip::default_kernel,
+        build: |_| examples::tma_round_trip::default_kernel(),
     },
     Registered {
         name: "gemm_naive",
         targets: gemm::naive::TARGETS,
-        build: gemm::naive::default_kernel,
+        build: |_| gemm::naive::default_kernel(),
     },
     Registered {
         name: "multistage_f16",
         targets: multistage::TARGETS,
-        build: multistage::default_f16,
+        build: |_| multistage::default_f16(),
     },
     Registered {
         name: "multistage_f16_f32acc",
         targets: multistage::TARGETS,
-        build: multistage::default_f16_f32acc,
+        build: |_| multistage::default_f16_f32acc(),
     },
     Registered {
         name: "multistage_bf16",
         targets: multistage::TARGETS,
-        build: multistage::default_bf16,
+        build: |_| multistage::default_bf16(),
     },
     Registered {
         name: "multistage_f16_tuned",
-        targets: multistage::STMATRIX_TARGETS,
+        targets: multistage::TARGETS,
         build: multistage::default_f16_tuned,
     },
 ];
@@ -185,8 +187,10 @@ mod tests {
                 "{} twice",
                 k.name
             );
-            let kernel = (k.build)().unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            assert_eq!(kernel.name, k.name);
+            for &t in k.targets {
+                let kernel = (k.build)(t).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                assert_eq!(kernel.name, k.name);
+            }
         }
     }
 
@@ -194,8 +198,8 @@ mod tests {
     #[test]
     fn declared_targets_match_the_ops() {
         for k in KERNELS {
-            let kernel = (k.build)().unwrap_or_else(|e| panic!("{}: {e}", k.name));
             for t in Target::ALL {
+                let kernel = (k.build)(t).unwrap_or_else(|e| panic!("{}: {e}", k.name));
                 assert_eq!(
                     k.supports(t),
                     kernel.requires().allows(t),

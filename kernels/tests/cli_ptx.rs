@@ -31,7 +31,7 @@ fn list_prints_each_kernel_and_its_targets() {
          multistage_f16 sm_80 sm_90a sm_100a\n\
          multistage_f16_f32acc sm_80 sm_90a sm_100a\n\
          multistage_bf16 sm_80 sm_90a sm_100a\n\
-         multistage_f16_tuned sm_90a sm_100a\n"
+         multistage_f16_tuned sm_80 sm_90a sm_100a\n"
     );
     assert!(o.stderr.is_empty());
 }

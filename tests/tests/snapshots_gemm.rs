@@ -86,7 +86,8 @@ fn config_of(name: &str) -> kernels::multistage::MultistageConfig {
 ///   `tile_k / 16` k-blocks in each of the two;
 /// - `mma.sync`: per k-block `(tile_m / warps_m / 16) * (tile_n / warps_n / 8)`, for each k-block
 ///   of the two loops;
-/// - `stmatrix.x4` (the `stmatrix` epilogue only): one per 16x16 of a warp's tile;
+/// - `stmatrix.x4` (the `stmatrix` epilogue, sm_90 and later; sm_80 gets `st.shared`): one per
+///   16x16 of a warp's tile;
 /// - `commit_group`: once per prologue stage and once in each loop; `wait_group stages-2` before
 ///   the loops and once in each.
 #[test]
@@ -129,7 +130,7 @@ fn instruction_mix() {
                 mma,
                 "{what}: mma"
             );
-            let stsm = match cfg.epilogue {
+            let stsm = match cfg.for_target(target).epilogue {
                 kernels::multistage::Epilogue::Stmatrix => (bm / wm / 16) * (bn / wn / 16),
                 _ => 0,
             };

@@ -48,9 +48,6 @@ use thiserror::Error;
 /// The targets the multistage GEMM runs on: `cp.async` and `mma.sync` exist from sm_80.
 pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 
-/// The targets of a configuration with [`Epilogue::Stmatrix`]: `stmatrix` exists from sm_90.
-pub const STMATRIX_TARGETS: &[Target] = &[Target::Sm90a, Target::Sm100a];
-
 /// Element type of A, B and D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -559,9 +556,10 @@ pub fn default_bf16() -> Result<Kernel, BuildError> {
     registry_build(MultistageConfig::reference(DType::Bf16, Acc::F32))
 }
 
-/// The registry's `multistage_f16_tuned`: [`MultistageConfig::tuned`], f16 in, f32 accumulate.
-pub fn default_f16_tuned() -> Result<Kernel, BuildError> {
-    let mut k = registry_build(MultistageConfig::tuned(DType::F16, Acc::F32))?;
+/// The registry's `multistage_f16_tuned`: [`MultistageConfig::tuned`], f16 in, f32 accumulate,
+/// as `target` runs it ([`MultistageConfig::for_target`]).
+pub fn default_f16_tuned(target: Target) -> Result<Kernel, BuildError> {
+    let mut k = registry_build(MultistageConfig::tuned(DType::F16, Acc::F32).for_target(target))?;
     k.name = "multistage_f16_tuned".to_string();
     Ok(k)
 }

@@ -2,7 +2,16 @@
 //! tensors and their partitions, the prologue that fills `stages - 1` shared tiles, the main loop
 //! (per k-tile: `ldmatrix` of the next k-block, `cp.async` of a new tile at the first k-block,
 //! `mma.sync` of the current one; `wait_group stages-2` and `bar.sync` before the last k-block
-//! switches the read stage), and the register epilogue.
+//! switches the read stage), and the epilogue (registers to D, or through shared memory with
+//! `st.shared` or `stmatrix`).
+//!
+//! Where rute goes past the tutorial: the main loop is generated twice with one body. Blocks
+//! whose rows of A and B all exist run the first copy while the k-tile to load is whole, with
+//! `cp.async` that carry no predicate and no source size; the second copy, with predicated,
+//! zero-filling copies, takes the remaining k-tiles and every block at the edge of M or N. On
+//! the H200 that took about 100 integer instructions per k-tile out of the loop (`ptxas` keeps
+//! the 16 copies' row addresses in registers) and the reference from 0.54x to about 0.61x of
+//! cuBLAS at 4096^3.
 
 use std::cell::RefCell;
 
