@@ -4,6 +4,8 @@
 //! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation.
 //! - [`check`](mod@check): the input checks as a pure function of shapes and buffer lengths, and the choice
 //!   of configuration ([`Plan`]); no GPU needed, so it is unit-tested here.
+//! - [`tune`]: [`Tune`], a multistage configuration as `rute gemm --config` spells it, and the
+//!   default by shape ([`Tune::for_shape`]).
 //! - [`metric`]: the correctness metric, relative Frobenius error in f64.
 //! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
 //!   once (a thread-safe cache) and launches; `CublasRef`: cuBLAS's `cublasGemmEx` as the
@@ -20,6 +22,10 @@
 //! assert_eq!(plan.launch_shape(100, 70).grid, (2, 2, 1));
 //! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }).unwrap_err();
 //! assert!(e.to_string().contains("D has 6999 elements"), "{e}");
+//! // K = 4096: the tuned 128x256 tiles (stmatrix epilogue; on sm_80 `Plan::for_target` swaps it).
+//! let p = Problem { m: 4096, n: 4096, k: 4096, ..p };
+//! let plan = check(&p, BufferLens { a: 4096 * 4096, b: 4096 * 4096, d: 4096 * 4096 }).unwrap();
+//! assert!(plan.describe().contains("128x256x32 tile, 4 stages, 2x4 warps"), "{}", plan.describe());
 //! ```
 
 pub mod check;
