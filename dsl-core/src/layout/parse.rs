@@ -111,8 +111,30 @@ impl<'a> Cursor<'a> {
         Some(&rest[..end])
     }
 
-    /// A signed decimal integer.
+    /// Whether a static integer in CuTe's printed form (`_8`, `_-1`: `Int<8>`, `Int<-1>`) is
+    /// next, as opposed to a lone `_` (the default stride).
+    pub fn static_int_next(&mut self) -> bool {
+        self.skip_ws();
+        let b = self.rest().as_bytes();
+        b.first() == Some(&b'_')
+            && match b.get(1) {
+                Some(d) if d.is_ascii_digit() => true,
+                Some(b'-' | b'+') => b.get(2).is_some_and(u8::is_ascii_digit),
+                _ => false,
+            }
+    }
+
+    /// Consume the default-stride marker `_` if it is next (and not the start of `_8`).
+    pub fn eat_default_stride(&mut self) -> bool {
+        !self.static_int_next() && self.eat("_")
+    }
+
+    /// A signed decimal integer, also in CuTe's static spelling `_8` (every integer is static in
+    /// rute, so `_8` and `8` are the same value).
     pub fn int(&mut self) -> Result<i64, LayoutError> {
+        if self.static_int_next() {
+            self.pos += 1;
+        }
         self.skip_ws();
         let rest = self.rest();
         let bytes = rest.as_bytes();
@@ -166,7 +188,7 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let shape = self.int_tuple()?;
         let stride = if self.eat(":") {
-            if self.eat("_") {
+            if self.eat_default_stride() {
                 shape.compact_col_major()
             } else {
                 self.int_tuple()?
@@ -225,6 +247,24 @@ mod tests {
             "( 4 , 2 ) : _".parse::<Layout>().unwrap().to_string(),
             "(4,2):(1,4)"
         );
+    }
+
+    /// CuTe prints static integers as `_8` (`Int<8>`); its output reads back as the same layout,
+    /// and a lone `_` stays the default stride.
+    #[test]
+    fn cute_static_integers_read_back() {
+        for (cute, plain) in [
+            ("(_8,_4):(_4,_1)", "(8,4):(4,1)"),
+            ("((_2,_4),_8):((_1,_2),_8)", "((2,4),8):((1,2),8)"),
+            ("(_3,4):(_0,_-1)", "(3,4):(0,-1)"),
+            ("_8:_", "8:1"),
+            ("(_4,_8):_", "(4,8):(1,4)"),
+        ] {
+            assert_eq!(cute.parse::<Layout>().unwrap().to_string(), plain, "{cute}");
+        }
+        for bad in ["(_,4)", "_x:1", "(_ 8):(1)", "(8):(_-)"] {
+            assert!(bad.parse::<Layout>().is_err(), "{bad}");
+        }
     }
 
     #[test]

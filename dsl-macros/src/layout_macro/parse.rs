@@ -411,6 +411,15 @@ fn parse_value(tokens: &mut Tokens) -> syn::Result<Value> {
                  every stride",
             ));
         }
+        // CuTe's printed static integers, `_8` (`Int<8>`): every integer of `layout!` is static.
+        Some(TokenTree::Ident(id))
+            if id
+                .to_string()
+                .strip_prefix('_')
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            ValueKind::Lit(parse_int(&id.to_string(), &id)?)
+        }
         Some(TokenTree::Ident(id)) => ValueKind::Expr(id.into_token_stream()),
         Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
             if g.stream().is_empty() {

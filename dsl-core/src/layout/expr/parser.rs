@@ -4,7 +4,7 @@
 //! ```text
 //! expr    := postfix ('o' postfix)*                 swizzle o [offset o] layout
 //! postfix := primary ('(' expr (',' expr)* ')')*    evaluation L(i), L(i,j)
-//! primary := int [':' stride]
+//! primary := int [':' stride]                         int: 8, -1, or CuTe's static _8, _-1
 //!          | '(' [expr (',' expr)*] ')' [':' stride] tuple: shape, tiler or grouping
 //!          | ('Sw' | 'Swizzle') '<' int ',' int ',' int '>'
 //!          | name '(' [expr (',' expr)*] ')'         call
@@ -210,7 +210,9 @@ impl<'a> Parser<'a> {
                 let item = self.group(pos, items)?;
                 self.maybe_stride(item)
             }
-            Some(ch) if ch.is_ascii_digit() || ch == '-' || ch == '+' => {
+            Some(ch)
+                if ch.is_ascii_digit() || ch == '-' || ch == '+' || self.c.static_int_next() =>
+            {
                 let n = self.c.int()?;
                 self.maybe_stride(Item {
                     value: Value::Int(n),
@@ -308,7 +310,7 @@ impl<'a> Parser<'a> {
             Value::Tuple(t) if item.bare => t.clone(),
             v => return Err(self.error_at(save, format!("`:` follows a shape, not {}", v.kind()))),
         };
-        let stride = if self.c.eat("_") {
+        let stride = if self.c.eat_default_stride() {
             shape.compact_col_major()
         } else {
             self.c.int_tuple()?

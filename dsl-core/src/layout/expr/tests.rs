@@ -42,6 +42,17 @@ fn layouts_in_cute_notation() {
     assert_eq!(show("(8):(1)"), "(8):(1)");
     assert_eq!(show("((2,2),3)"), "((2,2),3):((1,2),4)");
     assert_eq!(show("()"), "():()");
+    // CuTe's own printed form, static integers as `_N`, pastes in unchanged.
+    assert_eq!(show("(_4,_8):(_8,_1)"), "(4,8):(8,1)");
+    assert_eq!(
+        show("composition((_4,_2):(_1,_4), (_2,_2):(_2,_1))"),
+        show("composition((4,2):(1,4), (2,2):(2,1))")
+    );
+    assert_eq!(show("size(_8:_)"), "8");
+    assert_eq!(
+        show("Sw<3,3,3> o _0 o (_8,_32):(_32,_1)"),
+        "Sw<3,3,3> o 0 o (8,32):(32,1)"
+    );
 }
 
 #[test]
