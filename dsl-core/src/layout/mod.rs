@@ -28,6 +28,7 @@ mod parse;
 pub mod print;
 mod product;
 mod recast;
+pub mod svg;
 mod swizzle;
 mod tiler;
 

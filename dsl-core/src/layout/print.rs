@@ -42,7 +42,7 @@ pub fn print_composed(c: &ComposedLayout) -> Result<String, LayoutError> {
     table(&c.to_string(), rows, cols, c.cosize(), cell)
 }
 
-fn grid(layout: &Layout, printed: &str) -> Result<(i64, i64), LayoutError> {
+pub(super) fn grid(layout: &Layout, printed: &str) -> Result<(i64, i64), LayoutError> {
     let fail = |rule: &str| LayoutError::precondition("print_layout", printed, rule);
     let modes = layout.shape().modes();
     let (rows, cols) = match layout.rank() {
@@ -58,7 +58,7 @@ fn grid(layout: &Layout, printed: &str) -> Result<(i64, i64), LayoutError> {
     }
 }
 
-fn coordinate(rank: usize, m: i64, n: i64) -> IntTuple {
+pub(super) fn coordinate(rank: usize, m: i64, n: i64) -> IntTuple {
     if rank == 2 {
         IntTuple::ints(&[m, n])
     } else {

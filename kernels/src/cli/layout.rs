@@ -7,12 +7,12 @@
 use std::io::{BufRead, Write};
 
 use dsl_core::layout::expr::{evaluate, Value};
-use dsl_core::layout::LayoutError;
+use dsl_core::layout::{svg, LayoutError};
 
 use super::USAGE_ERROR;
 
 const HELP: &str = "\
-usage: rute layout [--values | --table] [EXPR...]
+usage: rute layout [--values | --table | --svg | --svg-tv MxN] [EXPR...]
 
 Evaluates each EXPR (CuTe notation and CuTe's functions) and prints one result per line.
 With no EXPR, reads one expression per line from stdin, skipping blank lines and lines
@@ -20,11 +20,19 @@ starting with `#`.
 
   --values   print the offsets L(0) .. L(size-1), space-separated
   --table    print CuTe's print_layout table (rank 1 or 2)
+  --svg      print an SVG picture of the layout's offsets (rank 1 or 2); a composed layout's
+             cells are colored by the 16-byte chunk their 16-bit element lands in, so a
+             bank-conflict-free swizzle shows 8 colors down every 8 rows
+  --svg-tv MxN
+             the expression is a thread-value layout (thread, value) -> index into the
+             column-major MxN tile: print an SVG of which thread and value hold each element
 
 examples:
   rute layout '(4,8):(8,1)' 'size((4,8):(8,1))'
   rute layout 'composition(Sw<3,3,3>, (8,32):(32,1))'
   rute layout --table 'Sw<1,0,1> o 0 o (4,4):(4,1)'
+  rute layout --svg 'Sw<3,3,3> o 0 o (8,64):(64,1)' > smem.svg
+  rute layout --svg-tv 16x8 '((4,8),(2,2)):((32,1),(16,8))' > mma_c.svg
 ";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,6 +40,16 @@ enum Mode {
     Print,
     Values,
     Table,
+    Svg,
+    /// A thread-value layout over an `rows x cols` tile.
+    SvgTv(i64, i64),
+}
+
+/// `MxN` as two positive integers.
+fn tile_arg(s: &str) -> Option<(i64, i64)> {
+    let (m, n) = s.split_once('x')?;
+    let (m, n) = (m.parse().ok()?, n.parse().ok()?);
+    (m > 0 && n > 0).then_some((m, n))
 }
 
 /// Run `rute layout` with its arguments; returns the exit status.
@@ -44,7 +62,8 @@ pub fn run(
     let mut mode = Mode::Print;
     let mut exprs = Vec::new();
     let mut options_done = false;
-    for a in args {
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
         let wanted = match a.as_str() {
             _ if options_done => None,
             "--" => {
@@ -57,6 +76,18 @@ pub fn run(
             }
             "--values" => Some(Mode::Values),
             "--table" => Some(Mode::Table),
+            "--svg" => Some(Mode::Svg),
+            "--svg-tv" => match args.next().map(|t| (t, tile_arg(t))) {
+                Some((_, Some((m, n)))) => Some(Mode::SvgTv(m, n)),
+                other => {
+                    let got = other.map_or("nothing".to_string(), |(t, _)| format!("`{t}`"));
+                    let _ = writeln!(
+                        err,
+                        "error: --svg-tv takes a tile MxN, like 16x8, not {got}"
+                    );
+                    return USAGE_ERROR;
+                }
+            },
             s if s.starts_with("--") => {
                 let _ = writeln!(err, "error: unknown option `{s}`\n\n{HELP}");
                 return USAGE_ERROR;
@@ -65,7 +96,10 @@ pub fn run(
         };
         match wanted {
             Some(m) if mode != Mode::Print && mode != m => {
-                let _ = writeln!(err, "error: --values and --table exclude each other");
+                let _ = writeln!(
+                    err,
+                    "error: --values, --table, --svg and --svg-tv exclude each other"
+                );
                 return USAGE_ERROR;
             }
             Some(m) => mode = m,
@@ -126,7 +160,25 @@ fn render(src: &str, mode: Mode) -> Result<String, LayoutError> {
             format!("{}\n", vals.join(" "))
         }
         Mode::Table => v.table()?,
+        Mode::Svg => match &v {
+            Value::Layout(l) => svg::svg_layout(l)?,
+            // The picture's coloring assumes 16-bit elements, the GEMMs' shared memory.
+            Value::Composed(c) => svg::svg_composed(c, 2)?,
+            other => return Err(not_a_layout("--svg", other)),
+        },
+        Mode::SvgTv(m, n) => match &v {
+            Value::Layout(l) => svg::svg_tv(l, m, n)?,
+            other => return Err(not_a_layout("--svg-tv", other)),
+        },
     })
+}
+
+fn not_a_layout(option: &str, v: &Value) -> LayoutError {
+    LayoutError::precondition(
+        "rute layout",
+        v.to_string(),
+        format!("{option} draws a layout, not {}", v.kind()),
+    )
 }
 
 #[cfg(test)]
@@ -172,5 +224,32 @@ mod tests {
         // After `--`, a leading dash is an expression.
         let (code, out, _) = layout(&["--", "-3"], "");
         assert_eq!((code, out.as_str()), (0, "-3\n"));
+    }
+
+    #[test]
+    fn svg_pictures() {
+        let (code, out, _) = layout(&["--svg", "Sw<3,3,3> o 0 o (8,64):(64,1)"], "");
+        assert_eq!(code, 0);
+        assert!(out.starts_with("<svg") && out.trim_end().ends_with("</svg>"));
+        assert_eq!(out.matches("<rect").count(), 1 + 8 * 64);
+        let (code, out, _) = layout(&["--svg-tv", "16x8", "((4,8),(2,2)):((32,1),(16,8))"], "");
+        assert_eq!(code, 0);
+        assert_eq!(
+            out.matches(">T31</text>").count(),
+            4,
+            "thread 31 holds 4 values"
+        );
+        // Not a layout, a bad tile, a layout that leaves its tile: errors, the exit status 1 or 2.
+        let (code, out, _) = layout(&["--svg", "size(8:1)"], "");
+        assert_eq!(code, 1);
+        assert!(
+            out.contains("--svg draws a layout, not an integer"),
+            "{out}"
+        );
+        assert_eq!(layout(&["--svg-tv", "16", "8:1"], "").0, USAGE_ERROR);
+        assert_eq!(layout(&["--svg", "--table", "8:1"], "").0, USAGE_ERROR);
+        let (code, out, _) = layout(&["--svg-tv", "2x2", "(4,2):(1,4)"], "");
+        assert_eq!(code, 1);
+        assert!(out.contains("outside the 2x2 tile"), "{out}");
     }
 }
