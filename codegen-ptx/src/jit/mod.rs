@@ -7,7 +7,7 @@
 //! (`CUtensorMap`) and times work with CUDA events.
 //!
 //! libcuda is loaded at run time (cudarc's `dynamic-loading`), so a program built on a machine
-//! without a GPU links and runs, and [`Jit::new`] answers [`JitError::NoGpu`] there.
+//! without a GPU links and runs, and [`Jit::new`](crate::jit::Jit::new) answers [`JitError::NoGpu`](crate::jit::JitError::NoGpu) there.
 //!
 //! ```no_run
 //! use codegen_ptx::jit::{Jit, KernelArg, Launch};
@@ -26,7 +26,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! All work goes through the one stream [`Jit::stream`]; slices are allocated on it and cudarc's
+//! All work goes through the one stream [`Jit::stream`](crate::jit::Jit::stream); slices are allocated on it and cudarc's
 //! cross-stream event tracking is off, so order on that stream is the only synchronisation.
 #![warn(missing_docs)]
 
