@@ -78,6 +78,11 @@ pub const KERNELS: &[Registered] = &[
         build: |_| examples::tma_round_trip::default_kernel(),
     },
     Registered {
+        name: "wgmma_tile",
+        targets: examples::wgmma_tile::TARGETS,
+        build: |_| examples::wgmma_tile::default_kernel(),
+    },
+    Registered {
         name: "gemm_naive",
         targets: gemm::naive::TARGETS,
         build: |_| gemm::naive::default_kernel(),

@@ -347,6 +347,54 @@ fn tma_round_trip_matches_the_cpu() {
     );
 }
 
+/// One warpgroup's `wgmma` on 64x64 f16 tiles from 128B-swizzled shared memory (descriptors
+/// from `make_gmma_desc`): every element of D within 1e-5 of the f64 product (relative to the sum
+/// of the magnitudes of its terms), for three input sets.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn wgmma_tile_matches_the_cpu() {
+    let jit = jit();
+    let f = load(&jit, examples::wgmma_tile::default_kernel(), Target::Sm90a);
+    let n = examples::wgmma_tile::TILE as usize;
+    let mut worst = 0f64;
+    for seed in [1u64, 2, 3] {
+        let mut rng = Rng::new(0x3c3c ^ seed);
+        let a: Vec<half::f16> = rng
+            .vec(n * n)
+            .into_iter()
+            .map(half::f16::from_f32)
+            .collect();
+        let b: Vec<half::f16> = rng
+            .vec(n * n)
+            .into_iter()
+            .map(half::f16::from_f32)
+            .collect();
+        let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
+        let dd = poisoned(&jit, n * n);
+        let what = format!("wgmma_tile seed {seed}");
+        f.launch(
+            &Launch::linear(examples::wgmma_tile::THREADS, examples::wgmma_tile::THREADS),
+            &[jit.ptr(&dd), jit.ptr(&da), jit.ptr(&db)],
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let got = download(&jit, &dd, n * n, &what);
+        for m in 0..n {
+            for j in 0..n {
+                let terms = (0..n).map(|k| f64::from(a[m * n + k]) * f64::from(b[j * n + k]));
+                let (sum, mag) = terms.fold((0.0, 0.0), |(s, g), t| (s + t, g + t.abs()));
+                let err = (f64::from(got[m * n + j]) - sum).abs() / mag.max(1e-30);
+                assert!(
+                    err < 1e-5,
+                    "{what}: D[{m}][{j}] = {} but the product is {sum}",
+                    got[m * n + j]
+                );
+                worst = worst.max(err);
+            }
+        }
+    }
+    println!("wgmma_tile: 3 runs (64x64x64 f16, f32 sum, sm_90a) match f64, worst {worst:.2e} of the terms' magnitude");
+}
+
 fn names(targets: &[Target]) -> String {
     let n: Vec<&str> = targets.iter().map(|t| t.name()).collect();
     n.join(" and ")

@@ -15,6 +15,7 @@
 //! ```
 
 mod copy;
+pub mod gmma;
 mod mma;
 mod registry;
 mod value;

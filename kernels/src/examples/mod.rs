@@ -18,9 +18,11 @@ pub mod reduce_sum;
 pub mod tma_round_trip;
 pub mod transpose;
 pub mod vector_add;
+pub mod wgmma_tile;
 
 pub use async_copy::async_copy;
 pub use reduce_sum::reduce_sum;
 pub use tma_round_trip::tma_round_trip;
 pub use transpose::transpose;
 pub use vector_add::vector_add;
+pub use wgmma_tile::wgmma_tile;
