@@ -572,8 +572,8 @@ impl RangeForm {
             Expr::Paren(p) => RangeForm::of(&p.expr),
             Expr::Group(g) => RangeForm::of(&g.expr),
             Expr::Range(r) => Some(RangeForm {
-                start: (**r.start.as_ref()?).clone(),
-                end: (**r.end.as_ref()?).clone(),
+                start: unparen(r.start.as_ref()?),
+                end: unparen(r.end.as_ref()?),
                 inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
                 step: None,
             }),
@@ -591,6 +591,15 @@ impl RangeForm {
             }
             _ => None,
         }
+    }
+}
+
+/// A range bound without its parentheses: `0..(N / 2)` becomes the argument `N / 2` of
+/// `range(..)`, where the parentheses would draw `unused_parens` in the user's name.
+fn unparen(e: &Expr) -> Expr {
+    match e {
+        Expr::Paren(p) => unparen(&p.expr),
+        other => other.clone(),
     }
 }
 
