@@ -196,6 +196,50 @@ fn universal_copy(bits: u32, src: Address, pred: Option<Var<bool>>, dst: Address
     });
 }
 
+/// What `ldmatrix` and `stmatrix` copies check alike: 16-bit values in pairs, value groups of
+/// `2n` (one `.x{n}` instruction each) on both sides, equal sizes. Returns the matrix count, the
+/// group size and each group's static offset in `smem`.
+fn matrix_groups<T: DeviceType>(
+    op: &'static str,
+    instr: &str,
+    n: u32,
+    smem: &STensor<T>,
+    regs: &Fragment<u32>,
+) -> Result<(MatrixCount, i64, Vec<i64>), LayoutError> {
+    let num = match n {
+        1 => MatrixCount::X1,
+        2 => MatrixCount::X2,
+        _ => MatrixCount::X4,
+    };
+    if T::TY.bits() != 16 || regs.vals_per_reg != 2 {
+        return Err(bad(
+            op,
+            smem.layout(),
+            format!("{instr} moves 16-bit values in pairs"),
+        ));
+    }
+    let (v, offs) = group_offsets(smem.view().base, smem.layout())?;
+    if v != 2 * i64::from(n) || regs.layout.mode(0)?.size() != v {
+        return Err(bad(
+            op,
+            smem.layout(),
+            format!(
+                "x{n} moves {} values per thread; the groups have {v} and {}",
+                2 * n,
+                regs.layout
+            ),
+        ));
+    }
+    if smem.layout().size() != regs.layout.size() {
+        return Err(bad(
+            op,
+            smem.layout(),
+            format!("sizes differ from {}", regs.layout),
+        ));
+    }
+    Ok((num, v, offs))
+}
+
 /// CuTe's `copy(s2r_tiled_copy, src, dst)` with an `ldmatrix` atom: `src` is one thread's
 /// `(CPY, CPY_M, CPY_K)` shared partition (`partition_S`), `dst` the register fragment retiled to
 /// the same shape (`retile_D`); each value group is one `ldmatrix.x{n}` whose register `j` holds
@@ -216,37 +260,7 @@ pub fn copy_s2r<T: DeviceType>(
             ))
         }
     };
-    let num = match n {
-        1 => MatrixCount::X1,
-        2 => MatrixCount::X2,
-        _ => MatrixCount::X4,
-    };
-    if T::TY.bits() != 16 || dst.vals_per_reg != 2 {
-        return Err(bad(
-            "copy_s2r",
-            src.layout(),
-            "ldmatrix moves 16-bit values in pairs",
-        ));
-    }
-    let (v, so) = group_offsets(src.view().base, src.layout())?;
-    if v != 2 * i64::from(n) || dst.layout.mode(0)?.size() != v {
-        return Err(bad(
-            "copy_s2r",
-            src.layout(),
-            format!(
-                "x{n} moves {} values per thread; the groups have {v} and {}",
-                2 * n,
-                dst.layout
-            ),
-        ));
-    }
-    if src.layout().size() != dst.layout.size() {
-        return Err(bad(
-            "copy_s2r",
-            src.layout(),
-            format!("sizes differ from {}", dst.layout),
-        ));
-    }
+    let (num, v, so) = matrix_groups("copy_s2r", "ldmatrix", n, src, dst)?;
     // With .trans each thread's row address covers 8 values of one row; otherwise too.
     let addrs = src.addresses(&so, 8)?;
     for (i, addr) in addrs.into_iter().enumerate() {
@@ -279,37 +293,7 @@ pub fn copy_r2s<T: DeviceType>(
             format!("{} is not an stmatrix atom", atom.op().cute_name()),
         ));
     };
-    let num = match n {
-        1 => MatrixCount::X1,
-        2 => MatrixCount::X2,
-        _ => MatrixCount::X4,
-    };
-    if T::TY.bits() != 16 || src.vals_per_reg != 2 {
-        return Err(bad(
-            "copy_r2s",
-            dst.layout(),
-            "stmatrix moves 16-bit values in pairs",
-        ));
-    }
-    let (v, offs) = group_offsets(dst.view().base, dst.layout())?;
-    if v != 2 * i64::from(n) || src.layout.mode(0)?.size() != v {
-        return Err(bad(
-            "copy_r2s",
-            dst.layout(),
-            format!(
-                "x{n} moves {} values per thread; the groups have {v} and {}",
-                2 * n,
-                src.layout
-            ),
-        ));
-    }
-    if src.layout.size() != dst.layout().size() {
-        return Err(bad(
-            "copy_r2s",
-            dst.layout(),
-            format!("sizes differ from {}", src.layout),
-        ));
-    }
+    let (num, v, offs) = matrix_groups("copy_r2s", "stmatrix", n, dst, src)?;
     // Each thread's row address covers 8 values of one row of a matrix.
     let addrs = dst.addresses(&offs, 8)?;
     for (i, addr) in addrs.into_iter().enumerate() {
