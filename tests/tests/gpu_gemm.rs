@@ -257,3 +257,29 @@ fn multistage_smem_epilogue() {
         }
     }
 }
+
+/// The default configurations (`Tune::for_shape`: 128x256x32 with 8 warps, 128x128x64) with their
+/// stmatrix epilogue as sm_90a PTX, and as sm_80 PTX (the st.shared epilogue `for_target` puts
+/// there, JIT-compiled by the driver), for every type pair, on every shape.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn multistage_tuned_on_both_targets() {
+    use kernels::gemm::{Accum, GemmDtype, Tune};
+    let jit = jit();
+    for tune in [Tune::TUNED, Tune::SHORT_K] {
+        for (dtype, acc, tol) in [
+            (GemmDtype::F16, Accum::F16, 1e-2),
+            (GemmDtype::F16, Accum::F32, 2e-3),
+            (GemmDtype::Bf16, Accum::F32, 4e-3),
+        ] {
+            for target in [Target::Sm90a, Target::Sm80] {
+                let cfg = tune.config(dtype, acc).for_target(target);
+                let f = load(&jit, &cfg, target);
+                for &(m, n, k) in SHAPES {
+                    let label = format!("{} {target}", cfg.name());
+                    check_shape(&jit, &f, &cfg, &label, (m, n, k), tol);
+                }
+            }
+        }
+    }
+}
