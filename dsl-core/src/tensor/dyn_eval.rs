@@ -1,7 +1,23 @@
 //! Evaluating a layout at a device index: the arithmetic a partition's thread offset costs.
 
 use crate::kernel::Var;
-use crate::layout::{Layout, LayoutError};
+use crate::layout::{Layout, LayoutError, Swizzle};
+
+/// `swizzle(x)` for a device offset `x` ([`Swizzle::apply`] emitted: a mask, a shift, an xor;
+/// nothing for the identity).
+pub fn swizzle_dyn(swizzle: &Swizzle, x: Var<u32>) -> Var<u32> {
+    if swizzle.is_identity() {
+        return x;
+    }
+    let y = x & (swizzle.yyy_mask() as u32);
+    let sh = swizzle.shift();
+    let y = if sh >= 0 {
+        y >> (sh as u32)
+    } else {
+        y << sh.unsigned_abs()
+    };
+    x ^ y
+}
 
 /// `layout(x)` for a device index `x` known to be `< bound`, emitted as shifts and masks where the
 /// extents are powers of two (division and remainder otherwise); modes of extent 1 or stride 0

@@ -112,7 +112,7 @@ pub use copy::{
     clear, copy, copy_g2s, copy_r2s, copy_s2g, copy_s2r, cp_async_fence, cp_async_wait,
     cp_async_wait_n, gemm, store_fragment, store_fragment_smem, CopyTo,
 };
-pub use dyn_eval::{eval_dyn, split_rows};
+pub use dyn_eval::{eval_dyn, split_rows, swizzle_dyn};
 pub use fragment::Fragment;
 pub use global::{GTensor, ROW};
 pub use shared::STensor;

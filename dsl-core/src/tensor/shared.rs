@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::dyn_eval::{add, eval_dyn, scale};
+use super::dyn_eval::{add, eval_dyn, scale, swizzle_dyn};
 use super::Idx;
 use crate::ir::{Address, Reg};
 use crate::kernel::{DeviceType, SharedPtr, Var};
@@ -162,18 +162,7 @@ impl<T: DeviceType> STensor<T> {
                 Some(r) => *r,
                 None => {
                     let t = add(self.inner, Var::konst(lo as u32));
-                    let sw = if self.swizzle.is_identity() {
-                        t
-                    } else {
-                        let y = t & (self.swizzle.yyy_mask() as u32);
-                        let sh = self.swizzle.shift();
-                        let y = if sh >= 0 {
-                            y >> (sh as u32)
-                        } else {
-                            y << (sh.unsigned_abs())
-                        };
-                        t ^ y
-                    };
+                    let sw = swizzle_dyn(&self.swizzle, t);
                     let r = add(outer_addr, scale(sw, bytes as u32)).to_reg();
                     groups.insert(lo, r);
                     r

@@ -15,7 +15,8 @@ use dsl_core::atom::gmma::{gmma_atom, make_gmma_desc, GmmaLayoutType, GmmaMajor}
 use dsl_core::ir::op::{ScaleD, Wgmma, WgmmaA, WgmmaMma};
 use dsl_core::ir::{Target, Type};
 use dsl_core::kernel::*;
-use dsl_core::layout::{IntTuple, LayoutError};
+use dsl_core::layout::{IntTuple, LayoutError, Swizzle};
+use dsl_core::tensor::swizzle_dyn;
 use dsl_macros::kernel;
 
 /// The tile: M = N = K = 64.
@@ -27,25 +28,21 @@ pub const THREADS: u32 = 128;
 /// `wgmma` exists on sm_90a only.
 pub const TARGETS: &[Target] = &[Target::Sm90a];
 
-/// The static fields of the descriptor of k-block 0 of a 64x64 K-major SW128 f16 tile.
-fn k_block_descriptor() -> Result<u64, LayoutError> {
+/// The tiles' shared layout, K-major SW128 f16 (`Sw<3,3,3> o (8,64):(64,1)` tiled to 64x64:
+/// rows of 128 bytes, each row's 16-byte chunks XORed with its low 3 bits), and the static
+/// fields of the descriptor of its k-block 0.
+fn smem_swizzle_and_descriptor() -> Result<(Swizzle, u64), LayoutError> {
     let atom = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
     let tile = atom.tile_to_shape(&IntTuple::ints(&[64, 64]), None)?;
     let k_block = tile.compose(&"(64,16):(1,64)".parse()?)?;
-    Ok(make_gmma_desc(GmmaMajor::K, &k_block, 2)?.static_bits())
-}
-
-/// The element offset of `(row, col)` of a 64x64 tile in the SW128 K-major layout: rows of 128
-/// bytes, the 16-byte chunk index XORed with the row's low 3 bits (`Sw<3,3,3>` on element
-/// offsets).
-fn swizzled(row: Var<u32>, col: Var<u32>) -> Var<u32> {
-    let off = row * TILE + col;
-    off ^ ((off & 0x1C0u32) >> 3u32)
+    let desc = make_gmma_desc(GmmaMajor::K, &k_block, 2)?.static_bits();
+    Ok((atom.swizzle, desc))
 }
 
 /// The kernel; parameters `(d, a, b)`, one block of [`THREADS`].
 #[kernel]
 pub fn wgmma_tile(
+    #[host] swizzle: Swizzle,
     #[host] desc_bits: u64,
     kb: &KernelBuilder,
     d: GlobalPtr<f32>,
@@ -59,8 +56,9 @@ pub fn wgmma_tile(
     let sb = kb.shared_array::<half::f16>("sb", u64::from(TILE * TILE), 1024);
     let t = thread_idx_x();
     for i in 0..(TILE * TILE / THREADS) {
+        // Element (row, col) = (idx / 64, idx % 64) sits at swizzle(64 row + col) = swizzle(idx).
         let idx = t + i * THREADS;
-        let at = swizzled(idx >> 6u32, idx & 63u32);
+        let at = swizzle_dyn(&swizzle, idx);
         sa.store_at(at, a.load_at(idx));
         sb.store_at(at, b.load_at(idx));
     }
@@ -103,11 +101,11 @@ pub fn wgmma_tile(
 
 /// The registry's `wgmma_tile`.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
-    let bits = k_block_descriptor().map_err(|e| BuildError::BadArgument {
+    let (swizzle, bits) = smem_swizzle_and_descriptor().map_err(|e| BuildError::BadArgument {
         kernel: "wgmma_tile".into(),
         message: e.to_string(),
     })?;
-    wgmma_tile(bits)
+    wgmma_tile(swizzle, bits)
 }
 
 #[cfg(test)]
@@ -118,10 +116,9 @@ mod tests {
     /// swizzle, SBO 1024 bytes, LBO 1.
     #[test]
     fn the_descriptor_is_the_known_one() {
-        assert_eq!(
-            k_block_descriptor().unwrap(),
-            (1u64 << 62) | (64u64 << 32) | (1 << 16)
-        );
+        let (swizzle, desc) = smem_swizzle_and_descriptor().unwrap();
+        assert_eq!(desc, (1u64 << 62) | (64u64 << 32) | (1 << 16));
+        assert_eq!(swizzle.to_string(), "Sw<3,3,3>");
     }
 
     #[test]
