@@ -496,13 +496,10 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
                 let packed = if acc.vals_per_reg == 2 {
                     reg_of(v0).to_reg()
                 } else {
-                    let lo: Var<f32> = Var::from_reg(reg_of(v0).to_reg());
-                    let hi: Var<f32> = Var::from_reg(reg_of(v0 + 1).to_reg());
-                    if T::TY == Type::BF16 {
-                        pack_bf16x2(lo, hi).to_reg()
-                    } else {
-                        pack_f16x2(lo, hi).to_reg()
-                    }
+                    pack_pair::<T>(
+                        Var::from_reg(reg_of(v0).to_reg()),
+                        Var::from_reg(reg_of(v0 + 1).to_reg()),
+                    )
                 };
                 st(Type::B32, packed, pair.addr.clone());
             }
@@ -514,6 +511,16 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
         i += 2;
     }
     Ok(())
+}
+
+/// f32 accumulators `lo`, `hi` rounded to `T` (f16 or bf16) and packed into one register, `lo`
+/// in the low half: what both epilogues store as one 32-bit word.
+fn pack_pair<T: DeviceType>(lo: Var<f32>, hi: Var<f32>) -> Reg {
+    if T::TY == Type::BF16 {
+        pack_bf16x2(lo, hi).to_reg()
+    } else {
+        pack_f16x2(lo, hi).to_reg()
+    }
 }
 
 /// The first half of a shared-memory epilogue: `acc` (one thread's `(MMA, MMA_M, MMA_N)`
@@ -548,13 +555,10 @@ pub fn store_fragment_smem<C: DeviceType, T: DeviceType>(
         packed.push(if acc.vals_per_reg == 2 {
             acc.regs[(v0 / 2) as usize].to_reg()
         } else {
-            let lo: Var<f32> = Var::from_reg(acc.regs[v0 as usize].to_reg());
-            let hi: Var<f32> = Var::from_reg(acc.regs[v1 as usize].to_reg());
-            if T::TY == Type::BF16 {
-                pack_bf16x2(lo, hi).to_reg()
-            } else {
-                pack_f16x2(lo, hi).to_reg()
-            }
+            pack_pair::<T>(
+                Var::from_reg(acc.regs[v0 as usize].to_reg()),
+                Var::from_reg(acc.regs[v1 as usize].to_reg()),
+            )
         });
     }
     for (addr, r) in dst.addresses(&offs, 2)?.into_iter().zip(packed) {
