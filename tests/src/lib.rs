@@ -8,6 +8,30 @@
 pub mod ptx {
     use codegen_ptx::ptxas::{assemble, PtxasReport};
     use dsl_core::ir::Target;
+    use kernels::registry::Registered;
+
+    /// Where the PTX snapshots live (`snapshots/` at the workspace root).
+    pub const SNAPSHOTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots");
+
+    /// A registered kernel's PTX for `target`; panics naming both if it cannot be produced.
+    pub fn ptx_of(k: &Registered, target: Target) -> String {
+        k.ptx(target)
+            .unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name))
+    }
+
+    /// Asserts that the `.snap` files in [`SNAPSHOTS`] whose names start with `prefix` are
+    /// exactly `expected` (file names): no snapshot outlives its kernel or target.
+    pub fn assert_no_stale_snapshots(prefix: &str, expected: &[String]) {
+        let mut on_disk: Vec<String> = std::fs::read_dir(SNAPSHOTS)
+            .unwrap_or_else(|e| panic!("{SNAPSHOTS}: {e}"))
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|f| f.starts_with(prefix) && f.ends_with(".snap"))
+            .collect();
+        on_disk.sort();
+        let mut expected = expected.to_vec();
+        expected.sort();
+        assert_eq!(on_disk, expected, "stale or missing files in {SNAPSHOTS}");
+    }
 
     /// Assembles `ptx` (kernel `name`) for `target` and asserts what every published kernel must
     /// show: no spills, no stack frame, no ptxas warnings. Needs `RUTE_PTXAS`.

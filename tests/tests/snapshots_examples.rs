@@ -10,7 +10,7 @@ use codegen_ptx::emit;
 use codegen_ptx::ptxas::assemble;
 use dsl_core::ir::Target;
 use kernels::registry::{Registered, KERNELS};
-use rute_tests::ptx::assemble_clean;
+use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, ptx_of, SNAPSHOTS};
 
 /// Every (kernel, target) the registry publishes.
 fn published() -> Vec<(&'static Registered, Target)> {
@@ -20,11 +20,6 @@ fn published() -> Vec<(&'static Registered, Target)> {
         .filter(|k| !k.name.starts_with("multistage"))
         .flat_map(|k| k.targets.iter().map(move |&t| (k, t)))
         .collect()
-}
-
-fn ptx_of(k: &Registered, target: Target) -> String {
-    k.ptx(target)
-        .unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name))
 }
 
 /// The snapshot of `name` for `target` is `snapshots/example_<name>_<target>.snap`.
@@ -37,7 +32,7 @@ fn ptx_snapshots() {
         let ptx = ptx_of(k, target);
         let name = format!("example_{}_{}", k.name, target.name());
         insta::with_settings!({
-            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"),
+            snapshot_path => SNAPSHOTS,
             prepend_module_to_snapshot => false,
             description => format!("rute ptx {} --target {}", k.name, target.name()),
             omit_expression => true,
@@ -45,20 +40,11 @@ fn ptx_snapshots() {
             insta::assert_snapshot!(name, ptx);
         });
     }
-    // No snapshot outlives its kernel or target.
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots");
-    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{dir}: {e}"))
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|f| f.starts_with("example_") && f.ends_with(".snap"))
-        .collect();
-    on_disk.sort();
-    let mut expected: Vec<String> = published()
+    let expected: Vec<String> = published()
         .iter()
         .map(|(k, t)| format!("example_{}_{}.snap", k.name, t.name()))
         .collect();
-    expected.sort();
-    assert_eq!(on_disk, expected, "stale or missing files in {dir}");
+    assert_no_stale_snapshots("example_", &expected);
 }
 
 #[test]

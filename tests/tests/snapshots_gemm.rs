@@ -7,18 +7,13 @@
 use codegen_ptx::ptxas::assemble;
 use dsl_core::ir::Target;
 use kernels::registry::{Registered, KERNELS};
-use rute_tests::ptx::assemble_clean;
+use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, ptx_of, SNAPSHOTS};
 
 fn gemms() -> Vec<&'static Registered> {
     KERNELS
         .iter()
         .filter(|k| k.name.starts_with("multistage"))
         .collect()
-}
-
-fn ptx_of(k: &Registered, target: Target) -> String {
-    k.ptx(target)
-        .unwrap_or_else(|e| panic!("{} for {target}: {e}", k.name))
 }
 
 #[test]
@@ -38,7 +33,7 @@ fn ptx_snapshots() {
         for &target in k.targets {
             let name = format!("gemm_{}_{}", k.name, target.name());
             insta::with_settings!({
-                snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"),
+                snapshot_path => SNAPSHOTS,
                 prepend_module_to_snapshot => false,
                 description => format!("rute ptx {} --target {}", k.name, target.name()),
                 omit_expression => true,
@@ -48,16 +43,7 @@ fn ptx_snapshots() {
             expected.push(format!("{name}.snap"));
         }
     }
-    // No snapshot outlives its kernel or target.
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots");
-    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{dir}: {e}"))
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|f| f.starts_with("gemm_") && f.ends_with(".snap"))
-        .collect();
-    on_disk.sort();
-    expected.sort();
-    assert_eq!(on_disk, expected, "stale or missing files in {dir}");
+    assert_no_stale_snapshots("gemm_", &expected);
 }
 
 /// How many lines of `ptx` contain `needle`.
