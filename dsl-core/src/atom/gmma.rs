@@ -107,8 +107,9 @@ impl GmmaDescriptor {
     }
 }
 
-fn log2_bytes(elem_bytes: i64) -> Option<u32> {
-    matches!(elem_bytes, 1 | 2 | 4 | 8 | 16).then(|| elem_bytes.trailing_zeros())
+/// log2 of a GMMA operand's element size: elements are 1, 2 or 4 bytes.
+fn gmma_elem_log2(elem_bytes: i64) -> Option<u32> {
+    matches!(elem_bytes, 1 | 2 | 4).then(|| elem_bytes.trailing_zeros())
 }
 
 /// CuTe's `GMMA::Layout_{K,MN}_{INTER,SW32,SW64,SW128}_Atom<T>` for elements of `elem_bytes`
@@ -119,7 +120,7 @@ pub fn gmma_atom(
     layout_type: GmmaLayoutType,
     elem_bytes: i64,
 ) -> Result<ComposedLayout, LayoutError> {
-    let lb = log2_bytes(elem_bytes).filter(|&b| b <= 2).ok_or_else(|| {
+    let lb = gmma_elem_log2(elem_bytes).ok_or_else(|| {
         LayoutError::precondition(
             "gmma_atom",
             format!("{elem_bytes}-byte elements"),
@@ -147,8 +148,7 @@ pub fn make_gmma_desc(
     elem_bytes: i64,
 ) -> Result<GmmaDescriptor, LayoutError> {
     let fail = |rule: String| LayoutError::precondition("make_gmma_desc", tile.to_string(), rule);
-    let lb = log2_bytes(elem_bytes)
-        .filter(|&b| b <= 2)
+    let lb = gmma_elem_log2(elem_bytes)
         .ok_or_else(|| fail(format!("{elem_bytes}-byte elements; GMMA takes 1, 2 or 4")))?;
     if tile.rank() != 2 {
         return Err(fail("a descriptor describes a rank-2 (MN, K) tile".into()));

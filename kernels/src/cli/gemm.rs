@@ -392,7 +392,7 @@ mod gpu {
         case_seed, BenchOutcome, Case, CheckOutcome, Harness, Operands, SAMPLED_ENTRIES,
     };
     use kernels::gemm::metric::count_non_finite;
-    use kernels::gemm::{Accum, CublasRef, Gemm, GemmDtype, GemmElem, GemmError, KernelChoice};
+    use kernels::gemm::{Accum, CublasRef, Gemm, GemmDtype, GemmElem, GemmError};
 
     use super::{
         pairs, precheck, problem, square_shapes, Options, Request, Suite, BENCH_SHAPES, ODD_SHAPES,
@@ -570,21 +570,15 @@ mod gpu {
         )
     }
 
+    /// One run of the case without a check or timing: its plan and how many outputs it left
+    /// unwritten.
     fn run_once<T: GemmElem + DeviceRepr>(
         ctx: &Ctx<'_>,
-        (m, n, k): (usize, usize, usize),
-        acc: Accum,
-        kernel: KernelChoice,
-        seed: u64,
+        case: &Case,
     ) -> Result<(String, usize), GemmError> {
-        let mut ops = Operands::<T>::random(ctx.jit, m, n, k, seed)?;
-        let case = Case {
-            shape: (m, n, k),
-            acc,
-            kernel,
-            seed,
-        };
-        let plan = ops.run(&ctx.gemm, &case)?;
+        let (m, n, k) = case.shape;
+        let mut ops = Operands::<T>::random(ctx.jit, m, n, k, case.seed)?;
+        let plan = ops.run(&ctx.gemm, case)?;
         let d = ctx.jit.download(&ops.d)?;
         Ok((plan.describe(), count_non_finite(&d)))
     }
@@ -600,7 +594,6 @@ mod gpu {
         let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
         let acc = opts.acc.unwrap_or(Accum::F32);
         let (m, n, k) = shape;
-        let seed = case_seed(opts.seed, m, n, k);
         let _ = writeln!(
             out,
             "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}",
@@ -608,7 +601,8 @@ mod gpu {
         );
         let mut ok = true;
         if !check && !bench {
-            let (plan, unwritten) = by_dtype!(dtype, run_once(ctx, shape, acc, opts.kernel, seed))?;
+            let case = Ctx::case(shape, acc, opts);
+            let (plan, unwritten) = by_dtype!(dtype, run_once(ctx, &case))?;
             ok = unwritten == 0;
             let _ = writeln!(
                 out,

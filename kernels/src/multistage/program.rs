@@ -43,6 +43,11 @@ fn note(slot: &RefCell<Option<LayoutError>>, r: Result<(), LayoutError>) {
     }
 }
 
+/// The ring buffer's stage after `stage` (of `stages`).
+fn next_stage(stage: Var<u32>, stages: u32) -> Var<u32> {
+    select(stage.eq_(stages - 1), 0u32, stage + 1u32)
+}
+
 /// The origin `(m0, n0)` of this block's tile of D and how many of its rows exist.
 ///
 /// In the seed's order block `(x, y)` computes tile `(y, x)`. With `raster_log2 = s` the grid is
@@ -197,8 +202,9 @@ pub fn multistage<T: DeviceType>(
     // by ptxas, which then issues both copies), the second for the rest (predicated copies).
     // Configurations with copies narrower than 16 bytes (the fallbacks for K not a multiple of 8)
     // keep the one predicated loop: their many copies' hoisted addresses would spill.
-    let loops = &[true, false][usize::from(cfg.copy_bits != 128)..];
-    let n_fast = if cfg.copy_bits == 128 {
+    let fast_loop = cfg.copy_bits == 128;
+    let loops = &[true, false][usize::from(!fast_loop)..];
+    let n_fast = if fast_loop {
         select(interior & nfull.gt(stages - 1), nfull - (stages - 1), 0u32)
     } else {
         Var::konst(0u32)
@@ -216,7 +222,7 @@ pub fn multistage<T: DeviceType>(
                     // The next stage must have landed before its first k-block is read.
                     cp_async_wait_n(stages - 2);
                     sync_threads();
-                    ismem_read = select(ismem_read.eq_(stages - 1), 0u32, ismem_read + 1u32);
+                    ismem_read = next_stage(ismem_read, stages);
                 }
                 note(&failed, load_kblock(ik_next, ismem_read));
                 if ik == 0 {
@@ -226,14 +232,14 @@ pub fn multistage<T: DeviceType>(
                             load_tile(Dyn(itile_to_read), Dyn(ismem_write), true),
                         );
                         itile_to_read = itile_to_read + 1u32;
-                        ismem_write = select(ismem_write.eq_(stages - 1), 0u32, ismem_write + 1u32);
+                        ismem_write = next_stage(ismem_write, stages);
                     } else if itile_to_read.lt(ntile) {
                         note(
                             &failed,
                             load_tile(Dyn(itile_to_read), Dyn(ismem_write), false),
                         );
                         itile_to_read = itile_to_read + 1u32;
-                        ismem_write = select(ismem_write.eq_(stages - 1), 0u32, ismem_write + 1u32);
+                        ismem_write = next_stage(ismem_write, stages);
                     }
                     cp_async_fence();
                 }
