@@ -16,5 +16,6 @@ pub mod atom;
 pub mod ir;
 pub mod kernel;
 pub mod layout;
+pub mod pipeline;
 pub mod tensor;
 pub mod tiled;

@@ -82,6 +82,14 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Builder) -> R) -> Option<R> {
     CTX.with(|c| c.borrow_mut().as_mut().map(f))
 }
 
+/// Records a build error in the kernel under construction (nothing when no kernel is being
+/// built): library code that cannot return an error (a constructor, an operator) reports a bad
+/// argument this way, and [`build_kernel`] returns the first one recorded. `make` receives the
+/// kernel's name.
+pub fn record_error(make: impl FnOnce(String) -> BuildError) {
+    with(|b| b.error(make));
+}
+
 /// Emits one instruction into the innermost open block (nothing when no kernel is being built).
 pub fn emit(op: impl Into<Op>) {
     let op = op.into();

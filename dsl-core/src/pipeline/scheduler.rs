@@ -1,0 +1,301 @@
+//! A persistent tile scheduler: a grid of about one block (or cluster) per SM walks the output
+//! tiles, `tile = cluster_id, cluster_id + clusters, ...`, in an order that keeps the tiles in
+//! flight at one time close together so that their A and B tiles are reused from L2 (the seed's
+//! `ClusterPersistentScheduler2D`).
+//!
+//! ```
+//! use dsl_core::kernel::*;
+//! use dsl_core::pipeline::{PersistentScheduler, Raster, ClusterShape};
+//! let k = build_kernel("walk", |kb| {
+//!     let (tm, tn) = (kb.param::<u32>("tiles_m"), kb.param::<u32>("tiles_n"));
+//!     let mut tiles = PersistentScheduler::new(tm, tn, Raster::Grouped { group: 8 }, ClusterShape::ONE, None);
+//!     // `while tiles.valid() { tiles.next_tile() }` in a #[kernel] body.
+//!     LoopCond::run_while(|part| match part {
+//!         LoopPart::Cond => Some(tiles.valid()),
+//!         LoopPart::Body => { tiles.next_tile(); None }
+//!     });
+//! })
+//! .unwrap();
+//! assert_eq!(k.params.len(), 2);
+//! ```
+
+use super::cluster::ClusterShape;
+use crate::kernel::{block_idx_x, grid_dim_x, select, GlobalPtr, Var};
+
+/// The order in which consecutive tiles of the walk cover the `(M, N)` grid of cluster tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Raster {
+    /// M fastest: tile `t` is `(t % tiles_m, t / tiles_m)`. The tiles in flight share a few
+    /// columns of B and sweep all of A.
+    AlongM,
+    /// Triton's grouped order: groups of `group` M tiles; inside a group M runs fastest, then N.
+    /// The tiles in flight cover about `group` rows of A and `clusters / group` columns of B.
+    Grouped {
+        /// M tiles per group (at least 1).
+        group: u32,
+    },
+    /// A Hilbert curve over the grid (clipped to it), read from a table the host computes with
+    /// [`hilbert_order`] and passes to the kernel: consecutive tiles are neighbours, so the
+    /// tiles in flight form a compact patch.
+    Hilbert,
+}
+
+/// The walk over output tiles for this block. Its registers hold the current linear tile and
+/// its `(m, n)` coordinates in cluster tiles; [`PersistentScheduler::next_tile`] steps to the
+/// next one this block's cluster computes.
+#[derive(Debug, Clone, Copy)]
+pub struct PersistentScheduler {
+    tiles_m: Var<u32>,
+    tiles_n: Var<u32>,
+    total: Var<u32>,
+    stride: Var<u32>,
+    tile: Var<u32>,
+    m: Var<u32>,
+    n: Var<u32>,
+    raster: Raster,
+    cluster: ClusterShape,
+    order: Option<GlobalPtr<u32>>,
+}
+
+impl PersistentScheduler {
+    /// A walk over `tiles_m x tiles_n` cluster tiles in `raster` order, for grids launched with
+    /// clusters of `cluster` blocks (blocks of one cluster walk together). `order` is the
+    /// [`hilbert_order`] table, required by [`Raster::Hilbert`] (and ignored otherwise).
+    pub fn new(
+        tiles_m: Var<u32>,
+        tiles_n: Var<u32>,
+        raster: Raster,
+        cluster: ClusterShape,
+        order: Option<GlobalPtr<u32>>,
+    ) -> Self {
+        if raster == Raster::Hilbert && order.is_none() {
+            crate::kernel::context::record_error(|kernel| crate::kernel::BuildError::BadArgument {
+                kernel,
+                message: "Raster::Hilbert reads its order from a table: pass the hilbert_order \
+                          buffer as `order`"
+                    .into(),
+            });
+        }
+        let size = cluster.size();
+        let (first, stride) = if size == 1 {
+            (block_idx_x(), grid_dim_x())
+        } else {
+            (block_idx_x() / size, grid_dim_x() / size)
+        };
+        let mut s = PersistentScheduler {
+            tiles_m,
+            tiles_n,
+            total: tiles_m * tiles_n,
+            stride,
+            tile: first.fresh(),
+            m: Var::konst(0u32).fresh(),
+            n: Var::konst(0u32).fresh(),
+            raster,
+            cluster,
+            order,
+        };
+        s.locate();
+        s
+    }
+
+    /// Whether the current tile exists (the walk is not over).
+    pub fn valid(&self) -> Var<bool> {
+        self.tile.lt(self.total)
+    }
+
+    /// The current cluster tile's M index.
+    pub fn m(&self) -> Var<u32> {
+        self.m
+    }
+
+    /// The current cluster tile's N index.
+    pub fn n(&self) -> Var<u32> {
+        self.n
+    }
+
+    /// The linear index of the current tile in the walk's order.
+    pub fn linear(&self) -> Var<u32> {
+        self.tile
+    }
+
+    /// The cluster's shape.
+    pub fn cluster(&self) -> ClusterShape {
+        self.cluster
+    }
+
+    /// Steps to this cluster's next tile.
+    pub fn next_tile(&mut self) {
+        self.tile.set(self.tile + self.stride);
+        self.locate();
+    }
+
+    /// Writes `(m, n)` of the current tile (anything for a tile past the end).
+    fn locate(&mut self) {
+        let t = self.tile;
+        let (m, n) = match self.raster {
+            Raster::AlongM => (t % self.tiles_m, t / self.tiles_m),
+            Raster::Grouped { group } => {
+                let group = group.max(1);
+                let per_group = self.tiles_n * group;
+                let g = t / per_group;
+                let first_m = g * group;
+                let size = (self.tiles_m - first_m).min(group);
+                let size = select(self.tiles_m.gt(first_m), size, 1u32);
+                let within = t % per_group;
+                (first_m + within % size, within / size)
+            }
+            Raster::Hilbert => match self.order {
+                Some(order) => {
+                    let inside = t.lt(self.total);
+                    let packed = order.load_at(select(inside, t, 0u32));
+                    (packed >> 16u32, packed & 0xFFFFu32)
+                }
+                None => (Var::konst(0), Var::konst(0)),
+            },
+        };
+        self.m.set(m);
+        self.n.set(n);
+    }
+}
+
+/// The host's [`Raster::Hilbert`] table for `tiles_m x tiles_n` tiles: entry `t` is
+/// `(m << 16) | n` of the `t`-th tile along a Hilbert curve over the smallest power-of-two
+/// square holding the grid, with the points outside the grid left out (so every tile appears
+/// once, and consecutive entries are neighbours except where the curve left the grid).
+///
+/// `None` when a side is 0 or above 65535 (the packing's 16 bits).
+///
+/// ```
+/// use dsl_core::pipeline::hilbert_order;
+/// let order = hilbert_order(2, 2).unwrap();
+/// assert_eq!(order, vec![0, 1, (1 << 16) | 1, 1 << 16]);
+/// ```
+pub fn hilbert_order(tiles_m: u32, tiles_n: u32) -> Option<Vec<u32>> {
+    if tiles_m == 0 || tiles_n == 0 || tiles_m > 0xFFFF || tiles_n > 0xFFFF {
+        return None;
+    }
+    let side = tiles_m.max(tiles_n).next_power_of_two() as u64;
+    let mut out = Vec::with_capacity(tiles_m as usize * tiles_n as usize);
+    for d in 0..side * side {
+        let (x, y) = hilbert_d2xy(side, d);
+        if x < u64::from(tiles_m) && y < u64::from(tiles_n) {
+            out.push(((x as u32) << 16) | y as u32);
+        }
+    }
+    Some(out)
+}
+
+/// Point `d` of the Hilbert curve over a `side x side` grid (`side` a power of two): the
+/// classic iterative conversion, quadrant by quadrant from the smallest.
+fn hilbert_d2xy(side: u64, d: u64) -> (u64, u64) {
+    let (mut x, mut y, mut t) = (0u64, 0u64, d);
+    let mut s = 1u64;
+    while s < side {
+        let rx = 1 & (t / 2);
+        let ry = 1 & (t ^ rx);
+        if ry == 0 {
+            if rx == 1 {
+                x = s - 1 - x;
+                y = s - 1 - y;
+            }
+            std::mem::swap(&mut x, &mut y);
+        }
+        x += s * rx;
+        y += s * ry;
+        t /= 4;
+        s *= 2;
+    }
+    (x, y)
+}
+
+/// The host model of the walk: the `(m, n)` cluster tiles a cluster with id `first` visits, in
+/// order, for a grid of `clusters` clusters. What the device computes, for tests and for
+/// choosing a raster.
+pub fn walk(
+    tiles_m: u32,
+    tiles_n: u32,
+    raster: Raster,
+    first: u32,
+    clusters: u32,
+) -> Vec<(u32, u32)> {
+    let total = tiles_m as u64 * tiles_n as u64;
+    let table = match raster {
+        Raster::Hilbert => hilbert_order(tiles_m, tiles_n),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let mut t = u64::from(first);
+    while t < total && clusters > 0 {
+        let t32 = t as u32;
+        out.push(match raster {
+            Raster::AlongM => (t32 % tiles_m, t32 / tiles_m),
+            Raster::Grouped { group } => {
+                let group = group.max(1);
+                let per_group = tiles_n * group;
+                let first_m = (t32 / per_group) * group;
+                let size = (tiles_m - first_m).min(group);
+                let within = t32 % per_group;
+                (first_m + within % size, within / size)
+            }
+            Raster::Hilbert => {
+                let p = table.as_ref().map_or(0, |o| o[t as usize]);
+                (p >> 16, p & 0xFFFF)
+            }
+        });
+        t += u64::from(clusters);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn covers_once(tm: u32, tn: u32, raster: Raster) {
+        let clusters = 7;
+        let mut seen = HashSet::new();
+        for c in 0..clusters {
+            for t in walk(tm, tn, raster, c, clusters) {
+                assert!(t.0 < tm && t.1 < tn, "{raster:?} {t:?} outside {tm}x{tn}");
+                assert!(seen.insert(t), "{raster:?}: {t:?} twice");
+            }
+        }
+        assert_eq!(seen.len() as u32, tm * tn, "{raster:?} {tm}x{tn}");
+    }
+
+    #[test]
+    fn every_raster_visits_every_tile_once() {
+        for (tm, tn) in [(1, 1), (3, 5), (16, 16), (33, 7), (7, 33), (64, 2)] {
+            for r in [
+                Raster::AlongM,
+                Raster::Grouped { group: 8 },
+                Raster::Grouped { group: 1 },
+                Raster::Grouped { group: 40 },
+                Raster::Hilbert,
+            ] {
+                covers_once(tm, tn, r);
+            }
+        }
+    }
+
+    #[test]
+    fn hilbert_steps_are_neighbours_on_a_square() {
+        let o = hilbert_order(16, 16).unwrap();
+        for w in o.windows(2) {
+            let (a, b) = ((w[0] >> 16, w[0] & 0xFFFF), (w[1] >> 16, w[1] & 0xFFFF));
+            assert_eq!(a.0.abs_diff(b.0) + a.1.abs_diff(b.1), 1, "{a:?} -> {b:?}");
+        }
+        assert!(hilbert_order(0, 3).is_none() && hilbert_order(70000, 1).is_none());
+    }
+
+    #[test]
+    fn grouped_order_is_tritons() {
+        // 4 M tiles, 3 N tiles, groups of 2: (0,0) (1,0) (0,1) (1,1) (0,2) (1,2) (2,0) ...
+        let w = walk(4, 3, Raster::Grouped { group: 2 }, 0, 1);
+        assert_eq!(
+            &w[..7],
+            &[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 0)]
+        );
+    }
+}
