@@ -260,20 +260,20 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// ```
 /// use dsl_macros::{tiled_copy, tiled_mma};
-/// use dsl_core::atom::{CopyAtom, CopyOp, ValType};
+/// use dsl_core::atom::{CopyAtom, CpAsyncCacheGlobal, LdsmN, ValType};
 /// use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a};
 ///
 /// // G2S: 128 threads, each copying 8 halves (16 bytes) per cp.async.
 /// let g2s = tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, f16, thr = (32,4):(4,1), val = (1,8));
 /// assert_eq!((g2s.size(), g2s.tiler_mn.clone()), (128, vec![32, 32]));
-/// let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+/// let cp = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
 /// let by_hand = make_tiled_copy(cp, &"(32,4):(4,1)".parse().unwrap(), &"(1,8)".parse().unwrap());
 /// assert_eq!(g2s, by_hand.unwrap());
 ///
 /// // S2R: ldmatrix feeding the A operand of a tiled MMA.
 /// let mma = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (32,32,16));
 /// let s2r = tiled_copy!(SM75_U32x4_LDSM_N, f16, mma = mma, operand = A);
-/// let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+/// let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
 /// assert_eq!(s2r, make_tiled_copy_a(ldsm, &mma).unwrap());
 ///
 /// // Constants are read where the macro expands.
@@ -321,14 +321,14 @@ pub fn tiled_copy(input: TokenStream) -> TokenStream {
 ///
 /// ```
 /// use dsl_macros::tiled_mma;
-/// use dsl_core::atom::{MmaAtom, MmaOp};
+/// use dsl_core::atom::{MmaAtom, Sm80Mma};
 /// use dsl_core::layout::Layout;
 /// use dsl_core::tiled::make_tiled_mma;
 ///
 /// let mma = tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (2,2,1), tile = (32,32,16));
 /// assert_eq!((mma.size(), mma.tile_size_mnk()), (128, (32, 32, 16)));
 /// let perm = ["32:1", "32:1", "16:1"].map(|s| Some(s.parse::<Layout>().unwrap()));
-/// let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+/// let atom = MmaAtom::new(Sm80Mma::F16F16F16F16);
 /// assert_eq!(mma, make_tiled_mma(atom, &"(2,2,1)".parse().unwrap(), &perm).unwrap());
 ///
 /// // `_` keeps the atoms' extent: 2 x 8 in N.

@@ -2,7 +2,12 @@
 //! the same atoms and layouts, compared whole and by their TV layouts; the seed configuration's
 //! sizes and tiles are checked against CuTe's definitions.
 
-use dsl_core::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use std::sync::Arc;
+
+use dsl_core::atom::{
+    CopyAtom, CopyOperation, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, LdsmT, MmaAtom,
+    Sm80Mma, UniversalCopy, ValType,
+};
 use dsl_core::layout::Layout;
 use dsl_core::tiled::{
     make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_c, make_tiled_mma,
@@ -14,11 +19,11 @@ fn lay(s: &str) -> Layout {
     s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
 }
 
-fn copy_atom(op: CopyOp, t: ValType) -> CopyAtom {
+fn copy_atom(op: impl CopyOperation, t: ValType) -> CopyAtom {
     CopyAtom::new(op, t).unwrap()
 }
 
-fn by_hand_mma(op: MmaOp, atoms: &str, tile: [Option<&str>; 3]) -> TiledMma {
+fn by_hand_mma(op: Sm80Mma, atoms: &str, tile: [Option<&str>; 3]) -> TiledMma {
     let perm = tile.map(|t| t.map(lay));
     make_tiled_mma(MmaAtom::new(op), &lay(atoms), &perm).unwrap()
 }
@@ -49,7 +54,7 @@ fn assert_same_mma(from_macro: &TiledMma, by_hand: &TiledMma) {
 fn seed_configuration() {
     let g2s = tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, f16, thr = (32,4):(4,1), val = (1,8));
     let hand = make_tiled_copy(
-        copy_atom(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16),
+        copy_atom(CpAsyncCacheGlobal { bits: 128 }, ValType::F16),
         &lay("(32,4):(4,1)"),
         &lay("(1,8)"),
     )
@@ -65,7 +70,7 @@ fn seed_configuration() {
         tile = (32, 32, 16)
     );
     let hand_mma = by_hand_mma(
-        MmaOp::Sm80_16x8x16F16F16F16F16Tn,
+        Sm80Mma::F16F16F16F16,
         "(2,2,1)",
         [Some("32:1"), Some("32:1"), Some("16:1")],
     );
@@ -73,7 +78,7 @@ fn seed_configuration() {
     // Four warps; the tile is the permutation's (32,32,16).
     assert_eq!((mma.size(), mma.tile_size_mnk()), (128, (32, 32, 16)));
 
-    let ldsm = copy_atom(CopyOp::LdsmN { n: 4 }, ValType::F16);
+    let ldsm = copy_atom(LdsmN { n: 4 }, ValType::F16);
     let s2r_a = tiled_copy!(SM75_U32x4_LDSM_N, f16, mma = mma, operand = A);
     assert_same_copy(&s2r_a, &make_tiled_copy_a(ldsm.clone(), &mma).unwrap());
     assert_eq!(s2r_a.tiler_mn, vec![32, 16]); // (tile_M, tile_K)
@@ -90,45 +95,47 @@ fn seed_configuration() {
 
 #[test]
 fn other_atoms_and_spellings() {
-    let cases: Vec<(TiledCopy, CopyOp, ValType, &str, &str)> = vec![
+    type Case<'a> = (TiledCopy, Arc<dyn CopyOperation>, ValType, &'a str, &'a str);
+    let cases: Vec<Case> = vec![
         (
             tiled_copy!(UniversalCopy<u128>, bf16, thr = (16,8):(8,1), val = (1,8)),
-            CopyOp::UniversalCopy { bits: 128 },
+            Arc::new(UniversalCopy { bits: 128 }),
             ValType::BF16,
             "(16,8):(8,1)",
             "(1,8)",
         ),
         (
             tiled_copy!(UniversalCopy<uint32_t>, f32, thr = (32, 8), val = 1),
-            CopyOp::UniversalCopy { bits: 32 },
+            Arc::new(UniversalCopy { bits: 32 }),
             ValType::F32,
             "(32,8)",
             "1",
         ),
         (
             tiled_copy!(cute::SM80_CP_ASYNC_CACHEALWAYS<u64>, f16, val = (1,4), thr = (8,16):(16,1)),
-            CopyOp::CpAsyncCacheAlways { bits: 64 },
+            Arc::new(CpAsyncCacheAlways { bits: 64 }),
             ValType::F16,
             "(8,16):(16,1)",
             "(1,4)",
         ),
         (
             tiled_copy!(SM80_CP_ASYNC_CACHEGLOBAL<u128>, u8, thr = (64,2):(2,1), val = (1,16),),
-            CopyOp::CpAsyncCacheGlobal { bits: 128 },
+            Arc::new(CpAsyncCacheGlobal { bits: 128 }),
             ValType::U8,
             "(64,2):(2,1)",
             "(1,16)",
         ),
         (
             tiled_copy!(SM75_U32x4_LDSM_N, f16, thr = (32, 1), val = (1, 8)),
-            CopyOp::LdsmN { n: 4 },
+            Arc::new(LdsmN { n: 4 }),
             ValType::F16,
             "(32,1)",
             "(1,8)",
         ),
     ];
     for (from_macro, op, t, thr, val) in cases {
-        let hand = make_tiled_copy(copy_atom(op, t), &lay(thr), &lay(val)).unwrap();
+        let hand =
+            make_tiled_copy(CopyAtom::from_arc(op, t).unwrap(), &lay(thr), &lay(val)).unwrap();
         assert_same_copy(&from_macro, &hand);
     }
 }
@@ -141,26 +148,26 @@ fn copies_from_every_operand_of_an_fp32_mma() {
         tile = (32, 32, 16)
     );
     let hand_mma = by_hand_mma(
-        MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn,
+        Sm80Mma::F32BF16BF16F32,
         "(2,2,1)",
         [Some("32:1"), Some("32:1"), Some("16:1")],
     );
     assert_same_mma(&mma, &hand_mma);
     let a = tiled_copy!(SM75_U16x8_LDSM_T, bf16, mma = mma, operand = A);
-    let ldsm_t = copy_atom(CopyOp::LdsmT { n: 4 }, ValType::BF16);
+    let ldsm_t = copy_atom(LdsmT { n: 4 }, ValType::BF16);
     assert_same_copy(&a, &make_tiled_copy_a(ldsm_t, &mma).unwrap());
     let c = tiled_copy!(UniversalCopy<u32>, f32, mma = mma, operand = C);
-    let uc = copy_atom(CopyOp::UniversalCopy { bits: 32 }, ValType::F32);
+    let uc = copy_atom(UniversalCopy { bits: 32 }, ValType::F32);
     assert_same_copy(&c, &make_tiled_copy_c(uc, &mma).unwrap());
     assert_eq!(c.tiler_mn, vec![32, 32]); // (tile_M, tile_N)
 }
 
 #[test]
 fn mma_tiles_with_defaults_and_permutations() {
-    let cases: Vec<(TiledMma, MmaOp, &str, [Option<&str>; 3])> = vec![
+    let cases: Vec<(TiledMma, Sm80Mma, &str, [Option<&str>; 3])> = vec![
         (
             tiled_mma!(SM80_16x8x16_F32F16F16F32_TN, atoms = (2, 2, 1)),
-            MmaOp::Sm80_16x8x16F32F16F16F32Tn,
+            Sm80Mma::F32F16F16F32,
             "(2,2,1)",
             [None, None, None],
         ),
@@ -170,19 +177,19 @@ fn mma_tiles_with_defaults_and_permutations() {
                 atoms = (2, 2, 1),
                 tile = (64, _, 16)
             ),
-            MmaOp::Sm80_16x8x16F32F16F16F32Tn,
+            Sm80Mma::F32F16F16F32,
             "(2,2,1)",
             [Some("64:1"), None, Some("16:1")],
         ),
         (
             tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (1,1,1), tile = (16,(8,2):(1,8))),
-            MmaOp::Sm80_16x8x16F16F16F16F16Tn,
+            Sm80Mma::F16F16F16F16,
             "(1,1,1)",
             [Some("16:1"), Some("(8,2):(1,8)"), None],
         ),
         (
             tiled_mma!(SM80_16x8x16_F16F16F16F16_TN, atoms = (4,2,1):(2,1,0), tile = (64,32,_)),
-            MmaOp::Sm80_16x8x16F16F16F16F16Tn,
+            Sm80Mma::F16F16F16F16,
             "(4,2,1):(2,1,0)",
             [Some("64:1"), Some("32:1"), None],
         ),
@@ -212,7 +219,7 @@ fn the_mma_argument_is_any_expression() {
         mma = if warps < limit { &small } else { &big },
         operand = B
     );
-    let ldsm = copy_atom(CopyOp::LdsmN { n: 2 }, ValType::F16);
+    let ldsm = copy_atom(LdsmN { n: 2 }, ValType::F16);
     assert_same_copy(&chosen, &make_tiled_copy_b(ldsm, &big).unwrap());
 }
 

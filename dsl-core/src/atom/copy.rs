@@ -1,181 +1,88 @@
 //! Copy atoms: one instruction's thread-value layouts in bits (CuTe's `Copy_Traits`,
-//! `include/cute/atom/copy_traits*.hpp`) and the same layouts recast to an element type (CuTe's
-//! `Copy_Atom<Traits, T>`, `include/cute/atom/copy_atom.hpp`).
+//! `include/cute/atom/copy_traits*.hpp`), the same layouts recast to an element type (CuTe's
+//! `Copy_Atom<Traits, T>`, `include/cute/atom/copy_atom.hpp`), and the instruction itself.
+//!
+//! An operation ([`CopyOperation`]) is one family's file: its CuTe name, its traits, which kind of
+//! endpoint it reads and writes ([`EndKind`]), and [`CopyOperation::call`], which emits the
+//! instruction for one value group given its two endpoints ([`CopyEnd`]). `tensor::copy` cuts
+//! the tensors into value groups and hands each pair of endpoints to the atom, as CuTe's
+//! `Copy_Atom::call` does; it never asks which instruction it is.
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::value::ValType;
+use crate::ir::{Address, Reg};
+use crate::kernel::Var;
 use crate::layout::{recast_layout, Layout, LayoutError};
 
-/// Which copy instruction an atom issues; codegen matches on it.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum CopyOp {
-    /// `UniversalCopy<uintN_t>`: a plain load/store of `bits` (8, 16, 32, 64 or 128) per thread.
-    UniversalCopy {
-        /// Width of the access.
-        bits: u32,
-    },
-    /// `SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>`: `cp.async.cg.shared.global` (16 bytes only).
-    CpAsyncCacheGlobal {
-        /// Width of the access (128).
-        bits: u32,
-    },
-    /// `SM80_CP_ASYNC_CACHEALWAYS<uintN_t>`: `cp.async.ca.shared.global` of 4, 8 or 16 bytes.
-    CpAsyncCacheAlways {
-        /// Width of the access (32, 64 or 128).
-        bits: u32,
-    },
-    /// `SM75_U32x{1,2,4}_LDSM_N`: `ldmatrix.sync.aligned.x{n}.m8n8.shared.b16`.
-    LdsmN {
-        /// Number of 8x8 matrices (1, 2, 4).
-        n: u32,
-    },
-    /// `SM75_U16x{2,4,8}_LDSM_T`: `ldmatrix.sync.aligned.x{n}.trans.m8n8.shared.b16`.
-    LdsmT {
-        /// Number of 8x8 matrices (1, 2, 4); CuTe's name counts 16-bit values (2n).
-        n: u32,
-    },
-    /// `SM90_U32x{1,2,4}_STSM_N`: `stmatrix.sync.aligned.x{n}.m8n8.shared.b16`.
-    StsmN {
-        /// Number of 8x8 matrices (1, 2, 4).
-        n: u32,
-    },
+/// What a copy instruction reads or writes, per thread and value group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndKind {
+    /// Consecutive elements at a global address.
+    Global,
+    /// Consecutive elements at a shared address (for `ldmatrix`/`stmatrix`: one row of a matrix).
+    Shared,
+    /// Consecutive elements at a global or a shared address.
+    Memory,
+    /// 32-bit registers holding the values in pairs (16-bit) or one each.
+    Registers,
 }
 
-impl CopyOp {
-    /// Every copy operation rute knows, in a fixed order.
-    pub fn all() -> Vec<CopyOp> {
-        let mut v = Vec::new();
-        for bits in [8, 16, 32, 64, 128] {
-            v.push(CopyOp::UniversalCopy { bits });
-        }
-        v.push(CopyOp::CpAsyncCacheGlobal { bits: 128 });
-        for bits in [32, 64, 128] {
-            v.push(CopyOp::CpAsyncCacheAlways { bits });
-        }
-        for n in [1, 2, 4] {
-            v.push(CopyOp::LdsmN { n });
-        }
-        for n in [1, 2, 4] {
-            v.push(CopyOp::LdsmT { n });
-        }
-        for n in [1, 2, 4] {
-            v.push(CopyOp::StsmN { n });
-        }
-        v
-    }
+/// One value group's end of a copy, as the tensor it belongs to resolves it.
+#[derive(Debug, Clone)]
+pub enum CopyEnd {
+    /// The group's first element in global memory; `pred`, where given, says whether the whole
+    /// group is in bounds (a source out of bounds carries the tile's origin as its address, so
+    /// that no instruction names an address outside the matrix).
+    Global {
+        /// Address of the group's first element.
+        addr: Address,
+        /// Whether the group is in bounds (`None`: always).
+        pred: Option<Var<bool>>,
+    },
+    /// The group's first element in shared memory.
+    Shared {
+        /// Address of the group's first element.
+        addr: Address,
+    },
+    /// The registers holding the group's values, in value order.
+    Registers(Vec<Reg>),
+}
 
-    /// CuTe's name (`SM75_U32x4_LDSM_N`, `SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>`, ...).
-    pub fn cute_name(self) -> String {
-        let uint = |bits: u32| {
-            ValType::uint_of_bits(bits)
-                .map(ValType::cute_name)
-                .unwrap_or("?")
-        };
+impl CopyEnd {
+    fn kind(&self) -> EndKind {
         match self {
-            CopyOp::UniversalCopy { bits } => format!("UniversalCopy<{}>", uint(bits)),
-            CopyOp::CpAsyncCacheGlobal { bits } => {
-                format!("SM80_CP_ASYNC_CACHEGLOBAL<{}>", uint(bits))
-            }
-            CopyOp::CpAsyncCacheAlways { bits } => {
-                format!("SM80_CP_ASYNC_CACHEALWAYS<{}>", uint(bits))
-            }
-            CopyOp::LdsmN { n } => format!("SM75_U32x{n}_LDSM_N"),
-            CopyOp::LdsmT { n } => format!("SM75_U16x{}_LDSM_T", 2 * n),
-            CopyOp::StsmN { n } => format!("SM90_U32x{n}_STSM_N"),
+            CopyEnd::Global { .. } => EndKind::Global,
+            CopyEnd::Shared { .. } => EndKind::Shared,
+            CopyEnd::Registers(_) => EndKind::Registers,
         }
-    }
-
-    /// Whether CuTe defines this operation (the widths its `static_assert`s allow).
-    pub fn is_valid(self) -> bool {
-        match self {
-            CopyOp::UniversalCopy { bits } => ValType::uint_of_bits(bits).is_some(),
-            CopyOp::CpAsyncCacheGlobal { bits } => bits == 128,
-            CopyOp::CpAsyncCacheAlways { bits } => matches!(bits, 32 | 64 | 128),
-            CopyOp::LdsmN { n } | CopyOp::LdsmT { n } | CopyOp::StsmN { n } => {
-                matches!(n, 1 | 2 | 4)
-            }
-        }
-    }
-
-    /// The traits of this operation; `None` for a width CuTe does not define.
-    pub fn traits(self) -> Option<CopyTraits> {
-        if !self.is_valid() {
-            return None;
-        }
-        let l = |s: &str| -> Layout {
-            // Trait layouts are constants of this file: failing to parse one is a bug in rute.
-            s.parse()
-                .unwrap_or_else(|e| panic!("copy trait constant `{s}`: {e}"))
-        };
-        let per_thread = |bits: u32| CopyTraits {
-            op: self,
-            thr_id: l("1:1"),
-            src: l(&format!("(1,{bits}):(1,1)")),
-            dst: l(&format!("(1,{bits}):(1,1)")),
-            reference: l(&format!("(1,{bits}):(1,1)")),
-        };
-        // ldmatrix: the source is one 128-bit row address per thread (threads past the matrices
-        // the instruction reads are broadcast with stride 0); the destination is 32 bits per
-        // thread per matrix, matrix j at bit 1024*j.
-        let ldsm_src = |n: u32| match n {
-            1 => l("((8,4),128):((128,0),1)"),
-            2 => l("((16,2),128):((128,0),1)"),
-            _ => l("(32,128):(128,1)"),
-        };
-        let ldsm_n_dst = |n: u32| match n {
-            1 => l("(32,32):(32,1)"),
-            2 => l("(32,(32,2)):(32,(1,1024))"),
-            _ => l("(32,(32,4)):(32,(1,1024))"),
-        };
-        let ldsm_t_dst = |n: u32| match n {
-            1 => l("((4,8),(16,2)):((256,16),(1,128))"),
-            2 => l("((4,8),(16,2,2)):((256,16),(1,128,1024))"),
-            _ => l("((4,8),(16,2,4)):((256,16),(1,128,1024))"),
-        };
-        Some(match self {
-            CopyOp::UniversalCopy { bits }
-            | CopyOp::CpAsyncCacheGlobal { bits }
-            | CopyOp::CpAsyncCacheAlways { bits } => per_thread(bits),
-            CopyOp::LdsmN { n } => CopyTraits {
-                op: self,
-                thr_id: l("32:1"),
-                src: ldsm_src(n),
-                dst: ldsm_n_dst(n),
-                reference: ldsm_n_dst(n),
-            },
-            CopyOp::LdsmT { n } => CopyTraits {
-                op: self,
-                thr_id: l("32:1"),
-                src: ldsm_src(n),
-                dst: ldsm_t_dst(n),
-                reference: ldsm_t_dst(n),
-            },
-            // stmatrix is ldmatrix reversed: CuTe swaps LDSM_N's source and destination.
-            CopyOp::StsmN { n } => CopyTraits {
-                op: self,
-                thr_id: l("32:1"),
-                src: ldsm_n_dst(n),
-                dst: ldsm_src(n),
-                reference: ldsm_n_dst(n),
-            },
-        })
     }
 }
 
-impl fmt::Display for CopyOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.cute_name())
-    }
+/// One family of copy instructions (CuTe's copy operation plus its `Copy_Traits`). Implement it
+/// to add an atom: the name, the layouts in bits, the endpoints it takes, and the emission.
+pub trait CopyOperation: fmt::Debug + Send + Sync + 'static {
+    /// CuTe's name (`SM75_U32x4_LDSM_N`, `SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>`, ...); atoms are
+    /// equal when their names are.
+    fn name(&self) -> String;
+    /// The traits' layouts in bits, or why CuTe defines none for this operation (a width its
+    /// `static_assert`s refuse).
+    fn traits(&self) -> Result<CopyTraits, String>;
+    /// What the source endpoint of one call is.
+    fn src_kind(&self) -> EndKind;
+    /// What the destination endpoint of one call is.
+    fn dst_kind(&self) -> EndKind;
+    /// Emits the instruction(s) moving one value group of elements of `val` from `src` to `dst`
+    /// (endpoints of the kinds above; anything else is an error naming the operation).
+    fn call(&self, val: ValType, src: &CopyEnd, dst: &CopyEnd) -> Result<(), LayoutError>;
 }
 
-/// CuTe's `Copy_Traits<Op>`: layouts from `(thread, value)` to a *bit* of an abstract reference
+/// CuTe's `Copy_Traits<Op>` layouts: from `(thread, value)` to a *bit* of an abstract reference
 /// order. Only the relations between them matter: `TiledCopy` maps reference `(thr, val)` to the
 /// source's or destination's through `right_inverse(reference) o src`.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct CopyTraits {
-    /// The operation.
-    pub op: CopyOp,
     /// `ThrID`: logical thread -> thread index.
     pub thr_id: Layout,
     /// `SrcLayout`: (thr, val) -> bit.
@@ -186,9 +93,46 @@ pub struct CopyTraits {
     pub reference: Layout,
 }
 
-/// CuTe's `Copy_Atom<Copy_Traits<Op>, T>`: the traits with their layouts recast from bits to `T`.
-#[derive(Clone, PartialEq, Eq, Debug)]
+impl CopyTraits {
+    /// The traits of a copy by one thread of `bits` bits (`UniversalCopy`, `cp.async`):
+    /// `(1, bits):(1, 1)` on every side.
+    pub fn per_thread(bits: u32) -> CopyTraits {
+        let l = constant(&format!("(1,{bits}):(1,1)"));
+        CopyTraits {
+            thr_id: constant("1:1"),
+            src: l.clone(),
+            dst: l.clone(),
+            reference: l,
+        }
+    }
+}
+
+/// A trait layout written in this crate: failing to parse one is a bug in rute.
+pub(crate) fn constant(text: &str) -> Layout {
+    text.parse()
+        .unwrap_or_else(|e| panic!("copy trait constant `{text}`: {e}"))
+}
+
+/// The error of an operation handed endpoints it does not take.
+pub(crate) fn wrong_ends(op: &dyn CopyOperation, src: &CopyEnd, dst: &CopyEnd) -> LayoutError {
+    LayoutError::precondition(
+        "copy",
+        op.name(),
+        format!(
+            "copies {:?} to {:?}, not {:?} to {:?}",
+            op.src_kind(),
+            op.dst_kind(),
+            src.kind(),
+            dst.kind()
+        ),
+    )
+}
+
+/// CuTe's `Copy_Atom<Copy_Traits<Op>, T>`: the operation, its traits, and the traits' layouts
+/// recast from bits to `T`.
+#[derive(Clone, Debug)]
 pub struct CopyAtom {
+    op: Arc<dyn CopyOperation>,
     /// The traits (bit layouts).
     pub traits: CopyTraits,
     /// The element type `T`.
@@ -201,20 +145,31 @@ pub struct CopyAtom {
     pub val_layout_ref: Layout,
 }
 
+impl PartialEq for CopyAtom {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name() && self.val_type == other.val_type
+    }
+}
+impl Eq for CopyAtom {}
+
 impl CopyAtom {
     /// `Copy_Atom<Copy_Traits<op>, val_type>`.
     ///
     /// Fails (as CuTe's static assertions do) when `op` has no traits, when a bit layout does not
     /// recast to `val_type`, or when the recast layouts no longer have `size(ThrID)` threads in
     /// mode 0 (the type is wider than what one thread moves).
-    pub fn new(op: CopyOp, val_type: ValType) -> Result<CopyAtom, LayoutError> {
-        let traits = op.traits().ok_or_else(|| {
-            LayoutError::precondition(
-                "Copy_Atom",
-                op.cute_name(),
-                "CuTe defines no Copy_Traits for this width",
-            )
-        })?;
+    pub fn new(op: impl CopyOperation, val_type: ValType) -> Result<CopyAtom, LayoutError> {
+        Self::from_arc(Arc::new(op), val_type)
+    }
+
+    /// [`CopyAtom::new`] of an operation already shared (as the registry hands them out).
+    pub fn from_arc(
+        op: Arc<dyn CopyOperation>,
+        val_type: ValType,
+    ) -> Result<CopyAtom, LayoutError> {
+        let traits = op
+            .traits()
+            .map_err(|why| LayoutError::precondition("Copy_Atom", op.name(), why))?;
         let bits = val_type.bits();
         let recast = |l: &Layout| recast_layout(l, 1, bits);
         let (src, dst, reference) = (
@@ -226,7 +181,7 @@ impl CopyAtom {
             if l.mode(0)?.size() != traits.thr_id.size() {
                 return Err(LayoutError::precondition(
                     "Copy_Atom",
-                    format!("{}, {}", op.cute_name(), val_type),
+                    format!("{}, {}", op.name(), val_type),
                     format!(
                         "the {what} layout recast to {val_type} is {l}, whose mode 0 is not the \
                          atom's {} threads: the operation is not valid for this value type",
@@ -236,6 +191,7 @@ impl CopyAtom {
             }
         }
         Ok(CopyAtom {
+            op,
             traits,
             val_type,
             val_layout_src: src,
@@ -244,9 +200,21 @@ impl CopyAtom {
         })
     }
 
+    /// The atom CuTe calls `name` for elements of `val_type` (see [`super::lookup_copy`]).
+    pub fn named(name: &str, val_type: ValType) -> Result<CopyAtom, LayoutError> {
+        let op = super::lookup_copy(name)
+            .map_err(|e| LayoutError::precondition("Copy_Atom", name.to_string(), e.to_string()))?;
+        Self::from_arc(op, val_type)
+    }
+
     /// The operation.
-    pub fn op(&self) -> CopyOp {
-        self.traits.op
+    pub fn op(&self) -> &dyn CopyOperation {
+        &*self.op
+    }
+
+    /// The operation's CuTe name.
+    pub fn name(&self) -> String {
+        self.op.name()
     }
 
     /// `size(ThrID)`: threads that cooperate in one instruction.
@@ -268,20 +236,46 @@ impl CopyAtom {
     pub fn num_val_ref(&self) -> i64 {
         self.val_layout_ref.mode(1).map(|m| m.size()).unwrap_or(1)
     }
+
+    /// CuTe's `Copy_Atom::call` for one value group: the operation's instruction from `src` to
+    /// `dst`.
+    pub fn call(&self, src: &CopyEnd, dst: &CopyEnd) -> Result<(), LayoutError> {
+        self.op.call(self.val_type, src, dst)
+    }
 }
 
+impl fmt::Display for CopyAtom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Copy_Atom<{}, {}>", self.name(), self.val_type)
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atom::{
+        lookup_atom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, LdsmT, NamedAtom, StsmN,
+        UniversalCopy,
+    };
     use crate::layout::IntTuple;
 
-    fn atom(op: CopyOp, t: ValType) -> CopyAtom {
+    fn atom(op: impl CopyOperation, t: ValType) -> CopyAtom {
         CopyAtom::new(op, t).unwrap()
+    }
+
+    /// Every registered copy operation.
+    fn all() -> Vec<std::sync::Arc<dyn CopyOperation>> {
+        crate::atom::atom_names()
+            .iter()
+            .filter_map(|n| match lookup_atom(n).unwrap() {
+                NamedAtom::Copy(op) => Some(op),
+                NamedAtom::Mma(_) => None,
+            })
+            .collect()
     }
 
     #[test]
     fn every_op_has_cute_traits_of_the_right_size() {
-        for op in CopyOp::all() {
+        for op in all() {
             let t = op.traits().unwrap();
             // Source and destination cover the same bits, each once in the reference (ldmatrix
             // sources may name a row from several threads: CuTe broadcasts with stride 0).
@@ -291,18 +285,23 @@ mod tests {
                 v.dedup();
                 v
             };
-            assert_eq!(bits(&t.src), bits(&t.dst), "{op}");
-            assert_eq!(bits(&t.reference).len() as i64, t.reference.size(), "{op}");
-            assert_eq!(t.src.mode(0).unwrap().size(), t.thr_id.size(), "{op}");
+            let name = op.name();
+            assert_eq!(bits(&t.src), bits(&t.dst), "{name}");
+            assert_eq!(
+                bits(&t.reference).len() as i64,
+                t.reference.size(),
+                "{name}"
+            );
+            assert_eq!(t.src.mode(0).unwrap().size(), t.thr_id.size(), "{name}");
         }
-        assert!(CopyOp::CpAsyncCacheGlobal { bits: 64 }.traits().is_none());
-        assert!(CopyOp::CpAsyncCacheAlways { bits: 16 }.traits().is_none());
-        assert!(CopyOp::LdsmN { n: 3 }.traits().is_none());
+        assert!(CpAsyncCacheGlobal { bits: 64 }.traits().is_err());
+        assert!(CpAsyncCacheAlways { bits: 16 }.traits().is_err());
+        assert!(LdsmN { n: 3 }.traits().is_err());
     }
 
     #[test]
     fn names() {
-        let names: Vec<String> = CopyOp::all().iter().map(|o| o.cute_name()).collect();
+        let names: Vec<String> = all().iter().map(|o| o.name()).collect();
         for n in [
             "UniversalCopy<uint8_t>",
             "UniversalCopy<uint128_t>",
@@ -322,30 +321,30 @@ mod tests {
     // extent s shrinks to s/16, larger strides divide by 16 (half_t = 16 bits).
     #[test]
     fn copy_atoms_recast_to_half_as_cute() {
-        let a = atom(CopyOp::LdsmN { n: 4 }, ValType::F16);
+        let a = atom(LdsmN { n: 4 }, ValType::F16);
         assert_eq!(a.val_layout_src.to_string(), "(32,8):(8,1)");
         assert_eq!(a.val_layout_dst.to_string(), "(32,(2,4)):(2,(1,64))");
         assert_eq!((a.num_val_src(), a.num_val_dst()), (8, 8));
 
-        let a = atom(CopyOp::LdsmN { n: 1 }, ValType::F16);
+        let a = atom(LdsmN { n: 1 }, ValType::F16);
         assert_eq!(a.val_layout_src.to_string(), "((8,4),8):((8,0),1)");
         assert_eq!(a.val_layout_dst.to_string(), "(32,2):(2,1)");
 
-        let a = atom(CopyOp::LdsmT { n: 4 }, ValType::F16);
+        let a = atom(LdsmT { n: 4 }, ValType::F16);
         assert_eq!(
             a.val_layout_dst.to_string(),
             "((4,8),(1,2,4)):((16,1),(1,8,64))"
         );
         assert_eq!((a.num_val_src(), a.num_val_dst()), (8, 8));
 
-        let a = atom(CopyOp::StsmN { n: 2 }, ValType::F16);
+        let a = atom(StsmN { n: 2 }, ValType::F16);
         assert_eq!(a.val_layout_src.to_string(), "(32,(2,2)):(2,(1,64))");
         assert_eq!(a.val_layout_dst.to_string(), "((16,2),8):((8,0),1)");
 
-        let a = atom(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16);
+        let a = atom(CpAsyncCacheGlobal { bits: 128 }, ValType::F16);
         assert_eq!(a.val_layout_src.to_string(), "(1,8):(1,1)");
         assert_eq!(a.num_val_src(), 8);
-        let a = atom(CopyOp::UniversalCopy { bits: 32 }, ValType::F32);
+        let a = atom(UniversalCopy { bits: 32 }, ValType::F32);
         assert_eq!(a.num_val_dst(), 1);
     }
 
@@ -355,7 +354,7 @@ mod tests {
     /// `1024 j + 128 (t / 4) + 32 (t % 4) + 16 e`, which is source `(8j + t/4, 32 (t%4) + 16 e)`.
     #[test]
     fn ldsm_n_moves_rows_as_the_ptx_isa_says() {
-        let a = atom(CopyOp::LdsmN { n: 4 }, ValType::F16);
+        let a = atom(LdsmN { n: 4 }, ValType::F16);
         for t in 0..32 {
             for j in 0..4 {
                 for e in 0..2 {
@@ -381,7 +380,7 @@ mod tests {
     #[test]
     fn a_type_wider_than_the_access_is_refused() {
         // 64-bit values would give ldmatrix 16 threads in mode 0, not 32.
-        let e = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::U64).unwrap_err();
+        let e = CopyAtom::new(LdsmN { n: 4 }, ValType::U64).unwrap_err();
         assert!(e.to_string().contains("SM75_U32x4_LDSM_N"), "{e}");
     }
 }

@@ -101,3 +101,11 @@ impl fmt::Display for ValType {
         f.write_str(self.cute_name())
     }
 }
+
+/// CuTe's spelling of the unsigned type of `bits` width (`uint128_t`), or `uint{bits}` for a
+/// width it does not have (so that an invalid operation still names what was asked).
+pub(crate) fn uint_name(bits: u32) -> String {
+    ValType::uint_of_bits(bits)
+        .map(|t| t.cute_name().to_string())
+        .unwrap_or_else(|| format!("uint{bits}"))
+}

@@ -22,7 +22,7 @@ impl NamedBarrier {
     /// Barrier `id` for `threads` threads. An id outside `1..16` (0 is the whole block's) or a
     /// thread count that is not a positive multiple of 32 is recorded as a build error.
     pub fn new(id: u32, threads: u32) -> Self {
-        if id == 0 || id >= NAMED_BARRIERS || threads == 0 || threads % 32 != 0 {
+        if id == 0 || id >= NAMED_BARRIERS || threads == 0 || !threads.is_multiple_of(32) {
             record_error(|kernel| BuildError::BadArgument {
                 kernel,
                 message: format!(

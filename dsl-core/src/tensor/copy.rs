@@ -1,25 +1,15 @@
-//! `copy`, `gemm`, `clear` and the `cp.async` group fences on device tensors.
+//! `copy`, `clear`, the register and shared-memory epilogues, and the `cp.async` group fences
+//! on device tensors.
 
 use super::{Fragment, GTensor, STensor};
-use crate::atom::{CopyAtom, CopyOp};
-use crate::ir::op::{Compare, CpAsync, CpAsyncCache, Data, Matrix, MatrixCount, Memory, MmaSync};
+use crate::atom::{CopyAtom, CopyEnd, EndKind};
+use crate::ir::op::{CpAsync, Data, Memory};
 use crate::ir::{Address, Operand, Reg, StateSpace, Type};
-use crate::kernel::{emit, pack_bf16x2, pack_f16x2, select, Arm, Cond, DeviceType, Var};
+use crate::kernel::{emit, pack_bf16x2, pack_f16x2, Arm, Cond, DeviceType, Var};
 use crate::layout::{Layout, LayoutError};
-use crate::tiled::TiledMma;
 
 fn bad(op: &'static str, l: &Layout, msg: impl Into<String>) -> LayoutError {
     LayoutError::precondition(op, l.to_string(), msg.into())
-}
-
-/// Static offsets of `(v = 0, rest = i)` for every `i`, and the value count of mode 0.
-fn group_offsets(base: i64, layout: &Layout) -> Result<(i64, Vec<i64>), LayoutError> {
-    let v = layout.mode(0)?.size();
-    let n = layout.size() / v.max(1);
-    let offs = (0..n)
-        .map(|i| Ok(base + layout.eval(i * v)?))
-        .collect::<Result<Vec<_>, LayoutError>>()?;
-    Ok((v, offs))
 }
 
 /// The static offsets of the atom applications: the layout's values (mode 0 innermost) cut into
@@ -50,321 +40,143 @@ fn vector_groups(op: &'static str, base: i64, l: &Layout, n: i64) -> Result<Vec<
         .collect()
 }
 
-/// The source side of CuTe's `copy(atom, src, dst)`: which instruction family moves `Self`
-/// into `D` (global -> shared: [`copy_g2s`]; shared -> registers: [`copy_s2r`]; registers ->
-/// shared: [`copy_r2s`]).
-pub trait CopyTo<D> {
-    /// Copies `self` into `dst` with `atom`, one atom per value group.
-    fn copy_to(&self, atom: &CopyAtom, dst: &D) -> Result<(), LayoutError>;
+/// A tensor that can be one end of CuTe's `copy(atom, src, dst)`: it cuts itself into the
+/// atom's value groups and resolves each to the endpoint the atom takes (an address, with its
+/// bounds predicate for global memory, or registers).
+pub trait CopySide {
+    /// The per-thread layout whose values are copied (value groups are consecutive runs of it).
+    fn copy_layout(&self) -> &Layout;
+    /// One endpoint per value group of `atom` (its values per thread on this side), in order,
+    /// of the kind the atom takes there. `source` says whether this tensor is the copy's source
+    /// (a global source out of bounds is clamped to the tile's origin; a destination is
+    /// predicated).
+    fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError>;
 }
 
-impl<T: DeviceType> CopyTo<STensor<T>> for GTensor<T> {
-    fn copy_to(&self, atom: &CopyAtom, dst: &STensor<T>) -> Result<(), LayoutError> {
-        copy_g2s(atom, self, dst)
-    }
-}
-
-impl<T: DeviceType> CopyTo<Fragment<u32>> for STensor<T> {
-    fn copy_to(&self, atom: &CopyAtom, dst: &Fragment<u32>) -> Result<(), LayoutError> {
-        copy_s2r(atom, self, dst)
-    }
-}
-
-impl<T: DeviceType> CopyTo<STensor<T>> for Fragment<u32> {
-    fn copy_to(&self, atom: &CopyAtom, dst: &STensor<T>) -> Result<(), LayoutError> {
-        copy_r2s(atom, self, dst)
-    }
-}
-
-/// CuTe's `copy(copy_atom, src, dst)` for one thread's partitions of the same shape, by the
-/// tensors' kinds (see [`CopyTo`]).
-pub fn copy<S: CopyTo<D>, D>(atom: &CopyAtom, src: &S, dst: &D) -> Result<(), LayoutError> {
-    src.copy_to(atom, dst)
-}
-
-/// CuTe's `copy(tiled_copy, src, dst)` from global to shared memory: `src` and `dst` are one
-/// thread's `(CPY, CPY_M, CPY_K, ...)` partitions of the same shape; each value group (mode 0) is
-/// one access of the atom's width.
-///
-/// - `cp.async` atoms (`SM80_CP_ASYNC_CACHEGLOBAL/ALWAYS`): one asynchronous copy per group. Where
-///   `src` has bounds, a group outside them reads nothing and zero-fills its destination (source
-///   size 0), its source address moved to the tile's origin.
-/// - `UniversalCopy<uintN>`: a load into registers and a store (synchronous); a group outside the
-///   bounds loads from the tile's origin and stores zeros.
-pub fn copy_g2s<T: DeviceType>(
-    atom: &CopyAtom,
-    src: &GTensor<T>,
-    dst: &STensor<T>,
-) -> Result<(), LayoutError> {
-    let (bits, cache) = match atom.op() {
-        CopyOp::CpAsyncCacheGlobal { bits } => (bits, Some(CpAsyncCache::Cg)),
-        CopyOp::CpAsyncCacheAlways { bits } => (bits, Some(CpAsyncCache::Ca)),
-        CopyOp::UniversalCopy { bits } if bits >= 16 => (bits, None),
-        other => {
-            return Err(bad(
-                "copy_g2s",
-                src.layout(),
-                format!("{} is not a global -> shared atom", other.cute_name()),
-            ))
-        }
-    };
-    let bytes = bits / 8;
-    let vec = i64::from(bits / T::TY.bits());
-    if src.layout().shape() != dst.layout().shape() {
-        return Err(bad(
-            "copy_g2s",
-            src.layout(),
-            format!("source and destination shapes differ: {}", dst.layout()),
-        ));
-    }
-    let so = vector_groups("copy_g2s", src.base(), src.layout(), vec)?;
-    let d_off = vector_groups("copy_g2s", dst.view().base, dst.layout(), vec)?;
-    let srcs = src.accesses(&so, vec, true)?;
-    let dsts = dst.addresses(&d_off, vec)?;
-    for (s, d) in srcs.into_iter().zip(dsts) {
-        match cache {
-            Some(cache) => {
-                let src_size = s.pred.map(|p| select(p, bytes, 0u32).operand());
-                emit(CpAsync::Copy {
-                    cache,
-                    bytes,
-                    dst: d,
-                    src: s.addr,
-                    src_size,
-                });
-            }
-            None => universal_copy(bits, s.addr, s.pred, d),
-        }
-    }
-    Ok(())
-}
-
-/// `ld.global` of `bits` into registers (one b16, or b32 words), zeroed where `pred` fails, and
-/// `st.shared` of them.
-fn universal_copy(bits: u32, src: Address, pred: Option<Var<bool>>, dst: Address) {
-    let (ty, n) = if bits == 16 {
-        (Type::B16, 1)
+/// What `atom` takes on one side: the endpoint kind and the values per group.
+fn side(atom: &CopyAtom, source: bool) -> (EndKind, i64) {
+    if source {
+        (atom.op().src_kind(), atom.num_val_src())
     } else {
-        (Type::B32, (bits / 32) as usize)
-    };
-    let regs: Vec<Reg> = (0..n)
-        .map(|_| {
-            if ty == Type::B16 {
-                Var::<half::f16>::uninit().to_reg()
-            } else {
-                Var::<u32>::uninit().to_reg()
-            }
-        })
-        .collect();
-    emit(Memory::Ld {
-        space: StateSpace::Global,
-        ty,
-        dsts: regs.clone(),
-        addr: src,
-        cache: None,
-        nc: false,
-        order: None,
-    });
-    let srcs = regs
-        .iter()
-        .map(|&r| match pred {
-            None => Operand::Reg(r),
-            Some(p) => {
-                let out = if ty == Type::B16 {
-                    Var::<half::f16>::uninit().to_reg()
-                } else {
-                    Var::<u32>::uninit().to_reg()
-                };
-                emit(Compare::Selp {
-                    ty,
-                    dst: out,
-                    a: Operand::Reg(r),
-                    b: Operand::Imm(0),
-                    cond: p.operand(),
-                });
-                Operand::Reg(out)
-            }
-        })
-        .collect();
-    emit(Memory::St {
-        space: StateSpace::Shared,
-        ty,
-        srcs,
-        addr: dst,
-        cache: None,
-        order: None,
-    });
+        (atom.op().dst_kind(), atom.num_val_dst())
+    }
 }
 
-/// What `ldmatrix` and `stmatrix` copies check alike: 16-bit values in pairs, value groups of
-/// `2n` (one `.x{n}` instruction each) on both sides, equal sizes. Returns the matrix count, the
-/// group size and each group's static offset in `smem`.
-fn matrix_groups<T: DeviceType>(
-    op: &'static str,
-    instr: &str,
-    n: u32,
-    smem: &STensor<T>,
-    regs: &Fragment<u32>,
-) -> Result<(MatrixCount, i64, Vec<i64>), LayoutError> {
-    let num = match n {
-        1 => MatrixCount::X1,
-        2 => MatrixCount::X2,
-        _ => MatrixCount::X4,
-    };
-    if T::TY.bits() != 16 || regs.vals_per_reg != 2 {
+/// The error of a tensor that cannot be `atom`'s end of kind `kind`.
+fn not_an_end(atom: &CopyAtom, l: &Layout, what: &str, kind: EndKind) -> LayoutError {
+    bad(
+        "copy",
+        l,
+        format!("{atom}: {what} cannot be the atom's {kind:?} end"),
+    )
+}
+
+impl<T: DeviceType> CopySide for GTensor<T> {
+    fn copy_layout(&self) -> &Layout {
+        self.layout()
+    }
+    fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError> {
+        let (kind, group) = side(atom, source);
+        if !matches!(kind, EndKind::Global | EndKind::Memory) {
+            return Err(not_an_end(atom, self.layout(), "a global tensor", kind));
+        }
+        let offs = vector_groups("copy", self.base(), self.layout(), group)?;
+        Ok(self
+            .accesses(&offs, group, source)?
+            .into_iter()
+            .map(|a| CopyEnd::Global {
+                addr: a.addr,
+                pred: a.pred,
+            })
+            .collect())
+    }
+}
+
+impl<T: DeviceType> CopySide for STensor<T> {
+    fn copy_layout(&self) -> &Layout {
+        self.layout()
+    }
+    fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError> {
+        let (kind, group) = side(atom, source);
+        if !matches!(kind, EndKind::Shared | EndKind::Memory) {
+            return Err(not_an_end(atom, self.layout(), "a shared tensor", kind));
+        }
+        let offs = vector_groups("copy", self.view().base, self.layout(), group)?;
+        Ok(self
+            .addresses(&offs, group)?
+            .into_iter()
+            .map(|addr| CopyEnd::Shared { addr })
+            .collect())
+    }
+}
+
+impl<R: DeviceType> CopySide for Fragment<R> {
+    fn copy_layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError> {
+        let (kind, group) = side(atom, source);
+        if kind != EndKind::Registers {
+            return Err(not_an_end(atom, &self.layout, "registers", kind));
+        }
+        let vpr = self.vals_per_reg;
+        if group < 1 || group % vpr != 0 || self.layout.mode(0)?.size() % group != 0 {
+            return Err(bad(
+                "copy",
+                &self.layout,
+                format!(
+                    "mode 0 does not split into groups of {group} values held {vpr} per register"
+                ),
+            ));
+        }
+        (0..self.layout.size() / group)
+            .map(|g| {
+                let regs = (0..group / vpr)
+                    .map(|j| self.reg_at(g * group + j * vpr).map(|r| r.to_reg()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(CopyEnd::Registers(regs))
+            })
+            .collect()
+    }
+}
+
+/// CuTe's `copy(copy_atom, src, dst)` for one thread's partitions of the same size (`src` from
+/// `partition_S` or a retiled fragment, `dst` likewise): each value group, the atom's values
+/// per thread on each side, is one [`CopyAtom::call`].
+///
+/// The atom decides what it moves; the tensors only resolve their groups: a [`GTensor`] gives
+/// addresses with bounds predicates (a `cp.async` then zero-fills what is outside), an
+/// [`STensor`] shared addresses (swizzled), a [`Fragment`] registers.
+pub fn copy<S: CopySide, D: CopySide>(
+    atom: &CopyAtom,
+    src: &S,
+    dst: &D,
+) -> Result<(), LayoutError> {
+    let (sl, dl) = (src.copy_layout(), dst.copy_layout());
+    if sl.size() != dl.size() {
         return Err(bad(
-            op,
-            smem.layout(),
-            format!("{instr} moves 16-bit values in pairs"),
+            "copy",
+            sl,
+            format!("source and destination sizes differ: {dl}"),
         ));
     }
-    let (v, offs) = group_offsets(smem.view().base, smem.layout())?;
-    if v != 2 * i64::from(n) || regs.layout.mode(0)?.size() != v {
+    let s = src.copy_ends(atom, true)?;
+    let d = dst.copy_ends(atom, false)?;
+    if s.len() != d.len() {
         return Err(bad(
-            op,
-            smem.layout(),
+            "copy",
+            sl,
             format!(
-                "x{n} moves {} values per thread; the groups have {v} and {}",
-                2 * n,
-                regs.layout
+                "{} source groups of {} values but {} destination groups of {} in {dl}",
+                s.len(),
+                atom.num_val_src(),
+                d.len(),
+                atom.num_val_dst()
             ),
         ));
     }
-    if smem.layout().size() != regs.layout.size() {
-        return Err(bad(
-            op,
-            smem.layout(),
-            format!("sizes differ from {}", regs.layout),
-        ));
-    }
-    Ok((num, v, offs))
-}
-
-/// CuTe's `copy(s2r_tiled_copy, src, dst)` with an `ldmatrix` atom: `src` is one thread's
-/// `(CPY, CPY_M, CPY_K)` shared partition (`partition_S`), `dst` the register fragment retiled to
-/// the same shape (`retile_D`); each value group is one `ldmatrix.x{n}` whose register `j` holds
-/// values `2j, 2j + 1` of the group.
-pub fn copy_s2r<T: DeviceType>(
-    atom: &CopyAtom,
-    src: &STensor<T>,
-    dst: &Fragment<u32>,
-) -> Result<(), LayoutError> {
-    let (n, trans) = match atom.op() {
-        CopyOp::LdsmN { n } => (n, false),
-        CopyOp::LdsmT { n } => (n, true),
-        other => {
-            return Err(bad(
-                "copy_s2r",
-                src.layout(),
-                format!("{} is not an ldmatrix atom", other.cute_name()),
-            ))
-        }
-    };
-    let (num, v, so) = matrix_groups("copy_s2r", "ldmatrix", n, src, dst)?;
-    // With .trans each thread's row address covers 8 values of one row; otherwise too.
-    let addrs = src.addresses(&so, 8)?;
-    for (i, addr) in addrs.into_iter().enumerate() {
-        let dsts = (0..i64::from(n))
-            .map(|j| dst.reg_at(i as i64 * v + 2 * j).map(|r| r.to_reg()))
-            .collect::<Result<Vec<_>, _>>()?;
-        emit(Matrix::Ldmatrix {
-            num,
-            trans,
-            dsts,
-            addr,
-        });
-    }
-    Ok(())
-}
-
-/// CuTe's `copy(r2s_tiled_copy, src, dst)` with an `stmatrix` atom (sm_90): `src` is a register
-/// fragment of 16-bit pairs retiled to the copy (`retile_S`), `dst` one thread's
-/// `(CPY, CPY_M, CPY_N)` shared partition (`partition_D`); each value group is one
-/// `stmatrix.x{n}` whose operand `j` holds values `2j, 2j + 1` of the group.
-pub fn copy_r2s<T: DeviceType>(
-    atom: &CopyAtom,
-    src: &Fragment<u32>,
-    dst: &STensor<T>,
-) -> Result<(), LayoutError> {
-    let CopyOp::StsmN { n } = atom.op() else {
-        return Err(bad(
-            "copy_r2s",
-            dst.layout(),
-            format!("{} is not an stmatrix atom", atom.op().cute_name()),
-        ));
-    };
-    let (num, v, offs) = matrix_groups("copy_r2s", "stmatrix", n, dst, src)?;
-    // Each thread's row address covers 8 values of one row of a matrix.
-    let addrs = dst.addresses(&offs, 8)?;
-    for (i, addr) in addrs.into_iter().enumerate() {
-        let srcs = (0..i64::from(n))
-            .map(|j| src.reg_at(i as i64 * v + 2 * j).map(|r| r.operand()))
-            .collect::<Result<Vec<_>, _>>()?;
-        emit(Matrix::Stmatrix {
-            num,
-            trans: false,
-            addr,
-            srcs,
-        });
-    }
-    Ok(())
-}
-
-/// CuTe's `gemm(tiled_mma, acc, a, b, acc)` for one k-block: `a` is `(MMA, MMA_M)`, `b`
-/// `(MMA, MMA_N)`, `acc` `(MMA, MMA_M, MMA_N)` (f16x2 pairs in u32 registers or f32 registers,
-/// as [`Fragment::vals_per_reg`] says); one `mma.sync` per `(m, n)`, n outer and m serpentine as
-/// CuTe orders them.
-pub fn gemm<C: DeviceType>(
-    mma: &TiledMma,
-    acc: &Fragment<C>,
-    a: &Fragment<u32>,
-    b: &Fragment<u32>,
-) -> Result<(), LayoutError> {
-    let (_, ab, _, cv) = mma.atom.val_types();
-    let ab_ty = match ab.bits() {
-        16 if ab == crate::atom::ValType::BF16 => Type::BF16,
-        _ => Type::F16,
-    };
-    let acc_ty = if cv == crate::atom::ValType::F32 {
-        Type::F32
-    } else {
-        Type::F16
-    };
-    let (va, vb, vc) = (
-        a.layout.mode(0)?.size(),
-        b.layout.mode(0)?.size(),
-        acc.layout.mode(0)?.size(),
-    );
-    let (mm, nn) = (a.layout.mode(1)?.size(), b.layout.mode(1)?.size());
-    if acc.layout.mode(1)?.size() != mm || acc.layout.mode(2)?.size() != nn {
-        return Err(bad(
-            "gemm",
-            &acc.layout,
-            format!("does not match A {} and B {}", a.layout, b.layout),
-        ));
-    }
-    for n in 0..nn {
-        for mi in 0..mm {
-            let m = if n % 2 == 1 { mm - 1 - mi } else { mi };
-            let ar = (0..va / 2)
-                .map(|j| a.reg_at(m * va + 2 * j).map(|r| r.to_reg()))
-                .collect::<Result<Vec<_>, _>>()?;
-            let br = (0..vb / 2)
-                .map(|j| b.reg_at(n * vb + 2 * j).map(|r| r.to_reg()))
-                .collect::<Result<Vec<_>, _>>()?;
-            let step = acc.vals_per_reg;
-            let cr = (0..vc / step)
-                .map(|j| acc.reg_at((n * mm + m) * vc + step * j).map(|r| r.to_reg()))
-                .collect::<Result<Vec<_>, _>>()?;
-            emit(MmaSync {
-                ab_ty,
-                acc_ty,
-                d: cr.clone(),
-                a: ar,
-                b: br,
-                c: cr.into_iter().map(Operand::Reg).collect(),
-            });
-        }
+    for (s, d) in s.iter().zip(&d) {
+        atom.call(s, d)?;
     }
     Ok(())
 }
@@ -583,14 +395,11 @@ pub fn copy_s2g<T: DeviceType>(
     src: &STensor<T>,
     dst: &GTensor<T>,
 ) -> Result<(), LayoutError> {
-    if atom.op() != (CopyOp::UniversalCopy { bits: 128 }) || T::TY.bits() != 16 {
+    if atom.name() != "UniversalCopy<uint128_t>" || T::TY.bits() != 16 {
         return Err(bad(
             "copy_s2g",
             src.layout(),
-            format!(
-                "{} is not UniversalCopy<uint128_t> of 16-bit values",
-                atom.op().cute_name()
-            ),
+            format!("{atom} is not UniversalCopy<uint128_t> of 16-bit values"),
         ));
     }
     if src.layout().shape() != dst.layout().shape() {

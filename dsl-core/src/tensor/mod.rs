@@ -20,7 +20,7 @@
 //! seed's 16-byte `cp.async` partition, rows past `m` and columns past `k` zero-filled:
 //!
 //! ```
-//! use dsl_core::atom::{CopyAtom, CopyOp, ValType};
+//! use dsl_core::atom::{CopyAtom, CpAsyncCacheGlobal, ValType};
 //! use dsl_core::ir::{for_each_instr, op::CpAsync, Op};
 //! use dsl_core::kernel::*;
 //! use dsl_core::layout::{ComposedLayout, Layout, Swizzle};
@@ -28,7 +28,7 @@
 //! use dsl_core::tiled::{make_tiled_copy, Side};
 //! use half::f16;
 //!
-//! let atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+//! let atom = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
 //! let g2s = make_tiled_copy(atom.clone(), &"(32,4):(4,1)".parse().unwrap(), &"(1,8)".parse().unwrap())
 //!     .unwrap();
 //! let kernel = build_kernel("load_tile", |kb| {
@@ -106,15 +106,20 @@ mod copy;
 mod dyn_eval;
 mod fragment;
 mod global;
+mod mma;
 mod shared;
 
 pub use copy::{
-    clear, copy, copy_g2s, copy_r2s, copy_s2g, copy_s2r, cp_async_fence, cp_async_wait,
-    cp_async_wait_n, gemm, store_fragment, store_fragment_smem, CopyTo,
+    clear, copy, copy_s2g, cp_async_fence, cp_async_wait, cp_async_wait_n, store_fragment,
+    store_fragment_smem, CopySide,
 };
 pub use dyn_eval::{eval_dyn, split_rows, swizzle_dyn};
 pub use fragment::Fragment;
 pub use global::{GTensor, ROW};
+pub use mma::{
+    gemm, gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait,
+    DescriptorFragment, MmaOperand,
+};
 pub use shared::STensor;
 
 use crate::kernel::Var;

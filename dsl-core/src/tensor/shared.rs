@@ -81,9 +81,29 @@ impl<T: DeviceType> STensor<T> {
         }
     }
 
+    /// The swizzle.
+    pub fn swizzle(&self) -> Swizzle {
+        self.swizzle
+    }
+
+    /// The gcd of the strides that make up the thread-dependent offset inside the swizzle (0
+    /// when there is none).
+    pub(crate) fn inner_align(&self) -> i64 {
+        self.inner_align
+    }
+
+    /// The byte address of the tensor's origin *before* the swizzle (`ptr + inner + base +
+    /// outer`, in bytes): what a GMMA descriptor's start address holds, the hardware applying
+    /// the swizzle to address bits itself.
+    pub(crate) fn unswizzled_origin_bytes(&self) -> Var<u32> {
+        let bytes = T::TY.bytes();
+        let pre = add(self.inner, Var::konst(self.base as u32));
+        add(self.ptr.addr(), scale(add(pre, self.outer), bytes))
+    }
+
     /// The swizzle's period `2^(M+S+B)`: offsets that are multiples of it commute with it (1 for
     /// no swizzle).
-    fn period(&self) -> i64 {
+    pub(crate) fn period(&self) -> i64 {
         if self.swizzle.is_identity() {
             1
         } else {

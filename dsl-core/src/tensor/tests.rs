@@ -2,7 +2,7 @@
 //! on host constants (every operation folds, so the emitted address is a constant to read back).
 
 use super::*;
-use crate::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use crate::atom::{CopyAtom, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, StsmN, ValType};
 use crate::ir::op::{Data, Op};
 use crate::ir::{AddrBase, Address, Kernel, Operand};
 use crate::kernel::{build_kernel, SharedPtr, Var};
@@ -88,13 +88,8 @@ fn seed_smem() -> ComposedLayout {
 #[test]
 fn swizzled_partition_addresses_match_cute() {
     let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
-    let mma = make_tiled_mma(
-        MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn),
-        &lay("(2,2,1)"),
-        &perm,
-    )
-    .unwrap();
-    let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+    let mma = make_tiled_mma(MmaAtom::new(Sm80Mma::F16F16F16F16), &lay("(2,2,1)"), &perm).unwrap();
+    let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
     let s2r = make_tiled_copy_a(ldsm, &mma).unwrap();
     let sa = crate::tiled::View::from(seed_smem());
     for t in 0..128i64 {
@@ -136,7 +131,7 @@ fn swizzled_partition_addresses_match_cute() {
 /// partition of the same tile with that stride.
 #[test]
 fn global_partition_addresses_match_cute() {
-    let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    let cp = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
     let g2s = make_tiled_copy(cp, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap();
     let plain = crate::tiled::View::from(lay("(128,32):(1000,1)"));
     let encoded = Layout::new(IntTuple::ints(&[128, 32]), IntTuple::ints(&[ROW, 1])).unwrap();
@@ -179,13 +174,8 @@ fn global_partition_addresses_match_cute() {
 #[test]
 fn stmatrix_partition_addresses_match_cute() {
     let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
-    let mma = make_tiled_mma(
-        MmaAtom::new(MmaOp::Sm80_16x8x16F32F16F16F32Tn),
-        &lay("(2,2,1)"),
-        &perm,
-    )
-    .unwrap();
-    let stsm = CopyAtom::new(CopyOp::StsmN { n: 4 }, ValType::F16).unwrap();
+    let mma = make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &lay("(2,2,1)"), &perm).unwrap();
+    let stsm = CopyAtom::new(StsmN { n: 4 }, ValType::F16).unwrap();
     let r2s = crate::tiled::make_tiled_copy_c(stsm.clone(), &mma).unwrap();
     let tile = || ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, lay("(64,64):(64,1)"));
     let frag_c = mma
@@ -211,11 +201,16 @@ fn stmatrix_partition_addresses_match_cute() {
                 .unwrap()
                 .with_layout(retiled.clone());
             copy(&stsm, &pairs, &p).unwrap();
-            let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
-            refused = copy_r2s(&ldsm, &pairs, &p).unwrap_err().to_string();
+            let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
+            refused = copy(&ldsm, &pairs, &p).unwrap_err().to_string();
         })
         .unwrap();
-        assert!(refused.contains("is not an stmatrix atom"), "{refused}");
+        assert!(
+            refused.contains(
+                "Copy_Atom<SM75_U32x4_LDSM_N, half_t>: registers cannot be the atom's Shared end"
+            ),
+            "{refused}"
+        );
         let mut addrs = Vec::new();
         crate::ir::for_each_instr(&k.body, &mut |i| {
             if let Op::Matrix(crate::ir::op::Matrix::Stmatrix { addr, srcs, .. }) = &i.op {
@@ -240,8 +235,8 @@ fn stmatrix_partition_addresses_match_cute() {
 /// with a device coordinate, a fragment pair that is not one register.
 #[test]
 fn misuse_is_an_error() {
-    let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
-    let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+    let cp = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
     let mut errors = Vec::new();
     build_kernel("e", |_| {
         let g = GTensor::<half::f16>::tile(
@@ -252,8 +247,11 @@ fn misuse_is_an_error() {
         );
         let s = STensor::<half::f16>::new(SharedPtr::from_addr(Var::konst(0)), lay("(8,8):(8,1)"))
             .unwrap();
-        errors.push(copy_g2s(&cp, &g, &s).unwrap_err().to_string());
-        errors.push(copy_g2s(&ldsm, &g, &s).unwrap_err().to_string());
+        errors.push(copy(&cp, &g, &s).unwrap_err().to_string());
+        let same =
+            STensor::<half::f16>::new(SharedPtr::from_addr(Var::konst(0)), lay("(8,16):(16,1)"))
+                .unwrap();
+        errors.push(copy(&ldsm, &g, &same).unwrap_err().to_string());
         let f = Fragment::<u32>::new(lay("(4,2):(2,1)"), 2).unwrap();
         errors.push(
             f.slice(&[Idx::All, Idx::Dyn(Var::konst(1))])
@@ -266,9 +264,9 @@ fn misuse_is_an_error() {
     })
     .unwrap();
     assert_eq!(errors.len(), 5);
-    assert!(errors[0].contains("shapes differ"), "{}", errors[0]);
+    assert!(errors[0].contains("sizes differ"), "{}", errors[0]);
     assert!(
-        errors[1].contains("not a global -> shared atom"),
+        errors[1].contains("a global tensor cannot be the atom's Shared end"),
         "{}",
         errors[1]
     );

@@ -34,7 +34,7 @@ pub fn make_tiled_copy_impl(
     if thr % athr != 0 || val % aval != 0 {
         return Err(LayoutError::precondition(
             "make_tiled_copy",
-            format!("{}, {layout_tv}", atom.op()),
+            format!("{}, {layout_tv}", atom.name()),
             format!(
                 "the TV layout has {thr} threads and {val} values per thread; the atom needs a \
                  multiple of {athr} threads and of {aval} values"
@@ -53,9 +53,9 @@ pub fn make_tiled_copy_impl(
 /// inverse reshaped to `(size(thr), size(val))`.
 ///
 /// ```
-/// use dsl_core::atom::{CopyAtom, CopyOp, ValType};
+/// use dsl_core::atom::{CopyAtom, CpAsyncCacheGlobal, LdsmN, ValType};
 /// use dsl_core::tiled::make_tiled_copy;
-/// let atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+/// let atom = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
 /// let g2s = make_tiled_copy(atom, &"(32,4):(4,1)".parse().unwrap(), &"(1,8)".parse().unwrap())
 ///     .unwrap();
 /// assert_eq!(g2s.tiler_mn, vec![32, 32]);

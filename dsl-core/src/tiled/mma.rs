@@ -52,10 +52,10 @@ pub struct TiledMma {
 /// `append<3>` does. A permutation tiler `n:1` (CuTe's `Int<n>`) only sets the tile size.
 ///
 /// ```
-/// use dsl_core::atom::{MmaAtom, MmaOp};
+/// use dsl_core::atom::{MmaAtom, Sm80Mma};
 /// use dsl_core::layout::Layout;
 /// use dsl_core::tiled::make_tiled_mma;
-/// let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+/// let atom = MmaAtom::new(Sm80Mma::F16F16F16F16);
 /// let perm = ["32:1", "32:1", "16:1"].map(|s| Some(s.parse::<Layout>().unwrap()));
 /// let mma = make_tiled_mma(atom, &"(2,2,1)".parse().unwrap(), &perm).unwrap();
 /// assert_eq!(mma.size(), 128);
@@ -69,7 +69,7 @@ pub fn make_tiled_mma(
     if atom_layout.rank() > 3 || permutations.len() > 3 {
         return Err(LayoutError::precondition(
             "make_tiled_mma",
-            format!("{}, {atom_layout}", atom.op),
+            format!("{}, {atom_layout}", atom.name()),
             "the atom layout and the permutation have at most 3 modes (M, N, K)",
         ));
     }
@@ -94,7 +94,7 @@ pub fn make_tiled_mma(
         if p % a != 0 {
             return Err(LayoutError::precondition(
                 "make_tiled_mma",
-                format!("{}, {}", mma.atom.op, mma.atom_layout_mnk),
+                format!("{}, {}", mma.atom.name(), mma.atom_layout_mnk),
                 format!(
                     "the permutation tile of mode {i} has size {p}, not a multiple of the atoms' \
                      extent {a}"

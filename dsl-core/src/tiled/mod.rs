@@ -11,13 +11,13 @@
 //! `SM80_16x8x16_F16F16F16F16_TN` with a 32x32x16 tile), as the kernel generator would write it:
 //!
 //! ```
-//! use dsl_core::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+//! use dsl_core::atom::{CopyAtom, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, ValType};
 //! use dsl_core::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
 //! use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a, make_tiled_mma, local_tile, Crd, Side, View};
 //! let lay = |s: &str| s.parse::<Layout>().unwrap();
 //!
 //! let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
-//! let mma = make_tiled_mma(MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn), &lay("(2,2,1)"), &perm)
+//! let mma = make_tiled_mma(MmaAtom::new(Sm80Mma::F16F16F16F16), &lay("(2,2,1)"), &perm)
 //!     .unwrap();
 //! assert_eq!(mma.size(), 128); // threads per block
 //!
@@ -31,7 +31,7 @@
 //! let sa = View::from(atom.tile_to_shape(&IntTuple::ints(&[128, 32, 3]), None).unwrap());
 //!
 //! // G2S: cp.async 128-bit, threads (32,4):(4,1), values (1,8).
-//! let cp = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+//! let cp = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
 //! let g2s = make_tiled_copy(cp, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap();
 //! let tag_a = g2s.partition(Side::Src, &ga).unwrap(); // indices: [by, thread]
 //! let tasa = g2s.partition(Side::Dst, &sa).unwrap(); // indices: [thread]
@@ -46,7 +46,7 @@
 //! let thr = mma.get_slice(5).unwrap();
 //! let tcra = thr.partition_fragment_a(&ga.slice(&[Crd::All, Crd::All, Crd::At(0)]).unwrap()).unwrap();
 //! assert_eq!(tcra.to_string(), "((2,2,2),4,2):((1,2,4),16,8)"); // (MMA, MMA_M, MMA_K)
-//! let ldsm = CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap();
+//! let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
 //! let s2r = make_tiled_copy_a(ldsm, &mma).unwrap().get_slice(5).unwrap();
 //! let tasa_s2r = s2r.partition_s(&sa).unwrap(); // (CPY, CPY_M, CPY_K, stage), thread bound
 //! assert_eq!(tasa_s2r.layout.size(), 8 * 4 * 2 * 3);

@@ -2,25 +2,28 @@
 //! CuTe's definitions and the PTX ISA's fragment tables.
 
 use super::*;
-use crate::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use crate::atom::{
+    CopyAtom, CopyOperation, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, LdsmT, MmaAtom,
+    Sm80Mma, StsmN, UniversalCopy, ValType,
+};
 use crate::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
 
 fn lay(s: &str) -> Layout {
     s.parse().unwrap()
 }
 
-fn seed_mma(op: MmaOp) -> TiledMma {
+fn seed_mma(op: Sm80Mma) -> TiledMma {
     let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
     make_tiled_mma(MmaAtom::new(op), &lay("(2,2,1)"), &perm).unwrap()
 }
 
 fn g2s() -> TiledCopy {
-    let atom = CopyAtom::new(CopyOp::CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    let atom = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
     make_tiled_copy(atom, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap()
 }
 
 fn ldsm_x4() -> CopyAtom {
-    CopyAtom::new(CopyOp::LdsmN { n: 4 }, ValType::F16).unwrap()
+    CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap()
 }
 
 /// The seed's shared memory: `tile_to_shape(Swizzle<3,3,3> o (8,32):(32,1), (rows, 32, 3))`.
@@ -54,7 +57,7 @@ fn crd(c: &[i64]) -> IntTuple {
 
 #[test]
 fn thread_layout_is_tiled_product_of_thrid_and_atoms() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let v = &mma.thr_layout_vmnk;
     assert_eq!(v.shape().to_string(), "(32,2,2,1)");
     // (v, m, n, k) -> v + 32 m + 64 n: CuTe's tiled_product(Layout<_32>, Layout<(2,2,1)>).
@@ -70,7 +73,7 @@ fn thread_layout_is_tiled_product_of_thrid_and_atoms() {
 /// lands 16 columns further).
 #[test]
 fn layout_c_tv_matches_the_ptx_fragments_and_covers_the_tile_once() {
-    for op in MmaOp::ALL {
+    for op in Sm80Mma::ALL {
         let tv = seed_mma(op).get_layout_c_tv().unwrap();
         assert_eq!(tv.mode(0).unwrap().size(), 128);
         assert_eq!(tv.mode(1).unwrap().size(), 8);
@@ -94,7 +97,7 @@ fn layout_c_tv_matches_the_ptx_fragments_and_covers_the_tile_once() {
 
 #[test]
 fn layout_a_and_b_tv_match_the_ptx_fragments() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn);
+    let mma = seed_mma(Sm80Mma::F32BF16BF16F32);
     let a = mma.get_layout_a_tv().unwrap();
     let b = mma.get_layout_b_tv().unwrap();
     let (mut seen_a, mut seen_b) = (vec![0; 32 * 16], vec![0; 32 * 16]);
@@ -121,7 +124,7 @@ fn layout_a_and_b_tv_match_the_ptx_fragments() {
 /// `(32 i_m + 16 wm + row(a), 16 i_n + 8 wn + col(a))`.
 #[test]
 fn partition_c_of_the_seed_tile() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let ld = 200; // any row pitch: gD is (128,128):(N,1)
     let gd =
         View::from(Layout::new(IntTuple::ints(&[128, 128]), IntTuple::ints(&[ld, 1])).unwrap());
@@ -155,8 +158,8 @@ fn partition_c_of_the_seed_tile() {
 /// and for atom layouts that are permuted or split K across warps.
 #[test]
 fn dynamic_thread_offsets_equal_the_sliced_offsets_for_every_thread() {
-    let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
-    let mut mmas = vec![seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn)];
+    let atom = MmaAtom::new(Sm80Mma::F16F16F16F16);
+    let mut mmas = vec![seed_mma(Sm80Mma::F16F16F16F16)];
     for atoms in ["(2,2,1):(2,1,4)", "(4,1,1)", "(1,2,2)", "(2,1,2):(2,4,1)"] {
         mmas.push(make_tiled_mma(atom.clone(), &lay(atoms), &[]).unwrap());
     }
@@ -258,7 +261,7 @@ fn g2s_partition_of_swizzled_smem() {
 /// starts at row 16 wm (PTX ldmatrix + the mma A fragment: a0a1, a2a3, a4a5, a6a7).
 #[test]
 fn s2r_ldmatrix_a_partition_of_swizzled_smem() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let copy = make_tiled_copy_a(ldsm_x4(), &mma).unwrap();
     assert_eq!(copy.tiler_mn, vec![32, 16]);
     let sa = seed_smem(128);
@@ -300,7 +303,7 @@ fn s2r_ldmatrix_a_partition_of_swizzled_smem() {
 /// S2R for B: matrices j = (n +16 (j/2), k +8 (j%2)) of the warp's columns starting at 8 wn.
 #[test]
 fn s2r_ldmatrix_b_partition_of_swizzled_smem() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let copy = make_tiled_copy_b(ldsm_x4(), &mma).unwrap();
     assert_eq!(copy.tiler_mn, vec![32, 16]);
     let sb = seed_smem(128);
@@ -333,7 +336,7 @@ fn s2r_ldmatrix_b_partition_of_swizzled_smem() {
 /// holds the same A element the MMA expects there.
 #[test]
 fn retile_d_lines_up_ldmatrix_with_the_mma_fragment() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let ident = lay("(128,32):(1,128)"); // the (m,k) -> m + 128 k coordinate tensor
     for (op, copy) in [
         (Operand::A, make_tiled_copy_a(ldsm_x4(), &mma).unwrap()),
@@ -386,7 +389,7 @@ fn retile_d_lines_up_ldmatrix_with_the_mma_fragment() {
 
 #[test]
 fn fragment_a_orders_modes_by_stride() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let thr = mma.get_slice(0).unwrap();
     // K-major (stride 1 along K): MMA_K is inner to MMA_M.
     let f = thr
@@ -437,11 +440,11 @@ fn local_tile_and_partition() {
 
 #[test]
 fn bad_inputs_are_errors() {
-    let atom = MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let atom = MmaAtom::new(Sm80Mma::F16F16F16F16);
     let perm = [Some(lay("24:1")), None, None];
     assert!(make_tiled_mma(atom.clone(), &lay("(2,2,1)"), &perm).is_err());
     assert!(make_tiled_mma(atom, &lay("(2,2,1,1)"), &[]).is_err());
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     assert!(mma.get_slice(128).is_err());
     assert!(mma
         .partition(Operand::A, &View::from(lay("128:1")))
@@ -456,7 +459,7 @@ fn bad_inputs_are_errors() {
 /// functions: the Rust side reaches the same maps with differently nested shapes.
 #[test]
 fn tv_layouts_equal_cute_formulas_evaluated_with_pycute() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     let s2r = make_tiled_copy_a(ldsm_x4(), &mma).unwrap();
     let cases = [
         (
@@ -504,7 +507,7 @@ fn tv_layouts_equal_cute_formulas_evaluated_with_pycute() {
 #[test]
 fn ldsm_t_transposes_as_the_ptx_isa_says() {
     for n in [1, 2, 4] {
-        let a = CopyAtom::new(CopyOp::LdsmT { n }, ValType::F16).unwrap();
+        let a = CopyAtom::new(LdsmT { n }, ValType::F16).unwrap();
         assert_eq!(a.num_val_dst(), 2 * i64::from(n));
         for t in 0..32 {
             for j in 0..i64::from(n) {
@@ -524,7 +527,7 @@ fn ldsm_t_transposes_as_the_ptx_isa_says() {
 #[test]
 fn stsm_n_stores_as_the_ptx_isa_says() {
     for n in [1, 2, 4] {
-        let a = CopyAtom::new(CopyOp::StsmN { n }, ValType::F16).unwrap();
+        let a = CopyAtom::new(StsmN { n }, ValType::F16).unwrap();
         assert_eq!(a.num_val_src(), 2 * i64::from(n));
         for t in 0..32 {
             for j in 0..i64::from(n) {
@@ -544,22 +547,25 @@ fn stsm_n_stores_as_the_ptx_isa_says() {
 /// Per-thread atoms recast: `NumValSrc == bits(op) / bits(T)` for every width and type that fit.
 #[test]
 fn per_thread_atoms_hold_width_over_type_values() {
-    for op in CopyOp::all() {
-        let bits = match op {
-            CopyOp::UniversalCopy { bits }
-            | CopyOp::CpAsyncCacheGlobal { bits }
-            | CopyOp::CpAsyncCacheAlways { bits } => bits,
-            _ => continue,
-        };
-        for t in ValType::ALL {
-            if t.bits() > bits {
-                continue;
-            }
-            let a = CopyAtom::new(op, t).unwrap();
-            assert_eq!(a.num_threads(), 1);
-            assert_eq!(a.num_val_src(), i64::from(bits / t.bits()), "{op} {t}");
-            assert_eq!(a.num_val_dst(), i64::from(bits / t.bits()), "{op} {t}");
+    for bits in [8, 16, 32, 64, 128] {
+        check_widths(UniversalCopy { bits }, bits);
+    }
+    check_widths(CpAsyncCacheGlobal { bits: 128 }, 128);
+    for bits in [32, 64, 128] {
+        check_widths(CpAsyncCacheAlways { bits }, bits);
+    }
+}
+
+fn check_widths(op: impl CopyOperation + Clone, bits: u32) {
+    for t in ValType::ALL {
+        if t.bits() > bits {
+            continue;
         }
+        let a = CopyAtom::new(op.clone(), t).unwrap();
+        let name = op.name();
+        assert_eq!(a.num_threads(), 1);
+        assert_eq!(a.num_val_src(), i64::from(bits / t.bits()), "{name} {t}");
+        assert_eq!(a.num_val_dst(), i64::from(bits / t.bits()), "{name} {t}");
     }
 }
 
@@ -567,8 +573,8 @@ fn per_thread_atoms_hold_width_over_type_values() {
 /// and partition_D of the row-major D tile gives the same elements as partition_C.
 #[test]
 fn tiled_copy_c_follows_the_accumulators() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
-    let atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 32 }, ValType::F16).unwrap();
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
+    let atom = CopyAtom::new(UniversalCopy { bits: 32 }, ValType::F16).unwrap();
     let copy = make_tiled_copy_c(atom, &mma).unwrap();
     assert_eq!(copy.tiler_mn, vec![32, 32]);
     let gd = View::from(lay("(128,128):(128,1)"));
@@ -593,7 +599,7 @@ fn tiled_copy_c_follows_the_accumulators() {
 /// value) whose thread index and value, read through `get_layout_tv`, give the element back.
 #[test]
 fn layout_mn_inverts_the_tv_layouts() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     for op in [Operand::A, Operand::B, Operand::C] {
         let (mn, thr_id) = mma.get_layout_mn(op).unwrap();
         let tv = mma.get_layout_tv(op).unwrap();
@@ -619,7 +625,7 @@ fn layout_mn_inverts_the_tv_layouts() {
 /// `(thr(tm, tn), val(vm, vn))` to that element of the column-major tile.
 #[test]
 fn make_tiled_copy_by_definition() {
-    let atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 16 }, ValType::F16).unwrap();
+    let atom = CopyAtom::new(UniversalCopy { bits: 16 }, ValType::F16).unwrap();
     for (thr, val) in [
         ("(32,4):(4,1)", "(1,8)"),
         ("(16,8)", "(8,1)"),
@@ -653,7 +659,7 @@ fn make_tiled_copy_by_definition() {
 /// shared by the two warps along the other dimension), on both sides.
 #[test]
 fn s2r_tv_layouts_cover_their_tiles_twice() {
-    let mma = seed_mma(MmaOp::Sm80_16x8x16F16F16F16F16Tn);
+    let mma = seed_mma(Sm80Mma::F16F16F16F16);
     for copy in [
         make_tiled_copy_a(ldsm_x4(), &mma).unwrap(),
         make_tiled_copy_b(ldsm_x4(), &mma).unwrap(),
@@ -674,15 +680,10 @@ fn s2r_tv_layouts_cover_their_tiles_twice() {
 #[test]
 fn ldmatrix_width_must_fit_the_fragment() {
     let perm = [Some(lay("32:1")), Some(lay("16:1")), Some(lay("16:1"))];
-    let mma = make_tiled_mma(
-        MmaAtom::new(MmaOp::Sm80_16x8x16F16F16F16F16Tn),
-        &lay("(2,2,1)"),
-        &perm,
-    )
-    .unwrap();
+    let mma = make_tiled_mma(MmaAtom::new(Sm80Mma::F16F16F16F16), &lay("(2,2,1)"), &perm).unwrap();
     let e = make_tiled_copy_b(ldsm_x4(), &mma).unwrap_err();
     assert!(e.to_string().contains("and of 8 values"), "{e}");
-    let x2 = CopyAtom::new(CopyOp::LdsmN { n: 2 }, ValType::F16).unwrap();
+    let x2 = CopyAtom::new(LdsmN { n: 2 }, ValType::F16).unwrap();
     let copy = make_tiled_copy_b(x2, &mma).unwrap();
     assert_eq!(copy.tiler_mn, vec![16, 16]);
     assert!(make_tiled_copy_a(ldsm_x4(), &mma).is_ok());

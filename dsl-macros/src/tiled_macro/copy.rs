@@ -1,14 +1,16 @@
 //! `tiled_copy!`: read the call, check it (building the tiled copy now when every layout is a
 //! literal), and expand to `make_tiled_copy` or `make_tiled_copy_A/B/C`.
 
-use dsl_core::atom::{AtomOp, CopyAtom, CopyOp, ValType};
+use std::sync::Arc;
+
+use dsl_core::atom::{CopyAtom, CopyOperation, NamedAtom, ValType};
 use dsl_core::tiled::{make_tiled_copy, Side};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 
 use super::args::{missing, spanning, split, Errors};
 use super::layout_arg::{layout_arg, LayoutArg};
-use super::names::{atom_text, copy_op_tokens, resolve_atom, resolve_type, val_type_tokens, Kind};
+use super::names::{atom_text, resolve_atom, resolve_type, val_type_tokens, Kind};
 
 const NAMES: [&str; 4] = ["thr", "val", "mma", "operand"];
 
@@ -27,7 +29,7 @@ enum Source {
 
 /// A `tiled_copy!` call that passed every check.
 pub struct CopyCall {
-    op: CopyOp,
+    op: Arc<dyn CopyOperation>,
     /// The atom as written (no spaces).
     atom: String,
     val_type: ValType,
@@ -44,8 +46,8 @@ pub fn check(input: TokenStream) -> syn::Result<CopyCall> {
         Some(a) => errors
             .take(resolve_atom(&a.value, Kind::Copy))
             .and_then(|op| match op {
-                AtomOp::Copy(op) => Some(op),
-                AtomOp::Mma(_) => None,
+                NamedAtom::Copy(op) => Some(op),
+                NamedAtom::Mma(_) => None,
             }),
         None => {
             errors.push(missing(
@@ -77,17 +79,19 @@ pub fn check(input: TokenStream) -> syn::Result<CopyCall> {
         ));
     }
     // The atom and the type together, as CuTe's `Copy_Atom<Op, T>` checks them.
-    let atom = match (op, val_type, type_arg) {
-        (Some(op), Some(t), Some(type_arg)) => errors.take(CopyAtom::new(op, t).map_err(|e| {
-            syn::Error::new_spanned(
-                &type_arg.tokens,
-                format!(
-                    "`{}` cannot copy `{}` values: {e}",
-                    shown_atom(atom_arg),
-                    t.short_name()
-                ),
-            )
-        })),
+    let atom = match (&op, val_type, type_arg) {
+        (Some(op), Some(t), Some(type_arg)) => {
+            errors.take(CopyAtom::from_arc(op.clone(), t).map_err(|e| {
+                syn::Error::new_spanned(
+                    &type_arg.tokens,
+                    format!(
+                        "`{}` cannot copy `{}` values: {e}",
+                        shown_atom(atom_arg),
+                        t.short_name()
+                    ),
+                )
+            }))
+        }
         _ => None,
     };
 
@@ -227,7 +231,7 @@ fn build_now(
             tokens,
             format!(
                 "{what} does not make a tiled copy of `{}` with `{}` values: {e}",
-                atom.op(),
+                atom.name(),
                 atom.val_type.short_name()
             ),
         )
@@ -256,7 +260,7 @@ fn spanning_layouts(thr: &LayoutArg, val: &LayoutArg) -> TokenStream {
 
 /// The expression that builds the checked call.
 pub fn expand(call: &CopyCall) -> TokenStream {
-    let op = copy_op_tokens(call.op);
+    let name = call.op.name();
     let ty = val_type_tokens(call.val_type);
     let head = format!("{}, {}", call.atom, call.val_type.short_name());
     let text = match &call.source {
@@ -269,7 +273,7 @@ pub fn expand(call: &CopyCall) -> TokenStream {
     };
     let atom_message =
         format!("tiled_copy!({text}): the atom and its value type were checked at compile time");
-    let atom = quote!(::dsl_core::atom::CopyAtom::new(#op, #ty).expect(#atom_message));
+    let atom = quote!(::dsl_core::atom::CopyAtom::named(#name, #ty).expect(#atom_message));
     let (call_expr, checked) = match &call.source {
         Source::ThrVal { thr, val, checked } => {
             let (thr, val) = (thr.expr(), val.expr());

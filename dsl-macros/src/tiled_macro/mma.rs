@@ -1,7 +1,9 @@
 //! `tiled_mma!`: read the call, check it (building the tiled MMA now from every literal argument),
 //! and expand to `make_tiled_mma`.
 
-use dsl_core::atom::{AtomOp, MmaAtom, MmaOp};
+use std::sync::Arc;
+
+use dsl_core::atom::{MmaAtom, MmaOperation, NamedAtom};
 use dsl_core::layout::Layout;
 use dsl_core::tiled::{make_tiled_mma, Operand};
 use proc_macro2::TokenStream;
@@ -9,13 +11,13 @@ use quote::quote;
 
 use super::args::{missing, split, Errors};
 use super::layout_arg::{layout_arg, tile_arg, LayoutArg, TileEntry};
-use super::names::{atom_text, mma_op_tokens, resolve_atom, resolve_type, Kind};
+use super::names::{atom_text, resolve_atom, resolve_type, Kind};
 
 const NAMES: [&str; 2] = ["atoms", "tile"];
 
 /// A `tiled_mma!` call that passed every check.
 pub struct MmaCall {
-    op: MmaOp,
+    op: Arc<dyn MmaOperation>,
     /// The atom as written.
     atom: String,
     atoms: LayoutArg,
@@ -34,8 +36,8 @@ pub fn check(input: TokenStream) -> syn::Result<MmaCall> {
         Some(a) => errors
             .take(resolve_atom(&a.value, Kind::Mma))
             .and_then(|op| match op {
-                AtomOp::Mma(op) => Some(op),
-                AtomOp::Copy(_) => None,
+                NamedAtom::Mma(op) => Some(op),
+                NamedAtom::Copy(_) => None,
             }),
         None => {
             errors.push(missing(
@@ -46,13 +48,13 @@ pub fn check(input: TokenStream) -> syn::Result<MmaCall> {
         }
     };
     for extra in args.positional.iter().skip(1) {
-        let message = match (resolve_type(&extra.value), op) {
+        let message = match (resolve_type(&extra.value), &op) {
             (Ok(t), Some(op)) => {
-                let (d, a, b, c) = op.val_types();
+                let (d, a, b, c) = MmaAtom::from_arc(op.clone()).val_types();
                 format!(
                     "`tiled_mma!` takes no value type: the atom `{}` fixes D, A, B and C as {}, \
                      {}, {} and {}; remove `{}`",
-                    op.cute_name(),
+                    op.name(),
                     d.short_name(),
                     a.short_name(),
                     b.short_name(),
@@ -85,9 +87,15 @@ pub fn check(input: TokenStream) -> syn::Result<MmaCall> {
     };
 
     let mut checked = false;
-    if let (Some(op), Some(atoms), Some(tile)) = (op, &atoms, &tile) {
+    if let (Some(op), Some(atoms), Some(tile)) = (&op, &atoms, &tile) {
         if let Some(atoms_layout) = atoms.literal() {
-            checked = build_now(MmaAtom::new(op), atoms, atoms_layout, tile, &mut errors);
+            checked = build_now(
+                MmaAtom::from_arc(op.clone()),
+                atoms,
+                atoms_layout,
+                tile,
+                &mut errors,
+            );
         }
     }
     let call = match (op, atoms, tile) {
@@ -121,7 +129,7 @@ fn build_now(
     tile: &[TileEntry],
     errors: &mut Errors,
 ) -> bool {
-    let op = atom.op;
+    let op = atom.name();
     let mut perms: Vec<Option<Layout>> = vec![None; tile.len()];
     if let Err(e) = make_tiled_mma(atom.clone(), atoms_layout, &perms) {
         errors.push(syn::Error::new_spanned(
@@ -188,7 +196,7 @@ fn build_now(
 
 /// The expression that builds the checked call.
 pub fn expand(call: &MmaCall) -> TokenStream {
-    let op = mma_op_tokens(call.op);
+    let name = call.op.name();
     let atoms = call.atoms.expr();
     let mut text = format!("{}, atoms = {}", call.atom, call.atoms.text());
     if !call.tile.is_empty() {
@@ -211,7 +219,7 @@ pub fn expand(call: &MmaCall) -> TokenStream {
     });
     let call_expr = quote! {
         ::dsl_core::tiled::make_tiled_mma(
-            ::dsl_core::atom::MmaAtom::new(#op),
+            ::dsl_core::atom::MmaAtom::named(#name).expect("the atom's name was checked at compile time"),
             &(#atoms),
             &[#(#perms),*],
         )

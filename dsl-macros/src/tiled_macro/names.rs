@@ -1,6 +1,6 @@
 //! Atom and value-type names, checked against `dsl_core`'s registry at compile time.
 
-use dsl_core::atom::{atom_names, levenshtein, lookup_atom, AtomOp, CopyOp, MmaOp, ValType};
+use dsl_core::atom::{atom_names, levenshtein, lookup_atom, NamedAtom, ValType};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
@@ -21,10 +21,10 @@ impl Kind {
         }
     }
 
-    fn of(op: AtomOp) -> Kind {
+    fn of(op: &NamedAtom) -> Kind {
         match op {
-            AtomOp::Copy(_) => Kind::Copy,
-            AtomOp::Mma(_) => Kind::Mma,
+            NamedAtom::Copy(_) => Kind::Copy,
+            NamedAtom::Mma(_) => Kind::Mma,
         }
     }
 }
@@ -92,18 +92,18 @@ fn quoted_list(names: &[String]) -> String {
 }
 
 /// Resolve the atom named by `tokens` for the macro of `kind`.
-pub fn resolve_atom(tokens: &TokenStream, kind: Kind) -> syn::Result<AtomOp> {
+pub fn resolve_atom(tokens: &TokenStream, kind: Kind) -> syn::Result<NamedAtom> {
     let text = atom_text(tokens)?;
     let err = |message: String| Err(syn::Error::new_spanned(tokens, message));
     match lookup_atom(&text) {
-        Ok(op) if Kind::of(op) == kind => Ok(op),
-        Ok(AtomOp::Mma(op)) => err(format!(
+        Ok(op) if Kind::of(&op) == kind => Ok(op),
+        Ok(NamedAtom::Mma(op)) => err(format!(
             "`{text}` is an MMA atom, not a copy atom: build a tiled MMA with \
              `tiled_mma!({}, atoms = (2,2,1))`; `tiled_copy!` takes a copy atom such as \
              `SM75_U32x4_LDSM_N`",
-            op.cute_name()
+            op.name()
         )),
-        Ok(AtomOp::Copy(_)) => err(format!(
+        Ok(NamedAtom::Copy(_)) => err(format!(
             "`{text}` is a copy atom, not an MMA atom: build a tiled copy with \
              `tiled_copy!({text}, f16, thr = ..., val = ...)`; `tiled_mma!` takes an MMA atom \
              such as `SM80_16x8x16_F16F16F16F16_TN`"
@@ -115,7 +115,7 @@ pub fn resolve_atom(tokens: &TokenStream, kind: Kind) -> syn::Result<AtomOp> {
             let scored: Vec<(usize, String)> = unknown
                 .suggestions
                 .iter()
-                .filter(|s| matches!(lookup_atom(s), Ok(op) if Kind::of(op) == kind))
+                .filter(|s| matches!(lookup_atom(s), Ok(op) if Kind::of(&op) == kind))
                 .map(|s| shown(s, &text))
                 .map(|s| (levenshtein(&lower, &s.to_ascii_lowercase()), s))
                 .collect();
@@ -152,7 +152,7 @@ pub fn resolve_atom(tokens: &TokenStream, kind: Kind) -> syn::Result<AtomOp> {
             }
             let known: Vec<String> = atom_names()
                 .iter()
-                .filter(|n| matches!(lookup_atom(n), Ok(op) if Kind::of(op) == kind))
+                .filter(|n| matches!(lookup_atom(n), Ok(op) if Kind::of(&op) == kind))
                 .map(|n| shown(n, &text))
                 .collect();
             err(format!(
@@ -241,44 +241,26 @@ pub fn val_type_tokens(t: ValType) -> TokenStream {
     quote!(::dsl_core::atom::ValType::#v)
 }
 
-/// `::dsl_core::atom::CopyOp::..` for `op`.
-pub fn copy_op_tokens(op: CopyOp) -> TokenStream {
-    let path = quote!(::dsl_core::atom::CopyOp);
-    match op {
-        CopyOp::UniversalCopy { bits } => quote!(#path::UniversalCopy { bits: #bits }),
-        CopyOp::CpAsyncCacheGlobal { bits } => quote!(#path::CpAsyncCacheGlobal { bits: #bits }),
-        CopyOp::CpAsyncCacheAlways { bits } => quote!(#path::CpAsyncCacheAlways { bits: #bits }),
-        CopyOp::LdsmN { n } => quote!(#path::LdsmN { n: #n }),
-        CopyOp::LdsmT { n } => quote!(#path::LdsmT { n: #n }),
-        CopyOp::StsmN { n } => quote!(#path::StsmN { n: #n }),
-    }
-}
-
-/// `::dsl_core::atom::MmaOp::..` for `op`.
-pub fn mma_op_tokens(op: MmaOp) -> TokenStream {
-    let v = match op {
-        MmaOp::Sm80_16x8x16F16F16F16F16Tn => "Sm80_16x8x16F16F16F16F16Tn",
-        MmaOp::Sm80_16x8x16F32F16F16F32Tn => "Sm80_16x8x16F32F16F16F32Tn",
-        MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn => "Sm80_16x8x16F32Bf16Bf16F32Tn",
-    };
-    let v = format_ident!("{v}");
-    quote!(::dsl_core::atom::MmaOp::#v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn resolve(text: &str, kind: Kind) -> Result<AtomOp, String> {
-        resolve_atom(&text.parse().unwrap(), kind).map_err(|e| e.to_string())
+    fn resolve(text: &str, kind: Kind) -> Result<String, String> {
+        resolve_atom(&text.parse().unwrap(), kind)
+            .map(|a| a.name())
+            .map_err(|e| e.to_string())
     }
 
     #[test]
     fn every_registry_name_resolves_in_both_spellings() {
         for name in atom_names() {
             let op = lookup_atom(&name).unwrap();
-            assert_eq!(resolve(&name, Kind::of(op)), Ok(op), "{name}");
-            assert_eq!(resolve(&shown(&name, ""), Kind::of(op)), Ok(op), "{name}");
+            assert_eq!(resolve(&name, Kind::of(&op)), Ok(name.clone()), "{name}");
+            assert_eq!(
+                resolve(&shown(&name, ""), Kind::of(&op)),
+                Ok(name.clone()),
+                "{name}"
+            );
         }
     }
 

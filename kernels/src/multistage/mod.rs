@@ -34,7 +34,10 @@
 
 pub mod program;
 
-use dsl_core::atom::{CopyAtom, CopyOp, MmaAtom, MmaOp, ValType};
+use dsl_core::atom::{
+    CopyAtom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, StsmN,
+    UniversalCopy, ValType,
+};
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError, Swizzle};
@@ -414,9 +417,9 @@ impl Plan {
             i64::from(cfg.stages),
         );
         let (op, val) = match (cfg.dtype, cfg.acc) {
-            (DType::F16, Acc::F16) => (MmaOp::Sm80_16x8x16F16F16F16F16Tn, ValType::F16),
-            (DType::F16, Acc::F32) => (MmaOp::Sm80_16x8x16F32F16F16F32Tn, ValType::F16),
-            _ => (MmaOp::Sm80_16x8x16F32Bf16Bf16F32Tn, ValType::BF16),
+            (DType::F16, Acc::F16) => (Sm80Mma::F16F16F16F16, ValType::F16),
+            (DType::F16, Acc::F32) => (Sm80Mma::F32F16F16F32, ValType::F16),
+            _ => (Sm80Mma::F32BF16BF16F32, ValType::BF16),
         };
         let (wm, wn) = (i64::from(cfg.warps.0), i64::from(cfg.warps.1));
         let perm = [
@@ -439,12 +442,11 @@ impl Plan {
         // G2S: cp.async of `copy_bits` (v values along K), threads (128*v/tile_k, tile_k/v)
         // row-major: 16 bytes through L2 only (`.cg`) as the seed, narrower ones `.ca`.
         let v = i64::from(cfg.k_multiple());
-        let op = match cfg.copy_bits {
-            128 => CopyOp::CpAsyncCacheGlobal { bits: 128 },
-            16 => CopyOp::UniversalCopy { bits: 16 },
-            bits => CopyOp::CpAsyncCacheAlways { bits },
+        let g2s_atom = match cfg.copy_bits {
+            128 => CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, val)?,
+            16 => CopyAtom::new(UniversalCopy { bits: 16 }, val)?,
+            bits => CopyAtom::new(CpAsyncCacheAlways { bits }, val)?,
         };
-        let g2s_atom = CopyAtom::new(op, val)?;
         let tk = bk / v;
         let thr = Layout::new(
             IntTuple::ints(&[i64::from(cfg.threads()) / tk, tk]),
@@ -454,7 +456,7 @@ impl Plan {
         let g2s = make_tiled_copy(g2s_atom.clone(), &thr, &vals)?;
 
         // S2R: ldmatrix x4, the MMA's A and B fragments.
-        let s2r_atom = CopyAtom::new(CopyOp::LdsmN { n: 4 }, val)?;
+        let s2r_atom = CopyAtom::new(LdsmN { n: 4 }, val)?;
         let s2r_a = make_tiled_copy_a(s2r_atom.clone(), &mma)?;
         let s2r_b = make_tiled_copy_b(s2r_atom.clone(), &mma)?;
 
@@ -486,10 +488,10 @@ impl Plan {
             0,
             Layout::new(IntTuple::ints(&[bm, bn]), IntTuple::ints(&[bn, 1]))?,
         );
-        let r2s_atom = CopyAtom::new(CopyOp::StsmN { n: 4 }, val)?;
+        let r2s_atom = CopyAtom::new(StsmN { n: 4 }, val)?;
         let r2s = make_tiled_copy_c(r2s_atom.clone(), &mma)?;
         let retile_c = r2s.get_slice(0)?.retile_s(&frag_c)?;
-        let s2g_atom = CopyAtom::new(CopyOp::UniversalCopy { bits: 128 }, val)?;
+        let s2g_atom = CopyAtom::new(UniversalCopy { bits: 128 }, val)?;
         let per_row = (bn / 8).max(1);
         let s2g = make_tiled_copy(
             s2g_atom.clone(),
