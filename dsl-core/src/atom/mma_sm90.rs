@@ -273,3 +273,128 @@ pub(crate) fn names() -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::atom::MmaAtom;
+    use crate::layout::{IntTuple, Layout};
+
+    /// The layouts exactly as CuTe's `mma_traits_sm90_gmma.hpp` writes them:
+    /// `ABLayout<M,K> = (128,(M,K)):(0,(1,M))`, `ALayout_64x16 = CLayout_64x16`,
+    /// `CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))` (`CLayout_64x8` without the
+    /// last value mode).
+    #[test]
+    fn tv_layouts_are_cutes() {
+        let cases = [
+            (64, "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"),
+            (128, "((4,8,4),(2,2,16)):((128,1,16),(64,8,512))"),
+            (256, "((4,8,4),(2,2,32)):((128,1,16),(64,8,512))"),
+            (8, "((4,8,4),(2,2)):((128,1,16),(64,8))"),
+        ];
+        for (d, ab) in [
+            (ValType::F32, ValType::F16),
+            (ValType::F32, ValType::BF16),
+            (ValType::F16, ValType::F16),
+        ] {
+            for (n, c) in cases {
+                let ss = MmaAtom::new(Gmma::ss(n, d, ab));
+                let rs = MmaAtom::new(Gmma::rs(n, d, ab));
+                for atom in [&ss, &rs] {
+                    assert_eq!(atom.shape_mnk, (64, i64::from(n), 16));
+                    assert_eq!(atom.thr_id.to_string(), "128:1");
+                    assert_eq!(atom.c_layout.to_string(), c, "{}", atom.name());
+                    assert_eq!(
+                        atom.b_layout.to_string(),
+                        format!("(128,({n},16)):(0,(1,{n}))"),
+                        "{}",
+                        atom.name()
+                    );
+                    assert_eq!(atom.val_types(), (d, ab, ab, d));
+                }
+                assert_eq!(ss.a_layout.to_string(), "(128,(64,16)):(0,(1,64))");
+                assert_eq!(
+                    rs.a_layout.to_string(),
+                    "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))"
+                );
+            }
+        }
+    }
+
+    /// The PTX ISA's wgmma fragment tables ("Register Fragments and Shared Memory Matrix
+    /// Layouts" of `wgmma.mma_async`), written out independently of CuTe: warp `w = t / 32`,
+    /// lane `l = t % 32`; accumulator `d[i]` is row `16w + l/4 + 8 ((i/2) % 2)`, column
+    /// `8 (i/4) + 2 (l%4) + i%2`; a register A fragment `a[i]` (16-bit, two per register) has
+    /// the same form with K for the column.
+    fn fragment_entry(t: i64, i: i64) -> (i64, i64) {
+        let (w, l) = (t / 32, t % 32);
+        (
+            16 * w + l / 4 + 8 * ((i / 2) % 2),
+            8 * (i / 4) + 2 * (l % 4) + i % 2,
+        )
+    }
+
+    fn check_fragment(l: &Layout, rows: i64, cols: i64) {
+        let vals = l.mode(1).unwrap().size();
+        let mut seen = vec![false; (rows * cols) as usize];
+        for t in 0..128 {
+            for i in 0..vals {
+                let idx = l.crd2idx(&IntTuple::ints(&[t, i])).unwrap();
+                assert_eq!(
+                    (idx % rows, idx / rows),
+                    fragment_entry(t, i),
+                    "thread {t} value {i} of {l}"
+                );
+                assert!(!seen[idx as usize], "{l}: index {idx} twice");
+                seen[idx as usize] = true;
+            }
+        }
+        assert!(seen.iter().all(|&s| s), "{l} is not onto its tile");
+    }
+
+    #[test]
+    fn layouts_match_the_ptx_fragment_tables() {
+        for n in (8..=256).step_by(8) {
+            let atom = MmaAtom::new(Gmma::rs(n, ValType::F32, ValType::BF16));
+            check_fragment(&atom.c_layout, 64, i64::from(n));
+        }
+        let rs = MmaAtom::new(Gmma::rs(64, ValType::F16, ValType::F16));
+        check_fragment(&rs.a_layout, 64, 16);
+        // Shared operands: every thread names the whole tile, column-major.
+        let ss = MmaAtom::new(Gmma::ss(64, ValType::F32, ValType::F16));
+        for t in [0, 77, 127] {
+            for v in 0..64 * 16 {
+                let idx = ss
+                    .a_layout
+                    .crd2idx(&IntTuple::Tuple(vec![
+                        IntTuple::Int(t),
+                        IntTuple::ints(&[v % 64, v / 64]),
+                    ]))
+                    .unwrap();
+                assert_eq!(idx, v);
+            }
+        }
+    }
+
+    #[test]
+    fn names_and_refusals() {
+        assert_eq!(
+            Gmma::ss(256, ValType::F32, ValType::BF16).name(),
+            "SM90_64x256x16_F32BF16BF16_SS"
+        );
+        assert_eq!(
+            Gmma::rs(8, ValType::F16, ValType::F16).name(),
+            "SM90_64x8x16_F16F16F16_RS"
+        );
+        assert_eq!(
+            parse("SM90_64x96x16_F32F16F16_RS"),
+            Some(Gmma::rs(96, ValType::F32, ValType::F16))
+        );
+        assert!(Gmma::ss(100, ValType::F32, ValType::F16).check().is_err());
+        assert!(Gmma::ss(64, ValType::F16, ValType::BF16).check().is_err());
+        assert_eq!(names().len(), 32 * 3 * 2);
+        for n in names() {
+            assert_eq!(parse(&n).map(|g| g.name()), Some(n));
+        }
+    }
+}

@@ -79,25 +79,3 @@ pub(crate) fn scale(a: Var<u32>, c: u32) -> Var<u32> {
         c => a * c,
     }
 }
-
-/// Splits a layout whose strides encode `row * row_unit + col` (with `0 <= col < row_unit`) into
-/// the layout of rows and the layout of columns: same shape, strides `d / row_unit` and
-/// `d % row_unit`. Post-condition: `rows(i) * row_unit + cols(i) == layout(i)` for every `i`.
-pub fn split_rows(layout: &Layout, row_unit: i64) -> Result<(Layout, Layout), LayoutError> {
-    if layout.stride().flatten_ints().iter().any(|&d| d < 0) {
-        return Err(LayoutError::precondition(
-            "split_rows",
-            layout.to_string(),
-            "row/column strides must be non-negative",
-        ));
-    }
-    let rows = Layout::new(
-        layout.shape().clone(),
-        layout.stride().map_ints(&mut |d| d / row_unit),
-    )?;
-    let cols = Layout::new(
-        layout.shape().clone(),
-        layout.stride().map_ints(&mut |d| d % row_unit),
-    )?;
-    Ok((rows, cols))
-}

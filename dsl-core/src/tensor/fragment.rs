@@ -4,7 +4,7 @@ use super::Idx;
 use crate::ir::Type;
 use crate::kernel::{pack_pair_bits, DeviceType, Var};
 use crate::layout::{Layout, LayoutError};
-use crate::tiled::{Crd, View};
+use crate::tiled::View;
 
 /// A register tensor: `regs` hold the values `vals_per_reg` at a time (two 16-bit values per
 /// 32-bit register, value `2j` in the low half), and value `i` of the fragment is
@@ -53,8 +53,8 @@ impl<R: DeviceType> Fragment<R> {
         let crd = coord
             .iter()
             .map(|c| match c {
-                Idx::At(i) => Ok(Crd::At(*i)),
-                Idx::All => Ok(Crd::All),
+                Idx::At(i) => Ok(Idx::At(*i)),
+                Idx::All => Ok(Idx::All),
                 Idx::Dyn(_) => Err(LayoutError::precondition(
                     "Fragment::slice",
                     self.layout.to_string(),

@@ -1,7 +1,9 @@
 //! Device tensors: an engine (a global or shared base pointer, or a register fragment) seen
-//! through a [`crate::tiled::View`], and the operations CuTe performs on them inside a kernel:
-//! slicing with host and device coordinates, `copy` with a tiled copy's atom per value group,
-//! `gemm` with `mma.sync`, `clear`, `cp_async_fence` and `cp_async_wait`.
+//! through a layout, and the operations CuTe performs on them inside a kernel: `local_tile`,
+//! partitions by tiled copies and MMAs, slicing with host and device coordinates ([`Idx`], the
+//! one slicing vocabulary), `copy` with a tiled copy's atom per value group, `gemm` with the
+//! MMA atom per instruction (register fragments or GMMA descriptor fragments), `clear`, and the
+//! `cp.async` and `wgmma` fences.
 //!
 //! Offsets split into a static part (a host integer folded into the instruction's immediate
 //! offset) and a dynamic part (registers computed once, where the tensor is partitioned or
@@ -11,10 +13,12 @@
 //! swizzle, the thread's offset plus the static part below the period, costs one `add`, `and`,
 //! `shr` and `xor` per distinct static remainder and copy.
 //!
-//! Global tensors have a row stride known only on the device (`K` of a GEMM): their views encode
-//! an element `(row, col)` of the tile as `row * ROW + col` ([`ROW`]), which every layout
-//! operation carries through linearly (CuTe's arithmetic-tuple strides), and the address is
-//! computed with the runtime row stride. Bounds are checked per row and column for predication.
+//! Global tensors ([`GTensor`]) have a layout whose extents and strides may be device values
+//! (`M`, `K`, the leading dimension); `local_tile` cuts a static tile from them, and the tile's
+//! coordinates go through the layout algebra as coordinate vectors (CuTe's arithmetic-tuple
+//! strides) while the addresses and bounds are computed with the device strides and extents.
+//! [`CTensor`] is the same coordinate machinery without memory: CuTe's identity tensor, for
+//! predicates and TMA coordinates.
 //!
 //! A k-tile of a K-major A (`M x K`, row stride `k`) copied into a swizzled shared tile with the
 //! seed's 16-byte `cp.async` partition, rows past `m` and columns past `k` zero-filled:
@@ -24,7 +28,7 @@
 //! use dsl_core::ir::{for_each_instr, op::CpAsync, Op};
 //! use dsl_core::kernel::*;
 //! use dsl_core::layout::{ComposedLayout, Layout, Swizzle};
-//! use dsl_core::tensor::{copy, cp_async_fence, cp_async_wait, GTensor, Idx, STensor, ROW};
+//! use dsl_core::tensor::{copy, cp_async_fence, cp_async_wait, GTensor, Idx, STensor};
 //! use dsl_core::tiled::{make_tiled_copy, Side};
 //! use half::f16;
 //!
@@ -35,9 +39,9 @@
 //!     let a = kb.param_ptr::<f16>("a");
 //!     let (m, k) = (kb.param::<u32>("m"), kb.param::<u32>("k"));
 //!     let tid = thread_idx_x();
-//!     // The (128, 32) tile at row 0, k-tiles as a third mode; element (r, c) is r * ROW + c.
-//!     let strip: Layout = format!("(128,32,64):({ROW},1,32)").parse().unwrap();
-//!     let ga = GTensor::tile(a, k, strip, Some((m.cast::<i32>(), k.cast::<i32>())));
+//!     // A is (m, k):(k, 1); this block's (128, 32) tiles along K: (128, 32, ceil(k / 32)).
+//!     let ma = GTensor::row_major(a, m, k);
+//!     let ga = ma.local_tile(&[128, 32], &[Idx::Dyn(block_idx_y()), Idx::All]).unwrap();
 //!     let sw = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, "(8,32):(32,1)".parse().unwrap());
 //!     let sa = STensor::new(kb.dynamic_shared::<f16>(128), sw.tile_to_shape(&dsl_core::layout::IntTuple::ints(&[128, 32]), None).unwrap())
 //!         .unwrap();
@@ -74,6 +78,28 @@ macro_rules! view_methods {
         ) -> Result<Self, $crate::layout::LayoutError> {
             let v = tiled.partition(side, &self.view())?;
             self.with_view(v, &[(thread, tiled.size())])
+        }
+
+        /// CuTe's `thr_mma.partition_A(tensor)` for the device thread index `thread`:
+        /// `(MMA, MMA_M, MMA_K, ...)`.
+        pub fn partition_a(
+            &self,
+            mma: &$crate::tiled::TiledMma,
+            thread: $crate::kernel::Var<u32>,
+        ) -> Result<Self, $crate::layout::LayoutError> {
+            let v = mma.partition($crate::tiled::Operand::A, &self.view())?;
+            self.with_view(v, &[(thread, mma.size())])
+        }
+
+        /// CuTe's `thr_mma.partition_B(tensor)` for the device thread index `thread`:
+        /// `(MMA, MMA_N, MMA_K, ...)`.
+        pub fn partition_b(
+            &self,
+            mma: &$crate::tiled::TiledMma,
+            thread: $crate::kernel::Var<u32>,
+        ) -> Result<Self, $crate::layout::LayoutError> {
+            let v = mma.partition($crate::tiled::Operand::B, &self.view())?;
+            self.with_view(v, &[(thread, mma.size())])
         }
 
         /// CuTe's `thr_mma.partition_C(tensor)` for the device thread index `thread`:
@@ -113,27 +139,16 @@ pub use copy::{
     clear, copy, copy_s2g, cp_async_fence, cp_async_wait, cp_async_wait_n, store_fragment,
     store_fragment_smem, CopySide,
 };
-pub use dyn_eval::{eval_dyn, split_rows, swizzle_dyn};
+pub use dyn_eval::{eval_dyn, swizzle_dyn};
 pub use fragment::Fragment;
-pub use global::{GTensor, ROW};
+pub use global::{CTensor, GTensor};
 pub use mma::{
     gemm, gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait,
     DescriptorFragment, MmaOperand,
 };
 pub use shared::STensor;
 
-use crate::kernel::Var;
-
-/// One item of a device slicing coordinate.
-#[derive(Clone, Copy, Debug)]
-pub enum Idx {
-    /// A host coordinate, folded into the static offset.
-    At(i64),
-    /// A coordinate in a register (a k-tile, a pipeline stage), `< extent` of its mode.
-    Dyn(Var<u32>),
-    /// CuTe's `_`: the mode is kept.
-    All,
-}
+pub use crate::tiled::Idx;
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use super::Idx;
 use crate::ir::{Address, Reg};
 use crate::kernel::{DeviceType, SharedPtr, Var};
 use crate::layout::{Layout, LayoutError, Swizzle};
-use crate::tiled::{Crd, View};
+use crate::tiled::View;
 
 /// A tensor in shared memory: `ptr` plus the offsets (in elements)
 /// `swizzle(inner + base + layout(i)) + outer`, where `inner` and `outer` are device offsets:
@@ -197,25 +197,20 @@ impl<T: DeviceType> STensor<T> {
 /// Device values of a coordinate's dynamic items, each with the extent of its mode.
 pub(crate) type DynItems = Vec<(Var<u32>, i64)>;
 
-/// Splits a device coordinate into the host one `View::slice` takes and the device values of its
-/// dynamic items with the extents of their modes.
+/// The device values of a coordinate's dynamic items, each with the extent of its mode (what
+/// the tensor adds to its device offsets once the view is sliced).
 pub(crate) fn host_coord(
     layout: &Layout,
     coord: &[Idx],
-) -> Result<(Vec<Crd>, DynItems), LayoutError> {
+) -> Result<(Vec<Idx>, DynItems), LayoutError> {
     let modes = layout.modes();
-    let mut crd = Vec::new();
-    let mut xs = Vec::new();
-    for (i, c) in coord.iter().enumerate() {
-        crd.push(match *c {
-            Idx::At(v) => Crd::At(v),
-            Idx::All => Crd::All,
-            Idx::Dyn(x) => {
-                let extent = modes.get(i).map(|m| m.size()).unwrap_or(1);
-                xs.push((x, extent));
-                Crd::Dyn
-            }
-        });
-    }
-    Ok((crd, xs))
+    let xs = coord
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| match *c {
+            Idx::Dyn(x) => Some((x, modes.get(i).map(|m| m.size()).unwrap_or(1))),
+            _ => None,
+        })
+        .collect();
+    Ok((coord.to_vec(), xs))
 }

@@ -34,20 +34,85 @@ fn eval_dyn_folds_to_the_layout() {
     }
 }
 
+/// A tensor's coordinates through a partition: the identity tensor of a `(m, n)` domain, tiled
+/// and partitioned by the seed's tiled MMA, gives every thread the global coordinates CuTe's
+/// `partition_C` of `make_identity_tensor` gives it, decoded from the coordinate encoding.
 #[test]
-fn split_rows_recombines() {
-    let row = 1 << 20;
-    let l = Layout::new(
-        IntTuple::ints(&[4, 8, 2]),
-        IntTuple::ints(&[row, 1, 16 * row + 8]),
-    )
-    .unwrap();
-    let (r, c) = split_rows(&l, row).unwrap();
-    for i in 0..l.size() {
-        assert_eq!(
-            r.eval(i).unwrap() * row + c.eval(i).unwrap(),
-            l.eval(i).unwrap()
+fn identity_tensor_partitions_give_cutes_coordinates() {
+    let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
+    let mma = make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &lay("(2,2,1)"), &perm).unwrap();
+    // CuTe's view: the column-major identity of the 128 x 64 tile.
+    let plain = crate::tiled::View::from(lay("(128,64):(1,128)"));
+    for t in [0i64, 1, 37, 127] {
+        let want = mma
+            .get_slice(t)
+            .unwrap()
+            .partition_c(&plain)
+            .unwrap()
+            .at(&[])
+            .unwrap();
+        let mut got = Vec::new();
+        build_kernel("c", |_| {
+            let c = CTensor::new(&[Var::konst(1000), Var::konst(700)]);
+            let tile = c.local_tile(&[128, 64], &[Idx::At(2), Idx::At(3)]).unwrap();
+            let p = tile.partition_c(&mma, Var::konst(t as u32)).unwrap();
+            for i in 0..p.layout().size() {
+                let (crd, inside) = p.element(i).unwrap();
+                got.push((
+                    crd.iter()
+                        .map(|c| c.as_const().unwrap())
+                        .collect::<Vec<_>>(),
+                    inside.as_const().unwrap(),
+                ));
+            }
+        })
+        .unwrap();
+        assert_eq!(got.len() as i64, want.size());
+        for (i, (crd, inside)) in got.iter().enumerate() {
+            let idx = want.eval(i as i64).unwrap();
+            let (r, c) = (256 + idx % 128, 192 + idx / 128);
+            assert_eq!(crd, &vec![r as u32, c as u32], "thread {t} value {i}");
+            assert_eq!(*inside, r < 1000 && c < 700);
+        }
+    }
+}
+
+/// `local_tile` with `_` keeps the tiles as a dynamic mode; slicing it adds `step * index` to
+/// the device offset, and a three-dimensional tensor (a batch of matrices) addresses every
+/// dimension by its stride.
+#[test]
+fn dynamic_modes_and_batched_tensors() {
+    let cp = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
+    let g2s = make_tiled_copy(cp, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap();
+    let mut addrs = Vec::new();
+    let k = build_kernel("b", |_| {
+        // (m, k, batch) = (256, 96, 3), strides (96, 1, 256 * 96).
+        let g = GTensor::<half::f16>::new(
+            crate::kernel::GlobalPtr::from_addr(Var::konst(0)),
+            &[Var::konst(256), Var::konst(96), Var::konst(3)],
+            &[Var::konst(96), Var::konst(1), Var::konst(256 * 96)],
         );
+        let tile = g
+            .local_tile(&[128, 32, 1], &[Idx::At(1), Idx::All, Idx::At(2)])
+            .unwrap();
+        assert_eq!(tile.dyn_extent(0).unwrap().as_const(), Some(3));
+        let p = tile
+            .slice(&[Idx::All, Idx::All, Idx::All, Idx::At(2)])
+            .unwrap()
+            .partition(&g2s, Side::Src, Var::konst(5))
+            .unwrap();
+        let offs: Vec<i64> = (0..4)
+            .map(|m| p.base() + p.layout().eval(8 * m).unwrap())
+            .collect();
+        addrs = p.accesses(&offs, 8, false).unwrap();
+    })
+    .unwrap();
+    for (m, a) in addrs.iter().enumerate() {
+        // Thread 5: row 5 / 4 + 32 m of the tile, column 8 (5 % 4) of k-tile 2.
+        let (row, col, batch) = (128 + 1 + 32 * m as i64, 64 + 8, 2);
+        let elem = batch * 256 * 96 + row * 96 + col;
+        assert_eq!(resolve(&k, &a.addr), 2 * elem, "copy {m}");
+        assert!(a.pred.is_some_and(|p| p.as_const() == Some(true)));
     }
 }
 
@@ -134,17 +199,18 @@ fn global_partition_addresses_match_cute() {
     let cp = CopyAtom::new(CpAsyncCacheGlobal { bits: 128 }, ValType::F16).unwrap();
     let g2s = make_tiled_copy(cp, &lay("(32,4):(4,1)"), &lay("(1,8)")).unwrap();
     let plain = crate::tiled::View::from(lay("(128,32):(1000,1)"));
-    let encoded = Layout::new(IntTuple::ints(&[128, 32]), IntTuple::ints(&[ROW, 1])).unwrap();
     for t in 0..128i64 {
         let want = g2s.get_slice(t).unwrap().partition_s(&plain).unwrap();
         let mut got = Vec::new();
         let k = build_kernel("g", |_| {
-            let g = GTensor::<half::f16>::tile(
+            let g = GTensor::<half::f16>::row_major(
                 crate::kernel::GlobalPtr::from_addr(Var::konst(0)),
+                Var::konst(4096),
                 Var::konst(1000),
-                encoded.clone(),
-                None,
-            );
+            )
+            .local_tile(&[128, 32], &[Idx::At(0), Idx::At(0)])
+            .unwrap()
+            .without_bounds();
             let p = g.partition(&g2s, Side::Src, Var::konst(t as u32)).unwrap();
             let offs: Vec<i64> = (0..4)
                 .map(|m| p.base() + p.layout().eval(8 * m).unwrap())
@@ -239,12 +305,13 @@ fn misuse_is_an_error() {
     let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
     let mut errors = Vec::new();
     build_kernel("e", |_| {
-        let g = GTensor::<half::f16>::tile(
+        let g = GTensor::<half::f16>::row_major(
             crate::kernel::GlobalPtr::from_addr(Var::konst(0)),
+            Var::konst(8),
             Var::konst(64),
-            Layout::new(IntTuple::ints(&[8, 16]), IntTuple::ints(&[ROW, 1])).unwrap(),
-            None,
-        );
+        )
+        .local_tile(&[8, 16], &[Idx::At(0), Idx::At(0)])
+        .unwrap();
         let s = STensor::<half::f16>::new(SharedPtr::from_addr(Var::konst(0)), lay("(8,8):(8,1)"))
             .unwrap();
         errors.push(copy(&cp, &g, &s).unwrap_err().to_string());

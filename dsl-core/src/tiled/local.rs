@@ -1,28 +1,28 @@
 //! CuTe's `local_tile` and `local_partition` as layout functions.
 
 use super::util::{get_flat_coord, product_each, shape_tiler};
-use super::view::{Crd, View};
+use super::view::{Idx, View};
 use crate::layout::{composition, right_inverse, zipped_divide, Layout, LayoutError};
 
 /// CuTe's `local_tile(tensor, tiler, coord)` (`inner_partition`): divide `tensor` into tiles of
 /// `tiler` (extents per mode) and keep the tile at `coord`, a coordinate into the rest modes
 /// (missing trailing items are `_`).
 ///
-/// [`Crd::At`] folds the rest mode's offset into `base`; each [`Crd::Dyn`] adds a dynamic index
+/// [`Idx::At`] folds the rest mode's offset into `base`; each [`Idx::Dyn`] adds a dynamic index
 /// (`coordinate -> offset`, the rest mode's layout), in order, so a kernel can apply `blockIdx`
-/// there; [`Crd::All`] keeps the mode. The layout is `(tile modes..., kept rest modes...)`.
+/// there; [`Idx::All`] keeps the mode. The layout is `(tile modes..., kept rest modes...)`.
 ///
 /// ```
-/// use dsl_core::tiled::{local_tile, Crd, View};
+/// use dsl_core::tiled::{local_tile, Idx, View};
 /// // gA = local_tile(A (M=256, K=64, K-major), (128, 32), (by, _)): (128, 32, k=2)
 /// let a = View::from("(256,64):(64,1)".parse::<dsl_core::layout::Layout>().unwrap());
-/// let g = local_tile(&a, &[128, 32], &[Crd::Dyn, Crd::All]).unwrap();
+/// let g = local_tile(&a, &[128, 32], &[Idx::dynamic(), Idx::All]).unwrap();
 /// assert_eq!(g.layout.to_string(), "(128,32,2):(64,1,32)");
 /// assert_eq!(g.offset_of(&[1]).unwrap(), 128 * 64);
-/// let g1 = local_tile(&a, &[128, 32], &[Crd::At(1)]).unwrap();
+/// let g1 = local_tile(&a, &[128, 32], &[Idx::At(1)]).unwrap();
 /// assert_eq!(g1.base, 128 * 64);
 /// ```
-pub fn local_tile(tensor: &View, tiler: &[i64], coord: &[Crd]) -> Result<View, LayoutError> {
+pub fn local_tile(tensor: &View, tiler: &[i64], coord: &[Idx]) -> Result<View, LayoutError> {
     let d = zipped_divide(&tensor.layout, &shape_tiler(tiler)?)?;
     let (tile, rest) = (d.mode(0)?, d.mode(1)?);
     let rest_modes = rest.modes();
@@ -40,7 +40,7 @@ pub fn local_tile(tensor: &View, tiler: &[i64], coord: &[Crd]) -> Result<View, L
     // Slice the rest modes, then put the tile modes in front of what is kept.
     let mut full = tile.modes();
     full.extend(rest_modes);
-    let mut item = vec![Crd::All; tile.rank()];
+    let mut item = vec![Idx::All; tile.rank()];
     item.extend(coord.iter().copied());
     tensor.with_layout(Layout::from_modes(full)).slice(&item)
 }

@@ -13,7 +13,7 @@
 //! ```
 //! use dsl_core::atom::{CopyAtom, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, ValType};
 //! use dsl_core::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
-//! use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a, make_tiled_mma, local_tile, Crd, Side, View};
+//! use dsl_core::tiled::{make_tiled_copy, make_tiled_copy_a, make_tiled_mma, local_tile, Idx, Side, View};
 //! let lay = |s: &str| s.parse::<Layout>().unwrap();
 //!
 //! let perm = ["32:1", "32:1", "16:1"].map(|s| Some(lay(s)));
@@ -23,7 +23,7 @@
 //!
 //! // gA = local_tile(A, (128, 32), (by, _)) for A of M=512, K=256, K-major; `by` is blockIdx.y.
 //! let a = View::from(lay("(512,256):(256,1)"));
-//! let ga = local_tile(&a, &[128, 32], &[Crd::Dyn, Crd::All]).unwrap(); // (128, 32, k)
+//! let ga = local_tile(&a, &[128, 32], &[Idx::dynamic(), Idx::All]).unwrap(); // (128, 32, k)
 //! assert_eq!(ga.layout.to_string(), "(128,32,8):(256,1,32)");
 //!
 //! // Shared memory: Swizzle<3,3,3> o (8,32):(32,1) tiled to (128, 32, 3 stages).
@@ -38,13 +38,13 @@
 //! assert_eq!(tag_a.layout.shape().to_string(), "((8,1),4,1,8)"); // (CPY, CPY_M, CPY_K, k)
 //! assert_eq!(tasa.layout.shape().to_string(), "((8,1),4,1,(1,3))"); // (CPY, CPY_M, CPY_K, stage)
 //! // tAgA(_, _, _, itile) with itile in a register: one more dynamic index.
-//! let tile = tag_a.slice(&[Crd::All, Crd::All, Crd::All, Crd::Dyn]).unwrap();
+//! let tile = tag_a.slice(&[Idx::All, Idx::All, Idx::All, Idx::dynamic()]).unwrap();
 //! // Block 1, thread 6, k-tile 2: element (v=0, CPY_M=0) is row 128 + 6/4, column 64 + 8*(6%4).
 //! assert_eq!(tile.at(&[1, 6, 2]).unwrap().eval(0).unwrap(), (128 + 1) * 256 + 64 + 16);
 //!
 //! // MMA fragments of thread 5, and the ldmatrix copy that fills A's.
 //! let thr = mma.get_slice(5).unwrap();
-//! let tcra = thr.partition_fragment_a(&ga.slice(&[Crd::All, Crd::All, Crd::At(0)]).unwrap()).unwrap();
+//! let tcra = thr.partition_fragment_a(&ga.slice(&[Idx::All, Idx::All, Idx::At(0)]).unwrap()).unwrap();
 //! assert_eq!(tcra.to_string(), "((2,2,2),4,2):((1,2,4),16,8)"); // (MMA, MMA_M, MMA_K)
 //! let ldsm = CopyAtom::new(LdsmN { n: 4 }, ValType::F16).unwrap();
 //! let s2r = make_tiled_copy_a(ldsm, &mma).unwrap().get_slice(5).unwrap();
@@ -74,7 +74,7 @@ pub use copy::{
 pub use local::{local_partition, local_partition_at, local_tile};
 pub use mma::{make_tiled_mma, Operand, ThrMma, TiledMma};
 pub use util::{get_flat_coord, make_fragment_like};
-pub use view::{Crd, View};
+pub use view::{Idx, View};
 
 #[cfg(test)]
 mod tests;

@@ -407,7 +407,7 @@ fn fragment_a_orders_modes_by_stride() {
 fn local_tile_and_partition() {
     // gA = local_tile(A(M=300,K=96), (128,32), (by, _)) with by dynamic.
     let a = View::from(lay("(384,96):(96,1)"));
-    let ga = local_tile(&a, &[128, 32], &[Crd::Dyn, Crd::All]).unwrap();
+    let ga = local_tile(&a, &[128, 32], &[Idx::dynamic(), Idx::All]).unwrap();
     assert_eq!(ga.layout.to_string(), "(128,32,3):(96,1,32)");
     for by in 0..3 {
         assert_eq!(ga.offset_of(&[by]).unwrap(), by * 128 * 96);
@@ -435,7 +435,7 @@ fn local_tile_and_partition() {
         }
     }
     assert!(local_partition(&data, &lay("(4,8):(16,1)")).is_err());
-    assert!(local_tile(&a, &[128, 32], &[Crd::At(3)]).is_err());
+    assert!(local_tile(&a, &[128, 32], &[Idx::At(3)]).is_err());
 }
 
 #[test]
@@ -687,4 +687,46 @@ fn ldmatrix_width_must_fit_the_fragment() {
     let copy = make_tiled_copy_b(x2, &mma).unwrap();
     assert_eq!(copy.tiler_mn, vec![16, 16]);
     assert!(make_tiled_copy_a(ldsm_x4(), &mma).is_ok());
+}
+
+/// Two consumer warpgroups of one 128x256 tile (the Hopper GEMM's 2x1 atoms of
+/// `SM90_64x256x16_F32F16F16_SS`): the C layout gives warpgroup 1 the rows 64..127, each
+/// thread the fragment the PTX ISA names; the shared A tile partitions to every thread's
+/// warpgroup half (the SS layouts' thread stride 0 broadcasts it within the warpgroup).
+#[test]
+fn gmma_tiled_for_two_warpgroups() {
+    use crate::atom::Gmma;
+    let atom = MmaAtom::new(Gmma::ss(256, ValType::F32, ValType::F16));
+    let mma = make_tiled_mma(atom, &lay("(2,1,1)"), &[]).unwrap();
+    assert_eq!(mma.size(), 256);
+    assert_eq!(mma.tile_size_mnk(), (128, 256, 16));
+    let c = mma.get_layout_c_tv().unwrap();
+    for t in [0i64, 5, 127, 128, 200, 255] {
+        for v in [0i64, 1, 2, 3, 4, 127] {
+            let idx = c.crd2idx(&IntTuple::ints(&[t, v])).unwrap();
+            let (wg, tt) = (t / 128, t % 128);
+            let (w, l) = (tt / 32, tt % 32);
+            let row = 64 * wg + 16 * w + l / 4 + 8 * ((v / 2) % 2);
+            let col = 8 * (v / 4) + 2 * (l % 4) + v % 2;
+            assert_eq!((idx % 128, idx / 128), (row, col), "thread {t} value {v}");
+        }
+    }
+    // A: (128, 64) K-major SW128 shared tile, 4 k-blocks of 16.
+    let sa = crate::atom::gmma::gmma_atom(
+        crate::atom::gmma::GmmaMajor::K,
+        crate::atom::gmma::GmmaLayoutType::B128,
+        2,
+    )
+    .unwrap()
+    .tile_to_shape(&IntTuple::ints(&[128, 64]), None)
+    .unwrap();
+    let part = mma.partition(Operand::A, &View::from(sa.clone())).unwrap();
+    assert_eq!(part.layout.shape().to_string(), "((64,16),1,4)");
+    let thread = &part.indices[0];
+    assert_eq!(thread.eval(0).unwrap(), 0);
+    assert_eq!(thread.eval(127).unwrap(), 0);
+    // Warpgroup 1 starts 64 rows (of 64 elements) further.
+    assert_eq!(thread.eval(128).unwrap(), 64 * 64);
+    // k-block 1 starts 16 elements (32 bytes) into the rows.
+    assert_eq!(part.layout.mode(2).unwrap().eval(1).unwrap(), 16);
 }

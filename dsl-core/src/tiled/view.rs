@@ -3,17 +3,33 @@
 
 use std::fmt;
 
+use crate::kernel::Var;
 use crate::layout::{ComposedLayout, Layout, LayoutError, Swizzle};
 
-/// One item of a slicing coordinate (CuTe's `tensor(c0, _, c2)` and `local_tile`'s `coord`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Crd {
-    /// A host coordinate: folded into the view's base offset.
+/// One item of a slicing coordinate (CuTe's `tensor(c0, _, c2)` and `local_tile`'s `coord`): the
+/// one vocabulary of views, device tensors and fragments.
+#[derive(Clone, Copy, Debug)]
+pub enum Idx {
+    /// A host coordinate: folded into the static offset.
     At(i64),
-    /// A coordinate known only on the device (`blockIdx.x`): becomes a dynamic index of the view.
-    Dyn,
+    /// A coordinate in a register (a block index, a k-tile, a pipeline stage), below the mode's
+    /// extent: it becomes a dynamic index (a device tensor adds its offset in registers).
+    Dyn(Var<u32>),
     /// CuTe's `_`: the mode is kept.
     All,
+}
+
+impl Idx {
+    /// A device coordinate whose value does not matter here: for host-side views, which only
+    /// record that the index is dynamic.
+    pub fn dynamic() -> Idx {
+        Idx::Dyn(Var::konst(0))
+    }
+
+    /// Whether this is [`Idx::Dyn`].
+    pub fn is_dyn(&self) -> bool {
+        matches!(self, Idx::Dyn(_))
+    }
 }
 
 /// A layout slice whose offset depends on some indices known only on the device.
@@ -76,20 +92,20 @@ impl View {
         v
     }
 
-    /// CuTe's slicing `tensor(c0, c1, ...)` by top-level mode, where [`Crd::All`] is `_`: an
-    /// [`Crd::At`] folds `mode_i(c)` into `base`, a [`Crd::Dyn`] adds `mode_i` as a dynamic index (in
+    /// CuTe's slicing `tensor(c0, c1, ...)` by top-level mode, where [`Idx::All`] is `_`: an
+    /// [`Idx::At`] folds `mode_i(c)` into `base`, an [`Idx::Dyn`] adds `mode_i` as a dynamic index (in
     /// order), and the kept modes form the new layout. Missing trailing items are `_`.
     ///
     /// ```
-    /// use dsl_core::tiled::{Crd, View};
+    /// use dsl_core::tiled::{Idx, View};
     /// // tAsA(_, _, ik, ismem_read) with ik = 1 on the host and the stage in a register.
     /// let v = View::from("(8,4,2,3):(1,8,32,64)".parse::<dsl_core::layout::Layout>().unwrap());
-    /// let s = v.slice(&[Crd::All, Crd::All, Crd::At(1), Crd::Dyn]).unwrap();
+    /// let s = v.slice(&[Idx::All, Idx::All, Idx::At(1), Idx::dynamic()]).unwrap();
     /// assert_eq!(s.layout.to_string(), "(8,4):(1,8)");
     /// assert_eq!(s.base, 32);
     /// assert_eq!(s.offset_of(&[2]).unwrap(), 32 + 128);
     /// ```
-    pub fn slice(&self, coord: &[Crd]) -> Result<View, LayoutError> {
+    pub fn slice(&self, coord: &[Idx]) -> Result<View, LayoutError> {
         let modes = self.layout.modes();
         if coord.len() > modes.len() {
             return Err(LayoutError::precondition(
@@ -105,10 +121,10 @@ impl View {
         let mut view = self.clone();
         let mut kept = Vec::new();
         for (i, m) in modes.into_iter().enumerate() {
-            match coord.get(i).copied().unwrap_or(Crd::All) {
-                Crd::All => kept.push(m),
-                Crd::Dyn => view.indices.push(m),
-                Crd::At(c) => {
+            match coord.get(i).copied().unwrap_or(Idx::All) {
+                Idx::All => kept.push(m),
+                Idx::Dyn(_) => view.indices.push(m),
+                Idx::At(c) => {
                     if c < 0 || c >= m.size() {
                         return Err(LayoutError::precondition(
                             "slice",

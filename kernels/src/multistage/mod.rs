@@ -41,7 +41,6 @@ use dsl_core::atom::{
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError, Swizzle};
-use dsl_core::tensor::ROW;
 use dsl_core::tiled::{
     make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_c, make_tiled_mma,
     TiledCopy, TiledMma, View,
@@ -374,12 +373,6 @@ pub struct Plan {
     pub smem_a: ComposedLayout,
     /// Shared layout of B: `(tile_n, tile_k, stages)`, swizzled.
     pub smem_b: ComposedLayout,
-    /// The global A strip of one block: `(tile_m, tile_k, k-tiles)` in row units.
-    pub gmem_a: Layout,
-    /// The global B strip of one block: `(tile_n, tile_k, k-tiles)` in row units.
-    pub gmem_b: Layout,
-    /// The output tile `(tile_m, tile_n)` in row units.
-    pub gmem_d: Layout,
     /// `partition_fragment_A` of one k-tile: `(MMA, MMA_M, MMA_K)`.
     pub frag_a: Layout,
     /// `partition_fragment_B`: `(MMA, MMA_N, MMA_K)`.
@@ -460,24 +453,15 @@ impl Plan {
         let s2r_a = make_tiled_copy_a(s2r_atom.clone(), &mma)?;
         let s2r_b = make_tiled_copy_b(s2r_atom.clone(), &mma)?;
 
-        // Global strips in row units; k-tiles as a third mode (enough for K up to ROW).
-        let kt = ROW / bk;
-        let strip = |rows: i64| {
-            Layout::new(
-                IntTuple::ints(&[rows, bk, kt]),
-                IntTuple::ints(&[ROW, 1, bk]),
-            )
-        };
-        let (gmem_a, gmem_b) = (strip(bm)?, strip(bn)?);
-        let gmem_d = Layout::new(IntTuple::ints(&[bm, bn]), IntTuple::ints(&[ROW, 1]))?;
-
+        // Fragments of one k-tile of A and B and of D's tile, as CuTe's partition_fragment_* of
+        // row-major tiles.
         let thr0 = mma.get_slice(0)?;
-        let tile = |rows: i64| {
-            Layout::new(IntTuple::ints(&[rows, bk]), IntTuple::ints(&[ROW, 1])).map(View::from)
+        let tile = |rows: i64, cols: i64| {
+            Layout::new(IntTuple::ints(&[rows, cols]), IntTuple::ints(&[cols, 1])).map(View::from)
         };
-        let frag_a = thr0.partition_fragment_a(&tile(bm)?)?;
-        let frag_b = thr0.partition_fragment_b(&tile(bn)?)?;
-        let frag_c = thr0.partition_fragment_c(&View::from(gmem_d.clone()))?;
+        let frag_a = thr0.partition_fragment_a(&tile(bm, bk)?)?;
+        let frag_b = thr0.partition_fragment_b(&tile(bn, bk)?)?;
+        let frag_c = thr0.partition_fragment_c(&tile(bm, bn)?)?;
         let retile_a = s2r_a.get_slice(0)?.retile_d(&frag_a)?;
         let retile_b = s2r_b.get_slice(0)?.retile_d(&frag_b)?;
 
@@ -511,9 +495,6 @@ impl Plan {
             s2r_b,
             smem_a,
             smem_b,
-            gmem_a,
-            gmem_b,
-            gmem_d,
             frag_a,
             frag_b,
             frag_c,

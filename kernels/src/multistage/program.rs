@@ -48,26 +48,28 @@ fn next_stage(stage: Var<u32>, stages: u32) -> Var<u32> {
     select(stage.eq_(stages - 1), 0u32, stage + 1u32)
 }
 
-/// The origin `(m0, n0)` of this block's tile of D and how many of its rows exist.
+/// This block's tile of D, `(M tile, N tile)`, and how many rows of A and D exist for it (`m`,
+/// or 0 for a block with nothing to do).
 ///
 /// In the seed's order block `(x, y)` computes tile `(y, x)`. With `raster_log2 = s` the grid is
 /// `(tiles_n << s, ceil(tiles_m / 2^s))` and block `(x, y)` computes M tile `(y << s) + x % 2^s`
 /// and N tile `x >> s`: consecutive blocks sweep `2^s` M tiles of one N tile before moving on, so
 /// the blocks resident at one time share tiles of A and B in L2. A block whose M tile is past
-/// the end reads and writes nothing (its row count is 0, its origin row 0).
-fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>, Var<i32>) {
+/// the end sees a matrix of no rows at tile 0: it reads and writes nothing, and no address it
+/// forms leaves the matrices.
+fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>, Var<u32>) {
     let (bx, by) = (block_idx_x(), block_idx_y());
-    let (bm, bn) = (cfg.tile_m, cfg.tile_n);
     let s = cfg.raster_log2;
     if s == 0 {
-        let m0 = by * bm;
-        return (m0, bx * bn, (m - m0).cast::<i32>());
+        return (by, bx, m);
     }
     let tile_m = (by << s) + (bx & ((1u32 << s) - 1));
-    let inside = tile_m.lt((m + (bm - 1)) / bm);
-    let m0 = select(inside, tile_m * bm, 0u32);
-    let rows = select(inside, (m - m0).cast::<i32>(), 0i32);
-    (m0, (bx >> s) * bn, rows)
+    let inside = tile_m.lt((m + (cfg.tile_m - 1)) / cfg.tile_m);
+    (
+        select(inside, tile_m, 0u32),
+        bx >> s,
+        select(inside, m, 0u32),
+    )
 }
 
 /// The multistage GEMM of `plan` for elements of type `T` (`half::f16` or `half::bf16`).
@@ -92,34 +94,19 @@ pub fn multistage<T: DeviceType>(
     let failed = RefCell::new(None::<LayoutError>);
 
     let idx = thread_idx_x();
-    // This block's tile of D: row m0, column n0; `rows` of them exist (0 for a block past the
-    // last M tile, which the rasterized grid may have).
-    let (m0, n0, rows) = block_tile(cfg, m);
+    // This block's tile of D and the rows of A and D it sees (none for a block past the last
+    // M tile, which the rasterized grid may have).
+    let (tm, tn, rows) = block_tile(cfg, m);
+    let (bm, bn) = (i64::from(cfg.tile_m), i64::from(cfg.tile_n));
 
     // ---- Global tensors: this block's strips of A and B (k-tiles as the last mode), D's tile ----
-    let ga = GTensor::tile(
-        a + m0 * k,
-        k,
-        plan.gmem_a.clone(),
-        Some((rows, k.cast::<i32>())),
-    );
-    let gb = GTensor::tile(
-        b + n0 * k,
-        k,
-        plan.gmem_b.clone(),
-        Some(((n - n0).cast::<i32>(), k.cast::<i32>())),
-    );
+    let ga = GTensor::row_major(a, rows, k).local_tile(&[bm, i64::from(bk)], &[Dyn(tm), All])?;
+    let gb = GTensor::row_major(b, n, k).local_tile(&[bn, i64::from(bk)], &[Dyn(tn), All])?;
     // The same strips without bounds, for the k-tiles of blocks whose rows all exist: those
     // copies need no predicates and no clamped addresses (most of the main loop's integer work).
-    let ga_full = GTensor::tile(a + m0 * k, k, plan.gmem_a.clone(), None);
-    let gb_full = GTensor::tile(b + n0 * k, k, plan.gmem_b.clone(), None);
-    let interior = rows.ge(cfg.tile_m as i32) & (n - n0).cast::<i32>().ge(cfg.tile_n as i32);
-    let gd = GTensor::tile(
-        d + (m0 * n + n0),
-        n,
-        plan.gmem_d.clone(),
-        Some((rows, (n - n0).cast::<i32>())),
-    );
+    let (ga_full, gb_full) = (ga.without_bounds(), gb.without_bounds());
+    let interior = ga.remaining(0).ge(cfg.tile_m as i32) & gb.remaining(0).ge(cfg.tile_n as i32);
+    let gd = GTensor::row_major(d, rows, n).local_tile(&[bm, bn], &[Dyn(tm), Dyn(tn)])?;
 
     // ---- Shared memory: `stages` tiles of A, then of B ----
     let smem = kb.dynamic_shared::<T>(128);
