@@ -56,6 +56,12 @@ fn bad(l: &Layout, msg: impl Into<String>) -> LayoutError {
     LayoutError::precondition("tensor", l.to_string(), msg.into())
 }
 
+/// Per dimension, the device offset of a tile's origin (`None` where the tiles stay a mode).
+type TileOrigins = Vec<Option<Var<u32>>>;
+
+/// A row of a global tile: its address and whether it exists.
+type Row = (Var<u64>, Option<Var<bool>>);
+
 /// The coordinate machinery every global and coordinate tensor has (see the module docs).
 #[derive(Clone, Debug)]
 struct Coords {
@@ -99,7 +105,7 @@ impl Coords {
         &self,
         tiler: &[i64],
         coord: &[Idx],
-    ) -> Result<(Coords, Vec<Option<Var<u32>>>), LayoutError> {
+    ) -> Result<(Coords, TileOrigins), LayoutError> {
         let r = self.rank();
         if tiler.len() != r || coord.len() != r || self.layout.rank() != 0 {
             return Err(bad(
@@ -477,7 +483,7 @@ impl<T: DeviceType> GTensor<T> {
         let mut acc = self.thread_ptr().addr().cast::<u32>();
         for (d, s) in self.strides.iter().enumerate() {
             if Some(d) != self.coords.contiguous {
-                acc = acc | (*s * T::TY.bytes());
+                acc |= *s * T::TY.bytes();
             }
         }
         (acc & (bytes - 1)).eq_(0u32)
@@ -520,7 +526,7 @@ impl<T: DeviceType> GTensor<T> {
         let bytes = i64::from(T::TY.bytes());
         let r = c.rank();
         let thread_ptr = self.thread_ptr();
-        let mut rows: BTreeMap<Vec<i64>, (Var<u64>, Option<Var<bool>>)> = BTreeMap::new();
+        let mut rows: BTreeMap<Vec<i64>, Row> = BTreeMap::new();
         let mut out = Vec::with_capacity(offsets.len());
         for &s in offsets {
             if s < 0 {
@@ -573,7 +579,7 @@ impl<T: DeviceType> GTensor<T> {
     fn row_pointer(
         &self,
         key: &[i64],
-        rows: &BTreeMap<Vec<i64>, (Var<u64>, Option<Var<bool>>)>,
+        rows: &BTreeMap<Vec<i64>, Row>,
         thread_ptr: GlobalPtr<T>,
     ) -> Var<u64> {
         let below = rows
