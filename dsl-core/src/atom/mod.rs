@@ -14,6 +14,7 @@
 //! | `SM75_*_LDSM_*`, `SM90_*_STSM_N` | `copy_ldsm.rs` | `ldmatrix`, `stmatrix` |
 //! | `SM80_16x8x16_*_TN` | `mma_sm80.rs` | `mma.sync.m16n8k16` |
 //! | `SM90_64xNx16_*_{SS,RS}` | `mma_sm90.rs` | `wgmma.mma_async` |
+//! | `SM90_TMA_LOAD`, `_MULTICAST`, `SM90_TMA_STORE` | [`tma`] | `cp.async.bulk.tensor` |
 
 //!
 //! ```
@@ -37,6 +38,7 @@ mod mma;
 mod mma_sm80;
 mod mma_sm90;
 pub mod registry;
+pub mod tma;
 mod value;
 
 pub use copy::{CopyAtom, CopyEnd, CopyOperation, CopyTraits, EndKind};
