@@ -224,6 +224,64 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel_macro::kernel(attr.into(), item.into()).into()
 }
 
+/// Turns a helper function into device code that `#[kernel]` bodies (and other `#[device]`
+/// functions) call: its body's `if`, `for`, `while`, `=` and `let` are rewritten exactly as a
+/// kernel body's, so a program's roles (producer, consumer, epilogue) can be short functions.
+/// The signature stays as written: parameters are whatever the caller passes (device values,
+/// tensors, barriers, host configuration), and the function runs on the host while the kernel
+/// is generated, emitting into the kernel being built.
+///
+/// A `#[device]` function that returns `Result<T, E>` may use `?` anywhere in its body, also
+/// inside device `if`/`for`/`while` statements: the error leaves the function as with Rust's
+/// `?` (each rewritten statement passes it on). `return` inside device control flow is refused
+/// as in `#[kernel]`.
+///
+/// ```
+/// use dsl_core::kernel::*;
+/// use dsl_core::layout::LayoutError;
+/// use dsl_macros::{device, kernel};
+///
+/// /// Adds `x` to every element below `n` of a block's slice: a device loop and a device `if`.
+/// #[device]
+/// fn add_all(p: GlobalPtr<f32>, n: Var<u32>, x: Var<f32>) -> Result<(), LayoutError> {
+///     let base = block_idx_x() * block_dim_x();
+///     for i in (thread_idx_x()..block_dim_x()).step_by(32u32) {
+///         let at = base + i;
+///         if at.lt(n) {
+///             p.store_at(at, p.load_at(at) + x);
+///             // `?` in device control flow: the layout error would leave `add_all`.
+///             let _tile: dsl_core::layout::Layout = "(4,8):(8,1)".parse()?;
+///         }
+///     }
+///     Ok(())
+/// }
+///
+/// #[derive(Debug)]
+/// enum MyError {
+///     Layout(LayoutError),
+///     Build(BuildError),
+/// }
+/// impl From<LayoutError> for MyError {
+///     fn from(e: LayoutError) -> Self { MyError::Layout(e) }
+/// }
+/// impl From<BuildError> for MyError {
+///     fn from(e: BuildError) -> Self { MyError::Build(e) }
+/// }
+///
+/// #[kernel]
+/// fn bump(p: GlobalPtr<f32>, n: Var<u32>) -> Result<(), MyError> {
+///     add_all(p, n, Var::konst(1.0f32))?;
+///     Ok(())
+/// }
+///
+/// let k = bump().unwrap();
+/// assert_eq!(k.params.len(), 2);
+/// ```
+#[proc_macro_attribute]
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    kernel_macro::device(attr.into(), item.into()).into()
+}
+
 /// CuTe's `make_tiled_copy` (or `make_tiled_copy_A/B/C`) in CuTe notation, checked at compile time.
 ///
 /// Expands to a [`dsl_core::tiled::TiledCopy`]. The first argument is a copy atom as CuTe names it,

@@ -639,3 +639,99 @@ fn whole_kernels_mix_host_and_device_control_flow() {
         .count();
     assert_eq!(barriers, 1);
 }
+
+/// The error of the `?` tests: a layout that does not parse, or the builder's.
+#[derive(Debug)]
+enum TestError {
+    Layout(dsl_core::layout::LayoutError),
+    Build(BuildError),
+}
+impl From<dsl_core::layout::LayoutError> for TestError {
+    fn from(e: dsl_core::layout::LayoutError) -> Self {
+        TestError::Layout(e)
+    }
+}
+impl From<BuildError> for TestError {
+    fn from(e: BuildError) -> Self {
+        TestError::Build(e)
+    }
+}
+
+/// A role as a `#[device]` function: its device `while` and `if` are rewritten as in a kernel,
+/// and its `?` inside them leaves the function with the error.
+#[dsl_macros::device]
+fn countdown(
+    out: GlobalPtr<u32>,
+    n: Var<u32>,
+    layout: &str,
+) -> Result<Var<u32>, dsl_core::layout::LayoutError> {
+    let mut left = n.fresh();
+    while left.gt(0u32) {
+        if left.lt(3u32) {
+            let l: dsl_core::layout::Layout = layout.parse()?;
+            out.store_at(left, l.size() as u32);
+        }
+        left = left - 1u32;
+    }
+    Ok(left)
+}
+
+#[kernel]
+fn calls_a_role(#[host] layout: &str, out: GlobalPtr<u32>, n: Var<u32>) -> Result<(), TestError> {
+    for i in 0u32..n {
+        let rest = countdown(out, i, layout)?;
+        out.store(rest);
+    }
+    Ok(())
+}
+
+#[test]
+fn device_functions_rewrite_control_flow_and_pass_errors_on() {
+    let k = calls_a_role("(4,8):(8,1)").unwrap();
+    assert_eq!(structure(&k.body), ["for"]);
+    let Stmt::For { body, .. } = k
+        .body
+        .iter()
+        .find(|s| matches!(s, Stmt::For { .. }))
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(structure(body), ["while"]);
+    // Every store of the layout's size stores 32.
+    assert!(stored(&k.body).contains(&Operand::Imm(32)));
+    // A layout that does not parse, deep inside a device `if` in a device `while` in a device
+    // `for`, is the kernel's error.
+    match calls_a_role("(4,8):(8)") {
+        Err(TestError::Layout(e)) => assert!(e.to_string().contains("(4,8):(8)"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `?` in a device `if` and `else` of a kernel body itself.
+#[kernel]
+fn question_in_arms(
+    #[host] layout: &str,
+    out: GlobalPtr<u32>,
+    n: Var<u32>,
+) -> Result<(), TestError> {
+    if n.lt(4u32) {
+        let l: dsl_core::layout::Layout = layout.parse()?;
+        out.store(l.cosize() as u32);
+    } else {
+        let l: dsl_core::layout::Layout = "8:2".parse()?;
+        out.store(l.cosize() as u32);
+    }
+    Ok(())
+}
+
+#[test]
+fn question_marks_in_device_arms() {
+    let k = question_in_arms("(2,2):(1,2)").unwrap();
+    assert_eq!(structure(&k.body), ["if"]);
+    assert_eq!(stored(&k.body), [Operand::Imm(4), Operand::Imm(15)]);
+    assert!(matches!(
+        question_in_arms("oops"),
+        Err(TestError::Layout(_))
+    ));
+}

@@ -31,6 +31,37 @@ pub trait Cond {
     /// `if self { arms(Then) } else { arms(Else) }`: a host `bool` calls `arms` once with the
     /// taken arm; a device predicate calls it twice, inside the two blocks of one [`Stmt::If`].
     fn if_else(self, arms: impl FnMut(Arm));
+
+    /// [`Cond::if_`] whose arm may fail (a `?` inside it, in `#[kernel]`): the first error is
+    /// returned once the `if` is generated.
+    fn try_if_<E>(self, mut arms: impl FnMut(Arm) -> Result<(), E>) -> Result<(), E>
+    where
+        Self: Sized,
+    {
+        let mut first = None;
+        self.if_(|arm| keep_first(&mut first, || arms(arm)));
+        first.map_or(Ok(()), Err)
+    }
+
+    /// [`Cond::if_else`] whose arms may fail: the first error is returned once both arms (of a
+    /// device predicate) are generated.
+    fn try_if_else<E>(self, mut arms: impl FnMut(Arm) -> Result<(), E>) -> Result<(), E>
+    where
+        Self: Sized,
+    {
+        let mut first = None;
+        self.if_else(|arm| keep_first(&mut first, || arms(arm)));
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// Runs `f` unless an error was kept already, and keeps its error.
+fn keep_first<E>(first: &mut Option<E>, f: impl FnOnce() -> Result<(), E>) {
+    if first.is_none() {
+        if let Err(e) = f() {
+            *first = Some(e);
+        }
+    }
 }
 
 impl Cond for bool {
@@ -178,6 +209,17 @@ pub trait Iterate {
     type Index;
     /// Runs the loop.
     fn for_each_(self, body: impl FnMut(Self::Index));
+
+    /// [`Iterate::for_each_`] whose body may fail (a `?` inside it, in `#[kernel]`): a host loop
+    /// stops generating at the first error, which is returned.
+    fn try_for_each_<E>(self, mut body: impl FnMut(Self::Index) -> Result<(), E>) -> Result<(), E>
+    where
+        Self: Sized,
+    {
+        let mut first = None;
+        self.for_each_(|i| keep_first(&mut first, || body(i)));
+        first.map_or(Ok(()), Err)
+    }
 }
 
 /// Host integers iterate on the host; [`Iterate`] is also implemented for Rust's ranges so that
@@ -375,6 +417,26 @@ pub trait LoopCond: Sized {
     /// ends it); a device predicate emits one [`Stmt::While`] from one call per part (a `None`
     /// condition is a build error).
     fn run_while(f: impl FnMut(LoopPart) -> Option<Self>);
+
+    /// [`LoopCond::run_while`] whose parts may fail (a `?` inside the loop, in `#[kernel]`):
+    /// generation stops at the first error, which is returned (a failed condition ends a host
+    /// loop).
+    fn try_run_while<E>(mut f: impl FnMut(LoopPart) -> Result<Option<Self>, E>) -> Result<(), E> {
+        let mut first = None;
+        Self::run_while(|part| {
+            if first.is_some() {
+                return None;
+            }
+            match f(part) {
+                Ok(c) => c,
+                Err(e) => {
+                    first = Some(e);
+                    None
+                }
+            }
+        });
+        first.map_or(Ok(()), Err)
+    }
 }
 
 impl LoopCond for bool {

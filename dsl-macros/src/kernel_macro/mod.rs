@@ -47,6 +47,46 @@ fn run(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     }
 }
 
+/// The `#[device]` attribute: the function with its body's control flow rewritten as in a
+/// `#[kernel]` body, or the compile errors saying what to write instead.
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match run_device(attr, item) {
+        Ok(tokens) => tokens,
+        Err(e) => e.into_iter().map(|e| e.to_compile_error()).collect(),
+    }
+}
+
+fn run_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    if let Some(tok) = attr.into_iter().next() {
+        errors.spanned(
+            tok,
+            "#[device] takes no arguments: write `#[device]` above the helper function",
+        );
+    }
+    let mut item: syn::ItemFn = syn::parse2(item).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("#[device] applies to a function (`fn name(..) {{ .. }}`): {e}"),
+        )
+    })?;
+    if let Some(t) = &item.sig.asyncness {
+        errors.spanned(t, "a #[device] function cannot be `async`: it runs on the host while the kernel is generated; remove `async`");
+    }
+    let (unit, error_type) = match &item.sig.output {
+        syn::ReturnType::Default => (true, None),
+        syn::ReturnType::Type(_, ty) => (
+            matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty()),
+            parse::result_error_type_of_any(ty),
+        ),
+    };
+    rewrite::rewrite_block(&mut item.block, error_type, unit, &mut errors);
+    match errors.combined() {
+        Some(e) => Err(e),
+        None => Ok(quote::quote!(#item)),
+    }
+}
+
 /// Errors collected while the passes continue past them.
 #[derive(Default)]
 pub(crate) struct Errors(Vec<syn::Error>);

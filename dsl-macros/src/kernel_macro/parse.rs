@@ -116,6 +116,32 @@ fn is_unit(ty: &Type) -> bool {
     matches!(ty, Type::Tuple(t) if t.elems.is_empty())
 }
 
+/// `E` of `Result<T, E>`, whatever `T` is (a `#[device]` function may return a value).
+pub fn result_error_type_of_any(ty: &Type) -> Option<Type> {
+    let Type::Path(p) = ty else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    match types.as_slice() {
+        [_, err] => Some((*err).clone()),
+        _ => None,
+    }
+}
+
 /// `E` of `Result<(), E>`.
 fn result_error_type(ty: &Type) -> Option<Type> {
     let Type::Path(p) = ty else {

@@ -11,6 +11,7 @@
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
 //! | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: `bool`s only |
 //! | `let x = y;` (`y` a path), `let mut x = e;` | `let x = macro_support::Let::new(y).let_();` |
+//! | `e?` inside a rewritten `if` statement, `for` or `while` (function returning `Result<_, E>`) | the construct's `try_` form, whose closure returns `Result<(), E>`, followed by `?` |
 //!
 //! Everything else stays Rust: `if let`, `while let`, `match`, `for` over anything but a range
 //! (a `Vec`, `(a..b).rev()`, `(a..b).into_iter()`) or over a range whose two bounds are integer
@@ -28,15 +29,24 @@ use super::Errors;
 
 /// Rewrites `kernel.body` in place; refusals go to `errors`.
 pub fn rewrite_body(kernel: &mut KernelFn, errors: &mut Errors) {
-    let mut r = Rewriter {
-        errors,
-        frames: vec![Frame::Kernel {
-            returns_result: kernel.error_type.is_some(),
-        }],
-    };
     // With `-> Result<(), E>` the body's value is returned; otherwise it is `()`.
     let unit = kernel.error_type.is_none();
-    r.block(&mut kernel.body, unit);
+    rewrite_block(&mut kernel.body, kernel.error_type.clone(), unit, errors);
+}
+
+/// Rewrites a function body whose `?` converts into `error_type` (`None`: the function returns
+/// no `Result`, and `?` is refused); its value is discarded when `unit`.
+pub fn rewrite_block(
+    body: &mut Block,
+    error_type: Option<syn::Type>,
+    unit: bool,
+    errors: &mut Errors,
+) {
+    let mut r = Rewriter {
+        errors,
+        frames: vec![Frame::Kernel { error_type }],
+    };
+    r.block(body, unit);
 }
 
 /// The rewritten constructs, for messages.
@@ -59,12 +69,16 @@ impl Construct {
 
 /// What encloses the code being visited, innermost last.
 enum Frame {
-    /// The kernel function's body.
-    Kernel { returns_result: bool },
+    /// The function's body; `?` converts errors into `error_type`, when it returns a `Result`.
+    Kernel { error_type: Option<syn::Type> },
     /// A closure or async block the user wrote: `return`, `?` and jumps are its own business.
     Closure,
-    /// A construct the macro turns into a closure.
-    Rewritten(Construct),
+    /// A construct the macro turns into a closure; `fallible` once a `?` inside it needs the
+    /// closure to return the function's `Result`.
+    Rewritten(Construct, bool),
+    /// A closure the macro writes that cannot carry an error: an `if` used as a value, or the
+    /// right side of `&&`/`||`; names what it is, for the refusal of a `?` inside.
+    NoTry(&'static str),
     /// A loop that stays a Rust loop.
     HostLoop(Option<Lifetime>),
     /// A labeled block (`'a: { .. }`), a target of `break 'a`.
@@ -158,15 +172,45 @@ impl Rewriter<'_> {
                 None => true,
             };
         let unit = unit || no_values;
-        self.frames.push(Frame::Rewritten(Construct::If));
+        self.frames.push(Frame::Rewritten(Construct::If, false));
+        if !unit {
+            self.frames.push(Frame::NoTry("an `if` used as a value"));
+        }
         self.block(&mut i.then_branch, unit);
         if let Some((_, e)) = &mut i.else_branch {
             self.expr_in(e, unit);
         }
-        self.frames.pop();
+        if !unit {
+            self.frames.pop();
+        }
+        let fallible = self.pop_rewritten();
         let span = i.if_token.span;
         let cond = &i.cond;
         let then = &i.then_branch;
+        if let (Some(err), true) = (self.error_type(), unit) {
+            if fallible {
+                // A `?` inside: each arm returns the function's `Result`, the `if` passes its
+                // error on.
+                let ok = quote_spanned!(span=> ::core::result::Result::Ok(()));
+                let else_ = match &i.else_branch {
+                    Some((_, e)) => quote_spanned!(span=> { #e; #ok }),
+                    None => quote_spanned!(span=> #ok),
+                };
+                let call = if i.else_branch.is_some() {
+                    quote_spanned!(span=> #k::Cond::try_if_else)
+                } else {
+                    quote_spanned!(span=> #k::Cond::try_if_)
+                };
+                return parse_expr(quote_spanned! {span=>
+                    #call(#cond, |#arm| -> ::core::result::Result<(), #err> {
+                        match #arm {
+                            #k::Arm::Then => { #then; #ok }
+                            #k::Arm::Else => #else_,
+                        }
+                    })?
+                });
+            }
+        }
         match &i.else_branch {
             None => parse_expr(quote_spanned! {span=>
                 #k::Cond::if_(#cond, |#arm| match #arm {
@@ -199,8 +243,11 @@ impl Rewriter<'_> {
             Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
                 self.condition(&mut b.left, c);
                 // The right side runs in a closure: `return`, `?` and jumps cannot leave it.
-                self.frames.push(Frame::Rewritten(c));
+                self.frames.push(Frame::Rewritten(c, false));
+                self.frames
+                    .push(Frame::NoTry("the right side of `&&` or `||`"));
                 self.condition(&mut b.right, c);
+                self.frames.pop();
                 self.frames.pop();
                 let (span, name) = match b.op {
                     syn::BinOp::And(t) => (t.spans[0], "and"),
@@ -244,9 +291,9 @@ impl Rewriter<'_> {
         if let Some(s) = &mut step {
             self.visit_expr_mut(s);
         }
-        self.frames.push(Frame::Rewritten(Construct::For));
+        self.frames.push(Frame::Rewritten(Construct::For, false));
         self.block(&mut f.body, true);
-        self.frames.pop();
+        let fallible = self.pop_rewritten();
         let span = f.for_token.span;
         let k = kernel_path(span);
         let mut iter = if inclusive {
@@ -259,6 +306,14 @@ impl Rewriter<'_> {
         }
         let pat = &f.pat;
         let body = &f.body;
+        if let (Some(err), true) = (self.error_type(), fallible) {
+            return parse_expr(quote_spanned! {span=>
+                #k::Iterate::try_for_each_(#iter, |#pat| -> ::core::result::Result<(), #err> {
+                    #body;
+                    ::core::result::Result::Ok(())
+                })?
+            });
+        }
         parse_expr(quote_spanned! {span=>
             #k::Iterate::for_each_(#iter, |#pat| #body)
         })
@@ -269,14 +324,27 @@ impl Rewriter<'_> {
             self.refuse_label(label, Construct::While);
         }
         self.condition(&mut w.cond, Construct::While);
-        self.frames.push(Frame::Rewritten(Construct::While));
+        self.frames.push(Frame::Rewritten(Construct::While, false));
         self.block(&mut w.body, true);
-        self.frames.pop();
+        let fallible = self.pop_rewritten();
         let span = w.while_token.span;
         let k = kernel_path(span);
         let part = hidden("__rute_part", span);
         let cond = &w.cond;
         let body = &w.body;
+        if let (Some(err), true) = (self.error_type(), fallible) {
+            return parse_expr(quote_spanned! {span=>
+                #k::LoopCond::try_run_while(|#part| -> ::core::result::Result<_, #err> {
+                    match #part {
+                        #k::LoopPart::Cond => ::core::result::Result::Ok(::core::option::Option::Some(#cond)),
+                        #k::LoopPart::Body => {
+                            #body;
+                            ::core::result::Result::Ok(::core::option::Option::None)
+                        }
+                    }
+                })?
+            });
+        }
         parse_expr(quote_spanned! {span=>
             #k::LoopCond::run_while(|#part| match #part {
                 #k::LoopPart::Cond => ::core::option::Option::Some(#cond),
@@ -354,6 +422,19 @@ impl Rewriter<'_> {
         }})
     }
 
+    /// The function's error type, when it returns a `Result`.
+    fn error_type(&self) -> Option<syn::Type> {
+        match self.frames.first() {
+            Some(Frame::Kernel { error_type }) => error_type.clone(),
+            _ => None,
+        }
+    }
+
+    /// Pops a rewritten construct's frame; whether a `?` inside made it fallible.
+    fn pop_rewritten(&mut self) -> bool {
+        matches!(self.frames.pop(), Some(Frame::Rewritten(_, true)))
+    }
+
     fn refuse_label(&mut self, label: &syn::Label, c: Construct) {
         self.errors.spanned(
             label,
@@ -365,54 +446,71 @@ impl Rewriter<'_> {
         );
     }
 
-    /// `return` or `?`: refused when a rewritten construct lies between it and its function.
+    /// `return` or `?`. `return` is refused when a rewritten construct lies between it and its
+    /// function. `?` needs the function to return a `Result`; inside rewritten statements
+    /// (`if` without a value, `for`, `while`) it makes each one's closure return that `Result`
+    /// and pass the error on, so it leaves the function as Rust's `?` does; inside an `if` used
+    /// as a value or a `&&`/`||` operand it is refused.
     fn check_return(&mut self, tokens: &dyn ToTokens, question: bool) {
+        let returns_result = self.error_type().is_some();
+        if question && returns_result {
+            let mut refused = None;
+            for frame in self.frames.iter_mut().rev() {
+                match frame {
+                    Frame::Closure | Frame::Kernel { .. } => break,
+                    Frame::Rewritten(_, fallible) => *fallible = true,
+                    Frame::NoTry(what) => {
+                        refused = Some(*what);
+                        break;
+                    }
+                    Frame::HostLoop(_) | Frame::LabeledBlock(_) => {}
+                }
+            }
+            if let Some(what) = refused {
+                self.errors.spanned(
+                    tokens,
+                    format!(
+                        "the `?` operator inside {what} is not supported in a #[kernel] body: the \
+                         macro turns it into a closure that returns the value, not the error; \
+                         apply `?` to the operand before it, in a `let`"
+                    ),
+                );
+            }
+            return;
+        }
         for frame in self.frames.iter().rev() {
             match frame {
                 Frame::Closure => return,
-                Frame::Kernel { returns_result } => {
-                    if question && !returns_result {
+                Frame::Kernel { .. } => {
+                    if question {
                         self.errors.spanned(
                             tokens,
-                            "the `?` operator needs the #[kernel] function to return `Result<(), E>` \
-                             (with `E: From<BuildError>`): add that return type and end the body with `Ok(())`",
+                            "the `?` operator needs the function to return a `Result` (a #[kernel]: \
+                             `Result<(), E>` with `E: From<BuildError>`; a #[device] function: any \
+                             `Result<T, E>`): add that return type and end the body with `Ok(..)`",
                         );
                     }
                     return;
                 }
-                Frame::Rewritten(c) => {
-                    let what = if question {
-                        "the `?` operator"
-                    } else {
-                        "`return`"
-                    };
+                Frame::Rewritten(c, _) => {
                     let message = match c {
-                        Construct::If => format!(
-                            "{what} inside an `if` is not supported in a #[kernel] body: the macro turns \
-                             each branch into a closure (a device `if` generates both), so it would only \
-                             leave the branch; {}",
-                            if question {
-                                "apply `?` before the `if`"
-                            } else {
-                                "move the code that follows the `if` into its `else` branch instead"
-                            }
-                        ),
+                        Construct::If => "`return` inside an `if` is not supported in a #[kernel] body: the \
+                             macro turns each branch into a closure (a device `if` generates both), so it \
+                             would only leave the branch; move the code that follows the `if` into its \
+                             `else` branch instead"
+                            .to_string(),
                         Construct::For | Construct::While => format!(
-                            "{what} inside a `{}` loop is not supported in a #[kernel] body: the macro turns \
-                             the loop body into a closure (generated once for a device loop), so it would \
-                             only leave one iteration; {}",
-                            c.keyword(),
-                            if question {
-                                "apply `?` before the loop"
-                            } else {
-                                "put the exit into the condition of a `while` loop instead"
-                            }
+                            "`return` inside a `{}` loop is not supported in a #[kernel] body: the macro \
+                             turns the loop body into a closure (generated once for a device loop), so it \
+                             would only leave one iteration; put the exit into the condition of a \
+                             `while` loop instead",
+                            c.keyword()
                         ),
                     };
                     self.errors.spanned(tokens, message);
                     return;
                 }
-                Frame::HostLoop(_) | Frame::LabeledBlock(_) => {}
+                Frame::HostLoop(_) | Frame::LabeledBlock(_) | Frame::NoTry(_) => {}
             }
         }
     }
@@ -433,8 +531,9 @@ impl Rewriter<'_> {
                         return;
                     }
                 }
+                Frame::NoTry(_) => {}
                 Frame::Closure | Frame::Kernel { .. } => return,
-                Frame::Rewritten(Construct::If) => {
+                Frame::Rewritten(Construct::If, _) => {
                     self.errors.spanned(
                         tokens,
                         format!(
@@ -449,7 +548,7 @@ impl Rewriter<'_> {
                     );
                     return;
                 }
-                Frame::Rewritten(c) => {
+                Frame::Rewritten(c, _) => {
                     self.errors.spanned(
                         tokens,
                         format!(

@@ -16,12 +16,16 @@ impl From<BuildError> for E {
     }
 }
 
+// `?` inside device statements is fine (it leaves the function), but not inside an `if` whose
+// value is used: its closure returns the value.
 #[kernel]
-fn inside_loop(#[host] texts: Vec<String>, out: GlobalPtr<u32>, n: Var<u32>) -> Result<(), E> {
-    for i in 0..n {
-        let v: u32 = texts[0].parse().map_err(|_| E)?;
-        out.store_at(i, v);
-    }
+fn inside_value_if(#[host] texts: Vec<String>, out: GlobalPtr<u32>, n: Var<u32>) -> Result<(), E> {
+    let v = if n.lt(4u32) {
+        Var::konst(texts[0].parse::<u32>().map_err(|_| E)?)
+    } else {
+        Var::konst(0u32)
+    };
+    out.store(v);
     Ok(())
 }
 
