@@ -644,7 +644,7 @@ fn whole_kernels_mix_host_and_device_control_flow() {
 #[derive(Debug)]
 enum TestError {
     Layout(dsl_core::layout::LayoutError),
-    Build(BuildError),
+    Build(#[allow(dead_code)] BuildError),
 }
 impl From<dsl_core::layout::LayoutError> for TestError {
     fn from(e: dsl_core::layout::LayoutError) -> Self {
