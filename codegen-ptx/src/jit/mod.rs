@@ -34,6 +34,7 @@ mod device;
 mod error;
 mod launch;
 mod module;
+mod signature;
 mod tensor_map;
 mod timing;
 
@@ -44,6 +45,10 @@ pub use launch::{
     LaunchError, MAX_NON_PORTABLE_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
 };
 pub use module::{ptx_entries, ptx_hash, JitFunction, JitModule};
+pub use signature::{
+    ptx_signature, ptx_signatures, PtxClass, PtxEntry, PtxParam, PtxParamKind, PtxScalar,
+    PtxSpace, SignatureError,
+};
 pub use tensor_map::{
     TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave, TmaL2Promotion,
     TmaOobFill, TmaSwizzle,
