@@ -151,7 +151,7 @@ fn both_match_the_cpu<T: GemmElem + DeviceRepr>(tolerance: f64) {
         cublas.gemm(m, n, k, &a, &b, &mut d).unwrap();
         let blas = jit.download(&d).unwrap();
         poison(&jit, &mut d).unwrap();
-        gemm.run(&GemmArgs {
+        gemm.run(GemmArgs {
             m,
             n,
             k,
@@ -195,7 +195,7 @@ fn plans_compile_once_across_threads() {
                 let mut ops = Operands::<f16>::random(jit, m, n, k, t).unwrap();
                 for _ in 0..3 {
                     let plan = gemm
-                        .run(&GemmArgs {
+                        .run(GemmArgs {
                             m,
                             n,
                             k,
@@ -252,7 +252,7 @@ fn refused_inputs_launch_nothing() {
             kernel: KernelChoice::Auto,
         }
     }
-    match gemm.run(&args((m, n, k), &ops, &mut d)) {
+    match gemm.run(args((m, n, k), &ops, &mut d)) {
         Err(GemmError::Input(InputError::BufferLength {
             buffer: "D",
             expected: 960,
@@ -267,7 +267,7 @@ fn refused_inputs_launch_nothing() {
         let mut bf16_f16 = args((m, n, k), &ops, &mut d);
         bf16_f16.acc = Accum::F16;
         assert!(matches!(
-            gemm.run(&bf16_f16),
+            gemm.run(bf16_f16),
             Err(GemmError::Input(InputError::UnsupportedAccum { .. }))
         ));
     }
@@ -275,7 +275,7 @@ fn refused_inputs_launch_nothing() {
         let mut zero_k = args((m, n, k), &ops, &mut d);
         zero_k.k = 0;
         assert!(matches!(
-            gemm.run(&zero_k),
+            gemm.run(zero_k),
             Err(GemmError::Input(InputError::ZeroDim { dim: "K" }))
         ));
     }
