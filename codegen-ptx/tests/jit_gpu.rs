@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use codegen_ptx::jit::{
-    DevicePtr, Jit, JitError, KernelArg, Launch, LaunchError, TensorMapError, TensorMapSpec,
-    TmaDataType, TmaOobFill, TmaSwizzle,
+    CudaContext, DevicePtr, ForeignReason, Jit, JitError, KernelArg, Launch, LaunchError,
+    TensorMapError, TensorMapSpec, TmaDataType, TmaOobFill, TmaSwizzle,
 };
 
 mod jit_ptx;
@@ -525,4 +525,161 @@ fn event_timing_measures_a_launch() {
     );
     assert_eq!(timing.samples_ms.len(), 20);
     assert!(ms > 0.0 && ms.is_finite());
+}
+
+/// A buffer of another CUDA context, or of a default stream that event tracking cannot order
+/// with the Jit's, is refused with both owners named; the launch queues nothing.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn buffers_that_cannot_be_ordered_are_refused() {
+    let jit = jit();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    let own = jit.upload(&[1.0f32; 64]).unwrap();
+    let mut out = jit.alloc_zeros::<f32>(64).unwrap();
+    let other = CudaContext::new_non_primary(0, 0).expect("a second context on device 0");
+    let foreign = other
+        .new_stream()
+        .unwrap()
+        .clone_htod(&[2.0f32; 64])
+        .unwrap();
+    match vadd.launch(
+        &Launch::linear(64, 64),
+        &[
+            jit.buffer(&own),
+            jit.buffer(&foreign),
+            jit.buffer_mut(&mut out),
+            64u32.into(),
+        ],
+    ) {
+        Err(e @ JitError::ForeignBuffer { .. }) => {
+            let JitError::ForeignBuffer { buffer, error } = &e else {
+                unreachable!()
+            };
+            println!("{e}");
+            assert_eq!(buffer, "argument 1 of `vadd`");
+            assert_eq!(error.reason, ForeignReason::OtherContext);
+            assert_eq!(error.owner.context, other.cu_ctx() as usize);
+            assert_eq!(error.jit, jit.owner());
+        }
+        other => panic!("expected ForeignBuffer, got {other:?}"),
+    }
+    // Same context through another cudarc handle, but on its default stream.
+    let handle = CudaContext::new(0).unwrap();
+    let on_default = handle.default_stream().clone_htod(&[2.0f32; 64]).unwrap();
+    match vadd.launch(
+        &Launch::linear(64, 64),
+        &[
+            jit.buffer(&own),
+            jit.buffer(&on_default),
+            jit.buffer_mut(&mut out),
+            64u32.into(),
+        ],
+    ) {
+        Err(JitError::ForeignBuffer { buffer, error }) => {
+            assert_eq!(buffer, "argument 1 of `vadd`");
+            assert_eq!(error.reason, ForeignReason::DefaultStream);
+        }
+        other => panic!("expected ForeignBuffer, got {other:?}"),
+    }
+    assert_eq!(
+        jit.download(&out).unwrap(),
+        vec![0.0; 64],
+        "a refused launch ran"
+    );
+    assert!(matches!(
+        jit.download(&foreign),
+        Err(JitError::ForeignBuffer { .. })
+    ));
+}
+
+/// An argument made by one Jit carries that Jit's stream ordering; another Jit's kernel refuses
+/// it rather than launch unordered.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn arguments_made_by_another_jit_are_refused() {
+    let (first, second) = (jit(), jit());
+    let vadd = first.load(VADD).unwrap().function("vadd").unwrap();
+    let a = first.upload(&[1.0f32; 32]).unwrap();
+    let mut c = first.alloc_zeros::<f32>(32).unwrap();
+    match vadd.launch(
+        &Launch::linear(32, 32),
+        &[
+            first.buffer(&a),
+            second.buffer(&a),
+            first.buffer_mut(&mut c),
+            32u32.into(),
+        ],
+    ) {
+        Err(JitError::ArgumentOfAnotherJit { argument, .. }) => {
+            assert_eq!(argument, "argument 1 of `vadd`")
+        }
+        other => panic!("expected ArgumentOfAnotherJit, got {other:?}"),
+    };
+}
+
+/// Buffers of another stream of the same context, and of another Jit on the same device, are
+/// used in order: the launch waits for the copy that filled them, and their free waits for the
+/// launch. Before, event tracking was off for every Jit, so the kernel could read a buffer
+/// still being filled on the other stream (and the buffer could be freed under it).
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn buffers_of_other_streams_and_jits_are_ordered() {
+    let jit = jit();
+    let other_jit = self::jit();
+    let side = jit.context().new_stream().unwrap();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    // 2^25 floats (128 MiB) per operand, copied from pageable memory: the copies take
+    // milliseconds, long enough that an unordered kernel would read them half-filled.
+    let n = 1usize << 25;
+    let mut rng = Rng(0x07de5);
+    let (a, b) = (rng.vec(n), rng.vec(n));
+    for round in 0..3 {
+        let da = side.clone_htod(&a).unwrap();
+        let db = other_jit.upload(&b).unwrap();
+        let mut dc = jit.alloc_zeros::<f32>(n).unwrap();
+        vadd.launch(
+            &Launch::linear(n as u32, 256),
+            &[
+                jit.buffer(&da),
+                jit.buffer(&db),
+                jit.buffer_mut(&mut dc),
+                (n as u32).into(),
+            ],
+        )
+        .unwrap();
+        // Freed on their own streams right away: the frees wait for the launch.
+        drop((da, db));
+        let got = jit.download(&dc).unwrap();
+        let bad = (0..n)
+            .filter(|&i| got[i].to_bits() != (a[i] + b[i]).to_bits())
+            .count();
+        assert_eq!(bad, 0, "round {round}: {bad} of {n} sums differ");
+    }
+}
+
+/// The parameter layout read from the PTX is the driver's (on drivers that report theirs).
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn ptx_parameter_layout_matches_the_driver() {
+    let jit = jit();
+    let mut compared = 0;
+    for (ptx, names) in [
+        (VADD, &["vadd"][..]),
+        (BIG_SMEM, &["big_smem"]),
+        (REQNTID, &["fixed_block"]),
+        (CLUSTER, &["cluster_fixed", "cluster_any"]),
+        (TMA, &["tma_load_2d", "tma_roundtrip_2d"]),
+    ] {
+        let module = jit.load(ptx).unwrap();
+        for name in names {
+            let f = module.function(name).unwrap();
+            let from_ptx: Vec<(usize, usize)> =
+                f.params().iter().map(|p| (p.offset, p.size)).collect();
+            if let Some(driver) = f.driver_param_layout().unwrap() {
+                assert_eq!(from_ptx, driver, "{name}");
+                compared += 1;
+            }
+        }
+    }
+    println!("{compared} kernels' parameter layouts compared with the driver's");
 }
