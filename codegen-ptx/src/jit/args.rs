@@ -245,6 +245,8 @@ pub struct DevicePointer<'a> {
 enum Source<'a> {
     Buffer {
         owner: BufferOwner,
+        /// The stream the buffer was allocated on (and is freed on).
+        home: Arc<CudaStream>,
         /// The `CUstream` the argument was made for (and its waits were queued on).
         bound_to: usize,
         bytes: usize,
@@ -262,13 +264,15 @@ impl<'a> DevicePointer<'a> {
         buffer: &'a B,
         stream: &'a CudaStream,
     ) -> Self {
-        let owner = BufferOwner::of_stream(buffer.home());
+        let home = Arc::clone(buffer.home());
+        let owner = BufferOwner::of_stream(&home);
         let bytes = buffer.bytes();
         let (address, order) = buffer.read(stream);
         DevicePointer {
             address,
             source: Source::Buffer {
                 owner,
+                home,
                 bound_to: stream.cu_stream() as usize,
                 bytes,
                 writes: false,
@@ -282,13 +286,15 @@ impl<'a> DevicePointer<'a> {
         buffer: &'a mut B,
         stream: &'a CudaStream,
     ) -> Self {
-        let owner = BufferOwner::of_stream(buffer.home());
+        let home = Arc::clone(buffer.home());
+        let owner = BufferOwner::of_stream(&home);
         let bytes = buffer.bytes();
         let (address, order) = buffer.write(stream);
         DevicePointer {
             address,
             source: Source::Buffer {
                 owner,
+                home,
                 bound_to: stream.cu_stream() as usize,
                 bytes,
                 writes: true,
@@ -321,6 +327,15 @@ impl<'a> DevicePointer<'a> {
     /// Whether the argument was made for writing ([`Jit::buffer_mut`](crate::jit::Jit::buffer_mut)).
     pub fn writes(&self) -> bool {
         matches!(self.source, Source::Buffer { writes: true, .. })
+    }
+
+    /// The buffer's allocation stream when it is not `stream` (the `CUstream` the launch ran
+    /// on); `None` for a buffer of that stream or a raw address.
+    pub(crate) fn foreign_home(&self, stream: usize) -> Option<&Arc<CudaStream>> {
+        match &self.source {
+            Source::Buffer { home, owner, .. } if owner.stream != stream => Some(home),
+            _ => None,
+        }
     }
 
     fn is_raw(&self) -> bool {

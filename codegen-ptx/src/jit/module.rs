@@ -457,6 +457,22 @@ impl JitFunction {
         result.result().map_err(|e: DriverError| JitError::Launch {
             kernel: self.name.clone(),
             reason: describe(e),
-        })
+        })?;
+        // cudarc keeps one read event per buffer, which each reader, on any stream, records
+        // again: a buffer of another stream would be freed there (or written) once a later
+        // reader's record completes, while this kernel may still use it. So order each such
+        // buffer's own stream, where its free is queued, after this launch as well.
+        for arg in args {
+            let pointer = match arg {
+                KernelArg::Pointer(p) => p,
+                KernelArg::TensorMap(m) => m.pointer(),
+                _ => continue,
+            };
+            if let Some(home) = pointer.foreign_home(shared.stream.cu_stream() as usize) {
+                home.join(&shared.stream)
+                    .map_err(|e| super::error::driver("cuStreamWaitEvent", e))?;
+            }
+        }
+        Ok(())
     }
 }
