@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use codegen_ptx::jit::{
-    Jit, JitError, KernelArg, Launch, LaunchError, TensorMapError, TensorMapSpec, TmaDataType,
-    TmaOobFill, TmaSwizzle,
+    CudaContext, DevicePtr, ForeignReason, Jit, JitError, KernelArg, Launch, LaunchError,
+    TensorMapError, TensorMapSpec, TmaDataType, TmaOobFill, TmaSwizzle,
 };
 
 mod jit_ptx;
@@ -52,11 +52,16 @@ fn launch_vadd(jit: &Jit, n: u32, block: u32) -> Result<(Vec<f32>, Vec<f32>), Ji
     let a = rng.vec(n as usize);
     let b = rng.vec(n as usize);
     let (da, db) = (jit.upload(&a)?, jit.upload(&b)?);
-    let dc = jit.alloc_zeros::<f32>(n as usize)?;
+    let mut dc = jit.alloc_zeros::<f32>(n as usize)?;
     let vadd = jit.load(VADD)?.function("vadd")?;
     vadd.launch(
         &Launch::linear(n, block),
-        &[jit.ptr(&da), jit.ptr(&db), jit.ptr(&dc), KernelArg::U32(n)],
+        &[
+            jit.buffer(&da),
+            jit.buffer(&db),
+            jit.buffer_mut(&mut dc),
+            KernelArg::U32(n),
+        ],
     )?;
     let got = jit.download(&dc)?;
     let want = a.iter().zip(&b).map(|(x, y)| x + y).collect();
@@ -142,28 +147,33 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
     }
     let vadd = module.function("vadd").expect("vadd");
     let buf = jit.alloc_zeros::<f32>(16).expect("alloc");
-    let p = jit.ptr(&buf);
+    let p = || jit.buffer(&buf);
     let cfg = Launch::linear(16, 32);
     assert_eq!(
-        vadd.launch(&cfg, &[p.clone(), p.clone(), p.clone()]),
+        vadd.launch(&cfg, &[p(), p(), p()]),
         Err(JitError::ArgumentCount {
             kernel: "vadd".into(),
             expected: 4,
             given: 3
         })
     );
-    match vadd.launch(&cfg, &[p.clone(), p.clone(), p.clone(), KernelArg::U64(16)]) {
-        Err(JitError::ArgumentSize {
+    match vadd.launch(&cfg, &[p(), p(), p(), KernelArg::U64(16)]) {
+        Err(JitError::ArgumentKind {
             index: 3,
             expected: 4,
             given: 8,
             ..
         }) => {}
-        other => panic!("expected ArgumentSize, got {other:?}"),
+        other => panic!("expected ArgumentKind, got {other:?}"),
+    }
+    // Same size, other kind: checked on every driver, from the PTX.
+    match vadd.launch(&cfg, &[p(), p(), p(), KernelArg::F32(16.0)]) {
+        Err(JitError::ArgumentKind { index: 3, .. }) => {}
+        other => panic!("expected ArgumentKind, got {other:?}"),
     }
     match vadd.launch(
         &Launch::new((1, 1, 1), (2048, 1, 1)),
-        &[p.clone(), p.clone(), p, 16u32.into()],
+        &[p(), p(), p(), 16u32.into()],
     ) {
         Err(JitError::InvalidLaunch {
             error:
@@ -179,14 +189,14 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
     // Each axis within its limit, but too many threads in all.
     match vadd.launch(
         &Launch::new((1, 1, 1), (64, 64, 1)),
-        &[jit.ptr(&buf), jit.ptr(&buf), jit.ptr(&buf), 16u32.into()],
+        &[p(), p(), p(), 16u32.into()],
     ) {
         Err(JitError::InvalidLaunch {
             error: LaunchError::TooManyThreads { threads: 4096, .. },
             ..
         }) => {}
         other => panic!("expected TooManyThreads, got {other:?}"),
-    }
+    };
 }
 
 #[test]
@@ -194,16 +204,22 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
 fn driver_refusals_come_back_as_launch_errors() {
     let jit = jit();
     let kernel = jit.load(REQNTID).unwrap().function("fixed_block").unwrap();
-    let out = jit.alloc_zeros::<u32>(128).unwrap();
+    let mut out = jit.alloc_zeros::<u32>(128).unwrap();
     // The block it was compiled for runs.
     kernel
-        .launch(&Launch::new((1, 1, 1), (128, 1, 1)), &[jit.ptr(&out)])
+        .launch(
+            &Launch::new((1, 1, 1), (128, 1, 1)),
+            &[jit.buffer_mut(&mut out)],
+        )
         .unwrap();
     assert_eq!(jit.download(&out).unwrap(), (0..128).collect::<Vec<u32>>());
     // A block other than .reqntid's: the driver does not lower the function's thread limit to it
     // (seen on the H200: MAX_THREADS_PER_BLOCK stays 1024), so the refusal comes from the launch.
     for threads in [256, 64] {
-        match kernel.launch(&Launch::new((1, 1, 1), (threads, 1, 1)), &[jit.ptr(&out)]) {
+        match kernel.launch(
+            &Launch::new((1, 1, 1), (threads, 1, 1)),
+            &[jit.buffer_mut(&mut out)],
+        ) {
             Err(JitError::Launch { kernel, reason }) => {
                 println!(
                     "driver refusal at {threads} threads: launch of `{kernel}` failed: {reason}"
@@ -226,11 +242,11 @@ fn dynamic_shared_memory_above_48_kib() {
     let kernel = jit.load(BIG_SMEM).unwrap().function("big_smem").unwrap();
     let (blocks, threads) = (3u32, 256u32);
     for bytes in [100 * 1024u32, jit.limits().max_smem_per_block_optin] {
-        let out = jit.alloc_zeros::<u32>((blocks * threads) as usize).unwrap();
+        let mut out = jit.alloc_zeros::<u32>((blocks * threads) as usize).unwrap();
         kernel
             .launch(
                 &Launch::new((blocks, 1, 1), (threads, 1, 1)).with_dynamic_smem(bytes),
-                &[jit.ptr(&out), KernelArg::U32(bytes)],
+                &[jit.buffer_mut(&mut out), KernelArg::U32(bytes)],
             )
             .unwrap_or_else(|e| panic!("{bytes} bytes of dynamic smem: {e}"));
         let got = jit.download(&out).unwrap();
@@ -240,25 +256,25 @@ fn dynamic_shared_memory_above_48_kib() {
         }
     }
     let too_much = jit.limits().max_smem_per_block_optin + 1;
-    let out = jit.alloc_zeros::<u32>(1).unwrap();
+    let mut out = jit.alloc_zeros::<u32>(1).unwrap();
     match kernel.launch(
         &Launch::new((1, 1, 1), (32, 1, 1)).with_dynamic_smem(too_much),
-        &[jit.ptr(&out), KernelArg::U32(too_much)],
+        &[jit.buffer_mut(&mut out), KernelArg::U32(too_much)],
     ) {
         Err(JitError::InvalidLaunch {
             error: LaunchError::SharedMemoryTooLarge { dynamic, .. },
             ..
         }) => assert_eq!(dynamic, too_much),
         other => panic!("expected SharedMemoryTooLarge, got {other:?}"),
-    }
+    };
 }
 
 /// Launches `name` from cluster.ptx and returns (rank, cluster size) per block.
 fn cluster_ranks(jit: &Jit, name: &str, cfg: &Launch) -> Result<Vec<(u32, u32)>, JitError> {
     let kernel = jit.load(CLUSTER)?.function(name)?;
     let blocks = cfg.grid.0 as usize;
-    let out = jit.upload(&vec![u32::MAX; 2 * blocks])?;
-    kernel.launch(cfg, &[jit.ptr(&out)])?;
+    let mut out = jit.upload(&vec![u32::MAX; 2 * blocks])?;
+    kernel.launch(cfg, &[jit.buffer_mut(&mut out)])?;
     let raw = jit.download(&out)?;
     Ok(raw.chunks_exact(2).map(|p| (p[0], p[1])).collect())
 }
@@ -353,29 +369,24 @@ fn tma_2d_load_places_the_box_row_major_and_fills_out_of_bounds() {
         (TmaOobFill::Zero, 0),
         (TmaOobFill::NanRequestZeroFma, outside),
     ] {
-        let jit_ptr = match jit.ptr(&d_in) {
-            KernelArg::Ptr(p) => p,
-            other => panic!("ptr gave {other:?}"),
-        };
         let spec = TensorMapSpec::row_major_2d(
             TmaDataType::F32,
-            jit_ptr,
             u64::from(ROWS),
             u64::from(COLS),
             BOX_ROWS,
             BOX_COLS,
         )
         .with_oob_fill(fill);
-        let map = jit.tensor_map(&spec).expect("encode");
-        let out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
-        let nonzero = jit.alloc_zeros::<u32>(1).unwrap();
+        let map = jit.tensor_map(&spec, &d_in).expect("encode");
+        let mut out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
+        let mut nonzero = jit.alloc_zeros::<u32>(1).unwrap();
         kernel
             .launch(
                 &Launch::new(grid, (128, 1, 1)),
                 &[
-                    map.into(),
-                    jit.ptr(&out),
-                    jit.ptr(&nonzero),
+                    (&map).into(),
+                    jit.buffer_mut(&mut out),
+                    jit.buffer_mut(&mut nonzero),
                     KernelArg::U32(ROWS),
                     KernelArg::U32(COLS),
                 ],
@@ -402,31 +413,26 @@ fn tma_2d_round_trip_plain_and_swizzled() {
     let kernel = jit.load(TMA).unwrap().function("tma_roundtrip_2d").unwrap();
     let input = Rng(7).vec((ROWS * COLS) as usize);
     let d_in = jit.upload(&input).unwrap();
-    let addr = |arg: KernelArg| match arg {
-        KernelArg::Ptr(p) => p,
-        other => panic!("ptr gave {other:?}"),
-    };
     for swizzle in [TmaSwizzle::None, TmaSwizzle::B128] {
-        let d_out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
-        let spec = |address| {
-            TensorMapSpec::row_major_2d(
-                TmaDataType::F32,
-                address,
-                u64::from(ROWS),
-                u64::from(COLS),
-                BOX_ROWS,
-                BOX_COLS,
-            )
-            .with_swizzle(swizzle)
-        };
-        let map_in = jit.tensor_map(&spec(addr(jit.ptr(&d_in)))).unwrap();
-        let map_out = jit.tensor_map(&spec(addr(jit.ptr(&d_out)))).unwrap();
+        let mut d_out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
+        let spec = TensorMapSpec::row_major_2d(
+            TmaDataType::F32,
+            u64::from(ROWS),
+            u64::from(COLS),
+            BOX_ROWS,
+            BOX_COLS,
+        )
+        .with_swizzle(swizzle);
+        let map_in = jit.tensor_map(&spec, &d_in).unwrap();
+        let map_out = jit.tensor_map_mut(&spec, &mut d_out).unwrap();
         kernel
             .launch(
                 &Launch::new(tma_grid(), (32, 1, 1)),
-                &[map_in.into(), map_out.into()],
+                &[(&map_in).into(), (&map_out).into()],
             )
             .unwrap();
+        // The map borrows d_out mutably (the TMA store writes it) until it is dropped.
+        drop(map_out);
         let got = jit.download(&d_out).unwrap();
         for (i, (g, w)) in got.iter().zip(&input).enumerate() {
             assert_eq!(g.to_bits(), w.to_bits(), "{swizzle:?}: element {i}");
@@ -434,18 +440,34 @@ fn tma_2d_round_trip_plain_and_swizzled() {
     }
 }
 
+/// Spec errors come before the driver, and the map must fit the buffer it is encoded over:
+/// before the map took its buffer, any address and extent were encoded, and a TMA store
+/// through such a map writes wherever they say.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn tma_spec_errors_come_before_the_driver() {
     let jit = jit();
-    let spec = TensorMapSpec::row_major_2d(TmaDataType::F32, 0x1004, 64, 64, 8, 32);
+    let spec = TensorMapSpec::row_major_2d(TmaDataType::F32, 64, 64, 8, 32);
+    let buf = jit.alloc_zeros::<f32>(64 * 64 + 1).unwrap();
+    let (base, _read) = buf.device_ptr(jit.stream());
+    // A view one f32 in: 4 bytes off the 16-byte alignment TMA needs.
+    let view = buf.slice(1..);
+    match jit.tensor_map(&spec, &view) {
+        Err(JitError::TensorMap(TensorMapError::MisalignedAddress { address, align: 16 })) => {
+            assert_eq!(address, base + 4)
+        }
+        other => panic!("expected MisalignedAddress, got {other:?}"),
+    }
+    // One element short of the 64 x 64 tensor.
+    let short = jit.alloc_zeros::<f32>(64 * 64 - 1).unwrap();
     assert_eq!(
-        jit.tensor_map(&spec),
-        Err(JitError::TensorMap(TensorMapError::MisalignedAddress {
-            address: 0x1004,
-            align: 16
+        jit.tensor_map(&spec, &short).map(|_| ()),
+        Err(JitError::TensorMap(TensorMapError::ExceedsBuffer {
+            needs: 64 * 64 * 4,
+            bytes: 64 * 64 * 4 - 4
         }))
     );
+    assert!(jit.tensor_map(&spec, &buf).is_ok());
 }
 
 #[test]
@@ -483,12 +505,12 @@ fn event_timing_measures_a_launch() {
     let jit = jit();
     let n = 1 << 24;
     let a = jit.alloc_zeros::<f32>(n).unwrap();
-    let c = jit.alloc_zeros::<f32>(n).unwrap();
+    let mut c = jit.alloc_zeros::<f32>(n).unwrap();
     let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
     let args = [
-        jit.ptr(&a),
-        jit.ptr(&a),
-        jit.ptr(&c),
+        jit.buffer(&a),
+        jit.buffer(&a),
+        jit.buffer_mut(&mut c),
         KernelArg::U32(n as u32),
     ];
     let timing = jit
@@ -503,4 +525,161 @@ fn event_timing_measures_a_launch() {
     );
     assert_eq!(timing.samples_ms.len(), 20);
     assert!(ms > 0.0 && ms.is_finite());
+}
+
+/// A buffer of another CUDA context, or of a default stream that event tracking cannot order
+/// with the Jit's, is refused with both owners named; the launch queues nothing.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn buffers_that_cannot_be_ordered_are_refused() {
+    let jit = jit();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    let own = jit.upload(&[1.0f32; 64]).unwrap();
+    let mut out = jit.alloc_zeros::<f32>(64).unwrap();
+    let other = CudaContext::new_non_primary(0, 0).expect("a second context on device 0");
+    let foreign = other
+        .new_stream()
+        .unwrap()
+        .clone_htod(&[2.0f32; 64])
+        .unwrap();
+    match vadd.launch(
+        &Launch::linear(64, 64),
+        &[
+            jit.buffer(&own),
+            jit.buffer(&foreign),
+            jit.buffer_mut(&mut out),
+            64u32.into(),
+        ],
+    ) {
+        Err(e @ JitError::ForeignBuffer { .. }) => {
+            let JitError::ForeignBuffer { buffer, error } = &e else {
+                unreachable!()
+            };
+            println!("{e}");
+            assert_eq!(buffer, "argument 1 of `vadd`");
+            assert_eq!(error.reason, ForeignReason::OtherContext);
+            assert_eq!(error.owner.context, other.cu_ctx() as usize);
+            assert_eq!(error.jit, jit.owner());
+        }
+        other => panic!("expected ForeignBuffer, got {other:?}"),
+    }
+    // Same context through another cudarc handle, but on its default stream.
+    let handle = CudaContext::new(0).unwrap();
+    let on_default = handle.default_stream().clone_htod(&[2.0f32; 64]).unwrap();
+    match vadd.launch(
+        &Launch::linear(64, 64),
+        &[
+            jit.buffer(&own),
+            jit.buffer(&on_default),
+            jit.buffer_mut(&mut out),
+            64u32.into(),
+        ],
+    ) {
+        Err(JitError::ForeignBuffer { buffer, error }) => {
+            assert_eq!(buffer, "argument 1 of `vadd`");
+            assert_eq!(error.reason, ForeignReason::DefaultStream);
+        }
+        other => panic!("expected ForeignBuffer, got {other:?}"),
+    }
+    assert_eq!(
+        jit.download(&out).unwrap(),
+        vec![0.0; 64],
+        "a refused launch ran"
+    );
+    assert!(matches!(
+        jit.download(&foreign),
+        Err(JitError::ForeignBuffer { .. })
+    ));
+}
+
+/// An argument made by one Jit carries that Jit's stream ordering; another Jit's kernel refuses
+/// it rather than launch unordered.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn arguments_made_by_another_jit_are_refused() {
+    let (first, second) = (jit(), jit());
+    let vadd = first.load(VADD).unwrap().function("vadd").unwrap();
+    let a = first.upload(&[1.0f32; 32]).unwrap();
+    let mut c = first.alloc_zeros::<f32>(32).unwrap();
+    match vadd.launch(
+        &Launch::linear(32, 32),
+        &[
+            first.buffer(&a),
+            second.buffer(&a),
+            first.buffer_mut(&mut c),
+            32u32.into(),
+        ],
+    ) {
+        Err(JitError::ArgumentOfAnotherJit { argument, .. }) => {
+            assert_eq!(argument, "argument 1 of `vadd`")
+        }
+        other => panic!("expected ArgumentOfAnotherJit, got {other:?}"),
+    };
+}
+
+/// Buffers of another stream of the same context, and of another Jit on the same device, are
+/// used in order: the launch waits for the copy that filled them, and their free waits for the
+/// launch. Before, event tracking was off for every Jit, so the kernel could read a buffer
+/// still being filled on the other stream (and the buffer could be freed under it).
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn buffers_of_other_streams_and_jits_are_ordered() {
+    let jit = jit();
+    let other_jit = self::jit();
+    let side = jit.context().new_stream().unwrap();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    // 2^25 floats (128 MiB) per operand, copied from pageable memory: the copies take
+    // milliseconds, long enough that an unordered kernel would read them half-filled.
+    let n = 1usize << 25;
+    let mut rng = Rng(0x07de5);
+    let (a, b) = (rng.vec(n), rng.vec(n));
+    for round in 0..3 {
+        let da = side.clone_htod(&a).unwrap();
+        let db = other_jit.upload(&b).unwrap();
+        let mut dc = jit.alloc_zeros::<f32>(n).unwrap();
+        vadd.launch(
+            &Launch::linear(n as u32, 256),
+            &[
+                jit.buffer(&da),
+                jit.buffer(&db),
+                jit.buffer_mut(&mut dc),
+                (n as u32).into(),
+            ],
+        )
+        .unwrap();
+        // Freed on their own streams right away: the frees wait for the launch.
+        drop((da, db));
+        let got = jit.download(&dc).unwrap();
+        let bad = (0..n)
+            .filter(|&i| got[i].to_bits() != (a[i] + b[i]).to_bits())
+            .count();
+        assert_eq!(bad, 0, "round {round}: {bad} of {n} sums differ");
+    }
+}
+
+/// The parameter layout read from the PTX is the driver's (on drivers that report theirs).
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn ptx_parameter_layout_matches_the_driver() {
+    let jit = jit();
+    let mut compared = 0;
+    for (ptx, names) in [
+        (VADD, &["vadd"][..]),
+        (BIG_SMEM, &["big_smem"]),
+        (REQNTID, &["fixed_block"]),
+        (CLUSTER, &["cluster_fixed", "cluster_any"]),
+        (TMA, &["tma_load_2d", "tma_roundtrip_2d"]),
+    ] {
+        let module = jit.load(ptx).unwrap();
+        for name in names {
+            let f = module.function(name).unwrap();
+            let from_ptx: Vec<(usize, usize)> =
+                f.params().iter().map(|p| (p.offset, p.size)).collect();
+            if let Some(driver) = f.driver_param_layout().unwrap() {
+                assert_eq!(from_ptx, driver, "{name}");
+                compared += 1;
+            }
+        }
+    }
+    println!("{compared} kernels' parameter layouts compared with the driver's");
 }

@@ -5,8 +5,9 @@
 #![cfg(feature = "jit")]
 
 use codegen_ptx::jit::{
-    ptx_entries, ptx_hash, validate_for_kernel, validate_launch, DeviceLimits, Jit, JitError,
-    JitFunction, JitModule, KernelArg, KernelFacts, Launch, LaunchError, TensorMap, TensorMapError,
+    admit, check_args, ptx_entries, ptx_hash, ptx_signature, ptx_signatures, validate_for_kernel,
+    validate_launch, BufferOwner, DeviceLimits, ForeignReason, Jit, JitError, JitFunction,
+    JitModule, KernelArg, KernelFacts, Launch, LaunchError, PtxParam, TensorMap, TensorMapError,
     TensorMapSpec, Timing, TmaDataType, TmaInterleave, TmaOobFill, TmaSwizzle,
 };
 
@@ -20,7 +21,7 @@ use jit_ptx::{BAD, BIG_SMEM, CLUSTER, REQNTID, TMA, VADD};
 /// A valid descriptor: a 100 x 68 f32 row-major matrix at a 256-byte aligned address, 16 x 32
 /// boxes (128 bytes a box row).
 fn good() -> TensorMapSpec {
-    TensorMapSpec::row_major_2d(TmaDataType::F32, 0x7f00_0000_0100, 100, 68, 16, 32)
+    TensorMapSpec::row_major_2d(TmaDataType::F32, 100, 68, 16, 32)
 }
 
 fn err(spec: &TensorMapSpec) -> TensorMapError {
@@ -32,13 +33,12 @@ fn tma_valid_specs_pass() {
     assert_eq!(good().validate(), Ok(()));
     assert_eq!(good().with_swizzle(TmaSwizzle::B128).validate(), Ok(()));
     // 64 f16 columns = 128 bytes: the widest box a 128-byte swizzle takes.
-    let f16 = TensorMapSpec::row_major_2d(TmaDataType::F16, 0x1000, 4096, 4096, 64, 64)
+    let f16 = TensorMapSpec::row_major_2d(TmaDataType::F16, 4096, 4096, 64, 64)
         .with_swizzle(TmaSwizzle::B128);
     assert_eq!(f16.validate(), Ok(()));
     // Rank 5 with the largest box and element strides.
     let r5 = TensorMapSpec::tiled(
         TmaDataType::U8,
-        0x2000,
         &[256, 2, 2, 2, 2],
         &[256, 512, 1024, 2048],
         &[256, 1, 1, 1, 2],
@@ -48,7 +48,6 @@ fn tma_valid_specs_pass() {
     // Interleaved 32 B with its required swizzle, address and stride multiples.
     let il = TensorMapSpec::tiled(
         TmaDataType::F16,
-        0x20,
         &[16, 8, 8],
         &[32 * 8, 32 * 64],
         &[16, 8, 8],
@@ -64,7 +63,7 @@ fn tma_rank_must_be_1_to_5() {
     let mut s = good();
     s.global_dims.clear();
     assert_eq!(err(&s), TensorMapError::Rank { rank: 0 });
-    let six = TensorMapSpec::tiled(TmaDataType::U8, 0x100, &[16; 6], &[16; 5], &[16; 6]);
+    let six = TensorMapSpec::tiled(TmaDataType::U8, &[16; 6], &[16; 5], &[16; 6]);
     assert_eq!(err(&six), TensorMapError::Rank { rank: 6 });
 }
 
@@ -104,11 +103,10 @@ fn tma_array_lengths_follow_rank() {
 
 #[test]
 fn tma_address_null_and_alignment() {
-    let mut s = good();
-    s.global_address = 0;
-    assert_eq!(err(&s), TensorMapError::NullAddress);
-    s.global_address = 0x1008;
-    let e = err(&s);
+    let s = good();
+    assert_eq!(s.validate_for(0x7f00_0000_0100, 1 << 20), Ok(()));
+    assert_eq!(s.validate_for(0, 1 << 20), Err(TensorMapError::NullAddress));
+    let e = s.validate_for(0x1008, 1 << 20).unwrap_err();
     assert_eq!(
         e,
         TensorMapError::MisalignedAddress {
@@ -118,22 +116,70 @@ fn tma_address_null_and_alignment() {
     );
     assert!(e.to_string().contains("0x1008"), "{e}");
     // 32-byte interleave needs 32-byte alignment: 0x1010 is 16- but not 32-aligned.
-    let il = TensorMapSpec::tiled(
-        TmaDataType::F16,
-        0x1010,
-        &[16, 8, 8],
-        &[256, 2048],
-        &[16, 8, 8],
-    )
-    .with_interleave(TmaInterleave::B32)
-    .with_swizzle(TmaSwizzle::B32);
+    let il = TensorMapSpec::tiled(TmaDataType::F16, &[16, 8, 8], &[256, 2048], &[16, 8, 8])
+        .with_interleave(TmaInterleave::B32)
+        .with_swizzle(TmaSwizzle::B32);
     assert_eq!(
-        err(&il),
-        TensorMapError::MisalignedAddress {
+        il.validate_for(0x1010, 1 << 20),
+        Err(TensorMapError::MisalignedAddress {
             address: 0x1010,
             align: 32
-        }
+        })
     );
+    // The rules of the spec itself come first.
+    let mut bad = good();
+    bad.box_dims[0] = 0;
+    assert!(matches!(
+        bad.validate_for(0, 0),
+        Err(TensorMapError::BoxDim { .. })
+    ));
+}
+
+/// A map over a buffer must not reach past it: the TMA unit reads and writes every element of
+/// the tensor the map describes without further checks. Before the map took its buffer, a spec
+/// could name any address and extent.
+#[test]
+fn tma_tensor_must_fit_its_buffer() {
+    // 100 rows of 68 f32, rows 272 bytes apart: the last element ends at 99 * 272 + 272.
+    let s = good();
+    assert_eq!(s.extent_bytes(), 27_200);
+    assert_eq!(s.validate_for(0x1000, 27_200), Ok(()));
+    assert_eq!(
+        s.validate_for(0x1000, 27_199),
+        Err(TensorMapError::ExceedsBuffer {
+            needs: 27_200,
+            bytes: 27_199
+        })
+    );
+    // Padded rows: the last row's padding is not reached.
+    let padded = TensorMapSpec::tiled(TmaDataType::F32, &[68, 100], &[512], &[32, 16]);
+    assert_eq!(padded.extent_bytes(), 99 * 512 + 272);
+    // Rank 3, and the largest extents (2^32 elements of 8 bytes a row, strides near 2^40)
+    // without overflow.
+    let planes = TensorMapSpec::tiled(
+        TmaDataType::F32,
+        &[68, 100, 4],
+        &[272, 27_200],
+        &[32, 16, 1],
+    );
+    assert_eq!(planes.extent_bytes(), 4 * 27_200);
+    let huge = TensorMapSpec::tiled(
+        TmaDataType::F64,
+        &[1 << 32, 1 << 32],
+        &[(1 << 40) - 16],
+        &[2, 1],
+    );
+    assert_eq!(huge.validate(), Ok(()));
+    assert!(huge.extent_bytes() > u128::from(u64::MAX));
+    assert!(matches!(
+        huge.validate_for(0x1000, u64::MAX),
+        Err(TensorMapError::ExceedsBuffer { .. })
+    ));
+    // Interleaved: the inner extent rounds up to the 32-byte granule.
+    let il = TensorMapSpec::tiled(TmaDataType::F16, &[12, 8, 8], &[256, 2048], &[16, 8, 8])
+        .with_interleave(TmaInterleave::B32)
+        .with_swizzle(TmaSwizzle::B32);
+    assert_eq!(il.extent_bytes(), 32 + 7 * 256 + 7 * 2048);
 }
 
 #[test]
@@ -141,7 +187,7 @@ fn tma_global_dims_in_range() {
     let mut s = good();
     s.global_dims[1] = 0;
     assert_eq!(err(&s), TensorMapError::GlobalDim { dim: 1, value: 0 });
-    let mut s = TensorMapSpec::tiled(TmaDataType::U8, 0x100, &[16], &[], &[16]);
+    let mut s = TensorMapSpec::tiled(TmaDataType::U8, &[16], &[], &[16]);
     s.global_dims[0] = (1 << 32) + 1;
     assert_eq!(
         err(&s),
@@ -157,7 +203,7 @@ fn tma_global_dims_in_range() {
 #[test]
 fn tma_strides_multiple_of_16_below_2_pow_40_and_not_overlapping() {
     // 70 f32 columns = 280 bytes a row: not a multiple of 16.
-    let s = TensorMapSpec::row_major_2d(TmaDataType::F32, 0x100, 100, 70, 16, 32);
+    let s = TensorMapSpec::row_major_2d(TmaDataType::F32, 100, 70, 16, 32);
     let e = err(&s);
     assert_eq!(
         e,
@@ -168,7 +214,7 @@ fn tma_strides_multiple_of_16_below_2_pow_40_and_not_overlapping() {
         }
     );
     assert!(e.to_string().contains("280"), "{e}");
-    let big = TensorMapSpec::tiled(TmaDataType::U8, 0x100, &[16, 2], &[1 << 40], &[16, 2]);
+    let big = TensorMapSpec::tiled(TmaDataType::U8, &[16, 2], &[1 << 40], &[16, 2]);
     assert_eq!(
         err(&big),
         TensorMapError::StrideTooLarge {
@@ -177,7 +223,7 @@ fn tma_strides_multiple_of_16_below_2_pow_40_and_not_overlapping() {
         }
     );
     // Rows of 68 f32 (272 bytes) cannot sit 256 bytes apart.
-    let overlap = TensorMapSpec::tiled(TmaDataType::F32, 0x100, &[68, 100], &[256], &[32, 16]);
+    let overlap = TensorMapSpec::tiled(TmaDataType::F32, &[68, 100], &[256], &[32, 16]);
     assert_eq!(
         err(&overlap),
         TensorMapError::StrideOverlap {
@@ -187,13 +233,7 @@ fn tma_strides_multiple_of_16_below_2_pow_40_and_not_overlapping() {
         }
     );
     // Third dimension: planes of 100 rows of 272 bytes need 27200 bytes.
-    let planes = TensorMapSpec::tiled(
-        TmaDataType::F32,
-        0x100,
-        &[68, 100, 4],
-        &[272, 27184],
-        &[32, 16, 1],
-    );
+    let planes = TensorMapSpec::tiled(TmaDataType::F32, &[68, 100, 4], &[272, 27184], &[32, 16, 1]);
     assert_eq!(
         err(&planes),
         TensorMapError::StrideOverlap {
@@ -205,7 +245,6 @@ fn tma_strides_multiple_of_16_below_2_pow_40_and_not_overlapping() {
     // 32-byte interleave needs strides in multiples of 32.
     let il = TensorMapSpec::tiled(
         TmaDataType::F16,
-        0x20,
         &[16, 8, 8],
         &[32 * 8 + 16, 4096],
         &[16, 8, 8],
@@ -230,7 +269,7 @@ fn tma_box_dims_in_range_and_inner_bytes() {
     s.box_dims[1] = 0;
     assert_eq!(err(&s), TensorMapError::BoxDim { dim: 1, value: 0 });
     // 6 f16 = 12 bytes: not a multiple of 16.
-    let s = TensorMapSpec::row_major_2d(TmaDataType::F16, 0x100, 64, 64, 8, 6);
+    let s = TensorMapSpec::row_major_2d(TmaDataType::F16, 64, 64, 8, 6);
     assert_eq!(
         err(&s),
         TensorMapError::BoxInnerBytes {
@@ -256,7 +295,7 @@ fn tma_box_inner_within_swizzle_span() {
         );
     }
     // 128 f16 = 256 bytes exceed even 128 B.
-    let s = TensorMapSpec::row_major_2d(TmaDataType::BF16, 0x100, 256, 256, 64, 128)
+    let s = TensorMapSpec::row_major_2d(TmaDataType::BF16, 256, 256, 64, 128)
         .with_swizzle(TmaSwizzle::B128);
     let e = err(&s);
     assert!(matches!(
@@ -280,22 +319,16 @@ fn tma_element_strides_interleave_and_fill_rules() {
         err(&good().with_interleave(TmaInterleave::B16)),
         TensorMapError::InterleaveRank { rank: 2 }
     );
-    let il = TensorMapSpec::tiled(
-        TmaDataType::F16,
-        0x20,
-        &[16, 8, 8],
-        &[256, 2048],
-        &[16, 8, 8],
-    )
-    .with_interleave(TmaInterleave::B32)
-    .with_swizzle(TmaSwizzle::B128);
+    let il = TensorMapSpec::tiled(TmaDataType::F16, &[16, 8, 8], &[256, 2048], &[16, 8, 8])
+        .with_interleave(TmaInterleave::B32)
+        .with_swizzle(TmaSwizzle::B128);
     assert_eq!(
         err(&il),
         TensorMapError::Interleave32NeedsSwizzle32 {
             swizzle: TmaSwizzle::B128
         }
     );
-    let ints = TensorMapSpec::row_major_2d(TmaDataType::I32, 0x100, 64, 64, 8, 8)
+    let ints = TensorMapSpec::row_major_2d(TmaDataType::I32, 64, 64, 8, 8)
         .with_oob_fill(TmaOobFill::NanRequestZeroFma);
     assert_eq!(
         err(&ints),
@@ -313,8 +346,7 @@ fn tma_element_strides_interleave_and_fill_rules() {
 
 #[test]
 fn tensor_map_is_128_bytes_64_aligned() {
-    assert_eq!(std::mem::size_of::<TensorMap>(), 128);
-    assert_eq!(std::mem::align_of::<TensorMap>(), 64);
+    // The descriptor's own size and alignment are checked beside it (tensor_map.rs).
     assert_eq!(TensorMap::BYTES, 128);
 }
 
@@ -615,22 +647,291 @@ fn ptx_entries_lists_kernels() {
 
 #[test]
 fn kernel_args_have_abi_sizes() {
+    // SAFETY: never launched.
+    let raw = unsafe { KernelArg::raw_pointer(0x1000) };
     let sizes: Vec<usize> = [
+        KernelArg::U8(1),
+        KernelArg::I16(-1),
         KernelArg::U32(1),
         KernelArg::I32(-1),
         KernelArg::F32(1.0),
         KernelArg::U64(1),
         KernelArg::I64(-1),
         KernelArg::F64(1.0),
-        KernelArg::Ptr(0x1000),
+        raw,
     ]
     .iter()
     .map(KernelArg::size_bytes)
     .collect();
-    assert_eq!(sizes, [4, 4, 4, 8, 8, 8, 8]);
-    assert_eq!(KernelArg::from(3u32), KernelArg::U32(3));
-    assert_eq!(KernelArg::from(-3i64), KernelArg::I64(-3));
-    assert_eq!(format!("{:?}", KernelArg::Ptr(255)), "Ptr(0xff)");
+    assert_eq!(sizes, [1, 2, 4, 4, 4, 8, 8, 8, 8]);
+    assert!(matches!(KernelArg::from(3u32), KernelArg::U32(3)));
+    assert!(matches!(KernelArg::from(-3i64), KernelArg::I64(-3)));
+    // SAFETY: never launched.
+    let raw = unsafe { KernelArg::raw_pointer(255) };
+    assert_eq!(format!("{raw:?}"), "RawPointer(0xff)");
+    assert_eq!(raw.address(), Some(255));
+    assert_eq!(KernelArg::U64(255).address(), None);
+}
+
+/// A `Jit` of a context 0x10 whose stream is 0x20.
+const JIT: BufferOwner = BufferOwner {
+    ordinal: 0,
+    context: 0x10,
+    stream: 0x20,
+    tracking: true,
+};
+
+fn params(ptx: &str, kernel: &str) -> Vec<PtxParam> {
+    ptx_signature(ptx, kernel)
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"))
+        .unwrap_or_else(|| panic!("no {kernel}"))
+}
+
+/// Arguments are checked against the parameter list of the PTX the module came from, on any
+/// driver. Before, only sizes were checked, and only on drivers from CUDA 12.4 on (through
+/// `cuFuncGetParamInfo`): an f32 for a `.u32`, or an address for a `.u32` pair, went through.
+#[test]
+fn arguments_are_checked_against_the_ptx_signature() {
+    let vadd = params(VADD, "vadd");
+    // SAFETY (for every raw pointer below): never launched.
+    let p = || unsafe { KernelArg::raw_pointer(0x7000_0000) };
+    assert_eq!(
+        check_args("vadd", &vadd, &[p(), p(), p(), KernelArg::U32(16)], &JIT),
+        Ok(())
+    );
+    assert_eq!(
+        check_args("vadd", &vadd, &[p(), p(), p()], &JIT),
+        Err(JitError::ArgumentCount {
+            kernel: "vadd".into(),
+            expected: 4,
+            given: 3
+        })
+    );
+    // Same size, wrong kind: a float (or a signed int) for `.u32 n`.
+    for wrong in [KernelArg::F32(16.0), KernelArg::I32(16)] {
+        let e = check_args("vadd", &vadd, &[p(), p(), p(), wrong], &JIT).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                JitError::ArgumentKind {
+                    index: 3,
+                    given: 4,
+                    expected: 4,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("`.param .u32 n`"), "{e}");
+    }
+    // Wrong size: a u64 for `.u32 n`; a u32 or a tensor-map slot for a pointer.
+    match check_args("vadd", &vadd, &[p(), p(), p(), KernelArg::U64(16)], &JIT) {
+        Err(JitError::ArgumentKind {
+            index: 3,
+            given: 8,
+            expected: 4,
+            ..
+        }) => {}
+        other => panic!("expected ArgumentKind, got {other:?}"),
+    }
+    assert!(matches!(
+        check_args(
+            "vadd",
+            &vadd,
+            &[KernelArg::U32(1), p(), p(), KernelArg::U32(16)],
+            &JIT
+        ),
+        Err(JitError::ArgumentKind { index: 0, .. })
+    ));
+    // A pointer cannot fill a u32 either, though a u64 could fill a `.u64` pointer slot.
+    assert!(matches!(
+        check_args("vadd", &vadd, &[p(), p(), p(), p()], &JIT),
+        Err(JitError::ArgumentKind { index: 3, .. })
+    ));
+    assert_eq!(
+        check_args(
+            "vadd",
+            &vadd,
+            &[KernelArg::U64(0), p(), p(), KernelArg::U32(16)],
+            &JIT
+        ),
+        Ok(())
+    );
+    // A tensor-map parameter takes only a tensor map.
+    let tma = params(TMA, "tma_load_2d");
+    assert!(tma[0].is_tensor_map());
+    let e = check_args(
+        "tma_load_2d",
+        &tma,
+        &[p(), p(), p(), KernelArg::U32(1), KernelArg::U32(1)],
+        &JIT,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            JitError::ArgumentKind {
+                index: 0,
+                given: 8,
+                expected: 128,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains(".param .align 64 .b8 tmap[128]"),
+        "{e}"
+    );
+}
+
+/// `.ptr` parameters say more: the space, which a buffer must be in (global or generic), and
+/// the alignment the kernel assumes.
+#[test]
+fn ptr_parameters_check_space_and_alignment() {
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+               .visible .entry k(.param .u64 .ptr.global.align 16 a, .param .u64 .ptr.shared s)\n{ ret; }\n";
+    let ps = params(ptx, "k");
+    // SAFETY (for every raw pointer below): never launched.
+    let at = |a| unsafe { KernelArg::raw_pointer(a) };
+    assert_eq!(check_args("k", &ps, &[at(0x1000), at(0x40)], &JIT), Ok(()));
+    assert_eq!(
+        check_args("k", &ps, &[at(0x1008), at(0x40)], &JIT),
+        Err(JitError::ArgumentMisaligned {
+            kernel: "k".into(),
+            index: 0,
+            address: 0x1008,
+            align: 16,
+            param: ".param .u64 .ptr.global.align 16 a".into()
+        })
+    );
+    // A 64-bit integer is not a pointer where the PTX says `.ptr`.
+    assert!(matches!(
+        check_args("k", &ps, &[KernelArg::U64(0x1000), at(0x40)], &JIT),
+        Err(JitError::ArgumentKind { index: 0, .. })
+    ));
+}
+
+/// Which buffers a `Jit`'s stream may use (the rule behind `Jit::check_buffer`, every buffer
+/// argument, tensor maps and `Gemm`). Before, every buffer of the same context was taken, with
+/// event tracking off, so another stream's buffer was used unordered.
+#[test]
+fn buffers_are_admitted_only_where_their_uses_are_ordered() {
+    let own = JIT;
+    assert_eq!(admit(&own, &JIT), Ok(()));
+    // Another created stream of the same context, tracked: ordered by events.
+    let other_stream = BufferOwner {
+        stream: 0x30,
+        ..JIT
+    };
+    assert_eq!(admit(&other_stream, &JIT), Ok(()));
+    let refused = |owner: BufferOwner| admit(&owner, &JIT).unwrap_err().reason;
+    assert_eq!(
+        refused(BufferOwner {
+            context: 0x11,
+            ..other_stream
+        }),
+        ForeignReason::OtherContext
+    );
+    // Another context is refused even on a stream handle equal to the Jit's.
+    assert_eq!(
+        refused(BufferOwner {
+            context: 0x11,
+            ..JIT
+        }),
+        ForeignReason::OtherContext
+    );
+    assert_eq!(
+        refused(BufferOwner {
+            tracking: false,
+            ..other_stream
+        }),
+        ForeignReason::Untracked
+    );
+    for default in [0, 1, 2] {
+        assert_eq!(
+            refused(BufferOwner {
+                stream: default,
+                ..other_stream
+            }),
+            ForeignReason::DefaultStream
+        );
+    }
+    // The Jit's own stream needs no events: stream order orders everything on it.
+    assert_eq!(
+        admit(
+            &BufferOwner {
+                tracking: false,
+                ..JIT
+            },
+            &JIT
+        ),
+        Ok(())
+    );
+    // The error names both owners.
+    let e = admit(
+        &BufferOwner {
+            ordinal: 1,
+            context: 0xabc,
+            stream: 0,
+            tracking: true,
+        },
+        &JIT,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "belongs to device 1 (context 0xabc, default stream 0x0), not to the Jit's device 0 \
+         (context 0x10, stream 0x20): it is another CUDA context, where its address means \
+         nothing; allocate it through the same Jit"
+    );
+    let named = JitError::ForeignBuffer {
+        buffer: "argument 2 of `vadd`".into(),
+        error: Box::new(e),
+    };
+    assert!(
+        named
+            .to_string()
+            .starts_with("argument 2 of `vadd` belongs to device 1"),
+        "{named}"
+    );
+}
+
+/// The signatures of the GPU tests' hand-written PTX, read from the text.
+#[test]
+fn signatures_of_the_gpu_test_modules() {
+    let names = |ps: &[PtxParam]| ps.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&params(VADD, "vadd")),
+        [
+            ".param .u64 a",
+            ".param .u64 b",
+            ".param .u64 c",
+            ".param .u32 n"
+        ]
+    );
+    assert_eq!(
+        names(&params(TMA, "tma_roundtrip_2d")),
+        [
+            ".param .align 64 .b8 tmap_in[128]",
+            ".param .align 64 .b8 tmap_out[128]"
+        ]
+    );
+    let offsets: Vec<(usize, usize)> = params(TMA, "tma_load_2d")
+        .iter()
+        .map(|p| (p.offset, p.size))
+        .collect();
+    assert_eq!(offsets, [(0, 128), (128, 8), (136, 8), (144, 4), (148, 4)]);
+    for (ptx, kernel) in [
+        (CLUSTER, "cluster_fixed"),
+        (CLUSTER, "cluster_any"),
+        (REQNTID, "fixed_block"),
+    ] {
+        assert_eq!(names(&params(ptx, kernel)), [".param .u64 out"], "{kernel}");
+    }
+    assert_eq!(params(BIG_SMEM, "big_smem").len(), 2);
+    // The bad module's signature still reads (the driver refuses its body).
+    assert!(ptx_signatures(BAD).is_ok());
 }
 
 #[test]

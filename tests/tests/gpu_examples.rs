@@ -45,13 +45,6 @@ fn poisoned(jit: &Jit, len: usize) -> CudaSlice<f32> {
         .expect("upload the poisoned output")
 }
 
-fn address(jit: &Jit, buf: &CudaSlice<f32>) -> u64 {
-    match jit.ptr(buf) {
-        KernelArg::Ptr(p) => p,
-        other => panic!("a slice's pointer is {other:?}"),
-    }
-}
-
 /// Downloads `buf` and checks that its guard is still poisoned; returns the first `len` values.
 fn download(jit: &Jit, buf: &CudaSlice<f32>, len: usize, what: &str) -> Vec<f32> {
     let mut all = jit
@@ -110,15 +103,15 @@ fn vector_add_matches_the_cpu() {
                     _ => examples::vector_add::<4>(),
                 };
                 let f = load(&jit, kernel, target);
-                let dc = poisoned(&jit, n);
+                let mut dc = poisoned(&jit, n);
                 let threads = n.div_ceil(vec) as u32;
                 let what = format!("vector_add VEC={vec} {target} n={n}");
                 f.launch(
                     &Launch::linear(threads, examples::vector_add::THREADS),
                     &[
-                        jit.ptr(&da),
-                        jit.ptr(&db),
-                        jit.ptr(&dc),
+                        jit.buffer(&da),
+                        jit.buffer(&db),
+                        jit.buffer_mut(&mut dc),
                         KernelArg::U32(n as u32),
                     ],
                 )
@@ -154,7 +147,7 @@ fn transpose_matches_the_cpu() {
         for &target in &targets {
             for block_rows in [8u32, 4] {
                 let f = load(&jit, examples::transpose(block_rows), target);
-                let ddst = poisoned(&jit, rows * cols);
+                let mut ddst = poisoned(&jit, rows * cols);
                 let what = format!("transpose {rows}x{cols} {target} block 32x{block_rows}");
                 let grid = (
                     (cols as u32).div_ceil(tile),
@@ -164,8 +157,8 @@ fn transpose_matches_the_cpu() {
                 f.launch(
                     &Launch::new(grid, (tile, block_rows, 1)),
                     &[
-                        jit.ptr(&dsrc),
-                        jit.ptr(&ddst),
+                        jit.buffer(&dsrc),
+                        jit.buffer_mut(&mut ddst),
                         KernelArg::U32(rows as u32),
                         KernelArg::U32(cols as u32),
                     ],
@@ -204,16 +197,24 @@ fn reduce_sum_matches_the_cpu() {
             for (threads, blocks) in [(256u32, 120u32), (96, 7), (256, 1)] {
                 let f = load(&jit, examples::reduce_sum(threads), target);
                 let what = format!("reduce_sum n={n} {target} {blocks}x{threads}");
-                let partial = poisoned(&jit, blocks as usize);
+                let mut partial = poisoned(&jit, blocks as usize);
                 f.launch(
                     &Launch::new((blocks, 1, 1), (threads, 1, 1)),
-                    &[jit.ptr(&dx), jit.ptr(&partial), KernelArg::U32(n as u32)],
+                    &[
+                        jit.buffer(&dx),
+                        jit.buffer_mut(&mut partial),
+                        KernelArg::U32(n as u32),
+                    ],
                 )
                 .unwrap_or_else(|e| panic!("{what}, pass 1: {e}"));
-                let out = poisoned(&jit, 1);
+                let mut out = poisoned(&jit, 1);
                 f.launch(
                     &Launch::new((1, 1, 1), (threads, 1, 1)),
-                    &[jit.ptr(&partial), jit.ptr(&out), KernelArg::U32(blocks)],
+                    &[
+                        jit.buffer(&partial),
+                        jit.buffer_mut(&mut out),
+                        KernelArg::U32(blocks),
+                    ],
                 )
                 .unwrap_or_else(|e| panic!("{what}, pass 2: {e}"));
                 // Pass 1 alone: block b sums the elements its threads visit in the grid stride.
@@ -266,10 +267,14 @@ fn async_copy_matches_the_cpu() {
                 // Few blocks (many chunks each: both buffers cycle), one per chunk, more than chunks.
                 for blocks in [3, chunks, chunks + 5] {
                     let what = format!("async_copy n={n} {target} {blocks}x{threads}");
-                    let ddst = poisoned(&jit, n);
+                    let mut ddst = poisoned(&jit, n);
                     f.launch(
                         &Launch::new((blocks, 1, 1), (threads, 1, 1)),
-                        &[jit.ptr(&dsrc), jit.ptr(&ddst), KernelArg::U32(n as u32)],
+                        &[
+                            jit.buffer(&dsrc),
+                            jit.buffer_mut(&mut ddst),
+                            KernelArg::U32(n as u32),
+                        ],
                     )
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                     let got = download(&jit, &ddst, n, &what);
@@ -298,17 +303,14 @@ fn tma_round_trip_matches_the_cpu() {
     ] {
         let src = Rng::new(0x3a ^ (rows * cols) as u64).vec(rows * cols);
         let dsrc = jit.upload(&src).unwrap();
-        let spec = |addr: u64| {
-            TensorMapSpec::row_major_2d(
-                TmaDataType::F32,
-                addr,
-                rows as u64,
-                cols as u64,
-                tile_box.rows,
-                tile_box.cols,
-            )
-        };
-        let src_map = jit.tensor_map(&spec(address(&jit, &dsrc))).unwrap();
+        let spec = TensorMapSpec::row_major_2d(
+            TmaDataType::F32,
+            rows as u64,
+            cols as u64,
+            tile_box.rows,
+            tile_box.cols,
+        );
+        let src_map = jit.tensor_map(&spec, &dsrc).unwrap();
         let grid = (
             (cols as u32).div_ceil(tile_box.cols),
             (rows as u32).div_ceil(tile_box.rows),
@@ -322,13 +324,14 @@ fn tma_round_trip_matches_the_cpu() {
                 );
                 let f = load(&jit, examples::tma_round_trip(tile_box, negate), target);
                 // The map covers `rows x cols`; the guard after it must stay poisoned.
-                let ddst = poisoned(&jit, rows * cols);
-                let dst_map = jit.tensor_map(&spec(address(&jit, &ddst))).unwrap();
+                let mut ddst = poisoned(&jit, rows * cols);
+                let dst_map = jit.tensor_map_mut(&spec, &mut ddst).unwrap();
                 f.launch(
                     &Launch::new(grid, (examples::tma_round_trip::THREADS, 1, 1)),
-                    &[src_map.into(), dst_map.into()],
+                    &[(&src_map).into(), (&dst_map).into()],
                 )
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
+                drop(dst_map);
                 let got = download(&jit, &ddst, rows * cols, &what);
                 let want: Vec<f32> = if negate {
                     src.iter().map(|v| -v).collect()
@@ -370,11 +373,11 @@ fn wgmma_tile_matches_the_cpu() {
             .map(half::f16::from_f32)
             .collect();
         let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
-        let dd = poisoned(&jit, n * n);
+        let mut dd = poisoned(&jit, n * n);
         let what = format!("wgmma_tile seed {seed}");
         f.launch(
             &Launch::linear(examples::wgmma_tile::THREADS, examples::wgmma_tile::THREADS),
-            &[jit.ptr(&dd), jit.ptr(&da), jit.ptr(&db)],
+            &[jit.buffer_mut(&mut dd), jit.buffer(&da), jit.buffer(&db)],
         )
         .unwrap_or_else(|e| panic!("{what}: {e}"));
         let got = download(&jit, &dd, n * n, &what);

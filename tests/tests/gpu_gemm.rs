@@ -11,7 +11,7 @@
 //! and f16 output, 4e-3 with bf16 output (its rounding alone is up to 2^-9 per element).
 
 use codegen_ptx::emit;
-use codegen_ptx::jit::{CudaSlice, Jit, JitFunction, KernelArg, Launch};
+use codegen_ptx::jit::{Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use half::{bf16, f16};
 use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
@@ -34,13 +34,6 @@ fn from_bits(dtype: DType, b: u16) -> f32 {
     }
 }
 
-fn address(jit: &Jit, buf: &CudaSlice<u16>) -> u64 {
-    match jit.ptr(buf) {
-        KernelArg::Ptr(p) => p,
-        other => panic!("a slice's pointer is {other:?}"),
-    }
-}
-
 fn load(jit: &Jit, cfg: &MultistageConfig, target: Target) -> JitFunction {
     let kernel = multistage_kernel(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
     let ptx = emit(&kernel, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
@@ -56,7 +49,7 @@ fn run(jit: &Jit, f: &JitFunction, cfg: &MultistageConfig, m: usize, n: usize, k
     let b: Vec<u16> = (0..n * k).map(|_| to_bits(cfg.dtype, rng.f32())).collect();
     let da = jit.upload(&a).expect("upload A");
     let db = jit.upload(&b).expect("upload B");
-    let dd = jit
+    let mut dd = jit
         .upload(&vec![POISON; m * n + GUARD])
         .expect("upload poisoned D");
     let launch =
@@ -64,9 +57,9 @@ fn run(jit: &Jit, f: &JitFunction, cfg: &MultistageConfig, m: usize, n: usize, k
     f.launch(
         &launch,
         &[
-            KernelArg::Ptr(address(jit, &dd)),
-            KernelArg::Ptr(address(jit, &da)),
-            KernelArg::Ptr(address(jit, &db)),
+            jit.buffer_mut(&mut dd),
+            jit.buffer(&da),
+            jit.buffer(&db),
             KernelArg::U32(m as u32),
             KernelArg::U32(n as u32),
             KernelArg::U32(k as u32),

@@ -151,7 +151,7 @@ fn both_match_the_cpu<T: GemmElem + DeviceRepr>(tolerance: f64) {
         cublas.gemm(m, n, k, &a, &b, &mut d).unwrap();
         let blas = jit.download(&d).unwrap();
         poison(&jit, &mut d).unwrap();
-        gemm.run(&GemmArgs {
+        gemm.run(GemmArgs {
             m,
             n,
             k,
@@ -195,7 +195,7 @@ fn plans_compile_once_across_threads() {
                 let mut ops = Operands::<f16>::random(jit, m, n, k, t).unwrap();
                 for _ in 0..3 {
                     let plan = gemm
-                        .run(&GemmArgs {
+                        .run(GemmArgs {
                             m,
                             n,
                             k,
@@ -252,7 +252,7 @@ fn refused_inputs_launch_nothing() {
             kernel: KernelChoice::Auto,
         }
     }
-    match gemm.run(&args((m, n, k), &ops, &mut d)) {
+    match gemm.run(args((m, n, k), &ops, &mut d)) {
         Err(GemmError::Input(InputError::BufferLength {
             buffer: "D",
             expected: 960,
@@ -267,7 +267,7 @@ fn refused_inputs_launch_nothing() {
         let mut bf16_f16 = args((m, n, k), &ops, &mut d);
         bf16_f16.acc = Accum::F16;
         assert!(matches!(
-            gemm.run(&bf16_f16),
+            gemm.run(bf16_f16),
             Err(GemmError::Input(InputError::UnsupportedAccum { .. }))
         ));
     }
@@ -275,7 +275,7 @@ fn refused_inputs_launch_nothing() {
         let mut zero_k = args((m, n, k), &ops, &mut d);
         zero_k.k = 0;
         assert!(matches!(
-            gemm.run(&zero_k),
+            gemm.run(zero_k),
             Err(GemmError::Input(InputError::ZeroDim { dim: "K" }))
         ));
     }
@@ -327,5 +327,179 @@ fn auto_takes_narrower_copies_for_odd_k() {
         let c = harness.check::<f16>(&case).unwrap();
         assert_eq!(c.plan, want);
         assert!(c.passed(), "{shape:?}: {c:?}");
+    }
+}
+
+/// Buffers the runtime's stream cannot use are refused before anything is launched, naming the
+/// buffer and both owners: A from a second CUDA context on the same device (its address means
+/// nothing in the runtime's), B from a default stream of another cudarc handle (which event
+/// tracking cannot order with the runtime's stream). D stays poisoned.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn foreign_buffers_are_refused() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    let (m, n, k) = (64, 48, 32);
+    let mut ops = Operands::<f16>::random(&jit, m, n, k, 21).unwrap();
+    let other = codegen_ptx::jit::CudaContext::new_non_primary(0, 0).expect("a second context");
+    let foreign_a = other
+        .new_stream()
+        .unwrap()
+        .clone_htod(&Rng::new(1).matrix::<f16>(m * k))
+        .unwrap();
+    let handle = codegen_ptx::jit::CudaContext::new(0).unwrap();
+    let default_b = handle
+        .default_stream()
+        .clone_htod(&Rng::new(2).matrix::<f16>(n * k))
+        .unwrap();
+    let run = |a: &CudaSlice<f16>, b: &CudaSlice<f16>, d: &mut CudaSlice<f16>| {
+        gemm.run(GemmArgs {
+            m,
+            n,
+            k,
+            a,
+            b,
+            d,
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+        })
+    };
+    match run(&foreign_a, &ops.b, &mut ops.d) {
+        Err(e @ GemmError::ForeignBuffer { .. }) => {
+            println!("{e}");
+            let GemmError::ForeignBuffer { buffer, error } = &e else {
+                unreachable!()
+            };
+            assert_eq!(*buffer, "A");
+            assert_eq!(error.reason, codegen_ptx::jit::ForeignReason::OtherContext);
+            assert_eq!(error.owner.context, other.cu_ctx() as usize);
+            assert_eq!(error.jit, jit.owner());
+            let text = e.to_string();
+            assert!(text.starts_with("buffer A belongs to device 0"), "{text}");
+        }
+        other => panic!("expected ForeignBuffer for A, got {other:?}"),
+    }
+    match run(&ops.a, &default_b, &mut ops.d) {
+        Err(GemmError::ForeignBuffer { buffer: "B", error }) => {
+            assert_eq!(error.reason, codegen_ptx::jit::ForeignReason::DefaultStream)
+        }
+        other => panic!("expected ForeignBuffer for B, got {other:?}"),
+    }
+    // cuBLAS, on the same stream, refuses them too.
+    let cublas = CublasRef::new(&jit).unwrap();
+    assert!(matches!(
+        cublas.gemm(m, n, k, &foreign_a, &ops.b, &mut ops.d),
+        Err(GemmError::ForeignBuffer { buffer: "A", .. })
+    ));
+    let host = jit.download(&ops.d).unwrap();
+    assert_eq!(count_non_finite(&host), m * n, "a refused GEMM wrote to D");
+}
+
+/// A or B starting off the alignment the plan's copies need is refused. cudarc's safe API makes
+/// no `CudaSlice` at an offset (sub-slices are `CudaView`s, which `GemmArgs` does not take), so
+/// the misaligned A is built with cudarc's `unsafe` `upgrade_device_ptr` one f16 into a live
+/// allocation, and never dropped (its memory is the allocation's).
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn misaligned_operands_are_refused() {
+    use codegen_ptx::jit::DevicePtr;
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    // K a multiple of 8: the multistage plan with 16-byte copies.
+    let (m, n, k) = (64, 48, 32);
+    let mut ops = Operands::<f16>::random(&jit, m, n, k, 22).unwrap();
+    let backing = jit.upload(&Rng::new(3).matrix::<f16>(m * k + 8)).unwrap();
+    let (base, read) = backing.device_ptr(jit.stream());
+    drop(read);
+    // SAFETY: [base + 2, base + 2 + 2 * m * k) lies inside `backing` (m * k + 8 elements), which
+    // outlives `a`; `a` is never dropped (ManuallyDrop), so the memory is freed once, by
+    // `backing`, and its values are the uploaded f16s.
+    let a = std::mem::ManuallyDrop::new(unsafe {
+        jit.stream().upgrade_device_ptr::<f16>(base + 2, m * k)
+    });
+    let result = gemm.run(GemmArgs {
+        m,
+        n,
+        k,
+        a: &a,
+        b: &ops.b,
+        d: &mut ops.d,
+        acc: Accum::F32,
+        kernel: KernelChoice::Auto,
+    });
+    match result {
+        Err(e @ GemmError::Misaligned { .. }) => {
+            println!("{e}");
+            let GemmError::Misaligned {
+                buffer,
+                address,
+                needs,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!((buffer, address, needs), ("A", base + 2, 16));
+        }
+        other => panic!("expected Misaligned, got {other:?}"),
+    }
+    let host = jit.download(&ops.d).unwrap();
+    assert_eq!(count_non_finite(&host), m * n, "a refused GEMM wrote to D");
+}
+
+/// A GEMM on one Jit reads the output of a GEMM still running on another Jit of the same device
+/// (its own stream): the read waits for the write. Before, both Jits had event tracking off, so
+/// the second GEMM read D1 while (or before) the first wrote it, and saw its poison.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn gemms_on_two_jits_are_ordered() {
+    let (first, second) = (jit(), jit());
+    let (g1, g2) = (Gemm::new(&first).unwrap(), Gemm::new(&second).unwrap());
+    let (m, n, k) = (2048, 2048, 4096);
+    let mut ops = Operands::<f16>::random(&first, m, n, k, 23).unwrap();
+    let case = Case {
+        shape: (m, n, k),
+        acc: Accum::F32,
+        kernel: KernelChoice::Auto,
+        seed: 23,
+    };
+    // Compile both plans first, so that nothing below waits on the host.
+    ops.run(&g1, &case).unwrap();
+    let z = second.upload(&Rng::new(24).matrix::<f16>(512 * n)).unwrap();
+    let mut d2 = second.upload(&vec![f16::ZERO; m * 512]).unwrap();
+    let second_gemm = |d1: &CudaSlice<f16>, d2: &mut CudaSlice<f16>| {
+        g2.run(GemmArgs {
+            m,
+            n: 512,
+            k: n,
+            a: d1,
+            b: &z,
+            d: d2,
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+        })
+    };
+    second_gemm(&ops.d, &mut d2).unwrap();
+    second.synchronize().unwrap();
+    first.synchronize().unwrap();
+    for round in 0..3 {
+        // Poison D1, then keep the first Jit busy writing it (several milliseconds) ...
+        poison(&first, &mut ops.d).unwrap();
+        for _ in 0..8 {
+            ops.run(&g1, &case).unwrap();
+        }
+        // ... and read it at once from the second.
+        poison(&second, &mut d2).unwrap();
+        second_gemm(&ops.d, &mut d2).unwrap();
+        let got = second.download(&d2).unwrap();
+        assert_eq!(
+            count_non_finite(&got),
+            0,
+            "round {round}: the second Jit's GEMM read D1 before the first Jit wrote it"
+        );
+        // The same product with everything finished: bit for bit the same plan on the same data.
+        first.synchronize().unwrap();
+        second_gemm(&ops.d, &mut d2).unwrap();
+        assert_eq!(got, second.download(&d2).unwrap(), "round {round}");
     }
 }

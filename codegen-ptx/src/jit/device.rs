@@ -4,13 +4,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
-    result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits,
+    result, sys, CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 
+use super::args::{
+    admit, AnyBitPattern, BufferOwner, DeviceBuffer, DeviceBufferMut, DevicePointer, ForeignBuffer,
+    KernelArg,
+};
 use super::error::{describe, driver, JitError};
-use super::launch::{DeviceLimits, KernelArg};
+use super::launch::DeviceLimits;
 use super::module::{load_module, ptx_hash, JitModule};
-use super::tensor_map::{TensorMap, TensorMapSpec};
 
 /// Oldest driver the runtime accepts (CUDA 12.0: cluster launch and tensor maps).
 const MIN_DRIVER_VERSION: i32 = 12000;
@@ -41,6 +44,12 @@ struct Slot {
 
 /// The JIT runtime for one GPU: a context, the stream all work goes to, the device's limits,
 /// and a cache of loaded modules. `Send + Sync`: share it between threads behind an `Arc`.
+///
+/// Buffers from elsewhere are ordered, not trusted to be: cudarc's event tracking stays on, so
+/// each use of a buffer on this `Jit`'s stream waits for the buffer's last write (a write also
+/// for its last read) wherever it happened, records itself, and the buffer's free waits for
+/// those records. Buffers that tracking cannot order (another context, no events, a default
+/// stream) are refused with [`JitError::ForeignBuffer`] (see [`admit`]).
 pub struct Jit {
     shared: Arc<Shared>,
     cache: Mutex<HashMap<u64, Vec<Arc<Slot>>>>,
@@ -120,10 +129,9 @@ impl Jit {
                 describe(e)
             ))
         })?;
-        // SAFETY: tracking is turned off before any slice exists, and every allocation, copy
-        // and launch of this runtime goes to the one stream created below, so stream order
-        // already orders every use of every slice.
-        unsafe { ctx.disable_event_tracking() };
+        // cudarc's event tracking stays on (the default): slices leave this runtime as plain
+        // `CudaSlice`s usable with any cudarc call on any stream, and `context()`/`stream()`
+        // are public, so stream order alone could not order their uses.
         let stream = ctx.new_stream().map_err(|e| driver("cuStreamCreate", e))?;
         let limits = read_limits(&ctx)?;
         Ok(Jit {
@@ -223,8 +231,14 @@ impl Jit {
     }
 
     /// Copies `device` back to the host, after all work queued before it has finished. A fault
-    /// in that work is returned here rather than data.
+    /// in that work is returned here rather than data. A buffer this stream cannot use
+    /// ([`Jit::check_buffer`]) is refused.
     pub fn download<T: DeviceRepr>(&self, device: &CudaSlice<T>) -> Result<Vec<T>, JitError> {
+        self.check_buffer(device)
+            .map_err(|error| JitError::ForeignBuffer {
+                buffer: "the buffer to download".into(),
+                error: Box::new(error),
+            })?;
         let host = self
             .shared
             .stream
@@ -239,10 +253,67 @@ impl Jit {
         Ok(host)
     }
 
-    /// `device`'s address as a kernel argument.
-    pub fn ptr<T>(&self, device: &CudaSlice<T>) -> KernelArg {
-        let (address, _record) = device.device_ptr(&self.shared.stream);
-        KernelArg::Ptr(address)
+    /// `buffer` as a kernel argument the kernel reads, borrowed for as long as the argument
+    /// lives. This stream is ordered after the buffer's last write now; the read is recorded when
+    /// the argument is dropped, after the launches that used it were queued. The launch refuses
+    /// the argument if [`Jit::check_buffer`] would.
+    ///
+    /// A kernel that writes the buffer must get it through [`Jit::buffer_mut`], or readers on
+    /// other streams are not ordered after the write.
+    pub fn buffer<'a, T: AnyBitPattern, B: DeviceBuffer<T>>(
+        &'a self,
+        buffer: &'a B,
+    ) -> KernelArg<'a> {
+        KernelArg::Pointer(DevicePointer::read(buffer, &self.shared.stream))
+    }
+
+    /// `buffer` as a kernel argument the kernel may write, borrowed mutably for as long as the
+    /// argument lives: as [`Jit::buffer`], but ordered after the buffer's last read as well, and
+    /// recorded as a write.
+    pub fn buffer_mut<'a, T: AnyBitPattern, B: DeviceBufferMut<T>>(
+        &'a self,
+        buffer: &'a mut B,
+    ) -> KernelArg<'a> {
+        KernelArg::Pointer(DevicePointer::write(buffer, &self.shared.stream))
+    }
+
+    /// Whether this `Jit`'s stream may use `buffer`: the pure rule [`admit`] applied to the
+    /// buffer's owner and this `Jit`'s.
+    pub fn check_buffer<T, B: DeviceBuffer<T> + ?Sized>(
+        &self,
+        buffer: &B,
+    ) -> Result<(), ForeignBuffer> {
+        admit(&BufferOwner::of_stream(buffer.home()), &self.owner())
+    }
+
+    /// This `Jit`'s device, context and stream, as a buffer allocated here reports them.
+    pub fn owner(&self) -> BufferOwner {
+        BufferOwner::of_stream(&self.shared.stream)
+    }
+
+    /// Sets every byte of `buffer` to `byte` (queued on the stream, ordered like a write). The
+    /// element type must take any bit pattern, since `byte` repeated need not be a valid value
+    /// otherwise.
+    pub fn fill_bytes<T: AnyBitPattern, B: DeviceBufferMut<T>>(
+        &self,
+        buffer: &mut B,
+        byte: u8,
+    ) -> Result<(), JitError> {
+        self.check_buffer(buffer)
+            .map_err(|error| JitError::ForeignBuffer {
+                buffer: "the buffer to fill".into(),
+                error: Box::new(error),
+            })?;
+        self.bind()?;
+        let bytes = buffer.bytes();
+        let stream = &self.shared.stream;
+        let (address, _record) = buffer.write(stream);
+        // SAFETY: `address` starts a live allocation (or a view into one) of `bytes` bytes in
+        // this context (checked just above), borrowed mutably across the call, and the memset is
+        // queued on the stream that `write` ordered after its earlier uses; `_record` records
+        // the write once it is queued. Any bytes are a valid T (`AnyBitPattern`).
+        unsafe { result::memset_d8_async(address, byte, bytes, stream.cu_stream()) }
+            .map_err(|e| driver("cuMemsetD8Async", e))
     }
 
     /// Waits for all work queued on the stream; a kernel that faulted reports here.
@@ -251,11 +322,6 @@ impl Jit {
             .stream
             .synchronize()
             .map_err(|e| driver("cuStreamSynchronize", e))
-    }
-
-    /// Encodes a TMA descriptor (see [`TensorMap::encode_tiled`]).
-    pub fn tensor_map(&self, spec: &TensorMapSpec) -> Result<TensorMap, JitError> {
-        TensorMap::encode_tiled(self, spec)
     }
 
     pub(crate) fn bind(&self) -> Result<(), JitError> {

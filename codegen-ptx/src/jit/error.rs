@@ -2,7 +2,9 @@
 
 use cudarc::driver::{sys, DriverError};
 
+use super::args::ForeignBuffer;
 use super::launch::LaunchError;
+use super::signature::SignatureError;
 use super::tensor_map::TensorMapError;
 
 /// Everything that can go wrong between PTX text and a finished kernel, each as a sentence.
@@ -54,21 +56,64 @@ pub enum JitError {
         /// Arguments passed.
         given: usize,
     },
-    /// One argument's size differs from the size of the kernel parameter it would fill.
+    /// One argument cannot fill the kernel parameter at its position, as the PTX declares it.
     #[error(
-        "argument {index} of `{kernel}` is {arg} ({given} bytes) but parameter {index} is {expected} bytes"
+        "argument {index} of `{kernel}` is {arg} ({given} bytes), which cannot fill parameter {index}, `{param}` ({expected} bytes)"
     )]
-    ArgumentSize {
+    ArgumentKind {
         /// The kernel's name.
         kernel: String,
         /// Zero-based argument position.
         index: usize,
-        /// The argument, as `KernelArg`'s Debug prints it (tensor maps abbreviated).
+        /// The argument, as `KernelArg`'s Debug prints it.
         arg: String,
-        /// Bytes of the kernel's parameter.
-        expected: usize,
         /// Bytes of the argument.
         given: usize,
+        /// The parameter's declaration, e.g. `.param .u32 n`.
+        param: String,
+        /// Bytes of the parameter.
+        expected: usize,
+    },
+    /// A pointer argument off the alignment its `.ptr.align` declaration promises the kernel.
+    #[error("argument {index} of `{kernel}` is address {address:#x}, not {align}-byte aligned as `{param}` declares")]
+    ArgumentMisaligned {
+        /// The kernel's name.
+        kernel: String,
+        /// Zero-based argument position.
+        index: usize,
+        /// The address.
+        address: u64,
+        /// The declared alignment.
+        align: u32,
+        /// The parameter's declaration.
+        param: String,
+    },
+    /// A buffer argument (or tensor map) made by another `Jit`, whose stream its ordering was
+    /// queued on.
+    #[error("{argument} was made for stream {made_for:#x}, not for this kernel's stream {stream:#x}: make it with the Jit that loaded the kernel")]
+    ArgumentOfAnotherJit {
+        /// Which argument, e.g. "argument 2 of `vadd`".
+        argument: String,
+        /// The `CUstream` it was made for.
+        made_for: usize,
+        /// The kernel's `CUstream`.
+        stream: usize,
+    },
+    /// A buffer that this `Jit`'s stream cannot use safely (see [`admit`](super::admit)).
+    #[error("{buffer} {error}")]
+    ForeignBuffer {
+        /// Which buffer, e.g. "argument 2 of `vadd`".
+        buffer: String,
+        /// Its owner, the Jit's, and why they do not go together.
+        error: Box<ForeignBuffer>,
+    },
+    /// The kernel's signature could not be read from the module's PTX text.
+    #[error("the parameters of `{kernel}` cannot be read from its PTX: {error}")]
+    Signature {
+        /// The kernel's name.
+        kernel: String,
+        /// Where and why reading stopped.
+        error: SignatureError,
     },
     /// The driver refused or failed the launch itself.
     #[error("launch of `{kernel}` failed: {reason}")]

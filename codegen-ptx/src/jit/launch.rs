@@ -1,11 +1,6 @@
 //! Launch configurations, kernel arguments, and the checks a launch must pass before the driver
 //! sees it. Everything here is pure: it runs, and is tested, without a GPU.
 
-use std::ffi::c_void;
-use std::fmt;
-
-use super::tensor_map::TensorMap;
-
 /// One kernel launch's shape: grid and block extents, an optional thread-block cluster, and the
 /// dynamic shared memory each block gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,84 +360,4 @@ fn check_smem(dynamic: u32, static_bytes: u32, limits: &DeviceLimits) -> Result<
         });
     }
     Ok(())
-}
-
-/// One kernel argument, passed by value as the driver ABI expects (`kernelParams[i]` points at
-/// the argument's bytes, which the driver copies at launch).
-#[derive(Clone, PartialEq)]
-pub enum KernelArg {
-    /// `.u32` / `.b32` parameter.
-    U32(u32),
-    /// `.s32` parameter.
-    I32(i32),
-    /// `.u64` / `.b64` parameter.
-    U64(u64),
-    /// `.s64` parameter.
-    I64(i64),
-    /// `.f32` parameter.
-    F32(f32),
-    /// `.f64` parameter.
-    F64(f64),
-    /// A device pointer (`.u64` parameter holding a global address).
-    Ptr(u64),
-    /// A `CUtensorMap` passed by value (`.param .align 64 .b8 name[128]`).
-    TensorMap(Box<TensorMap>),
-}
-
-impl KernelArg {
-    /// Bytes the argument occupies in the kernel's parameter buffer.
-    pub fn size_bytes(&self) -> usize {
-        match self {
-            KernelArg::U32(_) | KernelArg::I32(_) | KernelArg::F32(_) => 4,
-            KernelArg::U64(_) | KernelArg::I64(_) | KernelArg::F64(_) | KernelArg::Ptr(_) => 8,
-            KernelArg::TensorMap(_) => TensorMap::BYTES,
-        }
-    }
-
-    /// Pointer to the argument's bytes, for the driver's `kernelParams` array. The driver only
-    /// reads through it, during the launch call, while `self` is borrowed.
-    pub(crate) fn as_param_ptr(&self) -> *mut c_void {
-        let p: *const c_void = match self {
-            KernelArg::U32(v) => (v as *const u32).cast(),
-            KernelArg::I32(v) => (v as *const i32).cast(),
-            KernelArg::U64(v) | KernelArg::Ptr(v) => (v as *const u64).cast(),
-            KernelArg::I64(v) => (v as *const i64).cast(),
-            KernelArg::F32(v) => (v as *const f32).cast(),
-            KernelArg::F64(v) => (v as *const f64).cast(),
-            KernelArg::TensorMap(m) => m.as_bytes().as_ptr().cast(),
-        };
-        p.cast_mut()
-    }
-}
-
-impl fmt::Debug for KernelArg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KernelArg::U32(v) => write!(f, "U32({v})"),
-            KernelArg::I32(v) => write!(f, "I32({v})"),
-            KernelArg::U64(v) => write!(f, "U64({v})"),
-            KernelArg::I64(v) => write!(f, "I64({v})"),
-            KernelArg::F32(v) => write!(f, "F32({v})"),
-            KernelArg::F64(v) => write!(f, "F64({v})"),
-            KernelArg::Ptr(v) => write!(f, "Ptr({v:#x})"),
-            KernelArg::TensorMap(_) => write!(f, "TensorMap(128 bytes)"),
-        }
-    }
-}
-
-macro_rules! kernel_arg_from {
-    ($($t:ty => $v:ident),*) => {$(
-        impl From<$t> for KernelArg {
-            fn from(x: $t) -> Self {
-                KernelArg::$v(x)
-            }
-        }
-    )*};
-}
-kernel_arg_from!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
-
-impl From<TensorMap> for KernelArg {
-    fn from(m: TensorMap) -> Self {
-        KernelArg::TensorMap(Box::new(m))
-    }
 }

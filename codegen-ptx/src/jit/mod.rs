@@ -17,33 +17,75 @@
 //! let module = jit.load(ptx)?;
 //! let vadd = module.function("vadd")?;
 //! let (a, b) = (jit.upload(&[1.0f32; 1000])?, jit.upload(&[2.0f32; 1000])?);
-//! let c = jit.alloc_zeros::<f32>(1000)?;
+//! let mut c = jit.alloc_zeros::<f32>(1000)?;
 //! vadd.launch(
 //!     &Launch::linear(1000, 256),
-//!     &[jit.ptr(&a), jit.ptr(&b), jit.ptr(&c), KernelArg::U32(1000)],
+//!     &[jit.buffer(&a), jit.buffer(&b), jit.buffer_mut(&mut c), KernelArg::U32(1000)],
 //! )?;
 //! let sum = jit.download(&c)?;
 //! # Ok(()) }
 //! ```
 //!
-//! All work goes through the one stream [`Jit::stream`](crate::jit::Jit::stream); slices are allocated on it and cudarc's
-//! cross-stream event tracking is off, so order on that stream is the only synchronisation.
+//! The safe launch takes scalars, buffers borrowed for the call ([`Jit::buffer`] for what the
+//! kernel reads, [`Jit::buffer_mut`] for what it writes) and tensor maps encoded over a borrowed
+//! buffer ([`Jit::tensor_map`]); an address cannot be forged from an integer without `unsafe`
+//! ([`KernelArg::raw_pointer`](crate::jit::KernelArg::raw_pointer), [`TensorMap::encode_tiled_raw`](crate::jit::TensorMap::encode_tiled_raw)):
+//!
+//! ```compile_fail
+//! let forged = codegen_ptx::jit::KernelArg::Ptr(0x1000); // the old safe forge: gone
+//! ```
+//! ```compile_fail
+//! use codegen_ptx::jit::{DevicePointer, KernelArg};
+//! let forged = KernelArg::Pointer(DevicePointer { address: 0x1000 }); // private fields
+//! ```
+//! ```compile_fail,E0133
+//! let forged = codegen_ptx::jit::KernelArg::raw_pointer(0x1000); // needs an unsafe block
+//! ```
+//! ```
+//! // The same call compiles in an unsafe block, whose contract the caller then takes on.
+//! let raw = unsafe { codegen_ptx::jit::KernelArg::raw_pointer(0x1000) };
+//! assert_eq!(raw.address(), Some(0x1000));
+//! ```
+//!
+//! Every argument is checked against the kernel's parameter list read from the PTX text the
+//! module was loaded from ([`ptx_signatures`](crate::jit::ptx_signatures), [`check_args`](crate::jit::check_args)), on every driver and without
+//! asking the driver.
+//!
+//! Launches, copies and allocations of a `Jit` go to its one stream [`Jit::stream`]; buffers
+//! allocated elsewhere (another `Jit`, another stream of the context) are ordered with it by
+//! cudarc's event tracking, which stays on, and those it cannot order are refused (see
+//! [`admit`](crate::jit::admit)).
+//!
+//! [`Jit::buffer`]: crate::jit::Jit::buffer
+//! [`Jit::buffer_mut`]: crate::jit::Jit::buffer_mut
+//! [`Jit::tensor_map`]: crate::jit::Jit::tensor_map
+//! [`Jit::stream`]: crate::jit::Jit::stream
 #![warn(missing_docs)]
 
+mod args;
 mod device;
 mod error;
 mod launch;
 mod module;
+mod signature;
 mod tensor_map;
 mod timing;
 
+pub use args::{
+    admit, check_args, AnyBitPattern, BufferOwner, DeviceBuffer, DeviceBufferMut, DevicePointer,
+    ForeignBuffer, ForeignReason, KernelArg,
+};
 pub use device::Jit;
 pub use error::JitError;
 pub use launch::{
-    validate_for_kernel, validate_launch, DeviceLimits, KernelArg, KernelFacts, Launch,
-    LaunchError, MAX_NON_PORTABLE_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
+    validate_for_kernel, validate_launch, DeviceLimits, KernelFacts, Launch, LaunchError,
+    MAX_NON_PORTABLE_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
 };
 pub use module::{ptx_entries, ptx_hash, JitFunction, JitModule};
+pub use signature::{
+    ptx_signature, ptx_signatures, PtxClass, PtxEntry, PtxParam, PtxParamKind, PtxScalar, PtxSpace,
+    SignatureError,
+};
 pub use tensor_map::{
     TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave, TmaL2Promotion,
     TmaOobFill, TmaSwizzle,
@@ -53,4 +95,6 @@ pub use timing::Timing;
 /// cudarc itself, for what the wrappers here do not cover.
 pub use cudarc;
 /// The cudarc types tests and benches handle directly.
-pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
+pub use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
+};

@@ -1,14 +1,16 @@
-//! Loaded modules and their kernels: loading PTX with the JIT log captured, looking up entries,
-//! and launching with checked arguments.
+//! Loaded modules and their kernels: loading PTX with the JIT log captured, looking up entries
+//! with their signatures read from the PTX, and launching with checked arguments.
 
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{sys, DriverError};
 
+use super::args::{check_args, BufferOwner, KernelArg};
 use super::device::Shared;
 use super::error::{check, describe, error_name, JitError};
-use super::launch::{validate_for_kernel, validate_launch, KernelArg, KernelFacts, Launch};
+use super::launch::{validate_for_kernel, validate_launch, KernelFacts, Launch};
+use super::signature::{ptx_signature, ptx_signatures, PtxParam};
 
 /// Bytes reserved for each of the JIT's error and info logs.
 const LOG_BYTES: usize = 1 << 16;
@@ -25,8 +27,13 @@ pub fn ptx_hash(ptx: &str) -> u64 {
         .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
-/// Names of the kernels (`.entry` directives) that `ptx` defines, in order of appearance.
+/// Names of the kernels (`.entry` directives) that `ptx` defines, in order of appearance:
+/// those [`ptx_signatures`](super::ptx_signatures) reads, or, for text it cannot read, every
+/// name that follows an `.entry`.
 pub fn ptx_entries(ptx: &str) -> Vec<String> {
+    if let Ok(entries) = ptx_signatures(ptx) {
+        return entries.into_iter().map(|e| e.name).collect();
+    }
     let mut names = Vec::new();
     let mut rest = ptx;
     while let Some(at) = rest.find(".entry") {
@@ -76,8 +83,12 @@ impl Drop for JitModule {
         // Errors here cannot be returned; cudarc's context keeps the last one for its next
         // checked call, which is where a caller would see it.
         self.shared.ctx.record_err(self.shared.ctx.bind_to_thread());
-        // SAFETY: the handle came from cuModuleLoadDataEx, is unloaded exactly once (here), and
-        // no JitFunction outlives it (each holds an Arc to this module).
+        // Kernels of this module run only on the shared stream; let those still queued finish
+        // before their code is unloaded.
+        self.shared.ctx.record_err(self.shared.stream.synchronize());
+        // SAFETY: the handle came from cuModuleLoadDataEx, is unloaded exactly once (here), no
+        // JitFunction outlives it (each holds an Arc to this module), and no kernel of it is
+        // still running (the stream they run on was synchronised just above).
         let r = unsafe { sys::cuModuleUnload(self.module) };
         self.shared.ctx.record_err(r.result());
     }
@@ -154,13 +165,20 @@ fn c_text(buf: &[u8]) -> String {
 }
 
 impl JitModule {
-    /// The kernel `name`. Asking for a name the module does not define gives
-    /// [`JitError::NoSuchKernel`] listing the names it does define.
+    /// The kernel `name`, with its parameter list read from the module's PTX. Asking for a name
+    /// the module does not define gives [`JitError::NoSuchKernel`] listing the names it does
+    /// define; a signature the reader cannot read with certainty gives [`JitError::Signature`].
     pub fn function(self: &Arc<Self>, name: &str) -> Result<JitFunction, JitError> {
         let missing = || JitError::NoSuchKernel {
             name: name.to_string(),
             available: ptx_entries(&self.ptx).join(", "),
         };
+        let params = ptx_signature(&self.ptx, name)
+            .map_err(|error| JitError::Signature {
+                kernel: name.to_string(),
+                error,
+            })?
+            .ok_or_else(missing)?;
         let c_name = CString::new(name).map_err(|_| missing())?;
         self.shared.bind()?;
         let mut function: sys::CUfunction = std::ptr::null_mut();
@@ -177,7 +195,7 @@ impl JitModule {
             function,
             name: name.to_string(),
             facts: OnceLock::new(),
-            param_sizes: OnceLock::new(),
+            params,
         })
     }
 
@@ -204,7 +222,8 @@ pub struct JitFunction {
     name: String,
     // What the driver says about the compiled kernel does not change; ask once.
     facts: OnceLock<KernelFacts>,
-    param_sizes: OnceLock<Option<Vec<usize>>>,
+    // The parameter list, from the PTX text the module was loaded from.
+    params: Vec<PtxParam>,
 }
 
 // SAFETY: a CUfunction is a handle into its module, which this value keeps alive; the driver
@@ -284,72 +303,54 @@ impl JitFunction {
         Ok(facts)
     }
 
-    /// Byte sizes of the kernel's parameters, in order, or `None` when the driver cannot say
-    /// (`cuFuncGetParamInfo` arrived with CUDA 12.4).
-    pub fn param_sizes(&self) -> Result<Option<&[usize]>, JitError> {
-        if self.param_sizes.get().is_none() {
-            let sizes = self.query_param_sizes()?;
-            // Another thread may have filled it meanwhile, with the same answer.
-            let _ = self.param_sizes.set(sizes);
-        }
-        Ok(self.param_sizes.get().and_then(|s| s.as_deref()))
+    /// The kernel's parameters, in order, as its PTX declares them; launches are checked
+    /// against them ([`check_args`](super::check_args)).
+    pub fn params(&self) -> &[PtxParam] {
+        &self.params
     }
 
-    fn query_param_sizes(&self) -> Result<Option<Vec<usize>>, JitError> {
+    /// The parameter buffer's layout as the driver reports it, `(offset, size)` per parameter,
+    /// or `None` on drivers before CUDA 12.4 (no `cuFuncGetParamInfo`). For tests comparing it
+    /// with [`JitFunction::params`]; launches never call it. The driver has no call for the
+    /// parameter count, so the walk ends at the first index the driver refuses with
+    /// `CUDA_ERROR_INVALID_VALUE`, which compute-sanitizer reports as an API error.
+    pub fn driver_param_layout(&self) -> Result<Option<Vec<(usize, usize)>>, JitError> {
         if self.module.shared.driver_version < 12040 {
             return Ok(None);
         }
         self.module.shared.bind()?;
-        let mut sizes = Vec::new();
+        let mut layout = Vec::new();
         loop {
             let (mut offset, mut size) = (0usize, 0usize);
-            // SAFETY: the function handle is live; both out-pointers are valid. An index past
-            // the last parameter is answered with CUDA_ERROR_INVALID_VALUE, which ends the walk.
+            // SAFETY: the function handle is live (its module is held); both out-pointers are
+            // valid. An index past the last parameter is answered with an error, not a write.
             let r = unsafe {
-                sys::cuFuncGetParamInfo(self.function, sizes.len(), &mut offset, &mut size)
+                sys::cuFuncGetParamInfo(self.function, layout.len(), &mut offset, &mut size)
             };
             match r {
-                sys::CUresult::CUDA_SUCCESS => sizes.push(size),
-                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(Some(sizes)),
+                sys::CUresult::CUDA_SUCCESS => layout.push((offset, size)),
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(Some(layout)),
                 other => check("cuFuncGetParamInfo", other)?,
             }
         }
     }
 
-    fn check_args(&self, args: &[KernelArg]) -> Result<(), JitError> {
-        let Some(sizes) = self.param_sizes()? else {
-            return Ok(());
-        };
-        if sizes.len() != args.len() {
-            return Err(JitError::ArgumentCount {
-                kernel: self.name.clone(),
-                expected: sizes.len(),
-                given: args.len(),
-            });
-        }
-        for (index, (arg, &expected)) in args.iter().zip(sizes).enumerate() {
-            let given = arg.size_bytes();
-            if given != expected {
-                return Err(JitError::ArgumentSize {
-                    kernel: self.name.clone(),
-                    index,
-                    arg: format!("{arg:?}"),
-                    expected,
-                    given,
-                });
-            }
-        }
-        Ok(())
-    }
-
     /// Queues the kernel on the `Jit`'s stream. Before the driver sees the launch: the shape is
     /// checked against the device ([`validate_launch`]) and the kernel ([`validate_for_kernel`]),
-    /// the arguments against the kernel's parameter sizes, the function's dynamic shared memory
+    /// the arguments against the kernel's PTX parameters ([`check_args`](super::check_args):
+    /// count, kinds, declared pointer alignment, and that every buffer is this stream's to use),
+    /// the function's dynamic shared memory
     /// limit raised when the launch asks for more than it allows, and non-portable cluster sizes
     /// enabled when asked for. A cluster launches through `cuLaunchKernelEx` with the cluster
     /// dimension attribute, anything else through `cuLaunchKernel`. Returns once queued; faults
     /// in the kernel surface at the next synchronisation.
-    pub fn launch(&self, cfg: &Launch, args: &[KernelArg]) -> Result<(), JitError> {
+    ///
+    /// What cannot be checked is what the kernel's code does with its arguments: a kernel given
+    /// a buffer and a length larger than the buffer writes past its end, as a C function given
+    /// a pointer and a wrong length would. rute's kernels bound every access by the extents
+    /// passed with the buffers; callers that pass extents (as `kernels::gemm::Gemm` does) check
+    /// them against the buffers' lengths first.
+    pub fn launch(&self, cfg: &Launch, args: &[KernelArg<'_>]) -> Result<(), JitError> {
         let shared = &self.module.shared;
         let invalid = |error| JitError::InvalidLaunch {
             kernel: self.name.clone(),
@@ -360,7 +361,12 @@ impl JitFunction {
         shared.bind()?;
         let facts = self.facts()?;
         validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
-        self.check_args(args)?;
+        check_args(
+            &self.name,
+            &self.params,
+            args,
+            &BufferOwner::of_stream(&shared.stream),
+        )?;
 
         use sys::CUfunction_attribute as F;
         let smem = u64::from(cfg.dynamic_smem_bytes) + u64::from(facts.static_smem_bytes);
@@ -420,9 +426,12 @@ impl JitFunction {
                     numAttrs: 1,
                 };
                 // SAFETY: `config` and the one attribute it points to live across the call; the
-                // function handle is live; `params` holds one pointer per kernel parameter (count
-                // and sizes checked above when the driver can tell), each to a value borrowed
-                // from `args` for the whole call, and the driver copies them before returning.
+                // function handle is live; `params` holds one pointer per kernel parameter, each
+                // to a value borrowed from `args` for the whole call of exactly the size the
+                // module's PTX declares for that parameter (check_args above), which is what the
+                // driver copies before returning. Every address among them is a buffer this
+                // stream may use, borrowed and ordered for as long as the argument lives (or a
+                // raw address whose contract the caller took on in an unsafe block).
                 unsafe {
                     sys::cuLaunchKernelEx(&config, self.function, params_ptr, std::ptr::null_mut())
                 }
@@ -448,6 +457,22 @@ impl JitFunction {
         result.result().map_err(|e: DriverError| JitError::Launch {
             kernel: self.name.clone(),
             reason: describe(e),
-        })
+        })?;
+        // cudarc keeps one read event per buffer, which each reader, on any stream, records
+        // again: a buffer of another stream would be freed there (or written) once a later
+        // reader's record completes, while this kernel may still use it. So order each such
+        // buffer's own stream, where its free is queued, after this launch as well.
+        for arg in args {
+            let pointer = match arg {
+                KernelArg::Pointer(p) => p,
+                KernelArg::TensorMap(m) => m.pointer(),
+                _ => continue,
+            };
+            if let Some(home) = pointer.foreign_home(shared.stream.cu_stream() as usize) {
+                home.join(&shared.stream)
+                    .map_err(|e| super::error::driver("cuStreamWaitEvent", e))?;
+            }
+        }
+        Ok(())
     }
 }

@@ -1,6 +1,12 @@
 //! TMA descriptors (`CUtensorMap`) for tiled copies: a plain description ([`TensorMapSpec`]),
-//! its check against the rules `cuTensorMapEncodeTiled` documents (pure, no GPU), and the
-//! encoding through the driver.
+//! its check against the rules `cuTensorMapEncodeTiled` documents and against the buffer it
+//! describes (pure, no GPU), and the encoding through the driver.
+//!
+//! A tensor map holds a global address, and the TMA unit reads and writes through it without
+//! further checks; so the safe encoders ([`Jit::tensor_map`], [`Jit::tensor_map_mut`]) take the
+//! buffer itself, check that every element the map can reach lies inside it, and keep it
+//! borrowed (and its uses ordered, like a buffer argument's) for as long as the map lives.
+//! Encoding from a bare address is [`TensorMap::encode_tiled_raw`], which is `unsafe`.
 //!
 //! Dimension order is the driver's: index 0 is the innermost, contiguous dimension. A row-major
 //! `R x C` matrix is `global_dims = [C, R]`, `global_strides_bytes = [C * elem_bytes]`.
@@ -9,6 +15,7 @@ use std::fmt;
 
 use cudarc::driver::sys;
 
+use super::args::{AnyBitPattern, BufferOwner, DeviceBuffer, DeviceBufferMut, DevicePointer};
 use super::error::{describe, JitError};
 use super::Jit;
 
@@ -156,13 +163,12 @@ pub enum TmaOobFill {
     NanRequestZeroFma,
 }
 
-/// A tiled TMA descriptor's parameters, in the driver's order (dimension 0 innermost).
+/// A tiled TMA descriptor's parameters but its address, in the driver's order (dimension 0
+/// innermost). The address is the buffer's the map is encoded over.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorMapSpec {
     /// Element type.
     pub dtype: TmaDataType,
-    /// Device address of element (0, .., 0).
-    pub global_address: u64,
     /// Extent of each dimension, innermost first (rank = its length, 1..=5).
     pub global_dims: Vec<u64>,
     /// Byte stride of dimensions 1..rank (rank - 1 entries; dimension 0 is contiguous).
@@ -186,14 +192,12 @@ impl TensorMapSpec {
     /// promotion and zero fill; the other fields as given.
     pub fn tiled(
         dtype: TmaDataType,
-        global_address: u64,
         global_dims: &[u64],
         global_strides_bytes: &[u64],
         box_dims: &[u32],
     ) -> Self {
         TensorMapSpec {
             dtype,
-            global_address,
             global_dims: global_dims.to_vec(),
             global_strides_bytes: global_strides_bytes.to_vec(),
             box_dims: box_dims.to_vec(),
@@ -205,24 +209,16 @@ impl TensorMapSpec {
         }
     }
 
-    /// A dense row-major `rows x cols` matrix at `global_address`, loaded in boxes of
-    /// `box_rows x box_cols`.
+    /// A dense row-major `rows x cols` matrix, loaded in boxes of `box_rows x box_cols`.
     pub fn row_major_2d(
         dtype: TmaDataType,
-        global_address: u64,
         rows: u64,
         cols: u64,
         box_rows: u32,
         box_cols: u32,
     ) -> Self {
         let row_bytes = cols.saturating_mul(dtype.size_bytes());
-        TensorMapSpec::tiled(
-            dtype,
-            global_address,
-            &[cols, rows],
-            &[row_bytes],
-            &[box_cols, box_rows],
-        )
+        TensorMapSpec::tiled(dtype, &[cols, rows], &[row_bytes], &[box_cols, box_rows])
     }
 
     /// The same spec with `swizzle`.
@@ -270,9 +266,9 @@ impl TensorMapSpec {
     }
 
     /// Checks every rule `cuTensorMapEncodeTiled` documents, so that the driver's terse
-    /// `CUDA_ERROR_INVALID_VALUE` never has to explain a mistake. On success:
-    /// rank in 1..=5 (>= 3 when interleaved); array lengths match the rank; the address is
-    /// non-null and 16-byte aligned (32 with 32-byte interleave); each dimension in 1..=2^32;
+    /// `CUDA_ERROR_INVALID_VALUE` never has to explain a mistake (the address's rules are
+    /// [`TensorMapSpec::validate_for`]'s). On success:
+    /// rank in 1..=5 (>= 3 when interleaved); array lengths match the rank; each dimension in 1..=2^32;
     /// each stride a multiple of 16 (32 with 32-byte interleave), below 2^40, and covering the
     /// dimension below it; each box extent in 1..=256, the inner one a multiple of 16 bytes
     /// without interleave and within the swizzle span; each element stride in 1..=8;
@@ -303,22 +299,6 @@ impl TensorMapSpec {
         }
         if self.interleave != TmaInterleave::None && rank < 3 {
             return Err(TensorMapError::InterleaveRank { rank });
-        }
-
-        if self.global_address == 0 {
-            return Err(TensorMapError::NullAddress);
-        }
-        let align = if self.interleave == TmaInterleave::B32 {
-            32
-        } else {
-            16
-        };
-        // `align` is a power of two.
-        if self.global_address & (align - 1) != 0 {
-            return Err(TensorMapError::MisalignedAddress {
-                address: self.global_address,
-                align,
-            });
         }
 
         for (dim, &value) in self.global_dims.iter().enumerate() {
@@ -393,6 +373,61 @@ impl TensorMapSpec {
         }
         if self.oob_fill == TmaOobFill::NanRequestZeroFma && !self.dtype.is_float() {
             return Err(TensorMapError::NanFillNeedsFloat { dtype: self.dtype });
+        }
+        Ok(())
+    }
+
+    /// Bytes from the tensor's first element to the end of its last: the inner extent
+    /// (`global_dims[0]` elements, rounded up to the interleave's 16 or 32 bytes) plus
+    /// `(global_dims[i] - 1) * global_strides_bytes[i - 1]` for every outer dimension. Every
+    /// address the TMA unit can reach through the map lies below `address + extent_bytes()`, as
+    /// it clips boxes at the global dimensions. Meaningful once [`TensorMapSpec::validate`]
+    /// passes (array lengths match); computed in 128 bits, so it cannot overflow.
+    pub fn extent_bytes(&self) -> u128 {
+        let elem = u128::from(self.dtype.size_bytes());
+        let granule = match self.interleave {
+            TmaInterleave::None => 1,
+            TmaInterleave::B16 => 16,
+            TmaInterleave::B32 => 32,
+        };
+        let inner = self
+            .global_dims
+            .first()
+            .map_or(0, |&d| u128::from(d) * elem);
+        let inner = inner.div_ceil(granule) * granule;
+        self.global_dims
+            .iter()
+            .skip(1)
+            .zip(&self.global_strides_bytes)
+            .fold(inner, |acc, (&dim, &stride)| {
+                acc + u128::from(dim.saturating_sub(1)) * u128::from(stride)
+            })
+    }
+
+    /// [`TensorMapSpec::validate`], then the rules for a map over a buffer at `address` of
+    /// `buffer_bytes` bytes: the address non-null and 16-byte aligned (32 with 32-byte
+    /// interleave), and the tensor's [`extent_bytes`](TensorMapSpec::extent_bytes) within the
+    /// buffer.
+    pub fn validate_for(&self, address: u64, buffer_bytes: u64) -> Result<(), TensorMapError> {
+        self.validate()?;
+        if address == 0 {
+            return Err(TensorMapError::NullAddress);
+        }
+        let align = if self.interleave == TmaInterleave::B32 {
+            32
+        } else {
+            16
+        };
+        // `align` is a power of two.
+        if address & (align - 1) != 0 {
+            return Err(TensorMapError::MisalignedAddress { address, align });
+        }
+        let needs = self.extent_bytes();
+        if needs > u128::from(buffer_bytes) {
+            return Err(TensorMapError::ExceedsBuffer {
+                needs,
+                bytes: buffer_bytes,
+            });
         }
         Ok(())
     }
@@ -514,6 +549,14 @@ pub enum TensorMapError {
         /// The swizzle given.
         swizzle: TmaSwizzle,
     },
+    /// The tensor reaches past the end of the buffer the map is encoded over.
+    #[error("the tensor spans {needs} bytes from its first element but the buffer has {bytes}")]
+    ExceedsBuffer {
+        /// [`TensorMapSpec::extent_bytes`].
+        needs: u128,
+        /// The buffer's length in bytes.
+        bytes: u64,
+    },
     /// NaN fill on an integer type.
     #[error("the NaN out-of-bounds fill needs a floating-point type, not {dtype:?}")]
     NanFillNeedsFloat {
@@ -522,80 +565,163 @@ pub enum TensorMapError {
     },
 }
 
-/// An encoded `CUtensorMap`: 128 opaque bytes, 64-byte aligned as kernels expect them
-/// (`.param .align 64 .b8 name[128]`). Pass it with `KernelArg::TensorMap`.
+/// The 128 bytes of an encoded `CUtensorMap`, 64-byte aligned as kernels expect them.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TensorMap {
-    bytes: [u8; 128],
+struct Descriptor([u8; 128]);
+
+/// An encoded `CUtensorMap` (128 opaque bytes, 64-byte aligned, passed by value as
+/// `.param .align 64 .b8 name[128]`) and the buffer it addresses, borrowed for `'a`. Pass it
+/// as `KernelArg::TensorMap(&map)` (or `(&map).into()`).
+pub struct TensorMap<'a> {
+    descriptor: Descriptor,
+    pointer: DevicePointer<'a>,
 }
 
-impl TensorMap {
+impl TensorMap<'_> {
     /// Size of a tensor map in bytes.
     pub const BYTES: usize = 128;
 
-    /// Validates `spec` (see [`TensorMapSpec::validate`]) and encodes it with
-    /// `cuTensorMapEncodeTiled`. Needs an sm_90 or newer device.
-    pub fn encode_tiled(jit: &Jit, spec: &TensorMapSpec) -> Result<TensorMap, JitError> {
-        spec.validate()?;
-        let (major, minor) = jit.limits().compute_capability;
-        if major < 9 {
-            return Err(JitError::Unsupported {
-                feature: "TMA (tensor maps)",
-                needs_major: 9,
-                needs_minor: 0,
-                major,
-                minor,
-            });
-        }
-        jit.bind()?;
-        let mut raw = sys::CUtensorMap { opaque: [0; 16] };
-        let rank =
-            u32::try_from(spec.rank()).map_err(|_| TensorMapError::Rank { rank: spec.rank() })?;
-        // SAFETY: `raw` is a properly aligned CUtensorMap the driver writes; every array
-        // pointer is valid for the lengths that `validate` checked against `rank`
-        // (globalStrides has rank - 1 entries, as the driver reads); the global address is only
-        // recorded, never dereferenced, by the encoder.
-        let result = unsafe {
-            sys::cuTensorMapEncodeTiled(
-                &mut raw,
-                spec.dtype.to_sys(),
-                rank,
-                spec.global_address as *mut std::ffi::c_void,
-                spec.global_dims.as_ptr(),
-                spec.global_strides_bytes.as_ptr(),
-                spec.box_dims.as_ptr(),
-                spec.element_strides.as_ptr(),
-                interleave_to_sys(spec.interleave),
-                swizzle_to_sys(spec.swizzle),
-                l2_to_sys(spec.l2_promotion),
-                oob_to_sys(spec.oob_fill),
-            )
-        };
-        result.result().map_err(|e| JitError::Driver {
-            call: "cuTensorMapEncodeTiled",
-            reason: format!("{} for {spec:?}", describe(e)),
-        })?;
-        let mut bytes = [0u8; 128];
-        for (chunk, word) in bytes.chunks_exact_mut(8).zip(raw.opaque.iter()) {
-            chunk.copy_from_slice(&word.to_ne_bytes());
-        }
-        Ok(TensorMap { bytes })
-    }
-
     /// The descriptor's bytes, as the kernel receives them.
     pub fn as_bytes(&self) -> &[u8; 128] {
-        &self.bytes
+        &self.descriptor.0
+    }
+
+    /// The buffer (or, from [`TensorMap::encode_tiled_raw`], the raw address) the map addresses.
+    pub fn pointer(&self) -> &DevicePointer<'_> {
+        &self.pointer
     }
 }
 
-impl fmt::Debug for TensorMap {
+impl TensorMap<'static> {
+    /// Validates `spec` against the buffer (see [`TensorMapSpec::validate_for`]) and encodes
+    /// it with `cuTensorMapEncodeTiled` over `address`. Needs an sm_90 or newer device.
+    ///
+    /// # Safety
+    ///
+    /// `address` is the start of `buffer_bytes` bytes of one live allocation in `jit`'s context,
+    /// and for every launch that takes the map, until its kernel has finished, those bytes obey
+    /// the contract of [`KernelArg::raw_pointer`](super::KernelArg::raw_pointer): not freed, not
+    /// used by another stream, earlier writes ordered before the launch, and what the TMA unit
+    /// writes there valid for the types the host reads it as.
+    pub unsafe fn encode_tiled_raw(
+        jit: &Jit,
+        spec: &TensorMapSpec,
+        address: u64,
+        buffer_bytes: u64,
+    ) -> Result<TensorMap<'static>, JitError> {
+        Ok(TensorMap {
+            descriptor: encode(jit, spec, address, buffer_bytes)?,
+            pointer: match super::KernelArg::raw_pointer(address) {
+                super::KernelArg::Pointer(p) => p,
+                _ => unreachable!("raw_pointer makes a pointer"),
+            },
+        })
+    }
+}
+
+impl Jit {
+    /// A TMA descriptor over `buffer`, which kernels only read through it (TMA loads): `spec`
+    /// is checked against the buffer's address and length ([`TensorMapSpec::validate_for`]),
+    /// encoded, and the buffer stays borrowed, its use ordered on this `Jit`'s stream like a
+    /// [`Jit::buffer`] argument's, until the map is dropped. Needs an sm_90 or newer device.
+    pub fn tensor_map<'a, T: AnyBitPattern, B: DeviceBuffer<T>>(
+        &'a self,
+        spec: &TensorMapSpec,
+        buffer: &'a B,
+    ) -> Result<TensorMap<'a>, JitError> {
+        let pointer = DevicePointer::read(buffer, self.stream());
+        self.map_over(spec, pointer)
+    }
+
+    /// [`Jit::tensor_map`] over a buffer that kernels may also write through the map (TMA
+    /// stores), borrowed mutably.
+    pub fn tensor_map_mut<'a, T: AnyBitPattern, B: DeviceBufferMut<T>>(
+        &'a self,
+        spec: &TensorMapSpec,
+        buffer: &'a mut B,
+    ) -> Result<TensorMap<'a>, JitError> {
+        let pointer = DevicePointer::write(buffer, self.stream());
+        self.map_over(spec, pointer)
+    }
+
+    fn map_over<'a>(
+        &self,
+        spec: &TensorMapSpec,
+        pointer: DevicePointer<'a>,
+    ) -> Result<TensorMap<'a>, JitError> {
+        pointer.check_owner(&BufferOwner::of_stream(self.stream()), || {
+            "the buffer of the tensor map".to_string()
+        })?;
+        let bytes = pointer.bytes().unwrap_or(0) as u64;
+        Ok(TensorMap {
+            descriptor: encode(self, spec, pointer.address(), bytes)?,
+            pointer,
+        })
+    }
+}
+
+/// Validates `spec` for `address` and `buffer_bytes` and encodes it.
+fn encode(
+    jit: &Jit,
+    spec: &TensorMapSpec,
+    address: u64,
+    buffer_bytes: u64,
+) -> Result<Descriptor, JitError> {
+    spec.validate_for(address, buffer_bytes)?;
+    let (major, minor) = jit.limits().compute_capability;
+    if major < 9 {
+        return Err(JitError::Unsupported {
+            feature: "TMA (tensor maps)",
+            needs_major: 9,
+            needs_minor: 0,
+            major,
+            minor,
+        });
+    }
+    jit.bind()?;
+    let mut raw = sys::CUtensorMap { opaque: [0; 16] };
+    let rank =
+        u32::try_from(spec.rank()).map_err(|_| TensorMapError::Rank { rank: spec.rank() })?;
+    // SAFETY: `raw` is a properly aligned CUtensorMap the driver writes; every array pointer is
+    // valid for the lengths that `validate` checked against `rank` (globalStrides has rank - 1
+    // entries, as the driver reads); the global address is only recorded, never dereferenced,
+    // by the encoder (what the TMA unit later does with it is the callers' concern: the safe
+    // encoders pass a borrowed buffer the extent fits in).
+    let result = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut raw,
+            spec.dtype.to_sys(),
+            rank,
+            std::ptr::without_provenance_mut::<std::ffi::c_void>(address as usize),
+            spec.global_dims.as_ptr(),
+            spec.global_strides_bytes.as_ptr(),
+            spec.box_dims.as_ptr(),
+            spec.element_strides.as_ptr(),
+            interleave_to_sys(spec.interleave),
+            swizzle_to_sys(spec.swizzle),
+            l2_to_sys(spec.l2_promotion),
+            oob_to_sys(spec.oob_fill),
+        )
+    };
+    result.result().map_err(|e| JitError::Driver {
+        call: "cuTensorMapEncodeTiled",
+        reason: format!("{} for {spec:?} at {address:#x}", describe(e)),
+    })?;
+    let mut bytes = [0u8; 128];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(raw.opaque.iter()) {
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
+    Ok(Descriptor(bytes))
+}
+
+impl fmt::Debug for TensorMap<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "TensorMap(")?;
-        for b in &self.bytes[..16] {
+        for b in &self.descriptor.0[..16] {
             write!(f, "{b:02x}")?;
         }
-        write!(f, "..)")
+        write!(f, ".. over {:?})", self.pointer)
     }
 }
 
@@ -633,5 +759,17 @@ fn oob_to_sys(o: TmaOobFill) -> sys::CUtensorMapFloatOOBfill {
     match o {
         TmaOobFill::Zero => O::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         TmaOobFill::NanRequestZeroFma => O::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn descriptor_is_128_bytes_64_aligned() {
+        assert_eq!(
+            std::mem::size_of::<super::Descriptor>(),
+            super::TensorMap::BYTES
+        );
+        assert_eq!(std::mem::align_of::<super::Descriptor>(), 64);
     }
 }

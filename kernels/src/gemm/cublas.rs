@@ -1,7 +1,7 @@
 //! The reference: cuBLAS's `cublasGemmEx` with f16/bf16 operands and f32 compute, on the `Jit`'s
 //! stream so that it orders with rute's launches and times with the same events.
 
-use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit};
+use codegen_ptx::jit::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, Jit};
 use cudarc::cublas::{result, sys, CudaBlas};
 
 use super::check::{check_shapes, BufferLens};
@@ -67,12 +67,14 @@ impl<'j> CublasRef<'j> {
         let stream = self.jit.stream();
         let (pa, _ra) = a.device_ptr(stream);
         let (pb, _rb) = b.device_ptr(stream);
-        let (pd, _rd) = d.device_ptr(stream);
+        let (pd, _rd) = d.device_ptr_mut(stream);
         // cuBLAS is column-major: row-major D (m x n) is column-major D^T (n x m, ld n), and
         // D^T = B * A^T. Row-major B (n x k) read column-major is B^T (k x n, ld k), so op = T
         // gives B; row-major A (m x k) read column-major is A^T (k x m, ld k), op = N.
         //
-        // SAFETY: the three pointers are live allocations of this context (checked above) with
+        // SAFETY: the three pointers are live allocations this stream may use (checked above:
+        // device_ptr ordered the stream after their last writes, and D's last reads, and the
+        // guards record this use once the call is queued) with
         // exactly n*k, m*k and m*n elements of the type named by `ty` (checked above), which is
         // what these dimensions and leading dimensions address; alpha and beta are f32, as
         // COMPUTE_32F requires, and outlive the call; the handle's stream is the Jit's, which

@@ -1,8 +1,8 @@
 //! What `rute gemm` and the GPU tests share: seeded random operands, poisoned outputs, a
 //! correctness case against cuBLAS and a timed comparison with cuBLAS from the same run.
 
-use codegen_ptx::jit::{CudaSlice, DevicePtr, DeviceRepr, Jit, JitError};
-use cudarc::driver::{result as driver, sys};
+use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit, JitError};
+use cudarc::driver::sys;
 
 use super::check::{BufferLens, Plan};
 use super::metric::{count_non_finite, relative_frobenius_error, sampled_f64_error};
@@ -92,7 +92,7 @@ impl<T: GemmElem + DeviceRepr> Operands<T> {
     /// Queues rute's GEMM of `case` (shape, accumulator, kernel) on these buffers.
     pub fn run(&mut self, gemm: &Gemm<'_>, case: &Case) -> Result<Plan, GemmError> {
         let (m, n, k) = case.shape;
-        gemm.run(&GemmArgs {
+        gemm.run(GemmArgs {
             m,
             n,
             k,
@@ -106,19 +106,8 @@ impl<T: GemmElem + DeviceRepr> Operands<T> {
 }
 
 /// Sets every byte of `buf` to [`POISON_BYTE`] (queued on the `Jit`'s stream).
-pub fn poison<T: DeviceRepr>(jit: &Jit, buf: &mut CudaSlice<T>) -> Result<(), GemmError> {
-    let bytes = buf.len() * std::mem::size_of::<T>();
-    let stream = jit.stream();
-    let (ptr, _record) = buf.device_ptr(stream);
-    // SAFETY: `ptr` is the start of a live allocation of `bytes` bytes owned by `buf`, which
-    // this function borrows mutably across the call; the memset is queued on the stream every
-    // use of the buffer goes to. 0xFF bytes are a valid (NaN) f16/bf16 pattern.
-    unsafe { driver::memset_d8_async(ptr, POISON_BYTE, bytes, stream.cu_stream()) }.map_err(|e| {
-        GemmError::Jit(JitError::Driver {
-            call: "cuMemsetD8Async",
-            reason: format!("{e:?}"),
-        })
-    })
+pub fn poison<T: GemmElem>(jit: &Jit, buf: &mut CudaSlice<T>) -> Result<(), GemmError> {
+    Ok(jit.fill_bytes(buf, POISON_BYTE)?)
 }
 
 /// The L2 cache's size in bytes (0 if the driver does not say).

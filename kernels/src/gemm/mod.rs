@@ -155,8 +155,28 @@ impl std::fmt::Display for KernelChoice {
     }
 }
 
-/// An element type the GEMMs take: `half::f16` or `half::bf16`.
-pub trait GemmElem: DeviceType + Send + Sync {
+/// An element type the GEMMs take: `half::f16` or `half::bf16`, and no other: the trait is
+/// sealed, since the runtime sizes every buffer and every kernel from [`GemmElem::DTYPE`] and a
+/// type whose size differed from it would send a kernel past the end of its buffers.
+///
+/// ```compile_fail
+/// use dsl_core::ir::Type;
+/// use dsl_core::kernel::{Const, DeviceType};
+/// use kernels::gemm::{GemmDtype, GemmElem};
+/// #[derive(Clone, Copy)]
+/// struct Wide(u32); // four bytes, but it would claim to be an f16
+/// impl DeviceType for Wide {
+///     const TY: Type = Type::U32;
+///     fn to_const(self) -> Const { u32::to_const(self.0) }
+///     fn from_const(c: Const) -> Option<Self> { u32::from_const(c).map(Wide) }
+/// }
+/// impl GemmElem for Wide {
+///     const DTYPE: GemmDtype = GemmDtype::F16;
+///     fn from_f32(x: f32) -> Self { Wide(x as u32) }
+///     fn to_f64(self) -> f64 { f64::from(self.0) }
+/// }
+/// ```
+pub trait GemmElem: sealed::Sealed + DeviceType + Send + Sync {
     /// Its [`GemmDtype`].
     const DTYPE: GemmDtype;
     /// `x` rounded to nearest even.
@@ -183,4 +203,18 @@ impl GemmElem for bf16 {
     fn to_f64(self) -> f64 {
         bf16::to_f64(self)
     }
+}
+
+mod sealed {
+    /// Implemented for `half::f16` and `half::bf16` only. With the runtime in the build it also
+    /// carries what the runtime's buffers need: every bit pattern valid (a kernel writes D) and a
+    /// device representation.
+    #[cfg(feature = "gpu")]
+    pub trait Sealed: codegen_ptx::jit::AnyBitPattern + codegen_ptx::jit::DeviceRepr {}
+    /// Implemented for `half::f16` and `half::bf16` only.
+    #[cfg(not(feature = "gpu"))]
+    pub trait Sealed {}
+
+    impl Sealed for half::f16 {}
+    impl Sealed for half::bf16 {}
 }

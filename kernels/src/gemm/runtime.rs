@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit, JitError, JitFunction, KernelArg, Launch};
+use codegen_ptx::jit::{
+    CudaSlice, DeviceRepr, ForeignBuffer, Jit, JitError, JitFunction, KernelArg, Launch,
+};
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::Target;
 use thiserror::Error;
@@ -19,16 +21,16 @@ pub enum GemmError {
     /// The shapes, lengths or options were refused before anything was launched.
     #[error("{0}")]
     Input(#[from] InputError),
-    /// A buffer was allocated in another CUDA context than the `Jit`'s: its address means
-    /// nothing (or something else) there.
-    #[error("buffer {buffer} belongs to another CUDA context (device {ordinal}) than the GEMM's runtime (device {jit_ordinal}); allocate it through the same Jit")]
+    /// A buffer the runtime's stream cannot use safely: allocated in another CUDA context (its
+    /// address means nothing there), or on another stream that cudarc's event tracking cannot
+    /// order with the runtime's (see `codegen_ptx::jit::admit`). Buffers of another `Jit` or
+    /// another created stream of the same context are ordered, not refused.
+    #[error("buffer {buffer} {error}")]
     ForeignBuffer {
         /// "A", "B" or "D".
         buffer: &'static str,
-        /// The buffer's device.
-        ordinal: usize,
-        /// The runtime's device.
-        jit_ordinal: usize,
+        /// Both owners and the reason.
+        error: Box<ForeignBuffer>,
     },
     /// A buffer's start address is not aligned as the plan's kernel reads it.
     #[error("buffer {buffer} starts at {address:#x}, not a multiple of {needs} bytes as the {plan} kernel's copies need")]
@@ -185,8 +187,10 @@ impl<'j> Gemm<'j> {
     /// Checks `args` (see [`check`]: shapes, lengths, types, the kernel's limits; then that every
     /// buffer lives in this runtime's context and A and B are aligned as the kernel reads them), then queues the GEMM on the `Jit`'s stream and
     /// returns the plan it ran. Nothing is launched when a check fails. A fault inside the kernel
-    /// shows at the next synchronisation (`Jit::download`, `Jit::synchronize`).
-    pub fn run<T: GemmElem + DeviceRepr>(&self, args: &GemmArgs<'_, T>) -> Result<Plan, GemmError> {
+    /// shows at the next synchronisation (`Jit::download`, `Jit::synchronize`). `args` is taken
+    /// by value: D is borrowed mutably for the launch, so that its write is ordered with its
+    /// other users.
+    pub fn run<T: GemmElem + DeviceRepr>(&self, args: GemmArgs<'_, T>) -> Result<Plan, GemmError> {
         let problem = Problem {
             m: args.m,
             n: args.n,
@@ -205,10 +209,10 @@ impl<'j> Gemm<'j> {
         self.check_context("A", args.a)?;
         self.check_context("B", args.b)?;
         self.check_context("D", args.d)?;
-        let (a_ptr, b_ptr) = (self.jit.ptr(args.a), self.jit.ptr(args.b));
+        let (a_ptr, b_ptr) = (self.jit.buffer(args.a), self.jit.buffer(args.b));
         for (buffer, arg) in [("A", &a_ptr), ("B", &b_ptr)] {
             let needs = plan.operand_alignment();
-            if let KernelArg::Ptr(address) = *arg {
+            if let Some(address) = arg.address() {
                 if !address.is_multiple_of(needs) {
                     return Err(GemmError::Misaligned {
                         buffer,
@@ -229,7 +233,7 @@ impl<'j> Gemm<'j> {
         function.launch(
             &launch,
             &[
-                self.jit.ptr(&*args.d),
+                self.jit.buffer_mut(args.d),
                 a_ptr,
                 b_ptr,
                 KernelArg::U32(m),
@@ -249,20 +253,17 @@ impl<'j> Gemm<'j> {
     }
 }
 
-/// Refuses `slice` when it was allocated in another context than `jit`'s.
+/// Refuses `slice` when `jit`'s stream cannot use it (`Jit::check_buffer`).
 pub(crate) fn check_same_context<T>(
     jit: &Jit,
     buffer: &'static str,
     slice: &CudaSlice<T>,
 ) -> Result<(), GemmError> {
-    if slice.context().cu_ctx() != jit.context().cu_ctx() {
-        return Err(GemmError::ForeignBuffer {
+    jit.check_buffer(slice)
+        .map_err(|error| GemmError::ForeignBuffer {
             buffer,
-            ordinal: slice.ordinal(),
-            jit_ordinal: jit.context().ordinal(),
-        });
-    }
-    Ok(())
+            error: Box::new(error),
+        })
 }
 
 fn unreachable_dim(v: usize) -> GemmError {
