@@ -483,7 +483,11 @@ impl<T: DeviceType> GTensor<T> {
         let mut acc = self.thread_ptr().addr().cast::<u32>();
         for (d, s) in self.strides.iter().enumerate() {
             if Some(d) != self.coords.contiguous {
-                acc |= *s * T::TY.bytes();
+                // Not `|=`: that writes into `acc`'s register, the address's.
+                #[allow(clippy::assign_op_pattern)]
+                {
+                    acc = acc | (*s * T::TY.bytes());
+                }
             }
         }
         (acc & (bytes - 1)).eq_(0u32)
