@@ -6,9 +6,11 @@
 
 use std::io::{BufRead, Write};
 
+use kernels::gemm::check::MAX_DIM;
 use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, Tune};
 
-use super::USAGE_ERROR;
+use super::args::{self, Flag};
+use super::{report, USAGE_ERROR};
 
 const HELP: &str = "\
 usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
@@ -98,9 +100,49 @@ pub enum Request {
 /// Default timed repeats.
 pub const DEFAULT_REPEATS: usize = 20;
 
+/// The most timed repeats `--repeats` takes: a few seconds of GPU time at the suites' shapes
+/// (and 160 KB of host memory for the samples).
+pub const MAX_REPEATS: usize = 10_000;
+
+const FLAGS: &[Flag] = &[
+    Flag::value("--m", "a positive integer"),
+    Flag::value("--n", "a positive integer"),
+    Flag::value("--k", "a positive integer"),
+    Flag::value("--dtype", "f16 or bf16"),
+    Flag::value("--acc", "f16 or f32"),
+    Flag::value("--kernel", "auto, naive or multistage"),
+    Flag::value(
+        "--config",
+        "a configuration (e.g. 128x256x32s4_r2_se, tuned)",
+    ),
+    Flag::value("--repeats", "a positive integer"),
+    Flag::value("--seed", "an integer"),
+    Flag::value("--suite", "correctness or bench"),
+    Flag::value("--out", "a file path"),
+    Flag::switch("--check"),
+    Flag::switch("--bench"),
+];
+
 /// Parses `rute gemm`'s arguments; the error is a sentence for the usage message.
+///
+/// On success every number is in range: M, N and K in `1..=MAX_DIM` (i32::MAX), the repeats in
+/// `1..=`[`MAX_REPEATS`], the seed any u64.
 pub fn parse(args: &[String]) -> Result<Request, String> {
-    let mut dims: [Option<usize>; 3] = [None; 3];
+    let a = args::read(args, FLAGS)?;
+    if a.help {
+        return Ok(Request::Help);
+    }
+    if let Some(p) = a.positional.first() {
+        return Err(format!(
+            "unexpected argument `{p}`: rute gemm takes only options"
+        ));
+    }
+    let dim = |name: &str| -> Result<Option<usize>, String> {
+        a.value(name)
+            .map(|v| args::integer(name, v, 1..=MAX_DIM as u64).map(|d| d as usize))
+            .transpose()
+    };
+    let dims = [dim("--m")?, dim("--n")?, dim("--k")?];
     let mut opts = Options {
         dtype: None,
         acc: None,
@@ -109,90 +151,43 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         repeats: DEFAULT_REPEATS,
         seed: 1,
     };
-    let (mut check, mut bench) = (false, false);
-    let mut suite = None;
-    let mut out = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        // `--name=value` and `--name value` both work.
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |what: &str| -> Result<String, String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => rest
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| format!("{name} needs a value: {what}")),
-            }
-        };
-        match name {
-            "--help" | "-h" => return Ok(Request::Help),
-            "--m" | "--n" | "--k" => {
-                let v = value("a positive integer")?;
-                let d: usize = v
-                    .parse()
-                    .map_err(|_| format!("{name} takes a non-negative integer, not `{v}`"))?;
-                dims[match name {
-                    "--m" => 0,
-                    "--n" => 1,
-                    _ => 2,
-                }] = Some(d);
-            }
-            "--dtype" => {
-                opts.dtype = Some(match value("f16 or bf16")?.as_str() {
-                    "f16" => GemmDtype::F16,
-                    "bf16" => GemmDtype::Bf16,
-                    v => return Err(format!("--dtype takes f16 or bf16, not `{v}`")),
-                })
-            }
-            "--acc" => {
-                opts.acc = Some(match value("f16 or f32")?.as_str() {
-                    "f16" => Accum::F16,
-                    "f32" => Accum::F32,
-                    v => return Err(format!("--acc takes f16 or f32, not `{v}`")),
-                })
-            }
-            "--kernel" => {
-                let v = value(&kernel_names())?;
-                opts.kernel = KernelChoice::ALL
-                    .into_iter()
-                    .find(|c| c.name() == v)
-                    .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
-            }
-            "--config" => {
-                let v = value("a configuration (e.g. 128x256x32s4_r2_se, tuned)")?;
-                opts.tune = Some(Tune::parse(&v).map_err(|e| format!("--config: {e}"))?);
-            }
-            "--repeats" => {
-                let v = value("a positive integer")?;
-                opts.repeats = v
-                    .parse()
-                    .ok()
-                    .filter(|&r| r >= 1)
-                    .ok_or_else(|| format!("--repeats takes a positive integer, not `{v}`"))?;
-            }
-            "--seed" => {
-                let v = value("an integer")?;
-                opts.seed = v
-                    .parse()
-                    .map_err(|_| format!("--seed takes a non-negative integer, not `{v}`"))?;
-            }
-            "--suite" => {
-                suite = Some(match value("correctness or bench")?.as_str() {
-                    "correctness" => Suite::Correctness,
-                    "bench" => Suite::Bench,
-                    v => return Err(format!("--suite takes correctness or bench, not `{v}`")),
-                })
-            }
-            "--out" => out = Some(value("a file path")?),
-            "--check" if inline.is_none() => check = true,
-            "--bench" if inline.is_none() => bench = true,
-            _ => return Err(format!("unknown option `{arg}`")),
-        }
+    if let Some(v) = a.value("--dtype") {
+        opts.dtype = Some(match v {
+            "f16" => GemmDtype::F16,
+            "bf16" => GemmDtype::Bf16,
+            v => return Err(format!("--dtype takes f16 or bf16, not `{v}`")),
+        });
     }
+    if let Some(v) = a.value("--acc") {
+        opts.acc = Some(match v {
+            "f16" => Accum::F16,
+            "f32" => Accum::F32,
+            v => return Err(format!("--acc takes f16 or f32, not `{v}`")),
+        });
+    }
+    if let Some(v) = a.value("--kernel") {
+        opts.kernel = KernelChoice::ALL
+            .into_iter()
+            .find(|c| c.name() == v)
+            .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
+    }
+    if let Some(v) = a.value("--config") {
+        opts.tune = Some(Tune::parse(v).map_err(|e| format!("--config: {e}"))?);
+    }
+    if let Some(v) = a.value("--repeats") {
+        opts.repeats = args::integer("--repeats", v, 1..=MAX_REPEATS as u64)? as usize;
+    }
+    if let Some(v) = a.value("--seed") {
+        opts.seed = args::integer("--seed", v, 0..=u64::MAX)?;
+    }
+    let suite = match a.value("--suite") {
+        None => None,
+        Some("correctness") => Some(Suite::Correctness),
+        Some("bench") => Some(Suite::Bench),
+        Some(v) => return Err(format!("--suite takes correctness or bench, not `{v}`")),
+    };
+    let out = a.value("--out").map(str::to_string);
+    let (check, bench) = (a.has("--check"), a.has("--bench"));
     match (suite, dims) {
         (Some(suite), [None, None, None]) => {
             if check || bench {
@@ -346,7 +341,8 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
         }
         Ok(r) => r,
         Err(message) => {
-            let _ = writeln!(err, "error: {message}\n\n{HELP}");
+            report(err, &message);
+            let _ = writeln!(err, "\n{HELP}");
             return USAGE_ERROR;
         }
     };
@@ -359,7 +355,7 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             opts,
         );
         if let Err(e) = precheck(&p) {
-            let _ = writeln!(err, "error: {e}");
+            report(err, &e);
             return 1;
         }
     }
@@ -408,7 +404,7 @@ mod gpu {
         let jit = match Jit::new(0) {
             Ok(j) => j,
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                super::report(err, &e.to_string());
                 return 1;
             }
         };
@@ -428,7 +424,7 @@ mod gpu {
         }) {
             Ok(c) => c,
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                super::report(err, &e.to_string());
                 return 1;
             }
         };
@@ -466,7 +462,7 @@ mod gpu {
             Ok(true) => 0,
             Ok(false) => 1,
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                super::report(err, &e.to_string());
                 1
             }
         }
@@ -917,11 +913,19 @@ mod tests {
             ),
             (
                 "--m x --n 1 --k 1",
-                "--m takes a non-negative integer, not `x`",
+                "--m takes an integer from 1 to 2147483647, not `x`",
             ),
             (
                 "--m -3 --n 1 --k 1",
-                "--m takes a non-negative integer, not `-3`",
+                "--m takes an integer from 1 to 2147483647, not `-3`",
+            ),
+            (
+                "--m 0 --n 1 --k 1",
+                "--m takes an integer from 1 to 2147483647, not `0`",
+            ),
+            (
+                "--m 1 --n 2147483648 --k 1",
+                "--n takes an integer from 1 to 2147483647, not `2147483648`",
             ),
             (
                 "--m 1 --n 1 --k 1 --dtype f32",
@@ -937,7 +941,31 @@ mod tests {
             ),
             (
                 "--m 1 --n 1 --k 1 --repeats 0",
-                "--repeats takes a positive integer, not `0`",
+                "--repeats takes an integer from 1 to 10000, not `0`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --bench --repeats 18446744073709551615",
+                "--repeats takes an integer from 1 to 10000, not `18446744073709551615`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --bench --repeats 1000000000000",
+                "--repeats takes an integer from 1 to 10000, not `1000000000000`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --seed -1",
+                "--seed takes an integer from 0 to 18446744073709551615, not `-1`",
+            ),
+            (
+                "--m 1 --m 2 --n 1 --k 1",
+                "--m is given twice (`1`, then `2`); give it once",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --bench --bench",
+                "--bench is given twice; give it once",
+            ),
+            (
+                "--m 1 --n 1 --k 1 4096",
+                "unexpected argument `4096`: rute gemm takes only options",
             ),
             (
                 "--m 1 --n 1 --k 1 --dtype",
@@ -959,13 +987,23 @@ mod tests {
             ("--m 1 --n 1 --k 1 --frob", "unknown option `--frob`"),
             (
                 "--m 1 --n 1 --k 1 --check=yes",
-                "unknown option `--check=yes`",
+                "--check takes no value, not `--check=yes`",
             ),
         ];
         for (a, want) in cases {
             assert_eq!(parse(&args(a)), Err(want.to_string()), "{a}");
         }
         assert_eq!(parse(&args("--m 1 --help")), Ok(Request::Help));
+        assert_eq!(
+            parse(&args(
+                "--m 2147483647 --n 1 --k 1 --repeats 10000 --seed 18446744073709551615"
+            ))
+            .map(|r| match r {
+                Request::Single { shape, opts, .. } => (shape, opts.repeats, opts.seed),
+                _ => ((0, 0, 0), 0, 0),
+            }),
+            Ok(((2147483647, 1, 1), 10000, u64::MAX))
+        );
     }
 
     #[test]
@@ -1029,10 +1067,10 @@ mod tests {
     #[test]
     fn bad_problems_are_refused_before_any_gpu() {
         let (code, out, err) = rute("--m 0 --n 4 --k 4");
-        assert_eq!((code, out.as_str()), (1, ""));
-        assert_eq!(
-            err,
-            "error: M is 0; every dimension of a GEMM must be at least 1\n"
+        assert_eq!((code, out.as_str()), (USAGE_ERROR, ""));
+        assert!(
+            err.starts_with("error: --m takes an integer from 1 to 2147483647, not `0`\n"),
+            "{err}"
         );
         let (code, _, err) = rute("--m 4 --n 4 --k 4 --dtype bf16 --acc f16");
         assert_eq!(code, 1);
