@@ -212,6 +212,32 @@ fn gemm_numbers_are_bounded_when_parsed() {
 }
 
 #[test]
+fn absurd_shapes_are_refused_before_anything_is_allocated() {
+    // 1 x (2^31 - 1) x (2^31 - 1): B alone is 8 EiB, which no host has.
+    let o = rute(&["gemm", "--m", "1", "--n", "2147483647", "--k", "2147483647"]);
+    assert_clean(&o, "absurd");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("error: 1 x 2147483647 x 2147483647 (f16) needs ")
+            && err.contains("of host memory")
+            && err.contains("available"),
+        "{err}"
+    );
+}
+
+#[test]
+fn out_is_checked_before_the_suite_runs() {
+    let path = "/nonexistent-rute-dir/results.md";
+    let o = rute(&["gemm", "--suite", "correctness", "--out", path]);
+    assert_refused(&o, "--out", &["--out", path, "cannot be created"]);
+    // A directory is no file either.
+    let o = rute(&["gemm", "--suite", "bench", "--out", "/"]);
+    assert_refused(&o, "--out /", &["--out `/`"]);
+}
+
+#[test]
 fn a_flag_given_twice_is_refused() {
     let cases: [(&[&str], &str); 6] = [
         (
