@@ -126,6 +126,8 @@ pub fn run(
             let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
             let src = match std::str::from_utf8(bytes) {
                 Ok(s) => s.trim(),
+                // A comment is skipped whatever it holds.
+                Err(_) if bytes.trim_ascii().starts_with(b"#") => continue,
                 Err(_) => {
                     let message = format!(
                         "line {number} is not valid UTF-8: `{}`",

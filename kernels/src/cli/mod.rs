@@ -12,6 +12,10 @@ use std::ffi::OsString;
 use std::io::{BufRead, Write};
 
 mod args;
+#[cfg(test)]
+mod extremes;
+#[cfg(test)]
+mod fuzz;
 mod gemm;
 mod layout;
 mod ptx;
