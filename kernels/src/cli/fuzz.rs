@@ -35,8 +35,11 @@ fn config(share: u32) -> Config {
         .unwrap_or(CASES);
     Config {
         cases: (cases / share).max(1),
-        // A failing case is shrunk for a while, not forever.
+        // A failing case is shrunk for a while, not forever, and printed (no regression file:
+        // the seed is random, PROPTEST_RNG_SEED fixes it to replay a run).
         max_shrink_iters: 2000,
+        max_shrink_time: 30_000,
+        failure_persistence: None,
         ..Config::default()
     }
 }
@@ -306,7 +309,7 @@ fn fuzz_layout() {
     let mut runner = TestRunner::new(config(1));
     runner
         .run(&layout_case(), |case| check_layout(&case))
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// One argument of a `rute gemm` case.
@@ -408,7 +411,7 @@ fn fuzz_gemm_arguments() {
             }
             Ok(())
         })
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[cfg_attr(
@@ -444,7 +447,7 @@ fn fuzz_ptx_and_the_subcommand_table() {
                 common(&o, true)
             },
         )
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// The largest requests the fuzzer's atoms make are refused before any GPU is looked for.
