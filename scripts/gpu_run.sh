@@ -7,7 +7,7 @@
 # Writes tests.log, run.log and correctness.md, correctness_ref.md, sweep.md, bench.md (the
 # reference), bench_tuned.md (the default, tuned) under OUT_DIR (seven files: the device tool
 # brings back eight at most); prints the tables last. Exits non-zero if any GPU test or check
-# failed.
+# failed, an expected test binary is missing, or one ran no test or ignored one.
 set -uo pipefail
 out="${1:-${OUT:-gpu-out}}"
 mkdir -p "$out"
@@ -15,12 +15,36 @@ export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
 status=0
 # TESTS="" skips the test binaries; SKIP_CORRECTNESS=1 the correctness suite; SWEEP="a b" picks
 # the configurations swept (default: kernels::gemm::Tune::SWEEP).
+# Each pattern must match a staged test binary, and each binary must run at least one test and
+# ignore none: a missing binary, a run of 0 tests or an ignored GPU test is a failure, said so.
 default_tests=".gpu/tests/jit_gpu-* .gpu/tests/gpu_examples-* .gpu/tests/gpu_gemm-* .gpu/tests/gpu_gemm_runtime-*"
-for t in ${TESTS-$default_tests}; do
-    [ -x "$t" ] || continue
-    timeout 300 "$t" --include-ignored --test-threads=1 --nocapture >> "$out/tests.log" 2>&1 || status=1
-    echo "$(basename "$t"): $(grep -E '^test result' "$out/tests.log" | tail -1)"
+fail() { echo "FAIL: $*" | tee -a "$out/tests.log" >&2; status=1; }
+# `count passed`: the number before "passed" in libtest's `test result:` line, held in $result.
+count() { echo "$result" | sed -nE "s/.* ([0-9]+) $1.*/\\1/p"; }
+for pattern in ${TESTS-$default_tests}; do
+    # The pattern unexpanded (no match) or a match that is not an executable: missing.
+    found=0
+    for t in $pattern; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        found=1
+        log=$(timeout 300 "$t" --include-ignored --test-threads=1 --nocapture 2>&1)
+        rc=$?
+        echo "$log" >> "$out/tests.log"
+        result=$(echo "$log" | grep -E '^test result' | tail -1)
+        echo "$(basename "$t"): ${result:-no test result (exit status $rc)}"
+        [ $rc -eq 0 ] || fail "$(basename "$t") exited with status $rc"
+        passed=$(count passed) failed=$(count failed) ignored=$(count ignored)
+        if [ -z "$result" ]; then
+            fail "$(basename "$t") printed no test result"
+        elif [ $((${passed:-0} + ${failed:-0})) -eq 0 ]; then
+            fail "$(basename "$t") ran no test"
+        elif [ "${ignored:-0}" -ne 0 ]; then
+            fail "$(basename "$t") ignored $ignored test(s)"
+        fi
+    done
+    [ $found -eq 1 ] || fail "no test binary matches $pattern (stage it: see the top of this script)"
 done
+[ -x .gpu/bin/rute ] || fail ".gpu/bin/rute is missing (stage it: see the top of this script)"
 if [ -z "${SKIP_CORRECTNESS:-}" ]; then
     # The default plans (tuned where K is a multiple of 8), then the seed's configuration.
     timeout 300 .gpu/bin/rute gemm --suite correctness --out "$out/correctness.md" >> "$out/run.log" 2>&1 || status=1

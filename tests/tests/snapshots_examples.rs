@@ -4,7 +4,7 @@
 //!
 //! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use codegen_ptx::emit;
 use codegen_ptx::ptxas::assemble;
@@ -69,12 +69,13 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-/// Generating an example's PTX (build the IR, then emit) takes under 5 ms: the median of 20
-/// runs after one warm-up, for each (kernel, target).
+/// Generating an example's PTX (build the IR, then emit) takes under 5 ms of CPU time: the median
+/// of 20 runs after one warm-up, for each (kernel, target). (5 ms is the optimized build's
+/// target; an unoptimized one gets 4 times as long.)
 #[test]
 fn generation_takes_under_5_ms() {
     const RUNS: usize = 20;
-    let limit = Duration::from_millis(5);
+    let limit = Duration::from_millis(if cfg!(debug_assertions) { 20 } else { 5 });
     let mut slow = Vec::new();
     for (k, target) in published() {
         let generate = || {
@@ -84,9 +85,9 @@ fn generation_takes_under_5_ms() {
         let first = generate();
         let samples: Vec<Duration> = (0..RUNS)
             .map(|_| {
-                let start = Instant::now();
+                let start = thread_cpu_time();
                 let ptx = generate();
-                let took = start.elapsed();
+                let took = thread_cpu_time() - start;
                 assert_eq!(ptx, first, "{} for {target}: not deterministic", k.name);
                 took
             })
@@ -97,7 +98,7 @@ fn generation_takes_under_5_ms() {
         );
         let med = median(samples);
         println!(
-            "{:<16} {:<8} median {:>8.3} ms (min {:.3}, max {:.3}) over {RUNS} runs",
+            "{:<16} {:<8} median {:>8.3} ms of CPU (min {:.3}, max {:.3}) over {RUNS} runs",
             k.name,
             target.name(),
             med.as_secs_f64() * 1e3,
@@ -108,7 +109,23 @@ fn generation_takes_under_5_ms() {
             slow.push(format!("{} for {target}: {med:?}", k.name));
         }
     }
-    assert!(slow.is_empty(), "generation over 5 ms: {slow:?}");
+    assert!(
+        slow.is_empty(),
+        "generation over {limit:?} of CPU time: {slow:?}"
+    );
+}
+
+/// CPU time this thread has used. Timings count it rather than wall-clock time: a busy machine
+/// (CI shares 2 cores) preempts the thread, which stretches wall-clock time but not this.
+fn thread_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a timespec the call may write; the clock exists on every Unix rute runs on.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(r, 0, "clock_gettime: {}", std::io::Error::last_os_error());
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// The configurations the GPU tests run besides the registry's defaults also assemble, spill

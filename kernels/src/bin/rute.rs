@@ -5,7 +5,8 @@
 mod cli;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // As the OS gives them: `cli::run` refuses one that is not UTF-8 with a sentence.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let stdin = std::io::stdin();
     let code = cli::run(
         &args,

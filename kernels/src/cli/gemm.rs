@@ -6,9 +6,11 @@
 
 use std::io::{BufRead, Write};
 
+use kernels::gemm::check::MAX_DIM;
 use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, Tune};
 
-use super::USAGE_ERROR;
+use super::args::{self, Flag};
+use super::{report, USAGE_ERROR};
 
 const HELP: &str = "\
 usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
@@ -31,16 +33,18 @@ on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN befor
               e.g. 128x256x32s4_r2_se; or `ref`, or `tuned` (128x256x32s4_r2_stsm);
               without it: 128x128x64s3_r2_stsm for K <= 2048, `tuned` above, the
               reference with the widest copies K allows where K is not a multiple of 8
-  --repeats   timed repeats (default 20)
+  --repeats   timed repeats, 1 to 10000 (default 20)
   --seed      seed of the random inputs (default 1)
   --suite correctness   square 128..8192 and 38 odd shapes, every dtype/acc pair the kernel
                         takes unless --dtype/--acc pick one; a table last
   --suite bench         4096^3, 8192^3, 2048^3 and 81920 x 256 x 256, each checked, then timed
                         against cuBLAS; a table last, and in FILE.md with --out
+                        (checked writable before anything runs)
 
 Defaults: --dtype f16 --acc f32 --kernel auto (the fastest kernel of this build that takes
 the problem). Without --check or --bench the GEMM runs once and every output is checked to
-have been written.";
+have been written. A run that needs more host or GPU memory than there is (A, B, D
+and the copies the check and the timing make) is refused before anything is allocated.";
 
 /// Which fixed list of shapes `--suite` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +66,7 @@ pub struct Options {
     pub kernel: KernelChoice,
     /// `--config SPEC`: a multistage configuration ([`Tune::parse`]) (default: [`Tune::for_shape`] where K is a multiple of 8, else the reference with narrower copies).
     pub tune: Option<Tune>,
-    /// `--repeats` (default 20, at least 1).
+    /// `--repeats` (default 20, in `1..=`[`MAX_REPEATS`]).
     pub repeats: usize,
     /// `--seed` (default 1).
     pub seed: u64,
@@ -98,9 +102,49 @@ pub enum Request {
 /// Default timed repeats.
 pub const DEFAULT_REPEATS: usize = 20;
 
+/// The most timed repeats `--repeats` takes: a few seconds of GPU time at the suites' shapes
+/// (and 160 KB of host memory for the samples).
+pub const MAX_REPEATS: usize = 10_000;
+
+const FLAGS: &[Flag] = &[
+    Flag::value("--m", "a positive integer"),
+    Flag::value("--n", "a positive integer"),
+    Flag::value("--k", "a positive integer"),
+    Flag::value("--dtype", "f16 or bf16"),
+    Flag::value("--acc", "f16 or f32"),
+    Flag::value("--kernel", "auto, naive or multistage"),
+    Flag::value(
+        "--config",
+        "a configuration (e.g. 128x256x32s4_r2_se, tuned)",
+    ),
+    Flag::value("--repeats", "a positive integer"),
+    Flag::value("--seed", "an integer"),
+    Flag::value("--suite", "correctness or bench"),
+    Flag::value("--out", "a file path"),
+    Flag::switch("--check"),
+    Flag::switch("--bench"),
+];
+
 /// Parses `rute gemm`'s arguments; the error is a sentence for the usage message.
+///
+/// On success every number is in range: M, N and K in `1..=MAX_DIM` (i32::MAX), the repeats in
+/// `1..=`[`MAX_REPEATS`], the seed any u64.
 pub fn parse(args: &[String]) -> Result<Request, String> {
-    let mut dims: [Option<usize>; 3] = [None; 3];
+    let a = args::read(args, FLAGS)?;
+    if a.help {
+        return Ok(Request::Help);
+    }
+    if let Some(p) = a.positional.first() {
+        return Err(format!(
+            "unexpected argument `{p}`: rute gemm takes only options"
+        ));
+    }
+    let dim = |name: &str| -> Result<Option<usize>, String> {
+        a.value(name)
+            .map(|v| args::integer(name, v, 1..=MAX_DIM as u64).map(|d| d as usize))
+            .transpose()
+    };
+    let dims = [dim("--m")?, dim("--n")?, dim("--k")?];
     let mut opts = Options {
         dtype: None,
         acc: None,
@@ -109,90 +153,43 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         repeats: DEFAULT_REPEATS,
         seed: 1,
     };
-    let (mut check, mut bench) = (false, false);
-    let mut suite = None;
-    let mut out = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        // `--name=value` and `--name value` both work.
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |what: &str| -> Result<String, String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => rest
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| format!("{name} needs a value: {what}")),
-            }
-        };
-        match name {
-            "--help" | "-h" => return Ok(Request::Help),
-            "--m" | "--n" | "--k" => {
-                let v = value("a positive integer")?;
-                let d: usize = v
-                    .parse()
-                    .map_err(|_| format!("{name} takes a non-negative integer, not `{v}`"))?;
-                dims[match name {
-                    "--m" => 0,
-                    "--n" => 1,
-                    _ => 2,
-                }] = Some(d);
-            }
-            "--dtype" => {
-                opts.dtype = Some(match value("f16 or bf16")?.as_str() {
-                    "f16" => GemmDtype::F16,
-                    "bf16" => GemmDtype::Bf16,
-                    v => return Err(format!("--dtype takes f16 or bf16, not `{v}`")),
-                })
-            }
-            "--acc" => {
-                opts.acc = Some(match value("f16 or f32")?.as_str() {
-                    "f16" => Accum::F16,
-                    "f32" => Accum::F32,
-                    v => return Err(format!("--acc takes f16 or f32, not `{v}`")),
-                })
-            }
-            "--kernel" => {
-                let v = value(&kernel_names())?;
-                opts.kernel = KernelChoice::ALL
-                    .into_iter()
-                    .find(|c| c.name() == v)
-                    .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
-            }
-            "--config" => {
-                let v = value("a configuration (e.g. 128x256x32s4_r2_se, tuned)")?;
-                opts.tune = Some(Tune::parse(&v).map_err(|e| format!("--config: {e}"))?);
-            }
-            "--repeats" => {
-                let v = value("a positive integer")?;
-                opts.repeats = v
-                    .parse()
-                    .ok()
-                    .filter(|&r| r >= 1)
-                    .ok_or_else(|| format!("--repeats takes a positive integer, not `{v}`"))?;
-            }
-            "--seed" => {
-                let v = value("an integer")?;
-                opts.seed = v
-                    .parse()
-                    .map_err(|_| format!("--seed takes a non-negative integer, not `{v}`"))?;
-            }
-            "--suite" => {
-                suite = Some(match value("correctness or bench")?.as_str() {
-                    "correctness" => Suite::Correctness,
-                    "bench" => Suite::Bench,
-                    v => return Err(format!("--suite takes correctness or bench, not `{v}`")),
-                })
-            }
-            "--out" => out = Some(value("a file path")?),
-            "--check" if inline.is_none() => check = true,
-            "--bench" if inline.is_none() => bench = true,
-            _ => return Err(format!("unknown option `{arg}`")),
-        }
+    if let Some(v) = a.value("--dtype") {
+        opts.dtype = Some(match v {
+            "f16" => GemmDtype::F16,
+            "bf16" => GemmDtype::Bf16,
+            v => return Err(format!("--dtype takes f16 or bf16, not `{v}`")),
+        });
     }
+    if let Some(v) = a.value("--acc") {
+        opts.acc = Some(match v {
+            "f16" => Accum::F16,
+            "f32" => Accum::F32,
+            v => return Err(format!("--acc takes f16 or f32, not `{v}`")),
+        });
+    }
+    if let Some(v) = a.value("--kernel") {
+        opts.kernel = KernelChoice::ALL
+            .into_iter()
+            .find(|c| c.name() == v)
+            .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
+    }
+    if let Some(v) = a.value("--config") {
+        opts.tune = Some(Tune::parse(v).map_err(|e| format!("--config: {e}"))?);
+    }
+    if let Some(v) = a.value("--repeats") {
+        opts.repeats = args::integer("--repeats", v, 1..=MAX_REPEATS as u64)? as usize;
+    }
+    if let Some(v) = a.value("--seed") {
+        opts.seed = args::integer("--seed", v, 0..=u64::MAX)?;
+    }
+    let suite = match a.value("--suite") {
+        None => None,
+        Some("correctness") => Some(Suite::Correctness),
+        Some("bench") => Some(Suite::Bench),
+        Some(v) => return Err(format!("--suite takes correctness or bench, not `{v}`")),
+    };
+    let out = a.value("--out").map(str::to_string);
+    let (check, bench) = (a.has("--check"), a.has("--bench"));
     match (suite, dims) {
         (Some(suite), [None, None, None]) => {
             if check || bench {
@@ -227,6 +224,259 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
             ))
         }
     }
+}
+
+/// Checks, before anything runs, that the `--out` file can be written, leaving the file system
+/// as it was: an existing file is opened for appending (and not written), a missing one is
+/// created and removed again.
+pub fn check_out_file(path: &str) -> Result<(), String> {
+    use std::fs::OpenOptions;
+    let p = std::path::Path::new(path);
+    if path.is_empty() {
+        return Err("--out needs a file name, not ``".into());
+    }
+    if p.is_dir() {
+        return Err(format!("--out `{path}` is a directory, not a file"));
+    }
+    let refused = |e: std::io::Error| format!("--out `{path}` cannot be created: {e}");
+    match OpenOptions::new().append(true).open(p) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(p)
+                .map_err(refused)?;
+            std::fs::remove_file(p).map_err(refused)
+        }
+        Err(e) => Err(refused(e)),
+    }
+}
+
+/// Bytes of memory, on the host and on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Memory {
+    /// Host memory, bytes.
+    pub host: u64,
+    /// Device (GPU) memory, bytes.
+    pub device: u64,
+}
+
+/// A run that does not fit: the case with the largest need on the side that is short.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{case} needs {} of {side} memory ({what}), more than the {} available", bytes(*.needed), bytes(*.available))]
+pub struct MemoryError {
+    /// The case, e.g. `1 x 2147483647 x 2147483647 (f16)`.
+    pub case: String,
+    /// `host` or `device`.
+    pub side: &'static str,
+    /// What the bytes are for.
+    pub what: &'static str,
+    /// Bytes the case needs there at its peak.
+    pub needed: u64,
+    /// Bytes there are.
+    pub available: u64,
+}
+
+/// `n` bytes in binary units with the exact count, e.g. `8.0 EiB (9223372028264841218 bytes)`.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 7] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let exp = (0..UNITS.len())
+        .rev()
+        .find(|&e| n >> (10 * e) > 0)
+        .unwrap_or(0);
+    if exp == 0 {
+        format!("{n} bytes")
+    } else {
+        let scaled = n as f64 / (1u64 << (10 * exp)) as f64;
+        format!("{scaled:.1} {} ({n} bytes)", UNITS[exp])
+    }
+}
+
+/// The input sets the timing rotates through: enough to cover twice the L2, at most 16, within
+/// 4 GiB (as `kernels::gemm::harness::rotating_sets` with its cap; a test pins the two together).
+fn rotating_sets(set_bytes: u128, l2_bytes: u64) -> u128 {
+    const MAX_SETS: u128 = 16;
+    const CAP_BYTES: u128 = 4 << 30;
+    if set_bytes == 0 {
+        return 1;
+    }
+    let wanted = (2 * u128::from(l2_bytes))
+        .div_ceil(set_bytes)
+        .clamp(1, MAX_SETS);
+    wanted.min((CAP_BYTES / set_bytes).max(1))
+}
+
+/// What one case of a run allocates at its peak, on the host and on the device.
+///
+/// A, B and D (m*k, n*k, m*n elements of `dtype`) live on the device in every form. Without
+/// `check` and `bench` the GEMM runs once: the host holds one operand at a time while uploading,
+/// then D. `check` adds cuBLAS's D on the device and holds A, B and both Ds on the host at once
+/// (the f64 reference and the comparison). `bench` keeps the rotating input sets on the device
+/// ([`rotating_sets`] of the device's `l2_bytes`; `u64::MAX` gives the most any L2 would, 16 sets
+/// within 4 GiB), and on the host one operand at a time and 16 bytes per repeat for the
+/// samples. The phases run one after the other, so each side's peak is the largest of its
+/// phases. Saturates at `u64::MAX`.
+pub fn case_memory(
+    (m, n, k): (usize, usize, usize),
+    dtype: GemmDtype,
+    check: bool,
+    bench: bool,
+    repeats: usize,
+    l2_bytes: u64,
+) -> Memory {
+    let elem: u128 = match dtype {
+        GemmDtype::F16 | GemmDtype::Bf16 => 2,
+    };
+    let (m, n, k) = (m as u128, n as u128, k as u128);
+    let (a, b, d) = (
+        m.saturating_mul(k).saturating_mul(elem),
+        n.saturating_mul(k).saturating_mul(elem),
+        m.saturating_mul(n).saturating_mul(elem),
+    );
+    let set = a.saturating_add(b).saturating_add(d);
+    let one_operand = a.max(b).max(d);
+    let mut host = 0u128;
+    let mut device = 0u128;
+    if !check && !bench {
+        host = one_operand;
+        device = set;
+    }
+    if check {
+        let both = set.saturating_add(d);
+        host = host.max(both);
+        device = device.max(both);
+    }
+    if bench {
+        let samples = 16u128.saturating_mul(repeats as u128);
+        host = host.max(one_operand.saturating_add(samples));
+        device = device.max(set.saturating_mul(rotating_sets(set, l2_bytes)));
+    }
+    let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+    Memory {
+        host: clamp(host),
+        device: clamp(device),
+    }
+}
+
+/// The cases `request` runs, each with what it allocates ([`case_memory`]): its shape, dtype
+/// and memory. Cases [`precheck`] refuses are left out: they are refused before allocating.
+fn cases_memory(
+    request: &Request,
+    l2_bytes: u64,
+) -> Vec<((usize, usize, usize), GemmDtype, Memory)> {
+    let (opts, shapes, check, bench): (_, Vec<_>, _, _) = match request {
+        Request::Help => return Vec::new(),
+        Request::Single {
+            shape,
+            check,
+            bench,
+            opts,
+        } => (opts, vec![*shape], *check, *bench),
+        Request::Suite {
+            suite: Suite::Correctness,
+            opts,
+            ..
+        } => (
+            opts,
+            square_shapes()
+                .into_iter()
+                .chain(ODD_SHAPES.iter().copied())
+                .collect(),
+            true,
+            false,
+        ),
+        Request::Suite {
+            suite: Suite::Bench,
+            opts,
+            ..
+        } => (opts, BENCH_SHAPES.to_vec(), true, true),
+    };
+    let dtype_accs = match request {
+        Request::Suite {
+            suite: Suite::Correctness,
+            ..
+        } => pairs(opts),
+        _ => vec![(
+            opts.dtype.unwrap_or(GemmDtype::F16),
+            opts.acc.unwrap_or(Accum::F32),
+        )],
+    };
+    let mut cases = Vec::new();
+    for (dtype, acc) in dtype_accs {
+        for &shape in &shapes {
+            if precheck(&problem(shape, dtype, acc, opts)).is_ok() {
+                let need = case_memory(shape, dtype, check, bench, opts.repeats, l2_bytes);
+                cases.push((shape, dtype, need));
+            }
+        }
+    }
+    cases
+}
+
+/// The most `request` allocates at once on the host and on the device: the largest
+/// [`case_memory`] of its cases, each side on its own (the cases run one after the other). Pass
+/// the device's L2 size in bytes, or `u64::MAX` for the most any device would take.
+pub fn memory_needed(request: &Request, l2_bytes: u64) -> Memory {
+    cases_memory(request, l2_bytes)
+        .into_iter()
+        .fold(Memory::default(), |acc, (_, _, need)| Memory {
+            host: acc.host.max(need.host),
+            device: acc.device.max(need.device),
+        })
+}
+
+/// The hook the runner calls once it knows the machine, before it allocates anything: refuses
+/// `request` when one of its cases needs more than `available` on the host or on the device,
+/// naming the first such case (host before device), what it needs and what there is. Pass the
+/// device's free memory (`cuMemGetInfo`), [`host_available`] (or `u64::MAX` where unknown) and
+/// the device's L2 size. On success, returns [`memory_needed`]. cuBLAS's workspace, the CUDA
+/// context and the loaded modules are not counted: leave them room in `available`.
+pub fn check_memory(
+    request: &Request,
+    l2_bytes: u64,
+    available: Memory,
+) -> Result<Memory, MemoryError> {
+    let cases = cases_memory(request, l2_bytes);
+    for (side, get, have, what) in [
+        (
+            "host",
+            (|m: &Memory| m.host) as fn(&Memory) -> u64,
+            available.host,
+            "A, B and D as they are drawn, and the copies a check compares",
+        ),
+        (
+            "device",
+            |m: &Memory| m.device,
+            available.device,
+            "A, B, D and the reference or the timing's input sets",
+        ),
+    ] {
+        if let Some(((m, n, k), dtype, need)) = cases.iter().find(|(_, _, need)| get(need) > have) {
+            return Err(MemoryError {
+                case: format!("{m} x {n} x {k} ({dtype})"),
+                side,
+                what,
+                needed: get(need),
+                available: have,
+            });
+        }
+    }
+    Ok(memory_needed(request, l2_bytes))
+}
+
+/// The host memory available to a new allocation, in bytes: `MemAvailable` of `/proc/meminfo`
+/// (`None` where there is no such file, as off Linux).
+pub fn host_available() -> Option<u64> {
+    meminfo_available(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// `MemAvailable:   123456 kB` of a `/proc/meminfo` text, in bytes.
+fn meminfo_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line["MemAvailable:".len()..].split_whitespace();
+    let kib: u64 = words.next()?.parse().ok()?;
+    (words.next() == Some("kB")).then(|| kib.saturating_mul(1024))
 }
 
 fn kernel_names() -> String {
@@ -346,10 +596,21 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
         }
         Ok(r) => r,
         Err(message) => {
-            let _ = writeln!(err, "error: {message}\n\n{HELP}");
+            report(err, &message);
+            let _ = writeln!(err, "\n{HELP}");
             return USAGE_ERROR;
         }
     };
+    // The results file is checked before hours of suite are run for it.
+    if let Request::Suite {
+        out: Some(path), ..
+    } = &request
+    {
+        if let Err(message) = check_out_file(path) {
+            report(err, &message);
+            return USAGE_ERROR;
+        }
+    }
     // Inputs that no kernel takes are refused before a GPU is looked for.
     if let Request::Single { shape, opts, .. } = &request {
         let p = problem(
@@ -359,7 +620,18 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             opts,
         );
         if let Err(e) = precheck(&p) {
-            let _ = writeln!(err, "error: {e}");
+            report(err, &e);
+            return 1;
+        }
+    }
+    // So are runs larger than the host's memory; the runner checks the device's once it has one.
+    if let Some(host) = host_available() {
+        let available = Memory {
+            host,
+            device: u64::MAX,
+        };
+        if let Err(e) = check_memory(&request, u64::MAX, available) {
+            report(err, &e.to_string());
             return 1;
         }
     }
@@ -408,7 +680,7 @@ mod gpu {
         let jit = match Jit::new(0) {
             Ok(j) => j,
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                super::report(err, &e.to_string());
                 return 1;
             }
         };
@@ -428,7 +700,7 @@ mod gpu {
         }) {
             Ok(c) => c,
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                super::report(err, &e.to_string());
                 return 1;
             }
         };
@@ -466,7 +738,7 @@ mod gpu {
             Ok(true) => 0,
             Ok(false) => 1,
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                super::report(err, &e.to_string());
                 1
             }
         }
@@ -917,11 +1189,19 @@ mod tests {
             ),
             (
                 "--m x --n 1 --k 1",
-                "--m takes a non-negative integer, not `x`",
+                "--m takes an integer from 1 to 2147483647, not `x`",
             ),
             (
                 "--m -3 --n 1 --k 1",
-                "--m takes a non-negative integer, not `-3`",
+                "--m takes an integer from 1 to 2147483647, not `-3`",
+            ),
+            (
+                "--m 0 --n 1 --k 1",
+                "--m takes an integer from 1 to 2147483647, not `0`",
+            ),
+            (
+                "--m 1 --n 2147483648 --k 1",
+                "--n takes an integer from 1 to 2147483647, not `2147483648`",
             ),
             (
                 "--m 1 --n 1 --k 1 --dtype f32",
@@ -937,7 +1217,31 @@ mod tests {
             ),
             (
                 "--m 1 --n 1 --k 1 --repeats 0",
-                "--repeats takes a positive integer, not `0`",
+                "--repeats takes an integer from 1 to 10000, not `0`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --bench --repeats 18446744073709551615",
+                "--repeats takes an integer from 1 to 10000, not `18446744073709551615`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --bench --repeats 1000000000000",
+                "--repeats takes an integer from 1 to 10000, not `1000000000000`",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --seed -1",
+                "--seed takes an integer from 0 to 18446744073709551615, not `-1`",
+            ),
+            (
+                "--m 1 --m 2 --n 1 --k 1",
+                "--m is given twice (`1`, then `2`); give it once",
+            ),
+            (
+                "--m 1 --n 1 --k 1 --bench --bench",
+                "--bench is given twice; give it once",
+            ),
+            (
+                "--m 1 --n 1 --k 1 4096",
+                "unexpected argument `4096`: rute gemm takes only options",
             ),
             (
                 "--m 1 --n 1 --k 1 --dtype",
@@ -959,13 +1263,23 @@ mod tests {
             ("--m 1 --n 1 --k 1 --frob", "unknown option `--frob`"),
             (
                 "--m 1 --n 1 --k 1 --check=yes",
-                "unknown option `--check=yes`",
+                "--check takes no value, not `--check=yes`",
             ),
         ];
         for (a, want) in cases {
             assert_eq!(parse(&args(a)), Err(want.to_string()), "{a}");
         }
         assert_eq!(parse(&args("--m 1 --help")), Ok(Request::Help));
+        assert_eq!(
+            parse(&args(
+                "--m 2147483647 --n 1 --k 1 --repeats 10000 --seed 18446744073709551615"
+            ))
+            .map(|r| match r {
+                Request::Single { shape, opts, .. } => (shape, opts.repeats, opts.seed),
+                _ => ((0, 0, 0), 0, 0),
+            }),
+            Ok(((2147483647, 1, 1), 10000, u64::MAX))
+        );
     }
 
     #[test]
@@ -1022,6 +1336,252 @@ mod tests {
         assert_eq!(pairs(&bf16_f16), [(GemmDtype::Bf16, Accum::F16)]);
     }
 
+    const GIB: u64 = 1 << 30;
+
+    fn single(shape: (usize, usize, usize), check: bool, bench: bool, opts: Options) -> Request {
+        Request::Single {
+            shape,
+            check,
+            bench,
+            opts,
+        }
+    }
+
+    #[test]
+    fn memory_counts_the_operands_and_the_copies_of_each_form() {
+        // 4096^3 f16: A, B, D 32 MiB each.
+        let (mib, shape) = (1u64 << 20, (4096, 4096, 4096));
+        let run = case_memory(shape, GemmDtype::F16, false, false, 20, 0);
+        assert_eq!(
+            run,
+            Memory {
+                host: 32 * mib,
+                device: 96 * mib
+            }
+        );
+        // The check: cuBLAS's D on the device; A, B and both Ds on the host.
+        let check = case_memory(shape, GemmDtype::Bf16, true, false, 20, 0);
+        assert_eq!(
+            check,
+            Memory {
+                host: 128 * mib,
+                device: 128 * mib
+            }
+        );
+        // The timing: one set when twice the L2 (40 MiB) is below a set (96 MiB), two when it is
+        // not; 16 bytes a repeat.
+        let bench = case_memory(shape, GemmDtype::F16, false, true, 10_000, 40 << 20);
+        assert_eq!(
+            bench,
+            Memory {
+                host: 32 * mib + 160_000,
+                device: 96 * mib
+            }
+        );
+        let bench = case_memory(shape, GemmDtype::F16, false, true, 20, 50 << 20);
+        assert_eq!(bench.device, 2 * 96 * mib);
+        // Without the L2 size: the most rotation any device would make, 16 sets within 4 GiB.
+        let most = case_memory(shape, GemmDtype::F16, false, true, 20, u64::MAX);
+        assert_eq!(most.device, 16 * 96 * mib);
+        let most = case_memory(
+            (8192, 8192, 8192),
+            GemmDtype::F16,
+            false,
+            true,
+            20,
+            u64::MAX,
+        );
+        assert_eq!(most.device, 10 * 384 * mib);
+        let small = case_memory((64, 64, 64), GemmDtype::F16, false, true, 20, u64::MAX);
+        assert_eq!(small.device, 16 * 3 * 64 * 64 * 2);
+        // Check and time: each side's peak is its larger phase.
+        let both = case_memory(shape, GemmDtype::F16, true, true, 20, 40 << 20);
+        assert_eq!(
+            both,
+            Memory {
+                host: 128 * mib,
+                device: 128 * mib
+            }
+        );
+        // The largest shapes saturate instead of overflowing.
+        let max = MAX_DIM;
+        let huge = case_memory(
+            (max, max, max),
+            GemmDtype::F16,
+            true,
+            true,
+            10_000,
+            u64::MAX,
+        );
+        assert!(
+            huge.host > u64::MAX / 2 && huge.device == u64::MAX,
+            "{huge:?}"
+        );
+    }
+
+    #[test]
+    fn requests_need_their_largest_case() {
+        let need = memory_needed(
+            &single(
+                (1, 1048576, 1048576),
+                false,
+                false,
+                Options {
+                    kernel: KernelChoice::Naive,
+                    ..opts()
+                },
+            ),
+            u64::MAX,
+        );
+        // B is 2^40 f16 elements: 2 TiB on either side.
+        assert_eq!(
+            need,
+            Memory {
+                host: 2 << 40,
+                device: (2 << 40) + 4 * (1 << 20)
+            }
+        );
+        assert_eq!(memory_needed(&Request::Help, 0), Memory::default());
+        // The correctness suite's largest case is 8192^3 checked: 4 matrices of 128 MiB.
+        let suite = Request::Suite {
+            suite: Suite::Correctness,
+            out: None,
+            opts: opts(),
+        };
+        assert_eq!(
+            memory_needed(&suite, 50 << 20),
+            Memory {
+                host: 512 << 20,
+                device: 512 << 20
+            }
+        );
+        // The bench suite: 8192^3 again (one set: a set is 384 MiB), and 2048^3 rotated through 5 sets is less.
+        let bench = Request::Suite {
+            suite: Suite::Bench,
+            out: None,
+            opts: opts(),
+        };
+        assert_eq!(memory_needed(&bench, 50 << 20).device, 512 << 20);
+    }
+
+    #[test]
+    fn check_memory_names_the_case_and_both_sizes() {
+        let h200 = Memory {
+            host: 100 * GIB,
+            device: 139 * GIB,
+        };
+        let naive = single(
+            (1, 1048576, 1048576),
+            false,
+            false,
+            Options {
+                kernel: KernelChoice::Naive,
+                ..opts()
+            },
+        );
+        let e = check_memory(&naive, 50 << 20, h200).unwrap_err();
+        assert_eq!(
+            (e.side, e.needed, e.available),
+            ("host", 2 << 40, 100 * GIB)
+        );
+        assert_eq!(
+            e.to_string(),
+            "1 x 1048576 x 1048576 (f16) needs 2.0 TiB (2199023255552 bytes) of host memory \
+             (A, B and D as they are drawn, and the copies a check compares), more than the 100.0 GiB (107374182400 bytes) available"
+        );
+        let roomy_host = Memory {
+            host: u64::MAX,
+            ..h200
+        };
+        let e = check_memory(&naive, 50 << 20, roomy_host).unwrap_err();
+        assert_eq!(e.side, "device");
+        assert!(e.to_string().contains("of device memory (A, B, D and the reference or the timing's input sets), more than the 139.0 GiB"), "{e}");
+        let absurd = single((1, 2147483647, 2147483647), true, false, opts());
+        let e = check_memory(&absurd, u64::MAX, h200).unwrap_err();
+        assert!(e.to_string().starts_with("1 x 2147483647 x 2147483647 (f16) needs 8.0 EiB (9223372041149743100 bytes) of host memory"), "{e}");
+        // What fits passes and says what it needs.
+        let fits = single((4096, 4096, 4096), true, true, opts());
+        assert_eq!(
+            check_memory(&fits, 50 << 20, h200),
+            Ok(memory_needed(&fits, 50 << 20))
+        );
+        let suite = Request::Suite {
+            suite: Suite::Correctness,
+            out: None,
+            opts: opts(),
+        };
+        let e = check_memory(
+            &suite,
+            0,
+            Memory {
+                host: GIB,
+                device: 256 << 20,
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "8192 x 8192 x 8192 (f16) needs 512.0 MiB (536870912 bytes) of device memory"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn host_memory_is_read_from_meminfo() {
+        let text =
+            "MemTotal:       131072000 kB\nMemFree:         1000 kB\nMemAvailable:   65536000 kB\n";
+        assert_eq!(meminfo_available(text), Some(65536000 * 1024));
+        assert_eq!(meminfo_available("MemTotal: 5 kB\n"), None);
+        assert_eq!(meminfo_available("MemAvailable: x kB\n"), None);
+        if cfg!(target_os = "linux") {
+            assert!(host_available().is_some_and(|b| b > 0));
+        }
+    }
+
+    /// The model of the timing's rotation is the harness's.
+    #[cfg(feature = "gpu")]
+    #[test]
+    fn rotation_is_the_harness_rotation() {
+        use kernels::gemm::harness;
+        for set in [0usize, 1, 1000, 24 << 20, 384 << 20, 5 << 30] {
+            for l2 in [0usize, 1, 50 << 20, 1 << 40] {
+                assert_eq!(
+                    rotating_sets(set as u128, l2 as u64),
+                    harness::rotating_sets(set, l2, 4 << 30) as u128,
+                    "{set} {l2}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_out_file_is_checked_without_changing_anything() {
+        let dir = std::env::temp_dir().join(format!("rute-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let new = dir.join("new.md");
+        let path = new.to_str().unwrap();
+        assert_eq!(check_out_file(path), Ok(()));
+        assert!(!new.exists(), "the probe leaves no file behind");
+        let old = dir.join("old.md");
+        std::fs::write(&old, "kept").unwrap();
+        assert_eq!(check_out_file(old.to_str().unwrap()), Ok(()));
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "kept");
+        let missing = dir.join("no-such-dir").join("x.md");
+        let e = check_out_file(missing.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.contains("cannot be created: No such file or directory"),
+            "{e}"
+        );
+        let e = check_out_file(dir.to_str().unwrap()).unwrap_err();
+        assert!(e.ends_with("is a directory, not a file"), "{e}");
+        assert_eq!(
+            check_out_file(""),
+            Err("--out needs a file name, not ``".into())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     fn rute(a: &str) -> (i32, String, String) {
         super::super::capture(run, &a.split_whitespace().collect::<Vec<_>>(), "")
     }
@@ -1029,10 +1589,10 @@ mod tests {
     #[test]
     fn bad_problems_are_refused_before_any_gpu() {
         let (code, out, err) = rute("--m 0 --n 4 --k 4");
-        assert_eq!((code, out.as_str()), (1, ""));
-        assert_eq!(
-            err,
-            "error: M is 0; every dimension of a GEMM must be at least 1\n"
+        assert_eq!((code, out.as_str()), (USAGE_ERROR, ""));
+        assert!(
+            err.starts_with("error: --m takes an integer from 1 to 2147483647, not `0`\n"),
+            "{err}"
         );
         let (code, _, err) = rute("--m 4 --n 4 --k 4 --dtype bf16 --acc f16");
         assert_eq!(code, 1);

@@ -9,7 +9,8 @@ use std::io::{BufRead, Write};
 use dsl_core::layout::expr::{evaluate, Value};
 use dsl_core::layout::{svg, LayoutError};
 
-use super::USAGE_ERROR;
+use super::args::{self, Flag};
+use super::{escape_bytes, report, USAGE_ERROR};
 
 const HELP: &str = "\
 usage: rute layout [--values | --table | --svg | --svg-tv MxN] [EXPR...]
@@ -45,11 +46,43 @@ enum Mode {
     SvgTv(i64, i64),
 }
 
+const FLAGS: &[Flag] = &[
+    Flag::switch("--values"),
+    Flag::switch("--table"),
+    Flag::switch("--svg"),
+    Flag::value("--svg-tv", "a tile MxN, like 16x8"),
+];
+
 /// `MxN` as two positive integers.
 fn tile_arg(s: &str) -> Option<(i64, i64)> {
     let (m, n) = s.split_once('x')?;
     let (m, n) = (m.parse().ok()?, n.parse().ok()?);
     (m > 0 && n > 0).then_some((m, n))
+}
+
+/// The mode and the expressions the arguments ask for, or `None` for `--help`.
+fn parse(args: &[String]) -> Result<Option<(Mode, Vec<String>)>, String> {
+    let a = args::read(args, FLAGS)?;
+    if a.help {
+        return Ok(None);
+    }
+    let modes = a.given_of(&["--values", "--table", "--svg", "--svg-tv"]);
+    let mode = match modes[..] {
+        [] => Mode::Print,
+        ["--values"] => Mode::Values,
+        ["--table"] => Mode::Table,
+        ["--svg"] => Mode::Svg,
+        _ if modes.len() > 1 => {
+            return Err("--values, --table, --svg and --svg-tv exclude each other".into())
+        }
+        _ => {
+            let t = a.value("--svg-tv").unwrap_or_default();
+            let (m, n) = tile_arg(t)
+                .ok_or_else(|| format!("--svg-tv takes a tile MxN, like 16x8, not `{t}`"))?;
+            Mode::SvgTv(m, n)
+        }
+    };
+    Ok(Some((mode, a.positional)))
 }
 
 /// Run `rute layout` with its arguments; returns the exit status.
@@ -59,65 +92,53 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    let mut mode = Mode::Print;
-    let mut exprs = Vec::new();
-    let mut options_done = false;
-    let mut args = args.iter();
-    while let Some(a) = args.next() {
-        let wanted = match a.as_str() {
-            _ if options_done => None,
-            "--" => {
-                options_done = true;
-                continue;
-            }
-            "--help" | "-h" => {
-                let _ = out.write_all(HELP.as_bytes());
-                return 0;
-            }
-            "--values" => Some(Mode::Values),
-            "--table" => Some(Mode::Table),
-            "--svg" => Some(Mode::Svg),
-            "--svg-tv" => match args.next().map(|t| (t, tile_arg(t))) {
-                Some((_, Some((m, n)))) => Some(Mode::SvgTv(m, n)),
-                other => {
-                    let got = other.map_or("nothing".to_string(), |(t, _)| format!("`{t}`"));
-                    let _ = writeln!(
-                        err,
-                        "error: --svg-tv takes a tile MxN, like 16x8, not {got}"
-                    );
-                    return USAGE_ERROR;
-                }
-            },
-            s if s.starts_with("--") => {
-                let _ = writeln!(err, "error: unknown option `{s}`\n\n{HELP}");
-                return USAGE_ERROR;
-            }
-            _ => None,
-        };
-        match wanted {
-            Some(m) if mode != Mode::Print && mode != m => {
-                let _ = writeln!(
-                    err,
-                    "error: --values, --table, --svg and --svg-tv exclude each other"
-                );
-                return USAGE_ERROR;
-            }
-            Some(m) => mode = m,
-            None => exprs.push(a.clone()),
+    let (mode, exprs) = match parse(args) {
+        Ok(Some(request)) => request,
+        Ok(None) => {
+            let _ = out.write_all(HELP.as_bytes());
+            return 0;
         }
-    }
-
+        Err(message) => {
+            report(err, &message);
+            let _ = writeln!(err, "\n{HELP}");
+            return USAGE_ERROR;
+        }
+    };
     let mut failed = false;
     if exprs.is_empty() {
-        for line in stdin.lines() {
-            let line = match line {
-                Ok(l) => l,
+        // Each line on its own: one that is not UTF-8 is an error in its place, like one that
+        // does not evaluate.
+        let mut line = Vec::new();
+        for number in 1usize.. {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
                 Err(e) => {
-                    let _ = writeln!(err, "error: reading stdin: {e}");
+                    report(
+                        err,
+                        &format!("reading stdin after line {}: {e}", number - 1),
+                    );
                     return 1;
                 }
+            }
+            let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+            let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            let src = match std::str::from_utf8(bytes) {
+                Ok(s) => s.trim(),
+                // A comment is skipped whatever it holds.
+                Err(_) if bytes.trim_ascii().starts_with(b"#") => continue,
+                Err(_) => {
+                    let message = format!(
+                        "line {number} is not valid UTF-8: `{}`",
+                        escape_bytes(bytes.trim_ascii())
+                    );
+                    report(out, &message);
+                    report(err, &message);
+                    failed = true;
+                    continue;
+                }
             };
-            let src = line.trim();
             if src.is_empty() || src.starts_with('#') {
                 continue;
             }
@@ -140,12 +161,12 @@ fn one(src: &str, mode: Mode, out: &mut dyn Write, err: &mut dyn Write) -> bool 
         }
         Err(e) => {
             // Parse and call errors quote the expression already; the others get it in front.
-            let msg = match e {
+            let message = match e {
                 LayoutError::Parse { .. } | LayoutError::InCall { .. } => e.to_string(),
                 other => format!("`{src}`: {other}"),
             };
-            let _ = writeln!(out, "error: {msg}");
-            let _ = writeln!(err, "error: {msg}");
+            report(out, &message);
+            report(err, &message);
             false
         }
     }

@@ -10,7 +10,8 @@ use std::io::{BufRead, Write};
 use dsl_core::ir::Target;
 use kernels::registry;
 
-use super::USAGE_ERROR;
+use super::args::{self, Flag};
+use super::{report, USAGE_ERROR};
 
 const HELP: &str = "usage: rute ptx NAME --target sm_80|sm_90a|sm_100a
        rute ptx --list
@@ -39,16 +40,17 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             }
             Err(e @ registry::RegistryError::UnknownKernel { .. })
             | Err(e @ registry::RegistryError::UnsupportedTarget { .. }) => {
-                let _ = writeln!(err, "error: {e}");
+                report(err, &e.to_string());
                 USAGE_ERROR
             }
             Err(e) => {
-                let _ = writeln!(err, "error: {e}");
+                report(err, &e.to_string());
                 1
             }
         },
         Err(message) => {
-            let _ = writeln!(err, "error: {message}\n\n{HELP}");
+            report(err, &message);
+            let _ = writeln!(err, "\n{HELP}");
             USAGE_ERROR
         }
     }
@@ -60,31 +62,31 @@ enum Request {
     Ptx { name: String, target: Target },
 }
 
+const FLAGS: &[Flag] = &[
+    Flag::switch("--list"),
+    Flag::value("--target", "a target, like sm_90a"),
+];
+
 fn parse(args: &[String]) -> Result<Request, String> {
-    let mut name = None;
-    let mut target = None;
-    let mut list = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--help" | "-h" => return Ok(Request::Help),
-            "--list" => list = true,
-            "--target" => match rest.next() {
-                Some(t) => target = Some(t.clone()),
-                None => return Err(format!("--target needs a value: {}", target_names())),
-            },
-            a if a.starts_with("--target=") => target = Some(a["--target=".len()..].to_string()),
-            a if a.starts_with('-') => return Err(format!("unknown option `{a}`")),
-            a => {
-                if let Some(first) = &name {
-                    return Err(format!("one kernel at a time: got `{first}` and `{a}`"));
-                }
-                name = Some(a.to_string());
-            }
-        }
+    let a = args::read(args, FLAGS)?;
+    if a.help {
+        return Ok(Request::Help);
     }
-    if list {
-        return match (&name, &target) {
+    if let Some(option) = a.positional.iter().find(|p| p.starts_with('-')) {
+        return Err(format!("unknown option `{option}`"));
+    }
+    let target = a.value("--target");
+    let name = match &a.positional[..] {
+        [] => None,
+        [name] => Some(name.clone()),
+        [first, second, ..] => {
+            return Err(format!(
+                "one kernel at a time: got `{first}` and `{second}`"
+            ))
+        }
+    };
+    if a.has("--list") {
+        return match (&name, target) {
             (None, None) => Ok(Request::List),
             _ => Err("--list takes no kernel name or target".into()),
         };
