@@ -78,6 +78,11 @@ pub const KERNELS: &[Registered] = &[
         build: |_| examples::tma_round_trip::default_kernel(),
     },
     Registered {
+        name: "tma_pipeline",
+        targets: examples::tma_pipeline::TARGETS,
+        build: |_| examples::tma_pipeline::default_kernel(),
+    },
+    Registered {
         name: "wgmma_tile",
         targets: examples::wgmma_tile::TARGETS,
         build: |_| examples::wgmma_tile::default_kernel(),

@@ -87,8 +87,8 @@ pub use signature::{
     SignatureError,
 };
 pub use tensor_map::{
-    TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave, TmaL2Promotion,
-    TmaOobFill, TmaSwizzle,
+    tensor_map_spec, TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave,
+    TmaL2Promotion, TmaOobFill, TmaSwizzle,
 };
 pub use timing::Timing;
 

@@ -436,6 +436,12 @@ impl TensorMapSpec {
 /// A rule of `cuTensorMapEncodeTiled` that a [`TensorMapSpec`] breaks; each names the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TensorMapError {
+    /// A field the driver's tensor maps cannot express.
+    #[error("a tensor map cannot describe {what}")]
+    Unsupported {
+        /// What.
+        what: String,
+    },
     /// Rank outside 1..=5.
     #[error("tensor rank {rank} is outside 1..=5")]
     Rank {
@@ -772,4 +778,41 @@ mod tests {
         );
         assert_eq!(std::mem::align_of::<super::Descriptor>(), 64);
     }
+}
+
+/// The tensor map of a TMA copy atom ([`dsl_core::atom::tma::TmaCopy::descriptor`]): its box,
+/// swizzle and dimension order as the atom computed them from its layouts, zero fill for
+/// out-of-bounds elements, 128-byte L2 promotion (whole lines, as TMA's tiles read them).
+/// Fails for an element type the driver has no tensor-map type for.
+pub fn tensor_map_spec(
+    d: &dsl_core::atom::tma::TmaDescriptor,
+) -> Result<TensorMapSpec, TensorMapError> {
+    use dsl_core::atom::tma::TmaSwizzleMode;
+    use dsl_core::atom::ValType;
+    let dtype = match d.elem {
+        ValType::F16 => TmaDataType::F16,
+        ValType::BF16 => TmaDataType::BF16,
+        ValType::F32 => TmaDataType::F32,
+        ValType::U8 => TmaDataType::U8,
+        ValType::U16 => TmaDataType::U16,
+        ValType::U32 => TmaDataType::U32,
+        ValType::U64 => TmaDataType::U64,
+        other => {
+            return Err(TensorMapError::Unsupported {
+                what: format!("element type {other}"),
+            })
+        }
+    };
+    let swizzle = match d.swizzle {
+        TmaSwizzleMode::None => TmaSwizzle::None,
+        TmaSwizzleMode::B32 => TmaSwizzle::B32,
+        TmaSwizzleMode::B64 => TmaSwizzle::B64,
+        TmaSwizzleMode::B128 => TmaSwizzle::B128,
+    };
+    Ok(
+        TensorMapSpec::tiled(dtype, &d.global_dims, &d.global_strides_bytes, &d.box_dims)
+            .with_element_strides(&d.element_strides)
+            .with_swizzle(swizzle)
+            .with_l2_promotion(TmaL2Promotion::B128),
+    )
 }

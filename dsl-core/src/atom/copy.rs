@@ -25,6 +25,8 @@ pub enum EndKind {
     Shared,
     /// Consecutive elements at a global or a shared address.
     Memory,
+    /// Any of the above: memory or registers.
+    Any,
     /// 32-bit registers holding the values in pairs (16-bit) or one each.
     Registers,
 }

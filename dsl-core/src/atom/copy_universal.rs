@@ -8,10 +8,11 @@ use crate::ir::{Address, Operand, Reg, StateSpace, Type};
 use crate::kernel::{emit, Arm, Cond, Var};
 use crate::layout::LayoutError;
 
-/// `UniversalCopy<uintN_t>` with `bits` in 8, 16, 32, 64, 128: `ld` of the bits into registers,
-/// `st` of them. A global source out of bounds loads from the tile's origin and stores zeros (a
-/// zero-filling copy, as `cp.async` with source size 0); a global destination out of bounds
-/// stores nothing.
+/// `UniversalCopy<uintN_t>` with `bits` in 8, 16, 32, 64, 128, between any two of global
+/// memory, shared memory and registers: `ld` of the bits into registers and `st` of them (a
+/// register source is stored as it is, a register destination loaded into). A global source
+/// out of bounds loads from the tile's origin and stores zeros (a zero-filling copy, as
+/// `cp.async` with source size 0); a global destination out of bounds stores nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct UniversalCopy {
     /// Width of the access.
@@ -32,37 +33,48 @@ impl CopyOperation for UniversalCopy {
         }
     }
     fn src_kind(&self) -> EndKind {
-        EndKind::Memory
+        EndKind::Any
     }
     fn dst_kind(&self) -> EndKind {
-        EndKind::Memory
+        EndKind::Any
     }
-    fn call(&self, _: ValType, src: &CopyEnd, dst: &CopyEnd) -> Result<(), LayoutError> {
-        let (src_space, src_addr, src_pred) = match src {
-            CopyEnd::Global { addr, pred } => (StateSpace::Global, addr, *pred),
-            CopyEnd::Shared { addr } => (StateSpace::Shared, addr, None),
-            CopyEnd::Registers(_) => return Err(wrong_ends(self, src, dst)),
-        };
-        let (dst_space, dst_addr, dst_pred) = match dst {
-            CopyEnd::Global { addr, pred } => (StateSpace::Global, addr, *pred),
-            CopyEnd::Shared { addr } => (StateSpace::Shared, addr, None),
-            CopyEnd::Registers(_) => return Err(wrong_ends(self, src, dst)),
+    fn call(&self, val: ValType, src: &CopyEnd, dst: &CopyEnd) -> Result<(), LayoutError> {
+        let memory = |end: &CopyEnd| match end {
+            CopyEnd::Global { addr, pred } => Some((StateSpace::Global, addr.clone(), *pred)),
+            CopyEnd::Shared { addr } => Some((StateSpace::Shared, addr.clone(), None)),
+            CopyEnd::Registers(_) => None,
         };
         let (ty, n) = match self.bits {
             8 => (Type::B8, 1),
             16 => (Type::B16, 1),
             bits => (Type::B32, (bits / 32) as usize),
         };
-        let regs: Vec<Reg> = (0..n).map(|_| word(ty)).collect();
-        emit(Memory::Ld {
-            space: src_space,
-            ty,
-            dsts: regs.clone(),
-            addr: src_addr.clone(),
-            cache: None,
-            nc: false,
-            order: None,
-        });
+        // A register end holds the values one per register (32-bit values) or in pairs: either
+        // way the words of the access.
+        let words = |end: &CopyEnd| match end {
+            CopyEnd::Registers(r) if r.len() == n => Some(r.clone()),
+            _ => None,
+        };
+        let (src_mem, dst_mem) = (memory(src), memory(dst));
+        let regs: Vec<Reg> = match (&src_mem, words(src)) {
+            (Some((space, addr, _)), _) => {
+                let regs: Vec<Reg> = (0..n).map(|_| word(ty)).collect();
+                emit(Memory::Ld {
+                    space: *space,
+                    ty,
+                    dsts: regs.clone(),
+                    addr: addr.clone(),
+                    cache: None,
+                    nc: false,
+                    order: None,
+                });
+                regs
+            }
+            (None, Some(r)) => r,
+            (None, None) => return Err(wrong_ends(self, src, dst)),
+        };
+        // Zero what a global source out of bounds loaded (from the tile's origin).
+        let src_pred = src_mem.as_ref().and_then(|m| m.2);
         let srcs: Vec<Operand> = regs
             .iter()
             .map(|&r| match src_pred {
@@ -81,6 +93,23 @@ impl CopyOperation for UniversalCopy {
                 }
             })
             .collect();
+        let Some((dst_space, dst_addr, dst_pred)) = dst_mem else {
+            // Into registers: move the words there.
+            let Some(dsts) = words(dst) else {
+                return Err(wrong_ends(self, src, dst));
+            };
+            if self.bits % val.bits() != 0 {
+                return Err(wrong_ends(self, src, dst));
+            }
+            for (d, s) in dsts.iter().zip(srcs) {
+                emit(crate::ir::op::Data::Mov {
+                    ty: d.ty.bits_type(),
+                    dst: *d,
+                    src: s,
+                });
+            }
+            return Ok(());
+        };
         let store = |addr: Address| {
             emit(Memory::St {
                 space: dst_space,
@@ -92,7 +121,7 @@ impl CopyOperation for UniversalCopy {
             })
         };
         match dst_pred {
-            None => store(dst_addr.clone()),
+            None => store(dst_addr),
             Some(p) => p.if_(|arm| {
                 if arm == Arm::Then {
                     store(dst_addr.clone())

@@ -77,7 +77,7 @@ impl<T: DeviceType> CopySide for GTensor<T> {
     }
     fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError> {
         let (kind, group) = side(atom, source);
-        if !matches!(kind, EndKind::Global | EndKind::Memory) {
+        if !matches!(kind, EndKind::Global | EndKind::Memory | EndKind::Any) {
             return Err(not_an_end(atom, self.layout(), "a global tensor", kind));
         }
         let offs = vector_groups("copy", self.base(), self.layout(), group)?;
@@ -98,7 +98,7 @@ impl<T: DeviceType> CopySide for STensor<T> {
     }
     fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError> {
         let (kind, group) = side(atom, source);
-        if !matches!(kind, EndKind::Shared | EndKind::Memory) {
+        if !matches!(kind, EndKind::Shared | EndKind::Memory | EndKind::Any) {
             return Err(not_an_end(atom, self.layout(), "a shared tensor", kind));
         }
         let offs = vector_groups("copy", self.view().base, self.layout(), group)?;
@@ -116,7 +116,7 @@ impl<R: DeviceType> CopySide for Fragment<R> {
     }
     fn copy_ends(&self, atom: &CopyAtom, source: bool) -> Result<Vec<CopyEnd>, LayoutError> {
         let (kind, group) = side(atom, source);
-        if kind != EndKind::Registers {
+        if !matches!(kind, EndKind::Registers | EndKind::Any) {
             return Err(not_an_end(atom, &self.layout, "registers", kind));
         }
         let vpr = self.vals_per_reg;

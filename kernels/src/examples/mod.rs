@@ -15,6 +15,7 @@
 
 pub mod async_copy;
 pub mod reduce_sum;
+pub mod tma_pipeline;
 pub mod tma_round_trip;
 pub mod transpose;
 pub mod vector_add;
