@@ -481,6 +481,13 @@ mod tests {
     /// K-major 16-bit tiles (128 x 64) from a row-major (M, K) matrix under each swizzle: the
     /// box is one swizzle span of K by all 128 rows, as many boxes as spans in 64 columns, each
     /// `span * 128` elements further in shared memory and `span` columns further in K.
+    ///
+    /// The values are CuTe's: `make_tma_copy(SM90_TMA_LOAD{}, A, tile_to_shape(
+    /// GMMA::Layout_K_SW{128,64,32}_Atom<half_t>{}, Shape<_128,_64>{}))` for A `(1000, 4096):
+    /// (4096, _1)`, compiled on the host (CUTLASS 7107b0553, nvcc 13.5) with
+    /// `cuTensorMapEncodeTiled` replaced by a function printing its arguments, passed
+    /// globalDim (4096, 1000), globalStrides (8192), boxDim (64|32|16, 128), elementStrides
+    /// (1, 1), swizzle 3|2|1 (128B|64B|32B), and its partition of one tile had 1|2|4 boxes.
     #[test]
     fn k_major_boxes_follow_the_swizzle_span() {
         for (t, mode, cols_per_box) in [
