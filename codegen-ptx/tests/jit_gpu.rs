@@ -563,6 +563,27 @@ fn buffers_that_cannot_be_ordered_are_refused() {
         }
         other => panic!("expected ForeignBuffer, got {other:?}"),
     }
+    assert_eq!(
+        jit.download(&out).unwrap(),
+        vec![0.0; 64],
+        "a refused launch ran"
+    );
+    assert!(matches!(
+        jit.download(&foreign),
+        Err(JitError::ForeignBuffer { .. })
+    ));
+}
+
+/// A buffer of the Jit's context but of a default stream, which event tracking cannot order with
+/// the Jit's stream, is refused; the launch queues nothing. (Apart from the other-context case:
+/// creating a second context on this thread changes which context is current.)
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn buffers_of_a_default_stream_are_refused() {
+    let jit = jit();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    let own = jit.upload(&[1.0f32; 64]).unwrap();
+    let mut out = jit.alloc_zeros::<f32>(64).unwrap();
     // Same context through another cudarc handle, but on its default stream.
     let handle = CudaContext::new(0).unwrap();
     let on_default = handle.default_stream().clone_htod(&[2.0f32; 64]).unwrap();
@@ -586,10 +607,6 @@ fn buffers_that_cannot_be_ordered_are_refused() {
         vec![0.0; 64],
         "a refused launch ran"
     );
-    assert!(matches!(
-        jit.download(&foreign),
-        Err(JitError::ForeignBuffer { .. })
-    ));
 }
 
 /// An argument made by one Jit carries that Jit's stream ordering; another Jit's kernel refuses
@@ -657,7 +674,10 @@ fn buffers_of_other_streams_and_jits_are_ordered() {
     }
 }
 
-/// The parameter layout read from the PTX is the driver's (on drivers that report theirs).
+/// The parameter layout read from the PTX is the driver's (on drivers that report theirs): the
+/// same sizes at the same distances from the first parameter. (The driver may place the whole
+/// list further in its buffer: on the H200 a kernel whose first parameter is a 64-byte aligned
+/// tensor map reports it at offset 48.)
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn ptx_parameter_layout_matches_the_driver() {
@@ -676,7 +696,11 @@ fn ptx_parameter_layout_matches_the_driver() {
             let from_ptx: Vec<(usize, usize)> =
                 f.params().iter().map(|p| (p.offset, p.size)).collect();
             if let Some(driver) = f.driver_param_layout().unwrap() {
-                assert_eq!(from_ptx, driver, "{name}");
+                let relative = |l: &[(usize, usize)]| -> Vec<(usize, usize)> {
+                    let first = l.first().map_or(0, |p| p.0);
+                    l.iter().map(|&(o, s)| (o - first, s)).collect()
+                };
+                assert_eq!(relative(&from_ptx), relative(&driver), "{name}");
                 compared += 1;
             }
         }

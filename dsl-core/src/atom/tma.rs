@@ -371,6 +371,18 @@ impl TmaCopy {
             ));
         }
         let bytes = u64::from(self.global.elem.bits() / 8);
+        if let Some(d) = self.order[1..].iter().find(|&&d| (strides[d] * bytes) % 16 != 0) {
+            return Err(fail(
+                self.kind.cute_name(),
+                &self.smem,
+                format!(
+                    "dimension {d} of the tensor steps {} bytes; TMA needs every stride but the \
+                     contiguous one to be a multiple of 16 bytes (rows of {} elements)",
+                    strides[*d] * bytes,
+                    16 / bytes
+                ),
+            ));
+        }
         Ok(TmaDescriptor {
             elem: self.global.elem,
             global_dims: self.order.iter().map(|&d| dims[d]).collect(),
@@ -563,5 +575,7 @@ mod tests {
         )
         .unwrap();
         assert!(tma.descriptor(&[64, 64], &[1, 64]).is_err());
+        let e = tma.descriptor(&[64, 833], &[833, 1]).unwrap_err().to_string();
+        assert!(e.contains("1666 bytes") && e.contains("multiple of 16"), "{e}");
     }
 }
