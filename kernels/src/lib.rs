@@ -35,6 +35,7 @@
 
 pub mod examples;
 pub mod gemm;
+pub mod hopper;
 pub mod multistage;
 pub mod registry;
 

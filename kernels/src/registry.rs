@@ -6,7 +6,8 @@ use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use crate::{examples, gemm, multistage};
+use crate::gemm::GemmDtype;
+use crate::{examples, gemm, hopper, multistage};
 
 /// A kernel published under a name.
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +92,16 @@ pub const KERNELS: &[Registered] = &[
         name: "gemm_naive",
         targets: gemm::naive::TARGETS,
         build: |_| gemm::naive::default_kernel(),
+    },
+    Registered {
+        name: "hopper_ws_f16",
+        targets: hopper::TARGETS,
+        build: |_| hopper::default_kernel(GemmDtype::F16),
+    },
+    Registered {
+        name: "hopper_ws_bf16",
+        targets: hopper::TARGETS,
+        build: |_| hopper::default_kernel(GemmDtype::Bf16),
     },
     Registered {
         name: "multistage_f16",

@@ -1,0 +1,374 @@
+//! [`HopperConfig`]: the warp-specialized GEMM's levers, spelled as `rute gemm --config` takes
+//! them, and [`HopperPlan`]: everything the program computes from them on the host.
+
+use std::fmt;
+use std::str::FromStr;
+
+use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
+use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaGlobal, TmaKind};
+use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
+use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
+use dsl_core::pipeline::{ClusterShape, Raster};
+use dsl_core::tiled::{
+    local_tile, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma, View,
+};
+
+use crate::gemm::GemmDtype;
+
+/// Largest dynamic shared memory a block may have on sm_90 (227 KiB).
+pub const SMEM_LIMIT: u32 = 227 * 1024;
+
+/// The levers of the warp-specialized GEMM.
+///
+/// Spelled `{M}x{N}x{K}s{STAGES}`, then `_c{X}x{Y}` (blocks per cluster along M and N, default
+/// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
+/// rows, default 8), e.g. `128x256x64s3_c2x1_h`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HopperConfig {
+    /// The block tile `(M, N, K)`: M is 64 per consumer warpgroup times 1 or 2, N a multiple of
+    /// 8 up to 256 (one `wgmma` N), K 64 (one 128-byte swizzled row of 16-bit elements).
+    pub tile: (u32, u32, u32),
+    /// Depth of the shared-memory ring.
+    pub stages: u32,
+    /// Blocks per cluster along M and N: the blocks of a cluster row share B (multicast along
+    /// M), those of a column share A.
+    pub cluster: (u32, u32),
+    /// The order of the persistent walk over cluster tiles.
+    pub raster: Raster,
+}
+
+/// Consumer warpgroups (each computes `tile_m / 2` rows of the block's tile).
+pub const CONSUMERS: u32 = 2;
+
+/// Threads per block: one producer warpgroup and the consumers.
+pub const THREADS: u32 = 128 * (1 + CONSUMERS);
+
+/// Registers per thread of the producer and of the consumers after `setmaxnreg`: together
+/// 64512 of the SM's 65536 (a block per SM).
+pub const REGISTERS: (u32, u32) = (40, 232);
+
+impl HopperConfig {
+    /// 128x256x64, 3 stages, one block per cluster, grouped order (fast.cu's kernel-12 tile).
+    pub const WIDE: HopperConfig = HopperConfig {
+        tile: (128, 256, 64),
+        stages: 3,
+        cluster: (1, 1),
+        raster: Raster::Grouped { group: 8 },
+    };
+
+    /// The configurations the tuning sweep times.
+    pub const SWEEP: [&'static str; 8] = [
+        "128x256x64s3",
+        "128x256x64s3_c2x1",
+        "128x256x64s3_c2x1_h",
+        "128x256x64s3_c1x2",
+        "256x128x64s3",
+        "256x128x64s3_c1x2",
+        "128x128x64s5",
+        "128x128x64s5_c2x1",
+    ];
+
+    /// The cluster's shape.
+    pub fn cluster_shape(&self) -> ClusterShape {
+        ClusterShape {
+            x: self.cluster.0,
+            y: self.cluster.1,
+        }
+    }
+
+    /// Dynamic shared memory for 16-bit elements: the ring and the output tile's staging.
+    pub fn smem_bytes(&self) -> u32 {
+        let (m, n, k) = self.tile;
+        self.stages * (m + n) * k * 2 + m * n * 2
+    }
+
+    /// Why the program does not support this configuration, if it does not.
+    pub fn check(&self) -> Result<(), String> {
+        let (m, n, k) = self.tile;
+        if m != 64 * CONSUMERS && m != 128 * CONSUMERS {
+            return Err(format!(
+                "tile M is {} or {} (64 or 128 rows per consumer warpgroup)",
+                64 * CONSUMERS,
+                128 * CONSUMERS
+            ));
+        }
+        if n < 8 || n > 256 || n % 8 != 0 {
+            return Err("tile N is a multiple of 8 up to 256 (one wgmma)".into());
+        }
+        if n % 64 != 0 && n > 64 {
+            return Err(
+                "tile N above 64 is a multiple of 64 (the output's 128-byte swizzle)".into(),
+            );
+        }
+        if k != 64 {
+            return Err("tile K is 64 (one 128-byte swizzled row)".into());
+        }
+        if !(2..=8).contains(&self.stages) {
+            return Err("stages is 2..=8".into());
+        }
+        let (cx, cy) = self.cluster;
+        if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2)) {
+            return Err("the cluster is 1x1, 2x1 or 1x2".into());
+        }
+        if self.smem_bytes() > SMEM_LIMIT {
+            return Err(format!(
+                "{} stages of {}x{}x{} take {} bytes of shared memory with the output's staging; \
+                 {SMEM_LIMIT} fit",
+                self.stages,
+                m,
+                n,
+                k,
+                self.smem_bytes()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for HopperConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (m, n, k) = self.tile;
+        write!(f, "{m}x{n}x{k}s{}", self.stages)?;
+        if self.cluster != (1, 1) {
+            write!(f, "_c{}x{}", self.cluster.0, self.cluster.1)?;
+        }
+        match self.raster {
+            Raster::Hilbert => write!(f, "_h"),
+            Raster::Grouped { group: 8 } => Ok(()),
+            Raster::Grouped { group } => write!(f, "_g{group}"),
+            Raster::AlongM => write!(f, "_g1"),
+        }
+    }
+}
+
+impl FromStr for HopperConfig {
+    type Err = String;
+
+    /// The spelling of [`HopperConfig`]'s docs; `wide` is [`HopperConfig::WIDE`]. The error is
+    /// a sentence naming what is wrong.
+    fn from_str(spec: &str) -> Result<Self, String> {
+        if spec == "wide" {
+            return Ok(HopperConfig::WIDE);
+        }
+        let bad = |why: &str| format!("`{spec}` is not a hopper_ws configuration: {why}");
+        let mut parts = spec.split('_');
+        let head = parts.next().unwrap_or("");
+        let (dims, stages) = head
+            .split_once('s')
+            .ok_or_else(|| bad("it starts with MxNxKsS, e.g. 128x256x64s3"))?;
+        let dims: Vec<u32> = dims
+            .split('x')
+            .map(|d| d.parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad("M, N and K are numbers"))?;
+        let [m, n, k] = dims[..] else {
+            return Err(bad("the tile has three extents, MxNxK"));
+        };
+        let stages = stages.parse().map_err(|_| bad("S (stages) is a number"))?;
+        let mut cfg = HopperConfig {
+            tile: (m, n, k),
+            stages,
+            ..HopperConfig::WIDE
+        };
+        for p in parts {
+            if let Some(c) = p.strip_prefix('c') {
+                let (x, y) = c
+                    .split_once('x')
+                    .and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
+                    .ok_or_else(|| bad("the cluster is _c{X}x{Y}"))?;
+                cfg.cluster = (x, y);
+            } else if p == "h" {
+                cfg.raster = Raster::Hilbert;
+            } else if let Some(g) = p.strip_prefix('g') {
+                let group = g.parse().map_err(|_| bad("_g takes a group size"))?;
+                cfg.raster = if group == 1 {
+                    Raster::AlongM
+                } else {
+                    Raster::Grouped { group }
+                };
+            } else {
+                return Err(bad(&format!("unknown part `_{p}` (known: _cXxY, _h, _gG)")));
+            }
+        }
+        cfg.check().map_err(|why| bad(&why))?;
+        Ok(cfg)
+    }
+}
+
+/// What the program computes on the host from a configuration and the element type: the atoms,
+/// the tiled MMA of one consumer, the shared layouts and the TMA copies.
+#[derive(Debug, Clone)]
+pub struct HopperPlan {
+    /// The configuration.
+    pub cfg: HopperConfig,
+    /// The element type of A, B and D.
+    pub dtype: GemmDtype,
+    /// One consumer's tiled MMA: `SM90_64x{N}x16_F32{T}{T}_SS` over its `(tile_m / 2, tile_n)`.
+    pub mma: TiledMma,
+    /// The ring of A: `(tile_m, tile_k, stages)`, K-major, 128-byte swizzled.
+    pub smem_a: ComposedLayout,
+    /// The ring of B: `(tile_n, tile_k, stages)`.
+    pub smem_b: ComposedLayout,
+    /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
+    pub smem_a_consumer: Vec<View>,
+    /// One consumer's output tile in shared memory, `(tile_m / 2, tile_n)`, 128-byte swizzled
+    /// (or plain for N = 64 or less).
+    pub smem_d: ComposedLayout,
+    /// TMA loads of one stage of A and of B.
+    pub tma_a: TmaCopy,
+    /// The B load (multicast in a cluster along M).
+    pub tma_b: TmaCopy,
+    /// The A load multicast (a cluster along N).
+    pub tma_a_multicast: TmaCopy,
+    /// The B load multicast (a cluster along M).
+    pub tma_b_multicast: TmaCopy,
+    /// The TMA store of one consumer's output tile.
+    pub tma_d: TmaCopy,
+    /// The accumulators of a consumer thread: `(MMA, MMA_M, MMA_N)`.
+    pub frag_c: Layout,
+    /// Registers -> shared (`stmatrix.x4`) of the output tile: `make_tiled_copy_C`.
+    pub r2s: TiledCopy,
+    /// `retile_S(frag_c)` for that copy.
+    pub retile_c: Layout,
+}
+
+impl HopperPlan {
+    /// The plan of `cfg` for elements of `dtype` (f32 accumulation).
+    pub fn new(cfg: HopperConfig, dtype: GemmDtype) -> Result<HopperPlan, PlanError> {
+        cfg.check().map_err(PlanError::Config)?;
+        let (bm, bn, bk) = (
+            i64::from(cfg.tile.0),
+            i64::from(cfg.tile.1),
+            i64::from(cfg.tile.2),
+        );
+        let st = i64::from(cfg.stages);
+        let val = match dtype {
+            GemmDtype::F16 => ValType::F16,
+            GemmDtype::Bf16 => ValType::BF16,
+        };
+        let rows = bm / i64::from(CONSUMERS);
+        let atom = MmaAtom::new(Gmma::ss(cfg.tile.1, ValType::F32, val));
+        let perm = [
+            Some(Layout::vector(rows, 1)?),
+            Some(Layout::vector(bn, 1)?),
+            Some(Layout::vector(16, 1)?),
+        ];
+        let mma = make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?;
+        let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
+        let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
+        let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, st]), None)?;
+        let smem_a_consumer = (0..i64::from(CONSUMERS))
+            .map(|c| {
+                local_tile(
+                    &View::from(smem_a.clone()),
+                    &[rows, bk, st],
+                    &[Idx::At(c), Idx::At(0), Idx::At(0)],
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // One stage of A and of B, the tile each TMA load fills.
+        let stage = |rows: i64| sw128.tile_to_shape(&IntTuple::ints(&[rows, bk]), None);
+        let global = TmaGlobal::row_major(val);
+        let (a_stage, b_stage) = (stage(bm)?, stage(bn)?);
+        let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?;
+        let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?;
+        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &a_stage)?;
+        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &b_stage)?;
+        let smem_d = if bn % 64 == 0 {
+            sw128.tile_to_shape(&IntTuple::ints(&[rows, bn]), None)?
+        } else {
+            ComposedLayout::new(
+                dsl_core::layout::Swizzle::identity(),
+                0,
+                Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1]))?,
+            )
+        };
+        let tma_d = make_tma_copy(TmaKind::Store, &global, &smem_d)?;
+        let thr0 = mma.get_slice(0)?;
+        let d_tile = View::from(Layout::new(
+            IntTuple::ints(&[rows, bn]),
+            IntTuple::ints(&[bn, 1]),
+        )?);
+        let frag_c = thr0.partition_fragment_c(&d_tile)?;
+        let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &mma)?;
+        let retile_c = r2s.get_slice(0)?.retile_s(&frag_c)?;
+        Ok(HopperPlan {
+            cfg,
+            dtype,
+            mma,
+            smem_a,
+            smem_b,
+            smem_a_consumer,
+            smem_d,
+            tma_a,
+            tma_b,
+            tma_a_multicast,
+            tma_b_multicast,
+            tma_d,
+            frag_c,
+            r2s,
+            retile_c,
+        })
+    }
+
+    /// Bytes a stage's loads bring to one block (A's and B's tiles).
+    pub fn stage_bytes(&self) -> u32 {
+        self.tma_a.bytes() + self.tma_b.bytes()
+    }
+
+    /// Elements of one stage of A and of B.
+    pub fn stage_elems(&self) -> (u32, u32) {
+        let (m, n, k) = self.cfg.tile;
+        (m * k, n * k)
+    }
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The configuration is outside what the program supports.
+    #[error("{0}")]
+    Config(String),
+    /// A layout operation failed (a bug for a configuration that passed the checks).
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_round_trip_and_refusals_say_why() {
+        for s in HopperConfig::SWEEP {
+            let c: HopperConfig = s.parse().unwrap();
+            assert_eq!(c.to_string(), s);
+        }
+        assert_eq!("wide".parse::<HopperConfig>().unwrap(), HopperConfig::WIDE);
+        let e = "128x256x64s5".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("shared memory"), "{e}");
+        let e = "96x256x64s3".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("tile M is 128 or 256"), "{e}");
+        let e = "128x256x64s3_c4x1".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("1x1, 2x1 or 1x2"), "{e}");
+        let e = "128x256x64s3_q".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("unknown part `_q`"), "{e}");
+    }
+
+    #[test]
+    fn plans_of_every_sweep_configuration() {
+        for s in HopperConfig::SWEEP {
+            let cfg: HopperConfig = s.parse().unwrap();
+            for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+                let p = HopperPlan::new(cfg, dtype).unwrap();
+                let (m, n, _) = cfg.tile;
+                assert_eq!(p.tma_a.box_dims, vec![64, m.min(256)], "{s}");
+                assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
+                assert_eq!(p.stage_bytes(), (m + n) * 64 * 2, "{s}");
+                assert_eq!(p.mma.size(), 128);
+                assert_eq!(p.tma_d.bytes(), m / 2 * n * 2, "{s}");
+                assert_eq!(p.smem_a_consumer[1].base, i64::from(m / 2) * 64, "{s}");
+            }
+        }
+    }
+}

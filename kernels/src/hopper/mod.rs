@@ -1,0 +1,168 @@
+//! The warp-specialized Hopper GEMM (sm_90a): TMA loads into an mbarrier ring, `wgmma` from
+//! shared memory, persistent blocks (or clusters) walking the output tiles, an epilogue through
+//! `stmatrix` and a TMA store (see [`program`] for the roles and their protocol).
+//!
+//! `D = A * B^T` with A (`M x K`), B (`N x K`) and D (`M x N`) row-major, f16 or bf16 in and out,
+//! f32 accumulation. Any M, N and K whose rows are 16-byte aligned (K and N multiples of 8):
+//! TMA fills what lies past A and B with zeros and clips the stores of D.
+//!
+//! ```
+//! use dsl_core::ir::Target;
+//! use kernels::gemm::GemmDtype;
+//! use kernels::hopper::{hopper_kernel, HopperConfig};
+//! let kernel = hopper_kernel(HopperConfig::WIDE, GemmDtype::Bf16).unwrap();
+//! let ptx = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
+//! assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+//! assert!(codegen_ptx::emit(&kernel, Target::Sm80).is_err());
+//! ```
+
+pub mod config;
+pub mod program;
+
+pub use config::{HopperConfig, HopperPlan, PlanError, CONSUMERS, REGISTERS, THREADS};
+
+use dsl_core::ir::{Kernel, Target};
+use dsl_core::kernel::BuildError;
+use dsl_core::layout::LayoutError;
+use thiserror::Error;
+
+use crate::gemm::GemmDtype;
+
+/// wgmma and setmaxnreg: sm_90a.
+pub const TARGETS: &[Target] = &[Target::Sm90a];
+
+/// Why a kernel of the program could not be generated.
+#[derive(Debug, Error)]
+pub enum HopperError {
+    /// The configuration is outside what the program supports, or its plan failed.
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// A layout operation failed while generating (a bug for a plan that was made).
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+    /// The builder failed.
+    #[error("builder: {0}")]
+    Build(#[from] BuildError),
+}
+
+/// How to launch a configuration for an `m x n` output on a device of `sms` multiprocessors:
+/// persistent, one block per SM (whole clusters: a multiple of the cluster's size), no more
+/// blocks than tiles (rounded up to whole clusters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HopperLaunch {
+    /// Blocks, along x.
+    pub grid: (u32, u32, u32),
+    /// Threads per block.
+    pub block: (u32, u32, u32),
+    /// Blocks per cluster (along x), if more than one.
+    pub cluster: Option<(u32, u32, u32)>,
+    /// Dynamic shared memory per block.
+    pub dynamic_smem_bytes: u32,
+}
+
+/// The launch of `cfg` for `m x n` on `sms` multiprocessors (see [`HopperLaunch`]).
+///
+/// ```
+/// use kernels::hopper::{launch, HopperConfig};
+/// let l = launch(&HopperConfig::WIDE, 4096, 4096, 132);
+/// assert_eq!(l.grid, (132, 1, 1)); // 512 tiles walked by one block per SM
+/// let small = launch(&"128x256x64s3_c2x1".parse().unwrap(), 256, 256, 132);
+/// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
+/// ```
+pub fn launch(cfg: &HopperConfig, m: u32, n: u32, sms: u32) -> HopperLaunch {
+    let (bm, bn, _) = cfg.tile;
+    let cluster = cfg.cluster_shape();
+    let size = cluster.size();
+    let cluster_tiles = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
+        * u64::from(n.div_ceil(bn).div_ceil(cluster.y));
+    let clusters = (sms / size).max(1).min(cluster_tiles.max(1) as u32);
+    HopperLaunch {
+        grid: (clusters * size, 1, 1),
+        block: (THREADS, 1, 1),
+        cluster: (size > 1).then_some((size, 1, 1)),
+        dynamic_smem_bytes: cfg.smem_bytes(),
+    }
+}
+
+/// The tile order table a kernel of `cfg` reads for `m x n`: the Hilbert order of the cluster
+/// tiles ([`dsl_core::pipeline::hilbert_order`]) for `Raster::Hilbert`; one entry otherwise
+/// (the kernel does not read it, but the parameter is a buffer).
+pub fn tile_order(cfg: &HopperConfig, m: u32, n: u32) -> Vec<u32> {
+    let (bm, bn, _) = cfg.tile;
+    let cluster = cfg.cluster_shape();
+    match cfg.raster {
+        dsl_core::pipeline::Raster::Hilbert => dsl_core::pipeline::hilbert_order(
+            m.div_ceil(bm).div_ceil(cluster.x),
+            n.div_ceil(bn).div_ceil(cluster.y),
+        )
+        .unwrap_or_else(|| vec![0]),
+        _ => vec![0],
+    }
+}
+
+/// The PTX entry name of a configuration: `hopper_ws_{dtype}_{config}`.
+pub fn entry_name(cfg: &HopperConfig, dtype: GemmDtype) -> String {
+    format!("hopper_ws_{dtype}_{cfg}")
+}
+
+/// The registry's `hopper_ws_f16` / `hopper_ws_bf16`: [`HopperConfig::WIDE`].
+pub fn default_kernel(dtype: GemmDtype) -> Result<Kernel, BuildError> {
+    let mut k = hopper_kernel(HopperConfig::WIDE, dtype).map_err(|e| match e {
+        HopperError::Build(b) => b,
+        other => BuildError::BadArgument {
+            kernel: format!("hopper_ws_{dtype}"),
+            message: other.to_string(),
+        },
+    })?;
+    k.name = format!("hopper_ws_{dtype}");
+    Ok(k)
+}
+
+/// The kernel of `cfg` for `dtype`, named [`entry_name`].
+pub fn hopper_kernel(cfg: HopperConfig, dtype: GemmDtype) -> Result<Kernel, HopperError> {
+    let plan = HopperPlan::new(cfg, dtype)?;
+    let mut k = match dtype {
+        GemmDtype::F16 => program::hopper_ws::<half::f16>(&plan)?,
+        GemmDtype::Bf16 => program::hopper_ws::<half::bf16>(&plan)?,
+    };
+    k.name = entry_name(&cfg, dtype);
+    Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sweep configuration generates and emits for sm_90a with the instructions the design
+    /// names (multicast only in clusters), and is refused for the other targets.
+    #[test]
+    fn every_sweep_configuration_emits_its_protocol() {
+        for spec in HopperConfig::SWEEP {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+                let k = hopper_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{spec}: {e}"));
+                let ptx = codegen_ptx::emit(&k, Target::Sm90a).unwrap();
+                if let Ok(dir) = std::env::var("RUTE_DUMP_PTX") {
+                    std::fs::write(format!("{dir}/{}.ptx", k.name), &ptx).unwrap();
+                }
+                for needle in [
+                    "wgmma.mma_async",
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+                    "mbarrier.try_wait.parity",
+                    "setmaxnreg.dec.sync.aligned.u32 40",
+                    "setmaxnreg.inc.sync.aligned.u32 232",
+                    "stmatrix.sync.aligned",
+                ] {
+                    assert!(ptx.contains(needle), "{spec} {dtype}: no {needle}");
+                }
+                assert_eq!(
+                    ptx.contains(".multicast::cluster"),
+                    cfg.cluster != (1, 1),
+                    "{spec}"
+                );
+                assert!(codegen_ptx::emit(&k, Target::Sm100a).is_err());
+            }
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! The warp-specialized Hopper GEMM, top-down as seed 004 writes its steps 7-9: configuration,
+//! shared memory, barriers, the tile walk, then the roles, each a short function: one TMA
+//! producer warp and two consumer warpgroups that share each stage's B tile (the seed's "two
+//! consumers share B"), with the epilogue through shared memory (`stmatrix`) and a TMA store
+//! that the producer does not wait for.
+//!
+//! | role | warpgroup | registers | per k-tile |
+//! |------|-----------|-----------|------------|
+//! | producer | 0 (one elected lane) | 40 | wait `empty[ps]`; arrive on `full[ps]` expecting the stage's bytes; TMA A and B (multicast across the cluster where the tile is shared) |
+//! | consumer `c` | 1 + `c` | 232 | wait `full[cs]`; `wgmma` over the stage's 4 k-blocks (`c`'s half of A, all of B); wait for them; arrive on `empty[cs]` of every block of the cluster |
+//!
+//! After a tile's last k-tile a consumer rounds its accumulators to 16 bits, writes them to its
+//! shared output tile with `stmatrix` (once the previous tile's TMA store has read it), and one
+//! lane issues the TMA store of it; the producer meanwhile is already loading the next tile.
+
+use dsl_core::atom::gmma::GmmaMajor;
+use dsl_core::atom::Accumulate;
+use dsl_core::kernel::*;
+use dsl_core::pipeline::{
+    cluster_sync, elect_one, thread_id_in_warpgroup, warp_id_in_warpgroup, warpgroup_id,
+    warpgroup_sync, Barriers, PersistentScheduler, PipelineState, RegisterBudget, TmaBarriers,
+};
+use dsl_core::tensor::{
+    copy, gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait,
+    DescriptorFragment, Fragment, Idx, STensor,
+};
+use dsl_core::tiled::Side;
+use dsl_macros::{device, kernel};
+
+use super::config::{HopperPlan, CONSUMERS, REGISTERS, THREADS};
+use super::HopperError;
+use crate::gemm::GemmElem;
+
+use Idx::{All, Dyn};
+
+/// What both roles walk: the grid of cluster tiles and the k-tiles of each.
+#[derive(Clone, Copy)]
+struct Walk {
+    cluster_tiles: (Var<u32>, Var<u32>),
+    k_tiles: Var<u32>,
+    order: GlobalPtr<u32>,
+}
+
+impl Walk {
+    /// This role's own walk (its own registers) over the cluster tiles.
+    fn scheduler(&self, plan: &HopperPlan) -> PersistentScheduler {
+        PersistentScheduler::new(
+            self.cluster_tiles.0,
+            self.cluster_tiles.1,
+            plan.cfg.raster,
+            plan.cfg.cluster_shape(),
+            Some(self.order),
+        )
+    }
+}
+
+/// The block's output tile origin `(m0, n0)` for the scheduler's current cluster tile.
+fn block_origin(plan: &HopperPlan, tiles: &PersistentScheduler) -> (Var<u32>, Var<u32>) {
+    let (bm, bn, _) = plan.cfg.tile;
+    let cluster = plan.cfg.cluster_shape();
+    let (rx, ry) = cluster.coords();
+    (
+        (tiles.m() * cluster.x + rx) * bm,
+        (tiles.n() * cluster.y + ry) * bn,
+    )
+}
+
+/// The producer: one elected lane of warp 0 streams every tile's k-tiles of A and B into the
+/// ring. In a cluster along M the blocks share B, and block 0 of the cluster row loads it for
+/// all of them (multicast); along N they share A likewise.
+#[device]
+fn producer<T: GemmElem>(
+    plan: &HopperPlan,
+    maps: (&TensorMap, &TensorMap),
+    full: &TmaBarriers,
+    empty: &Barriers,
+    rings: (SharedPtr<T>, SharedPtr<T>),
+    walk: Walk,
+) {
+    RegisterBudget::Release(REGISTERS.0).apply();
+    let cfg = &plan.cfg;
+    let cluster = cfg.cluster_shape();
+    let (a_elems, b_elems) = plan.stage_elems();
+    if warp_id_in_warpgroup().eq_(0u32) & elect_one() {
+        let (rx, ry) = cluster.coords();
+        let mut tiles = walk.scheduler(plan);
+        let mut ps = PipelineState::producer(cfg.stages);
+        while tiles.valid() {
+            let (m0, n0) = block_origin(plan, &tiles);
+            for kt in 0u32..walk.k_tiles {
+                empty.wait(&ps);
+                full.arrive_expect_tx(&ps, plan.stage_bytes());
+                let k0 = kt * cfg.tile.2;
+                let bar = full.at(ps.stage());
+                let a = rings.0 + ps.stage() * a_elems;
+                let b = rings.1 + ps.stage() * b_elems;
+                if cluster.y > 1 {
+                    if ry.eq_(0u32) {
+                        let mask = cluster.column_mask(rx);
+                        plan.tma_a_multicast
+                            .load(maps.0, &[m0, k0], a, bar, Some(mask));
+                    }
+                } else {
+                    plan.tma_a.load(maps.0, &[m0, k0], a, bar, None);
+                }
+                if cluster.x > 1 {
+                    if rx.eq_(0u32) {
+                        let mask = cluster.row_mask(ry);
+                        plan.tma_b_multicast
+                            .load(maps.1, &[n0, k0], b, bar, Some(mask));
+                    }
+                } else {
+                    plan.tma_b.load(maps.1, &[n0, k0], b, bar, None);
+                }
+                ps.advance();
+            }
+            tiles.next_tile();
+        }
+    }
+}
+
+/// Consumer `c` (a host value: each consumer has its own rows and named barrier): every tile's
+/// main loop into its accumulators, then its epilogue.
+#[device]
+fn consumer<T: GemmElem>(
+    plan: &HopperPlan,
+    c: u32,
+    full: &TmaBarriers,
+    empty: &Barriers,
+    rings: (SharedPtr<T>, SharedPtr<T>),
+    out: SharedPtr<T>,
+    d_map: &TensorMap,
+    walk: Walk,
+) -> Result<(), HopperError> {
+    RegisterBudget::Claim(REGISTERS.1).apply();
+    let cfg = &plan.cfg;
+    let cluster = cfg.cluster_shape();
+    let (bm, bn, _) = cfg.tile;
+    let t = thread_id_in_warpgroup();
+
+    // This consumer's rows of A and all of B, each stage as GMMA descriptors; its accumulators.
+    let sa = STensor::new(rings.0, plan.smem_a_consumer[c as usize].clone())?;
+    let sb = STensor::new(rings.1, plan.smem_b.clone())?;
+    let ta_stages = sa.partition_a(&plan.mma, t)?; // (MMA, MMA_M, MMA_K, stage)
+    let tb_stages = sb.partition_b(&plan.mma, t)?; // (MMA, MMA_N, MMA_K, stage)
+    let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
+    // Its output tile in shared memory, the `stmatrix` partition of it.
+    let rows = bm / CONSUMERS;
+    let sd_ptr = out + c * rows * bn;
+    let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
+    let t_cs_d = sd.partition(&plan.r2s, Side::Dst, t)?;
+
+    let mut tiles = walk.scheduler(plan);
+    let mut cs = PipelineState::consumer(cfg.stages);
+    while tiles.valid() {
+        // ---- Main loop: one stage per k-tile ----
+        for kt in 0u32..walk.k_tiles {
+            full.wait(&cs);
+            let stage = [All, All, All, Dyn(cs.stage())];
+            let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, GmmaMajor::K)?;
+            let tb = DescriptorFragment::new(&tb_stages.slice(&stage)?, GmmaMajor::K)?;
+            warpgroup_arrive();
+            // The first k-tile overwrites the accumulators: no clear between tiles.
+            gemm_accumulate(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(0u32)))?;
+            warpgroup_commit_batch();
+            warpgroup_wait::<0>();
+            // The stage is read: free it in every block of the cluster (a multicast load may
+            // write it in all of them).
+            if cluster.size() > 1 {
+                if t.lt(cluster.size()) {
+                    empty.remote_view(t).arrive(cs.stage());
+                }
+            } else if t.eq_(0u32) {
+                empty.arrive(&cs);
+            }
+            cs.advance();
+        }
+
+        // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
+        let (m0, n0) = block_origin(plan, &tiles);
+        if t.eq_(0u32) {
+            // The previous tile's store has read the shared tile.
+            bulk_wait_group_read(0);
+        }
+        warpgroup_sync(1 + c);
+        let pairs = acc.to_pairs::<T>()?.with_layout(plan.retile_c.clone());
+        copy(&plan.r2s.atom, &pairs, &t_cs_d)?;
+        // The TMA store reads through the async proxy.
+        fence_proxy_async_shared();
+        warpgroup_sync(1 + c);
+        if t.eq_(0u32) {
+            plan.tma_d.store(d_map, &[m0 + c * rows, n0], sd_ptr);
+            bulk_commit_group();
+        }
+        tiles.next_tile();
+    }
+    if t.eq_(0u32) {
+        bulk_wait_group(0);
+    }
+    Ok(())
+}
+
+/// The warp-specialized GEMM of `plan` for elements `T` (f16 or bf16): `D = A * B^T`, f32
+/// accumulation. Parameters: `(a_map, b_map, d_map, m, n, k, order)`: tensor maps of A
+/// (`m x k`), B (`n x k`) and D (`m x n`) from the plan's TMA copies, the extents, and the
+/// Hilbert tile order (read only with `Raster::Hilbert`; any buffer otherwise).
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn hopper_ws<T: GemmElem>(
+    #[host] plan: &HopperPlan,
+    kb: &KernelBuilder,
+    a_map: TensorMap,
+    b_map: TensorMap,
+    d_map: TensorMap,
+    m: Var<u32>,
+    n: Var<u32>,
+    k: Var<u32>,
+    order: GlobalPtr<u32>,
+) -> Result<(), HopperError> {
+    // ---- Configuration ----
+    let cfg = &plan.cfg;
+    let (bm, bn, bk) = cfg.tile;
+    let cluster = cfg.cluster_shape();
+    // One block per SM with a register cap at entry: what setmaxnreg needs to take effect.
+    kb.require_threads(THREADS, 1, 1);
+    kb.min_blocks_per_sm(1);
+    if cluster.size() > 1 {
+        kb.cluster_dims(cluster.size(), 1, 1);
+    }
+
+    // ---- Shared memory: the rings of A and B, then each consumer's output tile ----
+    let (a_elems, b_elems) = plan.stage_elems();
+    let ring_a = kb.dynamic_shared::<T>(1024);
+    let ring_b = ring_a + a_elems * cfg.stages;
+    let out = ring_b + b_elems * cfg.stages;
+
+    // ---- Barriers: full (the loads' bytes), empty (one arrival per consumer per block) ----
+    let full = TmaBarriers::new(kb, "full", cfg.stages, 1);
+    let empty = Barriers::new(kb, "empty", cfg.stages, CONSUMERS * cluster.size());
+    if thread_idx_x().eq_(0u32) {
+        prefetch_tensor_map(&a_map);
+        prefetch_tensor_map(&b_map);
+        prefetch_tensor_map(&d_map);
+        full.init();
+        empty.init();
+        fence_mbarrier_init();
+    }
+    // Every block of the cluster sees every barrier initialized before anyone arrives.
+    if cluster.size() > 1 {
+        cluster_sync();
+    } else {
+        sync_threads();
+    }
+
+    // ---- The walk: cluster tiles of (cluster.x * bm, cluster.y * bn) ----
+    let tiles_m = (m + (bm - 1)) / bm;
+    let tiles_n = (n + (bn - 1)) / bn;
+    let walk = Walk {
+        cluster_tiles: (
+            (tiles_m + (cluster.x - 1)) / cluster.x,
+            (tiles_n + (cluster.y - 1)) / cluster.y,
+        ),
+        k_tiles: (k + (bk - 1)) / bk,
+        order,
+    };
+
+    // ---- Roles ----
+    let wg = warpgroup_id();
+    let rings = (ring_a, ring_b);
+    if wg.eq_(0u32) {
+        producer(plan, (&a_map, &b_map), &full, &empty, rings, walk);
+    } else if wg.eq_(1u32) {
+        consumer(plan, 0, &full, &empty, rings, out, &d_map, walk)?;
+    } else {
+        consumer(plan, 1, &full, &empty, rings, out, &d_map, walk)?;
+    }
+    // No block leaves while another may still multicast into it or arrive on its barriers.
+    if cluster.size() > 1 {
+        cluster_sync();
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! The warp-specialized Hopper GEMM (`kernels::hopper`) on the H200 (feature `gpu`): every
+//! configuration of the sweep, f16 and bf16, on shapes with residues in M, N and K, tiny M and K
+//! below one k-tile, against f64 (every element for the small shapes, 4096 sampled ones for the
+//! large), the output poisoned (NaN) so an element not written shows; then a first timing
+//! against cuBLAS in the same process, interleaved.
+//!
+//! Without the feature the tests are compiled and listed as ignored.
+
+use codegen_ptx::jit::{tensor_map_spec, CudaSlice, Jit, JitFunction, KernelArg, Launch};
+use dsl_core::ir::Target;
+use kernels::gemm::harness::Rng;
+use kernels::gemm::metric::sampled_f64_error;
+use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
+use kernels::hopper::{hopper_kernel, launch, tile_order, HopperConfig, HopperPlan};
+use rute_tests::gpu::jit;
+
+/// A compiled configuration and its plan.
+struct Compiled {
+    plan: HopperPlan,
+    f: JitFunction,
+}
+
+fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
+    let kernel = hopper_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{cfg}: {e}"));
+    let ptx = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
+    let f = jit
+        .load(&ptx)
+        .and_then(|m| m.function(&kernel.name))
+        .unwrap_or_else(|e| panic!("{cfg}: {e}"));
+    Compiled {
+        plan: HopperPlan::new(cfg, dtype).unwrap(),
+        f,
+    }
+}
+
+/// Queues `D = A * B^T` of `m x n x k` on the buffers.
+fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
+    jit: &Jit,
+    c: &Compiled,
+    (m, n, k): (usize, usize, usize),
+    a: &CudaSlice<T>,
+    b: &CudaSlice<T>,
+    d: &mut CudaSlice<T>,
+    order: &CudaSlice<u32>,
+) {
+    let p = &c.plan;
+    let spec = |desc| tensor_map_spec(&desc).unwrap();
+    let (mu, nu, ku) = (m as u64, n as u64, k as u64);
+    let map_a = jit
+        .tensor_map(&spec(p.tma_a.descriptor(&[mu, ku], &[ku, 1]).unwrap()), a)
+        .unwrap();
+    let map_b = jit
+        .tensor_map(&spec(p.tma_b.descriptor(&[nu, ku], &[ku, 1]).unwrap()), b)
+        .unwrap();
+    let map_d = jit
+        .tensor_map_mut(&spec(p.tma_d.descriptor(&[mu, nu], &[nu, 1]).unwrap()), d)
+        .unwrap();
+    let l = launch(&p.cfg, m as u32, n as u32, jit.limits().multiprocessors);
+    let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
+    if let Some(cl) = l.cluster {
+        cfg = cfg.with_cluster(cl);
+    }
+    c.f.launch(
+        &cfg,
+        &[
+            (&map_a).into(),
+            (&map_b).into(),
+            (&map_d).into(),
+            KernelArg::U32(m as u32),
+            KernelArg::U32(n as u32),
+            KernelArg::U32(k as u32),
+            jit.buffer(order),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
+}
+
+fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
+    jit: &Jit,
+    c: &Compiled,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> f64 {
+    let (m, n, k) = shape;
+    let mut rng = Rng::new(seed);
+    let (ha, hb) = (rng.matrix::<T>(m * k), rng.matrix::<T>(n * k));
+    let (a, b) = (jit.upload(&ha).unwrap(), jit.upload(&hb).unwrap());
+    let mut d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
+    let order = jit
+        .upload(&tile_order(&c.plan.cfg, m as u32, n as u32))
+        .unwrap();
+    run(jit, c, shape, &a, &b, &mut d, &order);
+    let hd = jit
+        .download(&d)
+        .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", c.plan.cfg));
+    let unwritten = hd.iter().filter(|v| !v.to_f64().is_finite()).count();
+    assert_eq!(
+        unwritten, 0,
+        "{} {m}x{n}x{k}: {unwritten} elements not written",
+        c.plan.cfg
+    );
+    let samples = if m * n <= 1 << 20 { m * n } else { 4096 };
+    sampled_f64_error(&ha, &hb, &hd, shape, samples, seed)
+}
+
+/// Shapes with residues in every dimension (rows 16-byte aligned: N and K multiples of 8), tiny
+/// M, K below one k-tile, and whole tiles.
+const SHAPES: [(usize, usize, usize); 9] = [
+    (256, 256, 256),
+    (300, 520, 200),
+    (129, 136, 72),
+    (1, 256, 64),
+    (17, 1000, 8),
+    (640, 768, 1024),
+    (1000, 1000, 1000),
+    (2048, 2048, 4096),
+    (77, 4096, 4160),
+];
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn every_configuration_matches_f64() {
+    let jit = jit();
+    let mut worst = [0f64; 2];
+    let mut runs = 0;
+    for spec in HopperConfig::SWEEP {
+        let cfg: HopperConfig = spec.parse().unwrap();
+        for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
+            let c = compile(&jit, cfg, dtype);
+            for (j, &shape) in SHAPES.iter().enumerate() {
+                let err = match dtype {
+                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 7 + j as u64),
+                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 7 + j as u64),
+                };
+                let tol = if dtype == GemmDtype::F16 { 2e-3 } else { 4e-3 };
+                assert!(
+                    err <= tol,
+                    "{spec} {dtype} {shape:?}: error {err:.3e} > {tol:.0e}"
+                );
+                worst[i] = worst[i].max(err);
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "hopper_ws: {runs} runs ({} configurations x f16, bf16 x {} shapes) match f64; worst f16 {:.2e}, bf16 {:.2e}",
+        HopperConfig::SWEEP.len(),
+        SHAPES.len(),
+        worst[0],
+        worst[1]
+    );
+}
+
+/// A first look at the speed: each configuration against cuBLAS at 4096^3 and 8192^3 (bf16, f32
+/// sum), median of 20 interleaved rounds over 4 input sets (past L2), after a check.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn first_timing_against_cublas() {
+    let jit = jit();
+    let blas = CublasRef::new(&jit).unwrap();
+    println!("| config | M=N=K | rute ms | cuBLAS ms | ratio |");
+    for size in [4096usize, 8192] {
+        let (m, n, k) = (size, size, size);
+        let sets = 4;
+        let mut rng = Rng::new(size as u64);
+        let inputs: Vec<_> = (0..sets)
+            .map(|_| {
+                (
+                    jit.upload(&rng.matrix::<half::bf16>(m * k)).unwrap(),
+                    jit.upload(&rng.matrix::<half::bf16>(n * k)).unwrap(),
+                )
+            })
+            .collect();
+        let mut d = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
+        let mut d_ref = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
+        for spec in HopperConfig::SWEEP {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            let c = compile(&jit, cfg, GemmDtype::Bf16);
+            let order = jit.upload(&tile_order(&cfg, m as u32, n as u32)).unwrap();
+            let mut round = 0usize;
+            let t = jit
+                .time_interleaved(20, 2, |piece| {
+                    let (a, b) = &inputs[(round / 2) % sets];
+                    round += 1;
+                    if piece == 0 {
+                        run(&jit, &c, (m, n, k), a, b, &mut d, &order);
+                        Ok(())
+                    } else {
+                        blas.gemm(m, n, k, a, b, &mut d_ref).map_err(|e| {
+                            codegen_ptx::jit::JitError::NoGpu {
+                                reason: e.to_string(),
+                            }
+                        })
+                    }
+                })
+                .unwrap();
+            let (ours, theirs) = (t[0].median_ms(), t[1].median_ms());
+            println!(
+                "| {spec} | {size} | {ours:.4} | {theirs:.4} | {:.3} |",
+                theirs / ours
+            );
+        }
+    }
+}
