@@ -1,6 +1,6 @@
 //! Composition `A o B`: the layout `i -> A(B(i))`.
 
-use super::arith::{abs, add, ceil_div, flat_modes, mul, unwrap, Fail, Res};
+use super::arith::{abs, add, ceil_div, mul, unwrap, Fail, Res};
 use super::coalesce::coalesce_x;
 use super::{IntTuple, Layout, LayoutError, Tiler};
 
@@ -135,7 +135,7 @@ fn compose_mode(
 /// assert_eq!(composition(&a, &b).unwrap().to_string(), "((2,2),3):((24,2),8)");
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
-    let flat = flat_modes(&coalesce_x(a));
+    let flat = coalesce_x(a);
     let mut reach = vec![0i64; flat.len()];
     let b_is_one_mode = b.shape().flatten_ints().iter().filter(|&&e| e > 1).count() <= 1;
     let (s, d) = compose_mode(&flat, b.shape(), b.stride(), &mut reach, b_is_one_mode)
@@ -154,7 +154,7 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
             ));
         }
     }
-    Ok(Layout::from_parts(s, d))
+    Layout::checked(s, d).map_err(|f| f.at("composition", format!("{a}, {b}")))
 }
 
 /// CuTe's `composition(A, tiler)`.
@@ -193,7 +193,7 @@ pub fn composition_tiler(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                 .zip(modes)
                 .map(|(t, m)| composition_tiler(&m, t))
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out).map_err(|f| f.at("composition", format!("{a}, {b}")))
         }
     }
 }

@@ -4,18 +4,19 @@ use super::arith::{ceil_div, product, Fail, Res};
 use super::{IntTuple, Layout, LayoutError, Tiler};
 
 /// CuTe's `append(layout, x)`: a layout with the modes of `l` followed by `x` (an int-shaped `l` is
-/// its own single mode).
-pub fn append(l: &Layout, x: &Layout) -> Layout {
+/// its own single mode). Fails with [`LayoutError::Overflow`] when the result's size or span
+/// leaves `i64`.
+pub fn append(l: &Layout, x: &Layout) -> Result<Layout, LayoutError> {
     let mut modes = l.modes();
     modes.push(x.clone());
-    Layout::from_modes(modes)
+    Layout::from_modes_checked(modes).map_err(|f| f.at("append", format!("{l}, {x}")))
 }
 
-/// CuTe's `prepend(layout, x)`: `x` followed by the modes of `l`.
-pub fn prepend(l: &Layout, x: &Layout) -> Layout {
+/// CuTe's `prepend(layout, x)`: `x` followed by the modes of `l`. Fails like [`append`].
+pub fn prepend(l: &Layout, x: &Layout) -> Result<Layout, LayoutError> {
     let mut modes = vec![x.clone()];
     modes.extend(l.modes());
-    Layout::from_modes(modes)
+    Layout::from_modes_checked(modes).map_err(|f| f.at("prepend", format!("{l}, {x}")))
 }
 
 /// CuTe's `append<N>(layout)`: pad `l` with `1:0` modes up to rank `n`. A layout already of rank
@@ -33,37 +34,40 @@ pub fn append_to_rank(l: &Layout, n: usize) -> Result<Layout, LayoutError> {
         return Ok(l.clone());
     }
     let mut modes = l.modes();
-    let unit = Layout::from_parts(IntTuple::Int(1), IntTuple::Int(0));
-    modes.resize(n, unit);
-    Ok(Layout::from_modes(modes))
+    modes.resize(n, Layout::unit());
+    // 1:0 modes add nothing to the size or the span.
+    Layout::from_modes_checked(modes).map_err(|f| f.at("append", format!("{l}, {n}")))
 }
 
 /// CuTe's `zip(layoutA, layoutB)`: `((a0,b0),(a1,b1),...)` for two layouts of equal rank; an
-/// int-shaped `a` gives the rank-1 `((a,b))`.
+/// int-shaped `a` gives the rank-1 `((a,b))`. Fails with [`LayoutError::Overflow`] when the
+/// result's size or span leaves `i64`.
 ///
 /// Where C++ does not compile (a rank-1 tuple `a` with an int-shaped `b`, as `blocked_product`
 /// meets for a block `((6,2)):((4,24))` and a tiler `4:1`), rute reads `b` as the rank-1 `(b)`.
 pub fn zip(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
+    zip_impl(a, b).map_err(|f| f.at("zip", format!("{a}, {b}")))
+}
+
+fn zip_impl(a: &Layout, b: &Layout) -> Res<Layout> {
     if a.shape().is_int() {
-        return Ok(Layout::from_modes(vec![Layout::from_modes(vec![
-            a.clone(),
-            b.clone(),
-        ])]));
+        let pair = Layout::from_modes_checked(vec![a.clone(), b.clone()])?;
+        return Layout::from_modes_checked(vec![pair]);
     }
     if a.rank() != b.rank() {
-        return Err(LayoutError::precondition(
-            "zip",
-            format!("{a}, {b}"),
-            format!("mismatched ranks {} and {}", a.rank(), b.rank()),
-        ));
+        return Err(Fail::Rule(format!(
+            "mismatched ranks {} and {}",
+            a.rank(),
+            b.rank()
+        )));
     }
-    Ok(Layout::from_modes(
-        a.modes()
-            .into_iter()
-            .zip(b.modes())
-            .map(|(x, y)| Layout::from_modes(vec![x, y]))
-            .collect(),
-    ))
+    let pairs = a
+        .modes()
+        .into_iter()
+        .zip(b.modes())
+        .map(|(x, y)| Layout::from_modes_checked(vec![x, y]))
+        .collect::<Res<_>>()?;
+    Layout::from_modes_checked(pairs)
 }
 
 /// CuTe's `zip2_by` on a layout, guided by a tiler: `((A,a),((B,b),(C,c)),d)` with guide
@@ -90,10 +94,11 @@ fn zip2_by(l: &Layout, guide: &Tiler) -> Res<Layout> {
                 seconds.push(split.mode(1)?);
             }
             seconds.extend(modes[items.len()..].iter().cloned());
-            Ok(Layout::from_modes(vec![
-                Layout::from_modes(firsts),
-                Layout::from_modes(seconds),
-            ]))
+            // The modes of `l` regrouped: the size and span stay those of `l`.
+            Layout::from_modes_checked(vec![
+                Layout::from_modes_checked(firsts)?,
+                Layout::from_modes_checked(seconds)?,
+            ])
         }
     }
 }
@@ -119,14 +124,14 @@ fn sliced_modes(m: Layout) -> Vec<Layout> {
 pub(crate) fn unpack_second(l: &Layout) -> Res<Layout> {
     let mut out = vec![l.mode(0)?];
     out.extend(sliced_modes(l.mode(1)?));
-    Ok(Layout::from_modes(out))
+    Layout::from_modes_checked(out)
 }
 
 /// `(m0.modes()..., m1.modes()...)`: CuTe's `result(repeat<R0>(_), repeat<R1>(_))`.
 pub(crate) fn unpack_both(l: &Layout) -> Res<Layout> {
     let mut out = sliced_modes(l.mode(0)?);
     out.extend(sliced_modes(l.mode(1)?));
-    Ok(Layout::from_modes(out))
+    Layout::from_modes_checked(out)
 }
 
 /// CuTe's `shape_div(a, b)`: element-wise for two tuples (equal rank), `b` folded across the modes
@@ -195,8 +200,14 @@ mod tests {
             zip(&lay("2:1"), &lay("4:2")).unwrap().to_string(),
             "((2,4)):((1,2))"
         );
-        assert_eq!(append(&lay("2:1"), &lay("4:2")).to_string(), "(2,4):(1,2)");
-        assert_eq!(prepend(&lay("2:1"), &lay("4:2")).to_string(), "(4,2):(2,1)");
+        assert_eq!(
+            append(&lay("2:1"), &lay("4:2")).unwrap().to_string(),
+            "(2,4):(1,2)"
+        );
+        assert_eq!(
+            prepend(&lay("2:1"), &lay("4:2")).unwrap().to_string(),
+            "(4,2):(2,1)"
+        );
     }
 
     #[test]

@@ -34,7 +34,9 @@ pub fn logical_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
     match b {
         Tiler::Layout(t) => {
             let rest = complement_shape(t, coalesce(a).shape())?;
-            composition(a, &Layout::from_modes(vec![t.clone(), rest]))
+            let tiles = Layout::from_modes_checked(vec![t.clone(), rest])
+                .map_err(|f| f.at("logical_divide", format!("{a}, {b}")))?;
+            composition(a, &tiles)
         }
         Tiler::Tuple(items) => {
             let modes = a.modes();
@@ -48,7 +50,7 @@ pub fn logical_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                     None => m,
                 });
             }
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out).map_err(|f| f.at("logical_divide", format!("{a}, {b}")))
         }
     }
 }

@@ -54,7 +54,7 @@ fn ordered_impl(shape: &IntTuple, order: &IntTuple) -> Res<Layout> {
     ref_shape(shape, order, &mut sizes)?;
     let refs: Vec<(i64, i64)> = sizes.into_iter().zip(order.flatten_ints()).collect();
     let stride = compact_order(shape, order, &refs)?;
-    Ok(Layout::from_parts(shape.clone(), stride))
+    Layout::checked(shape.clone(), stride)
 }
 
 /// CuTe's `make_ordered_layout(shape, order)`: the compact layout of `shape` whose modes are laid
@@ -102,7 +102,7 @@ fn tile_impl(block: &Layout, shape: &IntTuple, order: Option<&IntTuple>) -> Res<
     let tiler = match order {
         None => {
             let stride = compact_left(&rep_shape, 1)?;
-            Layout::from_parts(rep_shape, stride)
+            Layout::checked(rep_shape, stride)?
         }
         Some(o) => make_ordered_layout(&rep_shape, o)?,
     };

@@ -26,7 +26,8 @@ pub fn logical_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                 .and_then(|sa| mul(sa, cosize(t)?))
                 .map_err(|f| f.at("logical_product", format!("{a}, {b}")))?;
             let rest = composition(&complement(a, m)?, t)?;
-            Ok(Layout::from_modes(vec![a.clone(), rest]))
+            Layout::from_modes_checked(vec![a.clone(), rest])
+                .map_err(|f| f.at("logical_product", format!("{a}, {b}")))
         }
         Tiler::Tuple(items) => {
             let modes = a.modes();
@@ -48,7 +49,8 @@ pub fn logical_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                     None => m,
                 });
             }
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out)
+                .map_err(|f| f.at("logical_product", format!("{a}, {b}")))
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Overflow-checked evaluation, so that no input to the calculator can panic on arithmetic.
 //!
-//! The algebra evaluates layouts with plain `i64` arithmetic, which is right for layouts a kernel
-//! uses. The calculator takes arbitrary text, so every layout that enters or leaves an operation is
-//! first bounded here: its size and its largest offset must fit in an `i64`.
+//! Every layout is range-checked when it is made ([`Layout::new`]: its size and its largest offset
+//! fit in an `i64`), and the algebra's operations refuse results that would not be. What is left to
+//! check here is a composed layout's offset on top of its inner layout's span, and evaluation at
+//! coordinates past the size.
 
 use crate::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 
@@ -16,8 +17,8 @@ fn overflow(what: &str) -> LayoutError {
     }
 }
 
-/// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`: after this check the
-/// algebra's arithmetic on `l` cannot overflow for in-range indices.
+/// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`, which every layout
+/// keeps (see [`Layout::check_range`]).
 pub fn check_layout(l: &Layout) -> Result<(), LayoutError> {
     l.check_range()
 }
@@ -46,7 +47,7 @@ pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<i6
 
 /// The offset of coordinate `crd` (an int index or a tuple) in `l`, checked.
 pub fn eval_layout(l: &Layout, crd: &IntTuple) -> Result<i64, LayoutError> {
-    crd2idx(crd, l.shape(), l.stride())
+    l.crd2idx(crd)
 }
 
 /// The offset of coordinate `crd` in a composed layout, checked.

@@ -518,7 +518,7 @@ fn dispatch(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
             let shape = c.shape(1)?;
             // A shape is valid when its column-major layout is: extents >= 1, size within i64.
             Layout::col_major(shape.clone()).map_err(|e| c.wrap(e))?;
-            Ok(match shape.idx2crd(idx) {
+            Ok(match shape.idx2crd(idx).map_err(|e| c.wrap(e))? {
                 IntTuple::Int(n) => Value::Int(n),
                 t => Value::Tuple(t),
             })
@@ -582,7 +582,7 @@ fn make_layout(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
     let modes = (0..c.args.len())
         .map(|i| c.layout(i))
         .collect::<Result<Vec<_>, _>>()?;
-    c.done(Ok(Layout::from_modes(modes)))
+    c.done(Layout::try_from_modes(modes))
 }
 
 fn get(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
