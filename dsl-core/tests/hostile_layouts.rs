@@ -1,5 +1,8 @@
-//! Regression tests for hostile input to the layout algebra (issue 10): results that leave `i64`
-//! and division by a zero extent. Each test failed before its fix.
+//! Regression tests for hostile input to the layout algebra (issue 10): results that leave `i64`,
+//! division by a zero extent and operations quadratic in the number of modes. Each test failed
+//! before its fix.
+
+use std::time::{Duration, Instant};
 
 use dsl_core::layout::*;
 
@@ -173,4 +176,43 @@ fn idx2crd_with_a_zero_extent_is_an_error() {
         IntTuple::ints(&[4, 8]).idx2crd(13).unwrap(),
         IntTuple::ints(&[1, 3])
     );
+}
+
+/// Runs `f`, failing if it takes longer than `limit` (generous: CI shares 2 cores).
+fn within<T>(what: &str, limit: Duration, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    let took = start.elapsed();
+    assert!(took < limit, "{what} took {took:?}, more than {limit:?}");
+    out
+}
+
+fn ones(n: usize) -> String {
+    vec!["1"; n].join(",")
+}
+
+/// Defect 3: select cloned every mode for each index chosen (200k modes: past 20 s).
+#[test]
+fn select_is_linear_in_the_modes() {
+    let n = 200_000;
+    let l = lay(&format!("({}):({})", ones(n), ones(n)));
+    let idx: Vec<usize> = (0..n).rev().collect();
+    let r = within("select of 200k modes", Duration::from_secs(5), || {
+        l.select(&idx)
+    });
+    assert_eq!(r.unwrap().rank(), n);
+}
+
+/// Defect 3: make_ordered_layout compared every mode's order with every other's.
+#[test]
+fn make_ordered_layout_is_near_linear_in_the_modes() {
+    let n = 200_000;
+    let shape = IntTuple::ints(&vec![1; n]);
+    let order = IntTuple::ints(&(0..n as i64).rev().collect::<Vec<_>>());
+    let r = within(
+        "make_ordered_layout of 200k modes",
+        Duration::from_secs(5),
+        || make_ordered_layout(&shape, &order),
+    );
+    assert_eq!(r.unwrap().rank(), n);
 }

@@ -70,43 +70,57 @@ fn zip_impl(a: &Layout, b: &Layout) -> Res<Layout> {
     Layout::from_modes_checked(pairs)
 }
 
-/// CuTe's `zip2_by` on a layout, guided by a tiler: `((A,a),((B,b),(C,c)),d)` with guide
-/// `(X,(X,X))` becomes `((A,(B,C)),(a,(b,c),d))`.
-fn zip2_by(l: &Layout, guide: &Tiler) -> Res<Layout> {
-    match guide {
-        Tiler::Layout(_) => {
-            if l.shape().is_int() || l.rank() != 2 {
-                return Err(Fail::Rule(format!("{l} is not a rank-2 layout")));
-            }
-            Ok(l.clone())
-        }
-        Tiler::Tuple(items) => {
-            let modes = l.modes();
-            if l.shape().is_int() || modes.len() < items.len() {
-                return Err(Fail::Rule(format!(
-                    "{l} has fewer modes than the tiler {guide}"
-                )));
-            }
-            let (mut firsts, mut seconds) = (Vec::new(), Vec::new());
-            for (m, g) in modes.iter().zip(items) {
-                let split = zip2_by(m, g)?;
-                firsts.push(split.mode(0)?);
-                seconds.push(split.mode(1)?);
-            }
-            seconds.extend(modes[items.len()..].iter().cloned());
-            // The modes of `l` regrouped: the size and span stay those of `l`.
-            Layout::from_modes_checked(vec![
-                Layout::from_modes_checked(firsts)?,
-                Layout::from_modes_checked(seconds)?,
-            ])
-        }
-    }
+/// The error of a tiler with more modes than the layout it applies to.
+pub(crate) fn too_many_modes(op: &'static str, a: &Layout, b: &Tiler, n: usize) -> LayoutError {
+    LayoutError::precondition(
+        op,
+        format!("{a}, {b}"),
+        format!(
+            "the tiler has rank {n} but the layout only rank {}",
+            a.rank()
+        ),
+    )
 }
 
-/// CuTe's `tile_unzip(layout, tiler)`: gather the rank-2 modes found at the tiler's terminals into
-/// `((tiles...), (rests..., untouched modes...))`.
-pub(crate) fn tile_unzip(l: &Layout, tiler: &Tiler) -> Res<Layout> {
-    zip2_by(l, tiler)
+/// One of the operations that apply a tiler mode by mode (`logical_divide`, `logical_product`), on
+/// one mode and one layout of the tiler.
+pub(crate) type ByLayout = fn(&Layout, &Tiler) -> Result<Layout, LayoutError>;
+
+/// CuTe's `tile_unzip(f(A, tiler), tiler)` (`zip2_by` guided by the tiler), for `f` an operation
+/// that applies the tiler mode by mode and gives a rank-2 `(tile, rest)` for a layout tiler:
+/// `((tiles...), (rests..., modes the tiler does not reach...))`. Mode by mode, so `f(A, tiler)`
+/// is never made whole: the memory needed is the result's.
+pub(crate) fn tile_unzip_of(
+    op: &'static str,
+    f: ByLayout,
+    a: &Layout,
+    b: &Tiler,
+) -> Result<Layout, LayoutError> {
+    let Tiler::Tuple(items) = b else {
+        // Rank 2 already: CuTe's zip2_by leaves it as it is.
+        return f(a, b);
+    };
+    if items.len() > a.rank() {
+        return Err(too_many_modes(op, a, b, items.len()));
+    }
+    let mut modes = a.modes().into_iter();
+    let (mut firsts, mut seconds) = (Vec::with_capacity(items.len()), Vec::new());
+    for item in items {
+        let Some(m) = modes.next() else { break };
+        let (first, second) = two_modes(tile_unzip_of(op, f, &m, item)?)
+            .map_err(|e| e.at(op, format!("{a}, {b}")))?;
+        firsts.push(first);
+        seconds.push(second);
+    }
+    seconds.extend(modes);
+    // f's result with its modes regrouped: checked as f's result would be.
+    let regroup = || {
+        Layout::from_modes_checked(vec![
+            Layout::from_modes_checked(firsts)?,
+            Layout::from_modes_checked(seconds)?,
+        ])
+    };
+    regroup().map_err(|e| e.at(op, format!("{a}, {b}")))
 }
 
 /// The modes CuTe's slice `m(repeat<R>(_))` leaves of one mode `m` of rank `R`: CuTe's `repeat<1>(_)`
@@ -116,21 +130,35 @@ fn sliced_modes(m: Layout) -> Vec<Layout> {
     if m.rank() == 1 {
         vec![m]
     } else {
-        m.modes()
+        m.into_modes()
+    }
+}
+
+/// The two modes of a rank-2 layout, moved out.
+fn two_modes(l: Layout) -> Res<(Layout, Layout)> {
+    let printed_rank = l.rank();
+    let mut modes = l.into_modes().into_iter();
+    match (modes.next(), modes.next(), modes.next()) {
+        (Some(m0), Some(m1), None) => Ok((m0, m1)),
+        _ => Err(Fail::Rule(format!(
+            "a layout of rank {printed_rank} is not rank 2"
+        ))),
     }
 }
 
 /// `(m0, m1.modes()...)`: CuTe's `result(_, repeat<R1>(_))`.
-pub(crate) fn unpack_second(l: &Layout) -> Res<Layout> {
-    let mut out = vec![l.mode(0)?];
-    out.extend(sliced_modes(l.mode(1)?));
+pub(crate) fn unpack_second(l: Layout) -> Res<Layout> {
+    let (m0, m1) = two_modes(l)?;
+    let mut out = vec![m0];
+    out.extend(sliced_modes(m1));
     Layout::from_modes_checked(out)
 }
 
 /// `(m0.modes()..., m1.modes()...)`: CuTe's `result(repeat<R0>(_), repeat<R1>(_))`.
-pub(crate) fn unpack_both(l: &Layout) -> Res<Layout> {
-    let mut out = sliced_modes(l.mode(0)?);
-    out.extend(sliced_modes(l.mode(1)?));
+pub(crate) fn unpack_both(l: Layout) -> Res<Layout> {
+    let (m0, m1) = two_modes(l)?;
+    let mut out = sliced_modes(m0);
+    out.extend(sliced_modes(m1));
     Layout::from_modes_checked(out)
 }
 

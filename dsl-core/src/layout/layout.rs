@@ -206,43 +206,73 @@ impl Layout {
         self.shape.depth()
     }
 
+    /// The top-level (shape, stride) pairs; an int-shaped layout is its own single mode.
+    fn mode_parts(&self) -> (&[IntTuple], &[IntTuple]) {
+        match (&self.shape, &self.stride) {
+            (IntTuple::Tuple(s), IntTuple::Tuple(d)) => (s, d),
+            (s, d) => (std::slice::from_ref(s), std::slice::from_ref(d)),
+        }
+    }
+
     /// The top-level modes as layouts; a rank-1 layout with an int shape is its own single mode.
     pub fn modes(&self) -> Vec<Layout> {
+        let (s, d) = self.mode_parts();
         // A mode of a layout keeps its rules: its size and span are at most the layout's.
-        match (&self.shape, &self.stride) {
+        s.iter()
+            .zip(d)
+            .map(|(s, d)| Layout {
+                shape: s.clone(),
+                stride: d.clone(),
+            })
+            .collect()
+    }
+
+    /// [`Layout::modes`], moving them out of the layout instead of copying them.
+    pub fn into_modes(self) -> Vec<Layout> {
+        match (self.shape, self.stride) {
             (IntTuple::Tuple(s), IntTuple::Tuple(d)) => s
-                .iter()
+                .into_iter()
                 .zip(d)
-                .map(|(s, d)| Layout {
-                    shape: s.clone(),
-                    stride: d.clone(),
-                })
+                .map(|(shape, stride)| Layout { shape, stride })
                 .collect(),
-            _ => vec![self.clone()],
+            (shape, stride) => vec![Layout { shape, stride }],
         }
     }
 
     /// CuTe's `layout<i>` / `get<i>`: mode `i`.
     pub fn mode(&self, i: usize) -> Result<Layout, LayoutError> {
-        let modes = self.modes();
-        modes
-            .get(i)
-            .cloned()
-            .ok_or_else(|| LayoutError::ModeOutOfRange {
+        let (s, d) = self.mode_parts();
+        match (s.get(i), d.get(i)) {
+            (Some(s), Some(d)) => Ok(Layout {
+                shape: s.clone(),
+                stride: d.clone(),
+            }),
+            _ => Err(LayoutError::ModeOutOfRange {
                 layout: self.to_string(),
-                rank: modes.len(),
+                rank: s.len(),
                 index: i,
-            })
+            }),
+        }
     }
 
     /// CuTe's `select<i...>`: the layout of the chosen modes, in the order given. A mode chosen
     /// more than once counts again in the size, which must fit in `i64`.
     pub fn select(&self, indices: &[usize]) -> Result<Layout, LayoutError> {
-        let modes = indices
-            .iter()
-            .map(|&i| self.mode(i))
-            .collect::<Result<_, _>>()?;
-        Layout::from_modes_checked(modes)
+        let (s, d) = self.mode_parts();
+        let mut shape = Vec::with_capacity(indices.len());
+        let mut stride = Vec::with_capacity(indices.len());
+        for &i in indices {
+            let (Some(si), Some(di)) = (s.get(i), d.get(i)) else {
+                return Err(LayoutError::ModeOutOfRange {
+                    layout: self.to_string(),
+                    rank: s.len(),
+                    index: i,
+                });
+            };
+            shape.push(si.clone());
+            stride.push(di.clone());
+        }
+        Layout::checked(IntTuple::Tuple(shape), IntTuple::Tuple(stride))
             .map_err(|f| f.at("select", format!("{self}, {indices:?}")))
     }
 
