@@ -1,6 +1,6 @@
 //! Regression tests for hostile input to the layout algebra (issue 10): results that leave `i64`,
-//! division by a zero extent and operations quadratic in the number of modes. Each test failed
-//! before its fix.
+//! division by a zero extent, operations quadratic in the number of modes, and pictures that loop
+//! or overflow. Each test failed before its fix.
 
 use std::time::{Duration, Instant};
 
@@ -215,4 +215,65 @@ fn make_ordered_layout_is_near_linear_in_the_modes() {
         || make_ordered_layout(&shape, &order),
     );
     assert_eq!(r.unwrap().rank(), n);
+}
+
+/// Defect 4: a broadcast thread-value layout looped over all 2^60 (thread, value) pairs.
+#[test]
+fn svg_tv_of_a_broadcast_is_quick() {
+    let tv = lay("(1073741824,1073741824):(0,0)");
+    let svg = within("svg_tv of a broadcast", Duration::from_secs(5), || {
+        svg::svg_tv(&tv, 1, 1)
+    })
+    .unwrap();
+    assert!(
+        svg.contains(">T0</text>") && svg.contains(">V0</text>"),
+        "{svg}"
+    );
+}
+
+/// Defect 4: the chunk color of an offset near 2^62 overflowed `offset * elem_bytes`.
+#[test]
+fn svg_colors_of_huge_offsets_do_not_overflow() {
+    let c = ComposedLayout::new(
+        Swizzle::new(1, 0, 1).unwrap(),
+        0,
+        lay("2:4611686018427387904"),
+    );
+    let svg = svg::svg_composed(&c, 2).unwrap();
+    assert_eq!(svg.matches("<rect x=").count(), 2);
+}
+
+/// Defect 4: a table or picture evaluated the whole layout for each cell, so a layout with many
+/// extent-1 modes cost cells times modes.
+#[test]
+fn pictures_of_layouts_with_many_modes_are_quick() {
+    let n = 100_000;
+    let wide = lay(&format!("((256,{}),256):((256,{}),1)", ones(n), ones(n)));
+    within("print_layout of 100k modes", Duration::from_secs(5), || {
+        print::print_layout(&wide).unwrap()
+    });
+    within("svg_layout of 100k modes", Duration::from_secs(5), || {
+        svg::svg_layout(&wide).unwrap()
+    });
+    let c = ComposedLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, wide);
+    within("svg_composed of 100k modes", Duration::from_secs(5), || {
+        svg::svg_composed(&c, 2).unwrap()
+    });
+}
+
+/// Defect 4: pairs that are not broadcasts are bounded per cell, so no picture loops long.
+#[test]
+fn svg_tv_refuses_too_many_pairs_per_cell() {
+    let tv = lay("(1048576,1048576):(1,1)");
+    let e = within(
+        "svg_tv of overlapping pairs",
+        Duration::from_secs(5),
+        || svg::svg_tv(&tv, 256, 256),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("per cell"), "{e}");
+    // A broadcast along stride-0 modes draws its first pair, as before.
+    let b = lay("((4,8),(2,2)):((0,1),(16,8))");
+    let svg = svg::svg_tv(&b, 16, 8).unwrap();
+    assert!(svg.contains(">T0</text>"), "{svg}");
 }
