@@ -1,6 +1,6 @@
 //! Regression tests for hostile input to the layout algebra (issue 10): results that leave `i64`,
-//! division by a zero extent, operations quadratic in the number of modes, and pictures that loop
-//! or overflow. Each test failed before its fix.
+//! division by a zero extent, operations quadratic in the number of modes, pictures that loop or
+//! overflow, and divides C++ computes that rute refused. Each test failed before its fix.
 
 use std::time::{Duration, Instant};
 
@@ -276,4 +276,15 @@ fn svg_tv_refuses_too_many_pairs_per_cell() {
     let b = lay("((4,8),(2,2)):((0,1),(16,8))");
     let svg = svg::svg_tv(&b, 16, 8).unwrap();
     assert!(svg.contains(">T0</text>"), "{svg}");
+}
+
+/// Defect 5: C++ divides a layout with a trailing size-1 mode as if the mode were not there (it
+/// coalesces away and the last mode extends); rute refused these.
+#[test]
+fn divides_of_layouts_with_trailing_unit_modes_follow_cpp() {
+    let a = lay("(5,1):(1,0)");
+    let t = Tiler::Layout(lay("4:1"));
+    assert_eq!(logical_divide(&a, &t).unwrap().to_string(), "(4,2):(1,4)");
+    assert_eq!(zipped_divide(&a, &t).unwrap().to_string(), "(4,2):(1,4)");
+    assert_eq!(tiled_divide(&a, &t).unwrap().to_string(), "(4,2):(1,4)");
 }

@@ -152,13 +152,20 @@ fn is_injective(l: &Layout) -> bool {
 }
 
 /// `R(i) == A(B(i))` for `i < size(B)`, A's last mode extending past its size (CuTe's reading).
+/// When A ends in an extent-1 mode, B's modes may together run past the mode before it, which then
+/// extends (C++'s reading), so only the `i` with `B(i)` inside A are checked.
 fn check_composition(a: &Layout, b: &Layout, r: &Layout) -> Result<(), TestCaseError> {
     prop_assert_eq!(r.size(), b.size());
     if let IntTuple::Tuple(bm) = b.shape() {
         prop_assert_eq!(r.rank(), bm.len(), "R = {} not congruent to B", r);
     }
+    let unit_last = a.shape().flatten_ints().last() == Some(&1);
     for i in 0..b.size() {
-        let want = a.eval(b.eval(i).unwrap()).unwrap();
+        let bi = b.eval(i).unwrap();
+        if unit_last && !(0..a.size()).contains(&bi) {
+            continue;
+        }
+        let want = a.eval(bi).unwrap();
         prop_assert_eq!(r.eval(i).unwrap(), want, "i = {}: R = {}", i, r);
     }
     Ok(())
