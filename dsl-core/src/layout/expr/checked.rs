@@ -17,10 +17,35 @@ fn overflow(what: &str) -> LayoutError {
     }
 }
 
+/// The most integers the shape of a value the calculator makes may have. An operation's result is
+/// bounded by its arguments, but `select` repeats modes, so nested `select(make_layout(..), 0, 0,
+/// ...)` grow tenfold a level: 290 characters made 44 million integers (712 MB).
+pub const MAX_MODES: usize = 1 << 22;
+
+/// The integers of `t`.
+pub fn leaves(t: &IntTuple) -> usize {
+    match t {
+        IntTuple::Int(_) => 1,
+        IntTuple::Tuple(ms) => ms.iter().map(leaves).fold(0, usize::saturating_add),
+    }
+}
+
+/// Ok when a result of `count` integers is one the calculator keeps.
+pub fn check_count(count: usize) -> Result<(), LayoutError> {
+    if count > MAX_MODES {
+        return Err(LayoutError::TooLarge {
+            count,
+            limit: MAX_MODES,
+        });
+    }
+    Ok(())
+}
+
 /// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`, which every layout
-/// keeps (see [`Layout::check_range`]).
+/// keeps (see [`Layout::check_range`]), and `l` has at most [`MAX_MODES`] integers.
 pub fn check_layout(l: &Layout) -> Result<(), LayoutError> {
-    l.check_range()
+    l.check_range()?;
+    check_count(leaves(l.shape()))
 }
 
 /// `check_layout` of a composed layout's inner layout, and room for its offset.

@@ -495,9 +495,20 @@ fn dispatch(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
         "get" | "layout" => get(c),
         "select" => {
             let idx = c.indices(1)?;
+            let l = match comp {
+                Some(k) => k.layout.clone(),
+                None => c.layout(0)?,
+            };
+            // Modes chosen again count again: refuse a result past MAX_MODES before making it.
+            let per_mode: Vec<usize> = l.shape().modes().iter().map(checked::leaves).collect();
+            let count = idx
+                .iter()
+                .map(|&i| per_mode.get(i).copied().unwrap_or(0))
+                .fold(0, usize::saturating_add);
+            checked::check_count(count).map_err(|e| c.wrap(e))?;
             match comp {
                 Some(k) => c.done_composed(k.select(&idx)),
-                None => c.done(c.layout(0)?.select(&idx)),
+                None => c.done(l.select(&idx)),
             }
         }
         "flatten" => match (&c.args[0].value, comp) {
