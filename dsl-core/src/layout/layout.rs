@@ -272,8 +272,10 @@ impl Layout {
             shape.push(si.clone());
             stride.push(di.clone());
         }
-        Layout::checked(IntTuple::Tuple(shape), IntTuple::Tuple(stride))
-            .map_err(|f| f.at("select", format!("{self}, {indices:?}")))
+        Layout::checked(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|f| {
+            let idx: Vec<String> = indices.iter().map(usize::to_string).collect();
+            f.at("select", format!("{self}, {}", idx.join(", ")))
+        })
     }
 
     /// The offset of linear index `idx` (CuTe's `layout(idx)`); the index is split over the modes

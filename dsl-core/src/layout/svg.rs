@@ -169,8 +169,9 @@ pub fn svg_tv(tv: &Layout, rows: i64, cols: i64) -> Result<String, LayoutError> 
     let pairs = owner_count(&thr).and_then(|t| t.checked_mul(owner_count(&val)?));
     if pairs.is_none_or(|p| p > MAX_PAIRS_PER_CELL * cells) {
         return Err(fail(format!(
-            "{} (thread, value) pairs besides broadcasts for a {rows}x{cols} tile: a picture \
-             takes at most {MAX_PAIRS_PER_CELL} per cell",
+            "it has {} (thread, value) pairs besides its broadcast (stride-0) modes, more than \
+             {MAX_PAIRS_PER_CELL} per cell of a {rows}x{cols} tile, which is as many as a picture \
+             looks at",
             pairs.map_or("more than 2^63".to_string(), |p| p.to_string())
         )));
     }
