@@ -152,13 +152,20 @@ fn is_injective(l: &Layout) -> bool {
 }
 
 /// `R(i) == A(B(i))` for `i < size(B)`, A's last mode extending past its size (CuTe's reading).
+/// When A ends in an extent-1 mode, B's modes may together run past the mode before it, which then
+/// extends (C++'s reading), so only the `i` with `B(i)` inside A are checked.
 fn check_composition(a: &Layout, b: &Layout, r: &Layout) -> Result<(), TestCaseError> {
     prop_assert_eq!(r.size(), b.size());
     if let IntTuple::Tuple(bm) = b.shape() {
         prop_assert_eq!(r.rank(), bm.len(), "R = {} not congruent to B", r);
     }
+    let unit_last = a.shape().flatten_ints().last() == Some(&1);
     for i in 0..b.size() {
-        let want = a.eval(b.eval(i).unwrap()).unwrap();
+        let bi = b.eval(i).unwrap();
+        if unit_last && !(0..a.size()).contains(&bi) {
+            continue;
+        }
+        let want = a.eval(bi).unwrap();
         prop_assert_eq!(r.eval(i).unwrap(), want, "i = {}: R = {}", i, r);
     }
     Ok(())
@@ -413,9 +420,25 @@ proptest! {
     }
 }
 
+/// A result of an operation: a layout `Layout::new` takes back, whose `size`, `cosize` and offsets
+/// do not overflow, or a typed error.
+fn valid(r: &Result<Layout, LayoutError>) -> Result<(), TestCaseError> {
+    if let Ok(l) = r {
+        prop_assert!(
+            Layout::new(l.shape().clone(), l.stride().clone()).is_ok(),
+            "{}",
+            l
+        );
+        prop_assert_eq!(Some(l.size()), l.shape().checked_product(), "{}", l);
+        let _ = (l.cosize(), l.idx2crd(l.size() - 1));
+        prop_assert!(l.eval(l.size() - 1).is_ok(), "{}", l);
+    }
+    Ok(())
+}
+
 /// Hostile layouts: huge extents and strides, negative strides. Making one returns a typed error when
-/// its size or span overflows (`None` here); every operation on the rest must return `Ok` or a typed
-/// error, never panic.
+/// its size or span overflows (`None` here); every operation on the rest must return a layout that
+/// keeps the rules or a typed error, never panic (the fuzz harness, tests/fuzz.rs, goes further).
 fn hostile_layout() -> impl Strategy<Value = Option<Layout>> {
     let ext = prop_oneof![
         1i64..5,
@@ -447,33 +470,33 @@ proptest! {
         let (Some(a), Some(b)) = (a, b) else { return Ok(()) };
         let tb = Tiler::Layout(b.clone());
         let tt = Tiler::Tuple(b.modes().into_iter().map(Tiler::Layout).collect());
-        let _ = coalesce(&a);
-        let _ = filter(&a);
-        let _ = coalesce_with(&a, b.shape());
-        let _ = composition(&a, &b);
-        let _ = composition_tiler(&a, &tt);
-        let _ = complement(&a, n);
-        let _ = complement_shape(&a, b.shape());
-        let _ = right_inverse(&a);
-        let _ = left_inverse(&a);
+        valid(&Ok(coalesce(&a)))?;
+        valid(&Ok(filter(&a)))?;
+        valid(&coalesce_with(&a, b.shape()))?;
+        valid(&composition(&a, &b))?;
+        valid(&composition_tiler(&a, &tt))?;
+        valid(&complement(&a, n))?;
+        valid(&complement_shape(&a, b.shape()))?;
+        valid(&right_inverse(&a))?;
+        valid(&left_inverse(&a))?;
         for t in [&tb, &tt] {
-            let _ = logical_divide(&a, t);
-            let _ = zipped_divide(&a, t);
-            let _ = tiled_divide(&a, t);
-            let _ = flat_divide(&a, t);
-            let _ = logical_product(&a, t);
-            let _ = zipped_product(&a, t);
-            let _ = tiled_product(&a, t);
-            let _ = flat_product(&a, t);
+            valid(&logical_divide(&a, t))?;
+            valid(&zipped_divide(&a, t))?;
+            valid(&tiled_divide(&a, t))?;
+            valid(&flat_divide(&a, t))?;
+            valid(&logical_product(&a, t))?;
+            valid(&zipped_product(&a, t))?;
+            valid(&tiled_product(&a, t))?;
+            valid(&flat_product(&a, t))?;
         }
-        let _ = blocked_product(&a, &b);
-        let _ = raked_product(&a, &b);
-        let _ = make_ordered_layout(a.shape(), b.stride());
-        let _ = tile_to_shape(&a, b.shape(), Some(b.stride()));
-        let _ = tile_to_shape(&a, b.shape(), None);
-        let _ = upcast(&a, n);
-        let _ = downcast(&a, n);
-        let _ = recast_layout(&a, bits.0, bits.1);
+        valid(&blocked_product(&a, &b))?;
+        valid(&raked_product(&a, &b))?;
+        valid(&make_ordered_layout(a.shape(), b.stride()))?;
+        valid(&tile_to_shape(&a, b.shape(), Some(b.stride())))?;
+        valid(&tile_to_shape(&a, b.shape(), None))?;
+        valid(&upcast(&a, n))?;
+        valid(&downcast(&a, n))?;
+        valid(&recast_layout(&a, bits.0, bits.1))?;
         let _ = shape_div(a.shape(), b.shape());
     }
 }

@@ -30,6 +30,8 @@ fn list_prints_each_kernel_and_its_targets() {
          tma_pipeline sm_90a sm_100a\n\
          wgmma_tile sm_90a\n\
          gemm_naive sm_80 sm_90a sm_100a\n\
+         hopper_ws_f16 sm_90a\n\
+         hopper_ws_bf16 sm_90a\n\
          multistage_f16 sm_80 sm_90a sm_100a\n\
          multistage_f16_f32acc sm_80 sm_90a sm_100a\n\
          multistage_bf16 sm_80 sm_90a sm_100a\n\

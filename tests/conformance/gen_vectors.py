@@ -977,6 +977,7 @@ def gen(out, rng):
 
     gen_swizzles(out, rng)
     gen_errors(out, rng)
+    gen_unit_tails(out, rng)
 
 
 def gen_swizzles(out, rng):
@@ -1056,6 +1057,57 @@ def gen_errors(out, rng):
                                       (rng.choice([3, 5, 6, 12]), rng.choice([5, 7, 10]))), 15)
     try_err("logical_divide", lambda: (Layout(8, 1), [Layout(2, 1), Layout(2, 1)]), 1)
     try_err("logical_divide", lambda: (Layout((4, 8), (1, 4)), [Layout(2, 1), Layout(2, 1), Layout(2, 1)]), 1)
+
+
+def with_unit_tail(rng, a):
+    """`a` ending in extent-1 modes: one or two appended (any stride), or its last extent set to 1."""
+    fs, fd = list(flatten(a.shape)), list(flatten(a.stride))
+    how = rng.choice(["append", "append", "append2", "last", "nested"])
+    if how == "last" and len(fs) > 1:
+        fs[-1] = 1
+        return Layout(strides_like(a.shape, fs), a.stride)
+    d1, d2 = rng.choice([0, 0, 1, 2, 3, 16]), rng.choice([0, 1, 5])
+    if how == "nested" and is_t(a.shape):
+        last_s, last_d = a.shape[-1], a.stride[-1]
+        return Layout(a.shape[:-1] + ((last_s, 1),), a.stride[:-1] + ((last_d, d1),))
+    extra_s, extra_d = ((1, 1), (d1, d2)) if how == "append2" else ((1,), (d1,))
+    return Layout(wrap(a.shape) + extra_s, wrap(a.stride) + extra_d)
+
+
+def gen_unit_tails(out, rng):
+    """Divides of layouts that end in extent-1 modes by tiles that need not divide them: C++ drops
+    the extent-1 modes (the cotarget is `shape(coalesce(A))`) and lets the rest mode run past A's
+    last other mode, which extends (composition_impl has no carry check)."""
+    def tile(n):
+        d = rng.randint(2, n + 2)
+        return Layout(d, rng.choice([1, 1, 1, 2])) if d > 1 else Layout(1, 0)
+
+    def div():
+        a = with_unit_tail(rng, rand_layout(rng, 64, kind=rng.choice(["col", "col", "perm", "gappy"])))
+        if rng.random() < 0.6:
+            return (a, tile(size(a)))
+        k = rng.randint(1, rank(a.shape))
+        return (a, [tile(product(wrap(a.shape)[i])) for i in range(k)])
+
+    def comp():
+        a = with_unit_tail(rng, rand_layout(rng, 64, kind=rng.choice(["col", "perm", "gappy"])))
+        t = tile(size(a))
+        return (a, make_layout(t, complement(t, coalesce(a).shape)))
+
+    for op in ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide"]:
+        many_of(out, op, 60, div)
+    many_of(out, "composition", 60, comp)
+
+
+def many_of(out, op, n, make, tries=40):
+    """Emit up to n cases of op(*make()) that C++ computes (those it rejects are not emitted)."""
+    got = 0
+    for _ in range(n * tries):
+        if got >= n:
+            return
+        args = make()
+        if args is not None and out.case(op, args):
+            got += 1
 
 
 def main():

@@ -252,8 +252,10 @@ enum Source<'a> {
         bytes: usize,
         writes: bool,
         /// Records this use on the `Jit`'s stream once the argument is dropped, after every
-        /// launch that used it was queued.
-        _order: SyncOnDrop<'a>,
+        /// launch that used it was queued; `None` for a buffer [`admit`] refuses, whose events
+        /// are never touched (another context's events cannot be waited on or recorded here, and
+        /// trying would leave an error in the `Jit`'s context for its next call).
+        _order: Option<SyncOnDrop<'a>>,
     },
     Raw,
 }
@@ -267,7 +269,12 @@ impl<'a> DevicePointer<'a> {
         let home = Arc::clone(buffer.home());
         let owner = BufferOwner::of_stream(&home);
         let bytes = buffer.bytes();
-        let (address, order) = buffer.read(stream);
+        let (address, order) = if admit(&owner, &BufferOwner::of_stream(stream)).is_ok() {
+            let (address, order) = buffer.read(stream);
+            (address, Some(order))
+        } else {
+            (0, None)
+        };
         DevicePointer {
             address,
             source: Source::Buffer {
@@ -289,7 +296,12 @@ impl<'a> DevicePointer<'a> {
         let home = Arc::clone(buffer.home());
         let owner = BufferOwner::of_stream(&home);
         let bytes = buffer.bytes();
-        let (address, order) = buffer.write(stream);
+        let (address, order) = if admit(&owner, &BufferOwner::of_stream(stream)).is_ok() {
+            let (address, order) = buffer.write(stream);
+            (address, Some(order))
+        } else {
+            (0, None)
+        };
         DevicePointer {
             address,
             source: Source::Buffer {

@@ -335,6 +335,80 @@ impl JitFunction {
         }
     }
 
+    /// Sets what a launch of `cfg` needs of the function's attributes: the dynamic shared memory
+    /// limit raised when `cfg` asks for more than it allows, and non-portable cluster sizes
+    /// enabled when asked for.
+    fn prepare(&self, cfg: &Launch, facts: &KernelFacts) -> Result<(), JitError> {
+        let shared = &self.module.shared;
+        use sys::CUfunction_attribute as F;
+        let smem = u64::from(cfg.dynamic_smem_bytes) + u64::from(facts.static_smem_bytes);
+        if smem > DEFAULT_SMEM_PER_BLOCK {
+            let allowed = self.attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+            if i64::from(cfg.dynamic_smem_bytes) > i64::from(allowed) {
+                // Raise the cap to all the device allows beside the static part, not just to
+                // this launch's need, so that launches from several threads only ever raise it
+                // and none lowers it under another. validate_for_kernel made sure this launch
+                // fits under it.
+                let room = shared
+                    .limits
+                    .max_smem_per_block_optin
+                    .saturating_sub(facts.static_smem_bytes);
+                let room = i32::try_from(room).unwrap_or(i32::MAX);
+                self.set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, room)?;
+            }
+        }
+        if cfg.cluster_size() > super::launch::PORTABLE_CLUSTER_SIZE {
+            self.set_attribute(F::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
+        }
+
+        Ok(())
+    }
+
+    /// How many clusters of `cfg`'s shape the device can run at once for this kernel with `cfg`'s
+    /// block and dynamic shared memory (`cuOccupancyMaxActiveClusters`): a persistent kernel
+    /// launches no more clusters than this, since the ones beyond it would wait for a second
+    /// wave. A launch without a cluster counts 1-block clusters. The launch shape is validated
+    /// as [`launch`](Self::launch) validates it.
+    pub fn max_active_clusters(&self, cfg: &Launch) -> Result<u32, JitError> {
+        let shared = &self.module.shared;
+        let invalid = |error| JitError::InvalidLaunch {
+            kernel: self.name.clone(),
+            error,
+        };
+        validate_launch(cfg, &shared.limits).map_err(invalid)?;
+        shared.bind()?;
+        let facts = self.facts()?;
+        validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
+        self.prepare(cfg, &facts)?;
+        let (x, y, z) = facts.required_cluster.or(cfg.cluster).unwrap_or((1, 1, 1));
+        let mut attr = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue {
+                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
+            },
+        };
+        // The grid must hold whole clusters; occupancy does not depend on its size otherwise.
+        let config = sys::CUlaunchConfig {
+            gridDimX: x,
+            gridDimY: y,
+            gridDimZ: z,
+            blockDimX: cfg.block.0,
+            blockDimY: cfg.block.1,
+            blockDimZ: cfg.block.2,
+            sharedMemBytes: cfg.dynamic_smem_bytes,
+            hStream: shared.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: u32::from(facts.required_cluster.is_none()),
+        };
+        let mut clusters: std::ffi::c_int = 0;
+        // SAFETY: `config` and its attribute live across the call, the function handle is live,
+        // and `clusters` is a valid place for the driver's answer.
+        let r = unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, self.function, &config) };
+        check("cuOccupancyMaxActiveClusters", r)?;
+        Ok(u32::try_from(clusters).unwrap_or(0))
+    }
+
     /// Queues the kernel on the `Jit`'s stream. Before the driver sees the launch: the shape is
     /// checked against the device ([`validate_launch`]) and the kernel ([`validate_for_kernel`]),
     /// the arguments against the kernel's PTX parameters ([`check_args`](super::check_args):
@@ -368,26 +442,7 @@ impl JitFunction {
             &BufferOwner::of_stream(&shared.stream),
         )?;
 
-        use sys::CUfunction_attribute as F;
-        let smem = u64::from(cfg.dynamic_smem_bytes) + u64::from(facts.static_smem_bytes);
-        if smem > DEFAULT_SMEM_PER_BLOCK {
-            let allowed = self.attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
-            if i64::from(cfg.dynamic_smem_bytes) > i64::from(allowed) {
-                // Raise the cap to all the device allows beside the static part, not just to
-                // this launch's need, so that launches from several threads only ever raise it
-                // and none lowers it under another. validate_for_kernel made sure this launch
-                // fits under it.
-                let room = shared
-                    .limits
-                    .max_smem_per_block_optin
-                    .saturating_sub(facts.static_smem_bytes);
-                let room = i32::try_from(room).unwrap_or(i32::MAX);
-                self.set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, room)?;
-            }
-        }
-        if cfg.cluster_size() > super::launch::PORTABLE_CLUSTER_SIZE {
-            self.set_attribute(F::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
-        }
+        self.prepare(cfg, &facts)?;
 
         let mut params: Vec<*mut c_void> = args.iter().map(KernelArg::as_param_ptr).collect();
         let params_ptr = if params.is_empty() {

@@ -106,11 +106,11 @@ pub(crate) fn flat_modes(l: &Layout) -> Vec<(i64, i64)> {
 }
 
 /// A layout from flat (shape, stride) pairs: one pair gives an int layout `s:d`, several a flat tuple.
-pub(crate) fn from_flat(modes: &[(i64, i64)]) -> Layout {
+pub(crate) fn from_flat(modes: &[(i64, i64)]) -> Res<Layout> {
     if let [(s, d)] = modes {
-        Layout::from_parts(IntTuple::Int(*s), IntTuple::Int(*d))
+        Layout::checked(IntTuple::Int(*s), IntTuple::Int(*d))
     } else {
-        Layout::from_parts(
+        Layout::checked(
             IntTuple::Tuple(modes.iter().map(|m| IntTuple::Int(m.0)).collect()),
             IntTuple::Tuple(modes.iter().map(|m| IntTuple::Int(m.1)).collect()),
         )

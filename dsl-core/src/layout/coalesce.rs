@@ -3,35 +3,51 @@
 use super::arith::{flat_modes, from_flat};
 use super::{IntTuple, Layout, LayoutError};
 
-/// CuTe's `detail::bw_coalesce`, walking the flat modes from the back.
+/// CuTe's `detail::bw_coalesce`, walking the flat modes from the back: the coalesced flat modes
+/// (`[(1, 0)]` when nothing but extent-1 modes is left).
 ///
 /// `extend` selects CuTe's `coalesce_x`: a trailing extent-1 mode is kept (as extent 2) so that the
-/// result also agrees with the input past its size, where the last mode extends.
-fn bw_coalesce(modes: &[(i64, i64)], extend: bool) -> Layout {
+/// result also agrees with the input past its size, where the last mode extends. The flag says
+/// whether that kept mode is still a mode of its own at the end (it is not when the mode before it
+/// merged into it).
+fn bw_coalesce(modes: &[(i64, i64)], extend: bool) -> (Vec<(i64, i64)>, bool) {
     let Some(&(last_s, last_d)) = modes.last() else {
-        return from_flat(&[(1, 0)]);
+        return (vec![(1, 0)], false);
     };
-    // `new` is kept front-first; while it has one entry it is CuTe's integral `NewShape`.
-    let mut new: Vec<(i64, i64)> = vec![(if extend && last_s == 1 { 2 } else { last_s }, last_d)];
+    let mut kept_unit = extend && last_s == 1;
+    // Built back to front, reversed at the end; while it has one entry it is CuTe's integral
+    // `NewShape`.
+    let mut new: Vec<(i64, i64)> = vec![(if kept_unit { 2 } else { last_s }, last_d)];
     for &(s, d) in modes[..modes.len() - 1].iter().rev() {
         if s == 1 {
             continue;
         }
-        if new.len() == 1 && new[0].0 == 1 {
+        let front = new.len() - 1;
+        if front == 0 && new[0].0 == 1 {
             new[0] = (s, d);
             continue;
         }
-        let front = new[0];
+        let (fs, fd) = new[front];
         // Merge `s:d` into the front `s0:d0` when `d0 == s*d`; a product past i64 cannot match.
-        match (s.checked_mul(d), s.checked_mul(front.0)) {
-            (Some(reach), Some(merged)) if reach == front.1 => new[0] = (merged, d),
-            _ => new.insert(0, (s, d)),
+        match (s.checked_mul(d), s.checked_mul(fs)) {
+            (Some(reach), Some(merged)) if reach == fd => {
+                new[front] = (merged, d);
+                kept_unit &= front != 0;
+            }
+            _ => new.push((s, d)),
         }
     }
     if new.len() == 1 && new[0].0 == 1 {
-        return from_flat(&[(1, 0)]);
+        return (vec![(1, 0)], false);
     }
-    from_flat(&new)
+    new.reverse();
+    (new, kept_unit)
+}
+
+/// The layout of flat modes that keep a valid layout's function: coalesce and filter keep the size
+/// (or shrink it) and the span, so the result keeps a layout's rules.
+fn same_range(modes: &[(i64, i64)]) -> Layout {
+    from_flat(modes).unwrap_or_else(|_| unreachable!("coalesce keeps the size and the span"))
 }
 
 /// CuTe's `coalesce(layout)`: the same function of the index with as few modes as possible.
@@ -46,12 +62,16 @@ fn bw_coalesce(modes: &[(i64, i64)], extend: bool) -> Layout {
 /// assert_eq!(coalesce(&l).to_string(), "12:1");
 /// ```
 pub fn coalesce(l: &Layout) -> Layout {
-    bw_coalesce(&flat_modes(l), false)
+    same_range(&bw_coalesce(&flat_modes(l), false).0)
 }
 
-/// CuTe's `detail::coalesce_x`: like [`coalesce`], but the result also equals the input past its
-/// size (`R(i) == L(i)` for all `i >= 0`, the last mode of `L` extending).
-pub(crate) fn coalesce_x(l: &Layout) -> Layout {
+/// CuTe's `detail::coalesce_x` as flat modes: like [`coalesce`], but the modes also give the
+/// input's function past its size (`R(i) == L(i)` for all `i >= 0`, the last mode of `L`
+/// extending). Not a layout: the kept trailing mode doubles the size, which may leave `i64`.
+///
+/// The flag is true when the last mode is `L`'s trailing extent-1 mode, kept (as extent 2) as a
+/// mode of its own.
+pub(crate) fn coalesce_x(l: &Layout) -> (Vec<(i64, i64)>, bool) {
     bw_coalesce(&flat_modes(l), true)
 }
 
@@ -90,7 +110,7 @@ pub fn coalesce_with(l: &Layout, profile: &IntTuple) -> Result<Layout, LayoutErr
                     None => m,
                 });
             }
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out).map_err(|f| f.at("coalesce", format!("{l}, {profile}")))
         }
     }
 }
@@ -112,7 +132,9 @@ pub fn filter_zeros(l: &Layout) -> Layout {
             _ => s.clone(),
         }
     }
-    Layout::from_parts(go(l.shape(), l.stride()), l.stride().clone())
+    // Extents only shrink, so the size shrinks and the span stays.
+    Layout::checked(go(l.shape(), l.stride()), l.stride().clone())
+        .unwrap_or_else(|_| unreachable!("filter_zeros keeps the span and shrinks the size"))
 }
 
 /// CuTe's `filter`: `coalesce(filter_zeros(l))`, the layout without stride-0 and extent-1 modes
@@ -157,8 +179,14 @@ mod tests {
         );
         assert_eq!(coalesce(&lay("(2,2,3):(1,2,8)")).to_string(), "(4,3):(1,8)");
         // coalesce_x keeps a trailing extent-1 mode so the function past the size is unchanged.
-        assert_eq!(coalesce_x(&lay("(4,1):(1,0)")).to_string(), "(4,2):(1,0)");
-        assert_eq!(coalesce_x(&lay("(1,1):(3,5)")).to_string(), "2:5");
+        assert_eq!(
+            coalesce_x(&lay("(4,1):(1,0)")),
+            (vec![(4, 1), (2, 0)], true)
+        );
+        assert_eq!(coalesce_x(&lay("(1,1):(3,5)")), (vec![(2, 5)], true));
+        // The mode before the kept one merges into it: (3,2):(2,6) is 6:2.
+        assert_eq!(coalesce_x(&lay("(3,1):(2,6)")), (vec![(6, 2)], false));
+        assert_eq!(coalesce_x(&lay("(4,2):(1,4)")), (vec![(8, 1)], false));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Complement: the layout of the "repetitions" of A that fill a codomain.
 
-use super::arith::{ceil_div, compact_left, flat_modes, mul, product, Fail, Res};
+use super::arith::{ceil_div, compact_left, flat_modes, from_flat, mul, product, Fail, Res};
 use super::coalesce::{coalesce, filter};
 use super::{IntTuple, Layout, LayoutError};
 
@@ -35,7 +35,7 @@ fn complement_impl(l: &Layout, cotarget: &IntTuple) -> Res<Layout> {
         let n = product(cotarget)?;
         let s = IntTuple::Int(n);
         let d = compact_left(&s, 1)?;
-        return Ok(Layout::from_parts(s, d));
+        return Layout::checked(s, d);
     }
     let mut modes = flat_modes(&f);
     if let Some(&(s, d)) = modes.iter().find(|m| m.1 < 0) {
@@ -62,10 +62,7 @@ fn complement_impl(l: &Layout, cotarget: &IntTuple) -> Res<Layout> {
     let rest_shape = product(&ceil_div_shape(cotarget, last_stride)?)?;
     let rest_stride = compact_left(&IntTuple::Int(rest_shape), last_stride)?;
     out.push((rest_shape, rest_stride.as_int().unwrap_or(0)));
-    Ok(coalesce(&Layout::from_parts(
-        IntTuple::Tuple(out.iter().map(|m| IntTuple::Int(m.0)).collect()),
-        IntTuple::Tuple(out.iter().map(|m| IntTuple::Int(m.1)).collect()),
-    )))
+    Ok(coalesce(&from_flat(&out)?))
 }
 
 /// CuTe's `complement(A, cotarget)` with a shape cotarget, as `logical_divide` uses it with

@@ -1,6 +1,6 @@
 //! Composition `A o B`: the layout `i -> A(B(i))`.
 
-use super::arith::{abs, add, ceil_div, flat_modes, mul, unwrap, Fail, Res};
+use super::arith::{abs, add, ceil_div, mul, unwrap, Fail, Res};
 use super::coalesce::coalesce_x;
 use super::{IntTuple, Layout, LayoutError, Tiler};
 
@@ -111,7 +111,10 @@ fn compose_mode(
 ///
 /// Post-conditions: `R` is congruent to `B` mode by mode (each int mode of B may become a tuple),
 /// and `R(i) == A(B(i))` for every `i < size(B)`, where A is read with its last mode extending past
-/// its size, as in CuTe (A is first coalesced with `coalesce_x`).
+/// its size, as in CuTe (A is first coalesced with `coalesce_x`). One exception, C++'s: when A ends
+/// in extent-1 modes and B's modes together run past A's last other mode, that mode extends (the
+/// extent-1 modes coalesce away, as `logical_divide((5,1):(1,0), 4:1) == (4,2):(1,4)` needs), so
+/// there `R(i) == A(B(i))` holds for the `i` with `B(i) < size(A)`.
 ///
 /// Fails with [`LayoutError::Precondition`] where CuTe's static assertions fail: the *stride
 /// divisibility condition* (a stride of B must be divisible by, or smaller than, each coalesced
@@ -135,13 +138,17 @@ fn compose_mode(
 /// assert_eq!(composition(&a, &b).unwrap().to_string(), "((2,2),3):((24,2),8)");
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
-    let flat = flat_modes(&coalesce_x(a));
+    let (flat, kept_unit) = coalesce_x(a);
     let mut reach = vec![0i64; flat.len()];
     let b_is_one_mode = b.shape().flatten_ints().iter().filter(|&&e| e > 1).count() <= 1;
     let (s, d) = compose_mode(&flat, b.shape(), b.stride(), &mut reach, b_is_one_mode)
         .map_err(|f| f.at("composition", format!("{a}, {b}")))?;
-    // A's last mode extends without bound, so only the others can overflow into a carry.
-    for (j, &(cs, cd)) in flat.iter().enumerate().take(flat.len().saturating_sub(1)) {
+    // A's last mode extends without bound, so only the others can overflow into a carry. A
+    // trailing extent-1 mode of A is no mode to carry into: it coalesces away, and the mode before
+    // it is the last one, which extends (C++ computes these compositions; a divide of a layout
+    // ending in extent-1 modes needs them).
+    let extending = flat.len().saturating_sub(if kept_unit { 2 } else { 1 });
+    for (j, &(cs, cd)) in flat.iter().enumerate().take(extending) {
         if reach[j] >= cs {
             return Err(LayoutError::precondition(
                 "composition",
@@ -154,7 +161,7 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
             ));
         }
     }
-    Ok(Layout::from_parts(s, d))
+    Layout::checked(s, d).map_err(|f| f.at("composition", format!("{a}, {b}")))
 }
 
 /// CuTe's `composition(A, tiler)`.
@@ -193,7 +200,7 @@ pub fn composition_tiler(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                 .zip(modes)
                 .map(|(t, m)| composition_tiler(&m, t))
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out).map_err(|f| f.at("composition", format!("{a}, {b}")))
         }
     }
 }
@@ -256,6 +263,15 @@ mod tests {
         let e = comp("(6,3,3):(27,9,324)", "(3,4,2):(1,3,12)");
         assert!(e.contains("carry"), "{e}");
         let e = comp("(4,4):(1,10)", "(2,2):(2,2)");
+        assert!(e.contains("carry"), "{e}");
+        // A trailing extent-1 mode coalesces away: its mode before extends (C++'s result).
+        assert_eq!(comp("(5,1):(1,0)", "(4,2):(1,4)"), "(4,2):(1,4)");
+        assert_eq!(
+            comp("(3,5,1):(1,10,0)", "(3,(3,2)):(1,(3,9))"),
+            "(3,(3,2)):(1,(10,30))"
+        );
+        // Modes before it still carry (C++: (2,2):(2,2), whose offset 4 is not A(4) = 11).
+        let e = comp("(3,5,1):(1,10,0)", "(2,2):(2,2)");
         assert!(e.contains("carry"), "{e}");
         // Negative strides: fine against a single-mode A, or inside A's first mode (A read at
         // negative offsets with truncating division, as C++ does); refused past A's first mode.

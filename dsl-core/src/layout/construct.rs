@@ -4,18 +4,19 @@ use super::arith::{ceil_div, product, Fail, Res};
 use super::{IntTuple, Layout, LayoutError, Tiler};
 
 /// CuTe's `append(layout, x)`: a layout with the modes of `l` followed by `x` (an int-shaped `l` is
-/// its own single mode).
-pub fn append(l: &Layout, x: &Layout) -> Layout {
+/// its own single mode). Fails with [`LayoutError::Overflow`] when the result's size or span
+/// leaves `i64`.
+pub fn append(l: &Layout, x: &Layout) -> Result<Layout, LayoutError> {
     let mut modes = l.modes();
     modes.push(x.clone());
-    Layout::from_modes(modes)
+    Layout::from_modes_checked(modes).map_err(|f| f.at("append", format!("{l}, {x}")))
 }
 
-/// CuTe's `prepend(layout, x)`: `x` followed by the modes of `l`.
-pub fn prepend(l: &Layout, x: &Layout) -> Layout {
+/// CuTe's `prepend(layout, x)`: `x` followed by the modes of `l`. Fails like [`append`].
+pub fn prepend(l: &Layout, x: &Layout) -> Result<Layout, LayoutError> {
     let mut modes = vec![x.clone()];
     modes.extend(l.modes());
-    Layout::from_modes(modes)
+    Layout::from_modes_checked(modes).map_err(|f| f.at("prepend", format!("{l}, {x}")))
 }
 
 /// CuTe's `append<N>(layout)`: pad `l` with `1:0` modes up to rank `n`. A layout already of rank
@@ -33,75 +34,93 @@ pub fn append_to_rank(l: &Layout, n: usize) -> Result<Layout, LayoutError> {
         return Ok(l.clone());
     }
     let mut modes = l.modes();
-    let unit = Layout::from_parts(IntTuple::Int(1), IntTuple::Int(0));
-    modes.resize(n, unit);
-    Ok(Layout::from_modes(modes))
+    modes.resize(n, Layout::unit());
+    // 1:0 modes add nothing to the size or the span.
+    Layout::from_modes_checked(modes).map_err(|f| f.at("append", format!("{l}, {n}")))
 }
 
 /// CuTe's `zip(layoutA, layoutB)`: `((a0,b0),(a1,b1),...)` for two layouts of equal rank; an
-/// int-shaped `a` gives the rank-1 `((a,b))`.
+/// int-shaped `a` gives the rank-1 `((a,b))`. Fails with [`LayoutError::Overflow`] when the
+/// result's size or span leaves `i64`.
 ///
 /// Where C++ does not compile (a rank-1 tuple `a` with an int-shaped `b`, as `blocked_product`
 /// meets for a block `((6,2)):((4,24))` and a tiler `4:1`), rute reads `b` as the rank-1 `(b)`.
 pub fn zip(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
+    zip_impl(a, b).map_err(|f| f.at("zip", format!("{a}, {b}")))
+}
+
+fn zip_impl(a: &Layout, b: &Layout) -> Res<Layout> {
     if a.shape().is_int() {
-        return Ok(Layout::from_modes(vec![Layout::from_modes(vec![
-            a.clone(),
-            b.clone(),
-        ])]));
+        let pair = Layout::from_modes_checked(vec![a.clone(), b.clone()])?;
+        return Layout::from_modes_checked(vec![pair]);
     }
     if a.rank() != b.rank() {
-        return Err(LayoutError::precondition(
-            "zip",
-            format!("{a}, {b}"),
-            format!("mismatched ranks {} and {}", a.rank(), b.rank()),
-        ));
+        return Err(Fail::Rule(format!(
+            "mismatched ranks {} and {}",
+            a.rank(),
+            b.rank()
+        )));
     }
-    Ok(Layout::from_modes(
-        a.modes()
-            .into_iter()
-            .zip(b.modes())
-            .map(|(x, y)| Layout::from_modes(vec![x, y]))
-            .collect(),
-    ))
+    let pairs = a
+        .modes()
+        .into_iter()
+        .zip(b.modes())
+        .map(|(x, y)| Layout::from_modes_checked(vec![x, y]))
+        .collect::<Res<_>>()?;
+    Layout::from_modes_checked(pairs)
 }
 
-/// CuTe's `zip2_by` on a layout, guided by a tiler: `((A,a),((B,b),(C,c)),d)` with guide
-/// `(X,(X,X))` becomes `((A,(B,C)),(a,(b,c),d))`.
-fn zip2_by(l: &Layout, guide: &Tiler) -> Res<Layout> {
-    match guide {
-        Tiler::Layout(_) => {
-            if l.shape().is_int() || l.rank() != 2 {
-                return Err(Fail::Rule(format!("{l} is not a rank-2 layout")));
-            }
-            Ok(l.clone())
-        }
-        Tiler::Tuple(items) => {
-            let modes = l.modes();
-            if l.shape().is_int() || modes.len() < items.len() {
-                return Err(Fail::Rule(format!(
-                    "{l} has fewer modes than the tiler {guide}"
-                )));
-            }
-            let (mut firsts, mut seconds) = (Vec::new(), Vec::new());
-            for (m, g) in modes.iter().zip(items) {
-                let split = zip2_by(m, g)?;
-                firsts.push(split.mode(0)?);
-                seconds.push(split.mode(1)?);
-            }
-            seconds.extend(modes[items.len()..].iter().cloned());
-            Ok(Layout::from_modes(vec![
-                Layout::from_modes(firsts),
-                Layout::from_modes(seconds),
-            ]))
-        }
-    }
+/// The error of a tiler with more modes than the layout it applies to.
+pub(crate) fn too_many_modes(op: &'static str, a: &Layout, b: &Tiler, n: usize) -> LayoutError {
+    LayoutError::precondition(
+        op,
+        format!("{a}, {b}"),
+        format!(
+            "the tiler has rank {n} but the layout only rank {}",
+            a.rank()
+        ),
+    )
 }
 
-/// CuTe's `tile_unzip(layout, tiler)`: gather the rank-2 modes found at the tiler's terminals into
-/// `((tiles...), (rests..., untouched modes...))`.
-pub(crate) fn tile_unzip(l: &Layout, tiler: &Tiler) -> Res<Layout> {
-    zip2_by(l, tiler)
+/// One of the operations that apply a tiler mode by mode (`logical_divide`, `logical_product`), on
+/// one mode and one layout of the tiler.
+pub(crate) type ByLayout = fn(&Layout, &Tiler) -> Result<Layout, LayoutError>;
+
+/// CuTe's `tile_unzip(f(A, tiler), tiler)` (`zip2_by` guided by the tiler), for `f` an operation
+/// that applies the tiler mode by mode and gives a rank-2 `(tile, rest)` for a layout tiler:
+/// `((tiles...), (rests..., modes the tiler does not reach...))`. Mode by mode, so `f(A, tiler)`
+/// is never made whole: the memory needed is the result's.
+pub(crate) fn tile_unzip_of(
+    op: &'static str,
+    f: ByLayout,
+    a: &Layout,
+    b: &Tiler,
+) -> Result<Layout, LayoutError> {
+    let Tiler::Tuple(items) = b else {
+        // Rank 2 already: CuTe's zip2_by leaves it as it is.
+        return f(a, b);
+    };
+    if items.len() > a.rank() {
+        return Err(too_many_modes(op, a, b, items.len()));
+    }
+    let mut modes = a.modes().into_iter();
+    let (mut firsts, mut seconds) = (Vec::with_capacity(items.len()), Vec::new());
+    for item in items {
+        let Some(m) = modes.next() else { break };
+        let (first, second) = two_modes(tile_unzip_of(op, f, &m, item)?)
+            .map_err(|e| e.at(op, format!("{a}, {b}")))?;
+        firsts.push(first);
+        seconds.push(second);
+    }
+    seconds.extend(modes);
+    // f's result with its modes regrouped: checked as f's result would be.
+    let regroup = || {
+        Layout::from_modes_checked(vec![
+            Layout::from_modes_checked(firsts)?,
+            Layout::from_modes_checked(seconds)?,
+        ])
+    };
+    regroup().map_err(|e| e.at(op, format!("{a}, {b}")))
 }
 
 /// The modes CuTe's slice `m(repeat<R>(_))` leaves of one mode `m` of rank `R`: CuTe's `repeat<1>(_)`
@@ -111,22 +130,36 @@ fn sliced_modes(m: Layout) -> Vec<Layout> {
     if m.rank() == 1 {
         vec![m]
     } else {
-        m.modes()
+        m.into_modes()
+    }
+}
+
+/// The two modes of a rank-2 layout, moved out.
+fn two_modes(l: Layout) -> Res<(Layout, Layout)> {
+    let printed_rank = l.rank();
+    let mut modes = l.into_modes().into_iter();
+    match (modes.next(), modes.next(), modes.next()) {
+        (Some(m0), Some(m1), None) => Ok((m0, m1)),
+        _ => Err(Fail::Rule(format!(
+            "a layout of rank {printed_rank} is not rank 2"
+        ))),
     }
 }
 
 /// `(m0, m1.modes()...)`: CuTe's `result(_, repeat<R1>(_))`.
-pub(crate) fn unpack_second(l: &Layout) -> Res<Layout> {
-    let mut out = vec![l.mode(0)?];
-    out.extend(sliced_modes(l.mode(1)?));
-    Ok(Layout::from_modes(out))
+pub(crate) fn unpack_second(l: Layout) -> Res<Layout> {
+    let (m0, m1) = two_modes(l)?;
+    let mut out = vec![m0];
+    out.extend(sliced_modes(m1));
+    Layout::from_modes_checked(out)
 }
 
 /// `(m0.modes()..., m1.modes()...)`: CuTe's `result(repeat<R0>(_), repeat<R1>(_))`.
-pub(crate) fn unpack_both(l: &Layout) -> Res<Layout> {
-    let mut out = sliced_modes(l.mode(0)?);
-    out.extend(sliced_modes(l.mode(1)?));
-    Ok(Layout::from_modes(out))
+pub(crate) fn unpack_both(l: Layout) -> Res<Layout> {
+    let (m0, m1) = two_modes(l)?;
+    let mut out = sliced_modes(m0);
+    out.extend(sliced_modes(m1));
+    Layout::from_modes_checked(out)
 }
 
 /// CuTe's `shape_div(a, b)`: element-wise for two tuples (equal rank), `b` folded across the modes
@@ -195,8 +228,14 @@ mod tests {
             zip(&lay("2:1"), &lay("4:2")).unwrap().to_string(),
             "((2,4)):((1,2))"
         );
-        assert_eq!(append(&lay("2:1"), &lay("4:2")).to_string(), "(2,4):(1,2)");
-        assert_eq!(prepend(&lay("2:1"), &lay("4:2")).to_string(), "(4,2):(2,1)");
+        assert_eq!(
+            append(&lay("2:1"), &lay("4:2")).unwrap().to_string(),
+            "(2,4):(1,2)"
+        );
+        assert_eq!(
+            prepend(&lay("2:1"), &lay("4:2")).unwrap().to_string(),
+            "(4,2):(2,1)"
+        );
     }
 
     #[test]

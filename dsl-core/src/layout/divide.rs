@@ -3,19 +3,8 @@
 use super::coalesce::coalesce;
 use super::complement::complement_shape;
 use super::composition::composition;
-use super::construct::{tile_unzip, unpack_both, unpack_second};
+use super::construct::{tile_unzip_of, too_many_modes, unpack_both, unpack_second};
 use super::{Layout, LayoutError, Tiler};
-
-fn too_many_modes(op: &'static str, a: &Layout, b: &Tiler, n: usize) -> LayoutError {
-    LayoutError::precondition(
-        op,
-        format!("{a}, {b}"),
-        format!(
-            "the tiler has rank {n} but the layout only rank {}",
-            a.rank()
-        ),
-    )
-}
 
 /// CuTe's `logical_divide(A, tiler)`.
 ///
@@ -34,7 +23,9 @@ pub fn logical_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
     match b {
         Tiler::Layout(t) => {
             let rest = complement_shape(t, coalesce(a).shape())?;
-            composition(a, &Layout::from_modes(vec![t.clone(), rest]))
+            let tiles = Layout::from_modes_checked(vec![t.clone(), rest])
+                .map_err(|f| f.at("logical_divide", format!("{a}, {b}")))?;
+            composition(a, &tiles)
         }
         Tiler::Tuple(items) => {
             let modes = a.modes();
@@ -48,7 +39,7 @@ pub fn logical_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                     None => m,
                 });
             }
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out).map_err(|f| f.at("logical_divide", format!("{a}, {b}")))
         }
     }
 }
@@ -64,22 +55,21 @@ pub fn logical_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
 /// assert_eq!(zipped_divide(&a, &t).unwrap().to_string(), "((2,3),(4,2)):((1,8),(2,24))");
 /// ```
 pub fn zipped_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
-    let l = logical_divide(a, b)?;
-    tile_unzip(&l, b).map_err(|f| f.at("zipped_divide", format!("{a}, {b}")))
+    tile_unzip_of("logical_divide", logical_divide, a, b)
 }
 
 /// CuTe's `tiled_divide(A, tiler)`: `zipped_divide` with its second mode unpacked,
 /// `((tiles...), rest0, rest1, ...)`.
 pub fn tiled_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
     let z = zipped_divide(a, b)?;
-    unpack_second(&z).map_err(|f| f.at("tiled_divide", format!("{a}, {b}")))
+    unpack_second(z).map_err(|f| f.at("tiled_divide", format!("{a}, {b}")))
 }
 
 /// CuTe's `flat_divide(A, tiler)`: `zipped_divide` with both modes unpacked,
 /// `(tile0, tile1, ..., rest0, rest1, ...)`.
 pub fn flat_divide(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
     let z = zipped_divide(a, b)?;
-    unpack_both(&z).map_err(|f| f.at("flat_divide", format!("{a}, {b}")))
+    unpack_both(z).map_err(|f| f.at("flat_divide", format!("{a}, {b}")))
 }
 
 #[cfg(test)]

@@ -74,6 +74,17 @@ pub enum LayoutError {
         /// The operation's error.
         error: Box<LayoutError>,
     },
+    /// A result of the `rute layout` calculator with more integers than it keeps (see
+    /// [`MAX_MODES`](super::expr::MAX_MODES)).
+    #[error(
+        "the result would have {count} integers in its shape, more than the {limit} the calculator keeps"
+    )]
+    TooLarge {
+        /// The integers the result would have.
+        count: usize,
+        /// The most the calculator keeps.
+        limit: usize,
+    },
     /// A value that overflows 64-bit arithmetic.
     #[error("{op}({args}) overflows 64-bit integers")]
     Overflow {

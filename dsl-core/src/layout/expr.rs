@@ -30,6 +30,7 @@ mod checked;
 mod functions;
 mod parser;
 
+pub use checked::MAX_MODES;
 pub use functions::FUNCTIONS;
 
 /// The value of an expression.

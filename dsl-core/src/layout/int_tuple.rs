@@ -60,11 +60,15 @@ impl IntTuple {
         }
     }
 
-    /// CuTe's `size` of a shape: the product of all its integers (1 for an empty tuple).
+    /// CuTe's `size` of a shape: the product of all its integers (1 for an empty tuple). It
+    /// saturates at `i64::MIN`/`i64::MAX` rather than overflow; [`IntTuple::checked_product`] says
+    /// when it would. (The shape of a [`Layout`](super::Layout) never overflows.)
     pub fn product(&self) -> i64 {
         match self {
             IntTuple::Int(v) => *v,
-            IntTuple::Tuple(t) => t.iter().map(IntTuple::product).product(),
+            IntTuple::Tuple(t) => t
+                .iter()
+                .fold(1i64, |acc, m| acc.saturating_mul(m.product())),
         }
     }
 
@@ -78,11 +82,11 @@ impl IntTuple {
         }
     }
 
-    /// The sum of all integers.
+    /// The sum of all integers, saturating at `i64::MIN`/`i64::MAX` rather than overflow.
     pub fn sum(&self) -> i64 {
         match self {
             IntTuple::Int(v) => *v,
-            IntTuple::Tuple(t) => t.iter().map(IntTuple::sum).sum(),
+            IntTuple::Tuple(t) => t.iter().fold(0i64, |acc, m| acc.saturating_add(m.sum())),
         }
     }
 
@@ -157,10 +161,38 @@ impl IntTuple {
         self.map_ints(&mut |_| it.next().unwrap_or(0))
     }
 
+    /// Ok when every extent is at least 1 and the product fits in `i64`: a shape that `idx2crd`
+    /// and `crd2idx` can split an index over (the shape of any [`Layout`](super::Layout) is one).
+    fn check_splittable(&self) -> Result<(), LayoutError> {
+        if let Some(extent) = self.flatten_ints().into_iter().find(|&e| e < 1) {
+            return Err(LayoutError::BadExtent {
+                shape: self.to_string(),
+                extent,
+            });
+        }
+        match self.checked_product() {
+            Some(_) => Ok(()),
+            None => Err(LayoutError::Overflow {
+                op: "size",
+                args: self.to_string(),
+            }),
+        }
+    }
+
     /// CuTe's `idx2crd` for a shape with its compact column-major order: the natural coordinate of
     /// linear index `idx`, congruent to `self`. The outermost mode is not reduced modulo its extent,
     /// as in CuTe, so indices past the size extend the last mode.
-    pub fn idx2crd(&self, idx: i64) -> IntTuple {
+    ///
+    /// Fails with [`LayoutError::BadExtent`] for an extent below 1 (CuTe would divide by it) and
+    /// [`LayoutError::Overflow`] when the shape's size leaves `i64`.
+    pub fn idx2crd(&self, idx: i64) -> Result<IntTuple, LayoutError> {
+        self.check_splittable()?;
+        Ok(self.idx2crd_valid(idx))
+    }
+
+    /// [`IntTuple::idx2crd`] of a shape known to be splittable (every extent at least 1, the
+    /// product within `i64`), as a layout's shape is.
+    pub(crate) fn idx2crd_valid(&self, idx: i64) -> IntTuple {
         match self {
             IntTuple::Int(_) => IntTuple::Int(idx),
             IntTuple::Tuple(t) => {
@@ -171,10 +203,11 @@ impl IntTuple {
                         .enumerate()
                         .map(|(i, m)| {
                             if i + 1 == n {
-                                m.idx2crd(rest)
+                                m.idx2crd_valid(rest)
                             } else {
-                                let sz = m.product();
-                                let c = m.idx2crd(rest % sz);
+                                // At least 1: every extent is.
+                                let sz = m.product().max(1);
+                                let c = m.idx2crd_valid(rest % sz);
                                 rest /= sz;
                                 c
                             }
@@ -187,7 +220,21 @@ impl IntTuple {
 
     /// CuTe's `crd2idx(crd, shape, stride)` with `self` as the shape. A coordinate may be an int at
     /// any level (it is then split colexicographically over that mode), or congruent to the shape.
+    ///
+    /// Every step is checked: a coordinate that does not match the shape is a
+    /// [`LayoutError::CoordinateMismatch`], an extent below 1 a [`LayoutError::BadExtent`], and an
+    /// offset past `i64` a [`LayoutError::Overflow`].
     pub fn crd2idx(&self, crd: &IntTuple, stride: &IntTuple) -> Result<i64, LayoutError> {
+        self.check_splittable()?;
+        self.crd2idx_valid(crd, stride)
+    }
+
+    /// [`IntTuple::crd2idx`] of a shape known to be splittable (see [`IntTuple::idx2crd_valid`]).
+    pub(crate) fn crd2idx_valid(
+        &self,
+        crd: &IntTuple,
+        stride: &IntTuple,
+    ) -> Result<i64, LayoutError> {
         let overflow = || LayoutError::Overflow {
             op: "crd2idx",
             args: format!("{crd}, {self}, {stride}"),
@@ -201,10 +248,11 @@ impl IntTuple {
                 let mut acc = 0i64;
                 for (i, (sm, dm)) in s.iter().zip(d).enumerate() {
                     let here = if i + 1 == s.len() {
-                        sm.crd2idx(&IntTuple::Int(rest), dm)?
+                        sm.crd2idx_valid(&IntTuple::Int(rest), dm)?
                     } else {
-                        let sz = sm.checked_product().ok_or_else(overflow)?;
-                        let here = sm.crd2idx(&IntTuple::Int(rest % sz), dm)?;
+                        // At least 1: every extent is.
+                        let sz = sm.product().max(1);
+                        let here = sm.crd2idx_valid(&IntTuple::Int(rest % sz), dm)?;
                         rest /= sz;
                         here
                     };
@@ -217,7 +265,9 @@ impl IntTuple {
             {
                 let mut acc = 0i64;
                 for ((cm, sm), dm) in c.iter().zip(s).zip(d) {
-                    acc = acc.checked_add(sm.crd2idx(cm, dm)?).ok_or_else(overflow)?;
+                    acc = acc
+                        .checked_add(sm.crd2idx_valid(cm, dm)?)
+                        .ok_or_else(overflow)?;
                 }
                 Ok(acc)
             }
@@ -275,7 +325,7 @@ mod tests {
         let s = IntTuple::Tuple(vec![IntTuple::ints(&[2, 4]), IntTuple::Int(3)]);
         let d = s.compact_col_major();
         for i in 0..24 {
-            let c = s.idx2crd(i);
+            let c = s.idx2crd(i).unwrap();
             assert_eq!(s.crd2idx(&c, &d).unwrap(), i);
             assert_eq!(s.crd2idx(&IntTuple::Int(i), &d).unwrap(), i);
         }

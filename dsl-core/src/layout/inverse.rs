@@ -19,11 +19,11 @@ fn coalesced_with_preprod(l: &Layout) -> Res<ModesAndPrefix> {
     Ok((modes, pre))
 }
 
-fn build(shapes: Vec<i64>, strides: Vec<i64>) -> Layout {
-    coalesce(&Layout::from_parts(
+fn build(shapes: Vec<i64>, strides: Vec<i64>) -> Res<Layout> {
+    Ok(coalesce(&Layout::checked(
         IntTuple::ints(&shapes),
         IntTuple::ints(&strides),
-    ))
+    )?))
 }
 
 fn right_inverse_impl(l: &Layout) -> Res<Layout> {
@@ -39,7 +39,7 @@ fn right_inverse_impl(l: &Layout) -> Res<Layout> {
             curr = mul(s, d)?;
         }
     }
-    Ok(build(shapes, out_strides))
+    build(shapes, out_strides)
 }
 
 /// CuTe's `right_inverse(L)`: the largest `R` built from L's stride-1-reachable chain of modes
@@ -85,7 +85,7 @@ fn left_inverse_impl(l: &Layout) -> Res<Layout> {
     // The last mode in stride order keeps its extent: it is the one the inverse extends.
     let last = sorted.last().map_or(1, |&i| modes[i].0);
     shapes.push(last);
-    Ok(build(shapes, out_strides))
+    build(shapes, out_strides)
 }
 
 /// CuTe's `left_inverse(L)`: a layout `R` with `R(L(i)) == i` for every `i < size(L)` when L is

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::arith::{Fail, Res};
 use super::error::LayoutError;
 use super::int_tuple::IntTuple;
 
@@ -26,48 +27,88 @@ pub struct Layout {
     stride: IntTuple,
 }
 
-fn check_extents(shape: &IntTuple) -> Result<(), LayoutError> {
-    for e in shape.flatten_ints() {
-        if e < 1 {
-            return Err(LayoutError::BadExtent {
-                shape: shape.to_string(),
-                extent: e,
-            });
-        }
-    }
-    Ok(())
+/// Why a shape and a stride do not make a layout.
+enum Invalid {
+    NotCongruent,
+    BadExtent(i64),
+    Overflow,
 }
 
-/// Every offset a layout can produce for an index below its size must fit in `i64`, so that
-/// `size`, `cosize` and `eval` never overflow afterwards.
-fn check_range(shape: &IntTuple, stride: &IntTuple) -> Result<(), LayoutError> {
-    let overflow = || LayoutError::Overflow {
-        op: "make_layout",
-        args: format!("{shape}:{stride}"),
-    };
-    shape.checked_product().ok_or_else(overflow)?;
-    let mut span = 1i64;
-    for (s, d) in shape.flatten_ints().into_iter().zip(stride.flatten_ints()) {
-        let term = (s - 1)
-            .checked_mul(d.checked_abs().ok_or_else(overflow)?)
-            .ok_or_else(overflow)?;
-        span = span.checked_add(term).ok_or_else(overflow)?;
+/// The rules every layout keeps: shape and stride congruent, every extent at least 1, and the size
+/// and the span `sum_i (s_i - 1) * |d_i|` (so every offset of an index below the size, and the
+/// cosize) within `i64`. One pass for each rule, in that order, so the first rule broken is the one
+/// reported.
+fn validate(shape: &IntTuple, stride: &IntTuple) -> Result<(), Invalid> {
+    if !shape.congruent(stride) {
+        return Err(Invalid::NotCongruent);
     }
-    Ok(())
+    fn extents(s: &IntTuple) -> Result<(), Invalid> {
+        match s {
+            IntTuple::Int(e) if *e < 1 => Err(Invalid::BadExtent(*e)),
+            IntTuple::Int(_) => Ok(()),
+            IntTuple::Tuple(ms) => ms.iter().try_for_each(extents),
+        }
+    }
+    extents(shape)?;
+    /// `size` and `1 + span` so far.
+    fn range(s: &IntTuple, d: &IntTuple, acc: &mut (i64, i64)) -> Option<()> {
+        match (s, d) {
+            (IntTuple::Int(e), IntTuple::Int(d)) => {
+                acc.0 = acc.0.checked_mul(*e)?;
+                acc.1 = acc.1.checked_add((e - 1).checked_mul(d.checked_abs()?)?)?;
+                Some(())
+            }
+            (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
+                ss.iter().zip(ds).try_for_each(|(s, d)| range(s, d, acc))
+            }
+            _ => None,
+        }
+    }
+    range(shape, stride, &mut (1, 1)).ok_or(Invalid::Overflow)
 }
 
 impl Layout {
-    /// A layout from a shape and a stride; they must be congruent and every extent at least 1.
+    /// A layout from a shape and a stride; they must be congruent, every extent at least 1, and the
+    /// size and every offset (the cosize) must fit in `i64`.
+    ///
+    /// Every layout rute makes is made here, so every `Layout` keeps these rules: `size`, `cosize`,
+    /// `eval` of an index below the size and `idx2crd` never overflow. The algebra's operations
+    /// return an error where their result would break them.
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout, LayoutError> {
-        if !shape.congruent(&stride) {
-            return Err(LayoutError::NotCongruent {
+        match validate(&shape, &stride) {
+            Ok(()) => Ok(Layout { shape, stride }),
+            Err(Invalid::NotCongruent) => Err(LayoutError::NotCongruent {
                 shape: shape.to_string(),
                 stride: stride.to_string(),
-            });
+            }),
+            Err(Invalid::BadExtent(extent)) => Err(LayoutError::BadExtent {
+                shape: shape.to_string(),
+                extent,
+            }),
+            Err(Invalid::Overflow) => Err(LayoutError::Overflow {
+                op: "make_layout",
+                args: format!("{shape}:{stride}"),
+            }),
         }
-        check_extents(&shape)?;
-        check_range(&shape, &stride)?;
-        Ok(Layout { shape, stride })
+    }
+
+    /// [`Layout::new`] for the algebra's results: a result that overflows is [`Fail::Overflow`], so
+    /// that the operation's name and arguments go into the error ([`Fail::at`]).
+    pub(crate) fn checked(shape: IntTuple, stride: IntTuple) -> Res<Layout> {
+        match validate(&shape, &stride) {
+            Ok(()) => Ok(Layout { shape, stride }),
+            Err(Invalid::Overflow) => Err(Fail::Overflow),
+            Err(_) => Layout::new(shape, stride)
+                .map_err(|e| Fail::Rule(format!("the result breaks a layout's rules: {e}"))),
+        }
+    }
+
+    /// CuTe's `Layout<_1,_0>`: one coordinate at offset 0.
+    pub(crate) fn unit() -> Layout {
+        Layout {
+            shape: IntTuple::Int(1),
+            stride: IntTuple::Int(0),
+        }
     }
 
     /// The compact column-major layout of `shape` (CuTe's default, `make_layout(shape)`).
@@ -87,26 +128,41 @@ impl Layout {
         Layout::new(IntTuple::Int(n), IntTuple::Int(d))
     }
 
-    /// Build without checks, for results the algebra has already proven congruent.
-    pub(crate) fn from_parts(shape: IntTuple, stride: IntTuple) -> Layout {
-        debug_assert!(shape.congruent(&stride), "{shape} vs {stride}");
-        Layout { shape, stride }
-    }
-
-    /// A layout whose modes are the given layouts (CuTe's `make_layout(l0, l1, ...)`).
-    pub fn from_modes(modes: Vec<Layout>) -> Layout {
-        let (shape, stride) = modes.into_iter().map(|l| (l.shape, l.stride)).unzip();
-        Layout {
-            shape: IntTuple::Tuple(shape),
-            stride: IntTuple::Tuple(stride),
+    /// A layout whose modes are the given layouts (CuTe's `make_layout(l0, l1, ...)`), or a
+    /// [`LayoutError::Overflow`] when their sizes or spans together leave `i64`.
+    pub fn try_from_modes(modes: Vec<Layout>) -> Result<Layout, LayoutError> {
+        let (shape, stride) = concat(modes);
+        match validate(&shape, &stride) {
+            Ok(()) => Ok(Layout { shape, stride }),
+            // Modes that are layouts are congruent with extents >= 1: only the range can fail.
+            Err(_) => Err(LayoutError::Overflow {
+                op: "make_layout",
+                args: mode_list(&shape, &stride),
+            }),
         }
     }
 
-    /// Ok when `size` and every offset of an index below it fit in `i64` (always so for a layout
-    /// made by [`Layout::new`]; the algebra's results are checked with it where they leave to users
-    /// who may evaluate them).
+    /// [`Layout::try_from_modes`] for the algebra's results (see [`Layout::checked`]).
+    pub(crate) fn from_modes_checked(modes: Vec<Layout>) -> Res<Layout> {
+        let (shape, stride) = concat(modes);
+        Layout::checked(shape, stride)
+    }
+
+    /// [`Layout::try_from_modes`] for modes known to fit together, such as modes of one layout
+    /// rearranged without repeats.
+    ///
+    /// # Panics
+    ///
+    /// When the modes' sizes or spans together leave `i64` (a bug in the caller: modes of unknown
+    /// origin go through [`Layout::try_from_modes`]).
+    pub fn from_modes(modes: Vec<Layout>) -> Layout {
+        Layout::try_from_modes(modes).unwrap_or_else(|e| panic!("Layout::from_modes: {e}"))
+    }
+
+    /// Always `Ok`: every layout is range-checked when it is made (see [`Layout::new`]). Kept for
+    /// callers that check a layout of unknown origin before evaluating it.
     pub fn check_range(&self) -> Result<(), LayoutError> {
-        check_range(&self.shape, &self.stride)
+        Ok(())
     }
 
     /// The shape.
@@ -127,14 +183,17 @@ impl Layout {
     /// CuTe's `cosize`: the size of the codomain, `1 + sum_i (s_i - 1) * |d_i|` (`L(size-1) + 1`
     /// when no stride is negative).
     pub fn cosize(&self) -> i64 {
-        let strides = self.stride.flatten_ints();
-        1 + self
-            .shape
-            .flatten_ints()
-            .iter()
-            .zip(&strides)
-            .map(|(s, d)| (s - 1) * d.abs())
-            .sum::<i64>()
+        fn span(s: &IntTuple, d: &IntTuple) -> i64 {
+            match (s, d) {
+                (IntTuple::Int(s), IntTuple::Int(d)) => (s - 1) * d.abs(),
+                (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
+                    ss.iter().zip(ds).map(|(s, d)| span(s, d)).sum()
+                }
+                _ => 0,
+            }
+        }
+        // Within i64: Layout::new checked 1 + span.
+        1 + span(&self.shape, &self.stride)
     }
 
     /// CuTe's `rank`: the number of top-level modes (1 for an int shape).
@@ -147,59 +206,96 @@ impl Layout {
         self.shape.depth()
     }
 
+    /// The top-level (shape, stride) pairs; an int-shaped layout is its own single mode.
+    fn mode_parts(&self) -> (&[IntTuple], &[IntTuple]) {
+        match (&self.shape, &self.stride) {
+            (IntTuple::Tuple(s), IntTuple::Tuple(d)) => (s, d),
+            (s, d) => (std::slice::from_ref(s), std::slice::from_ref(d)),
+        }
+    }
+
     /// The top-level modes as layouts; a rank-1 layout with an int shape is its own single mode.
     pub fn modes(&self) -> Vec<Layout> {
-        match (&self.shape, &self.stride) {
+        let (s, d) = self.mode_parts();
+        // A mode of a layout keeps its rules: its size and span are at most the layout's.
+        s.iter()
+            .zip(d)
+            .map(|(s, d)| Layout {
+                shape: s.clone(),
+                stride: d.clone(),
+            })
+            .collect()
+    }
+
+    /// [`Layout::modes`], moving them out of the layout instead of copying them.
+    pub fn into_modes(self) -> Vec<Layout> {
+        match (self.shape, self.stride) {
             (IntTuple::Tuple(s), IntTuple::Tuple(d)) => s
-                .iter()
+                .into_iter()
                 .zip(d)
-                .map(|(s, d)| Layout::from_parts(s.clone(), d.clone()))
+                .map(|(shape, stride)| Layout { shape, stride })
                 .collect(),
-            _ => vec![self.clone()],
+            (shape, stride) => vec![Layout { shape, stride }],
         }
     }
 
     /// CuTe's `layout<i>` / `get<i>`: mode `i`.
     pub fn mode(&self, i: usize) -> Result<Layout, LayoutError> {
-        let modes = self.modes();
-        modes
-            .get(i)
-            .cloned()
-            .ok_or_else(|| LayoutError::ModeOutOfRange {
+        let (s, d) = self.mode_parts();
+        match (s.get(i), d.get(i)) {
+            (Some(s), Some(d)) => Ok(Layout {
+                shape: s.clone(),
+                stride: d.clone(),
+            }),
+            _ => Err(LayoutError::ModeOutOfRange {
                 layout: self.to_string(),
-                rank: modes.len(),
+                rank: s.len(),
                 index: i,
-            })
+            }),
+        }
     }
 
-    /// CuTe's `select<i...>`: the layout of the chosen modes, in the order given.
+    /// CuTe's `select<i...>`: the layout of the chosen modes, in the order given. A mode chosen
+    /// more than once counts again in the size, which must fit in `i64`.
     pub fn select(&self, indices: &[usize]) -> Result<Layout, LayoutError> {
-        Ok(Layout::from_modes(
-            indices
-                .iter()
-                .map(|&i| self.mode(i))
-                .collect::<Result<_, _>>()?,
-        ))
+        let (s, d) = self.mode_parts();
+        let mut shape = Vec::with_capacity(indices.len());
+        let mut stride = Vec::with_capacity(indices.len());
+        for &i in indices {
+            let (Some(si), Some(di)) = (s.get(i), d.get(i)) else {
+                return Err(LayoutError::ModeOutOfRange {
+                    layout: self.to_string(),
+                    rank: s.len(),
+                    index: i,
+                });
+            };
+            shape.push(si.clone());
+            stride.push(di.clone());
+        }
+        Layout::checked(IntTuple::Tuple(shape), IntTuple::Tuple(stride)).map_err(|f| {
+            let idx: Vec<String> = indices.iter().map(usize::to_string).collect();
+            f.at("select", format!("{self}, {}", idx.join(", ")))
+        })
     }
 
     /// The offset of linear index `idx` (CuTe's `layout(idx)`); the index is split over the modes
     /// colexicographically.
     pub fn eval(&self, idx: i64) -> Result<i64, LayoutError> {
-        self.shape.crd2idx(&IntTuple::Int(idx), &self.stride)
+        self.shape.crd2idx_valid(&IntTuple::Int(idx), &self.stride)
     }
 
     /// The offset of a coordinate (CuTe's `layout(crd)` / `crd2idx`). The coordinate is an int or a
     /// tuple congruent to a prefix of the shape's hierarchy.
     pub fn crd2idx(&self, crd: &IntTuple) -> Result<i64, LayoutError> {
-        self.shape.crd2idx(crd, &self.stride)
+        self.shape.crd2idx_valid(crd, &self.stride)
     }
 
     /// CuTe's `idx2crd`: the natural coordinate of linear index `idx` in this layout's shape.
     pub fn idx2crd(&self, idx: i64) -> IntTuple {
-        self.shape.idx2crd(idx)
+        self.shape.idx2crd_valid(idx)
     }
 
-    /// All offsets `L(0), ..., L(size-1)`.
+    /// All offsets `L(0), ..., L(size-1)` (for layouts small enough to list: it allocates `size`).
     pub fn values(&self) -> Vec<i64> {
         (0..self.size())
             .map(|i| self.eval(i).unwrap_or(0))
@@ -208,8 +304,26 @@ impl Layout {
 
     /// CuTe's `flatten`: the same function with a flat (depth <= 1) shape.
     pub fn flatten(&self) -> Layout {
-        Layout::from_parts(self.shape.flatten(), self.stride.flatten())
+        Layout {
+            shape: self.shape.flatten(),
+            stride: self.stride.flatten(),
+        }
     }
+}
+
+/// The shape and stride of the layout whose modes are `modes`.
+fn concat(modes: Vec<Layout>) -> (IntTuple, IntTuple) {
+    let (shape, stride) = modes.into_iter().map(|l| (l.shape, l.stride)).unzip();
+    (IntTuple::Tuple(shape), IntTuple::Tuple(stride))
+}
+
+/// `s0:d0, s1:d1, ...` of a tuple shape and stride, for an error naming the modes.
+fn mode_list(shape: &IntTuple, stride: &IntTuple) -> String {
+    let (IntTuple::Tuple(s), IntTuple::Tuple(d)) = (shape, stride) else {
+        return format!("{shape}:{stride}");
+    };
+    let items: Vec<String> = s.iter().zip(d).map(|(s, d)| format!("{s}:{d}")).collect();
+    items.join(", ")
 }
 
 impl fmt::Display for Layout {

@@ -1,6 +1,6 @@
 //! make_ordered_layout and tile_to_shape.
 
-use super::arith::{compact_left, mul, product, Fail, Res};
+use super::arith::{compact_left, product, Fail, Res};
 use super::construct::append_to_rank;
 use super::product::blocked_product;
 use super::{IntTuple, Layout, LayoutError};
@@ -23,21 +23,41 @@ fn ref_shape(shape: &IntTuple, order: &IntTuple, out: &mut Vec<i64>) -> Res<()> 
     }
 }
 
+/// For each order `o` asked, the product of the sub-shape sizes whose order is smaller than `o`:
+/// the (size, order) pairs sorted by order, with their prefix products (`None` past `i64`).
+struct SmallerOrders {
+    orders: Vec<i64>,
+    prefix: Vec<Option<i64>>,
+}
+
+impl SmallerOrders {
+    fn new(mut refs: Vec<(i64, i64)>) -> SmallerOrders {
+        refs.sort_unstable_by_key(|&(_, o)| o);
+        let mut prefix = Vec::with_capacity(refs.len() + 1);
+        prefix.push(Some(1i64));
+        for (k, &(size, _)) in refs.iter().enumerate() {
+            prefix.push(prefix[k].and_then(|p| p.checked_mul(size)));
+        }
+        SmallerOrders {
+            orders: refs.into_iter().map(|(_, o)| o).collect(),
+            prefix,
+        }
+    }
+
+    fn below(&self, o: i64) -> Res<i64> {
+        self.prefix[self.orders.partition_point(|&ro| ro < o)].ok_or(Fail::Overflow)
+    }
+}
+
 /// CuTe's `detail::compact_order`: each leaf `o` of the order starts its (column-major) strides
 /// at the product of the sub-shapes whose order is smaller than `o`.
-fn compact_order(shape: &IntTuple, order: &IntTuple, refs: &[(i64, i64)]) -> Res<IntTuple> {
+fn compact_order(shape: &IntTuple, order: &IntTuple, smaller: &SmallerOrders) -> Res<IntTuple> {
     match (order, shape) {
-        (IntTuple::Int(o), _) => {
-            let start = refs
-                .iter()
-                .filter(|(_, ro)| ro < o)
-                .try_fold(1i64, |acc, (s, _)| mul(acc, *s))?;
-            compact_left(shape, start)
-        }
+        (IntTuple::Int(o), _) => compact_left(shape, smaller.below(*o)?),
         (IntTuple::Tuple(os), IntTuple::Tuple(ss)) => Ok(IntTuple::Tuple(
             os.iter()
                 .zip(ss)
-                .map(|(o, s)| compact_order(s, o, refs))
+                .map(|(o, s)| compact_order(s, o, smaller))
                 .collect::<Res<_>>()?,
         )),
         _ => Err(Fail::Rule(format!(
@@ -53,8 +73,8 @@ fn ordered_impl(shape: &IntTuple, order: &IntTuple) -> Res<Layout> {
     let mut sizes = Vec::new();
     ref_shape(shape, order, &mut sizes)?;
     let refs: Vec<(i64, i64)> = sizes.into_iter().zip(order.flatten_ints()).collect();
-    let stride = compact_order(shape, order, &refs)?;
-    Ok(Layout::from_parts(shape.clone(), stride))
+    let stride = compact_order(shape, order, &SmallerOrders::new(refs))?;
+    Layout::checked(shape.clone(), stride)
 }
 
 /// CuTe's `make_ordered_layout(shape, order)`: the compact layout of `shape` whose modes are laid
@@ -102,7 +122,7 @@ fn tile_impl(block: &Layout, shape: &IntTuple, order: Option<&IntTuple>) -> Res<
     let tiler = match order {
         None => {
             let stride = compact_left(&rep_shape, 1)?;
-            Layout::from_parts(rep_shape, stride)
+            Layout::checked(rep_shape, stride)?
         }
         Some(o) => make_ordered_layout(&rep_shape, o)?,
     };

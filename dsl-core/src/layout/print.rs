@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::{ComposedLayout, IntTuple, Layout, LayoutError};
+use super::{coalesce, ComposedLayout, Layout, LayoutError};
 
 /// The most cells a table may have; a bigger one is an error, not megabytes of text.
 pub const MAX_CELLS: i64 = 1 << 16;
@@ -28,41 +28,86 @@ pub const MAX_CELLS: i64 = 1 << 16;
 /// assert_eq!(lines[6], "    +---+---+");
 /// ```
 pub fn print_layout(layout: &Layout) -> Result<String, LayoutError> {
-    let (rows, cols) = grid(layout, &layout.to_string())?;
-    let cell = |m: i64, n: i64| layout.crd2idx(&coordinate(layout.rank(), m, n));
-    table(&layout.to_string(), rows, cols, layout.cosize(), cell)
+    let printed = layout.to_string();
+    let g = Grid::of(layout, &printed)?;
+    table(&printed, g.rows, g.cols, layout.cosize(), |m, n| {
+        g.offset(m, n)
+    })
 }
 
 /// [`print_layout`] of a composed layout: the grid is the inner layout's, each cell the swizzled
 /// offset `swizzle(offset + layout(row, column))`.
 pub fn print_composed(c: &ComposedLayout) -> Result<String, LayoutError> {
-    let (rows, cols) = grid(&c.layout, &c.to_string())?;
-    let rank = c.rank();
-    let cell = |m: i64, n: i64| c.crd2idx(&coordinate(rank, m, n));
-    table(&c.to_string(), rows, cols, c.cosize(), cell)
+    let printed = c.to_string();
+    let g = Grid::of(&c.layout, &printed)?;
+    table(&printed, g.rows, g.cols, c.cosize(), |m, n| {
+        g.composed_offset(c, m, n)
+    })
 }
 
-pub(super) fn grid(layout: &Layout, printed: &str) -> Result<(i64, i64), LayoutError> {
-    let fail = |rule: &str| LayoutError::precondition("print_layout", printed, rule);
-    let modes = layout.shape().modes();
-    let (rows, cols) = match layout.rank() {
-        0 | 1 => (layout.size(), 1),
-        2 => (modes[0].product(), modes[1].product()),
-        _ => return Err(fail("a table shows a layout of rank 1 or 2")),
-    };
-    match rows.checked_mul(cols) {
-        Some(cells) if cells <= MAX_CELLS => Ok((rows, cols)),
-        _ => Err(fail(&format!(
-            "the table would have more than {MAX_CELLS} cells"
-        ))),
+/// A rank-1 or rank-2 layout laid out on its table: rows the indices of mode 0, columns those of
+/// mode 1, and the offsets of each row and column, so that a cell costs one addition however many
+/// modes the layout has.
+pub(super) struct Grid {
+    /// Rows and columns, at most [`MAX_CELLS`] cells.
+    pub rows: i64,
+    pub cols: i64,
+    row_offsets: Vec<i64>,
+    col_offsets: Vec<i64>,
+}
+
+impl Grid {
+    /// The grid of `layout` (`printed` names it in errors): rank 1 or 2, at most [`MAX_CELLS`] cells.
+    pub fn of(layout: &Layout, printed: &str) -> Result<Grid, LayoutError> {
+        let fail = |rule: &str| LayoutError::precondition("print_layout", printed, rule);
+        let (row_mode, col_mode) = match layout.rank() {
+            0 | 1 => (layout.clone(), Layout::unit()),
+            2 => (layout.mode(0)?, layout.mode(1)?),
+            _ => return Err(fail("a table shows a layout of rank 1 or 2")),
+        };
+        let (rows, cols) = (row_mode.size(), col_mode.size());
+        match rows.checked_mul(cols) {
+            Some(cells) if cells <= MAX_CELLS => {}
+            _ => {
+                return Err(fail(&format!(
+                    "the table would have more than {MAX_CELLS} cells"
+                )))
+            }
+        }
+        // The coalesced mode is the same function of the index, with at most 63 modes.
+        let offsets = |mode: &Layout, n: i64| {
+            let c = coalesce(mode);
+            (0..n).map(|i| c.eval(i)).collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Grid {
+            rows,
+            cols,
+            row_offsets: offsets(&row_mode, rows)?,
+            col_offsets: offsets(&col_mode, cols)?,
+        })
     }
-}
 
-pub(super) fn coordinate(rank: usize, m: i64, n: i64) -> IntTuple {
-    if rank == 2 {
-        IntTuple::ints(&[m, n])
-    } else {
-        IntTuple::Int(m)
+    /// The layout's offset at row `m`, column `n` (`layout(m, n)`, or `layout(m)` for rank 1).
+    pub fn offset(&self, m: i64, n: i64) -> Result<i64, LayoutError> {
+        let (r, c) = (self.row_offsets[m as usize], self.col_offsets[n as usize]);
+        // Both are partial sums of one layout's offset, so their sum is within its span.
+        r.checked_add(c).ok_or_else(|| LayoutError::Overflow {
+            op: "print_layout",
+            args: format!("row {m}, column {n}"),
+        })
+    }
+
+    /// The offset of composed layout `c` (whose inner layout this grid is) at row `m`, column `n`.
+    pub fn composed_offset(&self, c: &ComposedLayout, m: i64, n: i64) -> Result<i64, LayoutError> {
+        let inner = self.offset(m, n)?;
+        let shifted = c
+            .offset
+            .checked_add(inner)
+            .ok_or_else(|| LayoutError::Overflow {
+                op: "eval",
+                args: format!("{c}, ({m},{n})"),
+            })?;
+        Ok(c.swizzle.apply(shifted))
     }
 }
 

@@ -3,7 +3,9 @@
 use super::arith::{cosize, mul, size};
 use super::complement::complement;
 use super::composition::composition;
-use super::construct::{append_to_rank, tile_unzip, unpack_both, unpack_second, zip};
+use super::construct::{
+    append_to_rank, tile_unzip_of, too_many_modes, unpack_both, unpack_second, zip,
+};
 use super::{Layout, LayoutError, Tiler};
 
 /// CuTe's `logical_product(A, tiler)`.
@@ -26,20 +28,13 @@ pub fn logical_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                 .and_then(|sa| mul(sa, cosize(t)?))
                 .map_err(|f| f.at("logical_product", format!("{a}, {b}")))?;
             let rest = composition(&complement(a, m)?, t)?;
-            Ok(Layout::from_modes(vec![a.clone(), rest]))
+            Layout::from_modes_checked(vec![a.clone(), rest])
+                .map_err(|f| f.at("logical_product", format!("{a}, {b}")))
         }
         Tiler::Tuple(items) => {
             let modes = a.modes();
             if items.len() > modes.len() {
-                return Err(LayoutError::precondition(
-                    "logical_product",
-                    format!("{a}, {b}"),
-                    format!(
-                        "the tiler has rank {} but the layout only rank {}",
-                        items.len(),
-                        modes.len()
-                    ),
-                ));
+                return Err(too_many_modes("logical_product", a, b, items.len()));
             }
             let mut out = Vec::with_capacity(modes.len());
             for (i, m) in modes.into_iter().enumerate() {
@@ -48,7 +43,8 @@ pub fn logical_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
                     None => m,
                 });
             }
-            Ok(Layout::from_modes(out))
+            Layout::from_modes_checked(out)
+                .map_err(|f| f.at("logical_product", format!("{a}, {b}")))
         }
     }
 }
@@ -56,20 +52,19 @@ pub fn logical_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
 /// CuTe's `zipped_product(A, tiler)`: `tile_unzip(logical_product(A, tiler), tiler)`,
 /// `((blocks...), (products..., other modes...))`.
 pub fn zipped_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
-    let l = logical_product(a, b)?;
-    tile_unzip(&l, b).map_err(|f| f.at("zipped_product", format!("{a}, {b}")))
+    tile_unzip_of("logical_product", logical_product, a, b)
 }
 
 /// CuTe's `tiled_product(A, tiler)`: `zipped_product` with its second mode unpacked.
 pub fn tiled_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
     let z = zipped_product(a, b)?;
-    unpack_second(&z).map_err(|f| f.at("tiled_product", format!("{a}, {b}")))
+    unpack_second(z).map_err(|f| f.at("tiled_product", format!("{a}, {b}")))
 }
 
 /// CuTe's `flat_product(A, tiler)`: `zipped_product` with both modes unpacked.
 pub fn flat_product(a: &Layout, b: &Tiler) -> Result<Layout, LayoutError> {
     let z = zipped_product(a, b)?;
-    unpack_both(&z).map_err(|f| f.at("flat_product", format!("{a}, {b}")))
+    unpack_both(z).map_err(|f| f.at("flat_product", format!("{a}, {b}")))
 }
 
 /// `logical_product(append<R>(A), append<R>(B))` with `R = max(rank(A), rank(B))`, as a pair of modes.

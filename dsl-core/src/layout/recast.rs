@@ -62,7 +62,7 @@ fn check_factor(n: i64) -> Res<()> {
 fn upcast_checked(l: &Layout, n: i64) -> Res<Layout> {
     check_factor(n)?;
     let (s, d) = upcast_impl(l.shape(), l.stride(), n)?;
-    Ok(Layout::from_parts(s, d))
+    Layout::checked(s, d)
 }
 
 fn downcast_checked(l: &Layout, n: i64) -> Res<Layout> {
@@ -73,7 +73,7 @@ fn downcast_checked(l: &Layout, n: i64) -> Res<Layout> {
         ));
     }
     let (s, d) = downcast_impl(l.shape(), l.stride(), n)?;
-    Ok(Layout::from_parts(s, d))
+    Layout::checked(s, d)
 }
 
 /// CuTe's `upcast<N>(layout)`: the layout in units of `N` old elements.

@@ -9,7 +9,10 @@
 //!
 //! Every picture is a grid of cells, rows the indices of mode 0 and columns those of mode 1 (as
 //! [`print_layout`](super::print::print_layout) tables them), with the indices along the top and
-//! left edges. The grid is at most [`MAX_CELLS`](super::print::MAX_CELLS) cells.
+//! left edges. The grid is at most [`MAX_CELLS`](super::print::MAX_CELLS) cells, and each picture
+//! takes time and memory bounded by its size: a cell costs one addition however many modes the
+//! layout has, and a thread-value picture looks at most [`MAX_PAIRS_PER_CELL`] pairs per cell
+//! besides broadcasts. What cannot be drawn so is refused with a [`LayoutError`].
 //!
 //! ```
 //! use dsl_core::layout::{svg, Layout};
@@ -23,7 +26,7 @@
 
 use std::fmt::Write;
 
-use super::print::{coordinate, grid};
+use super::print::Grid;
 use super::{ComposedLayout, IntTuple, Layout, LayoutError};
 
 /// Cell width and height in pixels, and the margin for the indices.
@@ -51,10 +54,10 @@ struct Cell {
 
 /// The offsets of a rank-1 or rank-2 layout on its grid, each cell colored by `offset mod 8`.
 pub fn svg_layout(layout: &Layout) -> Result<String, LayoutError> {
-    let (rows, cols) = grid(layout, &layout.to_string())?;
-    let rank = layout.rank();
-    picture(&layout.to_string(), rows, cols, |m, n| {
-        let v = layout.crd2idx(&coordinate(rank, m, n))?;
+    let printed = layout.to_string();
+    let g = Grid::of(layout, &printed)?;
+    picture(&printed, g.rows, g.cols, |m, n| {
+        let v = g.offset(m, n)?;
         Ok(Cell {
             lines: vec![v.to_string()],
             color: Some(v),
@@ -73,22 +76,75 @@ pub fn svg_composed(c: &ComposedLayout, elem_bytes: i64) -> Result<String, Layou
             format!("an element of {elem_bytes} bytes: pictures take 1 to 16"),
         ));
     }
-    let (rows, cols) = grid(&c.layout, &c.to_string())?;
-    let rank = c.rank();
-    picture(&c.to_string(), rows, cols, |m, n| {
-        let v = c.crd2idx(&coordinate(rank, m, n))?;
+    let printed = c.to_string();
+    let g = Grid::of(&c.layout, &printed)?;
+    picture(&printed, g.rows, g.cols, |m, n| {
+        let v = g.composed_offset(c, m, n)?;
+        // The byte address of an offset near i64::MAX does not fit in i64; in i128 it does.
+        let chunk = (i128::from(v) * i128::from(elem_bytes) / 16).rem_euclid(8);
         Ok(Cell {
             lines: vec![v.to_string()],
-            color: Some(v * elem_bytes / 16),
+            color: Some(chunk as i64),
         })
     })
+}
+
+/// The most (thread, value) pairs [`svg_tv`] looks at per cell of its tile, broadcast modes (stride
+/// 0) aside: a picture's time is bounded by its size.
+pub const MAX_PAIRS_PER_CELL: i64 = 16;
+
+/// The coordinates of one mode of a thread-value layout that can own a cell: as `(linear index,
+/// offset)` pairs, with the coordinate of every stride-0 (broadcast) leaf held at 0. Along such a
+/// leaf every coordinate reaches the same cell, and the first in `(thread, value)` order, the one
+/// drawn, has coordinate 0 there.
+fn owners(mode: &Layout) -> Vec<(i64, i64)> {
+    let leaves: Vec<(i64, i64)> = mode
+        .shape()
+        .flatten_ints()
+        .into_iter()
+        .zip(mode.stride().flatten_ints())
+        .collect();
+    // (extent walked, stride, weight of the leaf in the linear index)
+    let mut walk = Vec::with_capacity(leaves.len());
+    let mut weight = 1i64;
+    for &(s, d) in &leaves {
+        if d != 0 && s > 1 {
+            walk.push((s, d, weight));
+        }
+        // Below the mode's size, which fits in i64.
+        weight = weight.saturating_mul(s);
+    }
+    let mut out = vec![(0i64, 0i64)];
+    for &(s, d, w) in &walk {
+        let before = out.len();
+        for c in 1..s {
+            for k in 0..before {
+                let (i, o) = out[k];
+                // Partial sums of the mode's index and offset: within its size and span.
+                out.push((i + c * w, o + c * d));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// How many coordinates [`owners`] yields for `mode`, without making them (`None` past `i64`).
+fn owner_count(mode: &Layout) -> Option<i64> {
+    mode.shape()
+        .flatten_ints()
+        .into_iter()
+        .zip(mode.stride().flatten_ints())
+        .filter(|&(_, d)| d != 0)
+        .try_fold(1i64, |acc, (s, _)| acc.checked_mul(s))
 }
 
 /// A thread-value layout `(thread, value) -> index` drawn over the column-major `rows x cols`
 /// tile it indexes: each cell names the thread and value that hold it (`T5` over `V2`), colored
 /// by thread. A cell no pair reaches stays white; where several reach one cell (a broadcast),
 /// the first in `(thread, value)` order is shown. Errors: a layout that is not rank 2, an index
-/// outside the tile.
+/// outside the tile, more than [`MAX_PAIRS_PER_CELL`] pairs per cell once broadcast (stride-0)
+/// modes are set aside.
 ///
 /// ```
 /// use dsl_core::layout::{svg, Layout};
@@ -106,13 +162,26 @@ pub fn svg_tv(tv: &Layout, rows: i64, cols: i64) -> Result<String, LayoutError> 
         ));
     }
     let tile = Layout::col_major(IntTuple::ints(&[rows, cols]))?;
-    let (rows, cols) = grid(&tile, &format!("{tv} over a {rows}x{cols} tile"))?;
-    let (threads, values) = (tv.mode(0)?.size(), tv.mode(1)?.size());
-    let mut owner = vec![None; (rows * cols) as usize];
-    for v in 0..values {
-        for t in 0..threads {
-            let idx = tv.crd2idx(&IntTuple::ints(&[t, v]))?;
-            if !(0..rows * cols).contains(&idx) {
+    let g = Grid::of(&tile, &format!("{tv} over a {rows}x{cols} tile"))?;
+    let (rows, cols) = (g.rows, g.cols);
+    let cells = rows * cols;
+    let (thr, val) = (tv.mode(0)?, tv.mode(1)?);
+    let pairs = owner_count(&thr).and_then(|t| t.checked_mul(owner_count(&val)?));
+    if pairs.is_none_or(|p| p > MAX_PAIRS_PER_CELL * cells) {
+        return Err(fail(format!(
+            "it has {} (thread, value) pairs besides its broadcast (stride-0) modes, more than \
+             {MAX_PAIRS_PER_CELL} per cell of a {rows}x{cols} tile, which is as many as a picture \
+             looks at",
+            pairs.map_or("more than 2^63".to_string(), |p| p.to_string())
+        )));
+    }
+    let (threads, values) = (owners(&thr), owners(&val));
+    let mut owner = vec![None; cells as usize];
+    for &(v, v_off) in &values {
+        for &(t, t_off) in &threads {
+            // Both are partial sums of one offset of `tv`: their sum is within its span.
+            let idx = t_off + v_off;
+            if !(0..cells).contains(&idx) {
                 return Err(fail(format!(
                     "thread {t} value {v} maps to {idx}, outside the {rows}x{cols} tile"
                 )));

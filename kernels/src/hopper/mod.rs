@@ -45,9 +45,9 @@ pub enum HopperError {
     Build(#[from] BuildError),
 }
 
-/// How to launch a configuration for an `m x n` output on a device of `sms` multiprocessors:
-/// persistent, one block per SM (whole clusters: a multiple of the cluster's size), no more
-/// blocks than tiles (rounded up to whole clusters).
+/// How to launch a configuration for an `m x n` output: persistent, as many clusters as the
+/// device runs at once (whole clusters, so that no block waits for a second wave), no more than
+/// there are cluster tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HopperLaunch {
     /// Blocks, along x.
@@ -60,22 +60,35 @@ pub struct HopperLaunch {
     pub dynamic_smem_bytes: u32,
 }
 
-/// The launch of `cfg` for `m x n` on `sms` multiprocessors (see [`HopperLaunch`]).
+impl HopperLaunch {
+    /// The shape [`launch`] gives for `cfg` before the grid is sized (one cluster): what to ask
+    /// the driver's occupancy about (`JitFunction::max_active_clusters` in codegen-ptx's JIT).
+    pub fn probe(cfg: &HopperConfig) -> HopperLaunch {
+        launch(cfg, 1, 1, 1)
+    }
+}
+
+/// The launch of `cfg` for `m x n` when the device runs `resident` of its clusters at once (see
+/// [`HopperLaunch`]). `resident` is the driver's answer for the kernel (`cuOccupancyMaxActiveClusters`:
+/// a 2-block cluster must fit in one GPC, so an H200 runs fewer than half its 132 SMs' worth);
+/// for one-block clusters it is the SM count. A `resident` of 0 launches one cluster.
 ///
 /// ```
 /// use kernels::hopper::{launch, HopperConfig};
 /// let l = launch(&HopperConfig::WIDE, 4096, 4096, 132);
 /// assert_eq!(l.grid, (132, 1, 1)); // 512 tiles walked by one block per SM
-/// let small = launch(&"128x256x64s3_c2x1".parse().unwrap(), 256, 256, 132);
+/// let pairs: HopperConfig = "128x256x64s3_c2x1".parse().unwrap();
+/// assert_eq!(launch(&pairs, 4096, 4096, 60).grid, (120, 1, 1)); // 60 resident pairs
+/// let small = launch(&pairs, 256, 256, 60);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
-pub fn launch(cfg: &HopperConfig, m: u32, n: u32, sms: u32) -> HopperLaunch {
+pub fn launch(cfg: &HopperConfig, m: u32, n: u32, resident: u32) -> HopperLaunch {
     let (bm, bn, _) = cfg.tile;
     let cluster = cfg.cluster_shape();
     let size = cluster.size();
     let cluster_tiles = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
         * u64::from(n.div_ceil(bn).div_ceil(cluster.y));
-    let clusters = (sms / size).max(1).min(cluster_tiles.max(1) as u32);
+    let clusters = resident.max(1).min(cluster_tiles.max(1) as u32);
     HopperLaunch {
         grid: (clusters * size, 1, 1),
         block: (THREADS, 1, 1),

@@ -1,8 +1,9 @@
 //! Overflow-checked evaluation, so that no input to the calculator can panic on arithmetic.
 //!
-//! The algebra evaluates layouts with plain `i64` arithmetic, which is right for layouts a kernel
-//! uses. The calculator takes arbitrary text, so every layout that enters or leaves an operation is
-//! first bounded here: its size and its largest offset must fit in an `i64`.
+//! Every layout is range-checked when it is made ([`Layout::new`]: its size and its largest offset
+//! fit in an `i64`), and the algebra's operations refuse results that would not be. What is left to
+//! check here is a composed layout's offset on top of its inner layout's span, and evaluation at
+//! coordinates past the size.
 
 use crate::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 
@@ -16,10 +17,35 @@ fn overflow(what: &str) -> LayoutError {
     }
 }
 
-/// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`: after this check the
-/// algebra's arithmetic on `l` cannot overflow for in-range indices.
+/// The most integers the shape of a value the calculator makes may have. An operation's result is
+/// bounded by its arguments, but `select` repeats modes, so nested `select(make_layout(..), 0, 0,
+/// ...)` grow tenfold a level: 290 characters made 44 million integers (712 MB).
+pub const MAX_MODES: usize = 1 << 22;
+
+/// The integers of `t`.
+pub fn leaves(t: &IntTuple) -> usize {
+    match t {
+        IntTuple::Int(_) => 1,
+        IntTuple::Tuple(ms) => ms.iter().map(leaves).fold(0, usize::saturating_add),
+    }
+}
+
+/// Ok when a result of `count` integers is one the calculator keeps.
+pub fn check_count(count: usize) -> Result<(), LayoutError> {
+    if count > MAX_MODES {
+        return Err(LayoutError::TooLarge {
+            count,
+            limit: MAX_MODES,
+        });
+    }
+    Ok(())
+}
+
+/// Ok when `size(l)` and every `|l(i)|` for `i < size(l)` fit in an `i64`, which every layout
+/// keeps (see [`Layout::check_range`]), and `l` has at most [`MAX_MODES`] integers.
 pub fn check_layout(l: &Layout) -> Result<(), LayoutError> {
-    l.check_range()
+    l.check_range()?;
+    check_count(leaves(l.shape()))
 }
 
 /// `check_layout` of a composed layout's inner layout, and room for its offset.
@@ -46,7 +72,7 @@ pub fn crd2idx(crd: &IntTuple, shape: &IntTuple, stride: &IntTuple) -> Result<i6
 
 /// The offset of coordinate `crd` (an int index or a tuple) in `l`, checked.
 pub fn eval_layout(l: &Layout, crd: &IntTuple) -> Result<i64, LayoutError> {
-    crd2idx(crd, l.shape(), l.stride())
+    l.crd2idx(crd)
 }
 
 /// The offset of coordinate `crd` in a composed layout, checked.

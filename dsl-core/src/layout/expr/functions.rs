@@ -495,9 +495,20 @@ fn dispatch(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
         "get" | "layout" => get(c),
         "select" => {
             let idx = c.indices(1)?;
+            let l = match comp {
+                Some(k) => k.layout.clone(),
+                None => c.layout(0)?,
+            };
+            // Modes chosen again count again: refuse a result past MAX_MODES before making it.
+            let per_mode: Vec<usize> = l.shape().modes().iter().map(checked::leaves).collect();
+            let count = idx
+                .iter()
+                .map(|&i| per_mode.get(i).copied().unwrap_or(0))
+                .fold(0, usize::saturating_add);
+            checked::check_count(count).map_err(|e| c.wrap(e))?;
             match comp {
                 Some(k) => c.done_composed(k.select(&idx)),
-                None => c.done(c.layout(0)?.select(&idx)),
+                None => c.done(l.select(&idx)),
             }
         }
         "flatten" => match (&c.args[0].value, comp) {
@@ -518,7 +529,7 @@ fn dispatch(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
             let shape = c.shape(1)?;
             // A shape is valid when its column-major layout is: extents >= 1, size within i64.
             Layout::col_major(shape.clone()).map_err(|e| c.wrap(e))?;
-            Ok(match shape.idx2crd(idx) {
+            Ok(match shape.idx2crd(idx).map_err(|e| c.wrap(e))? {
                 IntTuple::Int(n) => Value::Int(n),
                 t => Value::Tuple(t),
             })
@@ -582,7 +593,7 @@ fn make_layout(c: &Call<'_, '_>) -> Result<Value, LayoutError> {
     let modes = (0..c.args.len())
         .map(|i| c.layout(i))
         .collect::<Result<Vec<_>, _>>()?;
-    c.done(Ok(Layout::from_modes(modes)))
+    c.done(Layout::try_from_modes(modes))
 }
 
 fn get(c: &Call<'_, '_>) -> Result<Value, LayoutError> {

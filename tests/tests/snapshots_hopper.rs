@@ -1,0 +1,72 @@
+//! The warp-specialized Hopper GEMM's PTX: one insta snapshot per configuration the sweep times
+//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), each assembled by
+//! ptxas for sm_90a with no spills, no stack frame and the register split the design needs.
+//!
+//! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
+
+use dsl_core::ir::Target;
+use kernels::gemm::GemmDtype;
+use kernels::hopper::{hopper_kernel, HopperConfig, REGISTERS, THREADS};
+use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
+
+/// Every (configuration, element type) the sweep times, with its snapshot's name.
+fn published() -> Vec<(HopperConfig, GemmDtype, String)> {
+    let mut out = Vec::new();
+    for spec in HopperConfig::SWEEP {
+        let cfg: HopperConfig = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+            out.push((cfg, dtype, format!("hopper_{cfg}_{dtype}_sm_90a")));
+        }
+    }
+    out
+}
+
+fn ptx_of(cfg: HopperConfig, dtype: GemmDtype) -> String {
+    let k = hopper_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"));
+    codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
+}
+
+#[test]
+fn ptx_snapshots() {
+    assert_eq!(published().len(), 2 * HopperConfig::SWEEP.len());
+    let mut expected = Vec::new();
+    for (cfg, dtype, name) in published() {
+        insta::with_settings!({
+            snapshot_path => SNAPSHOTS,
+            prepend_module_to_snapshot => false,
+            description => format!("hopper_ws {cfg} {dtype} for sm_90a"),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name.clone(), ptx_of(cfg, dtype));
+        });
+        expected.push(format!("{name}.snap"));
+    }
+    assert_no_stale_snapshots("hopper_", &expected);
+}
+
+/// ptxas allocates at most the consumers' `setmaxnreg` budget at entry (a block of 384 threads
+/// must fit the SM's 64K registers before the producer gives its share back), with no spills; the
+/// shared memory is the plan's rings plus the epilogue's staging, within the SM's 227 KiB.
+#[test]
+fn every_configuration_assembles_within_its_register_budget() {
+    let mut table = Vec::new();
+    for (cfg, dtype, name) in published() {
+        let report = assemble_clean(&ptx_of(cfg, dtype), Target::Sm90a, &name);
+        assert!(
+            report.registers * THREADS <= 65536,
+            "{name}: {} registers per thread do not fit {THREADS} threads",
+            report.registers
+        );
+        assert!(
+            report.registers <= REGISTERS.1,
+            "{name}: {}",
+            report.registers
+        );
+        table.push(format!(
+            "{name:<36} {:>3} regs at entry, 0 spills, smem {:>6} B (dynamic)",
+            report.registers,
+            cfg.smem_bytes()
+        ));
+    }
+    println!("{}", table.join("\n"));
+}
