@@ -11,13 +11,19 @@ use dsl_core::ir::Target;
 use kernels::gemm::harness::Rng;
 use kernels::gemm::metric::sampled_f64_error;
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
-use kernels::hopper::{hopper_kernel, launch, tile_order, HopperConfig, HopperLaunch, HopperPlan};
+use kernels::hopper::reduce::{reduce_blocks, REDUCE_THREADS};
+use kernels::hopper::{
+    hopper_kernel, launch, reduce_kernel, split_k, tile_order, workspace_elems, HopperConfig,
+    HopperLaunch, HopperPlan,
+};
 use rute_tests::gpu::jit;
 
 /// A compiled configuration and its plan.
 struct Compiled {
     plan: HopperPlan,
     f: JitFunction,
+    /// The split-K reduction for the plan's element type.
+    reduce: JitFunction,
     /// Clusters the device runs at once for this kernel.
     resident: u32,
 }
@@ -39,14 +45,22 @@ fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
         .max_active_clusters(&shape)
         .unwrap_or_else(|e| panic!("{cfg}: {e}"));
     assert!(resident > 0, "{cfg}: the device cannot run one cluster");
+    let rk = reduce_kernel(dtype).unwrap();
+    let reduce = jit
+        .load(&codegen_ptx::emit(&rk, Target::Sm90a).unwrap())
+        .and_then(|m| m.function(&rk.name))
+        .unwrap();
     Compiled {
         plan: HopperPlan::new(cfg, dtype).unwrap(),
         f,
+        reduce,
         resident,
     }
 }
 
-/// Queues `D = A * B^T` of `m x n x k` on the buffers.
+/// Queues `D = A * B^T` of `m x n x k` on the buffers, split `splits` ways along K (then the
+/// partial sums go to `partials`, at least `splits * m * n` floats, and the reduction follows).
+#[allow(clippy::too_many_arguments)]
 fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
     jit: &Jit,
     c: &Compiled,
@@ -55,6 +69,7 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     b: &CudaSlice<T>,
     d: &mut CudaSlice<T>,
     order: &CudaSlice<u32>,
+    (splits, partials): (u32, &mut CudaSlice<f32>),
 ) {
     let p = &c.plan;
     let spec = |desc| tensor_map_spec(&desc).unwrap();
@@ -65,44 +80,79 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     let map_b = jit
         .tensor_map(&spec(p.tma_b.descriptor(&[nu, ku], &[ku, 1]).unwrap()), b)
         .unwrap();
-    let map_d = jit
-        .tensor_map_mut(&spec(p.tma_d.descriptor(&[mu, nu], &[nu, 1]).unwrap()), d)
-        .unwrap();
-    let l = launch(&p.cfg, m as u32, n as u32, c.resident);
-    let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
-    if let Some(cl) = l.cluster {
-        cfg = cfg.with_cluster(cl);
+    {
+        let map_d = jit
+            .tensor_map_mut(&spec(p.tma_d.descriptor(&[mu, nu], &[nu, 1]).unwrap()), d)
+            .unwrap();
+        let l = launch(&p.cfg, m as u32, n as u32, c.resident);
+        let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
+        if let Some(cl) = l.cluster {
+            cfg = cfg.with_cluster(cl);
+        }
+        c.f.launch(
+            &cfg,
+            &[
+                (&map_a).into(),
+                (&map_b).into(),
+                (&map_d).into(),
+                KernelArg::U32(m as u32),
+                KernelArg::U32(n as u32),
+                KernelArg::U32(k as u32),
+                jit.buffer(order),
+                KernelArg::U32(splits),
+                jit.buffer_mut(partials),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
     }
-    c.f.launch(
-        &cfg,
-        &[
-            (&map_a).into(),
-            (&map_b).into(),
-            (&map_d).into(),
-            KernelArg::U32(m as u32),
-            KernelArg::U32(n as u32),
-            KernelArg::U32(k as u32),
-            jit.buffer(order),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
+    if splits > 1 {
+        let elems = (m * n) as u32;
+        c.reduce
+            .launch(
+                &Launch::new((reduce_blocks(elems), 1, 1), (REDUCE_THREADS, 1, 1)),
+                &[
+                    jit.buffer(partials),
+                    jit.buffer_mut(d),
+                    KernelArg::U32(elems),
+                    KernelArg::U32(splits),
+                ],
+            )
+            .unwrap_or_else(|e| panic!("reduce: {e}"));
+    }
 }
 
+/// Runs `shape` (split as [`split_k`] chooses, or `force` ways) on random data and returns the
+/// error against f64 and the splits used.
 fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
     jit: &Jit,
     c: &Compiled,
     shape: (usize, usize, usize),
     seed: u64,
-) -> f64 {
+    force: Option<u32>,
+) -> (f64, u32) {
     let (m, n, k) = shape;
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.matrix::<T>(m * k), rng.matrix::<T>(n * k));
     let (a, b) = (jit.upload(&ha).unwrap(), jit.upload(&hb).unwrap());
     let mut d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
+    let splits =
+        force.unwrap_or_else(|| split_k(&c.plan.cfg, m as u32, n as u32, k as u32, c.resident));
     let order = jit
-        .upload(&tile_order(&c.plan.cfg, m as u32, n as u32))
+        .upload(&tile_order(&c.plan.cfg, m as u32, n as u32, splits))
         .unwrap();
-    run(jit, c, shape, &a, &b, &mut d, &order);
+    let ws = workspace_elems(m as u32, n as u32, splits).unwrap().max(1) as usize;
+    // Poisoned too: a partial not written shows in D.
+    let mut partials = jit.upload(&vec![f32::NAN; ws]).unwrap();
+    run(
+        jit,
+        c,
+        shape,
+        &a,
+        &b,
+        &mut d,
+        &order,
+        (splits, &mut partials),
+    );
     let hd = jit
         .download(&d)
         .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", c.plan.cfg));
@@ -113,12 +163,18 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
         c.plan.cfg
     );
     let samples = if m * n <= 1 << 16 { m * n } else { 4096 };
-    sampled_f64_error(&ha, &hb, &hd, shape, samples, seed)
+    (
+        sampled_f64_error(&ha, &hb, &hd, shape, samples, seed),
+        splits,
+    )
 }
 
 /// Shapes with residues in every dimension (rows 16-byte aligned: N and K multiples of 8), tiny
-/// M, K below one k-tile, and whole tiles.
-const SHAPES: [(usize, usize, usize); 9] = [
+/// M, K below one k-tile, and whole tiles; the decode shapes are split along K.
+const SHAPES: [(usize, usize, usize); 12] = [
+    (16, 4096, 4096),
+    (1, 1024, 2056),
+    (100, 1032, 3000),
     (256, 256, 256),
     (300, 520, 200),
     (129, 136, 72),
@@ -141,17 +197,26 @@ fn every_configuration_matches_f64() {
         for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
             let c = compile(&jit, cfg, dtype);
             eprintln!("{spec} {dtype}: {} clusters resident", c.resident);
-            for (j, &shape) in SHAPES.iter().enumerate() {
-                let err = match dtype {
-                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 7 + j as u64),
-                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 7 + j as u64),
+            // Every shape as split_k chooses, then two with a forced split (3 ways, uneven).
+            let forced = [((300, 520, 1000), 3), ((129, 136, 520), 3)];
+            let runs_of = SHAPES
+                .iter()
+                .map(|&s| (s, None))
+                .chain(forced.iter().map(|&(s, f)| (s, Some(f))));
+            for (j, (shape, force)) in runs_of.enumerate() {
+                let (err, splits) = match dtype {
+                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 7 + j as u64, force),
+                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force),
                 };
                 let tol = if dtype == GemmDtype::F16 { 2e-3 } else { 4e-3 };
                 assert!(
                     err <= tol,
                     "{spec} {dtype} {shape:?}: error {err:.3e} > {tol:.0e}"
                 );
-                eprintln!("  {shape:?}: error {err:.2e}");
+                eprintln!("  {shape:?} split {splits}: error {err:.2e}");
+                if shape.0 == 16 {
+                    assert!(splits > 1, "{spec}: 16x4096x4096 is not split");
+                }
                 worst[i] = worst[i].max(err);
                 runs += 1;
             }
@@ -160,7 +225,7 @@ fn every_configuration_matches_f64() {
     println!(
         "hopper_ws: {runs} runs ({} configurations x f16, bf16 x {} shapes) match f64; worst f16 {:.2e}, bf16 {:.2e}",
         HopperConfig::SWEEP.len(),
-        SHAPES.len(),
+        SHAPES.len() + 2,
         worst[0],
         worst[1]
     );
@@ -191,14 +256,26 @@ fn first_timing_against_cublas() {
         for spec in HopperConfig::SWEEP {
             let cfg: HopperConfig = spec.parse().unwrap();
             let c = compile(&jit, cfg, GemmDtype::Bf16);
-            let order = jit.upload(&tile_order(&cfg, m as u32, n as u32)).unwrap();
+            let order = jit
+                .upload(&tile_order(&cfg, m as u32, n as u32, 1))
+                .unwrap();
+            let mut partials = jit.alloc_zeros::<f32>(1).unwrap();
             let mut round = 0usize;
             let t = jit
                 .time_interleaved(20, 2, |piece| {
                     let (a, b) = &inputs[(round / 2) % sets];
                     round += 1;
                     if piece == 0 {
-                        run(&jit, &c, (m, n, k), a, b, &mut d, &order);
+                        run(
+                            &jit,
+                            &c,
+                            (m, n, k),
+                            a,
+                            b,
+                            &mut d,
+                            &order,
+                            (1, &mut partials),
+                        );
                         Ok(())
                     } else {
                         blas.gemm(m, n, k, a, b, &mut d_ref).map_err(|e| {

@@ -768,18 +768,6 @@ fn oob_to_sys(o: TmaOobFill) -> sys::CUtensorMapFloatOOBfill {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn descriptor_is_128_bytes_64_aligned() {
-        assert_eq!(
-            std::mem::size_of::<super::Descriptor>(),
-            super::TensorMap::BYTES
-        );
-        assert_eq!(std::mem::align_of::<super::Descriptor>(), 64);
-    }
-}
-
 /// The tensor map of a TMA copy atom ([`dsl_core::atom::tma::TmaCopy::descriptor`]): its box,
 /// swizzle and dimension order as the atom computed them from its layouts, zero fill for
 /// out-of-bounds elements, 128-byte L2 promotion (whole lines, as TMA's tiles read them).
@@ -815,4 +803,16 @@ pub fn tensor_map_spec(
             .with_swizzle(swizzle)
             .with_l2_promotion(TmaL2Promotion::B128),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn descriptor_is_128_bytes_64_aligned() {
+        assert_eq!(
+            std::mem::size_of::<super::Descriptor>(),
+            super::TensorMap::BYTES
+        );
+        assert_eq!(std::mem::align_of::<super::Descriptor>(), 64);
+    }
 }

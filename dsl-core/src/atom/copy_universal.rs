@@ -98,7 +98,7 @@ impl CopyOperation for UniversalCopy {
             let Some(dsts) = words(dst) else {
                 return Err(wrong_ends(self, src, dst));
             };
-            if self.bits % val.bits() != 0 {
+            if !self.bits.is_multiple_of(val.bits()) {
                 return Err(wrong_ends(self, src, dst));
             }
             for (d, s) in dsts.iter().zip(srcs) {

@@ -373,7 +373,7 @@ impl TmaCopy {
         let bytes = u64::from(self.global.elem.bits() / 8);
         if let Some(d) = self.order[1..]
             .iter()
-            .find(|&&d| (strides[d] * bytes) % 16 != 0)
+            .find(|&&d| !(strides[d] * bytes).is_multiple_of(16))
         {
             return Err(fail(
                 self.kind.cute_name(),

@@ -226,16 +226,26 @@ pub fn cp_async_wait_n(n: u32) {
 /// Two values that sit side by side in one row (the pairs of an `mma` accumulator) go out in one
 /// 32-bit store when both are in bounds and the address is 4-byte aligned (an even row stride and
 /// an even column); otherwise as two 16-bit stores, each where it is in bounds.
+///
+/// An f32 `dst` with f32 accumulators (a split-K partial sum) stores them as they are: a pair as
+/// one `st.global.v2.f32` where both are in bounds and 8-byte aligned, otherwise one by one.
 pub fn store_fragment<C: DeviceType, T: DeviceType>(
     acc: &Fragment<C>,
     dst: &GTensor<T>,
 ) -> Result<(), LayoutError> {
-    if acc.layout.size() != dst.layout().size() || T::TY.bits() != 16 {
+    let f32_out = T::TY == Type::F32 && C::TY == Type::F32;
+    if acc.layout.size() != dst.layout().size() || (T::TY.bits() != 16 && !f32_out) {
         return Err(bad(
             "store_fragment",
             &acc.layout,
-            format!("does not match the 16-bit output {}", dst.layout()),
+            format!(
+                "does not match the output {} (16-bit, or f32 from f32 accumulators)",
+                dst.layout()
+            ),
         ));
+    }
+    if f32_out {
+        return store_fragment_f32(acc, dst);
     }
     let n = dst.layout().size();
     let offs = (0..n)
@@ -315,6 +325,64 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
                 };
                 st(Type::B32, packed, pair.addr.clone());
             }
+            Arm::Else => {
+                single(j);
+                single(j + 1);
+            }
+        });
+        i += 2;
+    }
+    Ok(())
+}
+
+/// [`store_fragment`] of f32 accumulators into an f32 tensor.
+fn store_fragment_f32<C: DeviceType, T: DeviceType>(
+    acc: &Fragment<C>,
+    dst: &GTensor<T>,
+) -> Result<(), LayoutError> {
+    let n = dst.layout().size();
+    let offs = (0..n)
+        .map(|i| Ok(dst.base() + dst.layout().eval(i)?))
+        .collect::<Result<Vec<_>, LayoutError>>()?;
+    let vals = (0..n)
+        .map(|i| acc.value(i))
+        .collect::<Result<Vec<_>, LayoutError>>()?;
+    let singles = dst.accesses(&offs, 1, false)?;
+    let aligned = dst.aligned_to(8);
+    let reg = |v: i64| Operand::Reg(acc.regs[v as usize].to_reg());
+    let st = |srcs: Vec<Operand>, addr: Address| {
+        emit(Memory::St {
+            space: StateSpace::Global,
+            ty: Type::F32,
+            srcs,
+            addr,
+            cache: None,
+            order: None,
+        })
+    };
+    let single = |i: usize| {
+        let a = &singles[i];
+        match a.pred {
+            Some(p) => p.if_(|_| st(vec![reg(vals[i])], a.addr.clone())),
+            None => st(vec![reg(vals[i])], a.addr.clone()),
+        }
+    };
+    let mut i = 0usize;
+    while i < n as usize {
+        let pairable = i + 1 < n as usize && offs[i + 1] == offs[i] + 1 && offs[i] % 2 == 0;
+        if !pairable {
+            single(i);
+            i += 1;
+            continue;
+        }
+        let pair = dst.accesses(&offs[i..i + 1], 2, false)?.remove(0);
+        let ok = match pair.pred {
+            Some(p) => p & aligned,
+            None => aligned,
+        };
+        let j = i;
+        ok.if_else(|arm| match arm {
+            Arm::Then => st(vec![reg(vals[j]), reg(vals[j + 1])], pair.addr.clone()),
             Arm::Else => {
                 single(j);
                 single(j + 1);

@@ -92,7 +92,7 @@ impl HopperConfig {
                 128 * CONSUMERS
             ));
         }
-        if n < 8 || n > 256 || n % 8 != 0 {
+        if !(8..=256).contains(&n) || n % 8 != 0 {
             return Err("tile N is a multiple of 8 up to 256 (one wgmma)".into());
         }
         if n % 64 != 0 && n > 64 {

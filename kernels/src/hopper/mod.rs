@@ -18,6 +18,7 @@
 
 pub mod config;
 pub mod program;
+pub mod reduce;
 
 pub use config::{HopperConfig, HopperPlan, PlanError, CONSUMERS, REGISTERS, THREADS};
 
@@ -97,15 +98,18 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, resident: u32) -> HopperLaunch
     }
 }
 
-/// The tile order table a kernel of `cfg` reads for `m x n`: the Hilbert order of the cluster
-/// tiles ([`dsl_core::pipeline::hilbert_order`]) for `Raster::Hilbert`; one entry otherwise
-/// (the kernel does not read it, but the parameter is a buffer).
-pub fn tile_order(cfg: &HopperConfig, m: u32, n: u32) -> Vec<u32> {
+/// The tile order table a kernel of `cfg` reads for `m x n` split `splits` ways along K: the
+/// Hilbert order of the work units ([`dsl_core::pipeline::hilbert_order`] over the cluster tiles,
+/// with the splits as more rows of them) for `Raster::Hilbert`; one entry otherwise (the kernel
+/// does not read it, but the parameter is a buffer).
+pub fn tile_order(cfg: &HopperConfig, m: u32, n: u32, splits: u32) -> Vec<u32> {
     let (bm, bn, _) = cfg.tile;
     let cluster = cfg.cluster_shape();
     match cfg.raster {
         dsl_core::pipeline::Raster::Hilbert => dsl_core::pipeline::hilbert_order(
-            m.div_ceil(bm).div_ceil(cluster.x),
+            m.div_ceil(bm)
+                .div_ceil(cluster.x)
+                .saturating_mul(splits.max(1)),
             n.div_ceil(bn).div_ceil(cluster.y),
         )
         .unwrap_or_else(|| vec![0]),
@@ -113,9 +117,65 @@ pub fn tile_order(cfg: &HopperConfig, m: u32, n: u32) -> Vec<u32> {
     }
 }
 
+/// Most ways [`split_k`] splits K.
+pub const MAX_SPLITS: u32 = 16;
+
+/// Fewest k-tiles [`split_k`] leaves a split: fewer would spend more of each split filling and
+/// draining the ring than streaming through it.
+pub const MIN_SPLIT_K_TILES: u32 = 4;
+
+/// How many ways to split K for `m x n x k` when the device runs `resident` clusters of `cfg` at
+/// once: 1 when the output has a cluster tile for every resident cluster; otherwise as many
+/// splits as fill the device (at most [`MAX_SPLITS`], each at least [`MIN_SPLIT_K_TILES`]
+/// k-tiles), made even so that every split has a k-tile (the kernel gives split `s` the k-tiles
+/// `s * per .. min((s + 1) * per, k_tiles)` with `per = ceil(k_tiles / splits)`).
+///
+/// ```
+/// use kernels::hopper::{split_k, HopperConfig};
+/// let wide = HopperConfig::WIDE; // 128x256 tiles
+/// assert_eq!(split_k(&wide, 4096, 4096, 4096, 132), 1); // 512 tiles
+/// assert_eq!(split_k(&wide, 16, 4096, 4096, 132), 8); // 16 tiles, 64 k-tiles
+/// assert_eq!(split_k(&wide, 16, 4096, 256, 132), 1); // 4 k-tiles: nothing to split
+/// ```
+pub fn split_k(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> u32 {
+    let (bm, bn, bk) = cfg.tile;
+    let cluster = cfg.cluster_shape();
+    let tiles = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
+        * u64::from(n.div_ceil(bn).div_ceil(cluster.y));
+    let k_tiles = k.div_ceil(bk);
+    if tiles == 0 || tiles >= u64::from(resident) {
+        return 1;
+    }
+    let fill = (u64::from(resident) / tiles) as u32;
+    let splits = fill.min(MAX_SPLITS).min(k_tiles / MIN_SPLIT_K_TILES).max(1);
+    let per = k_tiles.div_ceil(splits).max(1);
+    k_tiles.div_ceil(per).max(1)
+}
+
+/// f32 elements of the split-K workspace for `m x n` in `splits` ways: one `m x n` slice per
+/// split (none without a split), or `None` when the slices would not be addressable by the
+/// kernel's 32-bit offsets.
+pub fn workspace_elems(m: u32, n: u32, splits: u32) -> Option<u64> {
+    if splits <= 1 {
+        return Some(0);
+    }
+    let elems = u64::from(m) * u64::from(n) * u64::from(splits);
+    (elems < 1 << 32).then_some(elems)
+}
+
 /// The PTX entry name of a configuration: `hopper_ws_{dtype}_{config}`.
 pub fn entry_name(cfg: &HopperConfig, dtype: GemmDtype) -> String {
     format!("hopper_ws_{dtype}_{cfg}")
+}
+
+/// The split-K reduction's kernel for `dtype`, named `splitk_reduce_{dtype}`.
+pub fn reduce_kernel(dtype: GemmDtype) -> Result<Kernel, BuildError> {
+    let mut k = match dtype {
+        GemmDtype::F16 => reduce::splitk_reduce::<half::f16>()?,
+        GemmDtype::Bf16 => reduce::splitk_reduce::<half::bf16>()?,
+    };
+    k.name = format!("splitk_reduce_{dtype}");
+    Ok(k)
 }
 
 /// The registry's `hopper_ws_f16` / `hopper_ws_bf16`: [`HopperConfig::WIDE`].

@@ -21,8 +21,8 @@ use dsl_core::pipeline::{
     warpgroup_sync, Barriers, PersistentScheduler, PipelineState, RegisterBudget, TmaBarriers,
 };
 use dsl_core::tensor::{
-    copy, gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait,
-    DescriptorFragment, Fragment, Idx, STensor,
+    copy, gemm_accumulate, store_fragment, warpgroup_arrive, warpgroup_commit_batch,
+    warpgroup_wait, DescriptorFragment, Fragment, GTensor, Idx, STensor,
 };
 use dsl_core::tiled::Side;
 use dsl_macros::{device, kernel};
@@ -33,36 +33,74 @@ use crate::gemm::GemmElem;
 
 use Idx::{All, Dyn};
 
-/// What both roles walk: the grid of cluster tiles and the k-tiles of each.
+/// What both roles walk: the grid of cluster tiles, each split `splits` ways along K, and the
+/// k-tiles of each. The scheduler sees the splits as more rows of cluster tiles (row
+/// `split * tiles_m + m`), so every raster orders them as it orders tiles.
 #[derive(Clone, Copy)]
 struct Walk {
     cluster_tiles: (Var<u32>, Var<u32>),
     k_tiles: Var<u32>,
+    splits: Var<u32>,
+    /// k-tiles per split (the last split may have fewer).
+    per_split: Var<u32>,
     order: GlobalPtr<u32>,
 }
 
+/// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
+/// stage's loads complete (`full`) and the one its consumers free it on (`empty`).
+struct Ring<'a, T> {
+    a: SharedPtr<T>,
+    b: SharedPtr<T>,
+    full: &'a TmaBarriers,
+    empty: &'a Barriers,
+}
+
+/// Where a consumer's output goes: its staging tile in shared memory and D's tensor map, or
+/// (split K) the f32 partials of the `m x n` output.
+struct Output<'a, T> {
+    staging: SharedPtr<T>,
+    d_map: &'a TensorMap,
+    partials: GlobalPtr<f32>,
+    m: Var<u32>,
+    n: Var<u32>,
+}
+
+/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)`, its
+/// split and that split's k-tiles.
+struct Unit {
+    m0: Var<u32>,
+    n0: Var<u32>,
+    split: Var<u32>,
+    k_tiles: (Var<u32>, Var<u32>),
+}
+
 impl Walk {
-    /// This role's own walk (its own registers) over the cluster tiles.
+    /// This role's own walk (its own registers) over the cluster tiles and their splits.
     fn scheduler(&self, plan: &HopperPlan) -> PersistentScheduler {
         PersistentScheduler::new(
-            self.cluster_tiles.0,
+            self.cluster_tiles.0 * self.splits,
             self.cluster_tiles.1,
             plan.cfg.raster,
             plan.cfg.cluster_shape(),
             Some(self.order),
         )
     }
-}
 
-/// The block's output tile origin `(m0, n0)` for the scheduler's current cluster tile.
-fn block_origin(plan: &HopperPlan, tiles: &PersistentScheduler) -> (Var<u32>, Var<u32>) {
-    let (bm, bn, _) = plan.cfg.tile;
-    let cluster = plan.cfg.cluster_shape();
-    let (rx, ry) = cluster.coords();
-    (
-        (tiles.m() * cluster.x + rx) * bm,
-        (tiles.n() * cluster.y + ry) * bn,
-    )
+    /// The work unit the scheduler is on.
+    fn unit(&self, plan: &HopperPlan, tiles: &PersistentScheduler) -> Unit {
+        let (bm, bn, _) = plan.cfg.tile;
+        let cluster = plan.cfg.cluster_shape();
+        let (rx, ry) = cluster.coords();
+        let split = tiles.m() / self.cluster_tiles.0;
+        let tile_m = tiles.m() - split * self.cluster_tiles.0;
+        let begin = split * self.per_split;
+        Unit {
+            m0: (tile_m * cluster.x + rx) * bm,
+            n0: (tiles.n() * cluster.y + ry) * bn,
+            split,
+            k_tiles: (begin, (begin + self.per_split).min(self.k_tiles)),
+        }
+    }
 }
 
 /// The producer: one elected lane of warp 0 streams every tile's k-tiles of A and B into the
@@ -72,9 +110,7 @@ fn block_origin(plan: &HopperPlan, tiles: &PersistentScheduler) -> (Var<u32>, Va
 fn producer<T: GemmElem>(
     plan: &HopperPlan,
     maps: (&TensorMap, &TensorMap),
-    full: &TmaBarriers,
-    empty: &Barriers,
-    rings: (SharedPtr<T>, SharedPtr<T>),
+    ring: &Ring<T>,
     walk: Walk,
 ) {
     RegisterBudget::Release(REGISTERS.0).apply();
@@ -86,14 +122,16 @@ fn producer<T: GemmElem>(
         let mut tiles = walk.scheduler(plan);
         let mut ps = PipelineState::producer(cfg.stages);
         while tiles.valid() {
-            let (m0, n0) = block_origin(plan, &tiles);
-            for kt in 0u32..walk.k_tiles {
-                empty.wait(&ps);
-                full.arrive_expect_tx(&ps, plan.stage_bytes());
+            let Unit {
+                m0, n0, k_tiles, ..
+            } = walk.unit(plan, &tiles);
+            for kt in k_tiles.0..k_tiles.1 {
+                ring.empty.wait(&ps);
+                ring.full.arrive_expect_tx(&ps, plan.stage_bytes());
                 let k0 = kt * cfg.tile.2;
-                let bar = full.at(ps.stage());
-                let a = rings.0 + ps.stage() * a_elems;
-                let b = rings.1 + ps.stage() * b_elems;
+                let bar = ring.full.at(ps.stage());
+                let a = ring.a + ps.stage() * a_elems;
+                let b = ring.b + ps.stage() * b_elems;
                 if cluster.y > 1 {
                     if ry.eq_(0u32) {
                         let mask = cluster.column_mask(rx);
@@ -125,11 +163,8 @@ fn producer<T: GemmElem>(
 fn consumer<T: GemmElem>(
     plan: &HopperPlan,
     c: u32,
-    full: &TmaBarriers,
-    empty: &Barriers,
-    rings: (SharedPtr<T>, SharedPtr<T>),
-    out: SharedPtr<T>,
-    d_map: &TensorMap,
+    ring: &Ring<T>,
+    out: &Output<T>,
     walk: Walk,
 ) -> Result<(), HopperError> {
     RegisterBudget::Claim(REGISTERS.1).apply();
@@ -139,58 +174,72 @@ fn consumer<T: GemmElem>(
     let t = thread_id_in_warpgroup();
 
     // This consumer's rows of A and all of B, each stage as GMMA descriptors; its accumulators.
-    let sa = STensor::new(rings.0, plan.smem_a_consumer[c as usize].clone())?;
-    let sb = STensor::new(rings.1, plan.smem_b.clone())?;
+    let sa = STensor::new(ring.a, plan.smem_a_consumer[c as usize].clone())?;
+    let sb = STensor::new(ring.b, plan.smem_b.clone())?;
     let ta_stages = sa.partition_a(&plan.mma, t)?; // (MMA, MMA_M, MMA_K, stage)
     let tb_stages = sb.partition_b(&plan.mma, t)?; // (MMA, MMA_N, MMA_K, stage)
     let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
     // Its output tile in shared memory, the `stmatrix` partition of it.
     let rows = bm / CONSUMERS;
-    let sd_ptr = out + c * rows * bn;
+    let sd_ptr = out.staging + c * rows * bn;
     let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
     let t_cs_d = sd.partition(&plan.r2s, Side::Dst, t)?;
 
+    let (m, n) = (out.m, out.n);
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
     while tiles.valid() {
+        let unit = walk.unit(plan, &tiles);
+        let (k_begin, k_end) = unit.k_tiles;
         // ---- Main loop: one stage per k-tile ----
-        for kt in 0u32..walk.k_tiles {
-            full.wait(&cs);
+        for kt in k_begin..k_end {
+            ring.full.wait(&cs);
             let stage = [All, All, All, Dyn(cs.stage())];
             let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, GmmaMajor::K)?;
             let tb = DescriptorFragment::new(&tb_stages.slice(&stage)?, GmmaMajor::K)?;
             warpgroup_arrive();
             // The first k-tile overwrites the accumulators: no clear between tiles.
-            gemm_accumulate(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(0u32)))?;
+            gemm_accumulate(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(k_begin)))?;
             warpgroup_commit_batch();
             warpgroup_wait::<0>();
             // The stage is read: free it in every block of the cluster (a multicast load may
             // write it in all of them).
             if cluster.size() > 1 {
                 if t.lt(cluster.size()) {
-                    empty.remote_view(t).arrive(cs.stage());
+                    ring.empty.remote_view(t).arrive(cs.stage());
                 }
             } else if t.eq_(0u32) {
-                empty.arrive(&cs);
+                ring.empty.arrive(&cs);
             }
             cs.advance();
         }
 
-        // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
-        let (m0, n0) = block_origin(plan, &tiles);
-        if t.eq_(0u32) {
-            // The previous tile's store has read the shared tile.
-            bulk_wait_group_read(0);
-        }
-        warpgroup_sync(1 + c);
-        let pairs = acc.to_pairs::<T>()?.with_layout(plan.retile_c.clone());
-        copy(&plan.r2s.atom, &pairs, &t_cs_d)?;
-        // The TMA store reads through the async proxy.
-        fence_proxy_async_shared();
-        warpgroup_sync(1 + c);
-        if t.eq_(0u32) {
-            plan.tma_d.store(d_map, &[m0 + c * rows, n0], sd_ptr);
-            bulk_commit_group();
+        if walk.splits.eq_(1u32) {
+            // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
+            if t.eq_(0u32) {
+                // The previous tile's store has read the shared tile.
+                bulk_wait_group_read(0);
+            }
+            warpgroup_sync(1 + c);
+            let pairs = acc.to_pairs::<T>()?.with_layout(plan.retile_c.clone());
+            copy(&plan.r2s.atom, &pairs, &t_cs_d)?;
+            // The TMA store reads through the async proxy.
+            fence_proxy_async_shared();
+            warpgroup_sync(1 + c);
+            if t.eq_(0u32) {
+                plan.tma_d
+                    .store(out.d_map, &[unit.m0 + c * rows, unit.n0], sd_ptr);
+                bulk_commit_group();
+            }
+        } else {
+            // ---- Split-K epilogue: this split's f32 sums, straight from the registers to its
+            // slice of the partials (`splits x m x n`), where they exist; a reduction sums them.
+            let slice = out.partials + unit.split * m * n;
+            let tile = GTensor::row_major(slice, m, n).local_tile(
+                &[i64::from(rows), i64::from(bn)],
+                &[Dyn(unit.m0 / rows + c), Dyn(unit.n0 / bn)],
+            )?;
+            store_fragment(&acc, &tile.partition_c(&plan.mma, t)?)?;
         }
         tiles.next_tile();
     }
@@ -201,9 +250,13 @@ fn consumer<T: GemmElem>(
 }
 
 /// The warp-specialized GEMM of `plan` for elements `T` (f16 or bf16): `D = A * B^T`, f32
-/// accumulation. Parameters: `(a_map, b_map, d_map, m, n, k, order)`: tensor maps of A
-/// (`m x k`), B (`n x k`) and D (`m x n`) from the plan's TMA copies, the extents, and the
-/// Hilbert tile order (read only with `Raster::Hilbert`; any buffer otherwise).
+/// accumulation. Parameters: `(a_map, b_map, d_map, m, n, k, order, splits, partials)`: tensor
+/// maps of A (`m x k`), B (`n x k`) and D (`m x n`) from the plan's TMA copies, the extents, the
+/// Hilbert tile order (read only with `Raster::Hilbert`; any buffer otherwise), and the split of
+/// K: with `splits == 1` the kernel writes D; with more, split `s` writes its f32 sums to
+/// `partials[s * m * n ..]` instead (row-major `m x n`) and [`splitk_reduce`](super::reduce)
+/// adds them into D. `splits` must leave every split at least one k-tile
+/// ([`super::split_k`] chooses it so).
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn hopper_ws<T: GemmElem>(
@@ -216,6 +269,8 @@ pub fn hopper_ws<T: GemmElem>(
     n: Var<u32>,
     k: Var<u32>,
     order: GlobalPtr<u32>,
+    splits: Var<u32>,
+    partials: GlobalPtr<f32>,
 ) -> Result<(), HopperError> {
     // ---- Configuration ----
     let cfg = &plan.cfg;
@@ -255,24 +310,39 @@ pub fn hopper_ws<T: GemmElem>(
     // ---- The walk: cluster tiles of (cluster.x * bm, cluster.y * bn) ----
     let tiles_m = (m + (bm - 1)) / bm;
     let tiles_n = (n + (bn - 1)) / bn;
+    let k_tiles = (k + (bk - 1)) / bk;
     let walk = Walk {
         cluster_tiles: (
             (tiles_m + (cluster.x - 1)) / cluster.x,
             (tiles_n + (cluster.y - 1)) / cluster.y,
         ),
-        k_tiles: (k + (bk - 1)) / bk,
+        k_tiles,
+        splits,
+        per_split: (k_tiles + (splits - 1)) / splits,
         order,
     };
 
     // ---- Roles ----
     let wg = warpgroup_id();
-    let rings = (ring_a, ring_b);
+    let ring = Ring {
+        a: ring_a,
+        b: ring_b,
+        full: &full,
+        empty: &empty,
+    };
+    let output = Output {
+        staging: out,
+        d_map: &d_map,
+        partials,
+        m,
+        n,
+    };
     if wg.eq_(0u32) {
-        producer(plan, (&a_map, &b_map), &full, &empty, rings, walk);
+        producer(plan, (&a_map, &b_map), &ring, walk);
     } else if wg.eq_(1u32) {
-        consumer(plan, 0, &full, &empty, rings, out, &d_map, walk)?;
+        consumer(plan, 0, &ring, &output, walk)?;
     } else {
-        consumer(plan, 1, &full, &empty, rings, out, &d_map, walk)?;
+        consumer(plan, 1, &ring, &output, walk)?;
     }
     // No block leaves while another may still multicast into it or arrive on its barriers.
     if cluster.size() > 1 {
