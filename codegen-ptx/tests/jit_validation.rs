@@ -1010,6 +1010,9 @@ fn gpu_test_ptx_assembles() {
         (REQNTID, "sm_80"),
         (CLUSTER, "sm_90a"),
         (TMA, "sm_90a"),
+        // The spin every timed repeat waits behind, on the oldest and the newest target.
+        (codegen_ptx::jit::SPIN_PTX, "sm_80"),
+        (codegen_ptx::jit::SPIN_PTX, "sm_100a"),
     ] {
         let out = ptxas(ptx, arch);
         assert!(

@@ -86,4 +86,53 @@ pub mod gpu {
             (0..n).map(|_| self.f32()).collect()
         }
     }
+
+    /// A watchdog for GPU tests that could hang (a kernel waiting on a barrier nobody arrives
+    /// at): each step is announced with [`Watchdog::step`]; if one takes longer than the limit,
+    /// the process prints the step and exits with status 1, so the hang fails the test run
+    /// instead of stalling it. Dropping the watchdog stops it.
+    pub struct Watchdog {
+        tx: Option<std::sync::mpsc::Sender<String>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Watchdog {
+        /// A watchdog allowing each step `limit`.
+        pub fn new(limit: std::time::Duration) -> Self {
+            let (tx, rx) = std::sync::mpsc::channel::<String>();
+            let thread = std::thread::spawn(move || {
+                let mut current = String::from("(before the first step)");
+                loop {
+                    match rx.recv_timeout(limit) {
+                        Ok(step) => current = step,
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            eprintln!("watchdog: `{current}` took longer than {limit:?}: a hang");
+                            std::process::exit(1);
+                        }
+                    }
+                }
+            });
+            Watchdog {
+                tx: Some(tx),
+                thread: Some(thread),
+            }
+        }
+
+        /// Starts step `name` (and ends the one before).
+        pub fn step(&self, name: impl Into<String>) {
+            if let Some(tx) = &self.tx {
+                let _ = tx.send(name.into());
+            }
+        }
+    }
+
+    impl Drop for Watchdog {
+        fn drop(&mut self) {
+            self.tx.take();
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
 }

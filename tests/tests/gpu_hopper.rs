@@ -9,14 +9,14 @@
 use codegen_ptx::jit::{tensor_map_spec, CudaSlice, Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use kernels::gemm::harness::Rng;
-use kernels::gemm::metric::sampled_f64_error;
+use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
 use kernels::hopper::reduce::{reduce_blocks, REDUCE_THREADS};
 use kernels::hopper::{
     hopper_kernel, launch, reduce_kernel, split_k, tile_order, workspace_elems, HopperConfig,
     HopperLaunch, HopperPlan,
 };
-use rute_tests::gpu::jit;
+use rute_tests::gpu::{jit, Watchdog};
 
 /// A compiled configuration and its plan.
 struct Compiled {
@@ -190,6 +190,9 @@ const SHAPES: [(usize, usize, usize); 12] = [
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn every_configuration_matches_f64() {
     let jit = jit();
+    // A kernel that waits forever on a barrier would stall the run: each GEMM gets 60 s (the
+    // largest shape's f64 check included).
+    let watchdog = Watchdog::new(std::time::Duration::from_secs(60));
     let mut worst = [0f64; 2];
     let mut runs = 0;
     for spec in HopperConfig::SWEEP {
@@ -204,6 +207,7 @@ fn every_configuration_matches_f64() {
                 .map(|&s| (s, None))
                 .chain(forced.iter().map(|&(s, f)| (s, Some(f))));
             for (j, (shape, force)) in runs_of.enumerate() {
+                watchdog.step(format!("{spec} {dtype} {shape:?} split {force:?}"));
                 let (err, splits) = match dtype {
                     GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 7 + j as u64, force),
                     GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force),
@@ -231,35 +235,86 @@ fn every_configuration_matches_f64() {
     );
 }
 
-/// A first look at the speed: each configuration against cuBLAS at 4096^3 and 8192^3 (bf16, f32
-/// sum), median of 20 interleaved rounds over 4 input sets (past L2), after a check.
+/// One small shape of every configuration, unsplit and split, f16 and bf16: the run
+/// compute-sanitizer's memcheck, racecheck and synccheck check (`scripts/gpu_sanitize.sh`).
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
-fn first_timing_against_cublas() {
+fn small_shape_of_every_configuration() {
     let jit = jit();
-    let blas = CublasRef::new(&jit).unwrap();
-    println!("| config | M=N=K | rute ms | cuBLAS ms | ratio |");
-    for size in [4096usize, 8192] {
-        let (m, n, k) = (size, size, size);
-        let sets = 4;
-        let mut rng = Rng::new(size as u64);
+    for spec in HopperConfig::SWEEP {
+        let cfg: HopperConfig = spec.parse().unwrap();
+        for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+            let c = compile(&jit, cfg, dtype);
+            for (shape, force) in [((200, 264, 136), None), ((40, 264, 520), Some(2))] {
+                let (err, _) = match dtype {
+                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 3, force),
+                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 3, force),
+                };
+                assert!(err <= 4e-3, "{spec} {dtype} {shape:?}: error {err:.3e}");
+            }
+        }
+    }
+    println!("hopper_ws: every configuration on 200x264x136 and 40x264x520 (split 2) matches f64");
+}
+
+/// Times `configs` (each split as [`split_k`] chooses) against cuBLAS on `shapes`, `T` in, f32
+/// sums: median of 20 interleaved rounds over input sets rotated past L2 (at least 200 MB of
+/// them), after checking each configuration's output against cuBLAS's on the same inputs.
+/// Prints one table row per (shape, configuration) and returns the ratios (cuBLAS time over
+/// rute's).
+fn time_against_cublas<T>(jit: &Jit, shapes: &[(usize, usize, usize)], configs: &[&str]) -> Vec<f64>
+where
+    T: GemmElem
+        + codegen_ptx::jit::DeviceRepr
+        + codegen_ptx::jit::AnyBitPattern
+        + codegen_ptx::jit::ValidAsZeroBits
+        + Copy,
+{
+    let blas = CublasRef::new(jit).unwrap();
+    let dtype = T::DTYPE;
+    let compiled: Vec<Compiled> = configs
+        .iter()
+        .map(|spec| compile(jit, spec.parse().unwrap(), dtype))
+        .collect();
+    let mut ratios = Vec::new();
+    for &(m, n, k) in shapes {
+        let set_bytes = (m * k + n * k) * 2;
+        let sets = (200usize << 20).div_ceil(set_bytes).clamp(2, 16);
+        let mut rng = Rng::new((m * 31 + n * 7 + k) as u64);
         let inputs: Vec<_> = (0..sets)
             .map(|_| {
                 (
-                    jit.upload(&rng.matrix::<half::bf16>(m * k)).unwrap(),
-                    jit.upload(&rng.matrix::<half::bf16>(n * k)).unwrap(),
+                    jit.upload(&rng.matrix::<T>(m * k)).unwrap(),
+                    jit.upload(&rng.matrix::<T>(n * k)).unwrap(),
                 )
             })
             .collect();
-        let mut d = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
-        let mut d_ref = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
-        for spec in HopperConfig::SWEEP {
-            let cfg: HopperConfig = spec.parse().unwrap();
-            let c = compile(&jit, cfg, GemmDtype::Bf16);
+        let mut d = jit.alloc_zeros::<T>(m * n).unwrap();
+        let mut d_ref = jit.alloc_zeros::<T>(m * n).unwrap();
+        blas.gemm(m, n, k, &inputs[0].0, &inputs[0].1, &mut d_ref)
+            .unwrap();
+        let want = jit.download(&d_ref).unwrap();
+        for (spec, c) in configs.iter().zip(&compiled) {
+            let splits = split_k(&c.plan.cfg, m as u32, n as u32, k as u32, c.resident);
             let order = jit
-                .upload(&tile_order(&cfg, m as u32, n as u32, 1))
+                .upload(&tile_order(&c.plan.cfg, m as u32, n as u32, splits))
                 .unwrap();
-            let mut partials = jit.alloc_zeros::<f32>(1).unwrap();
+            let ws = workspace_elems(m as u32, n as u32, splits).unwrap().max(1) as usize;
+            let mut partials = jit.alloc_zeros::<f32>(ws).unwrap();
+            let (a0, b0) = &inputs[0];
+            run(
+                jit,
+                c,
+                (m, n, k),
+                a0,
+                b0,
+                &mut d,
+                &order,
+                (splits, &mut partials),
+            );
+            let got = jit.download(&d).unwrap();
+            let err = relative_frobenius_error(&got, &want);
+            assert!(err < 1e-2, "{spec} {m}x{n}x{k}: {err:.2e} from cuBLAS");
             let mut round = 0usize;
             let t = jit
                 .time_interleaved(20, 2, |piece| {
@@ -267,14 +322,14 @@ fn first_timing_against_cublas() {
                     round += 1;
                     if piece == 0 {
                         run(
-                            &jit,
-                            &c,
+                            jit,
+                            c,
                             (m, n, k),
                             a,
                             b,
                             &mut d,
                             &order,
-                            (1, &mut partials),
+                            (splits, &mut partials),
                         );
                         Ok(())
                     } else {
@@ -286,11 +341,59 @@ fn first_timing_against_cublas() {
                     }
                 })
                 .unwrap();
-            let (ours, theirs) = (t[0].median_ms(), t[1].median_ms());
+            let (ours, theirs) = (f64::from(t[0].median_ms()), f64::from(t[1].median_ms()));
+            let tflops = 2.0 * (m * n * k) as f64 / ours / 1e9;
             println!(
-                "| {spec} | {size} | {ours:.4} | {theirs:.4} | {:.3} |",
+                "| {dtype} | {m}x{n}x{k} | {spec} | {splits} | {ours:.4} | {theirs:.4} | {tflops:.0} | {:.3} |",
                 theirs / ours
             );
+            ratios.push(theirs / ours);
         }
     }
+    ratios
+}
+
+const HEADER: &str =
+    "| dtype | MxNxK | config | splits | rute ms | cuBLAS ms | rute TFLOP/s | ratio |";
+
+/// Every sweep configuration against cuBLAS at 4096^3, 6144^3 and 8192^3, bf16 and f16.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn square_timing_against_cublas() {
+    let jit = jit();
+    let shapes = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)];
+    println!("{HEADER}");
+    time_against_cublas::<half::bf16>(&jit, &shapes, &HopperConfig::SWEEP);
+    time_against_cublas::<half::f16>(&jit, &shapes, &HopperConfig::SWEEP);
+}
+
+/// Decode and skinny shapes (split-K where the tiles do not fill the device) against cuBLAS.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn skinny_timing_against_cublas() {
+    let jit = jit();
+    let shapes = [
+        (16, 4096, 4096),
+        (64, 4096, 4096),
+        (128, 4096, 4096),
+        (16, 28672, 4096),
+        (128, 28672, 4096),
+        (16, 4096, 14336),
+        (128, 4096, 14336),
+        (512, 4096, 4096),
+        (512, 8192, 8192),
+        (2048, 4096, 4096),
+        (81920, 256, 256),
+    ];
+    println!("{HEADER}");
+    time_against_cublas::<half::bf16>(
+        &jit,
+        &shapes,
+        &[
+            "128x256x64s3",
+            "128x128x64s5",
+            "128x128x64s5_f1",
+            "128x256x64s3_f1",
+        ],
+    );
 }

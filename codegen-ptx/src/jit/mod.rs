@@ -90,11 +90,12 @@ pub use tensor_map::{
     tensor_map_spec, TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave,
     TmaL2Promotion, TmaOobFill, TmaSwizzle,
 };
-pub use timing::Timing;
+pub use timing::{Timing, SPIN_NS, SPIN_PTX};
 
 /// cudarc itself, for what the wrappers here do not cover.
 pub use cudarc;
 /// The cudarc types tests and benches handle directly.
 pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
+    ValidAsZeroBits,
 };

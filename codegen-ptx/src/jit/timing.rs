@@ -1,10 +1,39 @@
 //! Timing work on the GPU with CUDA events: each repeat is bracketed by two events on the
 //! `Jit`'s stream, so the times are device time, free of host launch jitter.
+//!
+//! Each repeat is queued behind a short spin kernel ([`SPIN_PTX`]): without it the start event
+//! runs as soon as it is queued and the clock includes the host's time to queue the work (a few
+//! microseconds per launch, a third of a 10 us decode GEMM); behind the spin, the work is all
+//! queued before the start event runs, so the time is the device's alone, back to back.
 
 use cudarc::driver::sys;
 
 use super::error::{driver, JitError};
-use super::Jit;
+use super::{Jit, KernelArg, Launch};
+
+/// The spin kernel: one thread that waits `ns` nanoseconds of `%globaltimer`.
+pub const SPIN_PTX: &str = "\
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry rute_timing_spin(.param .u64 ns)
+{
+    .reg .u64 %t<3>;
+    .reg .u64 %n;
+    .reg .pred %p;
+    ld.param.u64 %n, [ns];
+    mov.u64 %t0, %globaltimer;
+SPIN:
+    mov.u64 %t1, %globaltimer;
+    sub.u64 %t2, %t1, %t0;
+    setp.lt.u64 %p, %t2, %n;
+    @%p bra SPIN;
+    ret;
+}
+";
+
+/// How long the spin holds the stream: longer than queueing a repeat's work takes.
+pub const SPIN_NS: u64 = 50_000;
 
 /// Times of `repeats` runs of one piece of GPU work, in milliseconds, sorted ascending.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +78,8 @@ impl Jit {
 
     /// Times `pieces` pieces of work in turns: `work(i)` queues piece `i`; after one warm-up
     /// round, each of `repeats` rounds runs every piece once between its own two events.
-    /// Returns one [`Timing`] per piece. Rounds interleave the pieces so that clock and
+    /// Returns one [`Timing`] per piece; each repeat is queued behind the spin kernel (see the
+    /// module's docs). Rounds interleave the pieces so that clock and
     /// temperature drift over the run weigh on all of them alike (timing one piece's repeats
     /// after the other's would hand the later one a hotter, slower GPU).
     pub fn time_interleaved<F>(
@@ -68,6 +98,7 @@ impl Jit {
                 .map_err(|e| driver("cuEventCreate", e))
         };
         let (start, end) = (event()?, event()?);
+        let spin = self.load(SPIN_PTX)?.function("rute_timing_spin")?;
         for i in 0..pieces {
             work(i)?;
         }
@@ -75,6 +106,10 @@ impl Jit {
         let mut samples_ms = vec![Vec::with_capacity(repeats.max(1)); pieces];
         for _ in 0..repeats.max(1) {
             for (i, samples) in samples_ms.iter_mut().enumerate() {
+                spin.launch(
+                    &Launch::new((1, 1, 1), (1, 1, 1)),
+                    &[KernelArg::U64(SPIN_NS)],
+                )?;
                 start
                     .record(stream)
                     .map_err(|e| driver("cuEventRecord", e))?;

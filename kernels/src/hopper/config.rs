@@ -22,7 +22,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 ///
 /// Spelled `{M}x{N}x{K}s{STAGES}`, then `_c{X}x{Y}` (blocks per cluster along M and N, default
 /// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
-/// rows, default 8), e.g. `128x256x64s3_c2x1_h`.
+/// rows, default 8), and `_f1` (one `wgmma` batch kept in flight across k-tiles), e.g.
+/// `128x256x64s3_c2x1_h`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
     /// The block tile `(M, N, K)`: M is 64 per consumer warpgroup times 1 or 2, N a multiple of
@@ -35,6 +36,11 @@ pub struct HopperConfig {
     pub cluster: (u32, u32),
     /// The order of the persistent walk over cluster tiles.
     pub raster: Raster,
+    /// `wgmma` batches a consumer leaves in flight when it moves to the next k-tile: 0 waits
+    /// for each k-tile's before freeing its stage; 1 frees the previous k-tile's stage once
+    /// only the current batch is pending, so the tensor cores always have the next batch queued
+    /// (CUTLASS's `K_PIPE_MMAS`).
+    pub in_flight: u32,
 }
 
 /// Consumer warpgroups (each computes `tile_m / 2` rows of the block's tile).
@@ -54,10 +60,11 @@ impl HopperConfig {
         stages: 3,
         cluster: (1, 1),
         raster: Raster::Grouped { group: 8 },
+        in_flight: 0,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 8] = [
+    pub const SWEEP: [&'static str; 10] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -66,6 +73,8 @@ impl HopperConfig {
         "256x128x64s3_c1x2",
         "128x128x64s5",
         "128x128x64s5_c2x1",
+        "128x256x64s3_f1",
+        "128x128x64s5_f1",
     ];
 
     /// The cluster's shape.
@@ -106,6 +115,12 @@ impl HopperConfig {
         if !(2..=8).contains(&self.stages) {
             return Err("stages is 2..=8".into());
         }
+        if self.in_flight > 1 {
+            return Err("at most one wgmma batch stays in flight (_f1)".into());
+        }
+        if self.in_flight + 1 >= self.stages {
+            return Err("a batch in flight holds a stage: at least 3 stages with _f1".into());
+        }
         let (cx, cy) = self.cluster;
         if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2)) {
             return Err("the cluster is 1x1, 2x1 or 1x2".into());
@@ -137,7 +152,11 @@ impl fmt::Display for HopperConfig {
             Raster::Grouped { group: 8 } => Ok(()),
             Raster::Grouped { group } => write!(f, "_g{group}"),
             Raster::AlongM => write!(f, "_g1"),
+        }?;
+        if self.in_flight > 0 {
+            write!(f, "_f{}", self.in_flight)?;
         }
+        Ok(())
     }
 }
 
@@ -177,6 +196,8 @@ impl FromStr for HopperConfig {
                     .and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
                     .ok_or_else(|| bad("the cluster is _c{X}x{Y}"))?;
                 cfg.cluster = (x, y);
+            } else if let Some(d) = p.strip_prefix('f') {
+                cfg.in_flight = d.parse().map_err(|_| bad("_f takes a number of batches"))?;
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -187,7 +208,9 @@ impl FromStr for HopperConfig {
                     Raster::Grouped { group }
                 };
             } else {
-                return Err(bad(&format!("unknown part `_{p}` (known: _cXxY, _h, _gG)")));
+                return Err(bad(&format!(
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN)"
+                )));
             }
         }
         cfg.check().map_err(|why| bad(&why))?;

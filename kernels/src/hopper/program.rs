@@ -192,6 +192,18 @@ fn consumer<T: GemmElem>(
         let unit = walk.unit(plan, &tiles);
         let (k_begin, k_end) = unit.k_tiles;
         // ---- Main loop: one stage per k-tile ----
+        // Frees a stage in every block of the cluster once its wgmma have read it (a multicast
+        // load may write it in all of them).
+        let release = |stage: Var<u32>| {
+            if cluster.size() > 1 {
+                if t.lt(cluster.size()) {
+                    ring.empty.remote_view(t).arrive(stage);
+                }
+            } else if t.eq_(0u32) {
+                ring.empty.arrive_at(stage);
+            }
+        };
+        let mut previous = Var::<u32>::konst(0).fresh();
         for kt in k_begin..k_end {
             ring.full.wait(&cs);
             let stage = [All, All, All, Dyn(cs.stage())];
@@ -201,17 +213,24 @@ fn consumer<T: GemmElem>(
             // The first k-tile overwrites the accumulators: no clear between tiles.
             gemm_accumulate(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(k_begin)))?;
             warpgroup_commit_batch();
-            warpgroup_wait::<0>();
-            // The stage is read: free it in every block of the cluster (a multicast load may
-            // write it in all of them).
-            if cluster.size() > 1 {
-                if t.lt(cluster.size()) {
-                    ring.empty.remote_view(t).arrive(cs.stage());
+            if cfg.in_flight == 0 {
+                warpgroup_wait::<0>();
+                release(cs.stage());
+            } else {
+                // The previous k-tile's batch is done: its stage is free.
+                warpgroup_wait::<1>();
+                if kt.ne_(k_begin) {
+                    release(previous);
                 }
-            } else if t.eq_(0u32) {
-                ring.empty.arrive(&cs);
+                previous.set(cs.stage());
             }
             cs.advance();
+        }
+        if cfg.in_flight > 0 {
+            warpgroup_wait::<0>();
+            if k_end.gt(k_begin) {
+                release(previous);
+            }
         }
 
         if walk.splits.eq_(1u32) {
