@@ -419,7 +419,12 @@ fn tma_pipeline_matches_the_cpu() {
     );
     let mut worst = 0f64;
     let mut runs = 0;
-    for (rows, cols) in [(1000usize, 836usize), (333, 2052), (64, 12 * 64 + 4), (1, 780)] {
+    for (rows, cols) in [
+        (1000usize, 836usize),
+        (333, 2052),
+        (64, 12 * 64 + 4),
+        (1, 780),
+    ] {
         let laps = cols.div_ceil(64) as f64 / f64::from(tp::STAGES);
         assert!(laps >= 3.0, "{rows}x{cols} laps the ring {laps} times");
         let x = Rng::new(0x7e ^ (rows * cols) as u64).vec(rows * cols);

@@ -14,7 +14,7 @@ use kernels::gemm::{
     Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
     Plan, Tune,
 };
-use kernels::multistage::{Acc, DType, MultistageConfig};
+use kernels::multistage::MultistageConfig;
 
 fn jit() -> Jit {
     match Jit::new(0) {
@@ -309,7 +309,7 @@ fn auto_takes_narrower_copies_for_odd_k() {
             Plan::Multistage {
                 dtype: GemmDtype::F16,
                 acc: Accum::F32,
-                config: MultistageConfig::reference_for_k(DType::F16, Acc::F32, 41),
+                config: MultistageConfig::reference_for_k(GemmDtype::F16, Accum::F32, 41),
             },
         ),
     ] {

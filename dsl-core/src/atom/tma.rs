@@ -371,7 +371,10 @@ impl TmaCopy {
             ));
         }
         let bytes = u64::from(self.global.elem.bits() / 8);
-        if let Some(d) = self.order[1..].iter().find(|&&d| (strides[d] * bytes) % 16 != 0) {
+        if let Some(d) = self.order[1..]
+            .iter()
+            .find(|&&d| (strides[d] * bytes) % 16 != 0)
+        {
             return Err(fail(
                 self.kind.cute_name(),
                 &self.smem,
@@ -575,7 +578,13 @@ mod tests {
         )
         .unwrap();
         assert!(tma.descriptor(&[64, 64], &[1, 64]).is_err());
-        let e = tma.descriptor(&[64, 833], &[833, 1]).unwrap_err().to_string();
-        assert!(e.contains("1666 bytes") && e.contains("multiple of 16"), "{e}");
+        let e = tma
+            .descriptor(&[64, 833], &[833, 1])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1666 bytes") && e.contains("multiple of 16"),
+            "{e}"
+        );
     }
 }

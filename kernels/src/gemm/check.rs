@@ -10,7 +10,7 @@ use half::{bf16, f16};
 use thiserror::Error;
 
 use super::{naive, Accum, GemmDtype, KernelChoice, Tune};
-use crate::multistage::{self, Acc, DType, Epilogue, MultistageConfig, MultistageError};
+use crate::multistage::{self, Epilogue, MultistageConfig, MultistageError};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
 /// parameters, so `i32::MAX` bounds both.
@@ -159,19 +159,6 @@ pub enum KernelBuildError {
     /// The multistage program refused its configuration or failed.
     #[error(transparent)]
     Multistage(#[from] MultistageError),
-}
-
-/// The multistage program's names for these types.
-pub(crate) fn multistage_types(dtype: GemmDtype, acc: Accum) -> (DType, Acc) {
-    let dtype = match dtype {
-        GemmDtype::F16 => DType::F16,
-        GemmDtype::Bf16 => DType::Bf16,
-    };
-    let acc = match acc {
-        Accum::F16 => Acc::F16,
-        Accum::F32 => Acc::F32,
-    };
-    (dtype, acc)
 }
 
 /// The grid, block and dynamic shared memory of one launch.
@@ -364,7 +351,7 @@ fn multistage_plan(p: &Problem) -> Result<Plan, InputError> {
         kernel: KernelChoice::Multistage,
         reason,
     };
-    let (dtype, acc) = multistage_types(p.dtype, p.acc);
+    let (dtype, acc) = (p.dtype, p.acc);
     let cfg = match p.tune {
         None if p.k.is_multiple_of(8) => Tune::for_shape(p.m, p.n, p.k).config(p.dtype, p.acc),
         None => MultistageConfig::reference_for_k(dtype, acc, p.k as u32),
@@ -451,11 +438,10 @@ mod tests {
 
     /// The plan `check` picks for the multistage kernel without `--config`.
     fn ms(dtype: GemmDtype, acc: Accum, k: usize) -> Plan {
-        let (d, a) = multistage_types(dtype, acc);
         let config = if k.is_multiple_of(8) {
             Tune::for_shape(1, 1, k).config(dtype, acc)
         } else {
-            MultistageConfig::reference_for_k(d, a, k as u32)
+            MultistageConfig::reference_for_k(dtype, acc, k as u32)
         };
         Plan::Multistage { dtype, acc, config }
     }

@@ -51,6 +51,7 @@ pub use runtime::target_for;
 #[cfg(feature = "gpu")]
 pub use runtime::{Gemm, GemmArgs, GemmError};
 
+use dsl_core::atom::ValType;
 use dsl_core::kernel::DeviceType;
 use half::{bf16, f16};
 
@@ -70,6 +71,20 @@ impl GemmDtype {
             GemmDtype::F16 => "f16",
             GemmDtype::Bf16 => "bf16",
         }
+    }
+
+    /// The atoms' name for it (`dsl_core::atom::ValType`), for a program's copy, MMA and TMA
+    /// atoms.
+    pub fn val_type(self) -> ValType {
+        match self {
+            GemmDtype::F16 => ValType::F16,
+            GemmDtype::Bf16 => ValType::BF16,
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        self.val_type().bits() as usize / 8
     }
 }
 
@@ -94,6 +109,14 @@ impl Accum {
         match self {
             Accum::F16 => "f16",
             Accum::F32 => "f32",
+        }
+    }
+
+    /// The atoms' name for it (`dsl_core::atom::ValType`), for a program's MMA atoms.
+    pub fn val_type(self) -> ValType {
+        match self {
+            Accum::F16 => ValType::F16,
+            Accum::F32 => ValType::F32,
         }
     }
 

@@ -115,7 +115,7 @@ impl Tune {
                 )
             })?,
         };
-        multistage::Plan::new(&t.config(GemmDtype::F16, Accum::F32))
+        multistage::Setup::new(&t.config(GemmDtype::F16, Accum::F32))
             .map_err(|e| format!("`{spec}`: {}", reason(&e)))?;
         Ok(t)
     }
@@ -185,7 +185,6 @@ impl Tune {
 
     /// Its configuration for these types.
     pub fn config(self, dtype: GemmDtype, acc: Accum) -> MultistageConfig {
-        let (dtype, acc) = super::check::multistage_types(dtype, acc);
         let (tile_m, tile_n, tile_k) = self.tile;
         MultistageConfig {
             tile_m,
@@ -217,7 +216,6 @@ impl fmt::Display for Tune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::multistage::{Acc, DType};
 
     #[test]
     fn named_configurations_round_trip() {
@@ -240,7 +238,7 @@ mod tests {
         assert_eq!((t.warps, t.name()), ((1, 2), "64x64x32s2_w1x2".to_string()));
         assert_eq!(
             Tune::TUNED.config(GemmDtype::F16, Accum::F32),
-            MultistageConfig::tuned(DType::F16, Acc::F32)
+            MultistageConfig::tuned(GemmDtype::F16, Accum::F32)
         );
     }
 
