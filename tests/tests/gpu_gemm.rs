@@ -258,7 +258,7 @@ fn multistage_smem_epilogue() {
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn multistage_tuned_on_both_targets() {
-    use kernels::gemm::Tune;
+    use kernels::multistage::Tune;
     let jit = jit();
     for tune in [Tune::TUNED, Tune::SHORT_K] {
         for (dtype, acc, tol) in [

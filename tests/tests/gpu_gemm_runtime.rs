@@ -12,9 +12,9 @@ use kernels::gemm::harness::{case_seed, poison, Case, Harness, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
 use kernels::gemm::{
     Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
-    Plan, Tune,
+    Plan,
 };
-use kernels::multistage::MultistageConfig;
+use kernels::multistage::{MultistageConfig, Tune};
 
 fn jit() -> Jit {
     match Jit::new(0) {

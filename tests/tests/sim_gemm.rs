@@ -884,8 +884,8 @@ fn simulated_smem_epilogue() {
 #[test]
 fn simulated_tuned() {
     let mut cfgs = vec![MultistageConfig::tuned(GemmDtype::F16, Accum::F32)];
-    cfgs.extend(kernels::gemm::Tune::SWEEP.map(|name| {
-        kernels::gemm::Tune::parse(name)
+    cfgs.extend(kernels::multistage::Tune::SWEEP.map(|name| {
+        name.parse::<kernels::multistage::Tune>()
             .unwrap()
             .config(kernels::gemm::GemmDtype::F16, kernels::gemm::Accum::F32)
     }));

@@ -207,8 +207,8 @@ fn other_configurations_assemble() {
         }
     }
     // Every configuration the sweep times, for every type pair.
-    for name in kernels::gemm::Tune::SWEEP {
-        let tune = kernels::gemm::Tune::parse(name).unwrap();
+    for name in kernels::multistage::Tune::SWEEP {
+        let tune: kernels::multistage::Tune = name.parse().unwrap();
         for (dtype, acc) in [
             (GemmDtype::F16, Accum::F16),
             (GemmDtype::F16, Accum::F32),

@@ -7,7 +7,8 @@
 use std::io::{BufRead, Write};
 
 use kernels::gemm::check::MAX_DIM;
-use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, Tune};
+use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
+use kernels::multistage::Tune;
 
 use super::args::{self, Flag};
 use super::{report, USAGE_ERROR};
@@ -64,7 +65,7 @@ pub struct Options {
     pub acc: Option<Accum>,
     /// `--kernel` (default `auto`).
     pub kernel: KernelChoice,
-    /// `--config SPEC`: a multistage configuration ([`Tune::parse`]) (default: [`Tune::for_shape`] where K is a multiple of 8, else the reference with narrower copies).
+    /// `--config SPEC`: a multistage configuration ([`Tune`]'s `FromStr`) (default: [`Tune::for_shape`] where K is a multiple of 8, else the reference with narrower copies).
     pub tune: Option<Tune>,
     /// `--repeats` (default 20, in `1..=`[`MAX_REPEATS`]).
     pub repeats: usize,
@@ -174,7 +175,7 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
             .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
     }
     if let Some(v) = a.value("--config") {
-        opts.tune = Some(Tune::parse(v).map_err(|e| format!("--config: {e}"))?);
+        opts.tune = Some(v.parse::<Tune>().map_err(|e| format!("--config: {e}"))?);
     }
     if let Some(v) = a.value("--repeats") {
         opts.repeats = args::integer("--repeats", v, 1..=MAX_REPEATS as u64)? as usize;
@@ -1126,7 +1127,7 @@ mod tests {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
                     kernel: KernelChoice::Naive,
-                    tune: Some(Tune::parse("256x128x32s4_r2_se").unwrap()),
+                    tune: Some("256x128x32s4_r2_se".parse().unwrap()),
                     repeats: 5,
                     seed: 9,
                 },

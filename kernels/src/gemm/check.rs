@@ -9,8 +9,8 @@ use dsl_core::kernel::BuildError;
 use half::{bf16, f16};
 use thiserror::Error;
 
-use super::{naive, Accum, GemmDtype, KernelChoice, Tune};
-use crate::multistage::{self, Epilogue, MultistageConfig, MultistageError};
+use super::{naive, Accum, GemmDtype, KernelChoice};
+use crate::multistage::{self, Epilogue, MultistageConfig, MultistageError, Tune};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
 /// parameters, so `i32::MAX` bounds both.
@@ -526,7 +526,7 @@ mod tests {
         );
         // A named configuration is what runs.
         let p = Problem {
-            tune: Some(Tune::parse("256x128x32s4_r2_se").unwrap()),
+            tune: Some("256x128x32s4_r2_se".parse::<Tune>().unwrap()),
             ..problem(64, 64, 16)
         };
         assert_eq!(
@@ -534,7 +534,8 @@ mod tests {
             Ok(Plan::Multistage {
                 dtype: GemmDtype::F16,
                 acc: Accum::F32,
-                config: Tune::parse("256x128x32s4_r2_se")
+                config: "256x128x32s4_r2_se"
+                    .parse::<Tune>()
                     .unwrap()
                     .config(GemmDtype::F16, Accum::F32),
             })

@@ -4,8 +4,6 @@
 //! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation.
 //! - [`check`](mod@check): the input checks as a pure function of shapes and buffer lengths, and the choice
 //!   of configuration ([`Plan`]); no GPU needed, so it is unit-tested here.
-//! - [`tune`]: [`Tune`], a multistage configuration as `rute gemm --config` spells it, and the
-//!   default by shape ([`Tune::for_shape`]).
 //! - [`metric`]: the correctness metric, relative Frobenius error in f64.
 //! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
 //!   once (a thread-safe cache) and launches; `CublasRef`: cuBLAS's `cublasGemmEx` as the
@@ -37,12 +35,10 @@ pub mod metric;
 pub mod naive;
 #[cfg(feature = "gpu")]
 mod runtime;
-pub mod tune;
 
 pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
-pub use tune::Tune;
 
 #[cfg(feature = "gpu")]
 pub use cublas::CublasRef;

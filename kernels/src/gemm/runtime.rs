@@ -12,8 +12,8 @@ use dsl_core::ir::Target;
 use thiserror::Error;
 
 use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem};
-use super::Tune;
 use super::{Accum, GemmElem, KernelChoice};
+use crate::multistage::Tune;
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
 #[derive(Debug, Error)]
@@ -146,7 +146,7 @@ impl<'j> Gemm<'j> {
     }
 
     /// Run the multistage kernel in this configuration instead of the default (see
-    /// [`super::Plan::Multistage`]).
+    /// [`crate::gemm::Plan::Multistage`]).
     pub fn with_tune(mut self, tune: Tune) -> Self {
         self.tune = Some(tune);
         self

@@ -34,6 +34,9 @@
 //! ```
 
 pub mod program;
+pub mod tune;
+
+pub use tune::{Tune, TuneError};
 
 use dsl_core::atom::{
     CopyAtom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, StsmN, UniversalCopy,
