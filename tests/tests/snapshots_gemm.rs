@@ -239,3 +239,38 @@ fn other_configurations_assemble() {
     }
     assert!(spills.is_empty(), "spills: {spills:?}");
 }
+
+/// Every program of the build names launch arguments that fill its kernel's parameters, for the
+/// plans it makes on every target for shapes that reach its different defaults (K odd, short,
+/// long).
+#[test]
+fn every_program_s_arguments_fit_its_kernel() {
+    use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
+    for program in PROGRAMS {
+        let mut plans = 0;
+        for target in Target::ALL {
+            for (m, n, k) in [(100, 70, 13), (300, 200, 24), (4096, 4096, 4096)] {
+                for (dtype, acc) in [(GemmDtype::F16, Accum::F16), (GemmDtype::Bf16, Accum::F32)] {
+                    let p = Problem {
+                        m,
+                        n,
+                        k,
+                        dtype,
+                        acc,
+                        kernel: KernelChoice::Program(*program),
+                        config: None,
+                    };
+                    let Ok(plan) = check(&p, BufferLens::for_shape(m, n, k).unwrap(), target)
+                    else {
+                        continue;
+                    };
+                    let launch = plan.launch(m as u32, n as u32, k as u32, 132);
+                    assert_eq!(launch.check(), Ok(()), "{}", plan.describe());
+                    rute_tests::gemm::assert_args_fit(&plan, &launch, target);
+                    plans += 1;
+                }
+            }
+        }
+        assert!(plans > 0, "{} made no plan", program.name());
+    }
+}

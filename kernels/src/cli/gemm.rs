@@ -6,16 +6,17 @@
 
 use std::io::{BufRead, Write};
 
+use dsl_core::ir::Target;
 use kernels::gemm::check::MAX_DIM;
-use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
-use kernels::multistage::Tune;
+use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
 
 use super::args::{self, Flag};
 use super::{report, USAGE_ERROR};
 
-const HELP: &str = "\
+/// The usage lines, before the list of kernels (`{kernels}`: their names).
+const HELP_USAGE: &str = "\
 usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
-                 [--kernel auto|naive|multistage] [--config SPEC] [--check] [--bench]
+                 [--kernel auto|{kernels}] [--config SPEC] [--check] [--bench]
                  [--repeats R] [--seed S]
        rute gemm --suite correctness|bench [--dtype ..] [--acc ..] [--kernel ..] [--config ..]
                  [--repeats R] [--seed S] [--out FILE.md]
@@ -23,17 +24,15 @@ usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
 D = A * B^T with A (M x K) and B (N x K) row-major (K contiguous) and D (M x N) row-major,
 on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN before each run.
 
+  --kernel    the GEMM program (the kernels below); auto, the default: the first of them
+              that takes the problem (and, given --config, its spelling)
+  --config    a configuration in the kernel's spelling (below); without it, the kernel's
+              default for the shape
   --check     compare with cuBLAS (f32 compute): relative Frobenius error, PASS under
               1e-2 (f16 accumulation), 2e-3 (f32, f16 out) or 4e-3 (f32, bf16 out);
               exit status 1 on FAIL
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
               repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
-  --config    a multistage configuration: MxN[xK]sS[_wAxB][_rR][_se] (tile, K 32 when
-              left out; S stages; A x B warps, one per 64x64 by default; blocks
-              rasterized in groups of 2^R M tiles; epilogue through shared memory),
-              e.g. 128x256x32s4_r2_se; or `ref`, or `tuned` (128x256x32s4_r2_stsm);
-              without it: 128x128x64s3_r2_stsm for K <= 2048, `tuned` above, the
-              reference with the widest copies K allows where K is not a multiple of 8
   --repeats   timed repeats, 1 to 10000 (default 20)
   --seed      seed of the random inputs (default 1)
   --suite correctness   square 128..8192 and 38 odd shapes, every dtype/acc pair the kernel
@@ -41,11 +40,56 @@ on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN befor
   --suite bench         4096^3, 8192^3, 2048^3 and 81920 x 256 x 256, each checked, then timed
                         against cuBLAS; a table last, and in FILE.md with --out
                         (checked writable before anything runs)
+";
 
-Defaults: --dtype f16 --acc f32 --kernel auto (the fastest kernel of this build that takes
-the problem). Without --check or --bench the GEMM runs once and every output is checked to
-have been written. A run that needs more host or GPU memory than there is (A, B, D
-and the copies the check and the timing make) is refused before anything is allocated.";
+/// The end of the help, after the list of kernels.
+const HELP_DEFAULTS: &str = "\
+Defaults: --dtype f16 --acc f32 --kernel auto. Without --check or --bench the GEMM runs once
+and every output is checked to have been written. A run that needs more host or GPU memory
+than there is (A, B, D and the copies the check and the timing make) is refused before
+anything is allocated.";
+
+/// `rute gemm --help`: the usage, then each kernel of this build ([`PROGRAMS`], in the order
+/// `auto` tries them) with its summary and its `--config` spelling.
+pub fn help() -> String {
+    let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name()).collect();
+    let mut s = HELP_USAGE.replace("{kernels}", &names.join("|"));
+    s += "\nKernels, in the order auto tries them:\n";
+    for p in PROGRAMS {
+        s += &wrap(&format!("  {:<11} ", p.name()), p.summary(), 14);
+        s += &wrap(
+            &" ".repeat(14),
+            &format!("--config: {}", p.config_syntax()),
+            14,
+        );
+    }
+    s + "\n" + HELP_DEFAULTS
+}
+
+/// `text` after `prefix`, in lines of at most 92 columns (a longer word alone on its line), the
+/// lines after the first indented by `indent` spaces, each ending in a newline.
+fn wrap(prefix: &str, text: &str, indent: usize) -> String {
+    const WIDTH: usize = 92;
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut fresh = true;
+    for word in text.split_whitespace() {
+        if !fresh && line.len() + 1 + word.len() > WIDTH {
+            out += &line;
+            out.push('\n');
+            line = " ".repeat(indent);
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line += word;
+        fresh = false;
+    }
+    out += &line;
+    out.push('\n');
+    out
+}
 
 /// Which fixed list of shapes `--suite` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +101,7 @@ pub enum Suite {
 }
 
 /// The options every form takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// `--dtype`, if given.
     pub dtype: Option<GemmDtype>,
@@ -65,8 +109,9 @@ pub struct Options {
     pub acc: Option<Accum>,
     /// `--kernel` (default `auto`).
     pub kernel: KernelChoice,
-    /// `--config SPEC`: a multistage configuration ([`Tune`]'s `FromStr`) (default: [`Tune::for_shape`] where K is a multiple of 8, else the reference with narrower copies).
-    pub tune: Option<Tune>,
+    /// `--config SPEC`: a configuration in the kernel's spelling, one it (or, for `auto`, some
+    /// kernel) takes (default: the kernel's for the shape).
+    pub config: Option<String>,
     /// `--repeats` (default 20, in `1..=`[`MAX_REPEATS`]).
     pub repeats: usize,
     /// `--seed` (default 1).
@@ -113,7 +158,7 @@ const FLAGS: &[Flag] = &[
     Flag::value("--k", "a positive integer"),
     Flag::value("--dtype", "f16 or bf16"),
     Flag::value("--acc", "f16 or f32"),
-    Flag::value("--kernel", "auto, naive or multistage"),
+    Flag::value("--kernel", "auto or a kernel `rute gemm --help` lists"),
     Flag::value(
         "--config",
         "a configuration (e.g. 128x256x32s4_r2_se, tuned)",
@@ -150,7 +195,7 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         dtype: None,
         acc: None,
         kernel: KernelChoice::Auto,
-        tune: None,
+        config: None,
         repeats: DEFAULT_REPEATS,
         seed: 1,
     };
@@ -169,13 +214,16 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         });
     }
     if let Some(v) = a.value("--kernel") {
-        opts.kernel = KernelChoice::ALL
-            .into_iter()
-            .find(|c| c.name() == v)
-            .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
+        opts.kernel = KernelChoice::named(v).map_err(|_| {
+            format!(
+                "--kernel takes {}, not `{v}`",
+                KernelChoice::names().join(", ")
+            )
+        })?;
     }
     if let Some(v) = a.value("--config") {
-        opts.tune = Some(v.parse::<Tune>().map_err(|e| format!("--config: {e}"))?);
+        check_config(opts.kernel, v)?;
+        opts.config = Some(v.to_string());
     }
     if let Some(v) = a.value("--repeats") {
         opts.repeats = args::integer("--repeats", v, 1..=MAX_REPEATS as u64)? as usize;
@@ -222,6 +270,29 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
             Err(format!(
                 "{} missing: give --m, --n and --k, or --suite",
                 missing.join(", ")
+            ))
+        }
+    }
+}
+
+/// Refuses a `--config` spelling the kernel does not take (for `auto`, that no kernel takes),
+/// with each kernel's reason.
+fn check_config(kernel: KernelChoice, spec: &str) -> Result<(), String> {
+    match kernel {
+        KernelChoice::Program(p) => p
+            .check_config(spec)
+            .map_err(|e| format!("--config: the {} kernel: {e}", p.name())),
+        KernelChoice::Auto => {
+            let mut reasons = Vec::new();
+            for p in PROGRAMS {
+                match p.check_config(spec) {
+                    Ok(()) => return Ok(()),
+                    Err(e) => reasons.push(format!("the {} kernel: {e}", p.name())),
+                }
+            }
+            Err(format!(
+                "--config `{spec}` is no kernel's configuration: {}",
+                reasons.join("; ")
             ))
         }
     }
@@ -406,7 +477,7 @@ fn cases_memory(
     let mut cases = Vec::new();
     for (dtype, acc) in dtype_accs {
         for &shape in &shapes {
-            if precheck(&problem(shape, dtype, acc, opts)).is_ok() {
+            if precheck(&problem(shape, dtype, acc, opts), &Target::ALL).is_ok() {
                 let need = case_memory(shape, dtype, check, bench, opts.repeats, l2_bytes);
                 cases.push((shape, dtype, need));
             }
@@ -478,11 +549,6 @@ fn meminfo_available(meminfo: &str) -> Option<u64> {
     let mut words = line["MemAvailable:".len()..].split_whitespace();
     let kib: u64 = words.next()?.parse().ok()?;
     (words.next() == Some("kB")).then(|| kib.saturating_mul(1024))
-}
-
-fn kernel_names() -> String {
-    let names: Vec<&str> = KernelChoice::ALL.iter().map(|c| c.name()).collect();
-    names.join(", ")
 }
 
 // Used by the GPU half only; tested in every build.
@@ -565,7 +631,7 @@ pub fn pairs(opts: &Options) -> Vec<(GemmDtype, Accum)> {
         .collect()
 }
 
-/// The problem of one case, checked without a GPU (shapes, types, the kernel's limits).
+/// The problem of one case.
 fn problem(shape: (usize, usize, usize), dtype: GemmDtype, acc: Accum, opts: &Options) -> Problem {
     Problem {
         m: shape.0,
@@ -574,31 +640,49 @@ fn problem(shape: (usize, usize, usize), dtype: GemmDtype, acc: Accum, opts: &Op
         dtype,
         acc,
         kernel: opts.kernel,
-        tune: opts.tune,
+        config: opts.config.clone(),
     }
 }
 
-fn precheck(p: &Problem) -> Result<(), String> {
+/// Checks `p` without a GPU (shapes, types, the kernel's limits) for the first of `targets` it
+/// passes on: before a GPU is found, every target ([`Target::ALL`]), for that GPU its own. The
+/// error is the check's, or where the targets refuse it differently, each target's.
+fn precheck(p: &Problem, targets: &[Target]) -> Result<(), String> {
     let lens = BufferLens::for_shape(p.m, p.n, p.k).ok_or_else(|| {
         format!(
             "{} x {} x {} has operands too large to count",
             p.m, p.n, p.k
         )
     })?;
-    check(p, lens).map(|_| ()).map_err(|e| e.to_string())
+    let mut refusals: Vec<(Target, String)> = Vec::new();
+    for &t in targets {
+        match check(p, lens, t) {
+            Ok(_) => return Ok(()),
+            Err(e) => refusals.push((t, e.to_string())),
+        }
+    }
+    let first = refusals.first().map(|(_, e)| e.clone()).unwrap_or_default();
+    if refusals.iter().all(|(_, e)| *e == first) {
+        return Err(first);
+    }
+    let each: Vec<String> = refusals
+        .iter()
+        .map(|(t, e)| format!("on {t}: {e}"))
+        .collect();
+    Err(each.join("; "))
 }
 
 /// Runs `rute gemm` with `args`; returns the exit status.
 pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let request = match parse(args) {
         Ok(Request::Help) => {
-            let _ = writeln!(out, "{HELP}");
+            let _ = writeln!(out, "{}", help());
             return 0;
         }
         Ok(r) => r,
         Err(message) => {
             report(err, &message);
-            let _ = writeln!(err, "\n{HELP}");
+            let _ = writeln!(err, "\n{}", help());
             return USAGE_ERROR;
         }
     };
@@ -620,7 +704,7 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             opts.acc.unwrap_or(Accum::F32),
             opts,
         );
-        if let Err(e) = precheck(&p) {
+        if let Err(e) = precheck(&p, &Target::ALL) {
             report(err, &e);
             return 1;
         }
@@ -668,7 +752,8 @@ mod gpu {
     use kernels::gemm::{Accum, CublasRef, Gemm, GemmDtype, GemmElem, GemmError};
 
     use super::{
-        pairs, precheck, problem, square_shapes, Options, Request, Suite, BENCH_SHAPES, ODD_SHAPES,
+        pairs, precheck, problem, square_shapes, Options, Request, Suite, Target, BENCH_SHAPES,
+        ODD_SHAPES,
     };
 
     struct Ctx<'j> {
@@ -685,15 +770,15 @@ mod gpu {
                 return 1;
             }
         };
-        let tune = match request {
-            Request::Single { opts, .. } | Request::Suite { opts, .. } => opts.tune,
+        let config = match request {
+            Request::Single { opts, .. } | Request::Suite { opts, .. } => opts.config.clone(),
             Request::Help => None,
         };
         let ctx = match Gemm::new(&jit).and_then(|gemm| {
             Ok(Ctx {
                 jit: &jit,
-                gemm: match tune {
-                    Some(t) => gemm.with_tune(t),
+                gemm: match config {
+                    Some(c) => gemm.with_config(c),
                     None => gemm,
                 },
                 cublas: CublasRef::new(&jit)?,
@@ -765,6 +850,11 @@ mod gpu {
                 kernel: opts.kernel,
                 seed: case_seed(opts.seed, shape.0, shape.1, shape.2),
             }
+        }
+
+        /// The target the GPU runs, which the prechecks check for.
+        fn target(&self) -> Target {
+            self.gemm.target()
         }
 
         fn harness(&self) -> Harness<'_> {
@@ -869,8 +959,11 @@ mod gpu {
         let (m, n, k) = shape;
         let _ = writeln!(
             out,
-            "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}",
-            opts.kernel
+            "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}{}",
+            opts.kernel,
+            opts.config
+                .as_deref()
+                .map_or(String::new(), |c| format!(" config={c}"))
         );
         let mut ok = true;
         if !check && !bench {
@@ -931,8 +1024,11 @@ mod gpu {
             .map(|d| d.as_secs())
             .unwrap_or(0);
         format!(
-            "# {title}\n\n- device: {device}\n- kernel: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
-            opts.kernel, opts.seed, opts.repeats
+            "# {title}\n\n- device: {device}\n- kernel: {}\n- config: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
+            opts.kernel,
+            opts.config.as_deref().unwrap_or("the kernel's default for the shape"),
+            opts.seed,
+            opts.repeats
         )
     }
 
@@ -956,7 +1052,7 @@ mod gpu {
             for &shape in &shapes {
                 let (m, n, k) = shape;
                 let label = format!("{dtype} {acc} {m:>6} x {n:>6} x {k:>6}");
-                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts)) {
+                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts), &[ctx.target()]) {
                     refused += 1;
                     let _ = writeln!(out, "{label}  refused: {reason}");
                     rows += &format!("| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | refused: {reason} |\n");
@@ -1048,7 +1144,7 @@ mod gpu {
         for &shape in BENCH_SHAPES {
             let (m, n, k) = shape;
             let _ = writeln!(out, "{m} x {n} x {k} {dtype} {acc}");
-            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts)) {
+            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts), &[ctx.target()]) {
                 all_ok = false;
                 let _ = writeln!(out, "  refused: {reason}");
                 table += &format!(
@@ -1106,16 +1202,20 @@ mod tests {
             dtype: None,
             acc: None,
             kernel: KernelChoice::Auto,
-            tune: None,
+            config: None,
             repeats: DEFAULT_REPEATS,
             seed: 1,
         }
     }
 
+    fn kernel(name: &str) -> KernelChoice {
+        KernelChoice::named(name).unwrap()
+    }
+
     #[test]
     fn single_shape_with_every_option() {
         let r = parse(&args(
-            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel naive --config t256x128s4_r2_se --check --bench --repeats 5 --seed 9",
+            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel multistage --config t256x128s4_r2_se --check --bench --repeats 5 --seed 9",
         ));
         assert_eq!(
             r,
@@ -1126,8 +1226,8 @@ mod tests {
                 opts: Options {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
-                    kernel: KernelChoice::Naive,
-                    tune: Some("256x128x32s4_r2_se".parse().unwrap()),
+                    kernel: kernel("multistage"),
+                    config: Some("t256x128s4_r2_se".into()),
                     repeats: 5,
                     seed: 9,
                 },
@@ -1135,14 +1235,29 @@ mod tests {
         );
         assert_eq!(
             parse(&args("--k 8 --m 2 --n 3 --config tuned")).map(|r| match r {
-                Request::Single { opts, .. } => opts.tune,
+                Request::Single { opts, .. } => opts.config,
                 _ => None,
             }),
-            Ok(Some(Tune::TUNED))
+            Ok(Some("tuned".into()))
         );
-        assert!(parse(&args("--k 8 --m 2 --n 3 --config fastest"))
-            .unwrap_err()
-            .contains("e.g. 128x256x32s4_r2_se"));
+        // A spelling no kernel takes is a usage error, with each kernel's reason.
+        let e = parse(&args("--k 8 --m 2 --n 3 --config fastest")).unwrap_err();
+        assert!(
+            e.starts_with("--config `fastest` is no kernel's configuration: the multistage kernel: `fastest` is not a configuration")
+                && e.contains("e.g. 128x256x32s4_r2_se")
+                && e.ends_with("the naive kernel: it takes no --config, and `fastest` was given"),
+            "{e}"
+        );
+        assert_eq!(
+            parse(&args("--k 8 --m 2 --n 3 --kernel naive --config tuned")),
+            Err("--config: the naive kernel: it takes no --config, and `tuned` was given".into())
+        );
+        assert_eq!(
+            parse(&args(
+                "--k 8 --m 2 --n 3 --kernel multistage --config 128x128x48s3"
+            )),
+            Err("--config: the multistage kernel: `128x128x48s3`: tile_k is 32 or 64".into())
+        );
         assert_eq!(
             parse(&args("--k 1 --m 2 --n 3")),
             Ok(Request::Single {
@@ -1162,7 +1277,7 @@ mod tests {
                 suite: Suite::Bench,
                 out: Some("results.md".into()),
                 opts: Options {
-                    kernel: KernelChoice::Multistage,
+                    kernel: kernel("multistage"),
                     ..opts()
                 }
             })
@@ -1214,7 +1329,7 @@ mod tests {
             ),
             (
                 "--m 1 --n 1 --k 1 --kernel fast",
-                "--kernel takes auto, naive, multistage, not `fast`",
+                "--kernel takes auto, multistage, naive, not `fast`",
             ),
             (
                 "--m 1 --n 1 --k 1 --repeats 0",
@@ -1428,7 +1543,7 @@ mod tests {
                 false,
                 false,
                 Options {
-                    kernel: KernelChoice::Naive,
+                    kernel: kernel("naive"),
                     ..opts()
                 },
             ),
@@ -1476,7 +1591,7 @@ mod tests {
             false,
             false,
             Options {
-                kernel: KernelChoice::Naive,
+                kernel: kernel("naive"),
                 ..opts()
             },
         );

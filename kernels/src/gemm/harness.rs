@@ -4,8 +4,9 @@
 use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit, JitError};
 use cudarc::driver::sys;
 
-use super::check::{BufferLens, Plan};
+use super::check::BufferLens;
 use super::metric::{count_non_finite, relative_frobenius_error, sampled_f64_error};
+use super::program::Plan;
 use super::runtime::{Gemm, GemmArgs, GemmError};
 use super::{Accum, CublasRef, GemmDtype, GemmElem, KernelChoice};
 use half::{bf16, f16};

@@ -1,29 +1,37 @@
 //! GEMM: `D = A * B^T` with A (`M x K`) and B (`N x K`) K-major and D (`M x N`) row-major, f16 or
-//! bf16 in and out.
+//! bf16 in and out, by one of several programs behind one seam.
 //!
-//! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation.
-//! - [`check`](mod@check): the input checks as a pure function of shapes and buffer lengths, and the choice
-//!   of configuration ([`Plan`]); no GPU needed, so it is unit-tested here.
+//! - [`program`](mod@program): the seam: [`GemmProgram`] (which problems a program takes, and its
+//!   [`Plan`] for them), [`ProgramPlan`] (a plan's kernel and its launch: [`LaunchPlan`],
+//!   [`GemmArg`]), and [`PROGRAMS`], the programs of this build; its docs show how to add one.
+//! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation
+//!   ([`naive::Naive`]); the multistage program is `crate::multistage::Multistage`.
+//! - [`check`](mod@check): the input checks as a pure function of shapes, buffer lengths and the
+//!   target, and the choice of program; no GPU needed, so it is unit-tested here.
 //! - [`metric`]: the correctness metric, relative Frobenius error in f64.
 //! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
-//!   once (a thread-safe cache) and launches; `CublasRef`: cuBLAS's `cublasGemmEx` as the
-//!   reference, on the same stream.
+//!   once (a thread-safe cache), builds the plan's arguments and launches; `CublasRef`: cuBLAS's
+//!   `cublasGemmEx` as the reference, on the same stream.
 //!
 //! ```
-//! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Plan, Problem};
+//! use dsl_core::ir::Target;
+//! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
 //!
 //! let p = Problem { m: 100, n: 70, k: 13, dtype: GemmDtype::Bf16, acc: Accum::F32,
-//!                   kernel: KernelChoice::Auto, tune: None };
-//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }).unwrap();
+//!                   kernel: KernelChoice::Auto, config: None };
+//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }, Target::Sm90a).unwrap();
 //! // K = 13: the multistage kernel with element copies on 64x64 tiles.
 //! assert!(plan.describe().starts_with("multistage bf16 (f32 acc, 64x64x32 tile"), "{}", plan.describe());
-//! assert_eq!(plan.launch_shape(100, 70).grid, (2, 2, 1));
-//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }).unwrap_err();
+//! assert_eq!(plan.launch(100, 70, 13, 132).grid, (2, 2, 1));
+//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }, Target::Sm90a).unwrap_err();
 //! assert!(e.to_string().contains("D has 6999 elements"), "{e}");
-//! // K = 4096: the tuned 128x256 tiles (stmatrix epilogue; on sm_80 `Plan::for_target` swaps it).
+//! // K = 4096: the tuned 128x256 tiles, with the stmatrix epilogue on sm_90a and st.shared on sm_80.
 //! let p = Problem { m: 4096, n: 4096, k: 4096, ..p };
-//! let plan = check(&p, BufferLens { a: 4096 * 4096, b: 4096 * 4096, d: 4096 * 4096 }).unwrap();
+//! let lens = BufferLens::for_shape(4096, 4096, 4096).unwrap();
+//! let plan = check(&p, lens, Target::Sm90a).unwrap();
 //! assert!(plan.describe().contains("128x256x32 tile, 4 stages, 2x4 warps"), "{}", plan.describe());
+//! assert!(plan.describe().ends_with("stmatrix epilogue)"));
+//! assert!(check(&p, lens, Target::Sm80).unwrap().describe().ends_with("smem epilogue)"));
 //! ```
 
 pub mod check;
@@ -33,12 +41,17 @@ mod cublas;
 pub mod harness;
 pub mod metric;
 pub mod naive;
+pub mod program;
 #[cfg(feature = "gpu")]
 mod runtime;
 
-pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
+pub use check::{check, BufferLens, InputError, KernelBuildError, Problem};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
+pub use program::{
+    GemmArg, GemmOperand, GemmProgram, KernelChoice, LaunchPlan, Plan, ProgramPlan, UnknownKernel,
+    PROGRAMS,
+};
 
 #[cfg(feature = "gpu")]
 pub use cublas::CublasRef;
@@ -131,44 +144,6 @@ impl Accum {
 }
 
 impl std::fmt::Display for Accum {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Which kernel computes the product.
-///
-/// The seam for a new kernel: add its variant here, its `Plan` variant and the arm that picks it
-/// in `check::select`, then its arms in [`Plan::kernel`] and [`Plan::launch_shape`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KernelChoice {
-    /// The fastest kernel in this build that handles the problem.
-    Auto,
-    /// [`gemm_naive`]: any shape, f32 accumulation only.
-    Naive,
-    /// The multistage `mma.sync` kernel (`kernels::multistage`), when it is in the build.
-    Multistage,
-}
-
-impl KernelChoice {
-    /// The name the command line takes and prints.
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelChoice::Auto => "auto",
-            KernelChoice::Naive => "naive",
-            KernelChoice::Multistage => "multistage",
-        }
-    }
-
-    /// Every choice, in the order `--help` lists them.
-    pub const ALL: [KernelChoice; 3] = [
-        KernelChoice::Auto,
-        KernelChoice::Naive,
-        KernelChoice::Multistage,
-    ];
-}
-
-impl std::fmt::Display for KernelChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }

@@ -34,8 +34,10 @@
 //! ```
 
 pub mod program;
+pub mod seam;
 pub mod tune;
 
+pub use seam::{Multistage, MAX_K};
 pub use tune::{Tune, TuneError};
 
 use dsl_core::atom::{
