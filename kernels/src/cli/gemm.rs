@@ -8,6 +8,7 @@ use std::io::{BufRead, Write};
 
 use dsl_core::ir::Target;
 use kernels::gemm::check::MAX_DIM;
+use kernels::gemm::rotation::{self, rotating_sets};
 use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
 
 use super::args::{self, Flag};
@@ -365,28 +366,14 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// The input sets the timing rotates through: enough to cover twice the L2, at most 16, within
-/// 4 GiB (as `kernels::gemm::harness::rotating_sets` with its cap; a test pins the two together).
-fn rotating_sets(set_bytes: u128, l2_bytes: u64) -> u128 {
-    const MAX_SETS: u128 = 16;
-    const CAP_BYTES: u128 = 4 << 30;
-    if set_bytes == 0 {
-        return 1;
-    }
-    let wanted = (2 * u128::from(l2_bytes))
-        .div_ceil(set_bytes)
-        .clamp(1, MAX_SETS);
-    wanted.min((CAP_BYTES / set_bytes).max(1))
-}
-
 /// What one case of a run allocates at its peak, on the host and on the device.
 ///
 /// A, B and D (m*k, n*k, m*n elements of `dtype`) live on the device in every form. Without
 /// `check` and `bench` the GEMM runs once: the host holds one operand at a time while uploading,
 /// then D. `check` adds cuBLAS's D on the device and holds A, B and both Ds on the host at once
 /// (the f64 reference and the comparison). `bench` keeps the rotating input sets on the device
-/// ([`rotating_sets`] of the device's `l2_bytes`; `u64::MAX` gives the most any L2 would, 16 sets
-/// within 4 GiB), and on the host one operand at a time and 16 bytes per repeat for the
+/// ([`rotating_sets`] of the device's `l2_bytes`, the harness's; `u64::MAX` gives the most any L2
+/// would, [`rotation::MAX_SETS`] sets within [`rotation::CAP_BYTES`]), and on the host one operand at a time and 16 bytes per repeat for the
 /// samples. The phases run one after the other, so each side's peak is the largest of its
 /// phases. Saturates at `u64::MAX`.
 pub fn case_memory(
@@ -422,7 +409,8 @@ pub fn case_memory(
     if bench {
         let samples = 16u128.saturating_mul(repeats as u128);
         host = host.max(one_operand.saturating_add(samples));
-        device = device.max(set.saturating_mul(rotating_sets(set, l2_bytes)));
+        let sets = rotating_sets(set, l2_bytes, rotation::CAP_BYTES) as u128;
+        device = device.max(set.saturating_mul(sets));
     }
     let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
     Memory {
@@ -498,7 +486,7 @@ pub fn memory_needed(request: &Request, l2_bytes: u64) -> Memory {
         })
 }
 
-/// The hook the runner calls once it knows the machine, before it allocates anything: refuses
+/// What the runner calls once it knows the machine, before it allocates anything: refuses
 /// `request` when one of its cases needs more than `available` on the host or on the device,
 /// naming the first such case (host before device), what it needs and what there is. Pass the
 /// device's free memory (`cuMemGetInfo`), [`host_available`] (or `u64::MAX` where unknown) and
@@ -709,7 +697,8 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             return 1;
         }
     }
-    // So are runs larger than the host's memory; the runner checks the device's once it has one.
+    // So are runs larger than the host's memory; the runner checks the device's (and the host's
+    // again) once it has one, before it allocates.
     if let Some(host) = host_available() {
         let available = Memory {
             host,
@@ -746,14 +735,15 @@ mod gpu {
     use codegen_ptx::jit::{DeviceRepr, Jit};
     use half::{bf16, f16};
     use kernels::gemm::harness::{
-        case_seed, BenchOutcome, Case, CheckOutcome, Harness, Operands, SAMPLED_ENTRIES,
+        case_seed, free_device_memory, l2_bytes, BenchOutcome, Case, CheckOutcome, Harness,
+        Operands, SAMPLED_ENTRIES,
     };
     use kernels::gemm::metric::count_non_finite;
     use kernels::gemm::{Accum, CublasRef, Gemm, GemmDtype, GemmElem, GemmError};
 
     use super::{
-        pairs, precheck, problem, square_shapes, Options, Request, Suite, Target, BENCH_SHAPES,
-        ODD_SHAPES,
+        check_memory, host_available, pairs, precheck, problem, square_shapes, Memory, Options,
+        Request, Suite, Target, BENCH_SHAPES, ODD_SHAPES,
     };
 
     struct Ctx<'j> {
@@ -761,6 +751,10 @@ mod gpu {
         gemm: Gemm<'j>,
         cublas: CublasRef<'j>,
     }
+
+    /// Device memory the memory check leaves for what it does not count: cuBLAS's handle and
+    /// workspace (32 MiB on Hopper) and the modules the run loads.
+    const DEVICE_HEADROOM: u64 = 256 << 20;
 
     pub(super) fn execute(request: &Request, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let jit = match Jit::new(0) {
@@ -770,6 +764,23 @@ mod gpu {
                 return 1;
             }
         };
+        // Before anything is allocated: a run larger than the device's free memory (or the
+        // host's) is refused, naming what it needs and what there is.
+        let device_free = match free_device_memory(&jit) {
+            Ok(free) => free,
+            Err(e) => {
+                super::report(err, &e.to_string());
+                return 1;
+            }
+        };
+        let available = Memory {
+            host: host_available().unwrap_or(u64::MAX),
+            device: device_free.saturating_sub(DEVICE_HEADROOM),
+        };
+        if let Err(e) = check_memory(request, l2_bytes(&jit) as u64, available) {
+            super::report(err, &e.to_string());
+            return 1;
+        }
         let config = match request {
             Request::Single { opts, .. } | Request::Suite { opts, .. } => opts.config.clone(),
             Request::Help => None,
@@ -1615,6 +1626,28 @@ mod tests {
         let absurd = single((1, 2147483647, 2147483647), true, false, opts());
         let e = check_memory(&absurd, u64::MAX, h200).unwrap_err();
         assert!(e.to_string().starts_with("1 x 2147483647 x 2147483647 (f16) needs 8.0 EiB (9223372041149743100 bytes) of host memory"), "{e}");
+        // The device check gpu_run.sh makes: one matrix at a time fits the host, the three do not
+        // fit the device.
+        let large = single((170000, 170000, 170000), false, false, opts());
+        assert_eq!(
+            precheck(
+                &problem(
+                    (170000, 170000, 170000),
+                    GemmDtype::F16,
+                    Accum::F32,
+                    &opts()
+                ),
+                &Target::ALL
+            ),
+            Ok(())
+        );
+        let e = check_memory(&large, 50 << 20, h200).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "170000 x 170000 x 170000 (f16) needs 161.5 GiB (173400000000 bytes) of device memory \
+             (A, B, D and the reference or the timing's input sets), more than the 139.0 GiB \
+             (149250113536 bytes) available"
+        );
         // What fits passes and says what it needs.
         let fits = single((4096, 4096, 4096), true, true, opts());
         assert_eq!(
@@ -1652,22 +1685,6 @@ mod tests {
         assert_eq!(meminfo_available("MemAvailable: x kB\n"), None);
         if cfg!(target_os = "linux") {
             assert!(host_available().is_some_and(|b| b > 0));
-        }
-    }
-
-    /// The model of the timing's rotation is the harness's.
-    #[cfg(feature = "gpu")]
-    #[test]
-    fn rotation_is_the_harness_rotation() {
-        use kernels::gemm::harness;
-        for set in [0usize, 1, 1000, 24 << 20, 384 << 20, 5 << 30] {
-            for l2 in [0usize, 1, 50 << 20, 1 << 40] {
-                assert_eq!(
-                    rotating_sets(set as u128, l2 as u64),
-                    harness::rotating_sets(set, l2, 4 << 30) as u128,
-                    "{set} {l2}"
-                );
-            }
         }
     }
 

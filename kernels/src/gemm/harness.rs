@@ -7,6 +7,7 @@ use cudarc::driver::sys;
 use super::check::BufferLens;
 use super::metric::{count_non_finite, relative_frobenius_error, sampled_f64_error};
 use super::program::Plan;
+use super::rotation::{rotating_sets, CAP_BYTES};
 use super::runtime::{Gemm, GemmArgs, GemmError};
 use super::{Accum, CublasRef, GemmDtype, GemmElem, KernelChoice};
 use half::{bf16, f16};
@@ -111,6 +112,16 @@ pub fn poison<T: GemmElem>(jit: &Jit, buf: &mut CudaSlice<T>) -> Result<(), Gemm
     Ok(jit.fill_bytes(buf, POISON_BYTE)?)
 }
 
+/// The device memory free now, in bytes (`cuMemGetInfo`): what the memory check of a run
+/// compares its needs with before anything is allocated.
+pub fn free_device_memory(jit: &Jit) -> Result<u64, GemmError> {
+    let (free, _total) = jit.context().mem_get_info().map_err(|e| JitError::Driver {
+        call: "cuMemGetInfo",
+        reason: e.to_string(),
+    })?;
+    Ok(free as u64)
+}
+
 /// The L2 cache's size in bytes (0 if the driver does not say).
 pub fn l2_bytes(jit: &Jit) -> usize {
     jit.context()
@@ -187,19 +198,6 @@ impl BenchOutcome {
     }
 }
 
-/// How many input sets to rotate through so that consecutive runs do not find their inputs in
-/// L2: enough sets to cover twice the L2, at most 16, and within `memory_cap` bytes.
-pub fn rotating_sets(set_bytes: usize, l2_bytes: usize, memory_cap: usize) -> usize {
-    if set_bytes == 0 {
-        return 1;
-    }
-    let wanted = (2 * l2_bytes).div_ceil(set_bytes).clamp(1, 16);
-    wanted.min((memory_cap / set_bytes).max(1))
-}
-
-/// Device memory the rotating sets may take, at most.
-const ROTATION_CAP_BYTES: usize = 4 << 30;
-
 /// One GEMM case: its shape, accumulator, kernel choice, and the seed its inputs are drawn from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Case {
@@ -272,7 +270,7 @@ impl Harness<'_> {
         } = *case;
         let elem = std::mem::size_of::<T>();
         let set_bytes = (m * k + n * k + m * n) * elem;
-        let sets = rotating_sets(set_bytes, l2_bytes(jit), ROTATION_CAP_BYTES);
+        let sets = rotating_sets(set_bytes as u128, l2_bytes(jit) as u64, CAP_BYTES);
         let mut ops = Vec::with_capacity(sets);
         for s in 0..sets {
             ops.push(Operands::<T>::random(
@@ -345,20 +343,6 @@ impl Harness<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rotation_covers_twice_the_l2_within_the_cap() {
-        let l2 = 50 << 20;
-        // 2048^3 f16: 24 MiB a set; 100 MiB / 24 MiB -> 5 sets.
-        assert_eq!(rotating_sets(24 << 20, l2, 4 << 30), 5);
-        // Larger than twice the L2: one set is enough.
-        assert_eq!(rotating_sets(384 << 20, l2, 4 << 30), 1);
-        // Tiny sets: at most 16.
-        assert_eq!(rotating_sets(1024, l2, 4 << 30), 16);
-        // The memory cap wins over the L2.
-        assert_eq!(rotating_sets(24 << 20, l2, 48 << 20), 2);
-        assert_eq!(rotating_sets(0, l2, 4 << 30), 1);
-    }
 
     #[test]
     fn random_values_are_uniform_in_the_unit_interval_and_seeded() {

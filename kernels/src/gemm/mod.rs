@@ -9,6 +9,7 @@
 //! - [`check`](mod@check): the input checks as a pure function of shapes, buffer lengths and the
 //!   target, and the choice of program; no GPU needed, so it is unit-tested here.
 //! - [`metric`]: the correctness metric, relative Frobenius error in f64.
+//! - [`rotation`]: how many input sets the timing rotates through.
 //! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
 //!   once (a thread-safe cache), builds the plan's arguments and launches; `CublasRef`: cuBLAS's
 //!   `cublasGemmEx` as the reference, on the same stream.
@@ -42,6 +43,7 @@ pub mod harness;
 pub mod metric;
 pub mod naive;
 pub mod program;
+pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
 
