@@ -8,7 +8,7 @@ use dsl_core::ir::Target;
 use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use super::program::{KernelChoice, Plan, PROGRAMS};
+use super::program::{GemmProgram, KernelChoice, Plan, PROGRAMS};
 use super::{Accum, GemmDtype};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
@@ -208,42 +208,51 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
 
 /// Picks the plan for a problem whose shapes and types passed: the named program's, or for
 /// `Auto` the first program's of [`PROGRAMS`] that takes the configuration (if one is given) and
-/// runs the problem, saying why it passed over those before it.
+/// runs the problem, saying why it passed over those before it that take the configuration.
 fn select(p: &Problem, target: Target) -> Result<Plan, InputError> {
     let config = p.config.as_deref();
-    let plan = |program: &dyn super::GemmProgram| {
+    // The spelling's refusal apart (`Err(Err(..))`): a program that does not take it was never
+    // a candidate, so a fallback's description leaves it out.
+    let plan = |program: &dyn GemmProgram| -> Result<Plan, Result<String, String>> {
         if let Some(c) = config {
-            program.check_config(c)?;
+            program.check_config(c).map_err(Err)?;
         }
-        program.plan(p, target, config)
+        program.plan(p, target, config).map_err(Ok)
     };
     match p.kernel {
         KernelChoice::Program(program) => {
             plan(program).map_err(|reason| InputError::KernelCannot {
                 kernel: program.name(),
-                reason,
+                reason: reason.unwrap_or_else(|spelling| spelling),
             })
         }
         KernelChoice::Auto => {
-            let mut refused: Vec<(&str, String)> = Vec::new();
-            let said = |refused: &[(&str, String)], verb: &str| {
-                let each: Vec<String> = refused
-                    .iter()
-                    .map(|(name, reason)| format!("the {name} kernel{verb}: {reason}"))
-                    .collect();
-                each.join("; ")
-            };
+            let mut refused: Vec<(&str, Result<String, String>)> = Vec::new();
             for program in PROGRAMS {
                 match plan(*program) {
-                    Ok(chosen) if refused.is_empty() => return Ok(chosen),
                     Ok(chosen) => {
-                        return Ok(chosen.chosen_because(said(&refused, " cannot run it")))
+                        let passed_over: Vec<String> = refused
+                            .iter()
+                            .filter_map(|(name, r)| {
+                                let reason = r.as_ref().ok()?;
+                                Some(format!("the {name} kernel cannot run it: {reason}"))
+                            })
+                            .collect();
+                        return Ok(if passed_over.is_empty() {
+                            chosen
+                        } else {
+                            chosen.chosen_because(passed_over.join("; "))
+                        });
                     }
                     Err(reason) => refused.push((program.name(), reason)),
                 }
             }
+            let each: Vec<String> = refused
+                .into_iter()
+                .map(|(name, r)| format!("the {name} kernel: {}", r.unwrap_or_else(|s| s)))
+                .collect();
             Err(InputError::NoKernel {
-                reasons: said(&refused, ""),
+                reasons: each.join("; "),
             })
         }
     }
