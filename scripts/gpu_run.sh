@@ -45,6 +45,14 @@ for pattern in ${TESTS-$default_tests}; do
     [ $found -eq 1 ] || fail "no test binary matches $pattern (stage it: see the top of this script)"
 done
 [ -x .gpu/bin/rute ] || fail ".gpu/bin/rute is missing (stage it: see the top of this script)"
+# A run past the GPU's memory (A, B and D of 170000^3 f16: 161 GiB; the host holds one at a time)
+# is refused before anything is allocated, naming what it needs and what the device has.
+log=$(timeout 60 .gpu/bin/rute gemm --m 170000 --n 170000 --k 170000 2>&1)
+rc=$?
+echo "$log" >> "$out/run.log"
+if [ $rc -ne 1 ] || ! echo "$log" | grep -q "of device memory"; then
+    fail "rute gemm --m 170000 --n 170000 --k 170000 was not refused for device memory (exit status $rc): $log"
+fi
 if [ -z "${SKIP_CORRECTNESS:-}" ]; then
     # The default plans (tuned where K is a multiple of 8), then the seed's configuration.
     timeout 300 .gpu/bin/rute gemm --suite correctness --out "$out/correctness.md" >> "$out/run.log" 2>&1 || status=1

@@ -10,8 +10,11 @@
 //!   [`tma_round_trip`](mod@examples::tma_round_trip) (mbarrier and TMA, sm_90a and up). Each
 //!   declares the targets it supports and runs on the GPU against a CPU reference (crate
 //!   `rute-tests`, feature `gpu`).
+//! - [`gemm`]: the GEMM programs behind one seam ([`gemm::GemmProgram`]; [`gemm::PROGRAMS`] lists
+//!   this build's), the checks, the metric and (feature `gpu`) the runtime call `Gemm`.
 //! - [`multistage`]: the multistage GEMM (`cp.async`, `ldmatrix`, `mma.sync`) as a `#[kernel]`
-//!   program, f16/bf16 in, f16 or f32 accumulate, any M, N and K (K a multiple of 8).
+//!   program, f16/bf16 in, f16 or f32 accumulate, any M, N and K; the GEMM program
+//!   [`multistage::Multistage`].
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).

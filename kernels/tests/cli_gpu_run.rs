@@ -27,7 +27,8 @@ fn test_binary(dir: &Path, name: &str, passed: u32, ignored: u32) {
     );
 }
 
-/// A staging directory with a stand-in `rute` that passes every check.
+/// A staging directory with a stand-in `rute` that passes every check and refuses the run past
+/// the device's memory.
 fn staged(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rute-gpu-run-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
@@ -35,7 +36,11 @@ fn staged(name: &str) -> PathBuf {
     fs::create_dir_all(dir.join(".gpu/bin")).unwrap();
     script(
         &dir.join(".gpu/bin/rute"),
-        r#"out=""; while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
+        r#"case " $* " in *" --m 170000 "*)
+    echo "error: 170000 x 170000 x 170000 (f16) needs 161.5 GiB (173400000000 bytes) of device memory (A, B, D and the reference or the timing's input sets), more than the 139.0 GiB (149250000000 bytes) available" >&2
+    exit 1;;
+esac
+out=""; while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
 echo "check: error 1.0e-4 (tolerance 2.0e-3), 0 unwritten: PASS"
 echo "bench: rute 1.0000 ms 1.00 TFLOP/s | cuBLAS 1.0000 ms 1.00 TFLOP/s | ratio 1.000"
 [ -z "$out" ] || echo "| table |" > "$out""#,
@@ -93,6 +98,32 @@ fn a_missing_binary_no_test_run_and_ignored_tests_fail_loudly() {
         assert!(err.contains(needle), "`{needle}` missing from {err}");
     }
     assert!(!err.contains("jit_gpu-1"), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_rute_that_allocates_past_the_device_fails_the_run() {
+    let dir = staged("no-memory-check");
+    for name in [
+        "jit_gpu-1",
+        "gpu_examples-2",
+        "gpu_gemm-3",
+        "gpu_gemm_runtime-4",
+    ] {
+        test_binary(&dir, name, 1, 0);
+    }
+    // A rute that runs (and passes) whatever it is given.
+    script(
+        &dir.join(".gpu/bin/rute"),
+        r#"echo "ran: naive f16 (f32 acc); 0 of 1 outputs unwritten: PASS""#,
+    );
+    let o = gpu_run(&dir);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("FAIL: rute gemm --m 170000 --n 170000 --k 170000 was not refused for device memory (exit status 0)"),
+        "{err}"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -53,6 +53,66 @@ pub mod ptx {
     }
 }
 
+/// Helpers of the GEMM programs' tests.
+pub mod gemm {
+    use codegen_ptx::jit::{ptx_signature, PtxClass, PtxParam, PtxParamKind};
+    use dsl_core::ir::Target;
+    use kernels::gemm::{GemmArg, LaunchPlan, Plan};
+
+    /// Whether the runtime's argument for `arg` fills `param`: pointers (D, A, B, a table) a
+    /// 64-bit unsigned or untyped scalar or `.ptr`, the dimensions and scalars a 32-bit one, a
+    /// tensor map a 128-byte, 64-byte aligned array.
+    pub fn fits(arg: &GemmArg, param: &PtxParam) -> bool {
+        let scalar = |bits: u32| match param.kind {
+            PtxParamKind::Scalar(t) | PtxParamKind::Pointer { ty: t, .. } => {
+                t.bits == bits && matches!(t.class, PtxClass::Unsigned | PtxClass::Bits)
+            }
+            PtxParamKind::Array { .. } => false,
+        };
+        match arg {
+            GemmArg::D | GemmArg::A | GemmArg::B | GemmArg::Table(_) | GemmArg::Workspace => {
+                scalar(64)
+            }
+            GemmArg::M | GemmArg::N | GemmArg::K | GemmArg::U32(_) => scalar(32),
+            GemmArg::TensorMap { .. } => param.is_tensor_map(),
+        }
+    }
+
+    /// Asserts that `launch`, `plan`'s launch of some problem, names as many arguments as the
+    /// plan's kernel for `target` has parameters, each of a kind the parameter takes ([`fits`]);
+    /// and the same of the launch after it against the plan's reduction kernel.
+    pub fn assert_args_fit(plan: &Plan, launch: &LaunchPlan, target: Target) {
+        let what = format!("{} for {target}", plan.describe());
+        let kernel = plan.kernel().unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_fits(&kernel, &plan.entry(), launch, target, &what);
+        if let Some(then) = &launch.then {
+            let reduction = plan
+                .reduction()
+                .unwrap_or_else(|| panic!("{what}: a launch after, and no reduction kernel"))
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let name = reduction.name.clone();
+            assert_fits(&reduction, &name, then, target, &what);
+        }
+    }
+
+    fn assert_fits(
+        kernel: &dsl_core::ir::Kernel,
+        entry: &str,
+        launch: &LaunchPlan,
+        target: Target,
+        what: &str,
+    ) {
+        let ptx = codegen_ptx::emit(kernel, target).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let params = ptx_signature(&ptx, entry)
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+            .unwrap_or_else(|| panic!("{what}: no entry {entry}"));
+        assert_eq!(launch.args.len(), params.len(), "{what}: {:?}", launch.args);
+        for (arg, param) in launch.args.iter().zip(&params) {
+            assert!(fits(arg, param), "{what}: {arg:?} cannot fill {param}");
+        }
+    }
+}
+
 /// Helpers of the GPU tests.
 pub mod gpu {
     use codegen_ptx::jit::Jit;

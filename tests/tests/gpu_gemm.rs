@@ -14,23 +14,24 @@ use codegen_ptx::emit;
 use codegen_ptx::jit::{Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use half::{bf16, f16};
-use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+use kernels::gemm::{Accum, GemmDtype};
+use kernels::multistage::{multistage_kernel, MultistageConfig};
 use rute_tests::gpu::{jit, Rng};
 
 const POISON: u16 = 0xFFFF;
 const GUARD: usize = 64;
 
-fn to_bits(dtype: DType, x: f32) -> u16 {
+fn to_bits(dtype: GemmDtype, x: f32) -> u16 {
     match dtype {
-        DType::F16 => f16::from_f32(x).to_bits(),
-        DType::Bf16 => bf16::from_f32(x).to_bits(),
+        GemmDtype::F16 => f16::from_f32(x).to_bits(),
+        GemmDtype::Bf16 => bf16::from_f32(x).to_bits(),
     }
 }
 
-fn from_bits(dtype: DType, b: u16) -> f32 {
+fn from_bits(dtype: GemmDtype, b: u16) -> f32 {
     match dtype {
-        DType::F16 => f16::from_bits(b).to_f32(),
-        DType::Bf16 => bf16::from_bits(b).to_f32(),
+        GemmDtype::F16 => f16::from_bits(b).to_f32(),
+        GemmDtype::Bf16 => bf16::from_bits(b).to_f32(),
     }
 }
 
@@ -129,7 +130,7 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (383, 190, 1000),
 ];
 
-fn check_all(dtype: DType, acc: Acc, tol: f64) {
+fn check_all(dtype: GemmDtype, acc: Accum, tol: f64) {
     let jit = jit();
     let cfg = MultistageConfig::reference(dtype, acc);
     for target in [Target::Sm90a, Target::Sm80] {
@@ -144,19 +145,19 @@ fn check_all(dtype: DType, acc: Acc, tol: f64) {
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn multistage_f16_f16acc() {
-    check_all(DType::F16, Acc::F16, 1e-2);
+    check_all(GemmDtype::F16, Accum::F16, 1e-2);
 }
 
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn multistage_f16_f32acc() {
-    check_all(DType::F16, Acc::F32, 2e-3);
+    check_all(GemmDtype::F16, Accum::F32, 2e-3);
 }
 
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn multistage_bf16_f32acc() {
-    check_all(DType::Bf16, Acc::F32, 4e-3);
+    check_all(GemmDtype::Bf16, Accum::F32, 4e-3);
 }
 
 /// K not a multiple of 8: the configurations with 8-, 4- and 2-byte copies.
@@ -165,9 +166,9 @@ fn multistage_bf16_f32acc() {
 fn multistage_narrow_copies() {
     let jit = jit();
     for (dtype, acc, tol) in [
-        (DType::F16, Acc::F16, 1e-2),
-        (DType::F16, Acc::F32, 2e-3),
-        (DType::Bf16, Acc::F32, 4e-3),
+        (GemmDtype::F16, Accum::F16, 1e-2),
+        (GemmDtype::F16, Accum::F32, 2e-3),
+        (GemmDtype::Bf16, Accum::F32, 4e-3),
     ] {
         for &(m, n, k) in &[
             (200, 136, 36),
@@ -189,13 +190,13 @@ fn multistage_narrow_copies() {
 fn multistage_larger_tiles() {
     let jit = jit();
     for (warps, tile_m, tile_n, stages) in [((2, 4), 128, 256, 4), ((4, 2), 256, 128, 3)] {
-        for (acc, tol) in [(Acc::F16, 1e-2), (Acc::F32, 2e-3)] {
+        for (acc, tol) in [(Accum::F16, 1e-2), (Accum::F32, 2e-3)] {
             let cfg = MultistageConfig {
                 warps,
                 tile_m,
                 tile_n,
                 stages,
-                ..MultistageConfig::reference(DType::F16, acc)
+                ..MultistageConfig::reference(GemmDtype::F16, acc)
             };
             let f = load(&jit, &cfg, Target::Sm90a);
             for &(m, n, k) in &[(256, 256, 256), (300, 270, 72), (1000, 513, 136)] {
@@ -213,7 +214,7 @@ fn multistage_rasterized() {
     for s in [1, 2] {
         let cfg = MultistageConfig {
             raster_log2: s,
-            ..MultistageConfig::reference(DType::F16, Acc::F32)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
         };
         let f = load(&jit, &cfg, Target::Sm90a);
         for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (1000, 1000, 64)] {
@@ -228,7 +229,7 @@ fn multistage_rasterized() {
 fn multistage_smem_epilogue() {
     use kernels::multistage::Epilogue;
     let jit = jit();
-    for (acc, tol) in [(Acc::F16, 1e-2), (Acc::F32, 2e-3)] {
+    for (acc, tol) in [(Accum::F16, 1e-2), (Accum::F32, 2e-3)] {
         for (warps, tile_n, stages, raster_log2) in [((2, 2), 128, 3, 0), ((2, 4), 256, 4, 2)] {
             let cfg = MultistageConfig {
                 epilogue: Epilogue::Smem,
@@ -236,7 +237,7 @@ fn multistage_smem_epilogue() {
                 tile_n,
                 stages,
                 raster_log2,
-                ..MultistageConfig::reference(DType::F16, acc)
+                ..MultistageConfig::reference(GemmDtype::F16, acc)
             };
             let f = load(&jit, &cfg, Target::Sm90a);
             for &(m, n, k) in &[
@@ -257,7 +258,7 @@ fn multistage_smem_epilogue() {
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn multistage_tuned_on_both_targets() {
-    use kernels::gemm::{Accum, GemmDtype, Tune};
+    use kernels::multistage::Tune;
     let jit = jit();
     for tune in [Tune::TUNED, Tune::SHORT_K] {
         for (dtype, acc, tol) in [

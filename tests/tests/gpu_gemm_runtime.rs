@@ -1,20 +1,32 @@
-//! `kernels::Gemm` on a real GPU (feature `gpu`): each kernel choice against cuBLAS on odd shapes
-//! (outputs poisoned before each run, fresh random inputs per shape), cuBLAS and the naive
-//! kernel against an f64 CPU product (so the reference itself is checked), the compile cache,
-//! and inputs refused before launch.
+//! `kernels::Gemm` on a real GPU (feature `gpu`): every program of the build against cuBLAS on
+//! odd shapes (outputs poisoned before each run, fresh random inputs per shape), cuBLAS and the
+//! naive kernel against an f64 CPU product (so the reference itself is checked), the compile
+//! cache, inputs refused before launch, and a program from outside the crate (`probe_tma`: D
+//! written through a TMA store, blocks in the order of a table) run through the seam: tensor
+//! maps, tables and program scalars made by the runtime.
 //!
-//! Every test opens device 0 and fails loudly without one; without the `gpu` feature they are
-//! compiled and listed as ignored.
+//! Every GPU test opens device 0 and fails loudly without one; without the `gpu` feature they
+//! are compiled and listed as ignored. `the_probe_program_plugs_into_the_seam` needs no GPU (but
+//! `RUTE_PTXAS`, to assemble the probe).
+
+use std::sync::Arc;
 
 use codegen_ptx::jit::{CudaSlice, DeviceRepr, Jit};
+use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaGlobal, TmaKind};
+use dsl_core::ir::{Kernel, Target};
+use dsl_core::kernel::*;
+use dsl_core::layout::{ComposedLayout, IntTuple, Layout, Swizzle};
+use dsl_macros::kernel;
 use half::{bf16, f16};
 use kernels::gemm::harness::{case_seed, poison, Case, Harness, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
+use kernels::gemm::naive::Naive;
 use kernels::gemm::{
-    Accum, CublasRef, Gemm, GemmArgs, GemmDtype, GemmElem, GemmError, InputError, KernelChoice,
-    Plan, Tune,
+    check, Accum, BufferLens, CublasRef, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem, GemmError,
+    GemmOperand, GemmProgram, InputError, KernelBuildError, KernelChoice, LaunchPlan, Plan,
+    Problem, ProgramPlan, PROGRAMS,
 };
-use kernels::multistage::{Acc, DType, MultistageConfig};
+use kernels::multistage::{Multistage, MultistageConfig, Tune};
 
 fn jit() -> Jit {
     match Jit::new(0) {
@@ -46,26 +58,38 @@ fn odd_shapes(k_aligned: bool) -> Vec<(usize, usize, usize)> {
     shapes
 }
 
-/// Runs `kernel` and cuBLAS on every odd shape for every (dtype, acc) pair the kernel takes,
-/// each on fresh inputs with poisoned outputs; every element must be written and the error
-/// under the accumulator's tolerance.
-fn matches_cublas(kernel: KernelChoice, pairs: &[(GemmDtype, Accum)], k_aligned: bool) {
-    let jit = jit();
-    let gemm = Gemm::new(&jit).expect("a GEMM runtime");
-    let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
-    let harness = Harness {
-        jit: &jit,
-        gemm: &gemm,
-        cublas: &cublas,
-    };
-    let mut failures = Vec::new();
-    for &(dtype, acc) in pairs {
-        for shape in odd_shapes(k_aligned) {
+/// Runs `kernel` and cuBLAS on every odd shape for every (dtype, acc) pair the program takes on
+/// this GPU (the others are refused by `check`, and said so), each on fresh inputs with poisoned
+/// outputs; every element must be written and the check pass. Returns how many cases ran.
+fn matches_cublas(harness: &Harness<'_>, kernel: KernelChoice) -> usize {
+    let pairs = [
+        (GemmDtype::F16, Accum::F32),
+        (GemmDtype::F16, Accum::F16),
+        (GemmDtype::Bf16, Accum::F32),
+    ];
+    let (mut failures, mut ran) = (Vec::new(), 0);
+    for (dtype, acc) in pairs {
+        for shape in odd_shapes(false) {
+            let (m, n, k) = shape;
+            let problem = Problem {
+                m,
+                n,
+                k,
+                dtype,
+                acc,
+                kernel,
+                config: None,
+            };
+            let lens = BufferLens::for_shape(m, n, k).unwrap();
+            if let Err(e) = check(&problem, lens, harness.gemm.target()) {
+                println!("{kernel} {dtype} {acc} {shape:?}: refused: {e}");
+                continue;
+            }
             let case = Case {
                 shape,
                 acc,
                 kernel,
-                seed: case_seed(0xC0FFEE, shape.0, shape.1, shape.2),
+                seed: case_seed(0xC0FFEE, m, n, k),
             };
             let outcome = harness
                 .check_dtype(dtype, &case)
@@ -76,37 +100,40 @@ fn matches_cublas(kernel: KernelChoice, pairs: &[(GemmDtype, Accum)], k_aligned:
                 outcome.error,
                 outcome.unwritten
             );
+            assert_eq!(outcome.plan.program(), kernel.name());
+            ran += 1;
             if !outcome.passed() {
                 failures.push(format!("{dtype} {acc} {shape:?}: {outcome:?}"));
             }
         }
     }
-    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(failures.is_empty(), "{kernel}: {failures:#?}");
+    ran
 }
 
+/// Every program of the build, on every odd shape and type pair it takes.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
-fn naive_matches_cublas_on_odd_shapes() {
+fn every_program_matches_cublas_on_odd_shapes() {
     assert_eq!(odd_shapes(false).len(), 16);
-    matches_cublas(
-        KernelChoice::Naive,
-        &[(GemmDtype::F16, Accum::F32), (GemmDtype::Bf16, Accum::F32)],
-        false,
-    );
-}
-
-#[test]
-#[cfg_attr(not(feature = "gpu"), ignore)]
-fn multistage_matches_cublas_on_odd_shapes() {
-    matches_cublas(
-        KernelChoice::Multistage,
-        &[
-            (GemmDtype::F16, Accum::F32),
-            (GemmDtype::F16, Accum::F16),
-            (GemmDtype::Bf16, Accum::F32),
-        ],
-        true,
-    );
+    let jit = jit();
+    let gemm = Gemm::new(&jit).expect("a GEMM runtime");
+    let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
+    let harness = Harness {
+        jit: &jit,
+        gemm: &gemm,
+        cublas: &cublas,
+    };
+    for program in PROGRAMS {
+        let ran = matches_cublas(&harness, KernelChoice::Program(*program));
+        println!("{}: {ran} cases", program.name());
+        assert!(
+            ran > 0,
+            "{} ran no case on {}",
+            program.name(),
+            gemm.target()
+        );
+    }
 }
 
 /// `D = A * B^T` in f64 on the host, from the very values uploaded.
@@ -159,7 +186,7 @@ fn both_match_the_cpu<T: GemmElem + DeviceRepr>(tolerance: f64) {
             b: &b,
             d: &mut d,
             acc: Accum::F32,
-            kernel: KernelChoice::Naive,
+            kernel: KernelChoice::Program(&Naive),
         })
         .unwrap();
         let naive = jit.download(&d).unwrap();
@@ -187,10 +214,25 @@ fn plans_compile_once_across_threads() {
     let jit = jit();
     let gemm = Gemm::new(&jit).unwrap();
     let (m, n, k) = (65, 33, 24);
+    // The plan auto picks for the shape on this GPU.
+    let want = check(
+        &Problem {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::F16,
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+            config: None,
+        },
+        BufferLens::for_shape(m, n, k).unwrap(),
+        gemm.target(),
+    )
+    .unwrap();
     let modules_before = jit.cached_modules();
     std::thread::scope(|s| {
         for t in 0..4u64 {
-            let (jit, gemm) = (&jit, &gemm);
+            let (jit, gemm, want) = (&jit, &gemm, &want);
             s.spawn(move || {
                 let mut ops = Operands::<f16>::random(jit, m, n, k, t).unwrap();
                 for _ in 0..3 {
@@ -206,17 +248,7 @@ fn plans_compile_once_across_threads() {
                             kernel: KernelChoice::Auto,
                         })
                         .unwrap();
-                    assert_eq!(
-                        plan,
-                        Plan::Multistage {
-                            dtype: GemmDtype::F16,
-                            acc: Accum::F32,
-                            // K = 24: the default for the shape, as this GPU runs it.
-                            config: Tune::for_shape(m, n, k)
-                                .config(GemmDtype::F16, Accum::F32)
-                                .for_target(gemm.target()),
-                        }
-                    );
+                    assert_eq!(&plan, want);
                 }
                 assert_eq!(count_non_finite(&jit.download(&ops.d).unwrap()), 0);
             });
@@ -284,33 +316,25 @@ fn refused_inputs_launch_nothing() {
     assert!(gemm.compiled_plans().is_empty());
 }
 
-/// `auto` runs the multistage kernel for every K: the configuration for the shape (16-byte
-/// copies) where K is a multiple of 8, the reference with element copies on a smaller tile where K is
-/// odd; both against cuBLAS.
+/// The multistage program runs every K: the configuration for the shape (16-byte copies) where K
+/// is a multiple of 8, the reference with element copies on a smaller tile where K is odd; both
+/// against cuBLAS.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
-fn auto_takes_narrower_copies_for_odd_k() {
+fn multistage_takes_narrower_copies_for_odd_k() {
     let jit = jit();
     let gemm = Gemm::new(&jit).unwrap();
     let cublas = CublasRef::new(&jit).unwrap();
     for (shape, want) in [
         (
             (200, 72, 40),
-            Plan::Multistage {
-                dtype: GemmDtype::F16,
-                acc: Accum::F32,
-                config: Tune::for_shape(200, 72, 40)
-                    .config(GemmDtype::F16, Accum::F32)
-                    .for_target(gemm.target()),
-            },
+            Tune::for_shape(200, 72, 40)
+                .config(GemmDtype::F16, Accum::F32)
+                .for_target(gemm.target()),
         ),
         (
             (200, 72, 41),
-            Plan::Multistage {
-                dtype: GemmDtype::F16,
-                acc: Accum::F32,
-                config: MultistageConfig::reference_for_k(DType::F16, Acc::F32, 41),
-            },
+            MultistageConfig::reference_for_k(GemmDtype::F16, Accum::F32, 41),
         ),
     ] {
         let harness = Harness {
@@ -321,11 +345,11 @@ fn auto_takes_narrower_copies_for_odd_k() {
         let case = Case {
             shape,
             acc: Accum::F32,
-            kernel: KernelChoice::Auto,
+            kernel: KernelChoice::Program(&Multistage),
             seed: 11,
         };
         let c = harness.check::<f16>(&case).unwrap();
-        assert_eq!(c.plan, want);
+        assert_eq!(c.plan, Plan::new(want));
         assert!(c.passed(), "{shape:?}: {c:?}");
     }
 }
@@ -407,6 +431,22 @@ fn misaligned_operands_are_refused() {
     let gemm = Gemm::new(&jit).unwrap();
     // K a multiple of 8: the multistage plan with 16-byte copies.
     let (m, n, k) = (64, 48, 32);
+    let needs = check(
+        &Problem {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::F16,
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+            config: None,
+        },
+        BufferLens::for_shape(m, n, k).unwrap(),
+        gemm.target(),
+    )
+    .unwrap()
+    .operand_alignment();
+    assert!(needs > 2, "{needs}");
     let mut ops = Operands::<f16>::random(&jit, m, n, k, 22).unwrap();
     let backing = jit.upload(&Rng::new(3).matrix::<f16>(m * k + 8)).unwrap();
     let (base, read) = backing.device_ptr(jit.stream());
@@ -430,6 +470,7 @@ fn misaligned_operands_are_refused() {
     match result {
         Err(e @ GemmError::Misaligned { .. }) => {
             println!("{e}");
+            let want = needs;
             let GemmError::Misaligned {
                 buffer,
                 address,
@@ -439,7 +480,8 @@ fn misaligned_operands_are_refused() {
             else {
                 unreachable!()
             };
-            assert_eq!((buffer, address, needs), ("A", base + 2, 16));
+            assert_eq!((buffer, address), ("A", base + 2));
+            assert_eq!(needs, want);
         }
         other => panic!("expected Misaligned, got {other:?}"),
     }
@@ -501,5 +543,302 @@ fn gemms_on_two_jits_are_ordered() {
         first.synchronize().unwrap();
         second_gemm(&ops.d, &mut d2).unwrap();
         assert_eq!(got, second.download(&d2).unwrap(), "round {round}");
+    }
+}
+
+/// Rows and columns of D one block of the probe computes, and one TMA store writes.
+const PROBE_TILE: u32 = 16;
+
+/// The probe's kernel: block `b` computes tile `order[b]` of D (tiles numbered row by row,
+/// `tiles_n` to a row), one thread per element summing in f32 as the naive kernel does, into a
+/// shared tile that one thread writes to D with a TMA store (which clips the tile at D's edge).
+#[kernel]
+fn probe_tma<T: GemmElem>(
+    kb: &KernelBuilder,
+    d_map: TensorMap,
+    a: GlobalPtr<T>,
+    b: GlobalPtr<T>,
+    m: Var<u32>,
+    n: Var<u32>,
+    k: Var<u32>,
+    order: GlobalPtr<u32>,
+    tiles_n: Var<u32>,
+) {
+    kb.require_threads(PROBE_TILE, PROBE_TILE, 1);
+    let tile = kb.shared_array::<T>("tile", u64::from(PROBE_TILE * PROBE_TILE), 128);
+    let t = order.load_at(block_idx_x());
+    let (tm, tn) = (t / tiles_n, t % tiles_n);
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let row = tm * PROBE_TILE + ty;
+    let col = tn * PROBE_TILE + tx;
+    let mut acc = Var::konst(0.0f32).fresh();
+    if row.lt(m) & col.lt(n) {
+        let k64 = k.cast::<u64>();
+        let a_row = a + row.cast::<u64>() * k64;
+        let b_row = b + col.cast::<u64>() * k64;
+        for kk in 0u32..k {
+            let x = a_row.load_at(kk).cast::<f32>();
+            let y = b_row.load_at(kk).cast::<f32>();
+            acc = x.mul_add(y, acc);
+        }
+    }
+    tile.store_at(ty * PROBE_TILE + tx, acc.cast::<T>());
+    // The threads' stores become visible to the TMA unit only through this fence.
+    fence_proxy_async_shared();
+    sync_threads();
+    if tx.eq_(0u32) & ty.eq_(0u32) {
+        let (x, y) = (tn * PROBE_TILE, tm * PROBE_TILE);
+        tma_store(&d_map, &[x.cast::<i32>(), y.cast::<i32>()], tile);
+        bulk_commit_group();
+        bulk_wait_group_read(0);
+    }
+}
+
+/// A program from outside the crate, through the seam the way a warp-specialized one goes: a
+/// TMA descriptor over D from a TMA atom, a table and a scalar of its own, on sm_90a and newer.
+struct Probe;
+
+impl GemmProgram for Probe {
+    fn name(&self) -> &'static str {
+        "probe_tma"
+    }
+    fn summary(&self) -> &'static str {
+        "a test program: D through a TMA store, blocks in a table's order"
+    }
+    fn config_syntax(&self) -> &'static str {
+        "none"
+    }
+    fn plan(&self, p: &Problem, target: Target, _: Option<&str>) -> Result<Plan, String> {
+        if target < Target::Sm90a {
+            return Err(format!("it needs TMA (sm_90a and newer), not {target}"));
+        }
+        if p.acc != Accum::F32 {
+            return Err(format!("it sums in f32, not {}", p.acc));
+        }
+        if !p.n.is_multiple_of(8) {
+            return Err(format!(
+                "N = {} is not a multiple of 8, and TMA needs D's rows 16-byte aligned",
+                p.n
+            ));
+        }
+        Ok(Plan::new(ProbePlan::new(p.dtype)))
+    }
+}
+
+#[derive(Debug)]
+struct ProbePlan {
+    dtype: GemmDtype,
+    /// `SM90_TMA_STORE` of a 16x16 row-major tile of D.
+    store: TmaCopy,
+}
+
+impl ProbePlan {
+    fn new(dtype: GemmDtype) -> ProbePlan {
+        let t = i64::from(PROBE_TILE);
+        let tile = Layout::new(IntTuple::ints(&[t, t]), IntTuple::ints(&[t, 1])).unwrap();
+        let smem = ComposedLayout::new(Swizzle::identity(), 0, tile);
+        let store = make_tma_copy(
+            TmaKind::Store,
+            &TmaGlobal::row_major(dtype.val_type()),
+            &smem,
+        )
+        .expect("a 16x16 tile of 2-byte elements is one TMA box");
+        ProbePlan { dtype, store }
+    }
+}
+
+impl ProgramPlan for ProbePlan {
+    fn program(&self) -> &'static str {
+        "probe_tma"
+    }
+    fn key(&self) -> String {
+        format!("probe_tma_{}", self.dtype)
+    }
+    fn describe(&self) -> String {
+        format!("probe_tma {} (f32 acc, 16x16 tiles)", self.dtype)
+    }
+    fn kernel(&self) -> Result<Kernel, KernelBuildError> {
+        Ok(match self.dtype {
+            GemmDtype::F16 => probe_tma::<f16>()?,
+            GemmDtype::Bf16 => probe_tma::<bf16>()?,
+        })
+    }
+    fn entry(&self) -> String {
+        "probe_tma".into()
+    }
+    fn operand_alignment(&self) -> u64 {
+        2
+    }
+    fn output_alignment(&self) -> u64 {
+        16
+    }
+    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+        let (tiles_m, tiles_n) = (m.div_ceil(PROBE_TILE), n.div_ceil(PROBE_TILE));
+        // The tiles last to first: a block that read the wrong entry would leave its tile
+        // poisoned.
+        let order: Vec<u32> = (0..tiles_m * tiles_n).rev().collect();
+        let descriptor = self
+            .store
+            .descriptor(&[u64::from(m), u64::from(n)], &[u64::from(n), 1])
+            .expect("plan took N a multiple of 8");
+        use GemmArg::*;
+        LaunchPlan {
+            grid: (tiles_m * tiles_n, 1, 1),
+            block: (PROBE_TILE, PROBE_TILE, 1),
+            cluster: None,
+            dynamic_smem_bytes: 0,
+            args: vec![
+                TensorMap {
+                    operand: GemmOperand::D,
+                    descriptor,
+                },
+                A,
+                B,
+                M,
+                N,
+                K,
+                Table(Arc::new(order)),
+                U32(tiles_n),
+            ],
+            workspace: 0,
+            then: None,
+        }
+    }
+}
+
+static PROBE: Probe = Probe;
+
+fn probe_problem(m: usize, n: usize, k: usize, dtype: GemmDtype) -> Problem {
+    Problem {
+        m,
+        n,
+        k,
+        dtype,
+        acc: Accum::F32,
+        kernel: KernelChoice::Program(&PROBE),
+        config: None,
+    }
+}
+
+/// Without a GPU: `check` takes the probe by value and asks it about the target; its launch
+/// names a tensor map over D, the operands, a table and a scalar, which fill its kernel's
+/// parameters.
+#[test]
+fn the_probe_program_plugs_into_the_seam() {
+    let lens = BufferLens::for_shape(100, 72, 40).unwrap();
+    let p = probe_problem(100, 72, 40, GemmDtype::Bf16);
+    let e = check(&p, lens, Target::Sm80).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the probe_tma kernel cannot run this problem: it needs TMA (sm_90a and newer), not sm_80"
+    );
+    let plan = check(&p, lens, Target::Sm90a).unwrap();
+    assert_eq!(plan.describe(), "probe_tma bf16 (f32 acc, 16x16 tiles)");
+    let launch = plan.launch(100, 72, 40, 132);
+    assert_eq!(launch.check(), Ok(()));
+    assert_eq!(launch.grid, (7 * 5, 1, 1));
+    let GemmArg::TensorMap { descriptor, .. } = &launch.args[0] else {
+        panic!("{:?}", launch.args)
+    };
+    assert_eq!(
+        (&descriptor.global_dims, &descriptor.box_dims),
+        (&vec![72, 100], &vec![16, 16])
+    );
+    rute_tests::gemm::assert_args_fit(&plan, &launch, Target::Sm90a);
+    // Its PTX assembles (needs RUTE_PTXAS), so the GPU test meets no ptxas error.
+    let ptx = codegen_ptx::emit(&plan.kernel().unwrap(), Target::Sm90a).unwrap();
+    assert!(
+        ptx.contains("cp.async.bulk.tensor.2d.global.shared::cta"),
+        "{ptx}"
+    );
+    rute_tests::ptx::assemble_clean(&ptx, Target::Sm90a, "probe_tma");
+    let odd_n = probe_problem(100, 70, 40, GemmDtype::F16);
+    let e = check(
+        &odd_n,
+        BufferLens::for_shape(100, 70, 40).unwrap(),
+        Target::Sm90a,
+    );
+    assert!(e
+        .unwrap_err()
+        .to_string()
+        .contains("N = 70 is not a multiple of 8"));
+}
+
+/// The probe on the GPU, against cuBLAS: the runtime encodes the tensor map over D (written
+/// through it), uploads the tile order once per content and passes the scalar; D is all written
+/// (the table's order reached every tile) and checks against cuBLAS.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn a_tma_program_runs_through_the_seam() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).unwrap();
+    assert!(
+        gemm.target() >= Target::Sm90a,
+        "the probe needs TMA; this GPU's target is {}",
+        gemm.target()
+    );
+    let cublas = CublasRef::new(&jit).unwrap();
+    let harness = Harness {
+        jit: &jit,
+        gemm: &gemm,
+        cublas: &cublas,
+    };
+    let shapes = [(100, 72, 40), (1, 8, 1), (257, 136, 24), (64, 64, 64)];
+    for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+        for (m, n, k) in shapes {
+            let case = Case {
+                shape: (m, n, k),
+                acc: Accum::F32,
+                kernel: KernelChoice::Program(&PROBE),
+                seed: case_seed(31, m, n, k),
+            };
+            let c = harness.check_dtype(dtype, &case).unwrap();
+            println!("{} {m}x{n}x{k}: {c:?}", c.plan.describe());
+            assert_eq!(c.plan.program(), "probe_tma");
+            assert!(c.passed(), "{dtype} {m}x{n}x{k}: {c:?}");
+        }
+    }
+    // One table per shape (both dtypes share it), none uploaded twice.
+    assert_eq!(gemm.cached_tables(), shapes.len());
+    let (m, n, k) = shapes[0];
+    let mut ops = Operands::<f16>::random(&jit, m, n, k, 5).unwrap();
+    let case = Case {
+        shape: (m, n, k),
+        acc: Accum::F32,
+        kernel: KernelChoice::Program(&PROBE),
+        seed: 5,
+    };
+    ops.run(&gemm, &case).unwrap();
+    assert_eq!(gemm.cached_tables(), shapes.len());
+    assert_eq!(gemm.compiled_plans().len(), 2);
+    // D off the 16 bytes the TMA store needs is refused before the launch (built as
+    // `misaligned_operands_are_refused` builds its A).
+    use codegen_ptx::jit::DevicePtr;
+    let backing = jit.upload(&vec![f16::ZERO; m * n + 8]).unwrap();
+    let (base, read) = backing.device_ptr(jit.stream());
+    drop(read);
+    // SAFETY: [base + 2, base + 2 + 2 * m * n) lies inside `backing` (m * n + 8 elements), which
+    // outlives `d`; `d` is never dropped (ManuallyDrop), so the memory is freed once, by
+    // `backing`; nothing writes it (the GEMM is refused).
+    let mut d = std::mem::ManuallyDrop::new(unsafe {
+        jit.stream().upgrade_device_ptr::<f16>(base + 2, m * n)
+    });
+    let result = gemm.run(GemmArgs {
+        m,
+        n,
+        k,
+        a: &ops.a,
+        b: &ops.b,
+        d: &mut d,
+        acc: Accum::F32,
+        kernel: KernelChoice::Program(&PROBE),
+    });
+    match result {
+        Err(GemmError::Misaligned {
+            buffer: "D",
+            needs: 16,
+            ..
+        }) => {}
+        other => panic!("expected D misaligned, got {other:?}"),
     }
 }

@@ -397,3 +397,80 @@ fn skinny_timing_against_cublas() {
         ],
     );
 }
+
+/// The host's time to queue one GEMM (what a decode step pays before the GPU sees the work):
+/// the test's direct launch and the runtime's `Gemm::run`, split and unsplit, and cuBLAS's call
+/// beside them; 200 calls each, the GPU kept busy behind a long spin so that queueing never
+/// waits for it. Prints microseconds per call.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn host_time_to_queue_a_gemm() {
+    use kernels::gemm::{Accum, Gemm, GemmArgs, KernelChoice};
+    let jit = jit();
+    let blas = CublasRef::new(&jit).unwrap();
+    let gemm = Gemm::new(&jit).unwrap();
+    let spin = jit
+        .load(codegen_ptx::jit::SPIN_PTX)
+        .and_then(|m| m.function("rute_timing_spin"))
+        .unwrap();
+    let c = compile(&jit, "128x128x64s5".parse().unwrap(), GemmDtype::Bf16);
+    for (m, n, k) in [(16usize, 4096usize, 4096usize), (512, 4096, 4096)] {
+        let mut rng = Rng::new(5);
+        let a = jit.upload(&rng.matrix::<half::bf16>(m * k)).unwrap();
+        let b = jit.upload(&rng.matrix::<half::bf16>(n * k)).unwrap();
+        let mut d = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
+        let splits = split_k(&c.plan.cfg, m as u32, n as u32, k as u32, c.resident);
+        let order = jit
+            .upload(&tile_order(&c.plan.cfg, m as u32, n as u32, splits))
+            .unwrap();
+        let ws = workspace_elems(m as u32, n as u32, splits).unwrap().max(1) as usize;
+        let mut partials = jit.alloc_zeros::<f32>(ws).unwrap();
+        let calls = 200u32;
+        let per_call = |f: &mut dyn FnMut()| {
+            f();
+            jit.synchronize().unwrap();
+            // 200 calls at up to 100 us each fit under the spin.
+            spin.launch(
+                &Launch::new((1, 1, 1), (1, 1, 1)),
+                &[KernelArg::U64(40_000_000)],
+            )
+            .unwrap();
+            let t = std::time::Instant::now();
+            for _ in 0..calls {
+                f();
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(calls);
+            jit.synchronize().unwrap();
+            us
+        };
+        let direct = per_call(&mut || {
+            run(
+                &jit,
+                &c,
+                (m, n, k),
+                &a,
+                &b,
+                &mut d,
+                &order,
+                (splits, &mut partials),
+            )
+        });
+        let runtime = per_call(&mut || {
+            gemm.run(GemmArgs {
+                m,
+                n,
+                k,
+                a: &a,
+                b: &b,
+                d: &mut d,
+                acc: Accum::F32,
+                kernel: KernelChoice::Auto,
+            })
+            .unwrap();
+        });
+        let cublas = per_call(&mut || blas.gemm(m, n, k, &a, &b, &mut d).unwrap());
+        println!(
+            "host us per call, {m}x{n}x{k} (split {splits}): direct {direct:.1}, Gemm::run {runtime:.1}, cuBLAS {cublas:.1}"
+        );
+    }
+}

@@ -22,7 +22,8 @@ use dsl_core::ir::{
     AddrBase, Address, Dim, Kernel, Op, Operand, SpecialReg, StateSpace, Stmt, Type,
 };
 use half::{bf16, f16};
-use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+use kernels::gemm::{Accum, GemmDtype};
+use kernels::multistage::{multistage_kernel, MultistageConfig};
 
 /// Global buffers at fixed, far-apart bases.
 struct Global {
@@ -648,12 +649,12 @@ fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f
         ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
     };
     let enc = |x: f32| match cfg.dtype {
-        DType::F16 => f16::from_f32(x).to_bits(),
-        DType::Bf16 => bf16::from_f32(x).to_bits(),
+        GemmDtype::F16 => f16::from_f32(x).to_bits(),
+        GemmDtype::Bf16 => bf16::from_f32(x).to_bits(),
     };
     let dec = |b: u16| match cfg.dtype {
-        DType::F16 => f16::from_bits(b).to_f64(),
-        DType::Bf16 => bf16::from_bits(b).to_f64(),
+        GemmDtype::F16 => f16::from_bits(b).to_f64(),
+        GemmDtype::Bf16 => bf16::from_bits(b).to_f64(),
     };
     let a: Vec<u16> = (0..m * k).map(|_| enc(rnd())).collect();
     let b: Vec<u16> = (0..n * k).map(|_| enc(rnd())).collect();
@@ -726,7 +727,7 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (130, 129, 104),
 ];
 
-fn check(dtype: DType, acc: Acc, tol: f64) {
+fn check(dtype: GemmDtype, acc: Accum, tol: f64) {
     let cfg = MultistageConfig::reference(dtype, acc);
     for &(m, n, k) in SHAPES {
         let e = simulate(&cfg, m, n, k);
@@ -741,17 +742,17 @@ fn check(dtype: DType, acc: Acc, tol: f64) {
 
 #[test]
 fn simulated_f16_f16acc() {
-    check(DType::F16, Acc::F16, 1e-2);
+    check(GemmDtype::F16, Accum::F16, 1e-2);
 }
 
 #[test]
 fn simulated_f16_f32acc() {
-    check(DType::F16, Acc::F32, 2e-3);
+    check(GemmDtype::F16, Accum::F32, 2e-3);
 }
 
 #[test]
 fn simulated_bf16_f32acc() {
-    check(DType::Bf16, Acc::F32, 4e-3);
+    check(GemmDtype::Bf16, Accum::F32, 4e-3);
 }
 
 /// Other tiles, depths and k-widths than the reference compute the same product.
@@ -768,7 +769,7 @@ fn simulated_other_configurations() {
             tile_n: tn,
             tile_k: tk,
             stages: st,
-            ..MultistageConfig::reference(DType::F16, Acc::F32)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
         };
         for &(m, n, k) in &[(100, 70, 200), (64, 64, 8)] {
             assert_simulates(&cfg, (m, n, k), 2e-3);
@@ -787,8 +788,8 @@ fn simulated_narrow_copies() {
         (70, 90, 45),
         (3, 2, 1),
     ] {
-        for acc in [Acc::F16, Acc::F32] {
-            let cfg = MultistageConfig::reference_for_k(DType::F16, acc, k as u32);
+        for acc in [Accum::F16, Accum::F32] {
+            let cfg = MultistageConfig::reference_for_k(GemmDtype::F16, acc, k as u32);
             assert!(cfg.copy_bits < 128);
             assert_simulates(&cfg, (m, n, k), 1e-2);
         }
@@ -799,7 +800,7 @@ fn simulated_narrow_copies() {
 /// is odd (rows are then not 4-byte aligned); every element exactly once either way.
 #[test]
 fn epilogue_store_widths() {
-    let cfg = MultistageConfig::reference(DType::F16, Acc::F32);
+    let cfg = MultistageConfig::reference(GemmDtype::F16, Accum::F32);
     let (_, even) = simulate_counting(&cfg, 64, 64, 16);
     assert_eq!(even, [0, 64 * 64 / 2, 0]);
     let (_, odd) = simulate_counting(&cfg, 64, 63, 16);
@@ -819,7 +820,7 @@ fn simulated_other_warps() {
             tile_m,
             tile_n,
             stages,
-            ..MultistageConfig::reference(DType::F16, Acc::F32)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
         };
         for &(m, n, k) in &[(300, 270, 72), (64, 64, 8)] {
             assert_simulates(&cfg, (m, n, k), 2e-3);
@@ -834,7 +835,7 @@ fn simulated_rasterization() {
     for s in [1, 2] {
         let cfg = MultistageConfig {
             raster_log2: s,
-            ..MultistageConfig::reference(DType::F16, Acc::F32)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
         };
         for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (64, 64, 8)] {
             assert_simulates(&cfg, (m, n, k), 2e-3);
@@ -850,10 +851,10 @@ fn simulated_smem_epilogue() {
     use kernels::multistage::Epilogue;
     for epilogue in [Epilogue::Smem, Epilogue::Stmatrix] {
         for (dtype, acc, warps, tile_n) in [
-            (DType::F16, Acc::F16, (2, 2), 128),
-            (DType::F16, Acc::F32, (2, 2), 128),
-            (DType::Bf16, Acc::F32, (2, 2), 128),
-            (DType::F16, Acc::F32, (2, 4), 256),
+            (GemmDtype::F16, Accum::F16, (2, 2), 128),
+            (GemmDtype::F16, Accum::F32, (2, 2), 128),
+            (GemmDtype::Bf16, Accum::F32, (2, 2), 128),
+            (GemmDtype::F16, Accum::F32, (2, 4), 256),
         ] {
             let cfg = MultistageConfig {
                 epilogue,
@@ -882,9 +883,9 @@ fn simulated_smem_epilogue() {
 /// the sweep times (8 warps on 128x256 and 256x128, 4 stages, k-tiles of 64, ...).
 #[test]
 fn simulated_tuned() {
-    let mut cfgs = vec![MultistageConfig::tuned(DType::F16, Acc::F32)];
-    cfgs.extend(kernels::gemm::Tune::SWEEP.map(|name| {
-        kernels::gemm::Tune::parse(name)
+    let mut cfgs = vec![MultistageConfig::tuned(GemmDtype::F16, Accum::F32)];
+    cfgs.extend(kernels::multistage::Tune::SWEEP.map(|name| {
+        name.parse::<kernels::multistage::Tune>()
             .unwrap()
             .config(kernels::gemm::GemmDtype::F16, kernels::gemm::Accum::F32)
     }));

@@ -53,12 +53,13 @@ fn count(ptx: &str, needle: &str) -> usize {
 
 /// The configuration each registered GEMM is built from.
 fn config_of(name: &str) -> kernels::multistage::MultistageConfig {
-    use kernels::multistage::{Acc, DType, MultistageConfig};
+    use kernels::gemm::{Accum, GemmDtype};
+    use kernels::multistage::MultistageConfig;
     match name {
-        "multistage_f16" => MultistageConfig::reference(DType::F16, Acc::F16),
-        "multistage_f16_f32acc" => MultistageConfig::reference(DType::F16, Acc::F32),
-        "multistage_bf16" => MultistageConfig::reference(DType::Bf16, Acc::F32),
-        "multistage_f16_tuned" => MultistageConfig::tuned(DType::F16, Acc::F32),
+        "multistage_f16" => MultistageConfig::reference(GemmDtype::F16, Accum::F16),
+        "multistage_f16_f32acc" => MultistageConfig::reference(GemmDtype::F16, Accum::F32),
+        "multistage_bf16" => MultistageConfig::reference(GemmDtype::Bf16, Accum::F32),
+        "multistage_f16_tuned" => MultistageConfig::tuned(GemmDtype::F16, Accum::F32),
         other => panic!("no configuration known for {other}"),
     }
 }
@@ -161,12 +162,12 @@ fn every_snapshot_assembles_without_spills() {
 #[test]
 fn other_configurations_assemble() {
     use kernels::gemm::{Accum, GemmDtype};
-    use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
+    use kernels::multistage::{multistage_kernel, MultistageConfig};
     let mut cfgs = Vec::new();
     for (dtype, acc) in [
-        (DType::F16, Acc::F16),
-        (DType::F16, Acc::F32),
-        (DType::Bf16, Acc::F32),
+        (GemmDtype::F16, Accum::F16),
+        (GemmDtype::F16, Accum::F32),
+        (GemmDtype::Bf16, Accum::F32),
     ] {
         for k in [36, 34, 33] {
             cfgs.push(MultistageConfig::reference_for_k(dtype, acc, k));
@@ -179,21 +180,21 @@ fn other_configurations_assemble() {
             tile_n,
             tile_k,
             stages,
-            ..MultistageConfig::reference(DType::F16, Acc::F32)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
         });
     }
     for (warps, tile_m, tile_n, stages) in [((2, 4), 128, 256, 4), ((4, 2), 256, 128, 3)] {
-        for acc in [Acc::F16, Acc::F32] {
+        for acc in [Accum::F16, Accum::F32] {
             cfgs.push(MultistageConfig {
                 warps,
                 tile_m,
                 tile_n,
                 stages,
-                ..MultistageConfig::reference(DType::F16, acc)
+                ..MultistageConfig::reference(GemmDtype::F16, acc)
             });
         }
     }
-    for acc in [Acc::F16, Acc::F32] {
+    for acc in [Accum::F16, Accum::F32] {
         for (warps, tile_n, stages) in [((2, 2), 128, 3), ((2, 4), 256, 4)] {
             cfgs.push(MultistageConfig {
                 epilogue: kernels::multistage::Epilogue::Smem,
@@ -201,13 +202,13 @@ fn other_configurations_assemble() {
                 warps,
                 tile_n,
                 stages,
-                ..MultistageConfig::reference(DType::F16, acc)
+                ..MultistageConfig::reference(GemmDtype::F16, acc)
             });
         }
     }
     // Every configuration the sweep times, for every type pair.
-    for name in kernels::gemm::Tune::SWEEP {
-        let tune = kernels::gemm::Tune::parse(name).unwrap();
+    for name in kernels::multistage::Tune::SWEEP {
+        let tune: kernels::multistage::Tune = name.parse().unwrap();
         for (dtype, acc) in [
             (GemmDtype::F16, Accum::F16),
             (GemmDtype::F16, Accum::F32),
@@ -237,4 +238,44 @@ fn other_configurations_assemble() {
         }
     }
     assert!(spills.is_empty(), "spills: {spills:?}");
+}
+
+/// Every program of the build names launch arguments that fill its kernel's parameters, for the
+/// plans it makes on every target for shapes that reach its different defaults (K odd, short,
+/// long).
+#[test]
+fn every_program_s_arguments_fit_its_kernel() {
+    use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
+    for program in PROGRAMS {
+        let mut plans = 0;
+        for target in Target::ALL {
+            for (m, n, k) in [
+                (100, 70, 13),
+                (300, 200, 24),
+                (4096, 4096, 4096),
+                (16, 4096, 4096),
+            ] {
+                for (dtype, acc) in [(GemmDtype::F16, Accum::F16), (GemmDtype::Bf16, Accum::F32)] {
+                    let p = Problem {
+                        m,
+                        n,
+                        k,
+                        dtype,
+                        acc,
+                        kernel: KernelChoice::Program(*program),
+                        config: None,
+                    };
+                    let Ok(plan) = check(&p, BufferLens::for_shape(m, n, k).unwrap(), target)
+                    else {
+                        continue;
+                    };
+                    let launch = plan.launch(m as u32, n as u32, k as u32, 132);
+                    assert_eq!(launch.check(), Ok(()), "{}", plan.describe());
+                    rute_tests::gemm::assert_args_fit(&plan, &launch, target);
+                    plans += 1;
+                }
+            }
+        }
+        assert!(plans > 0, "{} made no plan", program.name());
+    }
 }

@@ -6,45 +6,98 @@
 
 use std::io::{BufRead, Write};
 
+use dsl_core::ir::Target;
 use kernels::gemm::check::MAX_DIM;
-use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, Tune};
+use kernels::gemm::rotation::{self, rotating_sets};
+use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
 
 use super::args::{self, Flag};
 use super::{report, USAGE_ERROR};
 
-const HELP: &str = "\
+/// The usage lines, before the list of kernels (`{kernels}`: their names).
+const HELP_USAGE: &str = "\
 usage: rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32]
-                 [--kernel auto|naive|multistage] [--config SPEC] [--check] [--bench]
+                 [--kernel auto|{kernels}] [--config SPEC] [--check] [--bench]
                  [--repeats R] [--seed S]
-       rute gemm --suite correctness|bench [--dtype ..] [--acc ..] [--kernel ..] [--config ..]
+       rute gemm --suite correctness|bench|llm [--dtype ..] [--acc ..] [--kernel ..] [--config ..]
                  [--repeats R] [--seed S] [--out FILE.md]
 
 D = A * B^T with A (M x K) and B (N x K) row-major (K contiguous) and D (M x N) row-major,
 on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN before each run.
 
-  --check     compare with cuBLAS (f32 compute): relative Frobenius error, PASS under
-              1e-2 (f16 accumulation), 2e-3 (f32, f16 out) or 4e-3 (f32, bf16 out);
-              exit status 1 on FAIL
+  --kernel    the GEMM program (the kernels below); auto, the default: the first of them
+              that takes the problem (and, given --config, its spelling)
+  --config    a configuration in the kernel's spelling (below); without it, the kernel's
+              default for the shape
+  --check     measure D against the exact product (f64 on the host: every entry of small
+              products, 512 sampled entries of large ones) and against cuBLAS (f32 compute),
+              relative Frobenius errors; PASS when rute's distance to the exact product is
+              within the tolerance, 1e-2 (f16 accumulation), 2e-3 (f32, f16 out) or 4e-3
+              (f32, bf16 out), or within 1.5x cuBLAS's own, and its distance to cuBLAS within
+              what the two allow; exit status 1 on FAIL
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
               repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio
-  --config    a multistage configuration: MxN[xK]sS[_wAxB][_rR][_se] (tile, K 32 when
-              left out; S stages; A x B warps, one per 64x64 by default; blocks
-              rasterized in groups of 2^R M tiles; epilogue through shared memory),
-              e.g. 128x256x32s4_r2_se; or `ref`, or `tuned` (128x256x32s4_r2_stsm);
-              without it: 128x128x64s3_r2_stsm for K <= 2048, `tuned` above, the
-              reference with the widest copies K allows where K is not a multiple of 8
   --repeats   timed repeats, 1 to 10000 (default 20)
   --seed      seed of the random inputs (default 1)
-  --suite correctness   square 128..8192 and 38 odd shapes, every dtype/acc pair the kernel
+  --suite correctness   square 128..8192, 38 odd shapes and 24 with rows of 16 bytes (N and
+                        K multiples of 8: what TMA takes), every dtype/acc pair the kernel
                         takes unless --dtype/--acc pick one; a table last
-  --suite bench         4096^3, 8192^3, 2048^3 and 81920 x 256 x 256, each checked, then timed
-                        against cuBLAS; a table last, and in FILE.md with --out
+  --suite bench         4096^3, 6144^3, 8192^3, 2048^3 and 81920 x 256 x 256, each checked,
+                        then timed against cuBLAS; a table last, and in FILE.md with --out
                         (checked writable before anything runs)
+  --suite llm           as bench, on 28 LLM projections: M 16..16384 against Llama-3 8B's
+                        6144x4096, 28672x4096, 4096x14336 and 70B's 10240x8192 (N x K); the
+                        ratios' geometric mean last
+";
 
-Defaults: --dtype f16 --acc f32 --kernel auto (the fastest kernel of this build that takes
-the problem). Without --check or --bench the GEMM runs once and every output is checked to
-have been written. A run that needs more host or GPU memory than there is (A, B, D
-and the copies the check and the timing make) is refused before anything is allocated.";
+/// The end of the help, after the list of kernels.
+const HELP_DEFAULTS: &str = "\
+Defaults: --dtype f16 --acc f32 --kernel auto. Without --check or --bench the GEMM runs once
+and every output is checked to have been written. A run that needs more host or GPU memory
+than there is (A, B, D and the copies the check and the timing make) is refused before
+anything is allocated.";
+
+/// `rute gemm --help`: the usage, then each kernel of this build ([`PROGRAMS`], in the order
+/// `auto` tries them) with its summary and its `--config` spelling.
+pub fn help() -> String {
+    let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name()).collect();
+    let mut s = HELP_USAGE.replace("{kernels}", &names.join("|"));
+    s += "\nKernels, in the order auto tries them:\n";
+    for p in PROGRAMS {
+        s += &wrap(&format!("  {:<11} ", p.name()), p.summary(), 14);
+        s += &wrap(
+            &" ".repeat(14),
+            &format!("--config: {}", p.config_syntax()),
+            14,
+        );
+    }
+    s + "\n" + HELP_DEFAULTS
+}
+
+/// `text` after `prefix`, in lines of at most 92 columns (a longer word alone on its line), the
+/// lines after the first indented by `indent` spaces, each ending in a newline.
+fn wrap(prefix: &str, text: &str, indent: usize) -> String {
+    const WIDTH: usize = 92;
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut fresh = true;
+    for word in text.split_whitespace() {
+        if !fresh && line.len() + 1 + word.len() > WIDTH {
+            out += &line;
+            out.push('\n');
+            line = " ".repeat(indent);
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line += word;
+        fresh = false;
+    }
+    out += &line;
+    out.push('\n');
+    out
+}
 
 /// Which fixed list of shapes `--suite` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +106,32 @@ pub enum Suite {
     Correctness,
     /// The benchmark shapes, checked then timed.
     Bench,
+    /// LLM projection shapes (decode to prefill), checked then timed, with their geometric mean.
+    Llm,
+}
+
+impl Suite {
+    /// The shapes the suite runs.
+    pub fn shapes(self) -> Vec<(usize, usize, usize)> {
+        match self {
+            Suite::Correctness => correctness_shapes(),
+            Suite::Bench => BENCH_SHAPES.to_vec(),
+            Suite::Llm => llm_shapes(),
+        }
+    }
+
+    /// The name `--suite` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Correctness => "correctness",
+            Suite::Bench => "bench",
+            Suite::Llm => "llm",
+        }
+    }
 }
 
 /// The options every form takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// `--dtype`, if given.
     pub dtype: Option<GemmDtype>,
@@ -64,8 +139,9 @@ pub struct Options {
     pub acc: Option<Accum>,
     /// `--kernel` (default `auto`).
     pub kernel: KernelChoice,
-    /// `--config SPEC`: a multistage configuration ([`Tune::parse`]) (default: [`Tune::for_shape`] where K is a multiple of 8, else the reference with narrower copies).
-    pub tune: Option<Tune>,
+    /// `--config SPEC`: a configuration in the kernel's spelling, one it (or, for `auto`, some
+    /// kernel) takes (default: the kernel's for the shape).
+    pub config: Option<String>,
     /// `--repeats` (default 20, in `1..=`[`MAX_REPEATS`]).
     pub repeats: usize,
     /// `--seed` (default 1).
@@ -112,7 +188,7 @@ const FLAGS: &[Flag] = &[
     Flag::value("--k", "a positive integer"),
     Flag::value("--dtype", "f16 or bf16"),
     Flag::value("--acc", "f16 or f32"),
-    Flag::value("--kernel", "auto, naive or multistage"),
+    Flag::value("--kernel", "auto or a kernel `rute gemm --help` lists"),
     Flag::value(
         "--config",
         "a configuration (e.g. 128x256x32s4_r2_se, tuned)",
@@ -149,7 +225,7 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         dtype: None,
         acc: None,
         kernel: KernelChoice::Auto,
-        tune: None,
+        config: None,
         repeats: DEFAULT_REPEATS,
         seed: 1,
     };
@@ -168,13 +244,16 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         });
     }
     if let Some(v) = a.value("--kernel") {
-        opts.kernel = KernelChoice::ALL
-            .into_iter()
-            .find(|c| c.name() == v)
-            .ok_or_else(|| format!("--kernel takes {}, not `{v}`", kernel_names()))?;
+        opts.kernel = KernelChoice::named(v).map_err(|_| {
+            format!(
+                "--kernel takes {}, not `{v}`",
+                KernelChoice::names().join(", ")
+            )
+        })?;
     }
     if let Some(v) = a.value("--config") {
-        opts.tune = Some(Tune::parse(v).map_err(|e| format!("--config: {e}"))?);
+        check_config(opts.kernel, v)?;
+        opts.config = Some(v.to_string());
     }
     if let Some(v) = a.value("--repeats") {
         opts.repeats = args::integer("--repeats", v, 1..=MAX_REPEATS as u64)? as usize;
@@ -186,7 +265,12 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         None => None,
         Some("correctness") => Some(Suite::Correctness),
         Some("bench") => Some(Suite::Bench),
-        Some(v) => return Err(format!("--suite takes correctness or bench, not `{v}`")),
+        Some("llm") => Some(Suite::Llm),
+        Some(v) => {
+            return Err(format!(
+                "--suite takes correctness, bench or llm, not `{v}`"
+            ))
+        }
     };
     let out = a.value("--out").map(str::to_string);
     let (check, bench) = (a.has("--check"), a.has("--bench"));
@@ -221,6 +305,29 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
             Err(format!(
                 "{} missing: give --m, --n and --k, or --suite",
                 missing.join(", ")
+            ))
+        }
+    }
+}
+
+/// Refuses a `--config` spelling the kernel does not take (for `auto`, that no kernel takes),
+/// with each kernel's reason.
+fn check_config(kernel: KernelChoice, spec: &str) -> Result<(), String> {
+    match kernel {
+        KernelChoice::Program(p) => p
+            .check_config(spec)
+            .map_err(|e| format!("--config: the {} kernel: {e}", p.name())),
+        KernelChoice::Auto => {
+            let mut reasons = Vec::new();
+            for p in PROGRAMS {
+                match p.check_config(spec) {
+                    Ok(()) => return Ok(()),
+                    Err(e) => reasons.push(format!("the {} kernel: {e}", p.name())),
+                }
+            }
+            Err(format!(
+                "--config `{spec}` is no kernel's configuration: {}",
+                reasons.join("; ")
             ))
         }
     }
@@ -293,28 +400,14 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// The input sets the timing rotates through: enough to cover twice the L2, at most 16, within
-/// 4 GiB (as `kernels::gemm::harness::rotating_sets` with its cap; a test pins the two together).
-fn rotating_sets(set_bytes: u128, l2_bytes: u64) -> u128 {
-    const MAX_SETS: u128 = 16;
-    const CAP_BYTES: u128 = 4 << 30;
-    if set_bytes == 0 {
-        return 1;
-    }
-    let wanted = (2 * u128::from(l2_bytes))
-        .div_ceil(set_bytes)
-        .clamp(1, MAX_SETS);
-    wanted.min((CAP_BYTES / set_bytes).max(1))
-}
-
 /// What one case of a run allocates at its peak, on the host and on the device.
 ///
 /// A, B and D (m*k, n*k, m*n elements of `dtype`) live on the device in every form. Without
 /// `check` and `bench` the GEMM runs once: the host holds one operand at a time while uploading,
 /// then D. `check` adds cuBLAS's D on the device and holds A, B and both Ds on the host at once
 /// (the f64 reference and the comparison). `bench` keeps the rotating input sets on the device
-/// ([`rotating_sets`] of the device's `l2_bytes`; `u64::MAX` gives the most any L2 would, 16 sets
-/// within 4 GiB), and on the host one operand at a time and 16 bytes per repeat for the
+/// ([`rotating_sets`] of the device's `l2_bytes`, the harness's; `u64::MAX` gives the most any L2
+/// would, [`rotation::MAX_SETS`] sets within [`rotation::CAP_BYTES`]), and on the host one operand at a time and 16 bytes per repeat for the
 /// samples. The phases run one after the other, so each side's peak is the largest of its
 /// phases. Saturates at `u64::MAX`.
 pub fn case_memory(
@@ -350,7 +443,8 @@ pub fn case_memory(
     if bench {
         let samples = 16u128.saturating_mul(repeats as u128);
         host = host.max(one_operand.saturating_add(samples));
-        device = device.max(set.saturating_mul(rotating_sets(set, l2_bytes)));
+        let sets = rotating_sets(set, l2_bytes, rotation::CAP_BYTES) as u128;
+        device = device.max(set.saturating_mul(sets));
     }
     let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
     Memory {
@@ -377,20 +471,8 @@ fn cases_memory(
             suite: Suite::Correctness,
             opts,
             ..
-        } => (
-            opts,
-            square_shapes()
-                .into_iter()
-                .chain(ODD_SHAPES.iter().copied())
-                .collect(),
-            true,
-            false,
-        ),
-        Request::Suite {
-            suite: Suite::Bench,
-            opts,
-            ..
-        } => (opts, BENCH_SHAPES.to_vec(), true, true),
+        } => (opts, correctness_shapes(), true, false),
+        Request::Suite { suite, opts, .. } => (opts, suite.shapes(), true, true),
     };
     let dtype_accs = match request {
         Request::Suite {
@@ -405,7 +487,7 @@ fn cases_memory(
     let mut cases = Vec::new();
     for (dtype, acc) in dtype_accs {
         for &shape in &shapes {
-            if precheck(&problem(shape, dtype, acc, opts)).is_ok() {
+            if precheck(&problem(shape, dtype, acc, opts), &Target::ALL).is_ok() {
                 let need = case_memory(shape, dtype, check, bench, opts.repeats, l2_bytes);
                 cases.push((shape, dtype, need));
             }
@@ -426,7 +508,7 @@ pub fn memory_needed(request: &Request, l2_bytes: u64) -> Memory {
         })
 }
 
-/// The hook the runner calls once it knows the machine, before it allocates anything: refuses
+/// What the runner calls once it knows the machine, before it allocates anything: refuses
 /// `request` when one of its cases needs more than `available` on the host or on the device,
 /// naming the first such case (host before device), what it needs and what there is. Pass the
 /// device's free memory (`cuMemGetInfo`), [`host_available`] (or `u64::MAX` where unknown) and
@@ -477,11 +559,6 @@ fn meminfo_available(meminfo: &str) -> Option<u64> {
     let mut words = line["MemAvailable:".len()..].split_whitespace();
     let kib: u64 = words.next()?.parse().ok()?;
     (words.next() == Some("kB")).then(|| kib.saturating_mul(1024))
-}
-
-fn kernel_names() -> String {
-    let names: Vec<&str> = KernelChoice::ALL.iter().map(|c| c.name()).collect();
-    names.join(", ")
 }
 
 // Used by the GPU half only; tested in every build.
@@ -537,15 +614,70 @@ pub const ODD_SHAPES: &[(usize, usize, usize)] = &[
     (777, 333, 4099),
 ];
 
+/// The correctness suite's shapes: the squares, [`ODD_SHAPES`], then [`TMA_ODD_SHAPES`].
+pub fn correctness_shapes() -> Vec<(usize, usize, usize)> {
+    square_shapes()
+        .into_iter()
+        .chain(ODD_SHAPES.iter().copied())
+        .chain(TMA_ODD_SHAPES.iter().copied())
+        .collect()
+}
+
+/// The correctness suite's odd shapes that TMA can address (N and K multiples of 8, so rows of
+/// 16 bytes; what the `hopper_ws` program takes): residues of every tile in M, N and K, tiny M,
+/// K below one 64-wide k-tile, decode shapes that split K, and an M past 80k.
+pub const TMA_ODD_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 8, 8),
+    (3, 16, 64),
+    (17, 24, 40),
+    (63, 136, 56),
+    (65, 264, 72),
+    (127, 392, 128),
+    (129, 520, 200),
+    (255, 1000, 8),
+    (257, 1032, 1000),
+    (333, 776, 4104),
+    (511, 2056, 520),
+    (1023, 1016, 1032),
+    (1500, 704, 2040),
+    (2047, 4104, 136),
+    (4097, 264, 8),
+    (8191, 128, 512),
+    (16, 4096, 4096),
+    (64, 6144, 4096),
+    (128, 8192, 2048),
+    (100, 57344, 64),
+    (3, 28672, 8192),
+    (81921, 256, 256),
+    (129, 129 * 8, 129 * 8),
+    (300, 2048, 14336),
+];
+
 // Used by the GPU half only; tested in every build.
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 /// Shapes of the benchmark suite, in the issue's order.
 pub const BENCH_SHAPES: &[(usize, usize, usize)] = &[
     (4096, 4096, 4096),
+    (6144, 6144, 6144),
     (8192, 8192, 8192),
     (2048, 2048, 2048),
     (81920, 256, 256),
 ];
+
+/// The `M` of the LLM suite: a decode batch of 16 to a prefill of 16k tokens.
+pub const LLM_M: [usize; 7] = [16, 64, 128, 512, 2048, 8192, 16384];
+
+/// The `(N, K)` of the LLM suite: Llama-3 8B's fused QKV (6144 x 4096), gate+up (28672 x 4096)
+/// and down (4096 x 14336) projections, and 70B's fused QKV (10240 x 8192).
+pub const LLM_NK: [(usize, usize); 4] = [(6144, 4096), (28672, 4096), (4096, 14336), (10240, 8192)];
+
+/// The LLM suite's shapes: every [`LLM_M`] against every [`LLM_NK`].
+pub fn llm_shapes() -> Vec<(usize, usize, usize)> {
+    LLM_NK
+        .iter()
+        .flat_map(|&(n, k)| LLM_M.iter().map(move |&m| (m, n, k)))
+        .collect()
+}
 
 // Used by the GPU half only; tested in every build.
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
@@ -564,7 +696,7 @@ pub fn pairs(opts: &Options) -> Vec<(GemmDtype, Accum)> {
         .collect()
 }
 
-/// The problem of one case, checked without a GPU (shapes, types, the kernel's limits).
+/// The problem of one case.
 fn problem(shape: (usize, usize, usize), dtype: GemmDtype, acc: Accum, opts: &Options) -> Problem {
     Problem {
         m: shape.0,
@@ -573,31 +705,49 @@ fn problem(shape: (usize, usize, usize), dtype: GemmDtype, acc: Accum, opts: &Op
         dtype,
         acc,
         kernel: opts.kernel,
-        tune: opts.tune,
+        config: opts.config.clone(),
     }
 }
 
-fn precheck(p: &Problem) -> Result<(), String> {
+/// Checks `p` without a GPU (shapes, types, the kernel's limits) for the first of `targets` it
+/// passes on: before a GPU is found, every target ([`Target::ALL`]), for that GPU its own. The
+/// error is the check's, or where the targets refuse it differently, each target's.
+fn precheck(p: &Problem, targets: &[Target]) -> Result<(), String> {
     let lens = BufferLens::for_shape(p.m, p.n, p.k).ok_or_else(|| {
         format!(
             "{} x {} x {} has operands too large to count",
             p.m, p.n, p.k
         )
     })?;
-    check(p, lens).map(|_| ()).map_err(|e| e.to_string())
+    let mut refusals: Vec<(Target, String)> = Vec::new();
+    for &t in targets {
+        match check(p, lens, t) {
+            Ok(_) => return Ok(()),
+            Err(e) => refusals.push((t, e.to_string())),
+        }
+    }
+    let first = refusals.first().map(|(_, e)| e.clone()).unwrap_or_default();
+    if refusals.iter().all(|(_, e)| *e == first) {
+        return Err(first);
+    }
+    let each: Vec<String> = refusals
+        .iter()
+        .map(|(t, e)| format!("on {t}: {e}"))
+        .collect();
+    Err(each.join("; "))
 }
 
 /// Runs `rute gemm` with `args`; returns the exit status.
 pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let request = match parse(args) {
         Ok(Request::Help) => {
-            let _ = writeln!(out, "{HELP}");
+            let _ = writeln!(out, "{}", help());
             return 0;
         }
         Ok(r) => r,
         Err(message) => {
             report(err, &message);
-            let _ = writeln!(err, "\n{HELP}");
+            let _ = writeln!(err, "\n{}", help());
             return USAGE_ERROR;
         }
     };
@@ -619,12 +769,13 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             opts.acc.unwrap_or(Accum::F32),
             opts,
         );
-        if let Err(e) = precheck(&p) {
+        if let Err(e) = precheck(&p, &Target::ALL) {
             report(err, &e);
             return 1;
         }
     }
-    // So are runs larger than the host's memory; the runner checks the device's once it has one.
+    // So are runs larger than the host's memory; the runner checks the device's (and the host's
+    // again) once it has one, before it allocates.
     if let Some(host) = host_available() {
         let available = Memory {
             host,
@@ -661,13 +812,15 @@ mod gpu {
     use codegen_ptx::jit::{DeviceRepr, Jit};
     use half::{bf16, f16};
     use kernels::gemm::harness::{
-        case_seed, BenchOutcome, Case, CheckOutcome, Harness, Operands, SAMPLED_ENTRIES,
+        case_seed, free_device_memory, l2_bytes, BenchOutcome, Case, CheckOutcome, Harness,
+        Operands,
     };
     use kernels::gemm::metric::count_non_finite;
     use kernels::gemm::{Accum, CublasRef, Gemm, GemmDtype, GemmElem, GemmError};
 
     use super::{
-        pairs, precheck, problem, square_shapes, Options, Request, Suite, BENCH_SHAPES, ODD_SHAPES,
+        check_memory, correctness_shapes, host_available, pairs, precheck, problem, Memory,
+        Options, Request, Suite, Target,
     };
 
     struct Ctx<'j> {
@@ -675,6 +828,10 @@ mod gpu {
         gemm: Gemm<'j>,
         cublas: CublasRef<'j>,
     }
+
+    /// Device memory the memory check leaves for what it does not count: cuBLAS's handle and
+    /// workspace (32 MiB on Hopper) and the modules the run loads.
+    const DEVICE_HEADROOM: u64 = 256 << 20;
 
     pub(super) fn execute(request: &Request, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let jit = match Jit::new(0) {
@@ -684,15 +841,32 @@ mod gpu {
                 return 1;
             }
         };
-        let tune = match request {
-            Request::Single { opts, .. } | Request::Suite { opts, .. } => opts.tune,
+        // Before anything is allocated: a run larger than the device's free memory (or the
+        // host's) is refused, naming what it needs and what there is.
+        let device_free = match free_device_memory(&jit) {
+            Ok(free) => free,
+            Err(e) => {
+                super::report(err, &e.to_string());
+                return 1;
+            }
+        };
+        let available = Memory {
+            host: host_available().unwrap_or(u64::MAX),
+            device: device_free.saturating_sub(DEVICE_HEADROOM),
+        };
+        if let Err(e) = check_memory(request, l2_bytes(&jit) as u64, available) {
+            super::report(err, &e.to_string());
+            return 1;
+        }
+        let config = match request {
+            Request::Single { opts, .. } | Request::Suite { opts, .. } => opts.config.clone(),
             Request::Help => None,
         };
         let ctx = match Gemm::new(&jit).and_then(|gemm| {
             Ok(Ctx {
                 jit: &jit,
-                gemm: match tune {
-                    Some(t) => gemm.with_tune(t),
+                gemm: match config {
+                    Some(c) => gemm.with_config(c),
                     None => gemm,
                 },
                 cublas: CublasRef::new(&jit)?,
@@ -729,10 +903,10 @@ mod gpu {
                 opts,
             } => correctness(&ctx, opts, file.as_deref(), &device, out),
             Request::Suite {
-                suite: Suite::Bench,
+                suite,
                 out: file,
                 opts,
-            } => bench_suite(&ctx, opts, file.as_deref(), &device, out),
+            } => bench_suite(&ctx, *suite, opts, file.as_deref(), &device, out),
         };
         match result {
             Ok(true) => 0,
@@ -764,6 +938,11 @@ mod gpu {
                 kernel: opts.kernel,
                 seed: case_seed(opts.seed, shape.0, shape.1, shape.2),
             }
+        }
+
+        /// The target the GPU runs, which the prechecks check for.
+        fn target(&self) -> Target {
+            self.gemm.target()
         }
 
         fn harness(&self) -> Harness<'_> {
@@ -807,13 +986,18 @@ mod gpu {
         }
     }
 
+    /// The check's distances and verdict: `error E vs cuBLAS; vs f64 on N entries: rute R,
+    /// cuBLAS C; bound B (tolerance T), U unwritten: PASS`.
     fn check_line(c: &CheckOutcome) -> String {
         let mut s = format!(
-            "error {:.3e} (tolerance {:.1e}), {} unwritten: {}",
+            "error {:.3e} vs cuBLAS; vs f64 on {} entries: rute {:.3e}, cuBLAS {:.3e}; bound {:.2e} (tolerance {:.1e}), {} unwritten",
             c.error,
+            c.f64_entries,
+            c.f64_error.0,
+            c.f64_error.1,
+            c.errors().bound(c.tolerance),
             c.tolerance,
             c.unwritten,
-            verdict(c)
         );
         if c.reference_non_finite > 0 {
             s += &format!(
@@ -821,11 +1005,7 @@ mod gpu {
                 c.reference_non_finite
             );
         }
-        s += &format!(
-            "; vs f64 on {} sampled entries: rute {:.3e}, cuBLAS {:.3e}",
-            SAMPLED_ENTRIES, c.f64_sampled.0, c.f64_sampled.1
-        );
-        s
+        s + ": " + verdict(c)
     }
 
     fn bench_line(b: &BenchOutcome) -> String {
@@ -868,8 +1048,11 @@ mod gpu {
         let (m, n, k) = shape;
         let _ = writeln!(
             out,
-            "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}",
-            opts.kernel
+            "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}{}",
+            opts.kernel,
+            opts.config
+                .as_deref()
+                .map_or(String::new(), |c| format!(" config={c}"))
         );
         let mut ok = true;
         if !check && !bench {
@@ -930,8 +1113,11 @@ mod gpu {
             .map(|d| d.as_secs())
             .unwrap_or(0);
         format!(
-            "# {title}\n\n- device: {device}\n- kernel: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
-            opts.kernel, opts.seed, opts.repeats
+            "# {title}\n\n- device: {device}\n- kernel: {}\n- config: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
+            opts.kernel,
+            opts.config.as_deref().unwrap_or("the kernel's default for the shape"),
+            opts.seed,
+            opts.repeats
         )
     }
 
@@ -942,11 +1128,8 @@ mod gpu {
         device: &str,
         out: &mut dyn Write,
     ) -> Result<bool, Failure> {
-        let shapes: Vec<_> = square_shapes()
-            .into_iter()
-            .chain(ODD_SHAPES.iter().copied())
-            .collect();
-        let mut rows = String::from("| dtype | acc | M | N | K | plan | rel. error | tolerance | unwritten | result |\n|---|---|---:|---:|---:|---|---:|---:|---:|---|\n");
+        let shapes = correctness_shapes();
+        let mut rows = String::from("| dtype | acc | M | N | K | plan | vs f64 | cuBLAS vs f64 | vs cuBLAS | bound | unwritten | result |\n|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
         let mut summary = Vec::new();
         let mut all_ok = true;
         for (dtype, acc) in pairs(opts) {
@@ -955,10 +1138,10 @@ mod gpu {
             for &shape in &shapes {
                 let (m, n, k) = shape;
                 let label = format!("{dtype} {acc} {m:>6} x {n:>6} x {k:>6}");
-                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts)) {
+                if let Err(reason) = precheck(&problem(shape, dtype, acc, opts), &[ctx.target()]) {
                     refused += 1;
                     let _ = writeln!(out, "{label}  refused: {reason}");
-                    rows += &format!("| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | refused: {reason} |\n");
+                    rows += &format!("| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | - | - | refused: {reason} |\n");
                     continue;
                 }
                 match ctx.check(dtype, shape, acc, opts) {
@@ -969,17 +1152,20 @@ mod gpu {
                             fail += 1;
                         }
                         // A NaN (unwritten output) stays the worst error once seen.
-                        worst = if worst.is_nan() || c.error.is_nan() {
+                        let e = c.f64_error.0;
+                        worst = if worst.is_nan() || e.is_nan() {
                             f64::NAN
                         } else {
-                            worst.max(c.error)
+                            worst.max(e)
                         };
                         let _ = writeln!(out, "{label}  {}  {}", c.plan.describe(), check_line(&c));
                         rows += &format!(
-                            "| {dtype} | {acc} | {m} | {n} | {k} | {} | {:.3e} | {:.1e} | {} | {} |\n",
+                            "| {dtype} | {acc} | {m} | {n} | {k} | {} | {:.3e} | {:.3e} | {:.3e} | {:.2e} | {} | {} |\n",
                             c.plan.describe(),
+                            c.f64_error.0,
+                            c.f64_error.1,
                             c.error,
-                            c.tolerance,
+                            c.errors().bound(c.tolerance),
                             c.unwritten,
                             verdict(&c)
                         );
@@ -988,7 +1174,7 @@ mod gpu {
                         errors += 1;
                         let _ = writeln!(out, "{label}  ERROR: {e}");
                         rows += &format!(
-                            "| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | ERROR: {e} |\n"
+                            "| {dtype} | {acc} | {m} | {n} | {k} | - | - | - | - | - | - | ERROR: {e} |\n"
                         );
                         // A fault poisons the context; later cases would only repeat it.
                         if matches!(e, GemmError::Jit(_)) {
@@ -1016,7 +1202,7 @@ mod gpu {
         opts: &Options,
         out: &mut dyn Write,
     ) -> Result<(), Failure> {
-        let mut table = String::from("| dtype | acc | pass | fail | refused | errors | worst error |\n|---|---|---:|---:|---:|---:|---:|\n");
+        let mut table = String::from("| dtype | acc | pass | fail | refused | errors | worst vs f64 |\n|---|---|---:|---:|---:|---:|---:|\n");
         for (d, a, p, f, r, e, w) in summary {
             table += &format!("| {d} | {a} | {p} | {f} | {r} | {e} | {w:.3e} |\n");
         }
@@ -1031,8 +1217,11 @@ mod gpu {
         Ok(())
     }
 
+    /// A timing suite (`bench` or `llm`): each shape checked, then timed against cuBLAS; the
+    /// table, then the ratios' geometric mean, smallest and largest.
     fn bench_suite(
         ctx: &Ctx<'_>,
+        suite: Suite,
         opts: &Options,
         file: Option<&str>,
         device: &str,
@@ -1041,17 +1230,18 @@ mod gpu {
         let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
         let acc = opts.acc.unwrap_or(Accum::F32);
         let mut table = String::from(
-            "| M | N | K | dtype | acc | plan | rel. error | check | rute ms | rute TFLOP/s | cuBLAS ms | cuBLAS TFLOP/s | ratio |\n|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|\n",
+            "| M | N | K | dtype | acc | plan | vs f64 | check | rute ms | rute TFLOP/s | rute GB/s | cuBLAS ms | cuBLAS TFLOP/s | ratio |\n|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n",
         );
         let mut all_ok = true;
-        for &shape in BENCH_SHAPES {
+        let mut ratios = Vec::new();
+        for shape in suite.shapes() {
             let (m, n, k) = shape;
             let _ = writeln!(out, "{m} x {n} x {k} {dtype} {acc}");
-            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts)) {
+            if let Err(reason) = precheck(&problem(shape, dtype, acc, opts), &[ctx.target()]) {
                 all_ok = false;
                 let _ = writeln!(out, "  refused: {reason}");
                 table += &format!(
-                    "| {m} | {n} | {k} | {dtype} | {acc} | refused: {reason} | | | | | | | |\n"
+                    "| {m} | {n} | {k} | {dtype} | {acc} | refused: {reason} | | | | | | | | |\n"
                 );
                 continue;
             }
@@ -1061,29 +1251,43 @@ mod gpu {
             if !c.passed() {
                 all_ok = false;
                 table += &format!(
-                    "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | FAIL | | | | | |\n",
+                    "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | FAIL | | | | | | |\n",
                     c.plan.describe(),
-                    c.error
+                    c.f64_error.0
                 );
                 continue;
             }
             let b = ctx.bench(dtype, shape, acc, opts)?;
             let _ = writeln!(out, "  bench: {}", bench_line(&b));
+            // The bytes a GEMM must move at least: A and B read, D written, once each.
+            let bytes = ((m * k + n * k + m * n) * dtype.bytes() as usize) as f64;
             table += &format!(
-                "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.4} | {:.2} | {:.3} |\n",
+                "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.0} | {:.4} | {:.2} | {:.3} |\n",
                 b.plan.describe(),
-                c.error,
+                c.f64_error.0,
                 b.rute_ms,
                 b.rute_tflops(),
+                bytes / (b.rute_ms * 1e6),
                 b.cublas_ms,
                 b.cublas_tflops(),
                 b.ratio()
             );
+            ratios.push(b.ratio());
+        }
+        if !ratios.is_empty() {
+            let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+            let (min, max) = ratios.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
+                (lo.min(r), hi.max(r))
+            });
+            table += &format!(
+                "\n{} shapes timed: geometric mean ratio {geomean:.3}, smallest {min:.3}, largest {max:.3}\n",
+                ratios.len()
+            );
         }
         if let Some(path) = file {
             let text = format!(
-                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set).\n\n{table}",
-                header("rute gemm --suite bench", device, opts)
+                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set). GB/s: the bytes of A, B and D once each over rute's time.\n\n{table}",
+                header(&format!("rute gemm --suite {}", suite.name()), device, opts)
             );
             write_file(path, &text, out)?;
         }
@@ -1105,16 +1309,20 @@ mod tests {
             dtype: None,
             acc: None,
             kernel: KernelChoice::Auto,
-            tune: None,
+            config: None,
             repeats: DEFAULT_REPEATS,
             seed: 1,
         }
     }
 
+    fn kernel(name: &str) -> KernelChoice {
+        KernelChoice::named(name).unwrap()
+    }
+
     #[test]
     fn single_shape_with_every_option() {
         let r = parse(&args(
-            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel naive --config t256x128s4_r2_se --check --bench --repeats 5 --seed 9",
+            "--m 4096 --n=256 --k 72 --dtype bf16 --acc f32 --kernel multistage --config t256x128s4_r2_se --check --bench --repeats 5 --seed 9",
         ));
         assert_eq!(
             r,
@@ -1125,8 +1333,8 @@ mod tests {
                 opts: Options {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
-                    kernel: KernelChoice::Naive,
-                    tune: Some(Tune::parse("256x128x32s4_r2_se").unwrap()),
+                    kernel: kernel("multistage"),
+                    config: Some("t256x128s4_r2_se".into()),
                     repeats: 5,
                     seed: 9,
                 },
@@ -1134,14 +1342,30 @@ mod tests {
         );
         assert_eq!(
             parse(&args("--k 8 --m 2 --n 3 --config tuned")).map(|r| match r {
-                Request::Single { opts, .. } => opts.tune,
+                Request::Single { opts, .. } => opts.config,
                 _ => None,
             }),
-            Ok(Some(Tune::TUNED))
+            Ok(Some("tuned".into()))
         );
-        assert!(parse(&args("--k 8 --m 2 --n 3 --config fastest"))
-            .unwrap_err()
-            .contains("e.g. 128x256x32s4_r2_se"));
+        // A spelling no kernel takes is a usage error, with each kernel's reason.
+        let e = parse(&args("--k 8 --m 2 --n 3 --config fastest")).unwrap_err();
+        assert!(
+            e.starts_with("--config `fastest` is no kernel's configuration: the hopper_ws kernel: `fastest` is not a hopper_ws configuration: it starts with MxNxKsS")
+                && e.contains("the multistage kernel: `fastest` is not a configuration")
+                && e.contains("e.g. 128x256x32s4_r2_se")
+                && e.ends_with("the naive kernel: it takes no --config, and `fastest` was given"),
+            "{e}"
+        );
+        assert_eq!(
+            parse(&args("--k 8 --m 2 --n 3 --kernel naive --config tuned")),
+            Err("--config: the naive kernel: it takes no --config, and `tuned` was given".into())
+        );
+        assert_eq!(
+            parse(&args(
+                "--k 8 --m 2 --n 3 --kernel multistage --config 128x128x48s3"
+            )),
+            Err("--config: the multistage kernel: `128x128x48s3`: tile_k is 32 or 64".into())
+        );
         assert_eq!(
             parse(&args("--k 1 --m 2 --n 3")),
             Ok(Request::Single {
@@ -1161,7 +1385,7 @@ mod tests {
                 suite: Suite::Bench,
                 out: Some("results.md".into()),
                 opts: Options {
-                    kernel: KernelChoice::Multistage,
+                    kernel: kernel("multistage"),
                     ..opts()
                 }
             })
@@ -1213,7 +1437,7 @@ mod tests {
             ),
             (
                 "--m 1 --n 1 --k 1 --kernel fast",
-                "--kernel takes auto, naive, multistage, not `fast`",
+                "--kernel takes auto, hopper_ws, multistage, naive, not `fast`",
             ),
             (
                 "--m 1 --n 1 --k 1 --repeats 0",
@@ -1249,7 +1473,7 @@ mod tests {
             ),
             (
                 "--suite fast",
-                "--suite takes correctness or bench, not `fast`",
+                "--suite takes correctness, bench or llm, not `fast`",
             ),
             (
                 "--suite bench --m 4",
@@ -1306,10 +1530,27 @@ mod tests {
             "{k_below_tile} {k_aligned}"
         );
         assert!(ODD_SHAPES.iter().any(|s| s.2 % 8 != 0));
+        // What the hopper_ws program runs (rows of 16 bytes): at least 30 odd shapes, K below
+        // one 64-wide k-tile, tiny M; none twice in the suite.
+        let all = correctness_shapes();
+        for (i, s) in all.iter().enumerate() {
+            assert!(!all[..i].contains(s), "{s:?} twice");
+        }
+        let tma: Vec<_> = all
+            .iter()
+            .filter(|&&(m, n, k)| n % 8 == 0 && k % 8 == 0 && (m % 128 != 0 || n % 128 != 0))
+            .collect();
+        assert!(tma.len() >= 30, "{}", tma.len());
+        assert!(tma.iter().filter(|s| s.2 < 64).count() >= 8);
+        assert!(tma.iter().filter(|s| s.0 <= 16).count() >= 6);
+        assert!(tma
+            .iter()
+            .any(|s| s.2 % 64 != 0 && s.1 % 128 != 0 && s.0 % 128 != 0));
         assert_eq!(
             BENCH_SHAPES,
             [
                 (4096, 4096, 4096),
+                (6144, 6144, 6144),
                 (8192, 8192, 8192),
                 (2048, 2048, 2048),
                 (81920, 256, 256)
@@ -1427,7 +1668,7 @@ mod tests {
                 false,
                 false,
                 Options {
-                    kernel: KernelChoice::Naive,
+                    kernel: kernel("naive"),
                     ..opts()
                 },
             ),
@@ -1475,7 +1716,7 @@ mod tests {
             false,
             false,
             Options {
-                kernel: KernelChoice::Naive,
+                kernel: kernel("naive"),
                 ..opts()
             },
         );
@@ -1499,6 +1740,28 @@ mod tests {
         let absurd = single((1, 2147483647, 2147483647), true, false, opts());
         let e = check_memory(&absurd, u64::MAX, h200).unwrap_err();
         assert!(e.to_string().starts_with("1 x 2147483647 x 2147483647 (f16) needs 8.0 EiB (9223372041149743100 bytes) of host memory"), "{e}");
+        // The device check gpu_run.sh makes: one matrix at a time fits the host, the three do not
+        // fit the device.
+        let large = single((170000, 170000, 170000), false, false, opts());
+        assert_eq!(
+            precheck(
+                &problem(
+                    (170000, 170000, 170000),
+                    GemmDtype::F16,
+                    Accum::F32,
+                    &opts()
+                ),
+                &Target::ALL
+            ),
+            Ok(())
+        );
+        let e = check_memory(&large, 50 << 20, h200).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "170000 x 170000 x 170000 (f16) needs 161.5 GiB (173400000000 bytes) of device memory \
+             (A, B, D and the reference or the timing's input sets), more than the 139.0 GiB \
+             (149250113536 bytes) available"
+        );
         // What fits passes and says what it needs.
         let fits = single((4096, 4096, 4096), true, true, opts());
         assert_eq!(
@@ -1536,22 +1799,6 @@ mod tests {
         assert_eq!(meminfo_available("MemAvailable: x kB\n"), None);
         if cfg!(target_os = "linux") {
             assert!(host_available().is_some_and(|b| b > 0));
-        }
-    }
-
-    /// The model of the timing's rotation is the harness's.
-    #[cfg(feature = "gpu")]
-    #[test]
-    fn rotation_is_the_harness_rotation() {
-        use kernels::gemm::harness;
-        for set in [0usize, 1, 1000, 24 << 20, 384 << 20, 5 << 30] {
-            for l2 in [0usize, 1, 50 << 20, 1 << 40] {
-                assert_eq!(
-                    rotating_sets(set as u128, l2 as u64),
-                    harness::rotating_sets(set, l2, 4 << 30) as u128,
-                    "{set} {l2}"
-                );
-            }
         }
     }
 

@@ -1,4 +1,5 @@
-//! The correctness metric: relative Frobenius error, summed in f64 on the host.
+//! The correctness metric: relative Frobenius error, summed in f64 on the host, against cuBLAS
+//! and against the exact product; and the verdict of a check ([`CheckErrors::passes`]).
 
 use super::GemmElem;
 
@@ -48,9 +49,54 @@ pub fn sampled_f64_error<T: GemmElem>(
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
+    let entries = (0..samples).map(|_| {
+        let i = (next() % m as u64) as usize;
+        (i, (next() % n as u64) as usize)
+    });
+    error_over(a, b, d, (n, k), entries)
+}
+
+/// Products above which [`f64_error`] samples instead of computing D in full: about a tenth of
+/// a second on one core.
+pub const FULL_F64_PRODUCTS: u64 = 1 << 27;
+
+/// The relative Frobenius error of D against the exact product (f64 dot products, as
+/// [`sampled_f64_error`]), and how many entries it covers: every entry when D has at most
+/// `samples` of them (no dearer than the sample) or the product takes at most
+/// [`FULL_F64_PRODUCTS`] multiplications, else `samples` entries drawn from `seed`. NaN if a
+/// covered entry of D is not finite.
+pub fn f64_error<T: GemmElem>(
+    a: &[T],
+    b: &[T],
+    d: &[T],
+    (m, n, k): (usize, usize, usize),
+    samples: usize,
+    seed: u64,
+) -> (f64, usize) {
+    let entries = m.saturating_mul(n);
+    let products = (entries as u64).saturating_mul(k as u64);
+    if entries <= samples || products <= FULL_F64_PRODUCTS {
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        (error_over(a, b, d, (n, k), all), entries)
+    } else {
+        (
+            sampled_f64_error(a, b, d, (m, n, k), samples, seed),
+            samples,
+        )
+    }
+}
+
+/// `||D - R|| / ||R||` over `entries` of D (`n` columns), R the f64 product of A's and B's rows
+/// (`k` long); NaN if one of D's is not finite, 0 or infinity for an all-zero R.
+fn error_over<T: GemmElem>(
+    a: &[T],
+    b: &[T],
+    d: &[T],
+    (n, k): (usize, usize),
+    entries: impl Iterator<Item = (usize, usize)>,
+) -> f64 {
     let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for _ in 0..samples {
-        let (i, j) = ((next() % m as u64) as usize, (next() % n as u64) as usize);
+    for (i, j) in entries {
         let want: f64 = (0..k)
             .map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64())
             .sum();
@@ -72,6 +118,49 @@ pub fn sampled_f64_error<T: GemmElem>(
     }
 }
 
+/// How much farther from the exact product than cuBLAS's own result rute's may be and pass.
+pub const CUBLAS_SLACK: f64 = 1.5;
+
+/// The three distances of one correctness case, each a relative Frobenius error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckErrors {
+    /// rute's D against the exact product ([`f64_error`]).
+    pub rute_f64: f64,
+    /// cuBLAS's D against the exact product, over the same entries.
+    pub cublas_f64: f64,
+    /// rute's D against cuBLAS's, every element ([`relative_frobenius_error`]).
+    pub rute_cublas: f64,
+}
+
+impl CheckErrors {
+    /// The largest distance to the exact product that passes: `tolerance`, or
+    /// [`CUBLAS_SLACK`] times cuBLAS's own distance where that is larger.
+    pub fn bound(&self, tolerance: f64) -> f64 {
+        // f64::max ignores a NaN: a broken reference leaves the tolerance (and fails below).
+        tolerance.max(CUBLAS_SLACK * self.cublas_f64)
+    }
+
+    /// The verdict: the truth decides, cuBLAS is the yardstick.
+    ///
+    /// 1. `rute_f64 <= bound`: rute's result is as close to the exact product as `tolerance` asks,
+    ///    or no more than 1.5 times as far as cuBLAS's (an accepted implementation rounding the
+    ///    same products). A result closer to the truth than cuBLAS's never fails; where rounding
+    ///    D alone is past the tolerance (a few bf16 outputs), matching cuBLAS's distance passes.
+    /// 2. `rute_cublas <= bound + cublas_f64`: the two results are no farther apart than two
+    ///    results each within its distance of the exact product can be (the triangle
+    ///    inequality). The exact reference may be a sample of D; this comparison covers every
+    ///    element, so it catches a wrong tile the sample missed.
+    ///
+    /// A NaN in rute's distances fails (no comparison with NaN holds), and so does one in
+    /// cuBLAS's (rule 2). The comparison with cuBLAS alone decided before, and failed a
+    /// 2 x 2 x 65536 bf16 product whose two roundings differ by more than the tolerance though
+    /// rute's is the nearer the truth.
+    pub fn passes(&self, tolerance: f64) -> bool {
+        let bound = self.bound(tolerance);
+        self.rute_f64 <= bound && self.rute_cublas <= bound + self.cublas_f64
+    }
+}
+
 /// Elements of `xs` that are NaN or infinite.
 pub fn count_non_finite<T: GemmElem>(xs: &[T]) -> usize {
     xs.iter().filter(|x| !x.to_f64().is_finite()).count()
@@ -80,6 +169,59 @@ pub fn count_non_finite<T: GemmElem>(xs: &[T]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `rute gemm --m 2 --n 2 --k 65536 --dtype bf16 --check` on the H200: rute 2.07e-3 from
+    /// f64, cuBLAS 3.10e-3, the two 5.07e-3 apart (tolerance 4e-3), passes; what must fail still
+    /// does.
+    #[test]
+    fn the_verdict_rests_on_the_exact_product() {
+        let tol = 4e-3;
+        let errors = |rute_f64, cublas_f64, rute_cublas| CheckErrors {
+            rute_f64,
+            cublas_f64,
+            rute_cublas,
+        };
+        let few_bf16 = errors(2.07e-3, 3.10e-3, 5.07e-3);
+        assert!(few_bf16.passes(tol));
+        assert!((few_bf16.bound(tol) - 4.65e-3).abs() < 1e-12);
+        // Bit-identical to cuBLAS, both past the tolerance: cuBLAS's own distance passes.
+        assert!(errors(5e-3, 5e-3, 0.0).passes(tol));
+        // A large D, every distance small: passes, under the tolerance itself.
+        let f16 = errors(2.4e-4, 2.3e-4, 3.0e-4);
+        assert!(f16.passes(2e-3) && f16.bound(2e-3) == 2e-3);
+        // One wrong element of a 2 x 2 D (10% off): far from the exact product.
+        assert!(!errors(5e-2, 3.1e-3, 5.1e-2).passes(tol));
+        // Uniformly a little worse than both the tolerance and 1.5x cuBLAS.
+        assert!(!errors(4.1e-3, 2.5e-3, 4.0e-3).passes(tol));
+        // A wrong tile the sample missed: near f64 on the sample, far from cuBLAS everywhere.
+        assert!(!errors(2.0e-3, 3.0e-3, 3.0e-2).passes(tol));
+        // NaN (an unwritten element) anywhere in rute's, or a broken reference.
+        assert!(!errors(f64::NAN, 3e-3, 1e-3).passes(tol));
+        assert!(!errors(1e-3, 3e-3, f64::NAN).passes(tol));
+        assert!(!errors(1e-3, f64::NAN, 1e-3).passes(tol));
+        assert!(!errors(f64::INFINITY, 3e-3, 1e-3).passes(tol));
+    }
+
+    #[test]
+    fn small_outputs_are_checked_in_full() {
+        // 2 x 2 x 3: four entries, fewer than the sample: all of them.
+        let a = h(&[1.0, 2.0, 3.0, 0.5, 0.5, 0.5]);
+        let b = h(&[1.0, 1.0, 1.0, 2.0, 0.0, -1.0]);
+        let d = h(&[6.0, -1.0, 1.5, 0.5]);
+        assert_eq!(f64_error(&a, &b, &d, (2, 2, 3), 512, 7), (0.0, 4));
+        let mut off = d.clone();
+        off[3] = f16::from_f32(1.0);
+        let (e, n) = f64_error(&a, &b, &off, (2, 2, 3), 512, 7);
+        // want = (6, -1, 1.5, 0.5): norm^2 = 39.5; one entry 0.5 off.
+        assert_eq!(n, 4);
+        assert!((e - (0.25f64 / 39.5).sqrt()).abs() < 1e-12, "{e}");
+        // Past both limits: the sample.
+        let big = (1usize << 10, 1usize << 10, 1usize << 8);
+        assert!((big.0 * big.1 * big.2) as u64 > FULL_F64_PRODUCTS);
+        let (a, b) = (vec![f16::ONE; big.0 * big.2], vec![f16::ONE; big.1 * big.2]);
+        let d = vec![f16::from_f32(256.0); big.0 * big.1];
+        assert_eq!(f64_error(&a, &b, &d, big, 512, 7), (0.0, 512));
+    }
 
     #[test]
     fn sampled_f64_error_sees_a_wrong_entry() {

@@ -1,31 +1,39 @@
 //! GEMM: `D = A * B^T` with A (`M x K`) and B (`N x K`) K-major and D (`M x N`) row-major, f16 or
-//! bf16 in and out.
+//! bf16 in and out, by one of several programs behind one seam.
 //!
-//! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation.
-//! - [`check`](mod@check): the input checks as a pure function of shapes and buffer lengths, and the choice
-//!   of configuration ([`Plan`]); no GPU needed, so it is unit-tested here.
-//! - [`tune`]: [`Tune`], a multistage configuration as `rute gemm --config` spells it, and the
-//!   default by shape ([`Tune::for_shape`]).
-//! - [`metric`]: the correctness metric, relative Frobenius error in f64.
+//! - [`program`](mod@program): the seam: [`GemmProgram`] (which problems a program takes, and its
+//!   [`Plan`] for them), [`ProgramPlan`] (a plan's kernel and its launch: [`LaunchPlan`],
+//!   [`GemmArg`]), and [`PROGRAMS`], the programs of this build; its docs show how to add one.
+//! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation
+//!   ([`naive::Naive`]); the multistage program is `crate::multistage::Multistage`.
+//! - [`check`](mod@check): the input checks as a pure function of shapes, buffer lengths and the
+//!   target, and the choice of program; no GPU needed, so it is unit-tested here.
+//! - [`metric`]: the correctness metric, relative Frobenius error in f64, and the check's verdict.
+//! - [`rotation`]: how many input sets the timing rotates through.
 //! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
-//!   once (a thread-safe cache) and launches; `CublasRef`: cuBLAS's `cublasGemmEx` as the
-//!   reference, on the same stream.
+//!   once (a thread-safe cache), builds the plan's arguments and launches; `CublasRef`: cuBLAS's
+//!   `cublasGemmEx` as the reference, on the same stream.
 //!
 //! ```
-//! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Plan, Problem};
+//! use dsl_core::ir::Target;
+//! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
 //!
 //! let p = Problem { m: 100, n: 70, k: 13, dtype: GemmDtype::Bf16, acc: Accum::F32,
-//!                   kernel: KernelChoice::Auto, tune: None };
-//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }).unwrap();
+//!                   kernel: KernelChoice::Auto, config: None };
+//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }, Target::Sm90a).unwrap();
 //! // K = 13: the multistage kernel with element copies on 64x64 tiles.
 //! assert!(plan.describe().starts_with("multistage bf16 (f32 acc, 64x64x32 tile"), "{}", plan.describe());
-//! assert_eq!(plan.launch_shape(100, 70).grid, (2, 2, 1));
-//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }).unwrap_err();
+//! assert_eq!(plan.launch(100, 70, 13, 132).grid, (2, 2, 1));
+//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }, Target::Sm90a).unwrap_err();
 //! assert!(e.to_string().contains("D has 6999 elements"), "{e}");
-//! // K = 4096: the tuned 128x256 tiles (stmatrix epilogue; on sm_80 `Plan::for_target` swaps it).
+//! // K = 4096 on sm_90a: the warp-specialized TMA + wgmma program; on sm_80 the multistage one.
 //! let p = Problem { m: 4096, n: 4096, k: 4096, ..p };
-//! let plan = check(&p, BufferLens { a: 4096 * 4096, b: 4096 * 4096, d: 4096 * 4096 }).unwrap();
-//! assert!(plan.describe().contains("128x256x32 tile, 4 stages, 2x4 warps"), "{}", plan.describe());
+//! let lens = BufferLens::for_shape(4096, 4096, 4096).unwrap();
+//! let plan = check(&p, lens, Target::Sm90a).unwrap();
+//! assert!(plan.describe().starts_with("hopper_ws bf16 (f32 acc, 128x256x64 tile"), "{}", plan.describe());
+//! let on_80 = check(&p, lens, Target::Sm80).unwrap();
+//! assert!(on_80.describe().contains("128x256x32 tile, 4 stages, 2x4 warps"), "{}", on_80.describe());
+//! assert!(on_80.describe().ends_with("smem epilogue)"));
 //! ```
 
 pub mod check;
@@ -35,14 +43,18 @@ mod cublas;
 pub mod harness;
 pub mod metric;
 pub mod naive;
+pub mod program;
+pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
-pub mod tune;
 
-pub use check::{check, BufferLens, InputError, KernelBuildError, LaunchShape, Plan, Problem};
+pub use check::{check, BufferLens, InputError, KernelBuildError, Problem};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
-pub use tune::Tune;
+pub use program::{
+    GemmArg, GemmOperand, GemmProgram, KernelChoice, LaunchPlan, Plan, ProgramPlan, UnknownKernel,
+    PROGRAMS,
+};
 
 #[cfg(feature = "gpu")]
 pub use cublas::CublasRef;
@@ -51,6 +63,7 @@ pub use runtime::target_for;
 #[cfg(feature = "gpu")]
 pub use runtime::{Gemm, GemmArgs, GemmError};
 
+use dsl_core::atom::ValType;
 use dsl_core::kernel::DeviceType;
 use half::{bf16, f16};
 
@@ -70,6 +83,20 @@ impl GemmDtype {
             GemmDtype::F16 => "f16",
             GemmDtype::Bf16 => "bf16",
         }
+    }
+
+    /// The atoms' name for it (`dsl_core::atom::ValType`), for a program's copy, MMA and TMA
+    /// atoms.
+    pub fn val_type(self) -> ValType {
+        match self {
+            GemmDtype::F16 => ValType::F16,
+            GemmDtype::Bf16 => ValType::BF16,
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        self.val_type().bits() as usize / 8
     }
 }
 
@@ -97,11 +124,20 @@ impl Accum {
         }
     }
 
-    /// The largest relative Frobenius error (against cuBLAS with f32 compute, and against f64 on
-    /// sampled entries) that passes for outputs of `dtype`: `1e-2` for an f16 sum, `2e-3` for an
-    /// f32 one with f16 output. bf16 output keeps 8 significant bits, so rounding it alone moves an
-    /// element by up to 2^-8 = 3.9e-3 relative (seen on the H200: cuBLAS's own bf16 D is 1.5e-3 to
-    /// 2.6e-3 from f64, and a 1x1x1 product 2.6e-3); its f32-sum tolerance is 4e-3.
+    /// The atoms' name for it (`dsl_core::atom::ValType`), for a program's MMA atoms.
+    pub fn val_type(self) -> ValType {
+        match self {
+            Accum::F16 => ValType::F16,
+            Accum::F32 => ValType::F32,
+        }
+    }
+
+    /// The relative Frobenius error against the exact product (f64) that passes for outputs of
+    /// `dtype` whatever cuBLAS's own error (the whole rule: [`metric::CheckErrors::passes`]):
+    /// `1e-2` for an f16 sum, `2e-3` for an f32 one with f16 output. bf16 output keeps 8
+    /// significant bits, so rounding it alone moves an element by up to 2^-8 = 3.9e-3 relative
+    /// (seen on the H200: cuBLAS's own bf16 D is 1.5e-3 to 3.1e-3 from f64, and a 1x1x1 product
+    /// 2.6e-3); its f32-sum tolerance is 4e-3.
     pub fn tolerance(self, dtype: GemmDtype) -> f64 {
         match (self, dtype) {
             (Accum::F16, _) => 1e-2,
@@ -112,44 +148,6 @@ impl Accum {
 }
 
 impl std::fmt::Display for Accum {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Which kernel computes the product.
-///
-/// The seam for a new kernel: add its variant here, its `Plan` variant and the arm that picks it
-/// in `check::select`, then its arms in [`Plan::kernel`] and [`Plan::launch_shape`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KernelChoice {
-    /// The fastest kernel in this build that handles the problem.
-    Auto,
-    /// [`gemm_naive`]: any shape, f32 accumulation only.
-    Naive,
-    /// The multistage `mma.sync` kernel (`kernels::multistage`), when it is in the build.
-    Multistage,
-}
-
-impl KernelChoice {
-    /// The name the command line takes and prints.
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelChoice::Auto => "auto",
-            KernelChoice::Naive => "naive",
-            KernelChoice::Multistage => "multistage",
-        }
-    }
-
-    /// Every choice, in the order `--help` lists them.
-    pub const ALL: [KernelChoice; 3] = [
-        KernelChoice::Auto,
-        KernelChoice::Naive,
-        KernelChoice::Multistage,
-    ];
-}
-
-impl std::fmt::Display for KernelChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }

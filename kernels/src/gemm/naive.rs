@@ -1,11 +1,15 @@
-//! The baseline GEMM: one thread per element of D, f32 accumulation, any M, N and K.
+//! The baseline GEMM: one thread per element of D, f32 accumulation, any M, N and K; behind the
+//! seam, [`Naive`] (the program) and [`NaivePlan`] (its plan for one element type).
 
-use dsl_core::ir::Target;
+use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::*;
 use dsl_macros::kernel;
-use half::f16;
+use half::{bf16, f16};
 
-use super::GemmElem;
+use super::{
+    Accum, GemmArg, GemmDtype, GemmElem, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem,
+    ProgramPlan,
+};
 
 /// Threads per block along N (x) and along M (y).
 pub const BLOCK: (u32, u32) = (16, 16);
@@ -63,10 +67,154 @@ pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
     gemm_naive::<f16>()
 }
 
+/// The naive program: [`gemm_naive`] for any shape and either element type, f32 accumulation
+/// only; `auto`'s last resort.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Naive;
+
+impl GemmProgram for Naive {
+    fn name(&self) -> &'static str {
+        "naive"
+    }
+
+    fn summary(&self) -> &'static str {
+        "one thread per element of D, f32 sum, any M, N and K (M up to 1048560); the fallback"
+    }
+
+    fn config_syntax(&self) -> &'static str {
+        "none: it has no configurations"
+    }
+
+    fn plan(&self, p: &Problem, target: Target, _: Option<&str>) -> Result<Plan, String> {
+        if p.acc != Accum::F32 {
+            return Err(format!(
+                "it accumulates in f32 only, and {} accumulation was asked for",
+                p.acc
+            ));
+        }
+        if !TARGETS.contains(&target) {
+            return Err(format!("it runs on sm_80 and newer, not {target}"));
+        }
+        let max_m = u64::from(MAX_GRID_Y) * u64::from(BLOCK.1);
+        if p.m as u64 > max_m {
+            return Err(format!(
+                "M = {} needs more than {MAX_GRID_Y} blocks along grid y; it handles M up to {max_m}",
+                p.m
+            ));
+        }
+        Ok(Plan::new(NaivePlan { dtype: p.dtype }))
+    }
+}
+
+/// [`gemm_naive`] for one element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NaivePlan {
+    /// Element type of A, B and D.
+    pub dtype: GemmDtype,
+}
+
+impl ProgramPlan for NaivePlan {
+    fn program(&self) -> &'static str {
+        "naive"
+    }
+
+    fn key(&self) -> String {
+        format!("gemm_naive_{}", self.dtype)
+    }
+
+    fn describe(&self) -> String {
+        format!("naive {} (f32 acc)", self.dtype)
+    }
+
+    fn kernel(&self) -> Result<Kernel, KernelBuildError> {
+        Ok(match self.dtype {
+            GemmDtype::F16 => gemm_naive::<f16>()?,
+            GemmDtype::Bf16 => gemm_naive::<bf16>()?,
+        })
+    }
+
+    fn entry(&self) -> String {
+        "gemm_naive".to_string()
+    }
+
+    fn operand_alignment(&self) -> u64 {
+        2
+    }
+
+    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+        use GemmArg::*;
+        LaunchPlan {
+            grid: (n.div_ceil(BLOCK.0), m.div_ceil(BLOCK.1), 1),
+            block: (BLOCK.0, BLOCK.1, 1),
+            cluster: None,
+            dynamic_smem_bytes: 0,
+            args: vec![D, A, B, M, N, K],
+            workspace: 0,
+            then: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use half::bf16;
+    use crate::gemm::{check, BufferLens, KernelChoice};
+
+    #[test]
+    fn naive_refuses_f16_accumulation_and_too_many_rows() {
+        let problem = |m: usize, acc| Problem {
+            m,
+            n: 1,
+            k: 1,
+            dtype: GemmDtype::F16,
+            acc,
+            kernel: KernelChoice::Program(&Naive),
+            config: None,
+        };
+        let lens = |m| BufferLens::for_shape(m, 1, 1).unwrap();
+        let e = check(&problem(64, Accum::F16), lens(64), Target::Sm80).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the naive kernel cannot run this problem: it accumulates in f32 only, and f16 accumulation was asked for"
+        );
+        // 65535 * 16 rows is the last M the naive grid covers.
+        let max_m = 65535 * 16;
+        let plan = check(&problem(max_m, Accum::F32), lens(max_m), Target::Sm80).unwrap();
+        assert_eq!(
+            plan,
+            Plan::new(NaivePlan {
+                dtype: GemmDtype::F16
+            })
+        );
+        let e = check(
+            &problem(max_m + 1, Accum::F32),
+            lens(max_m + 1),
+            Target::Sm80,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the naive kernel cannot run this problem: M = 1048561 needs more than 65535 blocks along grid y; it handles M up to 1048560"
+        );
+    }
+
+    /// The grid covers D exactly once: every element falls in one block, no block is empty; the
+    /// arguments are the kernel's parameters.
+    #[test]
+    fn naive_grid_covers_the_output() {
+        for (m, n) in [(1u32, 1u32), (16, 16), (17, 33), (81920, 256), (1000, 1)] {
+            let s = NaivePlan {
+                dtype: GemmDtype::F16,
+            }
+            .launch(m, n, 7, 132);
+            let (bx, by) = (s.block.0, s.block.1);
+            assert!(u64::from(s.grid.0 * bx) >= u64::from(n) && (s.grid.0 - 1) * bx < n);
+            assert!(u64::from(s.grid.1 * by) >= u64::from(m) && (s.grid.1 - 1) * by < m);
+            assert_eq!((s.grid.2, s.block.2, s.dynamic_smem_bytes), (1, 1, 0));
+            assert_eq!(s.cluster, None);
+            assert_eq!(s.args.len(), gemm_naive::<f16>().unwrap().params.len());
+        }
+    }
 
     /// Loads of the element type widened to f32, one fma per k step, one rounded store, and the
     /// exact block the launch uses.

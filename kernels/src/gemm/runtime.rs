@@ -1,18 +1,19 @@
-//! `Gemm`: the runtime call. Checks inputs, picks the plan, JIT-compiles each plan once and
-//! launches on the `Jit`'s stream.
+//! `Gemm`: the runtime call. Checks inputs, picks the plan, JIT-compiles each plan once, builds
+//! the plan's arguments from the call's operands and launches on the `Jit`'s stream.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use codegen_ptx::jit::{
-    CudaSlice, DeviceRepr, ForeignBuffer, Jit, JitError, JitFunction, KernelArg, Launch,
+    tensor_map_spec, CudaSlice, DeviceRepr, ForeignBuffer, Jit, JitError, JitFunction, KernelArg,
+    Launch, TensorMap,
 };
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::Target;
 use thiserror::Error;
 
-use super::check::{check, BufferLens, InputError, KernelBuildError, Plan, Problem};
-use super::Tune;
+use super::check::{check, BufferLens, InputError, KernelBuildError, Problem};
+use super::program::{GemmArg, GemmOperand, LaunchPlan, Plan};
 use super::{Accum, GemmElem, KernelChoice};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -32,10 +33,10 @@ pub enum GemmError {
         /// Both owners and the reason.
         error: Box<ForeignBuffer>,
     },
-    /// A buffer's start address is not aligned as the plan's kernel reads it.
+    /// A buffer's start address is not aligned as the plan's kernel reads or writes it.
     #[error("buffer {buffer} starts at {address:#x}, not a multiple of {needs} bytes as the {plan} kernel's copies need")]
     Misaligned {
-        /// "A" or "B".
+        /// "A", "B" or "D".
         buffer: &'static str,
         /// Its device address.
         address: u64,
@@ -59,6 +60,15 @@ pub enum GemmError {
         plan: String,
         /// The builder's error.
         source: KernelBuildError,
+    },
+    /// The plan's launch names arguments the runtime cannot make (a bug in the program: see
+    /// `LaunchPlan::check`).
+    #[error("the launch of {plan} cannot be made: {reason}")]
+    BadLaunch {
+        /// The plan, described.
+        plan: String,
+        /// Why, as a clause.
+        reason: String,
     },
     /// Emitting the plan's PTX failed (a bug in the kernel's targets or in codegen).
     #[error("emitting {plan} for {target} failed: {source}")]
@@ -96,17 +106,32 @@ pub struct GemmArgs<'a, T> {
     pub d: &'a mut CudaSlice<T>,
     /// Accumulator type.
     pub acc: Accum,
-    /// Which kernel.
+    /// Which program.
     pub kernel: KernelChoice,
 }
 
-/// The runtime GEMM for one device: owns a cache of compiled plans (thread-safe: share it
-/// behind an `Arc` or by reference).
+/// The device copies of the tables plans pass their kernels, by content.
+type Tables = HashMap<Arc<Vec<u32>>, Arc<CudaSlice<u32>>>;
+
+/// A plan's loaded kernels: the main one and its reduction, if it has one.
+#[derive(Clone)]
+struct Loaded {
+    main: Arc<JitFunction>,
+    reduction: Option<Arc<JitFunction>>,
+}
+
+/// The runtime GEMM for one device: owns a cache of compiled plans and one of the tables plans
+/// pass their kernels (thread-safe: share it behind an `Arc` or by reference).
 pub struct Gemm<'j> {
     jit: &'j Jit,
     target: Target,
-    tune: Option<Tune>,
-    compiled: Mutex<HashMap<Plan, Arc<JitFunction>>>,
+    config: Option<String>,
+    compiled: Mutex<HashMap<Plan, Loaded>>,
+    tables: Mutex<Tables>,
+    /// The f32 scratch buffer of plans that ask for one ([`GemmArg::Workspace`]), grown to the
+    /// largest asked for; its lock is held while a GEMM that uses it is queued, so GEMMs from
+    /// several threads use it one after the other (in stream order).
+    workspace: Mutex<Option<CudaSlice<f32>>>,
 }
 
 impl std::fmt::Debug for Gemm<'_> {
@@ -140,15 +165,19 @@ impl<'j> Gemm<'j> {
         Ok(Gemm {
             jit,
             target: target_for(jit.limits().compute_capability)?,
-            tune: None,
+            config: None,
             compiled: Mutex::new(HashMap::new()),
+            tables: Mutex::new(HashMap::new()),
+            workspace: Mutex::new(None),
         })
     }
 
-    /// Run the multistage kernel in this configuration instead of the default (see
-    /// [`super::Plan::Multistage`]).
-    pub fn with_tune(mut self, tune: Tune) -> Self {
-        self.tune = Some(tune);
+    /// Run every GEMM in this configuration, in the program's spelling (`rute gemm --config`,
+    /// e.g. `128x256x32s4_r2_se` for the multistage program), instead of the program's default
+    /// for the shape: the problem's [`Problem::config`]. With [`KernelChoice::Auto`] the first
+    /// program that takes the spelling and the problem runs.
+    pub fn with_config(mut self, config: impl Into<String>) -> Self {
+        self.config = Some(config.into());
         self
     }
 
@@ -159,37 +188,79 @@ impl<'j> Gemm<'j> {
 
     /// Plans compiled so far, in no particular order.
     pub fn compiled_plans(&self) -> Vec<Plan> {
-        lock(&self.compiled).keys().copied().collect()
+        lock(&self.compiled).keys().cloned().collect()
+    }
+
+    /// How many distinct tables ([`GemmArg::Table`]) are on the device.
+    pub fn cached_tables(&self) -> usize {
+        lock(&self.tables).len()
     }
 
     /// The compiled kernel of `plan`: generated, emitted and loaded on first use, from the cache
     /// after. The cache lock is held while compiling, so a plan compiles once even when several
     /// threads ask for it at the same time.
-    pub fn function(&self, plan: Plan) -> Result<Arc<JitFunction>, GemmError> {
+    pub fn function(&self, plan: &Plan) -> Result<Arc<JitFunction>, GemmError> {
+        Ok(self.loaded(plan)?.main)
+    }
+
+    /// `plan`'s kernels, compiled and loaded once (see [`Gemm::function`]).
+    fn loaded(&self, plan: &Plan) -> Result<Loaded, GemmError> {
         let mut compiled = lock(&self.compiled);
-        if let Some(f) = compiled.get(&plan) {
-            return Ok(Arc::clone(f));
+        if let Some(f) = compiled.get(plan) {
+            return Ok(f.clone());
         }
         let kernel = plan.kernel().map_err(|source| GemmError::Build {
             plan: plan.describe(),
             source,
         })?;
-        let ptx = emit(&kernel, self.target).map_err(|source| GemmError::Codegen {
+        let main = Arc::new(self.load(plan, &kernel, &plan.entry())?);
+        let reduction = match plan.reduction() {
+            None => None,
+            Some(kernel) => {
+                let kernel = kernel.map_err(|source| GemmError::Build {
+                    plan: plan.describe(),
+                    source,
+                })?;
+                Some(Arc::new(self.load(plan, &kernel, &kernel.name)?))
+            }
+        };
+        let loaded = Loaded { main, reduction };
+        compiled.insert(plan.clone(), loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Emits `kernel` of `plan` for the target, loads it and finds its entry `entry`.
+    fn load(
+        &self,
+        plan: &Plan,
+        kernel: &dsl_core::ir::Kernel,
+        entry: &str,
+    ) -> Result<JitFunction, GemmError> {
+        let ptx = emit(kernel, self.target).map_err(|source| GemmError::Codegen {
             plan: plan.describe(),
             target: self.target,
             source,
         })?;
-        let f = Arc::new(self.jit.load(&ptx)?.function(&plan.entry())?);
-        compiled.insert(plan, Arc::clone(&f));
-        Ok(f)
+        Ok(self.jit.load(&ptx)?.function(entry)?)
     }
 
-    /// Checks `args` (see [`check`]: shapes, lengths, types, the kernel's limits; then that every
-    /// buffer lives in this runtime's context and A and B are aligned as the kernel reads them), then queues the GEMM on the `Jit`'s stream and
-    /// returns the plan it ran. Nothing is launched when a check fails. A fault inside the kernel
-    /// shows at the next synchronisation (`Jit::download`, `Jit::synchronize`). `args` is taken
-    /// by value: D is borrowed mutably for the launch, so that its write is ordered with its
-    /// other users.
+    /// The device copy of `table`: uploaded on first use, from the cache after.
+    fn table(&self, table: &Arc<Vec<u32>>) -> Result<Arc<CudaSlice<u32>>, GemmError> {
+        let mut tables = lock(&self.tables);
+        if let Some(t) = tables.get(table) {
+            return Ok(Arc::clone(t));
+        }
+        let t = Arc::new(self.jit.upload(table.as_slice())?);
+        tables.insert(Arc::clone(table), Arc::clone(&t));
+        Ok(t)
+    }
+
+    /// Checks `args` (see [`check`]: shapes, lengths, types, the program's limits on this target;
+    /// then that every buffer lives in this runtime's context and A, B and D start as aligned as
+    /// the kernel reads and writes them), then queues the GEMM on the `Jit`'s stream and returns
+    /// the plan it ran. Nothing is launched when a check fails. A fault inside the kernel shows at
+    /// the next synchronisation (`Jit::download`, `Jit::synchronize`). `args` is taken by value:
+    /// D is borrowed mutably for the launch, so that its write is ordered with its other users.
     pub fn run<T: GemmElem + DeviceRepr>(&self, args: GemmArgs<'_, T>) -> Result<Plan, GemmError> {
         let problem = Problem {
             m: args.m,
@@ -198,21 +269,23 @@ impl<'j> Gemm<'j> {
             dtype: T::DTYPE,
             acc: args.acc,
             kernel: args.kernel,
-            tune: self.tune,
+            config: self.config.clone(),
         };
         let lens = BufferLens {
             a: args.a.len(),
             b: args.b.len(),
             d: args.d.len(),
         };
-        let plan = check(&problem, lens)?.for_target(self.target);
+        let plan = check(&problem, lens, self.target)?;
         self.check_context("A", args.a)?;
         self.check_context("B", args.b)?;
         self.check_context("D", args.d)?;
-        let (a_ptr, b_ptr) = (self.jit.buffer(args.a), self.jit.buffer(args.b));
-        for (buffer, arg) in [("A", &a_ptr), ("B", &b_ptr)] {
-            let needs = plan.operand_alignment();
-            if let Some(address) = arg.address() {
+        for (buffer, slice, needs) in [
+            ("A", args.a, plan.operand_alignment()),
+            ("B", args.b, plan.operand_alignment()),
+            ("D", &*args.d, plan.output_alignment()),
+        ] {
+            if let Some(address) = self.jit.buffer(slice).address() {
                 if !address.is_multiple_of(needs) {
                     return Err(GemmError::Misaligned {
                         buffer,
@@ -223,25 +296,146 @@ impl<'j> Gemm<'j> {
                 }
             }
         }
-        let function = self.function(plan)?;
         // check() bounded every dimension by i32::MAX, so these conversions cannot fail.
         let dim = |v: usize| u32::try_from(v).map_err(|_| unreachable_dim(v));
-        let (m, n, k) = (dim(args.m)?, dim(args.n)?, dim(args.k)?);
-        let shape = plan.launch_shape(m, n);
-        let launch =
-            Launch::new(shape.grid, shape.block).with_dynamic_smem(shape.dynamic_smem_bytes);
-        function.launch(
-            &launch,
-            &[
-                self.jit.buffer_mut(args.d),
-                a_ptr,
-                b_ptr,
-                KernelArg::U32(m),
-                KernelArg::U32(n),
-                KernelArg::U32(k),
-            ],
-        )?;
+        let mnk = (dim(args.m)?, dim(args.n)?, dim(args.k)?);
+        let launch = plan.launch(mnk.0, mnk.1, mnk.2, self.jit.limits().multiprocessors);
+        launch.check().map_err(|reason| GemmError::BadLaunch {
+            plan: plan.describe(),
+            reason,
+        })?;
+        let loaded = self.loaded(&plan)?;
+        let reduction = match (&launch.then, &loaded.reduction) {
+            (None, _) => None,
+            (Some(then), Some(f)) => Some((f, then.as_ref())),
+            (Some(_), None) => {
+                return Err(GemmError::BadLaunch {
+                    plan: plan.describe(),
+                    reason: "it asks for a launch after the main one, and has no reduction kernel"
+                        .into(),
+                })
+            }
+        };
+        let mut workspace = lock(&self.workspace);
+        let scratch = if launch.workspace > 0 {
+            Some(self.workspace_of(&mut workspace, launch.workspace)?)
+        } else {
+            None
+        };
+        let operands = Operands {
+            a: args.a,
+            b: args.b,
+        };
+        match scratch {
+            None => self.launch(&loaded.main, &launch, mnk, &operands, args.d, None)?,
+            Some(ws) => {
+                self.launch(
+                    &loaded.main,
+                    &launch,
+                    mnk,
+                    &operands,
+                    args.d,
+                    Some(Scratch::Written(ws)),
+                )?;
+                if let Some((f, then)) = reduction {
+                    self.launch(f, then, mnk, &operands, args.d, Some(Scratch::Read(ws)))?;
+                }
+            }
+        }
         Ok(plan)
+    }
+
+    /// The workspace, grown to at least `elems` f32 elements. Growing frees the old buffer
+    /// (stream-ordered after the GEMMs that used it) and allocates the new one; memory the
+    /// device does not have is refused as an error, before anything is launched.
+    fn workspace_of<'w>(
+        &self,
+        slot: &'w mut Option<CudaSlice<f32>>,
+        elems: u64,
+    ) -> Result<&'w mut CudaSlice<f32>, GemmError> {
+        let have = slot.as_ref().map_or(0, |w| w.len() as u64);
+        if have < elems {
+            *slot = None;
+            let len = usize::try_from(elems).map_err(|_| unreachable_dim(usize::MAX))?;
+            *slot = Some(self.jit.alloc_zeros::<f32>(len)?);
+        }
+        Ok(slot.as_mut().expect("allocated above"))
+    }
+
+    /// Makes `plan`'s arguments from the operands, in order, and launches: tensor maps and tables
+    /// first (the arguments refer to them), then each parameter.
+    fn launch<T: GemmElem + DeviceRepr>(
+        &self,
+        function: &JitFunction,
+        plan: &LaunchPlan,
+        (m, n, k): (u32, u32, u32),
+        &Operands { a, b }: &Operands<'_, T>,
+        d: &mut CudaSlice<T>,
+        mut scratch: Option<Scratch<'_>>,
+    ) -> Result<(), GemmError> {
+        // LaunchPlan::check passed: D is named once at most, so it is taken once.
+        let mut d = Some(d);
+        let mut take_d = || {
+            d.take()
+                .expect("LaunchPlan::check: D is named at most once")
+        };
+        let mut maps: Vec<TensorMap<'_>> = Vec::new();
+        let mut tables = Vec::new();
+        for arg in &plan.args {
+            match arg {
+                GemmArg::TensorMap {
+                    operand,
+                    descriptor,
+                } => {
+                    let spec = tensor_map_spec(descriptor).map_err(JitError::from)?;
+                    maps.push(match operand {
+                        GemmOperand::A => self.jit.tensor_map(&spec, a)?,
+                        GemmOperand::B => self.jit.tensor_map(&spec, b)?,
+                        GemmOperand::D => self.jit.tensor_map_mut(&spec, take_d())?,
+                    });
+                }
+                GemmArg::Table(table) => tables.push(self.table(table)?),
+                _ => {}
+            }
+        }
+        let (mut maps_in_order, mut tables_in_order) = (maps.iter(), tables.iter());
+        let mut kernel_args = Vec::with_capacity(plan.args.len());
+        for arg in &plan.args {
+            kernel_args.push(match arg {
+                GemmArg::D => self.jit.buffer_mut(take_d()),
+                GemmArg::A => self.jit.buffer(a),
+                GemmArg::B => self.jit.buffer(b),
+                GemmArg::M => KernelArg::U32(m),
+                GemmArg::N => KernelArg::U32(n),
+                GemmArg::K => KernelArg::U32(k),
+                GemmArg::U32(v) => KernelArg::U32(*v),
+                GemmArg::TensorMap { .. } => {
+                    KernelArg::TensorMap(maps_in_order.next().expect("one map per TensorMap"))
+                }
+                GemmArg::Table(_) => self.jit.buffer(
+                    tables_in_order
+                        .next()
+                        .expect("one buffer per Table")
+                        .as_ref(),
+                ),
+                GemmArg::Workspace => match scratch.take() {
+                    Some(Scratch::Written(ws)) => self.jit.buffer_mut(ws),
+                    Some(Scratch::Read(ws)) => self.jit.buffer(&*ws),
+                    None => {
+                        return Err(GemmError::BadLaunch {
+                            plan: function.name().to_string(),
+                            reason: "its arguments name the workspace twice, or it has none".into(),
+                        })
+                    }
+                },
+            });
+        }
+        let mut launch =
+            Launch::new(plan.grid, plan.block).with_dynamic_smem(plan.dynamic_smem_bytes);
+        if let Some(cluster) = plan.cluster {
+            launch = launch.with_cluster(cluster);
+        }
+        Ok(function.launch(&launch, &kernel_args)?)
     }
 
     fn check_context<T>(
@@ -264,6 +458,18 @@ pub(crate) fn check_same_context<T>(
             buffer,
             error: Box::new(error),
         })
+}
+
+/// A GEMM's read operands, as one launch's arguments take them.
+struct Operands<'a, T> {
+    a: &'a CudaSlice<T>,
+    b: &'a CudaSlice<T>,
+}
+
+/// The workspace as one launch sees it: the main launch writes it, the one after reads it.
+enum Scratch<'w> {
+    Written(&'w mut CudaSlice<f32>),
+    Read(&'w mut CudaSlice<f32>),
 }
 
 fn unreachable_dim(v: usize) -> GemmError {

@@ -179,7 +179,7 @@ impl FromStr for HopperConfig {
             .split('x')
             .map(|d| d.parse::<u32>())
             .collect::<Result<_, _>>()
-            .map_err(|_| bad("M, N and K are numbers"))?;
+            .map_err(|_| bad("it starts with MxNxKsS, e.g. 128x256x64s3"))?;
         let [m, n, k] = dims[..] else {
             return Err(bad("the tile has three extents, MxNxK"));
         };

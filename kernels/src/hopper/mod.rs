@@ -19,8 +19,10 @@
 pub mod config;
 pub mod program;
 pub mod reduce;
+pub mod seam;
 
 pub use config::{HopperConfig, HopperPlan, PlanError, CONSUMERS, REGISTERS, THREADS};
+pub use seam::{HopperGemm, HopperWs};
 
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;

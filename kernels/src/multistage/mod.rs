@@ -21,8 +21,9 @@
 //!
 //! ```
 //! use dsl_core::ir::Target;
-//! use kernels::multistage::{multistage_kernel, Acc, DType, MultistageConfig};
-//! let cfg = MultistageConfig::reference(DType::F16, Acc::F16);
+//! use kernels::gemm::{Accum, GemmDtype};
+//! use kernels::multistage::{multistage_kernel, MultistageConfig};
+//! let cfg = MultistageConfig::reference(GemmDtype::F16, Accum::F16);
 //! let kernel = multistage_kernel(&cfg).unwrap();
 //! assert_eq!(kernel.name, "multistage_f16");
 //! assert_eq!(cfg.grid(1000, 300), (3, 8, 1));
@@ -33,10 +34,14 @@
 //! ```
 
 pub mod program;
+pub mod seam;
+pub mod tune;
+
+pub use seam::{Multistage, MAX_K};
+pub use tune::{Tune, TuneError};
 
 use dsl_core::atom::{
-    CopyAtom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, StsmN,
-    UniversalCopy, ValType,
+    CopyAtom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, StsmN, UniversalCopy,
 };
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
@@ -47,26 +52,10 @@ use dsl_core::tiled::{
 };
 use thiserror::Error;
 
+use crate::gemm::{Accum, GemmDtype};
+
 /// The targets the multistage GEMM runs on: `cp.async` and `mma.sync` exist from sm_80.
 pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
-
-/// Element type of A, B and D.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DType {
-    /// IEEE half.
-    F16,
-    /// bfloat16.
-    Bf16,
-}
-
-/// Accumulator type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Acc {
-    /// f16 accumulation (f16 inputs only): `SM80_16x8x16_F16F16F16F16_TN`.
-    F16,
-    /// f32 accumulation: `SM80_16x8x16_F32F16F16F32_TN` or `..._F32BF16BF16F32_TN`.
-    F32,
-}
 
 /// How the accumulators reach D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,9 +85,10 @@ impl Epilogue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MultistageConfig {
     /// Element type of A, B and D.
-    pub dtype: DType,
-    /// Accumulator type.
-    pub acc: Acc,
+    pub dtype: GemmDtype,
+    /// Accumulator type: f16 (f16 inputs only, `SM80_16x8x16_F16F16F16F16_TN`) or f32
+    /// (`SM80_16x8x16_F32F16F16F32_TN` or `..._F32BF16BF16F32_TN`).
+    pub acc: Accum,
     /// Rows of D per block.
     pub tile_m: u32,
     /// Columns of D per block.
@@ -145,7 +135,7 @@ pub enum MultistageError {
 
 impl MultistageConfig {
     /// The seed's configuration: 128x128x32 tiles, 3 stages.
-    pub fn reference(dtype: DType, acc: Acc) -> Self {
+    pub fn reference(dtype: GemmDtype, acc: Accum) -> Self {
         MultistageConfig {
             dtype,
             acc,
@@ -166,7 +156,7 @@ impl MultistageConfig {
     /// shared-memory epilogue written by `stmatrix` (16-byte coalesced stores to D); `acc` as
     /// given. The best across the H200 sweeps (`results/h200_gemm_sweep*.md`). For sm_80 take
     /// [`MultistageConfig::for_target`] of it.
-    pub fn tuned(dtype: DType, acc: Acc) -> Self {
+    pub fn tuned(dtype: GemmDtype, acc: Accum) -> Self {
         MultistageConfig {
             tile_n: 256,
             warps: (2, 4),
@@ -208,7 +198,7 @@ impl MultistageConfig {
     /// For odd K the tile is 64x64 with 4 stages: element-wise copies keep many loads in flight,
     /// and with the 128x128 tile's accumulators they would not fit in registers (the depth is
     /// where ptxas happened to need no spills on sm_80 and sm_90a).
-    pub fn reference_for_k(dtype: DType, acc: Acc, k: u32) -> Self {
+    pub fn reference_for_k(dtype: GemmDtype, acc: Accum, k: u32) -> Self {
         let copy_bits = Self::copy_bits_for(k);
         let (tile_m, tile_n, stages) = if copy_bits == 16 {
             (64, 64, 4)
@@ -234,10 +224,10 @@ impl MultistageConfig {
     /// and `_cp{bits}` for narrower copies.
     pub fn name(&self) -> String {
         let base = match (self.dtype, self.acc) {
-            (DType::F16, Acc::F16) => "multistage_f16",
-            (DType::F16, Acc::F32) => "multistage_f16_f32acc",
-            (DType::Bf16, Acc::F32) => "multistage_bf16",
-            (DType::Bf16, Acc::F16) => "multistage_bf16_f16acc",
+            (GemmDtype::F16, Accum::F16) => "multistage_f16",
+            (GemmDtype::F16, Accum::F32) => "multistage_f16_f32acc",
+            (GemmDtype::Bf16, Accum::F32) => "multistage_bf16",
+            (GemmDtype::Bf16, Accum::F16) => "multistage_bf16_f16acc",
         };
         let r = Self::reference(self.dtype, self.acc);
         let mut name = base.to_string();
@@ -302,7 +292,7 @@ impl MultistageConfig {
     }
 
     fn check(&self) -> Result<(), MultistageError> {
-        if self.dtype == DType::Bf16 && self.acc == Acc::F16 {
+        if self.dtype == GemmDtype::Bf16 && self.acc == Accum::F16 {
             return Err(
                 self.fail("bf16 inputs accumulate in f32 (mma.sync has no bf16 -> f16 form)")
             );
@@ -352,9 +342,9 @@ impl MultistageConfig {
 pub const THREADS: u32 = 128;
 
 /// Everything the program needs that is computed on the host: the atoms, tiled copies and MMA,
-/// shared layouts and fragment layouts. Built by [`Plan::new`] from a configuration.
+/// shared layouts and fragment layouts. Built by [`Setup::new`] from a configuration.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Setup {
     /// The configuration.
     pub cfg: MultistageConfig,
     /// The tiled MMA: `(warps_m, warps_n, 1)` atoms, a `(16 warps_m, 16 warps_n, 16)` tile.
@@ -399,9 +389,9 @@ pub struct Plan {
     pub s2g: TiledCopy,
 }
 
-impl Plan {
-    /// The plan of `cfg`.
-    pub fn new(cfg: &MultistageConfig) -> Result<Plan, MultistageError> {
+impl Setup {
+    /// The setup of `cfg`.
+    pub fn new(cfg: &MultistageConfig) -> Result<Setup, MultistageError> {
         cfg.check()?;
         let (bm, bn, bk, st) = (
             i64::from(cfg.tile_m),
@@ -409,11 +399,12 @@ impl Plan {
             i64::from(cfg.tile_k),
             i64::from(cfg.stages),
         );
-        let (op, val) = match (cfg.dtype, cfg.acc) {
-            (DType::F16, Acc::F16) => (Sm80Mma::F16F16F16F16, ValType::F16),
-            (DType::F16, Acc::F32) => (Sm80Mma::F32F16F16F32, ValType::F16),
-            _ => (Sm80Mma::F32BF16BF16F32, ValType::BF16),
+        let op = match (cfg.dtype, cfg.acc) {
+            (GemmDtype::F16, Accum::F16) => Sm80Mma::F16F16F16F16,
+            (GemmDtype::F16, Accum::F32) => Sm80Mma::F32F16F16F32,
+            _ => Sm80Mma::F32BF16BF16F32,
         };
+        let val = cfg.dtype.val_type();
         let (wm, wn) = (i64::from(cfg.warps.0), i64::from(cfg.warps.1));
         let perm = [
             Some(Layout::vector(16 * wm, 1)?),
@@ -485,7 +476,7 @@ impl Plan {
             )?,
             &Layout::new(IntTuple::ints(&[1, 8]), IntTuple::ints(&[0, 1]))?,
         )?;
-        Ok(Plan {
+        Ok(Setup {
             cfg: *cfg,
             mma,
             g2s_atom,
@@ -515,10 +506,10 @@ impl Plan {
 ///
 /// Errors: [`MultistageError::Config`] for a configuration the program does not support.
 pub fn multistage_kernel(cfg: &MultistageConfig) -> Result<Kernel, MultistageError> {
-    let plan = Plan::new(cfg)?;
+    let setup = Setup::new(cfg)?;
     let mut kernel = match cfg.dtype {
-        DType::F16 => program::multistage::<half::f16>(&plan)?,
-        DType::Bf16 => program::multistage::<half::bf16>(&plan)?,
+        GemmDtype::F16 => program::multistage::<half::f16>(&setup)?,
+        GemmDtype::Bf16 => program::multistage::<half::bf16>(&setup)?,
     };
     kernel.name = cfg.name();
     Ok(kernel)
@@ -526,23 +517,24 @@ pub fn multistage_kernel(cfg: &MultistageConfig) -> Result<Kernel, MultistageErr
 
 /// The registry's `multistage_f16`: the reference configuration, f16 accumulate.
 pub fn default_f16() -> Result<Kernel, BuildError> {
-    registry_build(MultistageConfig::reference(DType::F16, Acc::F16))
+    registry_build(MultistageConfig::reference(GemmDtype::F16, Accum::F16))
 }
 
 /// The registry's `multistage_f16_f32acc`: the reference configuration, f32 accumulate.
 pub fn default_f16_f32acc() -> Result<Kernel, BuildError> {
-    registry_build(MultistageConfig::reference(DType::F16, Acc::F32))
+    registry_build(MultistageConfig::reference(GemmDtype::F16, Accum::F32))
 }
 
 /// The registry's `multistage_bf16`: the reference configuration, bf16 in, f32 accumulate.
 pub fn default_bf16() -> Result<Kernel, BuildError> {
-    registry_build(MultistageConfig::reference(DType::Bf16, Acc::F32))
+    registry_build(MultistageConfig::reference(GemmDtype::Bf16, Accum::F32))
 }
 
 /// The registry's `multistage_f16_tuned`: [`MultistageConfig::tuned`], f16 in, f32 accumulate,
 /// as `target` runs it ([`MultistageConfig::for_target`]).
 pub fn default_f16_tuned(target: Target) -> Result<Kernel, BuildError> {
-    let mut k = registry_build(MultistageConfig::tuned(DType::F16, Acc::F32).for_target(target))?;
+    let mut k =
+        registry_build(MultistageConfig::tuned(GemmDtype::F16, Accum::F32).for_target(target))?;
     k.name = "multistage_f16_tuned".to_string();
     Ok(k)
 }

@@ -24,13 +24,14 @@ use dsl_core::tensor::{
 use dsl_core::tiled::Side;
 use dsl_macros::kernel;
 
-use super::{Acc, Epilogue, MultistageError, Plan};
+use super::{Epilogue, MultistageError, Setup};
+use crate::gemm::Accum;
 
 use Idx::{All, At, Dyn};
 
 /// The accumulator fragment: f16 pairs in 32-bit registers, or f32 registers.
 #[derive(Clone, Debug)]
-enum Accum {
+enum AccFragment {
     F16(Fragment<u32>),
     F32(Fragment<f32>),
 }
@@ -72,11 +73,11 @@ fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>
     )
 }
 
-/// The multistage GEMM of `plan` for elements of type `T` (`half::f16` or `half::bf16`).
+/// The multistage GEMM of `plan` (its [`Setup`]) for elements of type `T` (`half::f16` or `half::bf16`).
 /// Parameters: `(d, a, b, m, n, k)`; see [`super`].
 #[kernel]
 pub fn multistage<T: DeviceType>(
-    #[host] plan: &Plan,
+    #[host] plan: &Setup,
     kb: &KernelBuilder,
     d: GlobalPtr<T>,
     a: GlobalPtr<T>,
@@ -117,12 +118,12 @@ pub fn multistage<T: DeviceType>(
     let t_cr_a = Fragment::<u32>::new(plan.frag_a.clone(), 2)?;
     let t_cr_b = Fragment::<u32>::new(plan.frag_b.clone(), 2)?;
     let acc = match cfg.acc {
-        Acc::F16 => Accum::F16(Fragment::new(plan.frag_c.clone(), 2)?),
-        Acc::F32 => Accum::F32(Fragment::new(plan.frag_c.clone(), 1)?),
+        Accum::F16 => AccFragment::F16(Fragment::new(plan.frag_c.clone(), 2)?),
+        Accum::F32 => AccFragment::F32(Fragment::new(plan.frag_c.clone(), 1)?),
     };
     match &acc {
-        Accum::F16(f) => clear(f),
-        Accum::F32(f) => clear(f),
+        AccFragment::F16(f) => clear(f),
+        AccFragment::F32(f) => clear(f),
     }
 
     // ---- S2R: ldmatrix partitions of the shared tiles, fragments retiled to match ----
@@ -162,8 +163,8 @@ pub fn multistage<T: DeviceType>(
             t_cr_b.slice(&[All, All, At(kblock)])?,
         );
         match &acc {
-            Accum::F16(c) => gemm(&plan.mma, c, &fa, &fb),
-            Accum::F32(c) => gemm(&plan.mma, c, &fa, &fb),
+            AccFragment::F16(c) => gemm(&plan.mma, c, &fa, &fb),
+            AccFragment::F32(c) => gemm(&plan.mma, c, &fa, &fb),
         }
     };
 
@@ -241,8 +242,8 @@ pub fn multistage<T: DeviceType>(
         Epilogue::Registers => {
             let t_cg_d = gd.partition_c(&plan.mma, idx)?;
             match &acc {
-                Accum::F16(c) => store_fragment(c, &t_cg_d)?,
-                Accum::F32(c) => store_fragment(c, &t_cg_d)?,
+                AccFragment::F16(c) => store_fragment(c, &t_cg_d)?,
+                AccFragment::F32(c) => store_fragment(c, &t_cg_d)?,
             }
         }
         Epilogue::Smem | Epilogue::Stmatrix => {
@@ -257,8 +258,8 @@ pub fn multistage<T: DeviceType>(
                     // `make_tiled_copy_C`.
                     let t_cs_d = sd.partition(&plan.r2s, Side::Dst, idx)?;
                     let pairs = match acc {
-                        Accum::F16(c) => c.clone(),
-                        Accum::F32(c) => c.to_pairs::<T>()?,
+                        AccFragment::F16(c) => c.clone(),
+                        AccFragment::F32(c) => c.to_pairs::<T>()?,
                     };
                     copy(
                         &plan.r2s_atom,
@@ -266,8 +267,12 @@ pub fn multistage<T: DeviceType>(
                         &t_cs_d,
                     )?;
                 }
-                (_, Accum::F16(c)) => store_fragment_smem(c, &sd.partition_c(&plan.mma, idx)?)?,
-                (_, Accum::F32(c)) => store_fragment_smem(c, &sd.partition_c(&plan.mma, idx)?)?,
+                (_, AccFragment::F16(c)) => {
+                    store_fragment_smem(c, &sd.partition_c(&plan.mma, idx)?)?
+                }
+                (_, AccFragment::F32(c)) => {
+                    store_fragment_smem(c, &sd.partition_c(&plan.mma, idx)?)?
+                }
             }
             sync_threads();
             let t_ds_d = sd.partition(&plan.s2g, Side::Src, idx)?;

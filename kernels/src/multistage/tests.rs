@@ -1,8 +1,9 @@
 use super::*;
+use crate::gemm::{Accum, GemmDtype};
 
 #[test]
 fn reference_geometry() {
-    let cfg = MultistageConfig::reference(DType::F16, Acc::F16);
+    let cfg = MultistageConfig::reference(GemmDtype::F16, Accum::F16);
     // 3 stages of a 128x32 tile of A and of B, 2 bytes each.
     assert_eq!(cfg.smem_bytes(), 3 * (128 * 32 + 128 * 32) * 2);
     assert_eq!(cfg.block(), (128, 1, 1));
@@ -14,12 +15,12 @@ fn reference_geometry() {
 #[test]
 fn names() {
     let n = |d, a| MultistageConfig::reference(d, a).name();
-    assert_eq!(n(DType::F16, Acc::F16), "multistage_f16");
-    assert_eq!(n(DType::F16, Acc::F32), "multistage_f16_f32acc");
-    assert_eq!(n(DType::Bf16, Acc::F32), "multistage_bf16");
+    assert_eq!(n(GemmDtype::F16, Accum::F16), "multistage_f16");
+    assert_eq!(n(GemmDtype::F16, Accum::F32), "multistage_f16_f32acc");
+    assert_eq!(n(GemmDtype::Bf16, Accum::F32), "multistage_bf16");
     let cfg = MultistageConfig {
         stages: 4,
-        ..MultistageConfig::reference(DType::F16, Acc::F32)
+        ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
     };
     assert_eq!(cfg.name(), "multistage_f16_f32acc_128x128x32s4");
     assert_eq!(multistage_kernel(&cfg).unwrap().name, cfg.name());
@@ -29,7 +30,7 @@ fn names() {
 /// per atom, 4 atoms over a warp's 64 rows, 2 k-blocks), B `((2,2),8,2)`, C `((2,2),4,8)`.
 #[test]
 fn plan_of_the_seed() {
-    let p = Plan::new(&MultistageConfig::reference(DType::F16, Acc::F16)).unwrap();
+    let p = Setup::new(&MultistageConfig::reference(GemmDtype::F16, Accum::F16)).unwrap();
     assert_eq!(p.frag_a.shape().to_string(), "((2,2,2),4,2)");
     assert_eq!(p.frag_b.shape().to_string(), "((2,2),8,2)");
     assert_eq!(p.frag_c.shape().to_string(), "((2,2),4,8)");
@@ -41,18 +42,18 @@ fn plan_of_the_seed() {
 #[test]
 fn unsupported_configurations_are_refused() {
     let bad = [
-        MultistageConfig::reference(DType::Bf16, Acc::F16),
+        MultistageConfig::reference(GemmDtype::Bf16, Accum::F16),
         MultistageConfig {
             tile_k: 48,
-            ..MultistageConfig::reference(DType::F16, Acc::F16)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F16)
         },
         MultistageConfig {
             tile_m: 96 + 8,
-            ..MultistageConfig::reference(DType::F16, Acc::F16)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F16)
         },
         MultistageConfig {
             stages: 1,
-            ..MultistageConfig::reference(DType::F16, Acc::F16)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F16)
         },
     ];
     for cfg in bad {
@@ -76,7 +77,7 @@ fn other_configurations_generate() {
             tile_n: n,
             tile_k: k,
             stages: s,
-            ..MultistageConfig::reference(DType::F16, Acc::F32)
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
         };
         let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
         for t in TARGETS {

@@ -1,5 +1,5 @@
 //! [`Tune`]: a multistage configuration apart from its element and accumulator types, written
-//! as `rute gemm --config` takes it.
+//! as `rute gemm --kernel multistage --config` takes it: one `Display` / `FromStr` pair.
 //!
 //! The spelling is `{M}x{N}x{K}s{STAGES}` (the block tile, `x{K}` left out for 32, and the
 //! pipeline depth), then any of
@@ -10,19 +10,22 @@
 //! (`t128x128x64s3_r2_se`, the names of earlier sweeps).
 //!
 //! ```
-//! use kernels::gemm::Tune;
-//! let t = Tune::parse("128x256x32s4_r2_se").unwrap();
+//! use kernels::multistage::Tune;
+//! let t: Tune = "128x256x32s4_r2_se".parse().unwrap();
 //! assert_eq!((t.tile, t.stages, t.warps, t.raster_log2), ((128, 256, 32), 4, (2, 4), 2));
-//! assert_eq!(t.name(), "128x256x32s4_r2_se");
-//! assert_eq!(Tune::parse("ref").unwrap().name(), "128x128x32s3");
-//! let e = Tune::parse("128x100x32s3").unwrap_err();
-//! assert!(e.contains("tile_n is a multiple of 32"), "{e}");
+//! assert_eq!(t.to_string(), "128x256x32s4_r2_se");
+//! assert_eq!("ref".parse::<Tune>().unwrap().to_string(), "128x128x32s3");
+//! let e = "128x100x32s3".parse::<Tune>().unwrap_err();
+//! assert!(e.to_string().contains("tile_n is a multiple of 32"), "{e}");
 //! ```
 
 use std::fmt;
+use std::str::FromStr;
 
-use super::{Accum, GemmDtype};
-use crate::multistage::{self, Epilogue, MultistageConfig};
+use thiserror::Error;
+
+use super::{Epilogue, MultistageConfig, MultistageError, Setup};
+use crate::gemm::{Accum, GemmDtype};
 
 /// The type-independent levers of a [`MultistageConfig`]: tile, stages, warps, rasterization,
 /// epilogue. All take 16-byte copies (K a multiple of 8). A `stmatrix` epilogue runs as the
@@ -88,7 +91,8 @@ impl Tune {
         }
     }
 
-    /// The configurations the tuning sweep times (`scripts/gpu_run.sh`), by name.
+    /// The configurations the tuning sweep times (`scripts/gpu_run.sh`), as `--config` spells
+    /// them.
     pub const SWEEP: [&'static str; 10] = [
         "ref",
         "128x128x32s4_r2_se",
@@ -101,24 +105,6 @@ impl Tune {
         "256x128x64s3_r2_stsm",
         "256x128x32s5_r2_stsm",
     ];
-
-    /// The configuration `spec` spells (see the module docs), checked against what the program
-    /// supports; the error is a sentence naming what is wrong.
-    pub fn parse(spec: &str) -> Result<Tune, String> {
-        let t = match spec {
-            "ref" => Tune::REF,
-            "tuned" => Tune::TUNED,
-            _ => Self::parse_spec(spec.strip_prefix('t').unwrap_or(spec)).ok_or_else(|| {
-                format!(
-                    "`{spec}` is not a configuration: write {{M}}x{{N}}x{{K}}s{{STAGES}}, then \
-                     any of _w{{WM}}x{{WN}}, _r{{R}}, _se (e.g. 128x256x32s4_r2_se), or ref, tuned"
-                )
-            })?,
-        };
-        multistage::Plan::new(&t.config(GemmDtype::F16, Accum::F32))
-            .map_err(|e| format!("`{spec}`: {}", reason(&e)))?;
-        Ok(t)
-    }
 
     fn parse_spec(s: &str) -> Option<Tune> {
         let mut parts = s.split('_');
@@ -165,27 +151,8 @@ impl Tune {
         Some(t)
     }
 
-    /// The canonical spelling (`_w` only where the warps are not one per 64x64).
-    pub fn name(&self) -> String {
-        let (m, n, k) = self.tile;
-        let mut s = format!("{m}x{n}x{k}s{}", self.stages);
-        if self.warps != ((m / 64).max(1), (n / 64).max(1)) {
-            s += &format!("_w{}x{}", self.warps.0, self.warps.1);
-        }
-        if self.raster_log2 != 0 {
-            s += &format!("_r{}", self.raster_log2);
-        }
-        match self.epilogue {
-            Epilogue::Registers => {}
-            Epilogue::Smem => s += "_se",
-            Epilogue::Stmatrix => s += "_stsm",
-        }
-        s
-    }
-
     /// Its configuration for these types.
     pub fn config(self, dtype: GemmDtype, acc: Accum) -> MultistageConfig {
-        let (dtype, acc) = super::check::multistage_types(dtype, acc);
         let (tile_m, tile_n, tile_k) = self.tile;
         MultistageConfig {
             tile_m,
@@ -200,47 +167,101 @@ impl Tune {
     }
 }
 
-/// The program's reason without the configuration dump it carries.
-fn reason(e: &multistage::MultistageError) -> String {
-    match e {
-        multistage::MultistageError::Config { reason, .. } => reason.clone(),
-        other => other.to_string(),
+/// Why a `--config` spelling is no multistage configuration: each message names the spelling.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TuneError {
+    /// Not spelled as a configuration.
+    #[error("`{spec}` is not a configuration: write {{M}}x{{N}}x{{K}}s{{STAGES}}, then any of _w{{WM}}x{{WN}}, _r{{R}}, _se or _stsm (e.g. 128x256x32s4_r2_se), or ref, tuned")]
+    Spelling {
+        /// The spelling given.
+        spec: String,
+    },
+    /// Spelled right, but outside what the program supports.
+    #[error("`{spec}`: {reason}")]
+    Unsupported {
+        /// The spelling given.
+        spec: String,
+        /// Why, as a clause (e.g. "tile_k is 32 or 64").
+        reason: String,
+    },
+}
+
+impl FromStr for Tune {
+    type Err = TuneError;
+
+    /// The configuration `spec` spells (see the module docs), checked against what the program
+    /// supports.
+    fn from_str(spec: &str) -> Result<Tune, TuneError> {
+        let t = match spec {
+            "ref" => Tune::REF,
+            "tuned" => Tune::TUNED,
+            _ => Self::parse_spec(spec.strip_prefix('t').unwrap_or(spec)).ok_or_else(|| {
+                TuneError::Spelling {
+                    spec: spec.to_string(),
+                }
+            })?,
+        };
+        Setup::new(&t.config(GemmDtype::F16, Accum::F32)).map_err(|e| TuneError::Unsupported {
+            spec: spec.to_string(),
+            // The program's reason without the configuration dump it carries.
+            reason: match e {
+                MultistageError::Config { reason, .. } => reason,
+                other => other.to_string(),
+            },
+        })?;
+        Ok(t)
     }
 }
 
 impl fmt::Display for Tune {
+    /// The canonical spelling (`_w` only where the warps are not one per 64x64), which
+    /// [`Tune::from_str`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
+        let (m, n, k) = self.tile;
+        write!(f, "{m}x{n}x{k}s{}", self.stages)?;
+        if self.warps != ((m / 64).max(1), (n / 64).max(1)) {
+            write!(f, "_w{}x{}", self.warps.0, self.warps.1)?;
+        }
+        if self.raster_log2 != 0 {
+            write!(f, "_r{}", self.raster_log2)?;
+        }
+        match self.epilogue {
+            Epilogue::Registers => Ok(()),
+            Epilogue::Smem => f.write_str("_se"),
+            Epilogue::Stmatrix => f.write_str("_stsm"),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::multistage::{Acc, DType};
 
     #[test]
     fn named_configurations_round_trip() {
         for name in Tune::SWEEP {
-            let t = Tune::parse(name).unwrap();
-            assert_eq!(Tune::parse(&t.name()), Ok(t), "{name}");
+            let t: Tune = name.parse().unwrap();
+            assert_eq!(t.to_string().parse(), Ok(t), "{name}");
         }
-        assert_eq!(Tune::parse("tuned").unwrap().name(), Tune::TUNED.name());
+        assert_eq!("tuned".parse(), Ok(Tune::TUNED));
         assert_eq!(
-            Tune::parse("t128x128x64s3_r2_se"),
-            Tune::parse("128x128x64s3_r2_se")
+            "t128x128x64s3_r2_se".parse::<Tune>(),
+            "128x128x64s3_r2_se".parse::<Tune>()
         );
         assert_eq!(
-            Tune::parse("t256x128s4_r2_se"),
-            Tune::parse("256x128x32s4_r2_se")
+            "t256x128s4_r2_se".parse::<Tune>(),
+            "256x128x32s4_r2_se".parse::<Tune>()
         );
-        let t = Tune::parse("128x128x64s3_stsm").unwrap();
+        let t: Tune = "128x128x64s3_stsm".parse().unwrap();
         assert_eq!(t.epilogue, Epilogue::Stmatrix);
-        let t = Tune::parse("64x64x32s2_w1x2").unwrap();
-        assert_eq!((t.warps, t.name()), ((1, 2), "64x64x32s2_w1x2".to_string()));
+        let t: Tune = "64x64x32s2_w1x2".parse().unwrap();
+        assert_eq!(
+            (t.warps, t.to_string()),
+            ((1, 2), "64x64x32s2_w1x2".to_string())
+        );
         assert_eq!(
             Tune::TUNED.config(GemmDtype::F16, Accum::F32),
-            MultistageConfig::tuned(DType::F16, Acc::F32)
+            MultistageConfig::tuned(GemmDtype::F16, Accum::F32)
         );
     }
 
@@ -249,8 +270,8 @@ mod tests {
         assert_eq!(Tune::for_shape(81920, 256, 256), Tune::SHORT_K);
         assert_eq!(Tune::for_shape(2048, 2048, 2048), Tune::SHORT_K);
         assert_eq!(Tune::for_shape(4096, 4096, 4096), Tune::TUNED);
-        assert_eq!(Tune::SHORT_K.name(), "128x128x64s3_r2_stsm");
-        assert_eq!(Tune::TUNED.name(), "128x256x32s4_r2_stsm");
+        assert_eq!(Tune::SHORT_K.to_string(), "128x128x64s3_r2_stsm");
+        assert_eq!(Tune::TUNED.to_string(), "128x256x32s4_r2_stsm");
     }
 
     /// `scripts/gpu_run.sh` sweeps these configurations by default.
@@ -275,12 +296,16 @@ mod tests {
             "128x128x32s3_se_r2",
             "128x128x32s3_x",
         ] {
-            let e = Tune::parse(bad).unwrap_err();
-            assert!(e.contains("is not a configuration"), "{bad}: {e}");
+            let e = bad.parse::<Tune>().unwrap_err();
+            assert_eq!(e, TuneError::Spelling { spec: bad.into() });
+            assert!(
+                e.to_string().contains("is not a configuration"),
+                "{bad}: {e}"
+            );
         }
-        let e = Tune::parse("128x128x48s3").unwrap_err();
-        assert_eq!(e, "`128x128x48s3`: tile_k is 32 or 64");
-        let e = Tune::parse("256x256x64s4_r2_se").unwrap_err();
-        assert!(e.contains("do not fit in shared memory"), "{e}");
+        let e = "128x128x48s3".parse::<Tune>().unwrap_err();
+        assert_eq!(e.to_string(), "`128x128x48s3`: tile_k is 32 or 64");
+        let e = "256x256x64s4_r2_se".parse::<Tune>().unwrap_err();
+        assert!(e.to_string().contains("do not fit in shared memory"), "{e}");
     }
 }
