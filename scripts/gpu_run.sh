@@ -75,7 +75,9 @@ for cfg in ${SWEEP:-ref 128x128x32s4_r2_se 128x128x64s3_r2_se 128x128x64s3_r2_st
 done
 timeout 300 .gpu/bin/rute gemm --suite bench --config ref --out "$out/bench.md" >> "$out/run.log" 2>&1 || status=1
 timeout 300 .gpu/bin/rute gemm --suite bench --out "$out/bench_tuned.md" >> "$out/run.log" 2>&1 || status=1
-for f in correctness correctness_ref sweep bench bench_tuned; do
+# The 28 LLM projections (hopper_ws on sm_90a where N and K allow TMA), with the geometric mean.
+timeout 400 .gpu/bin/rute gemm --suite llm --out "$out/llm.md" >> "$out/run.log" 2>&1 || status=1
+for f in correctness correctness_ref sweep bench bench_tuned llm; do
     [ -f "$out/$f.md" ] && { echo; tail -n 20 "$out/$f.md"; }
 done
 exit $status

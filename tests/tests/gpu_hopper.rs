@@ -58,6 +58,33 @@ fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
     }
 }
 
+/// The kernel's `(m, n)` for a problem's: swapped for a `_t` configuration.
+fn kernel_dims(c: &Compiled, m: usize, n: usize) -> (u32, u32) {
+    if c.plan.cfg.swap_ab {
+        (n as u32, m as u32)
+    } else {
+        (m as u32, n as u32)
+    }
+}
+
+/// What a launch of `shape` needs beside the operands: the split (as [`split_k`] chooses, or
+/// `force`), the tile order and the partials, poisoned (a partial not written shows in D).
+fn prepare(
+    jit: &Jit,
+    c: &Compiled,
+    (m, n, k): (usize, usize, usize),
+    force: Option<u32>,
+) -> (u32, CudaSlice<u32>, CudaSlice<f32>) {
+    let (km, kn) = kernel_dims(c, m, n);
+    let splits = force.unwrap_or_else(|| split_k(&c.plan.cfg, km, kn, k as u32, c.resident));
+    let order = jit
+        .upload(&tile_order(&c.plan.cfg, km, kn, splits))
+        .unwrap();
+    let ws = workspace_elems(km, kn, splits).unwrap().max((m * n) as u64) as usize;
+    let partials = jit.upload(&vec![f32::NAN; ws]).unwrap();
+    (splits, order, partials)
+}
+
 /// Queues `D = A * B^T` of `m x n x k` on the buffers, split `splits` ways along K (then the
 /// partial sums go to `partials`, at least `splits * m * n` floats, and the reduction follows).
 #[allow(clippy::too_many_arguments)]
@@ -73,18 +100,22 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
 ) {
     let p = &c.plan;
     let spec = |desc| tensor_map_spec(&desc).unwrap();
-    let (mu, nu, ku) = (m as u64, n as u64, k as u64);
+    // Swapped, the kernel's A is B and its (m, n) are (n, m).
+    let (km, kn) = kernel_dims(c, m, n);
+    let (ka, kb) = if p.cfg.swap_ab { (b, a) } else { (a, b) };
+    let (mu, nu, ku) = (u64::from(km), u64::from(kn), k as u64);
     let map_a = jit
-        .tensor_map(&spec(p.tma_a.descriptor(&[mu, ku], &[ku, 1]).unwrap()), a)
+        .tensor_map(&spec(p.tma_a.descriptor(&[mu, ku], &[ku, 1]).unwrap()), ka)
         .unwrap();
     let map_b = jit
-        .tensor_map(&spec(p.tma_b.descriptor(&[nu, ku], &[ku, 1]).unwrap()), b)
+        .tensor_map(&spec(p.tma_b.descriptor(&[nu, ku], &[ku, 1]).unwrap()), kb)
         .unwrap();
     {
+        let (dm, dn) = (m as u64, n as u64);
         let map_d = jit
-            .tensor_map_mut(&spec(p.tma_d.descriptor(&[mu, nu], &[nu, 1]).unwrap()), d)
+            .tensor_map_mut(&spec(p.tma_d.descriptor(&[dm, dn], &[dn, 1]).unwrap()), d)
             .unwrap();
-        let l = launch(&p.cfg, m as u32, n as u32, c.resident);
+        let l = launch(&p.cfg, km, kn, splits, c.resident);
         let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
         if let Some(cl) = l.cluster {
             cfg = cfg.with_cluster(cl);
@@ -95,8 +126,8 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
                 (&map_a).into(),
                 (&map_b).into(),
                 (&map_d).into(),
-                KernelArg::U32(m as u32),
-                KernelArg::U32(n as u32),
+                KernelArg::U32(km),
+                KernelArg::U32(kn),
                 KernelArg::U32(k as u32),
                 jit.buffer(order),
                 KernelArg::U32(splits),
@@ -105,7 +136,7 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
         )
         .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
     }
-    if splits > 1 {
+    if splits > 1 || p.cfg.swap_ab {
         let elems = (m * n) as u32;
         c.reduce
             .launch(
@@ -135,14 +166,7 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     let (ha, hb) = (rng.matrix::<T>(m * k), rng.matrix::<T>(n * k));
     let (a, b) = (jit.upload(&ha).unwrap(), jit.upload(&hb).unwrap());
     let mut d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
-    let splits =
-        force.unwrap_or_else(|| split_k(&c.plan.cfg, m as u32, n as u32, k as u32, c.resident));
-    let order = jit
-        .upload(&tile_order(&c.plan.cfg, m as u32, n as u32, splits))
-        .unwrap();
-    let ws = workspace_elems(m as u32, n as u32, splits).unwrap().max(1) as usize;
-    // Poisoned too: a partial not written shows in D.
-    let mut partials = jit.upload(&vec![f32::NAN; ws]).unwrap();
+    let (splits, order, mut partials) = prepare(jit, c, shape, force);
     run(
         jit,
         c,
@@ -218,7 +242,9 @@ fn every_configuration_matches_f64() {
                     "{spec} {dtype} {shape:?}: error {err:.3e} > {tol:.0e}"
                 );
                 eprintln!("  {shape:?} split {splits}: error {err:.2e}");
-                if shape.0 == 16 {
+                // The decode shape runs split where split_k splits it: swapped (32 weight tiles)
+                // and on the 128x256 tiles (16 of them).
+                if shape == (16, 4096, 4096) && (cfg.swap_ab || spec == "128x256x64s3") {
                     assert!(splits > 1, "{spec}: 16x4096x4096 is not split");
                 }
                 worst[i] = worst[i].max(err);
@@ -241,7 +267,15 @@ fn every_configuration_matches_f64() {
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn small_shape_of_every_configuration() {
     let jit = jit();
+    // RUTE_CONFIGS (comma-separated) narrows the run, for a sanitizer short of time.
+    let only = std::env::var("RUTE_CONFIGS").ok();
     for spec in HopperConfig::SWEEP {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|c| c == spec))
+        {
+            continue;
+        }
         let cfg: HopperConfig = spec.parse().unwrap();
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             let c = compile(&jit, cfg, dtype);
@@ -255,6 +289,104 @@ fn small_shape_of_every_configuration() {
         }
     }
     println!("hopper_ws: every configuration on 200x264x136 and 40x264x520 (split 2) matches f64");
+}
+
+/// One shape's inputs (sets rotated past L2), rute's and cuBLAS's outputs, and cuBLAS's result on
+/// the first set: what the timing tests check a configuration against, then time it beside.
+struct Bench<'j, T> {
+    jit: &'j Jit,
+    blas: &'j CublasRef<'j>,
+    shape: (usize, usize, usize),
+    inputs: Vec<(CudaSlice<T>, CudaSlice<T>)>,
+    d: CudaSlice<T>,
+    d_ref: CudaSlice<T>,
+    want: Vec<T>,
+}
+
+impl<'j, T> Bench<'j, T>
+where
+    T: GemmElem
+        + codegen_ptx::jit::DeviceRepr
+        + codegen_ptx::jit::AnyBitPattern
+        + codegen_ptx::jit::ValidAsZeroBits
+        + Copy,
+{
+    /// Random inputs for `shape`: at least 200 MB of sets (2 to 16), and cuBLAS's product of the
+    /// first.
+    fn new(jit: &'j Jit, blas: &'j CublasRef<'j>, shape: (usize, usize, usize)) -> Self {
+        let (m, n, k) = shape;
+        let sets = (200usize << 20).div_ceil((m * k + n * k) * 2).clamp(2, 16);
+        let mut rng = Rng::new((m * 31 + n * 7 + k) as u64);
+        let inputs: Vec<_> = (0..sets)
+            .map(|_| {
+                (
+                    jit.upload(&rng.matrix::<T>(m * k)).unwrap(),
+                    jit.upload(&rng.matrix::<T>(n * k)).unwrap(),
+                )
+            })
+            .collect();
+        let d = jit.alloc_zeros::<T>(m * n).unwrap();
+        let mut d_ref = jit.alloc_zeros::<T>(m * n).unwrap();
+        blas.gemm(m, n, k, &inputs[0].0, &inputs[0].1, &mut d_ref)
+            .unwrap();
+        let want = jit.download(&d_ref).unwrap();
+        Bench {
+            jit,
+            blas,
+            shape,
+            inputs,
+            d,
+            d_ref,
+            want,
+        }
+    }
+
+    /// Checks `c` split `force` ways (or as [`split_k`] chooses) against cuBLAS on the first set,
+    /// then times the two interleaved, median of 20: `(splits, rute ms, cuBLAS ms)`.
+    fn check_and_time(&mut self, c: &Compiled, spec: &str, force: Option<u32>) -> (u32, f64, f64) {
+        let (jit, shape) = (self.jit, self.shape);
+        let (m, n, k) = shape;
+        let (splits, order, mut partials) = prepare(jit, c, shape, force);
+        let (a0, b0) = &self.inputs[0];
+        run(
+            jit,
+            c,
+            shape,
+            a0,
+            b0,
+            &mut self.d,
+            &order,
+            (splits, &mut partials),
+        );
+        let err = relative_frobenius_error(&jit.download(&self.d).unwrap(), &self.want);
+        assert!(
+            err < 1e-2,
+            "{spec} {m}x{n}x{k} split {splits}: {err:.2e} from cuBLAS"
+        );
+        let sets = self.inputs.len();
+        let (inputs, d, d_ref, blas) = (&self.inputs, &mut self.d, &mut self.d_ref, self.blas);
+        let mut round = 0usize;
+        let t = jit
+            .time_interleaved(20, 2, |piece| {
+                let (a, b) = &inputs[(round / 2) % sets];
+                round += 1;
+                if piece == 0 {
+                    run(jit, c, shape, a, b, d, &order, (splits, &mut partials));
+                    Ok(())
+                } else {
+                    blas.gemm(m, n, k, a, b, d_ref)
+                        .map_err(|e| codegen_ptx::jit::JitError::NoGpu {
+                            reason: e.to_string(),
+                        })
+                }
+            })
+            .unwrap();
+        (
+            splits,
+            f64::from(t[0].median_ms()),
+            f64::from(t[1].median_ms()),
+        )
+    }
 }
 
 /// Times `configs` (each split as [`split_k`] chooses) against cuBLAS on `shapes`, `T` in, f32
@@ -278,70 +410,9 @@ where
         .collect();
     let mut ratios = Vec::new();
     for &(m, n, k) in shapes {
-        let set_bytes = (m * k + n * k) * 2;
-        let sets = (200usize << 20).div_ceil(set_bytes).clamp(2, 16);
-        let mut rng = Rng::new((m * 31 + n * 7 + k) as u64);
-        let inputs: Vec<_> = (0..sets)
-            .map(|_| {
-                (
-                    jit.upload(&rng.matrix::<T>(m * k)).unwrap(),
-                    jit.upload(&rng.matrix::<T>(n * k)).unwrap(),
-                )
-            })
-            .collect();
-        let mut d = jit.alloc_zeros::<T>(m * n).unwrap();
-        let mut d_ref = jit.alloc_zeros::<T>(m * n).unwrap();
-        blas.gemm(m, n, k, &inputs[0].0, &inputs[0].1, &mut d_ref)
-            .unwrap();
-        let want = jit.download(&d_ref).unwrap();
+        let mut bench = Bench::<T>::new(jit, &blas, (m, n, k));
         for (spec, c) in configs.iter().zip(&compiled) {
-            let splits = split_k(&c.plan.cfg, m as u32, n as u32, k as u32, c.resident);
-            let order = jit
-                .upload(&tile_order(&c.plan.cfg, m as u32, n as u32, splits))
-                .unwrap();
-            let ws = workspace_elems(m as u32, n as u32, splits).unwrap().max(1) as usize;
-            let mut partials = jit.alloc_zeros::<f32>(ws).unwrap();
-            let (a0, b0) = &inputs[0];
-            run(
-                jit,
-                c,
-                (m, n, k),
-                a0,
-                b0,
-                &mut d,
-                &order,
-                (splits, &mut partials),
-            );
-            let got = jit.download(&d).unwrap();
-            let err = relative_frobenius_error(&got, &want);
-            assert!(err < 1e-2, "{spec} {m}x{n}x{k}: {err:.2e} from cuBLAS");
-            let mut round = 0usize;
-            let t = jit
-                .time_interleaved(20, 2, |piece| {
-                    let (a, b) = &inputs[(round / 2) % sets];
-                    round += 1;
-                    if piece == 0 {
-                        run(
-                            jit,
-                            c,
-                            (m, n, k),
-                            a,
-                            b,
-                            &mut d,
-                            &order,
-                            (splits, &mut partials),
-                        );
-                        Ok(())
-                    } else {
-                        blas.gemm(m, n, k, a, b, &mut d_ref).map_err(|e| {
-                            codegen_ptx::jit::JitError::NoGpu {
-                                reason: e.to_string(),
-                            }
-                        })
-                    }
-                })
-                .unwrap();
-            let (ours, theirs) = (f64::from(t[0].median_ms()), f64::from(t[1].median_ms()));
+            let (splits, ours, theirs) = bench.check_and_time(c, spec, None);
             let tflops = 2.0 * (m * n * k) as f64 / ours / 1e9;
             println!(
                 "| {dtype} | {m}x{n}x{k} | {spec} | {splits} | {ours:.4} | {theirs:.4} | {tflops:.0} | {:.3} |",
@@ -419,12 +490,7 @@ fn host_time_to_queue_a_gemm() {
         let a = jit.upload(&rng.matrix::<half::bf16>(m * k)).unwrap();
         let b = jit.upload(&rng.matrix::<half::bf16>(n * k)).unwrap();
         let mut d = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
-        let splits = split_k(&c.plan.cfg, m as u32, n as u32, k as u32, c.resident);
-        let order = jit
-            .upload(&tile_order(&c.plan.cfg, m as u32, n as u32, splits))
-            .unwrap();
-        let ws = workspace_elems(m as u32, n as u32, splits).unwrap().max(1) as usize;
-        let mut partials = jit.alloc_zeros::<f32>(ws).unwrap();
+        let (splits, order, mut partials) = prepare(&jit, &c, (m, n, k), None);
         let calls = 200u32;
         let per_call = |f: &mut dyn FnMut()| {
             f();
@@ -473,4 +539,88 @@ fn host_time_to_queue_a_gemm() {
             "host us per call, {m}x{n}x{k} (split {splits}): direct {direct:.1}, Gemm::run {runtime:.1}, cuBLAS {cublas:.1}"
         );
     }
+}
+
+/// The levers for skinny and decode shapes, measured: each (shape, configuration, split) against
+/// cuBLAS, checked first; the table the split-K and tile heuristics are chosen from.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn skinny_lever_sweep() {
+    let jit = jit();
+    let blas = CublasRef::new(&jit).unwrap();
+    let configs = [
+        "128x256x64s3",
+        "128x128x64s5",
+        "128x64x64s8",
+        "128x192x64s4",
+        "128x16x64s8_t",
+        "128x64x64s8_t",
+        "256x64x64s4_t",
+        "128x128x64s6_t",
+        "256x128x64s3",
+    ];
+    let compiled: Vec<Compiled> = configs
+        .iter()
+        .map(|s| compile(&jit, s.parse().unwrap(), GemmDtype::Bf16))
+        .collect();
+    let shapes = [
+        (16usize, 6144usize, 4096usize),
+        (64, 6144, 4096),
+        (64, 10240, 8192),
+        (128, 4096, 14336),
+        (128, 6144, 4096),
+        (128, 10240, 8192),
+        (512, 10240, 8192),
+        (512, 28672, 4096),
+        (81920, 256, 256),
+    ];
+    println!("| MxNxK | config | splits | units | rute ms | cuBLAS ms | ratio |");
+    for (m, n, k) in shapes {
+        let mut bench = Bench::<half::bf16>::new(&jit, &blas, (m, n, k));
+        for (spec, c) in configs.iter().zip(&compiled) {
+            if c.plan.cfg.swap_ab && m > 128 {
+                continue;
+            }
+            let (bm, bn, bk) = c.plan.cfg.tile;
+            let (km, kn) = kernel_dims(c, m, n);
+            let tiles = km.div_ceil(bm) * kn.div_ceil(bn);
+            let kt = (k as u32).div_ceil(bk);
+            let mut tried = Vec::new();
+            for s in [1u32, 2, 3, 4, 6, 8, 11, 16] {
+                // Even out as split_k does; skip splits that repeat or leave < 2 k-tiles.
+                let per = kt.div_ceil(s);
+                let s = kt.div_ceil(per);
+                if tried.contains(&s) || per < 2 || workspace_elems(km, kn, s).is_none() {
+                    continue;
+                }
+                tried.push(s);
+                let (_, ours, theirs) = bench.check_and_time(c, spec, Some(s));
+                println!(
+                    "| {m}x{n}x{k} | {spec} | {s} | {} | {ours:.4} | {theirs:.4} | {:.3} |",
+                    tiles * s,
+                    theirs / ours
+                );
+            }
+        }
+    }
+}
+
+/// The raster levers on square shapes: grouped with 2, 4, 8 and 16 rows, and Hilbert.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn square_raster_sweep() {
+    let jit = jit();
+    let shapes = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)];
+    println!("{HEADER}");
+    time_against_cublas::<half::bf16>(
+        &jit,
+        &shapes,
+        &[
+            "128x256x64s3",
+            "128x256x64s3_g2",
+            "128x256x64s3_g4",
+            "128x256x64s3_g16",
+            "128x256x64s3_h",
+        ],
+    );
 }

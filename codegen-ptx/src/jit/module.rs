@@ -335,6 +335,22 @@ impl JitFunction {
         }
     }
 
+    /// The kernel's facts, after checking `cfg` against the device ([`validate_launch`]) and the
+    /// kernel ([`validate_for_kernel`]), with the context bound to this thread (facts() binds
+    /// only on its first call; a launch needs it always).
+    fn validated(&self, cfg: &Launch) -> Result<KernelFacts, JitError> {
+        let shared = &self.module.shared;
+        let invalid = |error| JitError::InvalidLaunch {
+            kernel: self.name.clone(),
+            error,
+        };
+        validate_launch(cfg, &shared.limits).map_err(invalid)?;
+        shared.bind()?;
+        let facts = self.facts()?;
+        validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
+        Ok(facts)
+    }
+
     /// Sets what a launch of `cfg` needs of the function's attributes: the dynamic shared memory
     /// limit raised when `cfg` asks for more than it allows, and non-portable cluster sizes
     /// enabled when asked for.
@@ -371,14 +387,7 @@ impl JitFunction {
     /// as [`launch`](Self::launch) validates it.
     pub fn max_active_clusters(&self, cfg: &Launch) -> Result<u32, JitError> {
         let shared = &self.module.shared;
-        let invalid = |error| JitError::InvalidLaunch {
-            kernel: self.name.clone(),
-            error,
-        };
-        validate_launch(cfg, &shared.limits).map_err(invalid)?;
-        shared.bind()?;
-        let facts = self.facts()?;
-        validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
+        let facts = self.validated(cfg)?;
         self.prepare(cfg, &facts)?;
         let (x, y, z) = facts.required_cluster.or(cfg.cluster).unwrap_or((1, 1, 1));
         let mut attr = sys::CUlaunchAttribute {
@@ -426,15 +435,7 @@ impl JitFunction {
     /// them against the buffers' lengths first.
     pub fn launch(&self, cfg: &Launch, args: &[KernelArg<'_>]) -> Result<(), JitError> {
         let shared = &self.module.shared;
-        let invalid = |error| JitError::InvalidLaunch {
-            kernel: self.name.clone(),
-            error,
-        };
-        validate_launch(cfg, &shared.limits).map_err(invalid)?;
-        // facts() and param_sizes() bind only on their first call; the launch needs it always.
-        shared.bind()?;
-        let facts = self.facts()?;
-        validate_for_kernel(cfg, &facts, &shared.limits).map_err(invalid)?;
+        let facts = self.validated(cfg)?;
         check_args(
             &self.name,
             &self.params,

@@ -1,10 +1,12 @@
 //! Timing work on the GPU with CUDA events: each repeat is bracketed by two events on the
 //! `Jit`'s stream, so the times are device time, free of host launch jitter.
 //!
-//! Each repeat is queued behind a short spin kernel ([`SPIN_PTX`]): without it the start event
-//! runs as soon as it is queued and the clock includes the host's time to queue the work (a few
+//! Each repeat is queued behind a spin kernel ([`SPIN_PTX`]): without it the start event runs as
+//! soon as it is queued and the clock includes the host's time to queue the work (a few
 //! microseconds per launch, a third of a 10 us decode GEMM); behind the spin, the work is all
-//! queued before the start event runs, so the time is the device's alone, back to back.
+//! queued before the start event runs, so the time is the device's alone, back to back. The
+//! spin lasts twice as long as the piece's queueing took the time before (at least [`SPIN_NS`]),
+//! so a piece whose host side is slow is still timed by the device alone.
 
 use cudarc::driver::sys;
 
@@ -32,8 +34,12 @@ SPIN:
 }
 ";
 
-/// How long the spin holds the stream: longer than queueing a repeat's work takes.
+/// The shortest spin: longer than queueing a repeat's work takes, for the work whose host side
+/// is quick; slower work gets twice its last queueing time.
 pub const SPIN_NS: u64 = 50_000;
+
+/// The longest spin (work whose queueing takes longer is timed with the host's time in it).
+pub const MAX_SPIN_NS: u64 = 20_000_000;
 
 /// Times of `repeats` runs of one piece of GPU work, in milliseconds, sorted ascending.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,21 +105,26 @@ impl Jit {
         };
         let (start, end) = (event()?, event()?);
         let spin = self.load(SPIN_PTX)?.function("rute_timing_spin")?;
-        for i in 0..pieces {
+        // How long the host took to queue each piece last time: the next spin covers twice that
+        // (a first call that compiles only makes the first spin long).
+        let mut host_ns = vec![0u64; pieces];
+        for (i, ns) in host_ns.iter_mut().enumerate() {
+            let t = std::time::Instant::now();
             work(i)?;
+            *ns = t.elapsed().as_nanos() as u64;
         }
         self.synchronize()?;
         let mut samples_ms = vec![Vec::with_capacity(repeats.max(1)); pieces];
         for _ in 0..repeats.max(1) {
             for (i, samples) in samples_ms.iter_mut().enumerate() {
-                spin.launch(
-                    &Launch::new((1, 1, 1), (1, 1, 1)),
-                    &[KernelArg::U64(SPIN_NS)],
-                )?;
+                let wait = (2 * host_ns[i]).clamp(SPIN_NS, MAX_SPIN_NS);
+                spin.launch(&Launch::new((1, 1, 1), (1, 1, 1)), &[KernelArg::U64(wait)])?;
                 start
                     .record(stream)
                     .map_err(|e| driver("cuEventRecord", e))?;
+                let t = std::time::Instant::now();
                 work(i)?;
+                host_ns[i] = t.elapsed().as_nanos() as u64;
                 end.record(stream).map_err(|e| driver("cuEventRecord", e))?;
                 let ms = start
                     .elapsed_ms(&end)

@@ -121,6 +121,7 @@ impl Suite {
     }
 
     /// The name `--suite` takes.
+    #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
     pub fn name(self) -> &'static str {
         match self {
             Suite::Correctness => "correctness",
@@ -1260,7 +1261,7 @@ mod gpu {
             let b = ctx.bench(dtype, shape, acc, opts)?;
             let _ = writeln!(out, "  bench: {}", bench_line(&b));
             // The bytes a GEMM must move at least: A and B read, D written, once each.
-            let bytes = ((m * k + n * k + m * n) * dtype.bytes() as usize) as f64;
+            let bytes = ((m * k + n * k + m * n) * dtype.bytes()) as f64;
             table += &format!(
                 "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.0} | {:.4} | {:.2} | {:.3} |\n",
                 b.plan.describe(),

@@ -113,6 +113,9 @@ pub struct GemmArgs<'a, T> {
 /// The device copies of the tables plans pass their kernels, by content.
 type Tables = HashMap<Arc<Vec<u32>>, Arc<CudaSlice<u32>>>;
 
+/// The launches of plans made so far, by plan and `(m, n, k)`.
+type Launches = HashMap<(Plan, (u32, u32, u32)), Arc<LaunchPlan>>;
+
 /// A plan's loaded kernels: the main one and its reduction, if it has one.
 #[derive(Clone)]
 struct Loaded {
@@ -132,7 +135,14 @@ pub struct Gemm<'j> {
     /// largest asked for; its lock is held while a GEMM that uses it is queued, so GEMMs from
     /// several threads use it one after the other (in stream order).
     workspace: Mutex<Option<CudaSlice<f32>>>,
+    /// Launches made so far, by plan and shape: a plan's `launch` may do host work (layouts, TMA
+    /// descriptors) that a loop of same-shaped GEMMs should not pay on every call.
+    launches: Mutex<Launches>,
 }
+
+/// How many launches [`Gemm`] keeps (it forgets them all when full: shapes that vary without
+/// bound pay the plan's host work each call, and memory stays bounded).
+const MAX_CACHED_LAUNCHES: usize = 4096;
 
 impl std::fmt::Debug for Gemm<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -169,6 +179,7 @@ impl<'j> Gemm<'j> {
             compiled: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
             workspace: Mutex::new(None),
+            launches: Mutex::new(HashMap::new()),
         })
     }
 
@@ -299,11 +310,7 @@ impl<'j> Gemm<'j> {
         // check() bounded every dimension by i32::MAX, so these conversions cannot fail.
         let dim = |v: usize| u32::try_from(v).map_err(|_| unreachable_dim(v));
         let mnk = (dim(args.m)?, dim(args.n)?, dim(args.k)?);
-        let launch = plan.launch(mnk.0, mnk.1, mnk.2, self.jit.limits().multiprocessors);
-        launch.check().map_err(|reason| GemmError::BadLaunch {
-            plan: plan.describe(),
-            reason,
-        })?;
+        let launch = self.launch_of(&plan, mnk)?;
         let loaded = self.loaded(&plan)?;
         let reduction = match (&launch.then, &loaded.reduction) {
             (None, _) => None,
@@ -343,6 +350,27 @@ impl<'j> Gemm<'j> {
             }
         }
         Ok(plan)
+    }
+
+    /// `plan`'s launch for `mnk` on this device, checked ([`LaunchPlan::check`]): made once per
+    /// plan and shape, from the cache after.
+    fn launch_of(&self, plan: &Plan, mnk: (u32, u32, u32)) -> Result<Arc<LaunchPlan>, GemmError> {
+        let key = (plan.clone(), mnk);
+        if let Some(l) = lock(&self.launches).get(&key) {
+            return Ok(Arc::clone(l));
+        }
+        let launch = plan.launch(mnk.0, mnk.1, mnk.2, self.jit.limits().multiprocessors);
+        launch.check().map_err(|reason| GemmError::BadLaunch {
+            plan: plan.describe(),
+            reason,
+        })?;
+        let launch = Arc::new(launch);
+        let mut launches = lock(&self.launches);
+        if launches.len() >= MAX_CACHED_LAUNCHES {
+            launches.clear();
+        }
+        launches.insert(key, Arc::clone(&launch));
+        Ok(launch)
     }
 
     /// The workspace, grown to at least `elems` f32 elements. Growing frees the old buffer

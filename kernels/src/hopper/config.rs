@@ -22,8 +22,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 ///
 /// Spelled `{M}x{N}x{K}s{STAGES}`, then `_c{X}x{Y}` (blocks per cluster along M and N, default
 /// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
-/// rows, default 8), and `_f1` (one `wgmma` batch kept in flight across k-tiles), e.g.
-/// `128x256x64s3_c2x1_h`.
+/// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles) and `_t` (A and B
+/// swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h` or `128x16x64s8_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
     /// The block tile `(M, N, K)`: M is 64 per consumer warpgroup times 1 or 2, N a multiple of
@@ -41,6 +41,11 @@ pub struct HopperConfig {
     /// only the current batch is pending, so the tensor cores always have the next batch queued
     /// (CUTLASS's `K_PIPE_MMAS`).
     pub in_flight: u32,
+    /// Swap A and B (`_t`): the kernel computes `D^T = B A^T`, so that a decode GEMM's few rows
+    /// of A become the tile's narrow N (a 64x16 `wgmma`) and the weights B fill its 128 rows,
+    /// instead of 112 of 128 rows computing zeros. The output goes out transposed through the
+    /// split-K partials (always, even unsplit) and the reduction writes D.
+    pub swap_ab: bool,
 }
 
 /// Consumer warpgroups (each computes `tile_m / 2` rows of the block's tile).
@@ -61,10 +66,11 @@ impl HopperConfig {
         cluster: (1, 1),
         raster: Raster::Grouped { group: 8 },
         in_flight: 0,
+        swap_ab: false,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 10] = [
+    pub const SWEEP: [&'static str; 14] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -75,6 +81,10 @@ impl HopperConfig {
         "128x128x64s5_c2x1",
         "128x256x64s3_f1",
         "128x128x64s5_f1",
+        "128x192x64s4",
+        "128x64x64s8",
+        "128x16x64s8_t",
+        "128x64x64s8_t",
     ];
 
     /// The cluster's shape.
@@ -156,6 +166,9 @@ impl fmt::Display for HopperConfig {
         if self.in_flight > 0 {
             write!(f, "_f{}", self.in_flight)?;
         }
+        if self.swap_ab {
+            write!(f, "_t")?;
+        }
         Ok(())
     }
 }
@@ -198,6 +211,8 @@ impl FromStr for HopperConfig {
                 cfg.cluster = (x, y);
             } else if let Some(d) = p.strip_prefix('f') {
                 cfg.in_flight = d.parse().map_err(|_| bad("_f takes a number of batches"))?;
+            } else if p == "t" {
+                cfg.swap_ab = true;
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -209,7 +224,7 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _t)"
                 )));
             }
         }

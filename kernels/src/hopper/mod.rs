@@ -67,31 +67,35 @@ impl HopperLaunch {
     /// The shape [`launch`] gives for `cfg` before the grid is sized (one cluster): what to ask
     /// the driver's occupancy about (`JitFunction::max_active_clusters` in codegen-ptx's JIT).
     pub fn probe(cfg: &HopperConfig) -> HopperLaunch {
-        launch(cfg, 1, 1, 1)
+        launch(cfg, 1, 1, 1, 1)
     }
 }
 
-/// The launch of `cfg` for `m x n` when the device runs `resident` of its clusters at once (see
-/// [`HopperLaunch`]). `resident` is the driver's answer for the kernel (`cuOccupancyMaxActiveClusters`:
-/// a 2-block cluster must fit in one GPC, so an H200 runs fewer than half its 132 SMs' worth);
-/// for one-block clusters it is the SM count. A `resident` of 0 launches one cluster.
+/// The launch of `cfg` for `m x n` split `splits` ways along K when the device runs `resident`
+/// of its clusters at once (see [`HopperLaunch`]): one cluster per work unit (a cluster tile's
+/// split) up to `resident`. `resident` is the driver's answer for the kernel
+/// (`cuOccupancyMaxActiveClusters`: 66 2-block clusters on the H200, where clusters must fit in
+/// a GPC); for one-block clusters it is the SM count. A `resident` of 0 launches one cluster.
 ///
 /// ```
 /// use kernels::hopper::{launch, HopperConfig};
-/// let l = launch(&HopperConfig::WIDE, 4096, 4096, 132);
+/// let l = launch(&HopperConfig::WIDE, 4096, 4096, 1, 132);
 /// assert_eq!(l.grid, (132, 1, 1)); // 512 tiles walked by one block per SM
+/// let decode = launch(&HopperConfig::WIDE, 16, 4096, 8, 132);
+/// assert_eq!(decode.grid, (128, 1, 1)); // 16 tiles, 8 splits each
 /// let pairs: HopperConfig = "128x256x64s3_c2x1".parse().unwrap();
-/// assert_eq!(launch(&pairs, 4096, 4096, 60).grid, (120, 1, 1)); // 60 resident pairs
-/// let small = launch(&pairs, 256, 256, 60);
+/// assert_eq!(launch(&pairs, 4096, 4096, 1, 60).grid, (120, 1, 1)); // 60 resident pairs
+/// let small = launch(&pairs, 256, 256, 1, 60);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
-pub fn launch(cfg: &HopperConfig, m: u32, n: u32, resident: u32) -> HopperLaunch {
+pub fn launch(cfg: &HopperConfig, m: u32, n: u32, splits: u32, resident: u32) -> HopperLaunch {
     let (bm, bn, _) = cfg.tile;
     let cluster = cfg.cluster_shape();
     let size = cluster.size();
-    let cluster_tiles = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
-        * u64::from(n.div_ceil(bn).div_ceil(cluster.y));
-    let clusters = resident.max(1).min(cluster_tiles.max(1) as u32);
+    let units = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
+        * u64::from(n.div_ceil(bn).div_ceil(cluster.y))
+        * u64::from(splits.max(1));
+    let clusters = u64::from(resident.max(1)).min(units.max(1)) as u32;
     HopperLaunch {
         grid: (clusters * size, 1, 1),
         block: (THREADS, 1, 1),
@@ -126,32 +130,54 @@ pub const MAX_SPLITS: u32 = 16;
 /// draining the ring than streaming through it.
 pub const MIN_SPLIT_K_TILES: u32 = 4;
 
-/// How many ways to split K for `m x n x k` when the device runs `resident` clusters of `cfg` at
-/// once: 1 when the output has a cluster tile for every resident cluster; otherwise as many
-/// splits as fill the device (at most [`MAX_SPLITS`], each at least [`MIN_SPLIT_K_TILES`]
-/// k-tiles), made even so that every split has a k-tile (the kernel gives split `s` the k-tiles
-/// `s * per .. min((s + 1) * per, k_tiles)` with `per = ceil(k_tiles / splits)`).
+/// A work unit's fixed cost (filling the ring, the epilogue) as a fraction of one unsplit
+/// tile's time, in [`split_k`]'s estimate.
+pub const UNIT_OVERHEAD: f64 = 0.05;
+
+/// How many ways to split K for `m x n x k` (the kernel's operands: swapped ones for a `_t`
+/// configuration) when the device runs `resident` clusters of `cfg` at once.
+///
+/// The estimate it minimises: waves of work units (`tiles x splits` over `resident`) times a
+/// unit's time (its share of K plus [`UNIT_OVERHEAD`]). Each split keeps at least
+/// [`MIN_SPLIT_K_TILES`] k-tiles, at most [`MAX_SPLITS`] splits, evened out so that every split
+/// has a k-tile (split `s` takes `s * per .. min((s + 1) * per, k_tiles)`, `per = ceil(k_tiles /
+/// splits)`). Unswapped, the partial sums of 128-row tiles cost as much traffic as the operands
+/// once M is a few hundred, so K is split only where the tiles would leave three quarters of
+/// the device idle.
 ///
 /// ```
 /// use kernels::hopper::{split_k, HopperConfig};
 /// let wide = HopperConfig::WIDE; // 128x256 tiles
 /// assert_eq!(split_k(&wide, 4096, 4096, 4096, 132), 1); // 512 tiles
-/// assert_eq!(split_k(&wide, 16, 4096, 4096, 132), 8); // 16 tiles, 64 k-tiles
-/// assert_eq!(split_k(&wide, 16, 4096, 256, 132), 1); // 4 k-tiles: nothing to split
+/// assert_eq!(split_k(&wide, 128, 2048, 8192, 132), 16); // 8 tiles, 128 k-tiles: 128 units
+/// let decode: HopperConfig = "128x16x64s8_t".parse().unwrap();
+/// assert_eq!(split_k(&decode, 6144, 16, 4096, 132), 5); // 48 weight tiles: 240 units
+/// assert_eq!(split_k(&decode, 6144, 16, 256, 132), 1); // 4 k-tiles: nothing to split
 /// ```
 pub fn split_k(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> u32 {
     let (bm, bn, bk) = cfg.tile;
     let cluster = cfg.cluster_shape();
     let tiles = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
         * u64::from(n.div_ceil(bn).div_ceil(cluster.y));
-    let k_tiles = k.div_ceil(bk);
-    if tiles == 0 || tiles >= u64::from(resident) {
+    let k_tiles = k.div_ceil(bk).max(1);
+    let resident = u64::from(resident.max(1));
+    if tiles == 0 || (!cfg.swap_ab && tiles * 4 >= resident) {
         return 1;
     }
-    let fill = (u64::from(resident) / tiles) as u32;
-    let splits = fill.min(MAX_SPLITS).min(k_tiles / MIN_SPLIT_K_TILES).max(1);
-    let per = k_tiles.div_ceil(splits).max(1);
-    k_tiles.div_ceil(per).max(1)
+    let mut best = (f64::INFINITY, 1);
+    for ways in 1..=MAX_SPLITS {
+        if ways > 1 && k_tiles / ways < MIN_SPLIT_K_TILES {
+            break;
+        }
+        let per = k_tiles.div_ceil(ways);
+        let splits = k_tiles.div_ceil(per);
+        let waves = (tiles * u64::from(splits)).div_ceil(resident);
+        let time = waves as f64 * (f64::from(per) / f64::from(k_tiles) + UNIT_OVERHEAD);
+        if time < best.0 - 1e-9 {
+            best = (time, splits);
+        }
+    }
+    best.1
 }
 
 /// f32 elements of the split-K workspace for `m x n` in `splits` ways: one `m x n` slice per
@@ -223,13 +249,24 @@ mod tests {
                 for needle in [
                     "wgmma.mma_async",
                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-                    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
                     "mbarrier.try_wait.parity",
                     "setmaxnreg.dec.sync.aligned.u32 40",
                     "setmaxnreg.inc.sync.aligned.u32 232",
-                    "stmatrix.sync.aligned",
+                    // The split-K partials, straight from the registers.
+                    "st.global",
                 ] {
                     assert!(ptx.contains(needle), "{spec} {dtype}: no {needle}");
+                }
+                // Swapped, the output always goes through the partials: no TMA store.
+                for needle in [
+                    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+                    "stmatrix.sync.aligned",
+                ] {
+                    assert_eq!(
+                        ptx.contains(needle),
+                        !cfg.swap_ab,
+                        "{spec} {dtype}: {needle}"
+                    );
                 }
                 assert_eq!(
                     ptx.contains(".multicast::cluster"),

@@ -233,7 +233,16 @@ fn consumer<T: GemmElem>(
             }
         }
 
-        if walk.splits.eq_(1u32) {
+        if cfg.swap_ab {
+            // ---- Swapped epilogue: this tile of D^T to its split's slice of the partials,
+            // transposed (the kernel's M runs along D's rows, contiguous); the reduction writes D.
+            let slice = out.partials + unit.split * m * n;
+            let tile = GTensor::new(slice, &[m, n], &[Var::konst(1u32), m]).local_tile(
+                &[i64::from(rows), i64::from(bn)],
+                &[Dyn(unit.m0 / rows + c), Dyn(unit.n0 / bn)],
+            )?;
+            store_fragment(&acc, &tile.partition_c(&plan.mma, t)?)?;
+        } else if walk.splits.eq_(1u32) {
             // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
             if t.eq_(0u32) {
                 // The previous tile's store has read the shared tile.
