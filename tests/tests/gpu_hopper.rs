@@ -13,8 +13,8 @@ use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
 use kernels::hopper::reduce::{reduce_blocks, REDUCE_THREADS};
 use kernels::hopper::{
-    hopper_kernel, launch, reduce_kernel, split_k, tile_order, workspace_elems, HopperConfig,
-    HopperLaunch, HopperPlan,
+    cluster_tiles, hopper_kernel, launch, reduce_kernel, split_k, tile_order, workspace_elems,
+    HopperConfig, HopperLaunch, HopperPlan,
 };
 use rute_tests::gpu::{jit, Watchdog};
 
@@ -581,9 +581,10 @@ fn skinny_lever_sweep() {
             if c.plan.cfg.swap_ab && m > 128 {
                 continue;
             }
-            let (bm, bn, bk) = c.plan.cfg.tile;
+            let bk = c.plan.cfg.tile.2;
             let (km, kn) = kernel_dims(c, m, n);
-            let tiles = km.div_ceil(bm) * kn.div_ceil(bn);
+            let (tiles_m, tiles_n) = cluster_tiles(&c.plan.cfg, km, kn);
+            let tiles = tiles_m * tiles_n;
             let kt = (k as u32).div_ceil(bk);
             let mut tried = Vec::new();
             for s in [1u32, 2, 3, 4, 6, 8, 11, 16] {

@@ -266,26 +266,8 @@ impl<'a> DevicePointer<'a> {
         buffer: &'a B,
         stream: &'a CudaStream,
     ) -> Self {
-        let home = Arc::clone(buffer.home());
-        let owner = BufferOwner::of_stream(&home);
-        let bytes = buffer.bytes();
-        let (address, order) = if admit(&owner, &BufferOwner::of_stream(stream)).is_ok() {
-            let (address, order) = buffer.read(stream);
-            (address, Some(order))
-        } else {
-            (0, None)
-        };
-        DevicePointer {
-            address,
-            source: Source::Buffer {
-                owner,
-                home,
-                bound_to: stream.cu_stream() as usize,
-                bytes,
-                writes: false,
-                _order: order,
-            },
-        }
+        let (home, bytes) = (Arc::clone(buffer.home()), buffer.bytes());
+        Self::of_buffer(home, bytes, stream, false, || buffer.read(stream))
     }
 
     /// `buffer` written (and maybe read) on `stream`.
@@ -293,11 +275,23 @@ impl<'a> DevicePointer<'a> {
         buffer: &'a mut B,
         stream: &'a CudaStream,
     ) -> Self {
-        let home = Arc::clone(buffer.home());
+        let (home, bytes) = (Arc::clone(buffer.home()), buffer.bytes());
+        Self::of_buffer(home, bytes, stream, true, || buffer.write(stream))
+    }
+
+    /// The argument for a buffer allocated on `home` of `bytes`, used on `stream`: `order` (the
+    /// buffer's `read` or `write`, which waits for its earlier uses and records this one) runs
+    /// only for a buffer [`admit`] lets `stream` use.
+    fn of_buffer(
+        home: Arc<CudaStream>,
+        bytes: usize,
+        stream: &'a CudaStream,
+        writes: bool,
+        order: impl FnOnce() -> (u64, SyncOnDrop<'a>),
+    ) -> Self {
         let owner = BufferOwner::of_stream(&home);
-        let bytes = buffer.bytes();
         let (address, order) = if admit(&owner, &BufferOwner::of_stream(stream)).is_ok() {
-            let (address, order) = buffer.write(stream);
+            let (address, order) = order();
             (address, Some(order))
         } else {
             (0, None)
@@ -309,7 +303,7 @@ impl<'a> DevicePointer<'a> {
                 home,
                 bound_to: stream.cu_stream() as usize,
                 bytes,
-                writes: true,
+                writes,
                 _order: order,
             },
         }

@@ -244,18 +244,35 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
             ),
         ));
     }
-    if f32_out {
-        return store_fragment_f32(acc, dst);
-    }
     let n = dst.layout().size();
     let offs = (0..n)
         .map(|i| Ok(dst.base() + dst.layout().eval(i)?))
         .collect::<Result<Vec<_>, LayoutError>>()?;
-    let singles = dst.accesses(&offs, 1, false)?;
-    let aligned = dst.aligned_to(4);
     let vals = (0..n)
         .map(|i| acc.value(i))
         .collect::<Result<Vec<_>, LayoutError>>()?;
+    let st = |ty: Type, srcs: Vec<Operand>, addr: Address| {
+        emit(Memory::St {
+            space: StateSpace::Global,
+            ty,
+            srcs,
+            addr,
+            cache: None,
+            order: None,
+        })
+    };
+    if f32_out {
+        // Each value has its own register: any two side by side go out together.
+        let reg = |v: i64| Operand::Reg(acc.regs[v as usize].to_reg());
+        return store_in_pairs(
+            dst,
+            &offs,
+            8,
+            |_| true,
+            |i, addr| st(Type::F32, vec![reg(vals[i])], addr),
+            |i, addr| st(Type::F32, vec![reg(vals[i]), reg(vals[i + 1])], addr),
+        );
+    }
     let reg_of = |v: i64| acc.regs[(v / acc.vals_per_reg) as usize];
     // The 16-bit value of accumulator value `v`.
     let half_of = |v: i64| -> Reg {
@@ -277,115 +294,68 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
             }
         }
     };
-    let st = |ty: Type, value: Reg, addr: Address| {
-        emit(Memory::St {
-            space: StateSpace::Global,
-            ty,
-            srcs: vec![Operand::Reg(value)],
-            addr,
-            cache: None,
-            order: None,
-        })
-    };
-    let single = |i: usize| {
-        let a = &singles[i];
-        let v = vals[i];
-        match a.pred {
-            Some(p) => p.if_(|_| st(Type::B16, half_of(v), a.addr.clone())),
-            None => st(Type::B16, half_of(v), a.addr.clone()),
-        }
-    };
-    let mut i = 0usize;
-    while i < n as usize {
-        let pairable = i + 1 < n as usize
-            && offs[i + 1] == offs[i] + 1
-            && offs[i] % 2 == 0
-            && vals[i + 1] == vals[i] + 1
-            && vals[i] % acc.vals_per_reg.max(2) == 0;
-        if !pairable {
-            single(i);
-            i += 1;
-            continue;
-        }
-        let pair = dst.accesses(&offs[i..i + 1], 2, false)?.remove(0);
-        let ok = match pair.pred {
-            Some(p) => p & aligned,
-            None => aligned,
-        };
-        let (v0, j) = (vals[i], i);
-        ok.if_else(|arm| match arm {
-            Arm::Then => {
-                let packed = if acc.vals_per_reg == 2 {
-                    reg_of(v0).to_reg()
-                } else {
-                    pack_pair::<T>(
-                        Var::from_reg(reg_of(v0).to_reg()),
-                        Var::from_reg(reg_of(v0 + 1).to_reg()),
-                    )
-                };
-                st(Type::B32, packed, pair.addr.clone());
-            }
-            Arm::Else => {
-                single(j);
-                single(j + 1);
-            }
-        });
-        i += 2;
-    }
-    Ok(())
+    store_in_pairs(
+        dst,
+        &offs,
+        4,
+        // Consecutive values that share a register, or two f32 ones rounded into one.
+        |i| vals[i + 1] == vals[i] + 1 && vals[i] % acc.vals_per_reg.max(2) == 0,
+        |i, addr| st(Type::B16, vec![Operand::Reg(half_of(vals[i]))], addr),
+        |i, addr| {
+            let v0 = vals[i];
+            let packed = if acc.vals_per_reg == 2 {
+                reg_of(v0).to_reg()
+            } else {
+                pack_pair::<T>(
+                    Var::from_reg(reg_of(v0).to_reg()),
+                    Var::from_reg(reg_of(v0 + 1).to_reg()),
+                )
+            };
+            st(Type::B32, vec![Operand::Reg(packed)], addr);
+        },
+    )
 }
 
-/// [`store_fragment`] of f32 accumulators into an f32 tensor.
-fn store_fragment_f32<C: DeviceType, T: DeviceType>(
-    acc: &Fragment<C>,
+/// The walk both forms of [`store_fragment`] share. Element `i` of `dst` (static offsets `offs`)
+/// goes out alone (`single`), or with `i + 1` as one store (`pair`) where the two sit side by
+/// side at an even offset and `pairable(i)` holds: at run time, where both are in bounds and
+/// `dst` is aligned to `pair_bytes`, else one by one. Each store is predicated on its bounds.
+fn store_in_pairs<T: DeviceType>(
     dst: &GTensor<T>,
+    offs: &[i64],
+    pair_bytes: u32,
+    pairable: impl Fn(usize) -> bool,
+    single: impl Fn(usize, Address),
+    pair: impl Fn(usize, Address),
 ) -> Result<(), LayoutError> {
-    let n = dst.layout().size();
-    let offs = (0..n)
-        .map(|i| Ok(dst.base() + dst.layout().eval(i)?))
-        .collect::<Result<Vec<_>, LayoutError>>()?;
-    let vals = (0..n)
-        .map(|i| acc.value(i))
-        .collect::<Result<Vec<_>, LayoutError>>()?;
-    let singles = dst.accesses(&offs, 1, false)?;
-    let aligned = dst.aligned_to(8);
-    let reg = |v: i64| Operand::Reg(acc.regs[v as usize].to_reg());
-    let st = |srcs: Vec<Operand>, addr: Address| {
-        emit(Memory::St {
-            space: StateSpace::Global,
-            ty: Type::F32,
-            srcs,
-            addr,
-            cache: None,
-            order: None,
-        })
-    };
-    let single = |i: usize| {
+    let n = offs.len();
+    let singles = dst.accesses(offs, 1, false)?;
+    let aligned = dst.aligned_to(pair_bytes);
+    let one = |i: usize| {
         let a = &singles[i];
         match a.pred {
-            Some(p) => p.if_(|_| st(vec![reg(vals[i])], a.addr.clone())),
-            None => st(vec![reg(vals[i])], a.addr.clone()),
+            Some(p) => p.if_(|_| single(i, a.addr.clone())),
+            None => single(i, a.addr.clone()),
         }
     };
     let mut i = 0usize;
-    while i < n as usize {
-        let pairable = i + 1 < n as usize && offs[i + 1] == offs[i] + 1 && offs[i] % 2 == 0;
-        if !pairable {
-            single(i);
+    while i < n {
+        if !(i + 1 < n && offs[i + 1] == offs[i] + 1 && offs[i] % 2 == 0 && pairable(i)) {
+            one(i);
             i += 1;
             continue;
         }
-        let pair = dst.accesses(&offs[i..i + 1], 2, false)?.remove(0);
-        let ok = match pair.pred {
+        let both = dst.accesses(&offs[i..i + 1], 2, false)?.remove(0);
+        let ok = match both.pred {
             Some(p) => p & aligned,
             None => aligned,
         };
         let j = i;
         ok.if_else(|arm| match arm {
-            Arm::Then => st(vec![reg(vals[j]), reg(vals[j + 1])], pair.addr.clone()),
+            Arm::Then => pair(j, both.addr.clone()),
             Arm::Else => {
-                single(j);
-                single(j + 1);
+                one(j);
+                one(j + 1);
             }
         });
         i += 2;

@@ -309,6 +309,16 @@ impl Coords {
 
 macro_rules! coordinate_views {
     () => {
+        /// `thr_mma.partition_{A,B,C}(tensor)` for operand `op`.
+        fn partition_operand(
+            &self,
+            mma: &crate::tiled::TiledMma,
+            op: crate::tiled::Operand,
+            thread: Var<u32>,
+        ) -> Result<Self, LayoutError> {
+            Ok(self.with_coords(self.coords.partition_mma(mma, op, thread)?))
+        }
+
         /// CuTe's `thr_copy.partition_S/D(tensor)` for the device thread index `thread`
         /// (`< tiled.size()`): `(CPY, CPY_M, CPY_N, ...)`, the dynamic modes last.
         pub fn partition(
@@ -326,10 +336,7 @@ macro_rules! coordinate_views {
             mma: &crate::tiled::TiledMma,
             thread: Var<u32>,
         ) -> Result<Self, LayoutError> {
-            let c = self
-                .coords
-                .partition_mma(mma, crate::tiled::Operand::A, thread)?;
-            Ok(self.with_coords(c))
+            self.partition_operand(mma, crate::tiled::Operand::A, thread)
         }
 
         /// CuTe's `thr_mma.partition_B(tensor)` for the device thread index `thread`.
@@ -338,10 +345,7 @@ macro_rules! coordinate_views {
             mma: &crate::tiled::TiledMma,
             thread: Var<u32>,
         ) -> Result<Self, LayoutError> {
-            let c = self
-                .coords
-                .partition_mma(mma, crate::tiled::Operand::B, thread)?;
-            Ok(self.with_coords(c))
+            self.partition_operand(mma, crate::tiled::Operand::B, thread)
         }
 
         /// CuTe's `thr_mma.partition_C(tensor)` for the device thread index `thread`:
@@ -351,10 +355,7 @@ macro_rules! coordinate_views {
             mma: &crate::tiled::TiledMma,
             thread: Var<u32>,
         ) -> Result<Self, LayoutError> {
-            let c = self
-                .coords
-                .partition_mma(mma, crate::tiled::Operand::C, thread)?;
-            Ok(self.with_coords(c))
+            self.partition_operand(mma, crate::tiled::Operand::C, thread)
         }
 
         /// CuTe's slicing `tensor(c0, c1, ...)` over the static modes, then the dynamic ones:

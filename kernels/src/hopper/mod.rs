@@ -89,12 +89,9 @@ impl HopperLaunch {
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
 pub fn launch(cfg: &HopperConfig, m: u32, n: u32, splits: u32, resident: u32) -> HopperLaunch {
-    let (bm, bn, _) = cfg.tile;
-    let cluster = cfg.cluster_shape();
-    let size = cluster.size();
-    let units = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
-        * u64::from(n.div_ceil(bn).div_ceil(cluster.y))
-        * u64::from(splits.max(1));
+    let size = cfg.cluster_shape().size();
+    let (tiles_m, tiles_n) = cluster_tiles(cfg, m, n);
+    let units = u64::from(tiles_m) * u64::from(tiles_n) * u64::from(splits.max(1));
     let clusters = u64::from(resident.max(1)).min(units.max(1)) as u32;
     HopperLaunch {
         grid: (clusters * size, 1, 1),
@@ -109,18 +106,25 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, splits: u32, resident: u32) ->
 /// with the splits as more rows of them) for `Raster::Hilbert`; one entry otherwise (the kernel
 /// does not read it, but the parameter is a buffer).
 pub fn tile_order(cfg: &HopperConfig, m: u32, n: u32, splits: u32) -> Vec<u32> {
-    let (bm, bn, _) = cfg.tile;
-    let cluster = cfg.cluster_shape();
+    let (tiles_m, tiles_n) = cluster_tiles(cfg, m, n);
     match cfg.raster {
-        dsl_core::pipeline::Raster::Hilbert => dsl_core::pipeline::hilbert_order(
-            m.div_ceil(bm)
-                .div_ceil(cluster.x)
-                .saturating_mul(splits.max(1)),
-            n.div_ceil(bn).div_ceil(cluster.y),
-        )
-        .unwrap_or_else(|| vec![0]),
+        dsl_core::pipeline::Raster::Hilbert => {
+            dsl_core::pipeline::hilbert_order(tiles_m.saturating_mul(splits.max(1)), tiles_n)
+                .unwrap_or_else(|| vec![0])
+        }
         _ => vec![0],
     }
+}
+
+/// The grid of cluster tiles of `cfg` over an `m x n` output: `(along M, along N)`, as the
+/// kernel walks it.
+pub fn cluster_tiles(cfg: &HopperConfig, m: u32, n: u32) -> (u32, u32) {
+    let (bm, bn, _) = cfg.tile;
+    let cluster = cfg.cluster_shape();
+    (
+        m.div_ceil(bm).div_ceil(cluster.x),
+        n.div_ceil(bn).div_ceil(cluster.y),
+    )
 }
 
 /// Most ways [`split_k`] splits K.
@@ -155,11 +159,9 @@ pub const UNIT_OVERHEAD: f64 = 0.05;
 /// assert_eq!(split_k(&decode, 6144, 16, 256, 132), 1); // 4 k-tiles: nothing to split
 /// ```
 pub fn split_k(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> u32 {
-    let (bm, bn, bk) = cfg.tile;
-    let cluster = cfg.cluster_shape();
-    let tiles = u64::from(m.div_ceil(bm).div_ceil(cluster.x))
-        * u64::from(n.div_ceil(bn).div_ceil(cluster.y));
-    let k_tiles = k.div_ceil(bk).max(1);
+    let (tiles_m, tiles_n) = cluster_tiles(cfg, m, n);
+    let tiles = u64::from(tiles_m) * u64::from(tiles_n);
+    let k_tiles = k.div_ceil(cfg.tile.2).max(1);
     let resident = u64::from(resident.max(1));
     if tiles == 0 || (!cfg.swap_ab && tiles * 4 >= resident) {
         return 1;

@@ -185,7 +185,6 @@ fn consumer<T: GemmElem>(
     let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
     let t_cs_d = sd.partition(&plan.r2s, Side::Dst, t)?;
 
-    let (m, n) = (out.m, out.n);
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
     while tiles.valid() {
@@ -234,14 +233,9 @@ fn consumer<T: GemmElem>(
         }
 
         if cfg.swap_ab {
-            // ---- Swapped epilogue: this tile of D^T to its split's slice of the partials,
-            // transposed (the kernel's M runs along D's rows, contiguous); the reduction writes D.
-            let slice = out.partials + unit.split * m * n;
-            let tile = GTensor::new(slice, &[m, n], &[Var::konst(1u32), m]).local_tile(
-                &[i64::from(rows), i64::from(bn)],
-                &[Dyn(unit.m0 / rows + c), Dyn(unit.n0 / bn)],
-            )?;
-            store_fragment(&acc, &tile.partition_c(&plan.mma, t)?)?;
+            // ---- Swapped epilogue: this tile of D^T, transposed, to its split's slice of the
+            // partials (even unsplit); the reduction writes D.
+            store_partials(plan, c, &acc, out, &unit, t)?;
         } else if walk.splits.eq_(1u32) {
             // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
             if t.eq_(0u32) {
@@ -260,20 +254,43 @@ fn consumer<T: GemmElem>(
                 bulk_commit_group();
             }
         } else {
-            // ---- Split-K epilogue: this split's f32 sums, straight from the registers to its
-            // slice of the partials (`splits x m x n`), where they exist; a reduction sums them.
-            let slice = out.partials + unit.split * m * n;
-            let tile = GTensor::row_major(slice, m, n).local_tile(
-                &[i64::from(rows), i64::from(bn)],
-                &[Dyn(unit.m0 / rows + c), Dyn(unit.n0 / bn)],
-            )?;
-            store_fragment(&acc, &tile.partition_c(&plan.mma, t)?)?;
+            // ---- Split-K epilogue: this split's f32 sums to its slice of the partials; the
+            // reduction sums them.
+            store_partials(plan, c, &acc, out, &unit, t)?;
         }
         tiles.next_tile();
     }
     if t.eq_(0u32) {
         bulk_wait_group(0);
     }
+    Ok(())
+}
+
+/// Consumer `c`'s f32 sums of the current unit (thread `t` of its warpgroup), straight from the
+/// registers to the unit's split's slice of the partials (`splits x m x n`, row-major in D's
+/// shape), where they exist. Swapped (`_t`), the kernel's `m x n` tile is D's transposed: its M
+/// runs along D's rows, contiguous.
+fn store_partials<T>(
+    plan: &HopperPlan,
+    c: u32,
+    acc: &Fragment<f32>,
+    out: &Output<T>,
+    unit: &Unit,
+    t: Var<u32>,
+) -> Result<(), HopperError> {
+    let (m, n) = (out.m, out.n);
+    let (rows, bn) = (plan.cfg.tile.0 / CONSUMERS, plan.cfg.tile.1);
+    let slice = out.partials + unit.split * m * n;
+    let sums = if plan.cfg.swap_ab {
+        GTensor::new(slice, &[m, n], &[Var::konst(1u32), m])
+    } else {
+        GTensor::row_major(slice, m, n)
+    };
+    let tile = sums.local_tile(
+        &[i64::from(rows), i64::from(bn)],
+        &[Dyn(unit.m0 / rows + c), Dyn(unit.n0 / bn)],
+    )?;
+    store_fragment(acc, &tile.partition_c(&plan.mma, t)?)?;
     Ok(())
 }
 
