@@ -1,20 +1,21 @@
 //! The warp-specialized Hopper GEMM (`kernels::hopper`) on the H200 (feature `gpu`): every
 //! configuration of the sweep, f16 and bf16, on shapes with residues in M, N and K, tiny M and K
 //! below one k-tile, against f64 (every element for the small shapes, 4096 sampled ones for the
-//! large), the output poisoned (NaN) so an element not written shows; then a first timing
-//! against cuBLAS in the same process, interleaved.
+//! large), the output poisoned (NaN) so an element not written shows, stream-K as the launch
+//! chooses it and forced onto shapes it would walk whole (the flags checked lowered after each
+//! run); then timings against cuBLAS in the same process, interleaved.
 //!
 //! Without the feature the tests are compiled and listed as ignored.
 
 use codegen_ptx::jit::{tensor_map_spec, CudaSlice, Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
+use dsl_core::pipeline::StreamKSplit;
 use kernels::gemm::harness::Rng;
 use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
-use kernels::hopper::reduce::{reduce_blocks, REDUCE_THREADS};
+use kernels::hopper::fixup::FLAG_WORDS;
 use kernels::hopper::{
-    cluster_tiles, hopper_kernel, launch, reduce_kernel, split_k, tile_order, workspace_elems,
-    HopperConfig, HopperLaunch, HopperPlan,
+    cluster_tiles, hopper_kernel, launch, tile_order, HopperConfig, HopperLaunch, HopperPlan,
 };
 use rute_tests::gpu::{jit, Watchdog};
 
@@ -22,8 +23,6 @@ use rute_tests::gpu::{jit, Watchdog};
 struct Compiled {
     plan: HopperPlan,
     f: JitFunction,
-    /// The split-K reduction for the plan's element type.
-    reduce: JitFunction,
     /// Clusters the device runs at once for this kernel.
     resident: u32,
 }
@@ -45,15 +44,9 @@ fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
         .max_active_clusters(&shape)
         .unwrap_or_else(|e| panic!("{cfg}: {e}"));
     assert!(resident > 0, "{cfg}: the device cannot run one cluster");
-    let rk = reduce_kernel(dtype).unwrap();
-    let reduce = jit
-        .load(&codegen_ptx::emit(&rk, Target::Sm90a).unwrap())
-        .and_then(|m| m.function(&rk.name))
-        .unwrap();
     Compiled {
         plan: HopperPlan::new(cfg, dtype).unwrap(),
         f,
-        reduce,
         resident,
     }
 }
@@ -67,26 +60,45 @@ fn kernel_dims(c: &Compiled, m: usize, n: usize) -> (u32, u32) {
     }
 }
 
-/// What a launch of `shape` needs beside the operands: the split (as [`split_k`] chooses, or
-/// `force`), the tile order and the partials, poisoned (a partial not written shows in D).
+/// The cluster tiles and k-tiles of `shape` for `c`.
+fn tiles_of(c: &Compiled, (m, n, k): (usize, usize, usize)) -> (u32, u32) {
+    let (km, kn) = kernel_dims(c, m, n);
+    let (tm, tn) = cluster_tiles(&c.plan.cfg, km, kn);
+    (tm * tn, (k as u32).div_ceil(c.plan.cfg.tile.2))
+}
+
+/// What a launch of `shape` needs beside the operands: the launch (its stream-K split as
+/// [`launch`] chooses, or `force` on a grid of every resident cluster), the tile order and the
+/// workspace, zeroed (its flags must start lowered).
 fn prepare(
     jit: &Jit,
     c: &Compiled,
     (m, n, k): (usize, usize, usize),
-    force: Option<u32>,
-) -> (u32, CudaSlice<u32>, CudaSlice<f32>) {
+    force: Option<StreamKSplit>,
+) -> (HopperLaunch, CudaSlice<u32>, CudaSlice<f32>) {
     let (km, kn) = kernel_dims(c, m, n);
-    let splits = force.unwrap_or_else(|| split_k(&c.plan.cfg, km, kn, k as u32, c.resident));
-    let order = jit
-        .upload(&tile_order(&c.plan.cfg, km, kn, splits))
+    let mut l = launch(&c.plan.cfg, km, kn, k as u32, c.resident);
+    if let Some(split) = force {
+        let (tiles, kt) = tiles_of(c, (m, n, k));
+        assert!(
+            split.sk_tiles <= tiles
+                && split.sk_blocks <= c.resident
+                && split.sk_blocks <= split.sk_tiles * kt,
+            "{}: {split:?} does not fit {tiles} tiles of {kt} k-tiles on {} clusters",
+            c.plan.cfg,
+            c.resident
+        );
+        l.split = split;
+        l.grid.0 = c.resident * c.plan.cfg.cluster_shape().size();
+    }
+    let order = jit.upload(&tile_order(&c.plan.cfg, km, kn)).unwrap();
+    let ws = jit
+        .alloc_zeros::<f32>(l.workspace_elems(&c.plan.cfg).max(1) as usize)
         .unwrap();
-    let ws = workspace_elems(km, kn, splits).unwrap().max((m * n) as u64) as usize;
-    let partials = jit.upload(&vec![f32::NAN; ws]).unwrap();
-    (splits, order, partials)
+    (l, order, ws)
 }
 
-/// Queues `D = A * B^T` of `m x n x k` on the buffers, split `splits` ways along K (then the
-/// partial sums go to `partials`, at least `splits * m * n` floats, and the reduction follows).
+/// Queues `D = A * B^T` of `m x n x k` on the buffers as `l` launches it.
 #[allow(clippy::too_many_arguments)]
 fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
     jit: &Jit,
@@ -96,11 +108,11 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     b: &CudaSlice<T>,
     d: &mut CudaSlice<T>,
     order: &CudaSlice<u32>,
-    (splits, partials): (u32, &mut CudaSlice<f32>),
+    (l, workspace): (&HopperLaunch, &mut CudaSlice<f32>),
 ) {
     let p = &c.plan;
     let spec = |desc| tensor_map_spec(&desc).unwrap();
-    // Swapped, the kernel's A is B and its (m, n) are (n, m).
+    // Swapped, the kernel's A is B, its (m, n) are (n, m), and it sees D transposed.
     let (km, kn) = kernel_dims(c, m, n);
     let (ka, kb) = if p.cfg.swap_ab { (b, a) } else { (a, b) };
     let (mu, nu, ku) = (u64::from(km), u64::from(kn), k as u64);
@@ -110,73 +122,48 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     let map_b = jit
         .tensor_map(&spec(p.tma_b.descriptor(&[nu, ku], &[ku, 1]).unwrap()), kb)
         .unwrap();
-    {
-        let (dm, dn) = (m as u64, n as u64);
-        let map_d = jit
-            .tensor_map_mut(&spec(p.tma_d.descriptor(&[dm, dn], &[dn, 1]).unwrap()), d)
-            .unwrap();
-        let l = launch(&p.cfg, km, kn, splits, c.resident);
-        let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
-        if let Some(cl) = l.cluster {
-            cfg = cfg.with_cluster(cl);
-        }
-        c.f.launch(
-            &cfg,
-            &[
-                (&map_a).into(),
-                (&map_b).into(),
-                (&map_d).into(),
-                KernelArg::U32(km),
-                KernelArg::U32(kn),
-                KernelArg::U32(k as u32),
-                jit.buffer(order),
-                KernelArg::U32(splits),
-                jit.buffer_mut(partials),
-            ],
-        )
-        .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
+    let d_strides = if p.cfg.swap_ab { [1, mu] } else { [nu, 1] };
+    let map_d = jit
+        .tensor_map_mut(&spec(p.tma_d.descriptor(&[mu, nu], &d_strides).unwrap()), d)
+        .unwrap();
+    let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
+    if let Some(cl) = l.cluster {
+        cfg = cfg.with_cluster(cl);
     }
-    if splits > 1 || p.cfg.swap_ab {
-        let elems = (m * n) as u32;
-        c.reduce
-            .launch(
-                &Launch::new((reduce_blocks(elems), 1, 1), (REDUCE_THREADS, 1, 1)),
-                &[
-                    jit.buffer(partials),
-                    jit.buffer_mut(d),
-                    KernelArg::U32(elems),
-                    KernelArg::U32(splits),
-                ],
-            )
-            .unwrap_or_else(|e| panic!("reduce: {e}"));
-    }
+    c.f.launch(
+        &cfg,
+        &[
+            (&map_a).into(),
+            (&map_b).into(),
+            (&map_d).into(),
+            KernelArg::U32(km),
+            KernelArg::U32(kn),
+            KernelArg::U32(k as u32),
+            jit.buffer(order),
+            KernelArg::U32(l.split.sk_tiles),
+            KernelArg::U32(l.split.sk_blocks),
+            jit.buffer_mut(workspace),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
 }
 
-/// Runs `shape` (split as [`split_k`] chooses, or `force` ways) on random data and returns the
-/// error against f64 and the splits used.
+/// Runs `shape` (stream-K as [`launch`] chooses, or `force`) on random data and returns the
+/// error against f64 and the split used; every flag of the workspace must be lowered again.
 fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
     jit: &Jit,
     c: &Compiled,
     shape: (usize, usize, usize),
     seed: u64,
-    force: Option<u32>,
-) -> (f64, u32) {
+    force: Option<StreamKSplit>,
+) -> (f64, StreamKSplit) {
     let (m, n, k) = shape;
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.matrix::<T>(m * k), rng.matrix::<T>(n * k));
     let (a, b) = (jit.upload(&ha).unwrap(), jit.upload(&hb).unwrap());
     let mut d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
-    let (splits, order, mut partials) = prepare(jit, c, shape, force);
-    run(
-        jit,
-        c,
-        shape,
-        &a,
-        &b,
-        &mut d,
-        &order,
-        (splits, &mut partials),
-    );
+    let (l, order, mut ws) = prepare(jit, c, shape, force);
+    run(jit, c, shape, &a, &b, &mut d, &order, (&l, &mut ws));
     let hd = jit
         .download(&d)
         .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", c.plan.cfg));
@@ -186,11 +173,34 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
         "{} {m}x{n}x{k}: {unwritten} elements not written",
         c.plan.cfg
     );
+    if l.split.sk_tiles > 0 {
+        let flags = jit.download(&ws).unwrap();
+        let raised = flags[..FLAG_WORDS as usize]
+            .iter()
+            .filter(|f| f.to_bits() != 0)
+            .count();
+        assert_eq!(
+            raised, 0,
+            "{} {m}x{n}x{k} {:?}: {raised} flags left raised",
+            c.plan.cfg, l.split
+        );
+    }
     let samples = if m * n <= 1 << 16 { m * n } else { 4096 };
     (
         sampled_f64_error(&ha, &hb, &hd, shape, samples, seed),
-        splits,
+        l.split,
     )
+}
+
+/// Stream-K forced onto `shape`: every tile shared between `blocks` clusters (or, `hybrid`, a
+/// third of the tiles, the rest whole), as many as the k-tiles allow.
+fn forced(c: &Compiled, shape: (usize, usize, usize), blocks: u32, hybrid: bool) -> StreamKSplit {
+    let (tiles, kt) = tiles_of(c, shape);
+    let sk_tiles = if hybrid { (tiles / 3).max(1) } else { tiles };
+    StreamKSplit {
+        sk_tiles,
+        sk_blocks: blocks.min(sk_tiles * kt).min(c.resident),
+    }
 }
 
 /// Shapes with residues in every dimension (rows 16-byte aligned: N and K multiples of 8), tiny
@@ -224,28 +234,34 @@ fn every_configuration_matches_f64() {
         for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
             let c = compile(&jit, cfg, dtype);
             eprintln!("{spec} {dtype}: {} clusters resident", c.resident);
-            // Every shape as split_k chooses, then two with a forced split (3 ways, uneven).
-            let forced = [((300, 520, 1000), 3), ((129, 136, 520), 3)];
-            let runs_of = SHAPES
-                .iter()
-                .map(|&s| (s, None))
-                .chain(forced.iter().map(|&(s, f)| (s, Some(f))));
+            // Every shape as the launch chooses, then stream-K forced: every tile shared out
+            // unevenly, and a third of the tiles shared with the rest whole.
+            let forced_runs = [
+                ((300, 520, 1000), 7, false),
+                ((129, 136, 520), 5, false),
+                ((640, 768, 1024), 11, true),
+            ];
+            let runs_of = SHAPES.iter().map(|&s| (s, None)).chain(
+                forced_runs
+                    .iter()
+                    .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)))),
+            );
             for (j, (shape, force)) in runs_of.enumerate() {
                 watchdog.step(format!("{spec} {dtype} {shape:?} split {force:?}"));
-                let (err, splits) = match dtype {
+                let (err, split) = match dtype {
                     GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 7 + j as u64, force),
                     GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force),
                 };
                 let tol = if dtype == GemmDtype::F16 { 2e-3 } else { 4e-3 };
                 assert!(
                     err <= tol,
-                    "{spec} {dtype} {shape:?}: error {err:.3e} > {tol:.0e}"
+                    "{spec} {dtype} {shape:?} {split:?}: error {err:.3e} > {tol:.0e}"
                 );
-                eprintln!("  {shape:?} split {splits}: error {err:.2e}");
-                // The decode shape runs split where split_k splits it: swapped (32 weight tiles)
-                // and on the 128x256 tiles (16 of them).
+                eprintln!("  {shape:?} {split:?}: error {err:.2e}");
+                // The decode shape is shared out where its tiles are few: swapped (32 weight
+                // tiles) and on the 128x256 tiles (16 of them).
                 if shape == (16, 4096, 4096) && (cfg.swap_ab || spec == "128x256x64s3") {
-                    assert!(splits > 1, "{spec}: 16x4096x4096 is not split");
+                    assert!(split.sk_tiles > 0, "{spec}: 16x4096x4096 is walked whole");
                 }
                 worst[i] = worst[i].max(err);
                 runs += 1;
@@ -255,13 +271,13 @@ fn every_configuration_matches_f64() {
     println!(
         "hopper_ws: {runs} runs ({} configurations x f16, bf16 x {} shapes) match f64; worst f16 {:.2e}, bf16 {:.2e}",
         HopperConfig::SWEEP.len(),
-        SHAPES.len() + 2,
+        SHAPES.len() + 3,
         worst[0],
         worst[1]
     );
 }
 
-/// One small shape of every configuration, unsplit and split, f16 and bf16: the run
+/// One small shape of every configuration, whole and shared out by stream-K, f16 and bf16: the run
 /// compute-sanitizer's memcheck, racecheck and synccheck check (`scripts/gpu_sanitize.sh`).
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
@@ -279,7 +295,8 @@ fn small_shape_of_every_configuration() {
         let cfg: HopperConfig = spec.parse().unwrap();
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             let c = compile(&jit, cfg, dtype);
-            for (shape, force) in [((200, 264, 136), None), ((40, 264, 520), Some(2))] {
+            let shared = forced(&c, (40, 264, 520), 3, false);
+            for (shape, force) in [((200, 264, 136), None), ((40, 264, 520), Some(shared))] {
                 let (err, _) = match dtype {
                     GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 3, force),
                     GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 3, force),
@@ -288,7 +305,9 @@ fn small_shape_of_every_configuration() {
             }
         }
     }
-    println!("hopper_ws: every configuration on 200x264x136 and 40x264x520 (split 2) matches f64");
+    println!(
+        "hopper_ws: every configuration on 200x264x136 and 40x264x520 (stream-K over 3 clusters) matches f64"
+    );
 }
 
 /// One shape's inputs (sets rotated past L2), rute's and cuBLAS's outputs, and cuBLAS's result on
@@ -341,27 +360,24 @@ where
         }
     }
 
-    /// Checks `c` split `force` ways (or as [`split_k`] chooses) against cuBLAS on the first set,
-    /// then times the two interleaved, median of 20: `(splits, rute ms, cuBLAS ms)`.
-    fn check_and_time(&mut self, c: &Compiled, spec: &str, force: Option<u32>) -> (u32, f64, f64) {
+    /// Checks `c` (stream-K as [`launch`] chooses, or `force`) against cuBLAS on the first set,
+    /// then times the two interleaved, median of 20: `(split, rute ms, cuBLAS ms)`.
+    fn check_and_time(
+        &mut self,
+        c: &Compiled,
+        spec: &str,
+        force: Option<StreamKSplit>,
+    ) -> (StreamKSplit, f64, f64) {
         let (jit, shape) = (self.jit, self.shape);
         let (m, n, k) = shape;
-        let (splits, order, mut partials) = prepare(jit, c, shape, force);
+        let (l, order, mut ws) = prepare(jit, c, shape, force);
         let (a0, b0) = &self.inputs[0];
-        run(
-            jit,
-            c,
-            shape,
-            a0,
-            b0,
-            &mut self.d,
-            &order,
-            (splits, &mut partials),
-        );
+        run(jit, c, shape, a0, b0, &mut self.d, &order, (&l, &mut ws));
         let err = relative_frobenius_error(&jit.download(&self.d).unwrap(), &self.want);
         assert!(
             err < 1e-2,
-            "{spec} {m}x{n}x{k} split {splits}: {err:.2e} from cuBLAS"
+            "{spec} {m}x{n}x{k} {:?}: {err:.2e} from cuBLAS",
+            l.split
         );
         let sets = self.inputs.len();
         let (inputs, d, d_ref, blas) = (&self.inputs, &mut self.d, &mut self.d_ref, self.blas);
@@ -371,7 +387,7 @@ where
                 let (a, b) = &inputs[(round / 2) % sets];
                 round += 1;
                 if piece == 0 {
-                    run(jit, c, shape, a, b, d, &order, (splits, &mut partials));
+                    run(jit, c, shape, a, b, d, &order, (&l, &mut ws));
                     Ok(())
                 } else {
                     blas.gemm(m, n, k, a, b, d_ref)
@@ -382,14 +398,14 @@ where
             })
             .unwrap();
         (
-            splits,
+            l.split,
             f64::from(t[0].median_ms()),
             f64::from(t[1].median_ms()),
         )
     }
 }
 
-/// Times `configs` (each split as [`split_k`] chooses) against cuBLAS on `shapes`, `T` in, f32
+/// Times `configs` (stream-K as [`launch`] chooses) against cuBLAS on `shapes`, `T` in, f32
 /// sums: median of 20 interleaved rounds over input sets rotated past L2 (at least 200 MB of
 /// them), after checking each configuration's output against cuBLAS's on the same inputs.
 /// Prints one table row per (shape, configuration) and returns the ratios (cuBLAS time over
@@ -412,10 +428,11 @@ where
     for &(m, n, k) in shapes {
         let mut bench = Bench::<T>::new(jit, &blas, (m, n, k));
         for (spec, c) in configs.iter().zip(&compiled) {
-            let (splits, ours, theirs) = bench.check_and_time(c, spec, None);
+            let (split, ours, theirs) = bench.check_and_time(c, spec, None);
             let tflops = 2.0 * (m * n * k) as f64 / ours / 1e9;
+            let split = format!("{}/{}", split.sk_tiles, split.sk_blocks);
             println!(
-                "| {dtype} | {m}x{n}x{k} | {spec} | {splits} | {ours:.4} | {theirs:.4} | {tflops:.0} | {:.3} |",
+                "| {dtype} | {m}x{n}x{k} | {spec} | {split} | {ours:.4} | {theirs:.4} | {tflops:.0} | {:.3} |",
                 theirs / ours
             );
             ratios.push(theirs / ours);
@@ -425,7 +442,7 @@ where
 }
 
 const HEADER: &str =
-    "| dtype | MxNxK | config | splits | rute ms | cuBLAS ms | rute TFLOP/s | ratio |";
+    "| dtype | MxNxK | config | stream-K tiles/clusters | rute ms | cuBLAS ms | rute TFLOP/s | ratio |";
 
 /// Every sweep configuration against cuBLAS at 4096^3, 6144^3 and 8192^3, bf16 and f16.
 #[test]
@@ -438,7 +455,7 @@ fn square_timing_against_cublas() {
     time_against_cublas::<half::f16>(&jit, &shapes, &HopperConfig::SWEEP);
 }
 
-/// Decode and skinny shapes (split-K where the tiles do not fill the device) against cuBLAS.
+/// Decode and skinny shapes (stream-K where the tiles do not fill the device) against cuBLAS.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn skinny_timing_against_cublas() {
@@ -490,7 +507,7 @@ fn host_time_to_queue_a_gemm() {
         let a = jit.upload(&rng.matrix::<half::bf16>(m * k)).unwrap();
         let b = jit.upload(&rng.matrix::<half::bf16>(n * k)).unwrap();
         let mut d = jit.alloc_zeros::<half::bf16>(m * n).unwrap();
-        let (splits, order, mut partials) = prepare(&jit, &c, (m, n, k), None);
+        let (l, order, mut ws) = prepare(&jit, &c, (m, n, k), None);
         let calls = 200u32;
         let per_call = |f: &mut dyn FnMut()| {
             f();
@@ -509,18 +526,8 @@ fn host_time_to_queue_a_gemm() {
             jit.synchronize().unwrap();
             us
         };
-        let direct = per_call(&mut || {
-            run(
-                &jit,
-                &c,
-                (m, n, k),
-                &a,
-                &b,
-                &mut d,
-                &order,
-                (splits, &mut partials),
-            )
-        });
+        let direct =
+            per_call(&mut || run(&jit, &c, (m, n, k), &a, &b, &mut d, &order, (&l, &mut ws)));
         let runtime = per_call(&mut || {
             gemm.run(GemmArgs {
                 m,
@@ -536,13 +543,14 @@ fn host_time_to_queue_a_gemm() {
         });
         let cublas = per_call(&mut || blas.gemm(m, n, k, &a, &b, &mut d).unwrap());
         println!(
-            "host us per call, {m}x{n}x{k} (split {splits}): direct {direct:.1}, Gemm::run {runtime:.1}, cuBLAS {cublas:.1}"
+            "host us per call, {m}x{n}x{k} ({:?}): direct {direct:.1}, Gemm::run {runtime:.1}, cuBLAS {cublas:.1}",
+            l.split
         );
     }
 }
 
 /// The levers for skinny and decode shapes, measured: each (shape, configuration, split) against
-/// cuBLAS, checked first; the table the split-K and tile heuristics are chosen from.
+/// cuBLAS, checked first; the table the stream-K and tile heuristics are chosen from.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn skinny_lever_sweep() {
@@ -566,39 +574,45 @@ fn skinny_lever_sweep() {
     let shapes = [
         (16usize, 6144usize, 4096usize),
         (64, 6144, 4096),
-        (64, 10240, 8192),
+        (16, 4096, 14336),
+        (64, 4096, 14336),
         (128, 4096, 14336),
         (128, 6144, 4096),
         (128, 10240, 8192),
         (512, 10240, 8192),
-        (512, 28672, 4096),
-        (81920, 256, 256),
     ];
-    println!("| MxNxK | config | splits | units | rute ms | cuBLAS ms | ratio |");
+    println!("| MxNxK | config | stream-K tiles/clusters | rute ms | cuBLAS ms | ratio |");
     for (m, n, k) in shapes {
         let mut bench = Bench::<half::bf16>::new(&jit, &blas, (m, n, k));
         for (spec, c) in configs.iter().zip(&compiled) {
             if c.plan.cfg.swap_ab && m > 128 {
                 continue;
             }
-            let bk = c.plan.cfg.tile.2;
-            let (km, kn) = kernel_dims(c, m, n);
-            let (tiles_m, tiles_n) = cluster_tiles(&c.plan.cfg, km, kn);
-            let tiles = tiles_m * tiles_n;
-            let kt = (k as u32).div_ceil(bk);
-            let mut tried = Vec::new();
-            for s in [1u32, 2, 3, 4, 6, 8, 11, 16] {
-                // Even out as split_k does; skip splits that repeat or leave < 2 k-tiles.
-                let per = kt.div_ceil(s);
-                let s = kt.div_ceil(per);
-                if tried.contains(&s) || per < 2 || workspace_elems(km, kn, s).is_none() {
-                    continue;
-                }
-                tried.push(s);
-                let (_, ours, theirs) = bench.check_and_time(c, spec, Some(s));
+            // As the launch chooses, every tile whole, every tile shared out over all the
+            // clusters or half of them, and only the last partial wave's tiles shared out.
+            let (tiles, kt) = tiles_of(c, (m, n, k));
+            let share = |sk_tiles: u32, blocks: u32| StreamKSplit {
+                sk_tiles,
+                sk_blocks: blocks.min(sk_tiles * kt),
+            };
+            let all = share(tiles, c.resident);
+            let half = share(tiles, c.resident / 2);
+            let tail = share(tiles % c.resident, c.resident);
+            let mut forces = vec![
+                None,
+                Some(StreamKSplit::DATA_PARALLEL),
+                Some(all),
+                Some(half),
+            ];
+            if tiles > c.resident && tiles % c.resident > 0 {
+                forces.push(Some(tail));
+            }
+            for force in forces {
+                let (split, ours, theirs) = bench.check_and_time(c, spec, force);
                 println!(
-                    "| {m}x{n}x{k} | {spec} | {s} | {} | {ours:.4} | {theirs:.4} | {:.3} |",
-                    tiles * s,
+                    "| {m}x{n}x{k} | {spec} | {}/{} | {ours:.4} | {theirs:.4} | {:.3} |",
+                    split.sk_tiles,
+                    split.sk_blocks,
                     theirs / ours
                 );
             }

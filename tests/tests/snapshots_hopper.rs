@@ -6,7 +6,7 @@
 
 use dsl_core::ir::Target;
 use kernels::gemm::GemmDtype;
-use kernels::hopper::{hopper_kernel, reduce_kernel, HopperConfig, REGISTERS, THREADS};
+use kernels::hopper::{hopper_kernel, HopperConfig, REGISTERS, THREADS};
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
 /// Every (configuration, element type) the sweep times, with its snapshot's name.
@@ -26,33 +26,10 @@ fn ptx_of(cfg: HopperConfig, dtype: GemmDtype) -> String {
     codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
 }
 
-/// The split-K reduction's PTX for each element type, with its snapshot's name.
-fn reductions() -> Vec<(String, String)> {
-    [GemmDtype::F16, GemmDtype::Bf16]
-        .into_iter()
-        .map(|dtype| {
-            let k = reduce_kernel(dtype).unwrap_or_else(|e| panic!("{dtype}: {e}"));
-            let ptx = codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
-            (format!("hopper_splitk_reduce_{dtype}_sm_90a"), ptx)
-        })
-        .collect()
-}
-
 #[test]
 fn ptx_snapshots() {
     assert_eq!(published().len(), 2 * HopperConfig::SWEEP.len());
     let mut expected = Vec::new();
-    for (name, ptx) in reductions() {
-        insta::with_settings!({
-            snapshot_path => SNAPSHOTS,
-            prepend_module_to_snapshot => false,
-            description => format!("{name}: the split-K reduction"),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(name.clone(), ptx);
-        });
-        expected.push(format!("{name}.snap"));
-    }
     for (cfg, dtype, name) in published() {
         insta::with_settings!({
             snapshot_path => SNAPSHOTS,
@@ -90,10 +67,6 @@ fn every_configuration_assembles_within_its_register_budget() {
             report.registers,
             cfg.smem_bytes()
         ));
-    }
-    for (name, ptx) in reductions() {
-        let report = assemble_clean(&ptx, Target::Sm90a, &name);
-        table.push(format!("{name:<36} {:>3} regs, 0 spills", report.registers));
     }
     println!("{}", table.join("\n"));
 }

@@ -13,8 +13,8 @@ use super::ops::binary;
 use super::value::{DeviceType, IntoVar, Repr, Var};
 use crate::ir::op::{AddressOp, BinOp, Data, Memory, MulMode, TensorMapRef};
 use crate::ir::{
-    AddrBase, Address, DynamicShared, Operand, Param, ParamKind, SharedAlloc, StateSpace, Stmt,
-    Type,
+    AddrBase, Address, DynamicShared, MemOrder, Operand, Param, ParamKind, Scope, SharedAlloc,
+    StateSpace, Stmt, Type,
 };
 
 /// A typed pointer into global memory.
@@ -146,6 +146,37 @@ impl<T: DeviceType> GlobalPtr<T> {
     /// the kernel writes.
     pub fn load_nc(self) -> Var<T> {
         load(StateSpace::Global, self.address(), true)
+    }
+
+    /// `ld.acquire.scope.global`: `*self`, and every access after it in this thread happens
+    /// after what the matching release made visible (the waiting side of a flag).
+    pub fn load_acquire(self, scope: Scope) -> Var<T> {
+        let v = Var::<T>::uninit();
+        if let Some(r) = v.reg() {
+            super::context::emit(Memory::Ld {
+                space: StateSpace::Global,
+                ty: T::TY,
+                dsts: vec![r],
+                addr: self.address(),
+                cache: None,
+                nc: false,
+                order: Some(MemOrder::Acquire(scope)),
+            });
+        }
+        v
+    }
+
+    /// `st.relaxed.scope.global`: `*self = v` as a strong store at `scope` (after a
+    /// [`fence_acq_rel`](super::fence_acq_rel), the signalling side of a flag).
+    pub fn store_relaxed(self, v: impl IntoVar<T>, scope: Scope) {
+        super::context::emit(Memory::St {
+            space: StateSpace::Global,
+            ty: T::TY,
+            srcs: vec![v.into_var().operand()],
+            addr: self.address(),
+            cache: None,
+            order: Some(MemOrder::Relaxed(scope)),
+        });
     }
 }
 

@@ -10,6 +10,8 @@
 //! - [`roles`]: [`warpgroup_id`], [`warp_id_in_warpgroup`], [`elect_one`], [`RegisterBudget`].
 //! - [`ClusterShape`]: a block's place in its cluster and the multicast masks.
 //! - [`PersistentScheduler`]: the persistent walk over output tiles, [`Raster`] orders.
+//! - [`StreamKScheduler`]: the persistent walk that shares out k-tiles where the tiles are few
+//!   ([`StreamKSplit`] chooses the split on the host).
 //!
 //! The protocol of a TMA producer and its consumers over a ring of `stages` buffers, `full`
 //! completed by the TMA loads and `empty` by the consumers' arrivals:
@@ -47,6 +49,7 @@ pub mod named;
 pub mod roles;
 pub mod scheduler;
 pub mod state;
+pub mod stream_k;
 
 pub use barrier::{Barriers, MbarrierArray, MmaBarriers, RemoteBarriers, TmaBarriers};
 pub use cluster::{cluster_size, cluster_sync, ClusterShape};
@@ -57,3 +60,4 @@ pub use roles::{
 };
 pub use scheduler::{hilbert_order, walk, PersistentScheduler, Raster};
 pub use state::PipelineState;
+pub use stream_k::{stream_k_walk, StreamKScheduler, StreamKSplit, StreamKUnit};

@@ -131,30 +131,50 @@ impl PersistentScheduler {
 
     /// Writes `(m, n)` of the current tile (anything for a tile past the end).
     fn locate(&mut self) {
-        let t = self.tile;
-        let (m, n) = match self.raster {
-            Raster::AlongM => (t % self.tiles_m, t / self.tiles_m),
-            Raster::Grouped { group } => {
-                let group = group.max(1);
-                let per_group = self.tiles_n * group;
-                let g = t / per_group;
-                let first_m = g * group;
-                let size = (self.tiles_m - first_m).min(group);
-                let size = select(self.tiles_m.gt(first_m), size, 1u32);
-                let within = t % per_group;
-                (first_m + within % size, within / size)
-            }
-            Raster::Hilbert => match self.order {
-                Some(order) => {
-                    let inside = t.lt(self.total);
-                    let packed = order.load_at(select(inside, t, 0u32));
-                    (packed >> 16u32, packed & 0xFFFFu32)
-                }
-                None => (Var::konst(0), Var::konst(0)),
-            },
-        };
+        let (m, n) = raster_tile(
+            self.raster,
+            self.tiles_m,
+            self.tiles_n,
+            self.total,
+            self.order,
+            self.tile,
+        );
         self.m.set(m);
         self.n.set(n);
+    }
+}
+
+/// The `(m, n)` cluster tile at index `t` of `raster`'s order over `tiles_m x tiles_n` (`total`
+/// tiles; anything for `t` past the end): what [`PersistentScheduler`] and
+/// [`super::StreamKScheduler`] walk.
+pub(crate) fn raster_tile(
+    raster: Raster,
+    tiles_m: Var<u32>,
+    tiles_n: Var<u32>,
+    total: Var<u32>,
+    order: Option<GlobalPtr<u32>>,
+    t: Var<u32>,
+) -> (Var<u32>, Var<u32>) {
+    match raster {
+        Raster::AlongM => (t % tiles_m, t / tiles_m),
+        Raster::Grouped { group } => {
+            let group = group.max(1);
+            let per_group = tiles_n * group;
+            let g = t / per_group;
+            let first_m = g * group;
+            let size = (tiles_m - first_m).min(group);
+            let size = select(tiles_m.gt(first_m), size, 1u32);
+            let within = t % per_group;
+            (first_m + within % size, within / size)
+        }
+        Raster::Hilbert => match order {
+            Some(order) => {
+                let inside = t.lt(total);
+                let packed = order.load_at(select(inside, t, 0u32));
+                (packed >> 16u32, packed & 0xFFFFu32)
+            }
+            None => (Var::konst(0), Var::konst(0)),
+        },
     }
 }
 

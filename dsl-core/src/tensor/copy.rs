@@ -274,26 +274,7 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
         );
     }
     let reg_of = |v: i64| acc.regs[(v / acc.vals_per_reg) as usize];
-    // The 16-bit value of accumulator value `v`.
-    let half_of = |v: i64| -> Reg {
-        let reg = reg_of(v).to_reg();
-        if acc.vals_per_reg == 2 {
-            let lo = Var::<half::f16>::uninit().to_reg();
-            let hi = Var::<half::f16>::uninit().to_reg();
-            emit(Data::Unpack {
-                dsts: vec![lo, hi],
-                src: reg,
-            });
-            [lo, hi][(v % 2) as usize]
-        } else {
-            let f: Var<f32> = Var::from_reg(reg);
-            if T::TY == Type::BF16 {
-                f.cast::<half::bf16>().to_reg()
-            } else {
-                f.cast::<half::f16>().to_reg()
-            }
-        }
-    };
+    let half_of = |v: i64| half_value::<C, T>(acc, v);
     store_in_pairs(
         dst,
         &offs,
@@ -314,6 +295,28 @@ pub fn store_fragment<C: DeviceType, T: DeviceType>(
             st(Type::B32, vec![Operand::Reg(packed)], addr);
         },
     )
+}
+
+/// Accumulator value `v` of `acc` as a 16-bit `T` in a register of its own: unpacked from a
+/// packed pair, or an f32 rounded to `T`.
+fn half_value<C: DeviceType, T: DeviceType>(acc: &Fragment<C>, v: i64) -> Reg {
+    let reg = acc.regs[(v / acc.vals_per_reg) as usize].to_reg();
+    if acc.vals_per_reg == 2 {
+        let lo = Var::<half::f16>::uninit().to_reg();
+        let hi = Var::<half::f16>::uninit().to_reg();
+        emit(Data::Unpack {
+            dsts: vec![lo, hi],
+            src: reg,
+        });
+        [lo, hi][(v % 2) as usize]
+    } else {
+        let f: Var<f32> = Var::from_reg(reg);
+        if T::TY == Type::BF16 {
+            f.cast::<half::bf16>().to_reg()
+        } else {
+            f.cast::<half::f16>().to_reg()
+        }
+    }
 }
 
 /// The walk both forms of [`store_fragment`] share. Element `i` of `dst` (static offsets `offs`)
@@ -375,7 +378,8 @@ fn pack_pair<T: DeviceType>(lo: Var<f32>, hi: Var<f32>) -> Reg {
 
 /// The first half of a shared-memory epilogue: `acc` (one thread's `(MMA, MMA_M, MMA_N)`
 /// accumulators) converted to `T` and stored into `dst`, the matching `partition_C` of a shared
-/// tile, one 32-bit store per accumulator pair.
+/// tile: one 32-bit store per accumulator pair that sits side by side in `dst`, two 16-bit
+/// stores per pair that does not (a transposed tile, whose rows are the accumulators' columns).
 pub fn store_fragment_smem<C: DeviceType, T: DeviceType>(
     acc: &Fragment<C>,
     dst: &STensor<T>,
@@ -389,37 +393,47 @@ pub fn store_fragment_smem<C: DeviceType, T: DeviceType>(
         ));
     }
     let base = dst.view().base;
-    let mut offs = Vec::new();
-    let mut packed = Vec::new();
+    let (mut pair_offs, mut pairs) = (Vec::new(), Vec::new());
+    let (mut single_offs, mut singles) = (Vec::new(), Vec::new());
     for i in (0..n).step_by(2) {
         let (o0, o1) = (dst.layout().eval(i)?, dst.layout().eval(i + 1)?);
         let (v0, v1) = (acc.value(i)?, acc.value(i + 1)?);
-        if o1 != o0 + 1 || v1 != v0 + 1 || v0 % 2 != 0 {
-            return Err(bad(
-                "store_fragment_smem",
-                &acc.layout,
-                format!("values {i}, {} are not a pair in {}", i + 1, dst.layout()),
-            ));
-        }
-        offs.push(base + o0);
-        packed.push(if acc.vals_per_reg == 2 {
-            acc.regs[(v0 / 2) as usize].to_reg()
+        if o1 == o0 + 1 && (base + o0) % 2 == 0 && v1 == v0 + 1 && v0 % 2 == 0 {
+            pair_offs.push(base + o0);
+            pairs.push(if acc.vals_per_reg == 2 {
+                acc.regs[(v0 / 2) as usize].to_reg()
+            } else {
+                pack_pair::<T>(
+                    Var::from_reg(acc.regs[v0 as usize].to_reg()),
+                    Var::from_reg(acc.regs[v1 as usize].to_reg()),
+                )
+            });
         } else {
-            pack_pair::<T>(
-                Var::from_reg(acc.regs[v0 as usize].to_reg()),
-                Var::from_reg(acc.regs[v1 as usize].to_reg()),
-            )
-        });
+            for (o, v) in [(o0, v0), (o1, v1)] {
+                single_offs.push(base + o);
+                singles.push(half_value::<C, T>(acc, v));
+            }
+        }
     }
-    for (addr, r) in dst.addresses(&offs, 2)?.into_iter().zip(packed) {
+    let st = |ty: Type, addr: Address, r: Reg| {
         emit(Memory::St {
             space: StateSpace::Shared,
-            ty: Type::B32,
+            ty,
             srcs: vec![Operand::Reg(r)],
             addr,
             cache: None,
             order: None,
-        });
+        })
+    };
+    if !pairs.is_empty() {
+        for (addr, r) in dst.addresses(&pair_offs, 2)?.into_iter().zip(pairs) {
+            st(Type::B32, addr, r);
+        }
+    }
+    if !singles.is_empty() {
+        for (addr, r) in dst.addresses(&single_offs, 1)?.into_iter().zip(singles) {
+            st(Type::B16, addr, r);
+        }
     }
     Ok(())
 }

@@ -250,7 +250,7 @@ pub struct HopperPlan {
     /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
     pub smem_a_consumer: Vec<View>,
     /// One consumer's output tile in shared memory, `(tile_m / 2, tile_n)`, 128-byte swizzled
-    /// (or plain for N = 64 or less).
+    /// (or plain for N = 64 or less; column-major when A and B are swapped).
     pub smem_d: ComposedLayout,
     /// TMA loads of one stage of A and of B.
     pub tma_a: TmaCopy,
@@ -260,7 +260,8 @@ pub struct HopperPlan {
     pub tma_a_multicast: TmaCopy,
     /// The B load multicast (a cluster along M).
     pub tma_b_multicast: TmaCopy,
-    /// The TMA store of one consumer's output tile.
+    /// The TMA store of one consumer's output tile (in the kernel's coordinates: swapped, D is
+    /// seen column-major).
     pub tma_d: TmaCopy,
     /// The accumulators of a consumer thread: `(MMA, MMA_M, MMA_N)`.
     pub frag_c: Layout,
@@ -312,16 +313,30 @@ impl HopperPlan {
         let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?;
         let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &a_stage)?;
         let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &b_stage)?;
-        let smem_d = if bn % 64 == 0 {
-            sw128.tile_to_shape(&IntTuple::ints(&[rows, bn]), None)?
-        } else {
-            ComposedLayout::new(
+        let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
+            Ok(ComposedLayout::new(
                 dsl_core::layout::Swizzle::identity(),
                 0,
-                Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1]))?,
-            )
+                Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&stride))?,
+            ))
         };
-        let tma_d = make_tma_copy(TmaKind::Store, &global, &smem_d)?;
+        // Swapped, the kernel's tile is D's transposed: its rows run along D's rows, so the
+        // staging tile is column-major and D, seen in the kernel's coordinates, too.
+        let (smem_d, d_global) = if cfg.swap_ab {
+            let column_major = TmaGlobal {
+                contiguous: 0,
+                ..global
+            };
+            (plain([1, rows])?, column_major)
+        } else if bn % 64 == 0 {
+            (
+                sw128.tile_to_shape(&IntTuple::ints(&[rows, bn]), None)?,
+                global,
+            )
+        } else {
+            (plain([bn, 1])?, global)
+        };
+        let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?;
         let thr0 = mma.get_slice(0)?;
         let d_tile = View::from(Layout::new(
             IntTuple::ints(&[rows, bn]),

@@ -18,31 +18,31 @@ use dsl_core::atom::Accumulate;
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
     cluster_sync, elect_one, thread_id_in_warpgroup, warp_id_in_warpgroup, warpgroup_id,
-    warpgroup_sync, Barriers, PersistentScheduler, PipelineState, RegisterBudget, TmaBarriers,
+    warpgroup_sync, Barriers, PipelineState, RegisterBudget, StreamKScheduler, TmaBarriers,
 };
 use dsl_core::tensor::{
-    copy, gemm_accumulate, store_fragment, warpgroup_arrive, warpgroup_commit_batch,
-    warpgroup_wait, DescriptorFragment, Fragment, GTensor, Idx, STensor,
+    copy, gemm_accumulate, store_fragment_smem, warpgroup_arrive, warpgroup_commit_batch,
+    warpgroup_wait, DescriptorFragment, Fragment, Idx, STensor,
 };
 use dsl_core::tiled::Side;
 use dsl_macros::{device, kernel};
 
 use super::config::{HopperPlan, CONSUMERS, REGISTERS, THREADS};
+use super::fixup::{hand_over, Partials};
 use super::HopperError;
 use crate::gemm::GemmElem;
 
 use Idx::{All, Dyn};
 
-/// What both roles walk: the grid of cluster tiles, each split `splits` ways along K, and the
-/// k-tiles of each. The scheduler sees the splits as more rows of cluster tiles (row
-/// `split * tiles_m + m`), so every raster orders them as it orders tiles.
+/// What both roles walk: the stream-K walk ([`StreamKScheduler`]) over the grid of cluster
+/// tiles, the first `sk_tiles` of them (in the raster's order) shared out by k-tiles between
+/// the first `sk_blocks` clusters, the rest whole.
 #[derive(Clone, Copy)]
 struct Walk {
     cluster_tiles: (Var<u32>, Var<u32>),
     k_tiles: Var<u32>,
-    splits: Var<u32>,
-    /// k-tiles per split (the last split may have fewer).
-    per_split: Var<u32>,
+    sk_tiles: Var<u32>,
+    sk_blocks: Var<u32>,
     order: GlobalPtr<u32>,
 }
 
@@ -55,31 +55,31 @@ struct Ring<'a, T> {
     empty: &'a Barriers,
 }
 
-/// Where a consumer's output goes: its staging tile in shared memory and D's tensor map, or
-/// (split K) the f32 partials of the `m x n` output.
+/// Where a consumer's output goes: its staging tile in shared memory and D's tensor map; the
+/// stream-K partials on the way.
 struct Output<'a, T> {
     staging: SharedPtr<T>,
     d_map: &'a TensorMap,
-    partials: GlobalPtr<f32>,
-    m: Var<u32>,
-    n: Var<u32>,
+    partials: Partials,
 }
 
-/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)`, its
-/// split and that split's k-tiles.
+/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)` and
+/// the unit's k-tiles.
 struct Unit {
     m0: Var<u32>,
     n0: Var<u32>,
-    split: Var<u32>,
     k_tiles: (Var<u32>, Var<u32>),
 }
 
 impl Walk {
-    /// This role's own walk (its own registers) over the cluster tiles and their splits.
-    fn scheduler(&self, plan: &HopperPlan) -> PersistentScheduler {
-        PersistentScheduler::new(
-            self.cluster_tiles.0 * self.splits,
+    /// This role's own walk (its own registers) over the cluster tiles.
+    fn scheduler(&self, plan: &HopperPlan) -> StreamKScheduler {
+        StreamKScheduler::new(
+            self.cluster_tiles.0,
             self.cluster_tiles.1,
+            self.k_tiles,
+            self.sk_tiles,
+            self.sk_blocks,
             plan.cfg.raster,
             plan.cfg.cluster_shape(),
             Some(self.order),
@@ -87,18 +87,14 @@ impl Walk {
     }
 
     /// The work unit the scheduler is on.
-    fn unit(&self, plan: &HopperPlan, tiles: &PersistentScheduler) -> Unit {
+    fn unit(&self, plan: &HopperPlan, tiles: &StreamKScheduler) -> Unit {
         let (bm, bn, _) = plan.cfg.tile;
         let cluster = plan.cfg.cluster_shape();
         let (rx, ry) = cluster.coords();
-        let split = tiles.m() / self.cluster_tiles.0;
-        let tile_m = tiles.m() - split * self.cluster_tiles.0;
-        let begin = split * self.per_split;
         Unit {
-            m0: (tile_m * cluster.x + rx) * bm,
+            m0: (tiles.m() * cluster.x + rx) * bm,
             n0: (tiles.n() * cluster.y + ry) * bn,
-            split,
-            k_tiles: (begin, (begin + self.per_split).min(self.k_tiles)),
+            k_tiles: tiles.k_tiles(),
         }
     }
 }
@@ -152,7 +148,7 @@ fn producer<T: GemmElem>(
                 }
                 ps.advance();
             }
-            tiles.next_tile();
+            tiles.next_unit();
         }
     }
 }
@@ -183,7 +179,7 @@ fn consumer<T: GemmElem>(
     let rows = bm / CONSUMERS;
     let sd_ptr = out.staging + c * rows * bn;
     let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
-    let t_cs_d = sd.partition(&plan.r2s, Side::Dst, t)?;
+    let t_cs_d = staging_partition(plan, &sd, t)?;
 
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
@@ -232,19 +228,22 @@ fn consumer<T: GemmElem>(
             }
         }
 
-        if cfg.swap_ab {
-            // ---- Swapped epilogue: this tile of D^T, transposed, to its split's slice of the
-            // partials (even unsplit); the reduction writes D.
-            store_partials(plan, c, &acc, out, &unit, t)?;
-        } else if walk.splits.eq_(1u32) {
+        // ---- Stream-K: a tail hands its sums to the tile's head, a head adds its peers' ----
+        hand_over(&tiles, &out.partials, &acc, c, t);
+        if tiles.writes_tile() {
             // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
             if t.eq_(0u32) {
                 // The previous tile's store has read the shared tile.
                 bulk_wait_group_read(0);
             }
             warpgroup_sync(1 + c);
-            let pairs = acc.to_pairs::<T>()?.with_layout(plan.retile_c.clone());
-            copy(&plan.r2s.atom, &pairs, &t_cs_d)?;
+            if cfg.swap_ab {
+                // D's transposed tile: its rows are the accumulators' columns.
+                store_fragment_smem(&acc, &t_cs_d)?;
+            } else {
+                let pairs = acc.to_pairs::<T>()?.with_layout(plan.retile_c.clone());
+                copy(&plan.r2s.atom, &pairs, &t_cs_d)?;
+            }
             // The TMA store reads through the async proxy.
             fence_proxy_async_shared();
             warpgroup_sync(1 + c);
@@ -253,12 +252,8 @@ fn consumer<T: GemmElem>(
                     .store(out.d_map, &[unit.m0 + c * rows, unit.n0], sd_ptr);
                 bulk_commit_group();
             }
-        } else {
-            // ---- Split-K epilogue: this split's f32 sums to its slice of the partials; the
-            // reduction sums them.
-            store_partials(plan, c, &acc, out, &unit, t)?;
         }
-        tiles.next_tile();
+        tiles.next_unit();
     }
     if t.eq_(0u32) {
         bulk_wait_group(0);
@@ -266,42 +261,28 @@ fn consumer<T: GemmElem>(
     Ok(())
 }
 
-/// Consumer `c`'s f32 sums of the current unit (thread `t` of its warpgroup), straight from the
-/// registers to the unit's split's slice of the partials (`splits x m x n`, row-major in D's
-/// shape), where they exist. Swapped (`_t`), the kernel's `m x n` tile is D's transposed: its M
-/// runs along D's rows, contiguous.
-fn store_partials<T>(
+/// Thread `t`'s part of a consumer's staging tile `sd`: the `stmatrix` partition, or (swapped,
+/// a transposed tile that `stmatrix` cannot write) the accumulators' own.
+fn staging_partition<T: GemmElem>(
     plan: &HopperPlan,
-    c: u32,
-    acc: &Fragment<f32>,
-    out: &Output<T>,
-    unit: &Unit,
+    sd: &STensor<T>,
     t: Var<u32>,
-) -> Result<(), HopperError> {
-    let (m, n) = (out.m, out.n);
-    let (rows, bn) = (plan.cfg.tile.0 / CONSUMERS, plan.cfg.tile.1);
-    let slice = out.partials + unit.split * m * n;
-    let sums = if plan.cfg.swap_ab {
-        GTensor::new(slice, &[m, n], &[Var::konst(1u32), m])
+) -> Result<STensor<T>, HopperError> {
+    Ok(if plan.cfg.swap_ab {
+        sd.partition_c(&plan.mma, t)?
     } else {
-        GTensor::row_major(slice, m, n)
-    };
-    let tile = sums.local_tile(
-        &[i64::from(rows), i64::from(bn)],
-        &[Dyn(unit.m0 / rows + c), Dyn(unit.n0 / bn)],
-    )?;
-    store_fragment(acc, &tile.partition_c(&plan.mma, t)?)?;
-    Ok(())
+        sd.partition(&plan.r2s, Side::Dst, t)?
+    })
 }
 
 /// The warp-specialized GEMM of `plan` for elements `T` (f16 or bf16): `D = A * B^T`, f32
-/// accumulation. Parameters: `(a_map, b_map, d_map, m, n, k, order, splits, partials)`: tensor
-/// maps of A (`m x k`), B (`n x k`) and D (`m x n`) from the plan's TMA copies, the extents, the
-/// Hilbert tile order (read only with `Raster::Hilbert`; any buffer otherwise), and the split of
-/// K: with `splits == 1` the kernel writes D; with more, split `s` writes its f32 sums to
-/// `partials[s * m * n ..]` instead (row-major `m x n`) and [`splitk_reduce`](super::reduce)
-/// adds them into D. `splits` must leave every split at least one k-tile
-/// ([`super::split_k`] chooses it so).
+/// accumulation. Parameters: `(a_map, b_map, d_map, m, n, k, order, sk_tiles, sk_blocks,
+/// workspace)`: tensor maps of A (`m x k`), B (`n x k`) and D (`m x n`; swapped, D's transposed)
+/// from the plan's TMA copies, the extents, the Hilbert tile order (read only with
+/// `Raster::Hilbert`; any buffer otherwise), the stream-K split
+/// ([`dsl_core::pipeline::StreamKSplit`]: `sk_blocks` no more than the grid's clusters, nor
+/// than the split's k-tiles) and its workspace ([`super::fixup`]: zeroed before the first
+/// launch, [`super::workspace_elems`] f32 elements; any buffer without a split).
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn hopper_ws<T: GemmElem>(
@@ -314,8 +295,9 @@ pub fn hopper_ws<T: GemmElem>(
     n: Var<u32>,
     k: Var<u32>,
     order: GlobalPtr<u32>,
-    splits: Var<u32>,
-    partials: GlobalPtr<f32>,
+    sk_tiles: Var<u32>,
+    sk_blocks: Var<u32>,
+    workspace: GlobalPtr<f32>,
 ) -> Result<(), HopperError> {
     // ---- Configuration ----
     let cfg = &plan.cfg;
@@ -362,8 +344,8 @@ pub fn hopper_ws<T: GemmElem>(
             (tiles_n + (cluster.y - 1)) / cluster.y,
         ),
         k_tiles,
-        splits,
-        per_split: (k_tiles + (splits - 1)) / splits,
+        sk_tiles,
+        sk_blocks,
         order,
     };
 
@@ -378,9 +360,7 @@ pub fn hopper_ws<T: GemmElem>(
     let output = Output {
         staging: out,
         d_map: &d_map,
-        partials,
-        m,
-        n,
+        partials: Partials::new(workspace, cfg),
     };
     if wg.eq_(0u32) {
         producer(plan, (&a_map, &b_map), &ring, walk);

@@ -1,19 +1,18 @@
 //! The warp-specialized Hopper program behind the GEMM seam: [`HopperWs`] takes f16 and bf16
 //! problems with an f32 sum on sm_90a whose rows TMA can address, picks a [`HopperConfig`] (the
-//! default by shape, or `--config`), and its plan ([`HopperGemm`]) launches the persistent kernel
-//! split along K where the output's tiles do not fill the device, then the reduction.
+//! default by shape, or `--config`), and its plan ([`HopperGemm`]) launches the persistent kernel,
+//! which shares the k-tiles of its last wave of tiles out (stream-K) where whole tiles would
+//! leave SMs idle.
 
 use dsl_core::ir::{Kernel, Target};
 
-use super::reduce::{reduce_blocks, REDUCE_THREADS};
-use super::{
-    entry_name, hopper_kernel, launch, reduce_kernel, split_k, tile_order, workspace_elems,
-    HopperConfig, HopperError, TARGETS,
-};
+use super::{entry_name, hopper_kernel, launch, tile_order, HopperConfig, HopperError, TARGETS};
 use crate::gemm::{
     Accum, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError, LaunchPlan, Plan,
     Problem, ProgramPlan,
 };
+#[cfg(doc)]
+use dsl_core::pipeline::StreamKSplit;
 
 /// The warp-specialized TMA + `wgmma` program (see [`super`]).
 ///
@@ -33,17 +32,18 @@ impl GemmProgram for HopperWs {
 
     fn summary(&self) -> &'static str {
         "warp-specialized TMA + wgmma (sm_90a): a producer warp and two consumer warpgroups, \
-         persistent over the tiles, split-K for few tiles; f16 or bf16 with an f32 sum, N and K \
+         persistent over the tiles, stream-K for few tiles; f16 or bf16 with an f32 sum, N and K \
          multiples of 8"
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1]: the block tile (M 128 or 256, N a multiple of 8 up to \
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_t]: the block tile (M 128 or 256, N a multiple of 8 up to \
          256, K 64), S stages, blocks per cluster along M and N (1x1, 2x1 or 1x2, TMA multicast \
          of the shared operand), Hilbert tile order (_h) or groups of G tile rows (default 8), \
-         one wgmma batch left in flight (_f1); e.g. 128x256x64s3_c2x1; or `wide` \
-         (128x256x64s3). Without it: 128x256x64s3 where its tiles fill the device, 128x128x64s5 \
-         where they do not"
+         one wgmma batch left in flight (_f1), A and B swapped (_t: the weights of a decode \
+         step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without \
+         it: by shape (128x{16..64}x64s8_t for M up to 64, else the 128-row tile whose waves \
+         cost least)"
     }
 
     fn runs_on(&self, target: Target) -> bool {
@@ -89,8 +89,8 @@ impl HopperWs {
     ///
     /// - decode shapes (M up to 64): A and B swapped (`_t`), the weights in 128-row tiles and M
     ///   rounded up to 16 as the tile's N, 8 stages;
-    /// - few rows (up to 128) over a long K (12288 and more) whose 128x128 tiles leave three
-    ///   quarters of the device idle: 128x128x64s5, which [`split_k`] splits;
+    /// - few rows (up to 128) over a long K (8192 and more) whose 128x128 tiles are few enough
+    ///   for stream-K to share them all out ([`StreamKSplit::choose`]): 128x128x64s5;
     /// - otherwise the tile of 128 x {256, 192, 128, 64} (3, 4, 5 and 8 stages) whose waves of
     ///   tiles cost least: waves times the tile's area over how well its `wgmma` runs (1, 0.97,
     ///   0.93, 0.8 of the 256-wide one's rate, measured on the H200). Wide tiles win where
@@ -104,10 +104,12 @@ impl HopperWs {
                 .parse()
                 .expect("a valid spelling");
         }
-        // A long K over few rows: 128x128 tiles split along K (split_k takes 4 ways of 4096
-        // columns' tiles) beat every unsplit tile (0.97 of cuBLAS against 0.79 at 128 x 4096 x
-        // 14336, measured).
-        if m <= 128 && k >= 12288 && m.div_ceil(128) * n.div_ceil(128) * 4 < SMS {
+        // A long K over few rows: 128x128 tiles shared out by stream-K beat every other tile
+        // (on the H200: 42.7 us at 128 x 4096 x 14336, 52.1 us at 128 x 10240 x 8192; the
+        // next best 46.8 and 53.4 us).
+        let (num, den) = dsl_core::pipeline::stream_k::SHARE_ALL_BELOW;
+        let tiles = m.div_ceil(128) * n.div_ceil(128);
+        if m <= 128 && k >= 8192 && tiles * den as usize <= SMS * num as usize {
             return "128x128x64s5".parse().expect("a valid spelling");
         }
         let candidates = [
@@ -139,23 +141,6 @@ pub struct HopperGemm {
     pub dtype: GemmDtype,
 }
 
-impl HopperGemm {
-    /// Ways [`ProgramPlan::launch`] splits K for `m x n x k` on `sms` SMs: [`split_k`] with one
-    /// cluster resident per `cluster size` SMs, fewer where the partial sums would not fit the
-    /// kernel's 32-bit offsets.
-    pub fn splits(&self, m: u32, n: u32, k: u32, sms: u32) -> u32 {
-        let resident = sms / self.cfg.cluster_shape().size();
-        let mut splits = split_k(&self.cfg, m, n, k, resident);
-        while splits > 1 && workspace_elems(m, n, splits).is_none() {
-            splits -= 1;
-        }
-        // Fewer ways than split_k chose may leave a split without k-tiles: even them out again.
-        let k_tiles = k.div_ceil(self.cfg.tile.2);
-        let per = k_tiles.div_ceil(splits.max(1)).max(1);
-        k_tiles.div_ceil(per).max(1)
-    }
-}
-
 impl ProgramPlan for HopperGemm {
     fn program(&self) -> &'static str {
         "hopper_ws"
@@ -165,7 +150,7 @@ impl ProgramPlan for HopperGemm {
         entry_name(&self.cfg, self.dtype)
     }
 
-    /// `hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, grouped order, split-K by shape)`.
+    /// `hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, grouped order, stream-K by shape)`.
     fn describe(&self) -> String {
         let c = &self.cfg;
         let (m, n, k) = c.tile;
@@ -186,7 +171,7 @@ impl ProgramPlan for HopperGemm {
         let swap = if c.swap_ab { ", A and B swapped" } else { "" };
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}{swap}, \
-             split-K by shape)",
+             stream-K by shape)",
             self.dtype, c.stages
         )
     }
@@ -223,61 +208,48 @@ impl ProgramPlan for HopperGemm {
         } else {
             (GemmOperand::A, GemmOperand::B)
         };
-        let splits = self.splits(km, kn, k, sms);
-        let l = launch(&self.cfg, km, kn, splits, resident);
+        let l = launch(&self.cfg, km, kn, k, resident);
         let (mu, nu, ku) = (u64::from(km), u64::from(kn), u64::from(k));
         // plan() took N and K multiples of 8: every stride is a multiple of 16 bytes.
         let map =
-            |operand, copy: &dsl_core::atom::tma::TmaCopy, dims: [u64; 2]| GemmArg::TensorMap {
-                operand,
-                descriptor: copy
-                    .descriptor(&dims, &[dims[1], 1])
-                    .expect("rows of 16-byte multiples"),
+            |operand, copy: &dsl_core::atom::tma::TmaCopy, dims: [u64; 2], strides: [u64; 2]| {
+                GemmArg::TensorMap {
+                    operand,
+                    descriptor: copy
+                        .descriptor(&dims, &strides)
+                        .expect("rows of 16-byte multiples"),
+                }
             };
         use GemmArg::*;
-        // D's map: the kernel stores through it only unswapped and unsplit (m x n either way).
-        let d_map = map(GemmOperand::D, &plan.tma_d, [u64::from(m), u64::from(n)]);
+        // D in the kernel's coordinates: swapped, its transposed (column-major).
+        let d_map = if swap {
+            map(GemmOperand::D, &plan.tma_d, [mu, nu], [1, mu])
+        } else {
+            map(GemmOperand::D, &plan.tma_d, [mu, nu], [nu, 1])
+        };
         let args = vec![
-            map(ka, &plan.tma_a, [mu, ku]),
-            map(kb, &plan.tma_b, [nu, ku]),
+            map(ka, &plan.tma_a, [mu, ku], [ku, 1]),
+            map(kb, &plan.tma_b, [nu, ku], [ku, 1]),
             d_map,
             U32(km),
             U32(kn),
             K,
-            Table(std::sync::Arc::new(tile_order(&self.cfg, km, kn, splits))),
-            U32(splits),
+            Table(std::sync::Arc::new(tile_order(&self.cfg, km, kn))),
+            U32(l.split.sk_tiles),
+            U32(l.split.sk_blocks),
             Workspace,
         ];
-        let through_partials = splits > 1 || swap;
-        let then = through_partials.then(|| {
-            let elems = m * n;
-            Box::new(LaunchPlan::new(
-                (reduce_blocks(elems), 1, 1),
-                (REDUCE_THREADS, 1, 1),
-                vec![Workspace, D, U32(elems), U32(splits)],
-            ))
-        });
         LaunchPlan {
             grid: l.grid,
             block: l.block,
             cluster: l.cluster,
             dynamic_smem_bytes: l.dynamic_smem_bytes,
             args,
-            // Straight to D, the kernel never touches the workspace, but its parameter is a
+            // Without a split the kernel never touches the workspace, but its parameter is a
             // buffer.
-            workspace: if through_partials {
-                workspace_elems(m, n, splits)
-                    .unwrap_or(0)
-                    .max(u64::from(m) * u64::from(n))
-            } else {
-                1
-            },
-            then,
+            workspace: l.workspace_elems(&self.cfg).max(1),
+            then: None,
         }
-    }
-
-    fn reduction(&self) -> Option<Result<Kernel, KernelBuildError>> {
-        Some(reduce_kernel(self.dtype).map_err(KernelBuildError::Build))
     }
 }
 
@@ -358,7 +330,7 @@ mod tests {
         assert_eq!(p.program(), "hopper_ws");
         assert_eq!(
             p.describe(),
-            "hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, groups of 8, split-K by shape)"
+            "hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, groups of 8, stream-K by shape)"
         );
         let odd = plan(&auto(100, 100, 100), Target::Sm90a).unwrap();
         assert_eq!(odd.program(), "multistage");
@@ -377,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn launches_split_where_the_tiles_are_few() {
+    fn launches_stream_k_where_the_tiles_are_few() {
         let p = plan(&problem(4096, 4096, 4096), Target::Sm90a).unwrap();
         let l = p.launch(4096, 4096, 4096, 132);
         assert_eq!(l.check(), Ok(()));
@@ -385,25 +357,34 @@ mod tests {
             (l.grid, l.block, l.then.is_none()),
             ((132, 1, 1), (384, 1, 1), true)
         );
+        // 512 tiles: whole, no workspace.
         assert_eq!(l.workspace, 1);
-        assert_eq!(l.args[7], GemmArg::U32(1));
+        assert_eq!(l.args[7..9], [GemmArg::U32(0), GemmArg::U32(0)]);
         let decode = plan(&problem(16, 4096, 4096), Target::Sm90a).unwrap();
         let h = decode.downcast_ref::<HopperGemm>().unwrap();
         assert_eq!(h.cfg.to_string(), "128x16x64s8_t");
         let l = decode.launch(16, 4096, 4096, 132);
         assert_eq!(l.check(), Ok(()));
-        // Swapped: the kernel's A is B (4096 rows), its M and N are N and M.
+        // Swapped: the kernel's A is B (4096 rows), its M and N are N and M, and D is seen
+        // transposed.
         assert!(matches!(
             &l.args[0],
             GemmArg::TensorMap { operand: GemmOperand::B, descriptor } if descriptor.global_dims == [4096, 4096]
         ));
+        assert!(matches!(
+            &l.args[2],
+            GemmArg::TensorMap { operand: GemmOperand::D, descriptor }
+                if descriptor.global_dims == [4096, 16] && descriptor.global_strides_bytes == [4096 * 2]
+        ));
         assert_eq!(l.args[3..5], [GemmArg::U32(4096), GemmArg::U32(16)]);
-        // 32 weight tiles, 64 k-tiles: 4 splits give 128 units.
-        assert_eq!(l.args[7], GemmArg::U32(4));
-        assert_eq!(l.workspace, 4 * 16 * 4096);
-        let then = l.then.as_ref().unwrap();
-        assert_eq!(then.args[2..], [GemmArg::U32(16 * 4096), GemmArg::U32(4)]);
-        assert_eq!(then.grid, (64, 1, 1));
+        // 32 weight tiles of 64 k-tiles, shared by all 132 SMs; no launch after.
+        assert_eq!(l.grid, (132, 1, 1));
+        assert_eq!(l.args[7..9], [GemmArg::U32(32), GemmArg::U32(132)]);
+        assert_eq!(
+            l.workspace,
+            u64::from(super::super::fixup::FLAG_WORDS) + 132 * 128 * 16
+        );
+        assert!(l.then.is_none());
     }
 
     /// The defaults measured best on the H200 (skinny_lever_sweep in tests/tests/gpu_hopper.rs).
@@ -421,25 +402,5 @@ mod tests {
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 4096, 14336), "128x128x64s5");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-    }
-
-    #[test]
-    fn splits_keep_the_partials_addressable_and_every_split_busy() {
-        let h = HopperGemm {
-            cfg: "128x128x64s5".parse().unwrap(),
-            dtype: GemmDtype::F16,
-        };
-        // 16 x 2^26 outputs: 2^30 per split, so at most 3 splits fit 2^32.
-        let s = h.splits(16, 1 << 26, 1 << 12, 1 << 20);
-        assert!(s <= 3 && workspace_elems(16, 1 << 26, s).is_some(), "{s}");
-        for k in [64, 72, 520, 1000, 4096, 14336] {
-            let s = h.splits(16, 1024, k, 132);
-            let kt = k.div_ceil(64);
-            let per = kt.div_ceil(s);
-            assert!(
-                (s - 1) * per < kt,
-                "k {k}: split {s} of {per} k-tiles is empty"
-            );
-        }
     }
 }
