@@ -91,6 +91,7 @@ impl HopperWs {
     ///   rounded up to 16 as the tile's N, 8 stages;
     /// - few rows (up to 128) over a long K (8192 and more) whose 128x128 tiles are few enough
     ///   for stream-K to share them all out ([`StreamKSplit::choose`]): 128x128x64s5;
+    /// - a short K (512 or less): 128x128x64s5;
     /// - otherwise the tile of 128 x {256, 192, 128, 64} (3, 4, 5 and 8 stages) whose waves of
     ///   tiles cost least: waves times the tile's area over how well its `wgmma` runs (1, 0.97,
     ///   0.93, 0.8 of the 256-wide one's rate, measured on the H200). Wide tiles win where
@@ -110,6 +111,12 @@ impl HopperWs {
         let (num, den) = dsl_core::pipeline::stream_k::SHARE_ALL_BELOW;
         let tiles = m.div_ceil(128) * n.div_ceil(128);
         if m <= 128 && k >= 8192 && tiles * den as usize <= SMS * num as usize {
+            return "128x128x64s5".parse().expect("a valid spelling");
+        }
+        // A short K (8 k-tiles or fewer) leaves a tile's epilogue and its B tile's load
+        // unamortized: 128x128 tiles with 5 stages keep more of them in flight (on the H200 at
+        // 81920 x 256 x 256: 1.004 of cuBLAS, against 0.955 for 128x256x64s3).
+        if k <= 512 && m > 128 {
             return "128x128x64s5".parse().expect("a valid spelling");
         }
         let candidates = [
@@ -402,5 +409,7 @@ mod tests {
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 4096, 14336), "128x128x64s5");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
+        assert_eq!(cfg(81920, 256, 256), "128x128x64s5");
+        assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
     }
 }
