@@ -440,8 +440,9 @@ pub enum GemmArg {
     Table(Arc<Vec<u32>>),
     /// A scalar computed by the program (a tile count, say), a `u32`.
     U32(u32),
-    /// The runtime's f32 scratch buffer of at least [`LaunchPlan::workspace`] elements (a
-    /// split-K's partial sums), written by the main launch and read by the one after it.
+    /// The runtime's f32 scratch buffer of at least [`LaunchPlan::workspace`] elements, zeroed
+    /// when allocated (stream-K's flags and partial sums, which a launch leaves as it found the
+    /// flags; or partial sums a launch after the main one reads).
     Workspace,
 }
 

@@ -43,8 +43,8 @@ pub struct HopperConfig {
     pub in_flight: u32,
     /// Swap A and B (`_t`): the kernel computes `D^T = B A^T`, so that a decode GEMM's few rows
     /// of A become the tile's narrow N (a 64x16 `wgmma`) and the weights B fill its 128 rows,
-    /// instead of 112 of 128 rows computing zeros. The output goes out transposed through the
-    /// split-K partials (always, even unsplit) and the reduction writes D.
+    /// instead of 112 of 128 rows computing zeros. The output goes out through a column-major
+    /// staging tile and a TMA store of D seen transposed.
     pub swap_ab: bool,
 }
 
