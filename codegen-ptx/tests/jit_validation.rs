@@ -985,12 +985,27 @@ fn jit_new_without_gpu_is_no_gpu() {
 // ---------------------------------------------------------------------------------------------
 // The GPU tests' PTX assembles (ptxas from RUTE_PTXAS; fails, not skips, without it)
 
+/// A scratch directory, removed with what is in it when dropped: a test run leaves nothing in
+/// the temp directory.
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn ptxas(ptx: &str, arch: &str) -> std::process::Output {
     let exe = std::env::var("RUTE_PTXAS")
         .expect("RUTE_PTXAS must name a ptxas executable (CI sets it; see COMMON.md)");
-    let dir = std::env::temp_dir().join(format!("rute-jit-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let name = format!("{:016x}", ptx_hash(ptx));
+    // One directory per call: the tests run in parallel threads of one process.
+    let dir = Scratch(std::env::temp_dir().join(format!(
+        "rute-jit-ptxas-{}-{name}-{arch}",
+        std::process::id()
+    )));
+    let dir = &dir.0;
+    std::fs::create_dir_all(dir).expect("temp dir");
     let src = dir.join(format!("{name}.ptx"));
     std::fs::write(&src, ptx).expect("write PTX");
     std::process::Command::new(exe)
