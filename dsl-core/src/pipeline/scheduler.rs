@@ -76,12 +76,7 @@ impl PersistentScheduler {
                     .into(),
             });
         }
-        let size = cluster.size();
-        let (first, stride) = if size == 1 {
-            (block_idx_x(), grid_dim_x())
-        } else {
-            (block_idx_x() / size, grid_dim_x() / size)
-        };
+        let (first, stride) = cluster_index(cluster);
         let mut s = PersistentScheduler {
             tiles_m,
             tiles_n,
@@ -141,6 +136,17 @@ impl PersistentScheduler {
         );
         self.m.set(m);
         self.n.set(n);
+    }
+}
+
+/// This block's cluster's index in the grid and the grid's clusters (blocks of a cluster are
+/// consecutive along x): where both walks start and how they stride.
+pub(crate) fn cluster_index(cluster: ClusterShape) -> (Var<u32>, Var<u32>) {
+    let size = cluster.size();
+    if size == 1 {
+        (block_idx_x(), grid_dim_x())
+    } else {
+        (block_idx_x() / size, grid_dim_x() / size)
     }
 }
 

@@ -34,8 +34,8 @@
 //! ```
 
 use super::cluster::ClusterShape;
-use super::scheduler::{raster_tile, Raster};
-use crate::kernel::{block_idx_x, grid_dim_x, select, GlobalPtr, Var};
+use super::scheduler::{cluster_index, raster_tile, Raster};
+use crate::kernel::{select, GlobalPtr, Var};
 
 /// The fewest k-tiles [`StreamKSplit::choose`] gives a share: fewer would make a tile's head wait
 /// for (and add up) many small partials.
@@ -259,12 +259,7 @@ impl StreamKScheduler {
         cluster: ClusterShape,
         order: Option<GlobalPtr<u32>>,
     ) -> Self {
-        let size = cluster.size();
-        let (id, clusters) = if size == 1 {
-            (block_idx_x(), grid_dim_x())
-        } else {
-            (block_idx_x() / size, grid_dim_x() / size)
-        };
+        let (id, clusters) = cluster_index(cluster);
         let iters = sk_tiles * k_tiles;
         let blocks = sk_blocks.max(1u32);
         let per = iters / blocks;
