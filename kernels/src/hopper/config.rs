@@ -22,8 +22,10 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 ///
 /// Spelled `{M}x{N}x{K}s{STAGES}`, then `_c{X}x{Y}` (blocks per cluster along M and N, default
 /// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
-/// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles) and `_t` (A and B
-/// swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h` or `128x16x64s8_t`.
+/// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
+/// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
+/// which leaves room for more stages) and `_t` (A and B swapped, for decode shapes), e.g.
+/// `128x256x64s3_c2x1_h`, `128x256x64s4_e128` or `128x16x64s8_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
     /// The block tile `(M, N, K)`: M is 64 per consumer warpgroup times 1 or 2, N a multiple of
@@ -46,6 +48,9 @@ pub struct HopperConfig {
     /// instead of 112 of 128 rows computing zeros. The output goes out through a column-major
     /// staging tile and a TMA store of D seen transposed.
     pub swap_ab: bool,
+    /// Columns of the epilogue's sub-tiles (`_e{E}`), 0 for the whole tile N: each consumer
+    /// stages and stores its rows `E` columns at a time through one shared tile of that width.
+    pub epilogue_n: u32,
 }
 
 /// Consumer warpgroups (each computes `tile_m / 2` rows of the block's tile).
@@ -67,10 +72,11 @@ impl HopperConfig {
         raster: Raster::Grouped { group: 8 },
         in_flight: 0,
         swap_ab: false,
+        epilogue_n: 0,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 14] = [
+    pub const SWEEP: [&'static str; 17] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -85,6 +91,11 @@ impl HopperConfig {
         "128x64x64s8",
         "128x16x64s8_t",
         "128x64x64s8_t",
+        // A stage more, the output staged in sub-tiles: checked by ptxas and the sub-tile
+        // check here, not yet run on the H200 (the GPU tests of the sweep take them next).
+        "128x256x64s4_e128",
+        "128x256x64s4_e64",
+        "128x128x64s6_e64",
     ];
 
     /// The cluster's shape.
@@ -95,10 +106,19 @@ impl HopperConfig {
         }
     }
 
-    /// Dynamic shared memory for 16-bit elements: the ring and the output tile's staging.
+    /// Columns the epilogue stages at a time: `_e{E}`'s, else the tile's N.
+    pub fn epilogue_cols(&self) -> u32 {
+        if self.epilogue_n > 0 {
+            self.epilogue_n
+        } else {
+            self.tile.1
+        }
+    }
+
+    /// Dynamic shared memory for 16-bit elements: the ring and the output's staging.
     pub fn smem_bytes(&self) -> u32 {
         let (m, n, k) = self.tile;
-        self.stages * (m + n) * k * 2 + m * n * 2
+        self.stages * (m + n) * k * 2 + m * self.epilogue_cols() * 2
     }
 
     /// Why the program does not support this configuration, if it does not.
@@ -130,6 +150,17 @@ impl HopperConfig {
         }
         if self.in_flight + 1 >= self.stages {
             return Err("a batch in flight holds a stage: at least 3 stages with _f1".into());
+        }
+        let e = self.epilogue_n;
+        if e > 0 && (!e.is_multiple_of(64) || e >= n || !n.is_multiple_of(e)) {
+            return Err(
+                "the epilogue's sub-tiles (_eE) are a multiple of 64 columns that divides tile N \
+                 and is less than it"
+                    .into(),
+            );
+        }
+        if e > 0 && self.swap_ab {
+            return Err("a swapped tile (_t) stages its output whole (no _eE)".into());
         }
         let (cx, cy) = self.cluster;
         if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2)) {
@@ -165,6 +196,9 @@ impl fmt::Display for HopperConfig {
         }?;
         if self.in_flight > 0 {
             write!(f, "_f{}", self.in_flight)?;
+        }
+        if self.epilogue_n > 0 {
+            write!(f, "_e{}", self.epilogue_n)?;
         }
         if self.swap_ab {
             write!(f, "_t")?;
@@ -213,6 +247,8 @@ impl FromStr for HopperConfig {
                 cfg.in_flight = d.parse().map_err(|_| bad("_f takes a number of batches"))?;
             } else if p == "t" {
                 cfg.swap_ab = true;
+            } else if let Some(e) = p.strip_prefix('e') {
+                cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -224,7 +260,7 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _t)"
                 )));
             }
         }
@@ -249,8 +285,9 @@ pub struct HopperPlan {
     pub smem_b: ComposedLayout,
     /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
     pub smem_a_consumer: Vec<View>,
-    /// One consumer's output tile in shared memory, `(tile_m / 2, tile_n)`, 128-byte swizzled
-    /// (or plain for N = 64 or less; column-major when A and B are swapped).
+    /// One consumer's output staging tile in shared memory, `(tile_m / 2, E)` for the epilogue's
+    /// `E` columns, 128-byte swizzled (or plain for N = 64 or less; column-major when A and B
+    /// are swapped).
     pub smem_d: ComposedLayout,
     /// TMA loads of one stage of A and of B.
     pub tma_a: TmaCopy,
@@ -265,9 +302,11 @@ pub struct HopperPlan {
     pub tma_d: TmaCopy,
     /// The accumulators of a consumer thread: `(MMA, MMA_M, MMA_N)`.
     pub frag_c: Layout,
-    /// Registers -> shared (`stmatrix.x4`) of the output tile: `make_tiled_copy_C`.
+    /// Registers -> shared (`stmatrix.x4`) of one epilogue sub-tile (the whole tile without
+    /// `_eE`): `make_tiled_copy_C` of an MMA as wide as the sub-tile.
     pub r2s: TiledCopy,
-    /// `retile_S(frag_c)` for that copy.
+    /// `retile_S` of a sub-tile's accumulators for that copy: sub-tile `j`'s values are the
+    /// tile's from `j * epilogue_values()` on ([`check_epilogue_slices`] proves it per plan).
     pub retile_c: Layout,
 }
 
@@ -320,6 +359,7 @@ impl HopperPlan {
                 Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&stride))?,
             ))
         };
+        let epi = i64::from(cfg.epilogue_cols());
         // Swapped, the kernel's tile is D's transposed: its rows run along D's rows, so the
         // staging tile is column-major and D, seen in the kernel's coordinates, too.
         let (smem_d, d_global) = if cfg.swap_ab {
@@ -330,21 +370,39 @@ impl HopperPlan {
             (plain([1, rows])?, column_major)
         } else if bn % 64 == 0 {
             (
-                sw128.tile_to_shape(&IntTuple::ints(&[rows, bn]), None)?,
+                sw128.tile_to_shape(&IntTuple::ints(&[rows, epi]), None)?,
                 global,
             )
         } else {
             (plain([bn, 1])?, global)
         };
         let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?;
-        let thr0 = mma.get_slice(0)?;
-        let d_tile = View::from(Layout::new(
-            IntTuple::ints(&[rows, bn]),
-            IntTuple::ints(&[bn, 1]),
-        )?);
-        let frag_c = thr0.partition_fragment_c(&d_tile)?;
-        let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &mma)?;
-        let retile_c = r2s.get_slice(0)?.retile_s(&frag_c)?;
+        let row_major = |cols: i64| -> Result<View, LayoutError> {
+            Ok(View::from(Layout::new(
+                IntTuple::ints(&[rows, cols]),
+                IntTuple::ints(&[cols, 1]),
+            )?))
+        };
+        let frag_c = mma.get_slice(0)?.partition_fragment_c(&row_major(bn)?)?;
+        // The epilogue's sub-tile: the same accumulators, `epi` columns of them at a time, seen
+        // as the fragment of a consumer MMA that is `epi` wide.
+        let epi_mma = if epi == bn {
+            mma.clone()
+        } else {
+            let atom = MmaAtom::new(Gmma::ss(epi as u32, ValType::F32, val));
+            let perm = [
+                Some(Layout::vector(rows, 1)?),
+                Some(Layout::vector(epi, 1)?),
+                Some(Layout::vector(16, 1)?),
+            ];
+            make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?
+        };
+        let frag_epi = epi_mma
+            .get_slice(0)?
+            .partition_fragment_c(&row_major(epi)?)?;
+        check_epilogue_slices(&mma, &epi_mma, &frag_c, &frag_epi, (rows, bn, epi))?;
+        let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &epi_mma)?;
+        let retile_c = r2s.get_slice(0)?.retile_s(&frag_epi)?;
         Ok(HopperPlan {
             cfg,
             dtype,
@@ -369,11 +427,62 @@ impl HopperPlan {
         self.tma_a.bytes() + self.tma_b.bytes()
     }
 
+    /// Accumulator values of one thread in one epilogue sub-tile.
+    pub fn epilogue_values(&self) -> u32 {
+        (self.frag_c.cosize() as u32) * self.cfg.epilogue_cols() / self.cfg.tile.1
+    }
+
     /// Elements of one stage of A and of B.
     pub fn stage_elems(&self) -> (u32, u32) {
         let (m, n, k) = self.cfg.tile;
         (m * k, n * k)
     }
+}
+
+/// That sub-tile `j` of `epi` columns of every thread's accumulators (the fragment `frag_c` of
+/// the consumer's `mma` over `rows x bn`) is the fragment `frag_epi` of `epi_mma` over `rows x
+/// epi` with its values offset by `j` times the sub-fragment's: the epilogue copies value `v` of
+/// sub-tile `j` from accumulator `j * size + v` to column `j * epi` on. An error names the first
+/// value that lands elsewhere.
+pub fn check_epilogue_slices(
+    mma: &TiledMma,
+    epi_mma: &TiledMma,
+    frag_c: &Layout,
+    frag_epi: &Layout,
+    (rows, bn, epi): (i64, i64, i64),
+) -> Result<(), PlanError> {
+    let view = |cols: i64| -> Result<View, LayoutError> {
+        Ok(View::from(Layout::new(
+            IntTuple::ints(&[rows, cols]),
+            IntTuple::ints(&[cols, 1]),
+        )?))
+    };
+    let (full_view, epi_view) = (view(bn)?, view(epi)?);
+    let per = frag_epi.cosize();
+    for t in 0..mma.size() {
+        let full = mma.get_slice(t)?.partition_c(&full_view)?;
+        let sub = epi_mma.get_slice(t)?.partition_c(&epi_view)?;
+        // Value -> (row, column) of this thread's accumulators.
+        let mut at = vec![(0i64, 0i64); frag_c.cosize() as usize];
+        for i in 0..frag_c.size() {
+            let off = full.base + full.layout.eval(i)?;
+            at[frag_c.eval(i)? as usize] = (off / bn, off % bn);
+        }
+        for j in 0..bn / epi {
+            for i in 0..frag_epi.size() {
+                let off = sub.base + sub.layout.eval(i)?;
+                let want = (off / epi, off % epi + j * epi);
+                let v = j * per + frag_epi.eval(i)?;
+                if at.get(v as usize) != Some(&want) {
+                    return Err(PlanError::Config(format!(
+                        "epilogue sub-tile {j} of {epi} columns: thread {t}'s value {v} is not at \
+                         {want:?} of the tile"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why a plan could not be made.
@@ -406,6 +515,42 @@ mod tests {
         assert!(e.contains("1x1, 2x1 or 1x2"), "{e}");
         let e = "128x256x64s3_q".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("unknown part `_q`"), "{e}");
+        for bad in ["128x256x64s4_e96", "128x256x64s4_e256", "128x64x64s8_e64"] {
+            let e = bad.parse::<HopperConfig>().unwrap_err();
+            assert!(
+                e.contains("multiple of 64 columns that divides tile N"),
+                "{bad}: {e}"
+            );
+        }
+        let e = "128x256x64s4_e128_t".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("stages its output whole"), "{e}");
+        // Sub-tiles leave room for a stage more: 4 stages of 128x256 do not fit staged whole.
+        let e = "128x256x64s4".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("shared memory"), "{e}");
+    }
+
+    /// The sub-tile check passes the plans' own fragments and names the value that a wrong
+    /// sub-tile width would put elsewhere.
+    #[test]
+    fn epilogue_slices_are_checked() {
+        let p = HopperPlan::new("128x256x64s4_e64".parse().unwrap(), GemmDtype::F16).unwrap();
+        assert_eq!(p.epilogue_values(), 32);
+        let plan = |spec: &str| HopperPlan::new(spec.parse().unwrap(), GemmDtype::F16).unwrap();
+        let (wide, narrow) = (plan("128x256x64s3"), plan("128x128x64s6_e64"));
+        let narrow_mma_frag = HopperPlan::new("128x64x64s8".parse().unwrap(), GemmDtype::F16)
+            .unwrap()
+            .frag_c;
+        // The 64-wide fragment seen as 128-wide sub-tiles of the 256-wide tile: misplaced.
+        let e = check_epilogue_slices(
+            &wide.mma,
+            &narrow.mma,
+            &wide.frag_c,
+            &narrow_mma_frag,
+            (64, 256, 128),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("is not at"), "{e}");
     }
 
     #[test]
@@ -419,7 +564,7 @@ mod tests {
                 assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
                 assert_eq!(p.stage_bytes(), (m + n) * 64 * 2, "{s}");
                 assert_eq!(p.mma.size(), 128);
-                assert_eq!(p.tma_d.bytes(), m / 2 * n * 2, "{s}");
+                assert_eq!(p.tma_d.bytes(), m / 2 * cfg.epilogue_cols() * 2, "{s}");
                 assert_eq!(p.smem_a_consumer[1].base, i64::from(m / 2) * 64, "{s}");
             }
         }

@@ -166,7 +166,6 @@ fn consumer<T: GemmElem>(
     RegisterBudget::Claim(REGISTERS.1).apply();
     let cfg = &plan.cfg;
     let cluster = cfg.cluster_shape();
-    let (bm, bn, _) = cfg.tile;
     let t = thread_id_in_warpgroup();
 
     // This consumer's rows of A and all of B, each stage as GMMA descriptors; its accumulators.
@@ -176,8 +175,7 @@ fn consumer<T: GemmElem>(
     let tb_stages = sb.partition_b(&plan.mma, t)?; // (MMA, MMA_N, MMA_K, stage)
     let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
     // Its output tile in shared memory, the `stmatrix` partition of it.
-    let rows = bm / CONSUMERS;
-    let sd_ptr = out.staging + c * rows * bn;
+    let sd_ptr = staging_of(plan, out, c);
     let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
     let t_cs_d = staging_partition(plan, &sd, t)?;
 
@@ -231,27 +229,7 @@ fn consumer<T: GemmElem>(
         // ---- Stream-K: a tail hands its sums to the tile's head, a head adds its peers' ----
         hand_over(&tiles, &out.partials, &acc, c, t);
         if tiles.writes_tile() {
-            // ---- Epilogue: registers -> shared (stmatrix) -> global (TMA store) ----
-            if t.eq_(0u32) {
-                // The previous tile's store has read the shared tile.
-                bulk_wait_group_read(0);
-            }
-            warpgroup_sync(1 + c);
-            if cfg.swap_ab {
-                // D's transposed tile: its rows are the accumulators' columns.
-                store_fragment_smem(&acc, &t_cs_d)?;
-            } else {
-                let pairs = acc.to_pairs::<T>()?.with_layout(plan.retile_c.clone());
-                copy(&plan.r2s.atom, &pairs, &t_cs_d)?;
-            }
-            // The TMA store reads through the async proxy.
-            fence_proxy_async_shared();
-            warpgroup_sync(1 + c);
-            if t.eq_(0u32) {
-                plan.tma_d
-                    .store(out.d_map, &[unit.m0 + c * rows, unit.n0], sd_ptr);
-                bulk_commit_group();
-            }
+            epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
         }
         tiles.next_unit();
     }
@@ -259,6 +237,72 @@ fn consumer<T: GemmElem>(
         bulk_wait_group(0);
     }
     Ok(())
+}
+
+/// Consumer `c`'s staging tile in shared memory.
+fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
+    let rows = plan.cfg.tile.0 / CONSUMERS;
+    out.staging + c * rows * plan.cfg.epilogue_cols()
+}
+
+/// Consumer `c`'s epilogue of the current unit's tile (thread `t`, `t_cs_d` its part of the
+/// staging tile at `sd_ptr`): registers -> shared (`stmatrix`, or single stores for a swapped tile) ->
+/// global (TMA store), one sub-tile of the staging's width at a time; the stores are not waited
+/// for, only their reads of the staging tile before it is written again.
+#[device]
+fn epilogue<T: GemmElem>(
+    plan: &HopperPlan,
+    c: u32,
+    acc: &Fragment<f32>,
+    out: &Output<T>,
+    unit: &Unit,
+    (t, t_cs_d, sd_ptr): (Var<u32>, &STensor<T>, SharedPtr<T>),
+) -> Result<(), HopperError> {
+    let (bm, bn, _) = plan.cfg.tile;
+    let rows = bm / CONSUMERS;
+    let epi = plan.cfg.epilogue_cols();
+    for j in 0..bn / epi {
+        if t.eq_(0u32) {
+            // The previous store has read the staging tile.
+            bulk_wait_group_read(0);
+        }
+        warpgroup_sync(1 + c);
+        if plan.cfg.swap_ab {
+            // D's transposed tile: its rows are the accumulators' columns.
+            store_fragment_smem(acc, t_cs_d)?;
+        } else {
+            let sub = sub_tile(&acc.to_pairs::<T>()?, plan, j);
+            copy(&plan.r2s.atom, &sub, t_cs_d)?;
+        }
+        // The TMA store reads through the async proxy.
+        fence_proxy_async_shared();
+        warpgroup_sync(1 + c);
+        if t.eq_(0u32) {
+            let n0 = column(unit.n0, j * epi);
+            plan.tma_d
+                .store(out.d_map, &[unit.m0 + c * rows, n0], sd_ptr);
+            bulk_commit_group();
+        }
+    }
+    Ok(())
+}
+
+/// Column `n0 + off` (`n0` itself for the first sub-tile: no instruction).
+fn column(n0: Var<u32>, off: u32) -> Var<u32> {
+    if off == 0 {
+        n0
+    } else {
+        n0 + off
+    }
+}
+
+/// Epilogue sub-tile `j` of a consumer's packed accumulators, as the sub-tile's `stmatrix` copy
+/// reads it (the plan checked that its values are the tile's from `j * epilogue_values()` on).
+fn sub_tile(pairs: &Fragment<u32>, plan: &HopperPlan, j: u32) -> Fragment<u32> {
+    Fragment {
+        offset: i64::from(j * plan.epilogue_values()),
+        ..pairs.with_layout(plan.retile_c.clone())
+    }
 }
 
 /// Thread `t`'s part of a consumer's staging tile `sd`: the `stmatrix` partition, or (swapped,
