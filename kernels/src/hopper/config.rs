@@ -76,7 +76,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 17] = [
+    pub const SWEEP: [&'static str; 18] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -96,6 +96,8 @@ impl HopperConfig {
         "128x256x64s4_e128",
         "128x256x64s4_e64",
         "128x128x64s6_e64",
+        // The same stage more for a cluster, whose ring waits on the other block too.
+        "128x256x64s4_c2x1_e64",
     ];
 
     /// The cluster's shape.
