@@ -203,6 +203,27 @@ fn forced(c: &Compiled, shape: (usize, usize, usize), blocks: u32, hybrid: bool)
     }
 }
 
+/// The sweep's configurations, or those of them `RUTE_CONFIGS` names (comma-separated), for a
+/// device run short of time; a name not in the sweep is an error, so a typo does not pass as
+/// an empty run.
+fn sweep() -> Vec<&'static str> {
+    let Ok(only) = std::env::var("RUTE_CONFIGS") else {
+        return HopperConfig::SWEEP.to_vec();
+    };
+    let names: Vec<&str> = only.split(',').map(str::trim).collect();
+    for name in &names {
+        assert!(
+            HopperConfig::SWEEP.contains(name),
+            "RUTE_CONFIGS names {name}, which is not in HopperConfig::SWEEP"
+        );
+    }
+    HopperConfig::SWEEP
+        .iter()
+        .copied()
+        .filter(|spec| names.contains(spec))
+        .collect()
+}
+
 /// Shapes with residues in every dimension (rows 16-byte aligned: N and K multiples of 8), tiny
 /// M, K below one k-tile, and whole tiles; the decode shapes are split along K.
 const SHAPES: [(usize, usize, usize); 12] = [
@@ -229,7 +250,7 @@ fn every_configuration_matches_f64() {
     let watchdog = Watchdog::new(std::time::Duration::from_secs(60));
     let mut worst = [0f64; 2];
     let mut runs = 0;
-    for spec in HopperConfig::SWEEP {
+    for spec in sweep() {
         let cfg: HopperConfig = spec.parse().unwrap();
         for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
             let c = compile(&jit, cfg, dtype);
@@ -270,7 +291,7 @@ fn every_configuration_matches_f64() {
     }
     println!(
         "hopper_ws: {runs} runs ({} configurations x f16, bf16 x {} shapes) match f64; worst f16 {:.2e}, bf16 {:.2e}",
-        HopperConfig::SWEEP.len(),
+        sweep().len(),
         SHAPES.len() + 3,
         worst[0],
         worst[1]
@@ -283,15 +304,7 @@ fn every_configuration_matches_f64() {
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn small_shape_of_every_configuration() {
     let jit = jit();
-    // RUTE_CONFIGS (comma-separated) narrows the run, for a sanitizer short of time.
-    let only = std::env::var("RUTE_CONFIGS").ok();
-    for spec in HopperConfig::SWEEP {
-        if only
-            .as_ref()
-            .is_some_and(|o| !o.split(',').any(|c| c == spec))
-        {
-            continue;
-        }
+    for spec in sweep() {
         let cfg: HopperConfig = spec.parse().unwrap();
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             let c = compile(&jit, cfg, dtype);
@@ -451,8 +464,8 @@ fn square_timing_against_cublas() {
     let jit = jit();
     let shapes = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)];
     println!("{HEADER}");
-    time_against_cublas::<half::bf16>(&jit, &shapes, &HopperConfig::SWEEP);
-    time_against_cublas::<half::f16>(&jit, &shapes, &HopperConfig::SWEEP);
+    time_against_cublas::<half::bf16>(&jit, &shapes, &sweep());
+    time_against_cublas::<half::f16>(&jit, &shapes, &sweep());
 }
 
 /// Decode and skinny shapes (stream-K where the tiles do not fill the device) against cuBLAS.
