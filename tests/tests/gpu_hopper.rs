@@ -53,11 +53,7 @@ fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
 
 /// The kernel's `(m, n)` for a problem's: swapped for a `_t` configuration.
 fn kernel_dims(c: &Compiled, m: usize, n: usize) -> (u32, u32) {
-    if c.plan.cfg.swap_ab {
-        (n as u32, m as u32)
-    } else {
-        (m as u32, n as u32)
-    }
+    c.plan.cfg.kernel_dims(m as u32, n as u32)
 }
 
 /// The cluster tiles and k-tiles of `shape` for `c`.
@@ -115,17 +111,10 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     // Swapped, the kernel's A is B, its (m, n) are (n, m), and it sees D transposed.
     let (km, kn) = kernel_dims(c, m, n);
     let (ka, kb) = if p.cfg.swap_ab { (b, a) } else { (a, b) };
-    let (mu, nu, ku) = (u64::from(km), u64::from(kn), k as u64);
-    let map_a = jit
-        .tensor_map(&spec(p.tma_a.descriptor(&[mu, ku], &[ku, 1]).unwrap()), ka)
-        .unwrap();
-    let map_b = jit
-        .tensor_map(&spec(p.tma_b.descriptor(&[nu, ku], &[ku, 1]).unwrap()), kb)
-        .unwrap();
-    let d_strides = if p.cfg.swap_ab { [1, mu] } else { [nu, 1] };
-    let map_d = jit
-        .tensor_map_mut(&spec(p.tma_d.descriptor(&[mu, nu], &d_strides).unwrap()), d)
-        .unwrap();
+    let [a_desc, b_desc, d_desc] = p.descriptors(km, kn, k as u32).unwrap();
+    let map_a = jit.tensor_map(&spec(a_desc), ka).unwrap();
+    let map_b = jit.tensor_map(&spec(b_desc), kb).unwrap();
+    let map_d = jit.tensor_map_mut(&spec(d_desc), d).unwrap();
     let mut cfg = Launch::new(l.grid, l.block).with_dynamic_smem(l.dynamic_smem_bytes);
     if let Some(cl) = l.cluster {
         cfg = cfg.with_cluster(cl);

@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
-use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaGlobal, TmaKind};
+use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
 use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::pipeline::{ClusterShape, Raster};
@@ -105,6 +105,15 @@ impl HopperConfig {
         ClusterShape {
             x: self.cluster.0,
             y: self.cluster.1,
+        }
+    }
+
+    /// The kernel's `(M, N)` for a problem's `m x n`: swapped (`_t`), `(n, m)`.
+    pub fn kernel_dims(&self, m: u32, n: u32) -> (u32, u32) {
+        if self.swap_ab {
+            (n, m)
+        } else {
+            (m, n)
         }
     }
 
@@ -427,6 +436,21 @@ impl HopperPlan {
     /// Bytes a stage's loads bring to one block (A's and B's tiles).
     pub fn stage_bytes(&self) -> u32 {
         self.tma_a.bytes() + self.tma_b.bytes()
+    }
+
+    /// The fields of the kernel's three tensor maps for its `km x kn x k` (the problem's, with
+    /// M and N swapped for a `_t` configuration: [`HopperConfig::kernel_dims`]): its A (`km x
+    /// k`), its B (`kn x k`), and D in its coordinates (`km x kn`; swapped, D's transposed, so
+    /// column-major), each row-major with rows of `k` (or D's row) elements. An error where a
+    /// row is not a multiple of 16 bytes.
+    pub fn descriptors(&self, km: u32, kn: u32, k: u32) -> Result<[TmaDescriptor; 3], LayoutError> {
+        let (mu, nu, ku) = (u64::from(km), u64::from(kn), u64::from(k));
+        let d_strides = if self.cfg.swap_ab { [1, mu] } else { [nu, 1] };
+        Ok([
+            self.tma_a.descriptor(&[mu, ku], &[ku, 1])?,
+            self.tma_b.descriptor(&[nu, ku], &[ku, 1])?,
+            self.tma_d.descriptor(&[mu, nu], &d_strides)?,
+        ])
     }
 
     /// Accumulator values of one thread in one epilogue sub-tile.

@@ -176,10 +176,14 @@ impl ProgramPlan for HopperGemm {
         } else {
             ""
         };
+        let staged = match c.epilogue_n {
+            0 => String::new(),
+            e => format!(", output staged {e} columns at a time"),
+        };
         let swap = if c.swap_ab { ", A and B swapped" } else { "" };
         format!(
-            "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}{swap}, \
-             stream-K by shape)",
+            "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
+             {staged}{swap}, stream-K by shape)",
             self.dtype, c.stages
         )
     }
@@ -209,36 +213,26 @@ impl ProgramPlan for HopperGemm {
         let plan = host_plan(self.cfg, self.dtype);
         let resident = sms / self.cfg.cluster_shape().size();
         // Swapped, the kernel's A is B and its M is N.
-        let swap = self.cfg.swap_ab;
-        let (km, kn) = if swap { (n, m) } else { (m, n) };
-        let (ka, kb) = if swap {
+        let (km, kn) = self.cfg.kernel_dims(m, n);
+        let (ka, kb) = if self.cfg.swap_ab {
             (GemmOperand::B, GemmOperand::A)
         } else {
             (GemmOperand::A, GemmOperand::B)
         };
         let l = launch(&self.cfg, km, kn, k, resident);
-        let (mu, nu, ku) = (u64::from(km), u64::from(kn), u64::from(k));
         // plan() took N and K multiples of 8: every stride is a multiple of 16 bytes.
-        let map =
-            |operand, copy: &dsl_core::atom::tma::TmaCopy, dims: [u64; 2], strides: [u64; 2]| {
-                GemmArg::TensorMap {
-                    operand,
-                    descriptor: copy
-                        .descriptor(&dims, &strides)
-                        .expect("rows of 16-byte multiples"),
-                }
-            };
-        use GemmArg::*;
-        // D in the kernel's coordinates: swapped, its transposed (column-major).
-        let d_map = if swap {
-            map(GemmOperand::D, &plan.tma_d, [mu, nu], [1, mu])
-        } else {
-            map(GemmOperand::D, &plan.tma_d, [mu, nu], [nu, 1])
+        let [a_desc, b_desc, d_desc] = plan
+            .descriptors(km, kn, k)
+            .expect("rows of 16-byte multiples");
+        let map = |operand, descriptor| GemmArg::TensorMap {
+            operand,
+            descriptor,
         };
+        use GemmArg::*;
         let args = vec![
-            map(ka, &plan.tma_a, [mu, ku], [ku, 1]),
-            map(kb, &plan.tma_b, [nu, ku], [ku, 1]),
-            d_map,
+            map(ka, a_desc),
+            map(kb, b_desc),
+            map(GemmOperand::D, d_desc),
             U32(km),
             U32(kn),
             K,
@@ -339,6 +333,17 @@ mod tests {
         assert_eq!(
             p.describe(),
             "hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, groups of 8, stream-K by shape)"
+        );
+        let staged = Problem {
+            config: Some("128x256x64s4_e64".into()),
+            ..problem(4096, 4096, 4096)
+        };
+        assert!(
+            plan(&staged, Target::Sm90a)
+                .unwrap()
+                .describe()
+                .contains("4 stages, groups of 8, output staged 64 columns at a time, stream-K"),
+            "the sub-tiled epilogue is in the plan's description"
         );
         let odd = plan(&auto(100, 100, 100), Target::Sm90a).unwrap();
         assert_eq!(odd.program(), "multistage");
