@@ -213,6 +213,25 @@ fn cublas_and_naive_match_an_f64_cpu_product() {
     both_match_the_cpu::<bf16>(6e-3);
 }
 
+/// The plan `auto` makes for an f16 `m x n x k` with f32 sums on this GPU.
+fn auto_plan(gemm: &Gemm<'_>, (m, n, k): (usize, usize, usize)) -> Plan {
+    let problem = Problem {
+        m,
+        n,
+        k,
+        dtype: GemmDtype::F16,
+        acc: Accum::F32,
+        kernel: KernelChoice::Auto,
+        config: None,
+    };
+    check(
+        &problem,
+        BufferLens::for_shape(m, n, k).unwrap(),
+        gemm.target(),
+    )
+    .unwrap()
+}
+
 /// Each plan compiles once, also when several threads ask for it at once.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
@@ -221,20 +240,7 @@ fn plans_compile_once_across_threads() {
     let gemm = Gemm::new(&jit).unwrap();
     let (m, n, k) = (65, 33, 24);
     // The plan auto picks for the shape on this GPU.
-    let want = check(
-        &Problem {
-            m,
-            n,
-            k,
-            dtype: GemmDtype::F16,
-            acc: Accum::F32,
-            kernel: KernelChoice::Auto,
-            config: None,
-        },
-        BufferLens::for_shape(m, n, k).unwrap(),
-        gemm.target(),
-    )
-    .unwrap();
+    let want = auto_plan(&gemm, (m, n, k));
     let modules_before = jit.cached_modules();
     std::thread::scope(|s| {
         for t in 0..4u64 {
@@ -437,21 +443,7 @@ fn misaligned_operands_are_refused() {
     let gemm = Gemm::new(&jit).unwrap();
     // K a multiple of 8: the multistage plan with 16-byte copies.
     let (m, n, k) = (64, 48, 32);
-    let needs = check(
-        &Problem {
-            m,
-            n,
-            k,
-            dtype: GemmDtype::F16,
-            acc: Accum::F32,
-            kernel: KernelChoice::Auto,
-            config: None,
-        },
-        BufferLens::for_shape(m, n, k).unwrap(),
-        gemm.target(),
-    )
-    .unwrap()
-    .operand_alignment();
+    let needs = auto_plan(&gemm, (m, n, k)).operand_alignment();
     assert!(needs > 2, "{needs}");
     let mut ops = Operands::<f16>::random(&jit, m, n, k, 22).unwrap();
     let backing = jit.upload(&Rng::new(3).matrix::<f16>(m * k + 8)).unwrap();

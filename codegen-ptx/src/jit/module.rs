@@ -390,13 +390,7 @@ impl JitFunction {
         let facts = self.validated(cfg)?;
         self.prepare(cfg, &facts)?;
         let (x, y, z) = facts.required_cluster.or(cfg.cluster).unwrap_or((1, 1, 1));
-        let mut attr = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value: sys::CUlaunchAttributeValue {
-                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
-            },
-        };
+        let mut attr = cluster_dimension((x, y, z));
         // The grid must hold whole clusters; occupancy does not depend on its size otherwise.
         let config = sys::CUlaunchConfig {
             gridDimX: x,
@@ -462,13 +456,7 @@ impl JitFunction {
         };
         let result = match cluster {
             Some((x, y, z)) => {
-                let mut attr = sys::CUlaunchAttribute {
-                    id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-                    pad: [0; 4],
-                    value: sys::CUlaunchAttributeValue {
-                        clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
-                    },
-                };
+                let mut attr = cluster_dimension((x, y, z));
                 let config = sys::CUlaunchConfig {
                     gridDimX: g.0,
                     gridDimY: g.1,
@@ -530,5 +518,16 @@ impl JitFunction {
             }
         }
         Ok(())
+    }
+}
+
+/// The launch attribute that gives a launch its cluster shape.
+fn cluster_dimension((x, y, z): (u32, u32, u32)) -> sys::CUlaunchAttribute {
+    sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue {
+            clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
+        },
     }
 }
