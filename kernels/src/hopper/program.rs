@@ -271,7 +271,7 @@ fn epilogue<T: GemmElem>(
             // D's transposed tile: its rows are the accumulators' columns.
             store_fragment_smem(acc, t_cs_d)?;
         } else {
-            let sub = sub_tile(&acc.to_pairs::<T>()?, plan, j);
+            let sub = sub_tile(acc, plan, j).to_pairs::<T>()?;
             copy(&plan.r2s.atom, &sub, t_cs_d)?;
         }
         // The TMA store reads through the async proxy.
@@ -296,12 +296,15 @@ fn column(n0: Var<u32>, off: u32) -> Var<u32> {
     }
 }
 
-/// Epilogue sub-tile `j` of a consumer's packed accumulators, as the sub-tile's `stmatrix` copy
-/// reads it (the plan checked that its values are the tile's from `j * epilogue_values()` on).
-fn sub_tile(pairs: &Fragment<u32>, plan: &HopperPlan, j: u32) -> Fragment<u32> {
+/// Epilogue sub-tile `j` of a consumer's accumulators, as the sub-tile's `stmatrix` copy reads
+/// it: the registers of values `j * epilogue_values()` on (the plan checked that they hold the
+/// sub-tile's columns), so that only they are rounded and packed.
+fn sub_tile(acc: &Fragment<f32>, plan: &HopperPlan, j: u32) -> Fragment<f32> {
+    let per = plan.epilogue_values() as usize;
+    let first = j as usize * per;
     Fragment {
-        offset: i64::from(j * plan.epilogue_values()),
-        ..pairs.with_layout(plan.retile_c.clone())
+        regs: acc.regs[first..first + per].to_vec(),
+        ..acc.with_layout(plan.retile_c.clone())
     }
 }
 
