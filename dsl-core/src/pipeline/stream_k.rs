@@ -111,11 +111,10 @@ impl StreamKSplit {
             };
             (split, (sk_tiles * kt).div_ceil(blocks) + 3 * e)
         };
-        let (num, den) = SHARE_ALL_BELOW;
         if tiles == 0 || tiles > u64::from(u32::MAX) {
             return StreamKSplit::DATA_PARALLEL;
         }
-        if tiles * u64::from(den) <= grid * u64::from(num) {
+        if Self::few_enough_to_share_all(tiles, grid) {
             let (split, time) = share_out(tiles);
             return if time < kt + e {
                 split
@@ -135,6 +134,13 @@ impl StreamKSplit {
         } else {
             StreamKSplit::DATA_PARALLEL
         }
+    }
+
+    /// Whether `tiles` tiles are few enough for [`StreamKSplit::choose`] to share every one of
+    /// them out over `clusters` clusters ([`SHARE_ALL_BELOW`]).
+    pub fn few_enough_to_share_all(tiles: u64, clusters: u64) -> bool {
+        let (num, den) = SHARE_ALL_BELOW;
+        tiles.saturating_mul(u64::from(den)) <= clusters.saturating_mul(u64::from(num))
     }
 
     /// The first iteration of `cluster`'s share and the share's length (0 past `sk_blocks`).

@@ -11,7 +11,6 @@ use crate::gemm::{
     Accum, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError, LaunchPlan, Plan,
     Problem, ProgramPlan,
 };
-#[cfg(doc)]
 use dsl_core::pipeline::StreamKSplit;
 
 /// The warp-specialized TMA + `wgmma` program (see [`super`]).
@@ -109,9 +108,8 @@ impl HopperWs {
         // A long K over few rows: 128x128 tiles shared out by stream-K beat every other tile
         // (on the H200: 42.7 us at 128 x 4096 x 14336, 52.1 us at 128 x 10240 x 8192; the
         // next best 46.8 and 53.4 us).
-        let (num, den) = dsl_core::pipeline::stream_k::SHARE_ALL_BELOW;
-        let tiles = m.div_ceil(128) * n.div_ceil(128);
-        if m <= 128 && k >= 8192 && tiles * den as usize <= SMS * num as usize {
+        let tiles = (m.div_ceil(128) * n.div_ceil(128)) as u64;
+        if m <= 128 && k >= 8192 && StreamKSplit::few_enough_to_share_all(tiles, SMS as u64) {
             return "128x128x64s5".parse().expect("a valid spelling");
         }
         // A short K (8 k-tiles or fewer) leaves a tile's epilogue and its B tile's load
