@@ -3,8 +3,7 @@
 //! on stdin, one expression a line, once printing results and once with `--values`; every output line
 //! must match.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 const VECTORS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -37,23 +36,10 @@ fn sample() -> Vec<(&'static str, &'static str, &'static str)> {
 
 /// Runs `rute layout [flags]` with one expression a line on stdin; returns its stdout lines.
 fn run(flags: &[&str], input: &str) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rute"))
-        .arg("layout")
-        .args(flags)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the rute binary");
-    let mut stdin = child.stdin.take().expect("rute's stdin");
-    let input = input.to_owned();
-    // Write from another thread so a full stdout pipe cannot deadlock us.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("wait for rute");
-    writer
-        .join()
-        .expect("stdin writer thread")
-        .expect("write rute's stdin");
+    let out = common::run(
+        std::iter::once("layout").chain(flags.iter().copied()),
+        input.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "rute layout {flags:?} failed ({}): {}",

@@ -3,26 +3,14 @@
 //! sentence naming the input (exit status 2 for a bad argument, 1 for a bad input line), never a
 //! panic, and nothing runs first.
 
+mod common;
+
 use std::ffi::OsString;
-use std::io::Write;
 use std::os::unix::ffi::OsStringExt;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn rute_os(args: &[OsString], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rute"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the rute binary runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin)
-        .expect("stdin takes the input");
-    child.wait_with_output().expect("rute finishes")
+    common::run(args, stdin)
 }
 
 fn rute(args: &[&str]) -> Output {

@@ -1,23 +1,11 @@
 //! `rute layout` as a user runs it: the real binary, its arguments, stdin, stdout and exit status.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 fn rute(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rute"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the rute binary runs");
-    {
-        let mut input = child.stdin.take().expect("stdin is piped");
-        input
-            .write_all(stdin.unwrap_or("").as_bytes())
-            .expect("stdin takes the input");
-    }
-    child.wait_with_output().expect("rute finishes")
+    common::run(args, stdin.unwrap_or("").as_bytes())
 }
 
 fn stdout(o: &Output) -> String {

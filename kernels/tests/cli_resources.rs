@@ -9,12 +9,12 @@
 //! wall-clock guard of 120 s only stops a runaway. The bounds are the release binary's, so the
 //! tests are ignored in an unoptimized build (CI runs `cargo test --release`).
 
+mod common;
 #[path = "../src/cli/extremes.rs"]
 #[allow(dead_code)]
 mod extremes;
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -55,13 +55,7 @@ fn measure(args: &[String], stdin: Vec<u8>) -> Run {
     };
     // Reaped by wait4 below, which std's `Child::wait` cannot replace: it gives no rusage.
     #[allow(clippy::zombie_processes)]
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rute"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the rute binary runs");
+    let mut child = common::spawn(args);
     let pid = libc::pid_t::try_from(child.id()).expect("a pid");
     let mut input = child.stdin.take().expect("piped");
     let writer = thread::spawn(move || {
