@@ -351,6 +351,17 @@ const COLS: u32 = 68;
 const BOX_ROWS: u32 = 16;
 const BOX_COLS: u32 = 32;
 
+/// The f32 `ROWS x COLS` row-major matrix the TMA tests copy, in boxes of `BOX_ROWS x BOX_COLS`.
+fn tma_spec() -> TensorMapSpec {
+    TensorMapSpec::row_major_2d(
+        TmaDataType::F32,
+        u64::from(ROWS),
+        u64::from(COLS),
+        BOX_ROWS,
+        BOX_COLS,
+    )
+}
+
 fn tma_grid() -> (u32, u32, u32) {
     (COLS.div_ceil(BOX_COLS), ROWS.div_ceil(BOX_ROWS), 1)
 }
@@ -369,14 +380,7 @@ fn tma_2d_load_places_the_box_row_major_and_fills_out_of_bounds() {
         (TmaOobFill::Zero, 0),
         (TmaOobFill::NanRequestZeroFma, outside),
     ] {
-        let spec = TensorMapSpec::row_major_2d(
-            TmaDataType::F32,
-            u64::from(ROWS),
-            u64::from(COLS),
-            BOX_ROWS,
-            BOX_COLS,
-        )
-        .with_oob_fill(fill);
+        let spec = tma_spec().with_oob_fill(fill);
         let map = jit.tensor_map(&spec, &d_in).expect("encode");
         let mut out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
         let mut nonzero = jit.alloc_zeros::<u32>(1).unwrap();
@@ -415,14 +419,7 @@ fn tma_2d_round_trip_plain_and_swizzled() {
     let d_in = jit.upload(&input).unwrap();
     for swizzle in [TmaSwizzle::None, TmaSwizzle::B128] {
         let mut d_out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
-        let spec = TensorMapSpec::row_major_2d(
-            TmaDataType::F32,
-            u64::from(ROWS),
-            u64::from(COLS),
-            BOX_ROWS,
-            BOX_COLS,
-        )
-        .with_swizzle(swizzle);
+        let spec = tma_spec().with_swizzle(swizzle);
         let map_in = jit.tensor_map(&spec, &d_in).unwrap();
         let map_out = jit.tensor_map_mut(&spec, &mut d_out).unwrap();
         kernel
