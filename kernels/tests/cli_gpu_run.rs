@@ -27,9 +27,40 @@ fn test_binary(dir: &Path, name: &str, passed: u32, ignored: u32) {
     );
 }
 
+/// A staging directory, removed with its contents when dropped (also when a test fails).
+struct Staging(PathBuf);
+
+impl std::ops::Deref for Staging {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The test binaries `gpu_run.sh` expects, one of each pattern.
+const BINARIES: [&str; 4] = [
+    "jit_gpu-1",
+    "gpu_examples-2",
+    "gpu_gemm-3",
+    "gpu_gemm_runtime-4",
+];
+
+/// Every expected test binary, each passing `passed` tests.
+fn every_binary_passes(dir: &Path, passed: u32) {
+    for name in BINARIES {
+        test_binary(dir, name, passed, 0);
+    }
+}
+
 /// A staging directory with a stand-in `rute` that passes every check and refuses the run past
 /// the device's memory.
-fn staged(name: &str) -> PathBuf {
+fn staged(name: &str) -> Staging {
     let dir = std::env::temp_dir().join(format!("rute-gpu-run-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(dir.join(".gpu/tests")).unwrap();
@@ -45,7 +76,7 @@ echo "check: error 1.0e-4 (tolerance 2.0e-3), 0 unwritten: PASS"
 echo "bench: rute 1.0000 ms 1.00 TFLOP/s | cuBLAS 1.0000 ms 1.00 TFLOP/s | ratio 1.000"
 [ -z "$out" ] || echo "| table |" > "$out""#,
     );
-    dir
+    Staging(dir)
 }
 
 fn gpu_run(dir: &Path) -> Output {
@@ -62,21 +93,13 @@ fn gpu_run(dir: &Path) -> Output {
 #[test]
 fn a_complete_passing_set_passes() {
     let dir = staged("ok");
-    for name in [
-        "jit_gpu-1",
-        "gpu_examples-2",
-        "gpu_gemm-3",
-        "gpu_gemm_runtime-4",
-    ] {
-        test_binary(&dir, name, 3, 0);
-    }
+    every_binary_passes(&dir, 3);
     let o = gpu_run(&dir);
     assert!(o.status.success(), "{o:?}");
     assert!(
         !String::from_utf8_lossy(&o.stderr).contains("FAIL"),
         "{o:?}"
     );
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -98,20 +121,12 @@ fn a_missing_binary_no_test_run_and_ignored_tests_fail_loudly() {
         assert!(err.contains(needle), "`{needle}` missing from {err}");
     }
     assert!(!err.contains("jit_gpu-1"), "{err}");
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_rute_that_allocates_past_the_device_fails_the_run() {
     let dir = staged("no-memory-check");
-    for name in [
-        "jit_gpu-1",
-        "gpu_examples-2",
-        "gpu_gemm-3",
-        "gpu_gemm_runtime-4",
-    ] {
-        test_binary(&dir, name, 1, 0);
-    }
+    every_binary_passes(&dir, 1);
     // A rute that runs (and passes) whatever it is given.
     script(
         &dir.join(".gpu/bin/rute"),
@@ -124,20 +139,12 @@ fn a_rute_that_allocates_past_the_device_fails_the_run() {
         err.contains("FAIL: rute gemm --m 170000 --n 170000 --k 170000 was not refused for device memory (exit status 0)"),
         "{err}"
     );
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_missing_rute_fails_loudly() {
     let dir = staged("no-rute");
-    for name in [
-        "jit_gpu-1",
-        "gpu_examples-2",
-        "gpu_gemm-3",
-        "gpu_gemm_runtime-4",
-    ] {
-        test_binary(&dir, name, 1, 0);
-    }
+    every_binary_passes(&dir, 1);
     fs::remove_file(dir.join(".gpu/bin/rute")).unwrap();
     let o = gpu_run(&dir);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
@@ -145,5 +152,4 @@ fn a_missing_rute_fails_loudly() {
         String::from_utf8_lossy(&o.stderr).contains("FAIL: .gpu/bin/rute is missing"),
         "{o:?}"
     );
-    fs::remove_dir_all(&dir).unwrap();
 }
