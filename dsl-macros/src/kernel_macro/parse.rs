@@ -116,34 +116,8 @@ fn is_unit(ty: &Type) -> bool {
     matches!(ty, Type::Tuple(t) if t.elems.is_empty())
 }
 
-/// `E` of `Result<T, E>`, whatever `T` is (a `#[device]` function may return a value).
-pub fn result_error_type_of_any(ty: &Type) -> Option<Type> {
-    let Type::Path(p) = ty else {
-        return None;
-    };
-    let last = p.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    let types: Vec<&Type> = args
-        .args
-        .iter()
-        .filter_map(|a| match a {
-            GenericArgument::Type(t) => Some(t),
-            _ => None,
-        })
-        .collect();
-    match types.as_slice() {
-        [_, err] => Some((*err).clone()),
-        _ => None,
-    }
-}
-
-/// `E` of `Result<(), E>`.
-fn result_error_type(ty: &Type) -> Option<Type> {
+/// `(T, E)` of `Result<T, E>` (the last path segment named `Result` with two type arguments).
+fn result_types(ty: &Type) -> Option<(&Type, &Type)> {
     let Type::Path(p) = ty else {
         return None;
     };
@@ -159,7 +133,19 @@ fn result_error_type(ty: &Type) -> Option<Type> {
         _ => None,
     });
     match (types.next(), types.next(), types.next()) {
-        (Some(ok), Some(err), None) if is_unit(ok) => Some(err.clone()),
+        (Some(ok), Some(err), None) => Some((ok, err)),
         _ => None,
     }
+}
+
+/// `E` of `Result<T, E>`, whatever `T` is (a `#[device]` function may return a value).
+pub fn result_error_type_of_any(ty: &Type) -> Option<Type> {
+    result_types(ty).map(|(_, err)| err.clone())
+}
+
+/// `E` of `Result<(), E>`.
+fn result_error_type(ty: &Type) -> Option<Type> {
+    result_types(ty)
+        .filter(|(ok, _)| is_unit(ok))
+        .map(|(_, err)| err.clone())
 }
