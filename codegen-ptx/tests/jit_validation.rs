@@ -538,6 +538,26 @@ fn launch_cluster_rules() {
     );
 }
 
+/// A programmatic dependent launch is sm_90's; on an older device it is refused before the
+/// driver sees it, and on sm_90 it passes with or without a cluster.
+#[test]
+fn programmatic_launch_needs_sm_90() {
+    let ampere = DeviceLimits {
+        compute_capability: (8, 6),
+        cluster_launch: false,
+        ..H
+    };
+    let pdl = Launch::new((2, 1, 1), (32, 1, 1)).with_programmatic_launch();
+    let e = validate_launch(&pdl, &ampere).unwrap_err();
+    assert_eq!(
+        e,
+        LaunchError::ProgrammaticUnsupported { major: 8, minor: 6 }
+    );
+    assert!(e.to_string().contains("compute capability 9.0"), "{e}");
+    assert_eq!(validate_launch(&pdl, &H), Ok(()));
+    assert_eq!(validate_launch(&pdl.with_cluster((2, 1, 1)), &H), Ok(()));
+}
+
 #[test]
 fn launch_shared_memory_limit() {
     let e = launch_err(&Launch::new((1, 1, 1), (32, 1, 1)).with_dynamic_smem(227 * 1024 + 1));

@@ -700,6 +700,7 @@ impl ProgramPlan for ProbePlan {
             ],
             workspace: 0,
             then: None,
+            programmatic: false,
         }
     }
 }

@@ -119,6 +119,9 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     if let Some(cl) = l.cluster {
         cfg = cfg.with_cluster(cl);
     }
+    if l.programmatic {
+        cfg = cfg.with_programmatic_launch();
+    }
     c.f.launch(
         &cfg,
         &[
@@ -192,24 +195,21 @@ fn forced(c: &Compiled, shape: (usize, usize, usize), blocks: u32, hybrid: bool)
     }
 }
 
-/// The sweep's configurations, or those of them `RUTE_CONFIGS` names (comma-separated), for a
-/// device run short of time; a name not in the sweep is an error, so a typo does not pass as
-/// an empty run.
-fn sweep() -> Vec<&'static str> {
+/// The sweep's configurations, or the configurations `RUTE_CONFIGS` names (comma-separated,
+/// any spelling `--config` takes: a candidate before it joins the sweep), for a device run short
+/// of time; a name that does not parse is an error, so a typo does not pass as an empty run.
+fn sweep() -> Vec<String> {
     let Ok(only) = std::env::var("RUTE_CONFIGS") else {
-        return HopperConfig::SWEEP.to_vec();
+        return HopperConfig::SWEEP.iter().map(|s| s.to_string()).collect();
     };
-    let names: Vec<&str> = only.split(',').map(str::trim).collect();
-    for name in &names {
-        assert!(
-            HopperConfig::SWEEP.contains(name),
-            "RUTE_CONFIGS names {name}, which is not in HopperConfig::SWEEP"
-        );
-    }
-    HopperConfig::SWEEP
-        .iter()
-        .copied()
-        .filter(|spec| names.contains(spec))
+    only.split(',')
+        .map(|name| {
+            let name = name.trim();
+            if let Err(e) = name.parse::<HopperConfig>() {
+                panic!("RUTE_CONFIGS: {e}");
+            }
+            name.to_string()
+        })
         .collect()
 }
 
@@ -332,8 +332,8 @@ where
         + codegen_ptx::jit::ValidAsZeroBits
         + Copy,
 {
-    /// Random inputs for `shape`: at least 200 MB of sets (2 to 16), and cuBLAS's product of the
-    /// first.
+    /// Random inputs for `shape`: at least 200 MB of sets (2 to 16), so that a set is out of L2
+    /// by the time its turn comes again, and cuBLAS's product of the first.
     fn new(jit: &'j Jit, blas: &'j CublasRef<'j>, shape: (usize, usize, usize)) -> Self {
         let (m, n, k) = shape;
         let sets = (200usize << 20).div_ceil((m * k + n * k) * 2).clamp(2, 16);
@@ -386,7 +386,8 @@ where
         let mut round = 0usize;
         let t = jit
             .time_interleaved(20, 2, |piece| {
-                let (a, b) = &inputs[(round / 2) % sets];
+                // Every call a different set: one call's inputs are out of L2 by its next.
+                let (a, b) = &inputs[round % sets];
                 round += 1;
                 if piece == 0 {
                     run(jit, c, shape, a, b, d, &order, (&l, &mut ws));
@@ -404,6 +405,198 @@ where
             f64::from(t[0].median_ms()),
             f64::from(t[1].median_ms()),
         )
+    }
+}
+
+/// A lever to time: a configuration (any spelling `--config` takes), its stream-K split, and
+/// whether it launches programmatically (the launch's default) or plainly.
+struct Lever {
+    spec: String,
+    split: SplitChoice,
+    programmatic: bool,
+}
+
+/// How [`interleaved_levers`] splits a lever's tiles.
+#[derive(Clone, Copy, Debug)]
+enum SplitChoice {
+    /// As the launch chooses.
+    Auto,
+    /// Every tile whole.
+    Whole,
+    /// Every tile shared out over every resident cluster.
+    All,
+    /// Past a wave, the last partial wave's tiles shared out over every resident cluster.
+    LastWave,
+}
+
+impl SplitChoice {
+    fn parse(s: &str) -> SplitChoice {
+        match s {
+            "auto" => SplitChoice::Auto,
+            "dp" => SplitChoice::Whole,
+            "all" => SplitChoice::All,
+            "tail" => SplitChoice::LastWave,
+            _ => panic!("a lever's split is @auto, @dp, @all or @tail, not @{s}"),
+        }
+    }
+
+    /// The forced split for `c` on `shape` (`None`: the launch's).
+    fn force(self, c: &Compiled, shape: (usize, usize, usize)) -> Option<StreamKSplit> {
+        let (tiles, kt) = tiles_of(c, shape);
+        let share = |sk_tiles: u32| StreamKSplit {
+            sk_tiles,
+            sk_blocks: c.resident.min(sk_tiles * kt),
+        };
+        match self {
+            SplitChoice::Auto => None,
+            SplitChoice::Whole => Some(StreamKSplit::DATA_PARALLEL),
+            SplitChoice::All => Some(share(tiles)),
+            SplitChoice::LastWave if tiles > c.resident => Some(share(tiles % c.resident)),
+            SplitChoice::LastWave => Some(StreamKSplit::DATA_PARALLEL),
+        }
+    }
+}
+
+/// `RUTE_LEVERS`: comma-separated `config[@auto|@dp|@all|@tail][!]` (default `@auto`; `!`
+/// launches plainly rather than programmatically).
+fn levers() -> Vec<Lever> {
+    let spec = std::env::var("RUTE_LEVERS")
+        .unwrap_or_else(|_| "128x256x64s3@auto,128x256x64s3@tail,128x256x64s4_e64@auto".into());
+    spec.split(',')
+        .map(|l| {
+            let l = l.trim();
+            let (l, plain) = l.strip_suffix('!').map_or((l, false), |l| (l, true));
+            let (spec, split) = l.split_once('@').unwrap_or((l, "auto"));
+            Lever {
+                spec: spec.to_string(),
+                split: SplitChoice::parse(split),
+                programmatic: !plain,
+            }
+        })
+        .collect()
+}
+
+/// `RUTE_LEVER_SHAPES`: comma-separated `MxNxK` (default the three squares).
+fn lever_shapes() -> Vec<(usize, usize, usize)> {
+    let spec = std::env::var("RUTE_LEVER_SHAPES")
+        .unwrap_or_else(|_| "4096x4096x4096,6144x6144x6144,8192x8192x8192".into());
+    spec.split(',')
+        .map(|s| {
+            let d: Vec<usize> = s
+                .trim()
+                .split('x')
+                .map(|v| v.parse().unwrap_or_else(|_| panic!("shape {s} is MxNxK")))
+                .collect();
+            assert_eq!(d.len(), 3, "shape {s} is MxNxK");
+            (d[0], d[1], d[2])
+        })
+        .collect()
+}
+
+/// The levers of `RUTE_LEVERS` on the shapes of `RUTE_LEVER_SHAPES` (bf16, or `RUTE_DTYPE=f16`),
+/// each checked against cuBLAS, then all of a shape's and cuBLAS timed in one interleaved loop,
+/// so that their times compare with each other within a row group as well as with cuBLAS's.
+/// As `rute gemm --bench` times, a sample is one GEMM on every input set back to back (the sets
+/// together past L2), divided by the set count; median of 20.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn interleaved_levers() {
+    if std::env::var("RUTE_DTYPE").as_deref() == Ok("f16") {
+        interleaved_levers_of::<half::f16>();
+    } else {
+        interleaved_levers_of::<half::bf16>();
+    }
+}
+
+fn interleaved_levers_of<T>()
+where
+    T: GemmElem
+        + codegen_ptx::jit::DeviceRepr
+        + codegen_ptx::jit::AnyBitPattern
+        + codegen_ptx::jit::ValidAsZeroBits
+        + Copy,
+{
+    let jit = jit();
+    let blas = CublasRef::new(&jit).unwrap();
+    let levers = levers();
+    let mut compiled: Vec<(String, Compiled)> = Vec::new();
+    for l in &levers {
+        if !compiled.iter().any(|(s, _)| *s == l.spec) {
+            let cfg = l.spec.parse().unwrap_or_else(|e| panic!("{e}"));
+            compiled.push((l.spec.clone(), compile(&jit, cfg, T::DTYPE)));
+        }
+    }
+    let of = |spec: &str| &compiled.iter().find(|(s, _)| s == spec).unwrap().1;
+    println!("| dtype | MxNxK | lever | stream-K tiles/clusters | rute ms | cuBLAS ms | rute TFLOP/s | ratio |");
+    for shape in lever_shapes() {
+        let (m, n, k) = shape;
+        let mut bench = Bench::<T>::new(&jit, &blas, shape);
+        let mut runs = Vec::new();
+        for l in &levers {
+            let c = of(&l.spec);
+            if c.plan.cfg.swap_ab && m > 128 {
+                continue;
+            }
+            let (mut launch, order, mut ws) = prepare(&jit, c, shape, l.split.force(c, shape));
+            launch.programmatic = l.programmatic;
+            let (a0, b0) = &bench.inputs[0];
+            run(
+                &jit,
+                c,
+                shape,
+                a0,
+                b0,
+                &mut bench.d,
+                &order,
+                (&launch, &mut ws),
+            );
+            let err = relative_frobenius_error(&jit.download(&bench.d).unwrap(), &bench.want);
+            assert!(
+                err < 1e-2,
+                "{} {m}x{n}x{k} {:?}: {err:.2e} from cuBLAS",
+                l.spec,
+                launch.split
+            );
+            runs.push((l, c, launch, order, ws));
+        }
+        let sets = bench.inputs.len();
+        let pieces = runs.len() + 1;
+        let (inputs, d, d_ref) = (&bench.inputs, &mut bench.d, &mut bench.d_ref);
+        let t = jit
+            .time_interleaved(20, pieces, |piece| {
+                for (a, b) in inputs {
+                    if piece == 0 {
+                        blas.gemm(m, n, k, a, b, d_ref).map_err(|e| {
+                            codegen_ptx::jit::JitError::NoGpu {
+                                reason: e.to_string(),
+                            }
+                        })?;
+                    } else {
+                        let (_, c, launch, order, ws) = &mut runs[piece - 1];
+                        run(&jit, c, shape, a, b, d, order, (launch, ws));
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let per = |t: &codegen_ptx::jit::Timing| f64::from(t.median_ms()) / sets as f64;
+        let theirs = per(&t[0]);
+        let runs_resident: Vec<u32> = runs.iter().map(|r| r.1.resident).collect();
+        for (i, (l, _, launch, _, _)) in runs.iter().enumerate() {
+            let ours = per(&t[i + 1]);
+            println!(
+                "| {} | {m}x{n}x{k} | {}@{:?}{} ({} resident) | {}/{} | {ours:.4} | {theirs:.4} | {:.0} | {:.3} |",
+                T::DTYPE,
+                l.spec,
+                l.split,
+                if l.programmatic { "" } else { " plain" },
+                runs_resident[i],
+                launch.split.sk_tiles,
+                launch.split.sk_blocks,
+                2.0 * (m * n * k) as f64 / ours / 1e9,
+                theirs / ours
+            );
+        }
     }
 }
 
@@ -453,8 +646,10 @@ fn square_timing_against_cublas() {
     let jit = jit();
     let shapes = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)];
     println!("{HEADER}");
-    time_against_cublas::<half::bf16>(&jit, &shapes, &sweep());
-    time_against_cublas::<half::f16>(&jit, &shapes, &sweep());
+    let configs = sweep();
+    let configs: Vec<&str> = configs.iter().map(String::as_str).collect();
+    time_against_cublas::<half::bf16>(&jit, &shapes, &configs);
+    time_against_cublas::<half::f16>(&jit, &shapes, &configs);
 }
 
 /// Decode and skinny shapes (stream-K where the tiles do not fill the device) against cuBLAS.

@@ -6,7 +6,7 @@
 
 use dsl_core::ir::Target;
 use kernels::gemm::GemmDtype;
-use kernels::hopper::{hopper_kernel, HopperConfig, REGISTERS, THREADS};
+use kernels::hopper::{hopper_kernel, HopperConfig, REGISTERS};
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
 /// Every (configuration, element type) the sweep times, with its snapshot's name.
@@ -44,8 +44,8 @@ fn ptx_snapshots() {
     assert_no_stale_snapshots("hopper_", &expected);
 }
 
-/// ptxas allocates at most the consumers' `setmaxnreg` budget at entry (a block of 384 threads
-/// must fit the SM's 64K registers before the producer gives its share back), with no spills; the
+/// ptxas allocates at most the consumers' `setmaxnreg` budget at entry (a block of 256 or 384
+/// threads must fit the SM's 64K registers before the producer gives its share back), with no spills; the
 /// shared memory is the plan's rings plus the epilogue's staging, within the SM's 227 KiB.
 #[test]
 fn every_configuration_assembles_within_its_register_budget() {
@@ -53,9 +53,10 @@ fn every_configuration_assembles_within_its_register_budget() {
     for (cfg, dtype, name) in published() {
         let report = assemble_clean(&ptx_of(cfg, dtype), Target::Sm90a, &name);
         assert!(
-            report.registers * THREADS <= 65536,
-            "{name}: {} registers per thread do not fit {THREADS} threads",
-            report.registers
+            report.registers * cfg.threads() <= 65536,
+            "{name}: {} registers per thread do not fit {} threads",
+            report.registers,
+            cfg.threads()
         );
         assert!(
             report.registers <= REGISTERS.1,

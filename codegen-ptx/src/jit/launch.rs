@@ -16,6 +16,12 @@ pub struct Launch {
     pub dynamic_smem_bytes: u32,
     /// Allow clusters of 9..=16 blocks (non-portable sizes; sm_90 supports them on request).
     pub non_portable_cluster: bool,
+    /// Programmatic dependent launch (sm_90): the launch may start while the stream's previous
+    /// kernel is still running, its blocks taking SMs as that kernel's blocks leave them. The
+    /// kernel must run `griddepcontrol.wait` (`dsl_core::kernel::wait_on_dependent_grids`)
+    /// before it touches memory the previous kernel reads or writes; the wait returns once
+    /// that kernel has completed and its writes are visible.
+    pub programmatic: bool,
 }
 
 impl Launch {
@@ -27,6 +33,7 @@ impl Launch {
             cluster: None,
             dynamic_smem_bytes: 0,
             non_portable_cluster: false,
+            programmatic: false,
         }
     }
 
@@ -47,6 +54,13 @@ impl Launch {
     /// The same launch with `bytes` of dynamic shared memory per block.
     pub fn with_dynamic_smem(mut self, bytes: u32) -> Self {
         self.dynamic_smem_bytes = bytes;
+        self
+    }
+
+    /// The same launch as a programmatic dependent launch ([`Launch::programmatic`]): what
+    /// hides a short kernel's launch and prologue behind the previous kernel's last blocks.
+    pub fn with_programmatic_launch(mut self) -> Self {
+        self.programmatic = true;
         self
     }
 
@@ -173,6 +187,17 @@ pub enum LaunchError {
         /// Device's minor compute capability.
         minor: u32,
     },
+    /// A programmatic dependent launch on a device before sm_90.
+    #[error(
+        "a programmatic dependent launch needs compute capability 9.0 or newer; this device is \
+         {major}.{minor}"
+    )]
+    ProgrammaticUnsupported {
+        /// Device's major compute capability.
+        major: u32,
+        /// Device's minor compute capability.
+        minor: u32,
+    },
     /// A grid axis is not a whole number of clusters.
     #[error("grid axis {axis} is {grid} blocks, not a multiple of the cluster's {cluster}")]
     ClusterDoesNotDivideGrid {
@@ -267,6 +292,10 @@ pub fn validate_launch(launch: &Launch, limits: &DeviceLimits) -> Result<(), Lau
                 max,
             });
         }
+    }
+    if launch.programmatic && limits.compute_capability.0 < 9 {
+        let (major, minor) = limits.compute_capability;
+        return Err(LaunchError::ProgrammaticUnsupported { major, minor });
     }
     if let Some(cluster) = launch.cluster {
         if !limits.cluster_launch {

@@ -418,8 +418,9 @@ impl JitFunction {
     /// count, kinds, declared pointer alignment, and that every buffer is this stream's to use),
     /// the function's dynamic shared memory
     /// limit raised when the launch asks for more than it allows, and non-portable cluster sizes
-    /// enabled when asked for. A cluster launches through `cuLaunchKernelEx` with the cluster
-    /// dimension attribute, anything else through `cuLaunchKernel`. Returns once queued; faults
+    /// enabled when asked for. A cluster or a programmatic launch goes through `cuLaunchKernelEx`
+    /// with the cluster dimension and programmatic serialization attributes, anything else
+    /// through `cuLaunchKernel`. Returns once queued; faults
     /// in the kernel surface at the next synchronisation.
     ///
     /// What cannot be checked is what the kernel's code does with its arguments: a kernel given
@@ -454,35 +455,21 @@ impl JitFunction {
         } else {
             cfg.cluster
         };
-        let result = match cluster {
-            Some((x, y, z)) => {
-                let mut attr = cluster_dimension((x, y, z));
-                let config = sys::CUlaunchConfig {
-                    gridDimX: g.0,
-                    gridDimY: g.1,
-                    gridDimZ: g.2,
-                    blockDimX: b.0,
-                    blockDimY: b.1,
-                    blockDimZ: b.2,
-                    sharedMemBytes: cfg.dynamic_smem_bytes,
-                    hStream: stream,
-                    attrs: &mut attr,
-                    numAttrs: 1,
-                };
-                // SAFETY: `config` and the one attribute it points to live across the call; the
-                // function handle is live; `params` holds one pointer per kernel parameter, each
-                // to a value borrowed from `args` for the whole call of exactly the size the
-                // module's PTX declares for that parameter (check_args above), which is what the
-                // driver copies before returning. Every address among them is a buffer this
-                // stream may use, borrowed and ordered for as long as the argument lives (or a
-                // raw address whose contract the caller took on in an unsafe block).
-                unsafe {
-                    sys::cuLaunchKernelEx(&config, self.function, params_ptr, std::ptr::null_mut())
-                }
-            }
-            // SAFETY: as above, for the plain launch: live handles, one pointer per parameter,
-            // each valid for the duration of the call.
-            None => unsafe {
+        let mut attrs = Vec::with_capacity(2);
+        if let Some(shape) = cluster {
+            attrs.push(cluster_dimension(shape));
+        }
+        if cfg.programmatic {
+            attrs.push(programmatic_serialization());
+        }
+        let result = if attrs.is_empty() {
+            // SAFETY: live handles; `params` holds one pointer per kernel parameter, each to a
+            // value borrowed from `args` for the whole call of exactly the size the module's PTX
+            // declares for that parameter (check_args above), which is what the driver copies
+            // before returning. Every address among them is a buffer this stream may use,
+            // borrowed and ordered for as long as the argument lives (or a raw address whose
+            // contract the caller took on in an unsafe block).
+            unsafe {
                 sys::cuLaunchKernel(
                     self.function,
                     g.0,
@@ -496,7 +483,25 @@ impl JitFunction {
                     params_ptr,
                     std::ptr::null_mut(),
                 )
-            },
+            }
+        } else {
+            let config = sys::CUlaunchConfig {
+                gridDimX: g.0,
+                gridDimY: g.1,
+                gridDimZ: g.2,
+                blockDimX: b.0,
+                blockDimY: b.1,
+                blockDimZ: b.2,
+                sharedMemBytes: cfg.dynamic_smem_bytes,
+                hStream: stream,
+                attrs: attrs.as_mut_ptr(),
+                numAttrs: attrs.len() as u32,
+            };
+            // SAFETY: as for the plain launch, and `config` and the attributes it points to
+            // live across the call.
+            unsafe {
+                sys::cuLaunchKernelEx(&config, self.function, params_ptr, std::ptr::null_mut())
+            }
         };
         result.result().map_err(|e: DriverError| JitError::Launch {
             kernel: self.name.clone(),
@@ -518,6 +523,17 @@ impl JitFunction {
             }
         }
         Ok(())
+    }
+}
+
+/// The launch attribute of a programmatic dependent launch ([`Launch::programmatic`]).
+fn programmatic_serialization() -> sys::CUlaunchAttribute {
+    sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue {
+            programmaticStreamSerializationAllowed: 1,
+        },
     }
 }
 

@@ -72,6 +72,8 @@ impl Writer<'_> {
                 self.emit(format_args!("fence.proxy.async{sp}"));
             }
             Fence::MbarrierInit => self.emit(format_args!("fence.mbarrier_init.release.cluster")),
+            Fence::GridDependencyWait => self.emit(format_args!("griddepcontrol.wait")),
+            Fence::LaunchDependents => self.emit(format_args!("griddepcontrol.launch_dependents")),
         }
         Ok(())
     }

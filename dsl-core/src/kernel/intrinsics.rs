@@ -445,6 +445,23 @@ pub fn fence_mbarrier_init() {
     emit(Fence::MbarrierInit);
 }
 
+/// `griddepcontrol.wait` (sm_90): under a programmatic dependent launch, wait until the stream's
+/// previous kernel has completed and its writes are visible (CUTLASS's
+/// `wait_on_dependent_grids`). Every access to memory that kernel may read or write comes after
+/// it; what comes before (barrier setup, tensor-map prefetch) overlaps that kernel's last blocks.
+/// Without such a launch it returns at once.
+pub fn wait_on_dependent_grids() {
+    emit(Fence::GridDependencyWait);
+}
+
+/// `griddepcontrol.launch_dependents` (sm_90): this block no longer holds back the stream's
+/// next kernel, whose blocks may then start on SMs as this kernel's leave them (CUTLASS's
+/// `launch_dependent_grids`). It does not publish any memory: the next kernel's
+/// [`wait_on_dependent_grids`] still waits for this one to complete.
+pub fn launch_dependent_grids() {
+    emit(Fence::LaunchDependents);
+}
+
 /// `fence.acq_rel.scope`.
 pub fn fence_acq_rel(scope: Scope) {
     emit(Fence::Fence {

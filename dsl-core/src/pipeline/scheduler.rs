@@ -40,6 +40,32 @@ pub enum Raster {
     Hilbert,
 }
 
+impl Raster {
+    /// The rows and columns of the `tiles_m x tiles_n` grid that the first `count` tiles of this
+    /// order cover (an upper bound for a Hilbert curve: the square patch around them): what
+    /// the tiles that run at once read of A (rows) and of B (columns).
+    ///
+    /// ```
+    /// use dsl_core::pipeline::Raster;
+    /// let grouped = Raster::Grouped { group: 8 };
+    /// assert_eq!(grouped.first_tiles_extent(64, 32, 68), (8, 9));
+    /// assert_eq!(Raster::AlongM.first_tiles_extent(4, 40, 28), (4, 7));
+    /// ```
+    pub fn first_tiles_extent(self, tiles_m: u32, tiles_n: u32, count: u32) -> (u32, u32) {
+        let (tiles_m, tiles_n) = (tiles_m.max(1), tiles_n.max(1));
+        let count = count.min(tiles_m.saturating_mul(tiles_n));
+        let rows = match self {
+            Raster::AlongM => tiles_m.min(count),
+            Raster::Grouped { group } => group.max(1).min(tiles_m).min(count),
+            Raster::Hilbert => (f64::from(count).sqrt().ceil() as u32)
+                .next_power_of_two()
+                .min(tiles_m),
+        };
+        let rows = rows.max(1);
+        (rows, count.div_ceil(rows).min(tiles_n))
+    }
+}
+
 /// The walk over output tiles for this block. Its registers hold the current linear tile and
 /// its `(m, n)` coordinates in cluster tiles; [`PersistentScheduler::next_tile`] steps to the
 /// next one this block's cluster computes.

@@ -24,9 +24,9 @@
 //! the host model of a cluster's units, for tests.
 //!
 //! ```
-//! use dsl_core::pipeline::{stream_k_walk, StreamKSplit};
+//! use dsl_core::pipeline::{stream_k_walk, StreamKSplit, TailReuse};
 //! // 48 tiles of 64 k-tiles over 132 SMs: every tile shared out, 23 or 24 k-tiles per SM.
-//! let split = StreamKSplit::choose(48, 64, 132);
+//! let split = StreamKSplit::choose(48, 64, 132, TailReuse::InL2);
 //! assert_eq!(split, StreamKSplit { sk_tiles: 48, sk_blocks: 132 });
 //! let units = stream_k_walk(48, 64, split, 1, 132);
 //! assert_eq!(units[0].tile, 0);
@@ -52,13 +52,31 @@ pub const UNIT_OVERHEAD_K_TILES: u32 = 2;
 /// share), 80 and fewer faster.
 pub const SHARE_ALL_BELOW: (u32, u32) = (5, 8);
 
-/// Past a wave, [`StreamKSplit::choose`] shares out the last partial wave's tiles only where
-/// the estimate gains this much over the whole tiles: shares at different k of tiles that read
-/// the same rows of an operand read them at different times, so from DRAM more often than
-/// whole tiles in step do (on the H200: a 128x192-tile 512 x 10240 x 8192 product, estimated
-/// 16% faster shared out, ran 17% slower; a 128x256-tile one, estimated 37% faster, ran 22%
-/// faster).
+/// Past a wave, [`StreamKSplit::choose`] shares out the last partial wave's tiles, where their
+/// operands do not fit in L2 together ([`TailReuse::PastL2`]), only where the estimate gains
+/// this much over the whole tiles: shares at different k of tiles that read the same rows of an
+/// operand read them at different times, so from DRAM more often than whole tiles in step do
+/// (on the H200: a 128x192-tile 512 x 10240 x 8192 product, estimated 16% faster shared out,
+/// ran 17% slower; a 128x256-tile one, estimated 37% faster, ran 22% faster).
 pub const MIN_TAIL_GAIN: f64 = 0.75;
+
+/// Where the last partial wave's operands fit in L2 ([`TailReuse::InL2`]), a shared k-tile's
+/// cost in [`StreamKSplit::choose`]'s estimate, in whole-tile k-tiles: with every SM busy and
+/// the shares out of step, each runs slower than the same k-tile of a whole tile. Fitted on the
+/// H200 to 128x256 tiles, where the last wave shared out ran 2.3% faster at 8192^3 (68 of 132
+/// tiles shared: accepted below 1.88), and slower at 2048 x 28672 x 4096 (76: 2%, rejected above
+/// 1.62), 8192 x 6144 x 4096 (84: 1.5%), 6144^3 (96: 0.8%) and 4096^3 (116: 6%).
+pub const SHARED_SLOWDOWN: f64 = 1.75;
+
+/// Whether the operands the last partial wave's tiles read fit in L2 together, which decides
+/// how [`StreamKSplit::choose`] prices sharing them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TailReuse {
+    /// They fit: shares out of step still find them in L2 ([`SHARED_SLOWDOWN`]).
+    InL2,
+    /// They do not, or the caller cannot tell ([`MIN_TAIL_GAIN`]).
+    PastL2,
+}
 
 /// The host's split of a problem between stream-K shares and whole tiles (see the module's
 /// docs). `sk_tiles == 0` is the data-parallel walk of every tile.
@@ -81,20 +99,26 @@ impl StreamKSplit {
     /// The split for `tiles` tiles of `k_tiles` k-tiles walked by `clusters` resident clusters:
     /// every tile shared out where the tiles are few ([`SHARE_ALL_BELOW`]); past a wave, the last
     /// partial wave's tiles shared out where the estimate (in k-tiles, with
-    /// [`UNIT_OVERHEAD_K_TILES`] per unit) gains [`MIN_TAIL_GAIN`] over whole tiles; otherwise
-    /// whole tiles. A share has at least [`MIN_SHARE_K_TILES`] k-tiles.
+    /// [`UNIT_OVERHEAD_K_TILES`] per unit) is faster than whole tiles, priced as `tail` says
+    /// ([`TailReuse`]); otherwise whole tiles. A share has at least [`MIN_SHARE_K_TILES`]
+    /// k-tiles.
     ///
     /// ```
-    /// use dsl_core::pipeline::StreamKSplit;
+    /// use dsl_core::pipeline::{StreamKSplit, TailReuse::{InL2, PastL2}};
     /// // 512 tiles on 132 SMs: 3.9 waves, whole tiles.
-    /// assert_eq!(StreamKSplit::choose(512, 64, 132), StreamKSplit::DATA_PARALLEL);
+    /// assert_eq!(StreamKSplit::choose(512, 64, 132, InL2), StreamKSplit::DATA_PARALLEL);
     /// // 160 tiles of 128 k-tiles: 1.2 waves; the 28 of the second shared out.
-    /// assert_eq!(StreamKSplit::choose(160, 128, 132).sk_tiles, 28);
+    /// assert_eq!(StreamKSplit::choose(160, 128, 132, PastL2).sk_tiles, 28);
+    /// // 2048 tiles of 128 k-tiles (8192^3 on 128x256): the last 68 shared out if in L2;
+    /// // 1792 of 64 (2048 x 28672 x 4096), whose last 76 gain too little: whole.
+    /// assert_eq!(StreamKSplit::choose(2048, 128, 132, InL2).sk_tiles, 68);
+    /// assert_eq!(StreamKSplit::choose(2048, 128, 132, PastL2).sk_tiles, 0);
+    /// assert_eq!(StreamKSplit::choose(1792, 64, 132, InL2).sk_tiles, 0);
     /// // 96 tiles: whole; 48: shared out over every SM.
-    /// assert_eq!(StreamKSplit::choose(96, 64, 132), StreamKSplit::DATA_PARALLEL);
-    /// assert_eq!(StreamKSplit::choose(48, 64, 132).sk_blocks, 132);
+    /// assert_eq!(StreamKSplit::choose(96, 64, 132, InL2), StreamKSplit::DATA_PARALLEL);
+    /// assert_eq!(StreamKSplit::choose(48, 64, 132, InL2).sk_blocks, 132);
     /// ```
-    pub fn choose(tiles: u32, k_tiles: u32, clusters: u32) -> StreamKSplit {
+    pub fn choose(tiles: u32, k_tiles: u32, clusters: u32, tail: TailReuse) -> StreamKSplit {
         let (tiles, kt, grid) = (
             u64::from(tiles),
             u64::from(k_tiles.max(1)),
@@ -127,9 +151,16 @@ impl StreamKSplit {
         if full == 0 || rest == 0 {
             return StreamKSplit::DATA_PARALLEL;
         }
-        let whole = (full + 1) * (kt + e);
+        let whole = ((full + 1) * (kt + e)) as f64;
         let (split, time) = share_out(rest);
-        if ((full * (kt + e) + time) as f64) < whole as f64 * MIN_TAIL_GAIN {
+        let faster = match tail {
+            TailReuse::PastL2 => ((full * (kt + e) + time) as f64) < whole * MIN_TAIL_GAIN,
+            TailReuse::InL2 => {
+                let shares = (time - 3 * e) as f64 * SHARED_SLOWDOWN + (3 * e) as f64;
+                (full * (kt + e)) as f64 + shares < whole
+            }
+        };
+        if faster {
             split
         } else {
             StreamKSplit::DATA_PARALLEL
@@ -400,7 +431,7 @@ mod tests {
     /// Every iteration of every tile is walked once; a tail is its cluster's first unit; each
     /// head's peers are exactly the clusters with a tail of its tile, in order.
     fn check(tiles: u32, kt: u32, clusters: u32) {
-        let split = StreamKSplit::choose(tiles, kt, clusters);
+        let split = StreamKSplit::choose(tiles, kt, clusters, TailReuse::PastL2);
         assert!(
             split.sk_tiles <= tiles && split.sk_blocks <= clusters,
             "{split:?}"
@@ -459,26 +490,50 @@ mod tests {
     fn the_split_follows_the_waves() {
         // Full waves: whole tiles.
         assert_eq!(
-            StreamKSplit::choose(264, 64, 132),
+            StreamKSplit::choose(264, 64, 132, TailReuse::PastL2),
             StreamKSplit::DATA_PARALLEL
         );
         // Few tiles with a long K: shared out over every SM.
-        let s = StreamKSplit::choose(16, 128, 132);
+        let s = StreamKSplit::choose(16, 128, 132, TailReuse::PastL2);
         assert_eq!((s.sk_tiles, s.sk_blocks), (16, 132));
         // Up to 5/8 of the SMs' tiles shared out, more walked whole.
-        assert_eq!(StreamKSplit::choose(82, 128, 132).sk_tiles, 82);
         assert_eq!(
-            StreamKSplit::choose(83, 128, 132),
+            StreamKSplit::choose(82, 128, 132, TailReuse::PastL2).sk_tiles,
+            82
+        );
+        assert_eq!(
+            StreamKSplit::choose(83, 128, 132, TailReuse::PastL2),
             StreamKSplit::DATA_PARALLEL
         );
         // Few k-tiles: a share keeps at least MIN_SHARE_K_TILES.
-        let s = StreamKSplit::choose(4, 16, 132);
+        let s = StreamKSplit::choose(4, 16, 132, TailReuse::PastL2);
         assert_eq!((s.sk_tiles, s.sk_blocks), (4, 8));
         // Nothing to share: one k-tile per tile is best walked whole.
-        assert_eq!(StreamKSplit::choose(8, 1, 132), StreamKSplit::DATA_PARALLEL);
+        assert_eq!(
+            StreamKSplit::choose(8, 1, 132, TailReuse::PastL2),
+            StreamKSplit::DATA_PARALLEL
+        );
+        // The squares on 128x256 tiles, their last waves in L2: shared out at 8192^3 (68 of
+        // 132 tiles), whole at 6144^3 (96) and 4096^3 (116).
+        use TailReuse::InL2;
+        assert_eq!(StreamKSplit::choose(2048, 128, 132, InL2).sk_tiles, 68);
+        assert_eq!(
+            StreamKSplit::choose(1152, 96, 132, InL2),
+            StreamKSplit::DATA_PARALLEL
+        );
+        assert_eq!(
+            StreamKSplit::choose(512, 64, 132, InL2),
+            StreamKSplit::DATA_PARALLEL
+        );
+        assert_eq!(
+            StreamKSplit::choose(1536, 64, 132, InL2),
+            StreamKSplit::DATA_PARALLEL
+        );
+        // 448 tiles of 64 (512 x 28672 x 4096 on 128x256): the last 52 shared out.
+        assert_eq!(StreamKSplit::choose(448, 64, 132, InL2).sk_tiles, 52);
         // 1.6 waves (the H200's 512 x 10240 x 8192 on 128x192 tiles): whole tiles.
         assert_eq!(
-            StreamKSplit::choose(216, 128, 132),
+            StreamKSplit::choose(216, 128, 132, TailReuse::PastL2),
             StreamKSplit::DATA_PARALLEL
         );
     }

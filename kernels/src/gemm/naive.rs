@@ -151,6 +151,7 @@ impl ProgramPlan for NaivePlan {
             args: vec![D, A, B, M, N, K],
             workspace: 0,
             then: None,
+            programmatic: false,
         }
     }
 }

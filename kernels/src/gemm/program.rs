@@ -76,6 +76,7 @@
 //!             args: vec![D, A, B, M, N, K],
 //!             workspace: 0,
 //!             then: None,
+//!             programmatic: false,
 //!         }
 //!     }
 //! }
@@ -334,6 +335,10 @@ pub struct LaunchPlan {
     /// A launch of the plan's [`reduction`](ProgramPlan::reduction) kernel queued right after
     /// this one (same stream, so it sees everything this one wrote): a split-K reduction.
     pub then: Option<Box<LaunchPlan>>,
+    /// Launch it as a programmatic dependent launch (`Launch::programmatic` in codegen-ptx's
+    /// JIT): its blocks may start while the stream's previous kernel finishes. Only for a
+    /// kernel that runs `griddepcontrol.wait` before its first access to global memory.
+    pub programmatic: bool,
 }
 
 impl LaunchPlan {
@@ -348,6 +353,7 @@ impl LaunchPlan {
             args,
             workspace: 0,
             then: None,
+            programmatic: false,
         }
     }
 

@@ -463,6 +463,9 @@ impl<'j> Gemm<'j> {
         if let Some(cluster) = plan.cluster {
             launch = launch.with_cluster(cluster);
         }
+        if plan.programmatic {
+            launch = launch.with_programmatic_launch();
+        }
         Ok(function.launch(&launch, &kernel_args)?)
     }
 

@@ -28,8 +28,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// `128x256x64s3_c2x1_h`, `128x256x64s4_e128` or `128x16x64s8_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
-    /// The block tile `(M, N, K)`: M is 64 per consumer warpgroup times 1 or 2, N a multiple of
-    /// 8 up to 256 (one `wgmma` N), K 64 (one 128-byte swizzled row of 16-bit elements).
+    /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup), 128 or 256 (two, of 64 or
+    /// 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N), K 64 or 128 (one or two
+    /// 128-byte swizzled rows of 16-bit elements).
     pub tile: (u32, u32, u32),
     /// Depth of the shared-memory ring.
     pub stages: u32,
@@ -53,11 +54,9 @@ pub struct HopperConfig {
     pub epilogue_n: u32,
 }
 
-/// Consumer warpgroups (each computes `tile_m / 2` rows of the block's tile).
+/// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
+/// 64-row tile has one ([`HopperConfig::consumers`]).
 pub const CONSUMERS: u32 = 2;
-
-/// Threads per block: one producer warpgroup and the consumers.
-pub const THREADS: u32 = 128 * (1 + CONSUMERS);
 
 /// Registers per thread of the producer and of the consumers after `setmaxnreg`: together
 /// 64512 of the SM's 65536 (a block per SM).
@@ -76,7 +75,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 18] = [
+    pub const SWEEP: [&'static str; 20] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -91,14 +90,32 @@ impl HopperConfig {
         "128x64x64s8",
         "128x16x64s8_t",
         "128x64x64s8_t",
-        // A stage more, the output staged in sub-tiles: checked by ptxas and the sub-tile
-        // check here, not yet run on the H200 (the GPU tests of the sweep take them next).
+        // A stage more, the output staged in sub-tiles (128x256x64s4_e128: the default for a
+        // short K).
         "128x256x64s4_e128",
         "128x256x64s4_e64",
         "128x128x64s6_e64",
         // The same stage more for a cluster, whose ring waits on the other block too.
         "128x256x64s4_c2x1_e64",
+        // One consumer of 64 rows with 128-deep k-tiles: the decode defaults where 64-row
+        // weight tiles fit in one wave.
+        "64x16x128s11_t",
+        "64x64x128s6_t",
     ];
+
+    /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows.
+    pub fn consumers(&self) -> u32 {
+        if self.tile.0 == 64 {
+            1
+        } else {
+            CONSUMERS
+        }
+    }
+
+    /// Threads per block: one producer warpgroup and the consumers.
+    pub fn threads(&self) -> u32 {
+        128 * (1 + self.consumers())
+    }
 
     /// The cluster's shape.
     pub fn cluster_shape(&self) -> ClusterShape {
@@ -135,12 +152,11 @@ impl HopperConfig {
     /// Why the program does not support this configuration, if it does not.
     pub fn check(&self) -> Result<(), String> {
         let (m, n, k) = self.tile;
-        if m != 64 * CONSUMERS && m != 128 * CONSUMERS {
-            return Err(format!(
-                "tile M is {} or {} (64 or 128 rows per consumer warpgroup)",
-                64 * CONSUMERS,
-                128 * CONSUMERS
-            ));
+        if !matches!(m, 64 | 128 | 256) {
+            return Err(
+                "tile M is 64, 128 or 256 (one consumer warpgroup of 64 rows, or two of 64 or 128)"
+                    .into(),
+            );
         }
         if !(8..=256).contains(&n) || n % 8 != 0 {
             return Err("tile N is a multiple of 8 up to 256 (one wgmma)".into());
@@ -150,11 +166,11 @@ impl HopperConfig {
                 "tile N above 64 is a multiple of 64 (the output's 128-byte swizzle)".into(),
             );
         }
-        if k != 64 {
-            return Err("tile K is 64 (one 128-byte swizzled row)".into());
+        if k != 64 && k != 128 {
+            return Err("tile K is 64 or 128 (one or two 128-byte swizzled rows)".into());
         }
-        if !(2..=8).contains(&self.stages) {
-            return Err("stages is 2..=8".into());
+        if !(2..=16).contains(&self.stages) {
+            return Err("stages is 2..=16".into());
         }
         if self.in_flight > 1 {
             return Err("at most one wgmma batch stays in flight (_f1)".into());
@@ -335,7 +351,7 @@ impl HopperPlan {
             GemmDtype::F16 => ValType::F16,
             GemmDtype::Bf16 => ValType::BF16,
         };
-        let rows = bm / i64::from(CONSUMERS);
+        let rows = bm / i64::from(cfg.consumers());
         let atom = MmaAtom::new(Gmma::ss(cfg.tile.1, ValType::F32, val));
         let perm = [
             Some(Layout::vector(rows, 1)?),
@@ -346,7 +362,7 @@ impl HopperPlan {
         let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
         let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
         let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, st]), None)?;
-        let smem_a_consumer = (0..i64::from(CONSUMERS))
+        let smem_a_consumer = (0..i64::from(cfg.consumers()))
             .map(|c| {
                 local_tile(
                     &View::from(smem_a.clone()),
@@ -536,7 +552,7 @@ mod tests {
         let e = "128x256x64s5".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("shared memory"), "{e}");
         let e = "96x256x64s3".parse::<HopperConfig>().unwrap_err();
-        assert!(e.contains("tile M is 128 or 256"), "{e}");
+        assert!(e.contains("tile M is 64, 128 or 256"), "{e}");
         let e = "128x256x64s3_c4x1".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("1x1, 2x1 or 1x2"), "{e}");
         let e = "128x256x64s3_q".parse::<HopperConfig>().unwrap_err();
@@ -585,13 +601,19 @@ mod tests {
             let cfg: HopperConfig = s.parse().unwrap();
             for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
                 let p = HopperPlan::new(cfg, dtype).unwrap();
-                let (m, n, _) = cfg.tile;
+                let (m, n, k) = cfg.tile;
+                // One box per 64 of K (a 128-byte swizzled row each).
                 assert_eq!(p.tma_a.box_dims, vec![64, m.min(256)], "{s}");
                 assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
-                assert_eq!(p.stage_bytes(), (m + n) * 64 * 2, "{s}");
+                assert_eq!(p.tma_a.boxes.len() as u32, k / 64, "{s}");
+                assert_eq!(p.stage_bytes(), (m + n) * k * 2, "{s}");
                 assert_eq!(p.mma.size(), 128);
-                assert_eq!(p.tma_d.bytes(), m / 2 * cfg.epilogue_cols() * 2, "{s}");
-                assert_eq!(p.smem_a_consumer[1].base, i64::from(m / 2) * 64, "{s}");
+                let rows = m / cfg.consumers();
+                assert_eq!(p.tma_d.bytes(), rows * cfg.epilogue_cols() * 2, "{s}");
+                assert_eq!(p.smem_a_consumer.len() as u32, cfg.consumers(), "{s}");
+                if let Some(second) = p.smem_a_consumer.get(1) {
+                    assert_eq!(second.base, i64::from(rows) * 64, "{s}");
+                }
             }
         }
     }

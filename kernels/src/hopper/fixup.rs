@@ -46,6 +46,8 @@ pub(super) struct Partials {
     slots: GlobalPtr<f32>,
     /// f32 elements of one consumer's accumulators.
     slot_elems: u32,
+    /// Consumers per block.
+    consumers: u32,
 }
 
 impl Partials {
@@ -55,17 +57,18 @@ impl Partials {
         Partials {
             flags: workspace.cast::<u32>(),
             slots: workspace + FLAG_WORDS,
-            slot_elems: bm / CONSUMERS * bn,
+            slot_elems: bm / cfg.consumers() * bn,
+            consumers: cfg.consumers(),
         }
     }
 
     fn flag(&self, block: Var<u32>, c: u32) -> GlobalPtr<u32> {
-        self.flags + (block * CONSUMERS + c)
+        self.flags + (block * self.consumers + c)
     }
 
     /// Thread `t`'s first value in slot `(block, c)`.
     fn slot(&self, block: Var<u32>, c: u32, t: Var<u32>) -> GlobalPtr<f32> {
-        self.slots + ((block * CONSUMERS + c) * self.slot_elems + t * 4u32)
+        self.slots + ((block * self.consumers + c) * self.slot_elems + t * 4u32)
     }
 }
 

@@ -27,7 +27,7 @@ use dsl_core::tensor::{
 use dsl_core::tiled::Side;
 use dsl_macros::{device, kernel};
 
-use super::config::{HopperPlan, CONSUMERS, REGISTERS, THREADS};
+use super::config::{HopperPlan, REGISTERS};
 use super::fixup::{hand_over, Partials};
 use super::HopperError;
 use crate::gemm::GemmElem;
@@ -241,7 +241,7 @@ fn consumer<T: GemmElem>(
 
 /// Consumer `c`'s staging tile in shared memory.
 fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
-    let rows = plan.cfg.tile.0 / CONSUMERS;
+    let rows = plan.cfg.tile.0 / plan.cfg.consumers();
     out.staging + c * rows * plan.cfg.epilogue_cols()
 }
 
@@ -259,7 +259,7 @@ fn epilogue<T: GemmElem>(
     (t, t_cs_d, sd_ptr): (Var<u32>, &STensor<T>, SharedPtr<T>),
 ) -> Result<(), HopperError> {
     let (bm, bn, _) = plan.cfg.tile;
-    let rows = bm / CONSUMERS;
+    let rows = bm / plan.cfg.consumers();
     let epi = plan.cfg.epilogue_cols();
     for j in 0..bn / epi {
         if t.eq_(0u32) {
@@ -351,7 +351,7 @@ pub fn hopper_ws<T: GemmElem>(
     let (bm, bn, bk) = cfg.tile;
     let cluster = cfg.cluster_shape();
     // One block per SM with a register cap at entry: what setmaxnreg needs to take effect.
-    kb.require_threads(THREADS, 1, 1);
+    kb.require_threads(cfg.threads(), 1, 1);
     kb.min_blocks_per_sm(1);
     if cluster.size() > 1 {
         kb.cluster_dims(cluster.size(), 1, 1);
@@ -365,7 +365,7 @@ pub fn hopper_ws<T: GemmElem>(
 
     // ---- Barriers: full (the loads' bytes), empty (one arrival per consumer per block) ----
     let full = TmaBarriers::new(kb, "full", cfg.stages, 1);
-    let empty = Barriers::new(kb, "empty", cfg.stages, CONSUMERS * cluster.size());
+    let empty = Barriers::new(kb, "empty", cfg.stages, cfg.consumers() * cluster.size());
     if thread_idx_x().eq_(0u32) {
         prefetch_tensor_map(&a_map);
         prefetch_tensor_map(&b_map);
@@ -380,6 +380,11 @@ pub fn hopper_ws<T: GemmElem>(
     } else {
         sync_threads();
     }
+    // ---- Programmatic launch: the setup above overlapped the previous kernel's last blocks;
+    // nothing touches global memory before that kernel is done. Once every block is here, the
+    // next kernel may launch: its blocks take SMs as this one's leave (none fit beside one).
+    wait_on_dependent_grids();
+    launch_dependent_grids();
 
     // ---- The walk: cluster tiles of (cluster.x * bm, cluster.y * bn) ----
     let tiles_m = (m + (bm - 1)) / bm;
@@ -411,6 +416,8 @@ pub fn hopper_ws<T: GemmElem>(
     };
     if wg.eq_(0u32) {
         producer(plan, (&a_map, &b_map), &ring, walk);
+    } else if cfg.consumers() == 1 {
+        consumer(plan, 0, &ring, &output, walk)?;
     } else if wg.eq_(1u32) {
         consumer(plan, 0, &ring, &output, walk)?;
     } else {

@@ -6,6 +6,7 @@
 
 use dsl_core::ir::{Kernel, Target};
 
+use super::config::SMEM_LIMIT;
 use super::{entry_name, hopper_kernel, launch, tile_order, HopperConfig, HopperError, TARGETS};
 use crate::gemm::{
     Accum, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError, LaunchPlan, Plan,
@@ -87,11 +88,12 @@ impl GemmProgram for HopperWs {
 impl HopperWs {
     /// The configuration for `m x n x k` without `--config`, for the H200's 132 SMs:
     ///
-    /// - decode shapes (M up to 64): A and B swapped (`_t`), the weights in 128-row tiles and M
-    ///   rounded up to 16 as the tile's N, 8 stages;
+    /// - decode shapes (M up to 64): A and B swapped (`_t`), M rounded up to 16 as the tile's
+    ///   N; the weights in 64-row tiles with 128-deep k-tiles (as many stages as fit) where
+    ///   those tiles fit in one wave, else in 128-row tiles, 8 stages of 64;
     /// - few rows (up to 128) over a long K (8192 and more) whose 128x128 tiles are few enough
     ///   for stream-K to share them all out ([`StreamKSplit::choose`]): 128x128x64s5;
-    /// - a short K (512 or less): 128x128x64s5;
+    /// - a short K (512 or less): 128x256x64s4_e128 (128x128x64s5 for N below 256);
     /// - otherwise the tile of 128 x {256, 192, 128, 64} (3, 4, 5 and 8 stages) whose waves of
     ///   tiles cost least: waves times the tile's area over how well its `wgmma` runs (1, 0.97,
     ///   0.93, 0.8 of the 256-wide one's rate, measured on the H200). Wide tiles win where
@@ -100,10 +102,18 @@ impl HopperWs {
     pub fn default_config(m: usize, n: usize, k: usize) -> HopperConfig {
         const SMS: usize = 132;
         if m <= 64 {
+            // 64-row tiles of the weights, twice as many, where they fit in one wave (on the
+            // H200 at 64 x 6144 x 4096: 0.98 of cuBLAS, against 0.87 for 128-row tiles shared
+            // out by stream-K; at 64 x 10240 x 8192, 160 of them: 0.88 against 0.91).
             let bn = m.div_ceil(16) * 16;
-            return format!("128x{bn}x64s8_t")
-                .parse()
-                .expect("a valid spelling");
+            let spec = if n.div_ceil(64) <= SMS {
+                let stage = (64 + bn) * 128 * 2;
+                let stages = ((SMEM_LIMIT as usize - 64 * bn * 2) / stage).min(12);
+                format!("64x{bn}x128s{stages}_t")
+            } else {
+                format!("128x{bn}x64s8_t")
+            };
+            return spec.parse().expect("a valid spelling");
         }
         // A long K over few rows: 128x128 tiles shared out by stream-K beat every other tile
         // (on the H200: 42.7 us at 128 x 4096 x 14336, 52.1 us at 128 x 10240 x 8192; the
@@ -113,10 +123,16 @@ impl HopperWs {
             return "128x128x64s5".parse().expect("a valid spelling");
         }
         // A short K (8 k-tiles or fewer) leaves a tile's epilogue and its B tile's load
-        // unamortized: 128x128 tiles with 5 stages keep more of them in flight (on the H200 at
-        // 81920 x 256 x 256: 1.004 of cuBLAS, against 0.955 for 128x256x64s3).
+        // unamortized: a stage more than 128x256x64s3 holds a whole tile's k-tiles of 256 with
+        // room to spare, the epilogue staged in halves (on the H200 at 81920 x 256 x 256: 1.09
+        // of cuBLAS, against 1.01 for 128x128x64s5 and 0.99 for 128x256x64s3).
         if k <= 512 && m > 128 {
-            return "128x128x64s5".parse().expect("a valid spelling");
+            let spec = if n >= 256 {
+                "128x256x64s4_e128"
+            } else {
+                "128x128x64s5"
+            };
+            return spec.parse().expect("a valid spelling");
         }
         let candidates = [
             (256usize, 3, 1.0f64),
@@ -249,6 +265,7 @@ impl ProgramPlan for HopperGemm {
             // buffer.
             workspace: l.workspace_elems(&self.cfg).max(1),
             then: None,
+            programmatic: l.programmatic,
         }
     }
 }
@@ -313,11 +330,11 @@ mod tests {
         let e = plan(&f16_sum, Target::Sm90a).unwrap_err();
         assert!(e.ends_with("it sums in f32, not f16"), "{e}");
         let bad = Problem {
-            config: Some("128x256x64s9".into()),
+            config: Some("128x256x64s17".into()),
             ..problem(64, 64, 64)
         };
         let e = plan(&bad, Target::Sm90a).unwrap_err();
-        assert!(e.contains("stages is 2..=8"), "{e}");
+        assert!(e.contains("stages is 2..=16"), "{e}");
     }
 
     #[test]
@@ -373,7 +390,7 @@ mod tests {
         assert_eq!(l.args[7..9], [GemmArg::U32(0), GemmArg::U32(0)]);
         let decode = plan(&problem(16, 4096, 4096), Target::Sm90a).unwrap();
         let h = decode.downcast_ref::<HopperGemm>().unwrap();
-        assert_eq!(h.cfg.to_string(), "128x16x64s8_t");
+        assert_eq!(h.cfg.to_string(), "64x16x128s11_t");
         let l = decode.launch(16, 4096, 4096, 132);
         assert_eq!(l.check(), Ok(()));
         // Swapped: the kernel's A is B (4096 rows), its M and N are N and M, and D is seen
@@ -388,12 +405,12 @@ mod tests {
                 if descriptor.global_dims == [4096, 16] && descriptor.global_strides_bytes == [4096 * 2]
         ));
         assert_eq!(l.args[3..5], [GemmArg::U32(4096), GemmArg::U32(16)]);
-        // 32 weight tiles of 64 k-tiles, shared by all 132 SMs; no launch after.
-        assert_eq!(l.grid, (132, 1, 1));
-        assert_eq!(l.args[7..9], [GemmArg::U32(32), GemmArg::U32(132)]);
+        // 64 weight tiles of 32 k-tiles, shared by all 132 SMs; no launch after.
+        assert_eq!((l.grid, l.block), ((132, 1, 1), (256, 1, 1)));
+        assert_eq!(l.args[7..9], [GemmArg::U32(64), GemmArg::U32(132)]);
         assert_eq!(
             l.workspace,
-            u64::from(super::super::fixup::FLAG_WORDS) + 132 * 128 * 16
+            u64::from(super::super::fixup::FLAG_WORDS) + 132 * 64 * 16
         );
         assert!(l.then.is_none());
     }
@@ -402,9 +419,11 @@ mod tests {
     #[test]
     fn default_tiles_follow_the_shape() {
         let cfg = |m, n, k| HopperWs::default_config(m, n, k).to_string();
-        assert_eq!(cfg(16, 6144, 4096), "128x16x64s8_t");
-        assert_eq!(cfg(64, 6144, 4096), "128x64x64s8_t");
-        assert_eq!(cfg(33, 6144, 4096), "128x48x64s8_t");
+        assert_eq!(cfg(16, 6144, 4096), "64x16x128s11_t");
+        assert_eq!(cfg(64, 6144, 4096), "64x64x128s6_t");
+        assert_eq!(cfg(33, 6144, 4096), "64x48x128s7_t");
+        // 160 tiles of 64 rows would take more than a wave.
+        assert_eq!(cfg(64, 10240, 8192), "128x64x64s8_t");
         assert_eq!(cfg(128, 4096, 4096), "128x64x64s8");
         assert_eq!(cfg(512, 6144, 4096), "128x192x64s4");
         assert_eq!(cfg(512, 10240, 8192), "128x192x64s4");
@@ -413,7 +432,8 @@ mod tests {
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 4096, 14336), "128x128x64s5");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "128x128x64s5");
+        assert_eq!(cfg(81920, 256, 256), "128x256x64s4_e128");
+        assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
         assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
     }
 }

@@ -176,6 +176,7 @@ impl ProgramPlan for MultistageConfig {
             args: vec![D, A, B, M, N, K],
             workspace: 0,
             then: None,
+            programmatic: false,
         }
     }
 }

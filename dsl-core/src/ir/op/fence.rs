@@ -1,5 +1,7 @@
-//! Memory fences: `membar`, `fence.sc/acq_rel`, the async-proxy fence `fence.proxy.async` and
-//! `fence.mbarrier_init.release.cluster` (sm_90).
+//! Memory fences: `membar`, `fence.sc/acq_rel`, the async-proxy fence `fence.proxy.async`,
+//! `fence.mbarrier_init.release.cluster` (sm_90), and the ordering between a kernel and the
+//! stream's kernel before and after it under a programmatic dependent launch,
+//! `griddepcontrol.{wait,launch_dependents}` (sm_90).
 
 use super::OpInfo;
 use crate::ir::error::IrError;
@@ -51,6 +53,14 @@ pub enum Fence {
     },
     /// `fence.mbarrier_init.release.cluster` (sm_90): publish `mbarrier.init` to the cluster.
     MbarrierInit,
+    /// `griddepcontrol.wait` (sm_90): wait until the grids this one depends on (the stream's
+    /// previous kernel, under a programmatic dependent launch) have completed and their memory
+    /// is visible; returns at once without such a launch.
+    GridDependencyWait,
+    /// `griddepcontrol.launch_dependents` (sm_90): this block no longer holds back the launch
+    /// of the stream's next kernel (which still waits for this one's completion in its own
+    /// `griddepcontrol.wait`).
+    LaunchDependents,
 }
 
 impl OpInfo for Fence {
@@ -60,6 +70,8 @@ impl OpInfo for Fence {
             Fence::Fence { .. } => "fence",
             Fence::ProxyAsync { .. } => "fence.proxy.async",
             Fence::MbarrierInit => "fence.mbarrier_init",
+            Fence::GridDependencyWait => "griddepcontrol.wait",
+            Fence::LaunchDependents => "griddepcontrol.launch_dependents",
         }
     }
     fn requires(&self) -> Requirement {
@@ -69,7 +81,9 @@ impl OpInfo for Fence {
                 ..
             }
             | Fence::ProxyAsync { .. }
-            | Fence::MbarrierInit => Requirement::at_least(Target::Sm90a),
+            | Fence::MbarrierInit
+            | Fence::GridDependencyWait
+            | Fence::LaunchDependents => Requirement::at_least(Target::Sm90a),
             _ => Requirement::ANY,
         }
     }
@@ -78,7 +92,9 @@ impl OpInfo for Fence {
             Fence::Fence {
                 scope: Scope::Cluster,
                 ..
-            } => PtxVersion::new(7, 8),
+            }
+            | Fence::GridDependencyWait
+            | Fence::LaunchDependents => PtxVersion::new(7, 8),
             Fence::ProxyAsync { .. } | Fence::MbarrierInit => PtxVersion::new(8, 0),
             _ => PtxVersion::new(6, 0),
         }
