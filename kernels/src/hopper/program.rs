@@ -1,8 +1,10 @@
 //! The warp-specialized Hopper GEMM, top-down as seed 004 writes its steps 7-9: configuration,
 //! shared memory, barriers, the tile walk, then the roles, each a short function: one TMA
 //! producer warp and two consumer warpgroups that share each stage's B tile (the seed's "two
-//! consumers share B"), with the epilogue through shared memory (`stmatrix`) and a TMA store
-//! that the producer does not wait for.
+//! consumers share B"; a 64-row tile has one), with the epilogue through shared memory
+//! (`stmatrix`) and a TMA store that the producer does not wait for. The kernel is launched
+//! programmatically: its setup runs while the stream's previous kernel finishes, and it touches
+//! global memory only after `griddepcontrol.wait`.
 //!
 //! | role | warpgroup | registers | per k-tile |
 //! |------|-----------|-----------|------------|

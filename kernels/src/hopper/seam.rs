@@ -37,14 +37,16 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_t]: the block tile (M 128 or 256, N a multiple of 8 \
-         up to 256, K 64), S stages, blocks per cluster along M and N (1x1, 2x1 or 1x2, TMA \
-         multicast of the shared operand), Hilbert tile order (_h) or groups of G tile rows \
-         (default 8), one wgmma batch left in flight (_f1), the output staged E columns at a \
-         time (_eE, leaving room for a stage more), A and B swapped (_t: the weights of a decode \
-         step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without \
-         it: by shape (128x{16..64}x64s8_t for M up to 64, else the 128-row tile whose waves \
-         cost least)"
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_t]: the block tile (M 64 with one consumer \
+         warpgroup, 128 or 256 with two; N a multiple of 8 up to 256; K 64 or 128), S stages \
+         (up to 16), blocks per cluster along M and N (1x1, 2x1 or 1x2, TMA multicast of the \
+         shared operand; K 64), Hilbert tile order (_h) or groups of G tile rows (default 8), \
+         one wgmma batch left in flight (_f1), the output staged E columns at a time (_eE, \
+         leaving room for a stage more), A and B swapped (_t: the weights of a decode step fill \
+         the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
+         (for M up to 64, 64x{16..64}x128_t where those tiles fit in one wave, else \
+         128x{16..64}x64s8_t; for K up to 512, 128x256x64s4_e128; else the 128-row tile whose \
+         waves cost least)"
     }
 
     fn runs_on(&self, target: Target) -> bool {
