@@ -312,6 +312,25 @@ fn small_shape_of_every_configuration() {
     );
 }
 
+/// An element type the timing tests upload, download and zero: f16 or bf16.
+trait BenchElem:
+    GemmElem
+    + codegen_ptx::jit::DeviceRepr
+    + codegen_ptx::jit::AnyBitPattern
+    + codegen_ptx::jit::ValidAsZeroBits
+    + Copy
+{
+}
+
+impl<T> BenchElem for T where
+    T: GemmElem
+        + codegen_ptx::jit::DeviceRepr
+        + codegen_ptx::jit::AnyBitPattern
+        + codegen_ptx::jit::ValidAsZeroBits
+        + Copy
+{
+}
+
 /// One shape's inputs (sets rotated past L2), rute's and cuBLAS's outputs, and cuBLAS's result on
 /// the first set: what the timing tests check a configuration against, then time it beside.
 struct Bench<'j, T> {
@@ -326,11 +345,7 @@ struct Bench<'j, T> {
 
 impl<'j, T> Bench<'j, T>
 where
-    T: GemmElem
-        + codegen_ptx::jit::DeviceRepr
-        + codegen_ptx::jit::AnyBitPattern
-        + codegen_ptx::jit::ValidAsZeroBits
-        + Copy,
+    T: BenchElem,
 {
     /// Random inputs for `shape`: at least 200 MB of sets (2 to 16), so that a set is out of L2
     /// by the time its turn comes again, and cuBLAS's product of the first.
@@ -510,11 +525,7 @@ fn interleaved_levers() {
 
 fn interleaved_levers_of<T>()
 where
-    T: GemmElem
-        + codegen_ptx::jit::DeviceRepr
-        + codegen_ptx::jit::AnyBitPattern
-        + codegen_ptx::jit::ValidAsZeroBits
-        + Copy,
+    T: BenchElem,
 {
     let jit = jit();
     let blas = CublasRef::new(&jit).unwrap();
@@ -607,11 +618,7 @@ where
 /// rute's).
 fn time_against_cublas<T>(jit: &Jit, shapes: &[(usize, usize, usize)], configs: &[&str]) -> Vec<f64>
 where
-    T: GemmElem
-        + codegen_ptx::jit::DeviceRepr
-        + codegen_ptx::jit::AnyBitPattern
-        + codegen_ptx::jit::ValidAsZeroBits
-        + Copy,
+    T: BenchElem,
 {
     let blas = CublasRef::new(jit).unwrap();
     let dtype = T::DTYPE;
