@@ -1,5 +1,6 @@
-//! The kernels `rute ptx` knows: each with its name, the targets it supports and a function that
-//! generates it with its default configuration.
+//! The kernels `rute ptx` knows: each with its name, the targets it supports, a function that
+//! generates it with its default configuration and, for the kernels that have configurations,
+//! one that generates it for a spelled configuration (`rute ptx NAME --config SPEC`).
 
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::{Kernel, Target};
@@ -20,6 +21,10 @@ pub struct Registered {
     /// every target, except where a target lacks an instruction the default uses: the tuned
     /// GEMM's `stmatrix` epilogue becomes `st.shared` on sm_80).
     pub build: fn(Target) -> Result<Kernel, BuildError>,
+    /// Generates the kernel for a configuration spelled as `rute gemm --config` takes it, for
+    /// the kernels that have configurations; the error is a sentence naming what is wrong with
+    /// the spelling.
+    pub configure: Option<fn(&str) -> Result<Kernel, String>>,
 }
 
 impl Registered {
@@ -32,6 +37,15 @@ impl Registered {
     ///
     /// Errors: a target the kernel is not published for, a generation error, a codegen error.
     pub fn ptx(&self, target: Target) -> Result<String, RegistryError> {
+        self.ptx_of(target, None)
+    }
+
+    /// Its PTX for `target` with the configuration spelled `config` (`None`: the default). The
+    /// PTX entry is then the configured kernel's name (e.g. `hopper_ws_bf16_64x64x128s6_t`).
+    ///
+    /// Errors: as [`Registered::ptx`], and a kernel without configurations
+    /// ([`RegistryError::NotConfigurable`]) or a spelling it refuses ([`RegistryError::BadConfig`]).
+    pub fn ptx_of(&self, target: Target, config: Option<&str>) -> Result<String, RegistryError> {
         if !self.supports(target) {
             return Err(RegistryError::UnsupportedTarget {
                 kernel: self.name,
@@ -39,10 +53,29 @@ impl Registered {
                 supported: names(self.targets),
             });
         }
-        let kernel = (self.build)(target).map_err(|source| RegistryError::Build {
-            kernel: self.name,
-            source,
-        })?;
+        let kernel = match (config, self.configure) {
+            (None, _) => (self.build)(target).map_err(|source| RegistryError::Build {
+                kernel: self.name,
+                source,
+            })?,
+            (Some(spec), Some(configure)) => {
+                configure(spec).map_err(|message| RegistryError::BadConfig {
+                    kernel: self.name,
+                    message,
+                })?
+            }
+            (Some(_), None) => {
+                return Err(RegistryError::NotConfigurable {
+                    kernel: self.name,
+                    configurable: KERNELS
+                        .iter()
+                        .filter(|k| k.configure.is_some())
+                        .map(|k| k.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+            }
+        };
         emit(&kernel, target).map_err(|source| RegistryError::Codegen {
             kernel: self.name,
             target,
@@ -57,71 +90,85 @@ pub const KERNELS: &[Registered] = &[
         name: "vector_add",
         targets: examples::vector_add::TARGETS,
         build: |_| examples::vector_add::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "transpose",
         targets: examples::transpose::TARGETS,
         build: |_| examples::transpose::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "reduce_sum",
         targets: examples::reduce_sum::TARGETS,
         build: |_| examples::reduce_sum::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "async_copy",
         targets: examples::async_copy::TARGETS,
         build: |_| examples::async_copy::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "tma_round_trip",
         targets: examples::tma_round_trip::TARGETS,
         build: |_| examples::tma_round_trip::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "tma_pipeline",
         targets: examples::tma_pipeline::TARGETS,
         build: |_| examples::tma_pipeline::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "wgmma_tile",
         targets: examples::wgmma_tile::TARGETS,
         build: |_| examples::wgmma_tile::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "gemm_naive",
         targets: gemm::naive::TARGETS,
         build: |_| gemm::naive::default_kernel(),
+        configure: None,
     },
     Registered {
         name: "hopper_ws_f16",
         targets: hopper::TARGETS,
         build: |_| hopper::default_kernel(GemmDtype::F16),
+        configure: Some(|spec| hopper::configured_kernel(spec, GemmDtype::F16)),
     },
     Registered {
         name: "hopper_ws_bf16",
         targets: hopper::TARGETS,
         build: |_| hopper::default_kernel(GemmDtype::Bf16),
+        configure: Some(|spec| hopper::configured_kernel(spec, GemmDtype::Bf16)),
     },
     Registered {
         name: "multistage_f16",
         targets: multistage::TARGETS,
         build: |_| multistage::default_f16(),
+        configure: None,
     },
     Registered {
         name: "multistage_f16_f32acc",
         targets: multistage::TARGETS,
         build: |_| multistage::default_f16_f32acc(),
+        configure: None,
     },
     Registered {
         name: "multistage_bf16",
         targets: multistage::TARGETS,
         build: |_| multistage::default_bf16(),
+        configure: None,
     },
     Registered {
         name: "multistage_f16_tuned",
         targets: multistage::TARGETS,
         build: multistage::default_f16_tuned,
+        configure: None,
     },
 ];
 
@@ -145,6 +192,12 @@ pub fn find(name: &str) -> Result<&'static Registered, RegistryError> {
 /// The PTX of kernel `name` for `target`: [`find`] then [`Registered::ptx`].
 pub fn ptx(name: &str, target: Target) -> Result<String, RegistryError> {
     find(name)?.ptx(target)
+}
+
+/// The PTX of kernel `name` for `target` with the configuration `config`: [`find`] then
+/// [`Registered::ptx_of`].
+pub fn ptx_of(name: &str, target: Target, config: Option<&str>) -> Result<String, RegistryError> {
+    find(name)?.ptx_of(target, config)
 }
 
 fn names(targets: &[Target]) -> String {
@@ -175,6 +228,22 @@ pub enum RegistryError {
         target: Target,
         /// Its targets, comma-separated.
         supported: String,
+    },
+    /// `--config` for a kernel that has no configurations.
+    #[error("kernel `{kernel}` takes no configuration; these do: {configurable}")]
+    NotConfigurable {
+        /// The kernel.
+        kernel: &'static str,
+        /// The kernels that take one, comma-separated.
+        configurable: String,
+    },
+    /// The configuration's spelling was refused.
+    #[error("kernel `{kernel}`: {message}")]
+    BadConfig {
+        /// The kernel.
+        kernel: &'static str,
+        /// Why, as the configuration's parser says it.
+        message: String,
     },
     /// Generating the kernel failed (a bug in the kernel or its default configuration).
     #[error("generating kernel `{kernel}` failed: {source}")]
@@ -236,6 +305,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A configurable kernel prints the configured kernel's PTX under its own entry name; a
+    /// bad spelling and a kernel without configurations are refused with a sentence.
+    #[test]
+    fn configurations_reach_the_ptx() {
+        let ptx = ptx_of("hopper_ws_bf16", Target::Sm90a, Some("64x64x128s6_t")).unwrap();
+        assert!(
+            ptx.contains(".entry hopper_ws_bf16_64x64x128s6_t("),
+            "no entry"
+        );
+        assert!(ptx.contains("m64n64k16.f32.bf16.bf16"));
+        let e = ptx_of("hopper_ws_f16", Target::Sm90a, Some("96x64x64s4"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("kernel `hopper_ws_f16`: `96x64x64s4` is not a hopper_ws"),
+            "{e}"
+        );
+        let e = ptx_of("vector_add", Target::Sm80, Some("x"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "kernel `vector_add` takes no configuration; these do: hopper_ws_f16, hopper_ws_bf16"
+        );
     }
 
     #[test]

@@ -72,6 +72,51 @@ fn prints_the_ptx_of_the_default_configuration() {
     assert!(text(&o.stdout).contains(".target sm_80\n"));
 }
 
+/// `--config` prints a configured kernel under its own entry name, the same PTX the library
+/// generates for it; a bad spelling or a kernel without configurations is a usage error.
+#[test]
+fn prints_the_ptx_of_a_configuration() {
+    let spec = "64x64x128s6_t";
+    let cfg: kernels::hopper::HopperConfig = spec.parse().unwrap();
+    let kernel = kernels::hopper::hopper_kernel(cfg, kernels::gemm::GemmDtype::Bf16).unwrap();
+    let want = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
+    let o = rute(&[
+        "ptx",
+        "hopper_ws_bf16",
+        "--target",
+        "sm_90a",
+        "--config",
+        spec,
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let got = text(&o.stdout);
+    assert_eq!(got, want);
+    assert!(got.contains(".visible .entry hopper_ws_bf16_64x64x128s6_t("));
+    assert_usage_error(
+        &[
+            "ptx",
+            "hopper_ws_f16",
+            "--target",
+            "sm_90a",
+            "--config",
+            "96x64x64s4",
+        ],
+        &[
+            "kernel `hopper_ws_f16`",
+            "`96x64x64s4` is not a hopper_ws configuration",
+            "tile M",
+        ],
+    );
+    assert_usage_error(
+        &["ptx", "vector_add", "--target", "sm_80", "--config", "x"],
+        &[
+            "`vector_add` takes no configuration",
+            "hopper_ws_f16, hopper_ws_bf16",
+        ],
+    );
+    assert_usage_error(&["ptx", "--list", "--config", spec], &["--list takes no"]);
+}
+
 /// Exit status 2, nothing on stdout, and an `error:` line on stderr containing every `needle`.
 fn assert_usage_error(args: &[&str], needles: &[&str]) {
     let o = rute(args);

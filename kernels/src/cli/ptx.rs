@@ -1,7 +1,7 @@
 //! `rute ptx`: print a registered kernel's PTX, or list the registered kernels.
 //!
 //! ```text
-//! rute ptx NAME --target sm_80|sm_90a|sm_100a
+//! rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]
 //! rute ptx --list
 //! ```
 
@@ -13,11 +13,14 @@ use kernels::registry;
 use super::args::{self, Flag};
 use super::{report, USAGE_ERROR};
 
-const HELP: &str = "usage: rute ptx NAME --target sm_80|sm_90a|sm_100a
+const HELP: &str = "usage: rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]
        rute ptx --list
 
 Prints the PTX of the registered kernel NAME for the target, or (--list) one line per
-registered kernel: its name, then each target it supports.";
+registered kernel: its name, then each target it supports. --config SPEC generates a kernel
+that has configurations (hopper_ws_f16, hopper_ws_bf16) for the one spelled as
+`rute gemm --kernel hopper_ws --config` takes it, e.g. 64x64x128s6_t; the entry is then named
+after it.";
 
 /// Runs `rute ptx` with `args`; returns the exit status.
 pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
@@ -33,13 +36,19 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
             }
             0
         }
-        Ok(Request::Ptx { name, target }) => match registry::ptx(&name, target) {
+        Ok(Request::Ptx {
+            name,
+            target,
+            config,
+        }) => match registry::ptx_of(&name, target, config.as_deref()) {
             Ok(ptx) => {
                 let _ = out.write_all(ptx.as_bytes());
                 0
             }
             Err(e @ registry::RegistryError::UnknownKernel { .. })
-            | Err(e @ registry::RegistryError::UnsupportedTarget { .. }) => {
+            | Err(e @ registry::RegistryError::UnsupportedTarget { .. })
+            | Err(e @ registry::RegistryError::NotConfigurable { .. })
+            | Err(e @ registry::RegistryError::BadConfig { .. }) => {
                 report(err, &e.to_string());
                 USAGE_ERROR
             }
@@ -59,12 +68,17 @@ pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut 
 enum Request {
     Help,
     List,
-    Ptx { name: String, target: Target },
+    Ptx {
+        name: String,
+        target: Target,
+        config: Option<String>,
+    },
 }
 
 const FLAGS: &[Flag] = &[
     Flag::switch("--list"),
     Flag::value("--target", "a target, like sm_90a"),
+    Flag::value("--config", "a configuration, like 128x256x64s3"),
 ];
 
 fn parse(args: &[String]) -> Result<Request, String> {
@@ -85,10 +99,11 @@ fn parse(args: &[String]) -> Result<Request, String> {
             ))
         }
     };
+    let config = a.value("--config").map(str::to_string);
     if a.has("--list") {
-        return match (&name, target) {
-            (None, None) => Ok(Request::List),
-            _ => Err("--list takes no kernel name or target".into()),
+        return match (&name, target, &config) {
+            (None, None, None) => Ok(Request::List),
+            _ => Err("--list takes no kernel name, target or configuration".into()),
         };
     }
     let Some(name) = name else {
@@ -103,7 +118,11 @@ fn parse(args: &[String]) -> Result<Request, String> {
         return Err(format!("--target is required: {}", target_names()));
     };
     let target = target.parse::<Target>()?;
-    Ok(Request::Ptx { name, target })
+    Ok(Request::Ptx {
+        name,
+        target,
+        config,
+    })
 }
 
 fn kernel_names() -> String {

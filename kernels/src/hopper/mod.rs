@@ -200,6 +200,14 @@ pub fn default_kernel(dtype: GemmDtype) -> Result<Kernel, BuildError> {
     Ok(k)
 }
 
+/// The kernel of the configuration spelled `spec` for `dtype`, named [`entry_name`]: what `rute
+/// ptx hopper_ws_{dtype} --config SPEC` prints. The error is a sentence (the spelling's, or the
+/// plan's).
+pub fn configured_kernel(spec: &str, dtype: GemmDtype) -> Result<Kernel, String> {
+    let cfg: HopperConfig = spec.parse()?;
+    hopper_kernel(cfg, dtype).map_err(|e| e.to_string())
+}
+
 /// The kernel of `cfg` for `dtype`, named [`entry_name`].
 pub fn hopper_kernel(cfg: HopperConfig, dtype: GemmDtype) -> Result<Kernel, HopperError> {
     let plan = HopperPlan::new(cfg, dtype)?;
