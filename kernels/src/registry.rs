@@ -10,6 +10,9 @@ use thiserror::Error;
 use crate::gemm::GemmDtype;
 use crate::{examples, gemm, hopper, multistage};
 
+/// Generates a kernel for a configuration's spelling; the error is a sentence.
+pub type Configure = fn(&str) -> Result<Kernel, String>;
+
 /// A kernel published under a name.
 #[derive(Debug, Clone, Copy)]
 pub struct Registered {
@@ -24,7 +27,7 @@ pub struct Registered {
     /// Generates the kernel for a configuration spelled as `rute gemm --config` takes it, for
     /// the kernels that have configurations; the error is a sentence naming what is wrong with
     /// the spelling.
-    pub configure: Option<fn(&str) -> Result<Kernel, String>>,
+    pub configure: Option<Configure>,
 }
 
 impl Registered {
