@@ -223,6 +223,38 @@ pub fn hopper_kernel(cfg: HopperConfig, dtype: GemmDtype) -> Result<Kernel, Hopp
 mod tests {
     use super::*;
 
+    /// The contract of a programmatic launch (`HopperLaunch::programmatic`): the kernel may start
+    /// while the previous one still runs, so no instruction before `griddepcontrol.wait` touches
+    /// global memory (the tensor maps are parameters; their prefetch reads no tensor).
+    #[test]
+    fn nothing_touches_global_memory_before_the_grid_dependency_wait() {
+        let global = [
+            "ld.global",
+            "st.global",
+            "atom.global",
+            "red.global",
+            "cp.async.bulk",
+            "ld.acquire",
+            "st.relaxed",
+        ];
+        for spec in HopperConfig::SWEEP {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            let k = hopper_kernel(cfg, GemmDtype::Bf16).unwrap();
+            let ptx = codegen_ptx::emit(&k, Target::Sm90a).unwrap();
+            let wait = ptx
+                .find("griddepcontrol.wait;")
+                .unwrap_or_else(|| panic!("{spec}: no griddepcontrol.wait"));
+            let before = &ptx[..wait];
+            for access in global {
+                assert!(!before.contains(access), "{spec}: {access} before the wait");
+            }
+            // The loads are there, after it.
+            assert!(ptx[wait..].contains("cp.async.bulk.tensor"), "{spec}");
+            assert!(ptx[wait..].contains("griddepcontrol.launch_dependents;"), "{spec}");
+            assert!(launch(&cfg, 4096, 4096, 4096, 132).programmatic, "{spec}");
+        }
+    }
+
     /// Every sweep configuration generates and emits for sm_90a with the instructions the design
     /// names (multicast only in clusters), and is refused for the other targets.
     #[test]
