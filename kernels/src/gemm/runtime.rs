@@ -121,6 +121,28 @@ type Launches = HashMap<(Plan, (u32, u32, u32)), Arc<LaunchPlan>>;
 struct Loaded {
     main: Arc<JitFunction>,
     reduction: Option<Arc<JitFunction>>,
+    /// Whether the main kernel waits for the grid before it (`griddepcontrol.wait`), which a
+    /// programmatic launch of it needs ([`programmatic_contract`]).
+    main_waits: bool,
+}
+
+/// Why `launch` may not be a programmatic launch of a kernel whose PTX is `ptx`, if it may not:
+/// such a launch can start while the stream's previous kernel runs, so the kernel must wait for
+/// it (`griddepcontrol.wait`) before it touches the memory they share.
+fn programmatic_contract(launch: &LaunchPlan, waits: bool) -> Result<(), String> {
+    if launch.programmatic && !waits {
+        return Err(
+            "it asks for a programmatic launch, and its kernel never waits for the \
+                    kernel before it (no griddepcontrol.wait)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Whether PTX text waits on the grids it depends on.
+fn waits_on_grids(ptx: &str) -> bool {
+    ptx.contains("griddepcontrol.wait")
 }
 
 /// The runtime GEMM for one device: owns a cache of compiled plans and one of the tables plans
@@ -224,7 +246,8 @@ impl<'j> Gemm<'j> {
             plan: plan.describe(),
             source,
         })?;
-        let main = Arc::new(self.load(plan, &kernel, &plan.entry())?);
+        let (main, main_waits) = self.load(plan, &kernel, &plan.entry())?;
+        let main = Arc::new(main);
         let reduction = match plan.reduction() {
             None => None,
             Some(kernel) => {
@@ -232,27 +255,32 @@ impl<'j> Gemm<'j> {
                     plan: plan.describe(),
                     source,
                 })?;
-                Some(Arc::new(self.load(plan, &kernel, &kernel.name)?))
+                Some(Arc::new(self.load(plan, &kernel, &kernel.name)?.0))
             }
         };
-        let loaded = Loaded { main, reduction };
+        let loaded = Loaded {
+            main,
+            reduction,
+            main_waits,
+        };
         compiled.insert(plan.clone(), loaded.clone());
         Ok(loaded)
     }
 
-    /// Emits `kernel` of `plan` for the target, loads it and finds its entry `entry`.
+    /// Emits `kernel` of `plan` for the target, loads it and finds its entry `entry`; and
+    /// whether it waits on the grids it depends on ([`waits_on_grids`]).
     fn load(
         &self,
         plan: &Plan,
         kernel: &dsl_core::ir::Kernel,
         entry: &str,
-    ) -> Result<JitFunction, GemmError> {
+    ) -> Result<(JitFunction, bool), GemmError> {
         let ptx = emit(kernel, self.target).map_err(|source| GemmError::Codegen {
             plan: plan.describe(),
             target: self.target,
             source,
         })?;
-        Ok(self.jit.load(&ptx)?.function(entry)?)
+        Ok((self.jit.load(&ptx)?.function(entry)?, waits_on_grids(&ptx)))
     }
 
     /// The device copy of `table`: uploaded on first use, from the cache after.
@@ -312,6 +340,12 @@ impl<'j> Gemm<'j> {
         let mnk = (dim(args.m)?, dim(args.n)?, dim(args.k)?);
         let launch = self.launch_of(&plan, mnk)?;
         let loaded = self.loaded(&plan)?;
+        programmatic_contract(&launch, loaded.main_waits).map_err(|reason| {
+            GemmError::BadLaunch {
+                plan: plan.describe(),
+                reason,
+            }
+        })?;
         let reduction = match (&launch.then, &loaded.reduction) {
             (None, _) => None,
             (Some(then), Some(f)) => Some((f, then.as_ref())),
@@ -514,6 +548,31 @@ fn unreachable_dim(v: usize) -> GemmError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A programmatic launch goes only to a kernel that waits for the one before it: the
+    /// hopper_ws kernel does, the multistage one does not (and is not launched so).
+    #[test]
+    fn a_programmatic_launch_needs_a_kernel_that_waits() {
+        use crate::hopper::{hopper_kernel, HopperConfig};
+        let plain = LaunchPlan::new((1, 1, 1), (32, 1, 1), vec![]);
+        let programmatic = LaunchPlan {
+            programmatic: true,
+            ..plain.clone()
+        };
+        let hopper = hopper_kernel(HopperConfig::WIDE, crate::gemm::GemmDtype::Bf16).unwrap();
+        let ptx = emit(&hopper, Target::Sm90a).unwrap();
+        assert!(waits_on_grids(&ptx));
+        assert_eq!(
+            programmatic_contract(&programmatic, waits_on_grids(&ptx)),
+            Ok(())
+        );
+        let multistage = crate::multistage::default_f16().unwrap();
+        let ptx = emit(&multistage, Target::Sm80).unwrap();
+        assert!(!waits_on_grids(&ptx));
+        assert_eq!(programmatic_contract(&plain, false), Ok(()));
+        let e = programmatic_contract(&programmatic, false).unwrap_err();
+        assert!(e.contains("no griddepcontrol.wait"), "{e}");
+    }
 
     #[test]
     fn targets_follow_the_compute_capability() {

@@ -250,7 +250,10 @@ mod tests {
             }
             // The loads are there, after it.
             assert!(ptx[wait..].contains("cp.async.bulk.tensor"), "{spec}");
-            assert!(ptx[wait..].contains("griddepcontrol.launch_dependents;"), "{spec}");
+            assert!(
+                ptx[wait..].contains("griddepcontrol.launch_dependents;"),
+                "{spec}"
+            );
             assert!(launch(&cfg, 4096, 4096, 4096, 132).programmatic, "{spec}");
         }
     }
