@@ -213,6 +213,11 @@ fn sweep() -> Vec<String> {
         .collect()
 }
 
+/// Shapes a resident B (`_r`) takes (N up to its tile's, K up to its k-tiles), beside those of
+/// [`SHAPES`] that fit it: residues in M, N and K, and many tiles over one B.
+const RESIDENT_SHAPES: [(usize, usize, usize); 3] =
+    [(8192, 256, 256), (3000, 256, 136), (777, 248, 200)];
+
 /// Shapes with residues in every dimension (rows 16-byte aligned: N and K multiples of 8), tiny
 /// M, K below one k-tile, and whole tiles; the decode shapes are split along K.
 const SHAPES: [(usize, usize, usize); 12] = [
@@ -246,16 +251,32 @@ fn every_configuration_matches_f64() {
             eprintln!("{spec} {dtype}: {} clusters resident", c.resident);
             // Every shape as the launch chooses, then stream-K forced: every tile shared out
             // unevenly, and a third of the tiles shared with the rest whole.
-            let forced_runs = [
-                ((300, 520, 1000), 7, false),
-                ((129, 136, 520), 5, false),
-                ((640, 768, 1024), 11, true),
-            ];
-            let runs_of = SHAPES.iter().map(|&s| (s, None)).chain(
-                forced_runs
-                    .iter()
-                    .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)))),
-            );
+            // A resident B takes only a B of one tile: its own shapes (residues in M and K,
+            // N below the tile's), the sweep's shapes that fit it, and stream-K forced.
+            let forced_runs: &[((usize, usize, usize), u32, bool)] = if cfg.b_resident > 0 {
+                &[((2048, 256, 256), 5, false), ((1000, 200, 240), 3, true)]
+            } else {
+                &[
+                    ((300, 520, 1000), 7, false),
+                    ((129, 136, 520), 5, false),
+                    ((640, 768, 1024), 11, true),
+                ]
+            };
+            let own: &[(usize, usize, usize)] = if cfg.b_resident > 0 {
+                &RESIDENT_SHAPES
+            } else {
+                &[]
+            };
+            let runs_of = SHAPES
+                .iter()
+                .chain(own)
+                .filter(|&&(m, n, k)| cfg.takes(m as u32, n as u32, k as u32).is_ok())
+                .map(|&s| (s, None))
+                .chain(
+                    forced_runs
+                        .iter()
+                        .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)))),
+                );
             for (j, (shape, force)) in runs_of.enumerate() {
                 watchdog.step(format!("{spec} {dtype} {shape:?} split {force:?}"));
                 let (err, split) = match dtype {
@@ -279,9 +300,8 @@ fn every_configuration_matches_f64() {
         }
     }
     println!(
-        "hopper_ws: {runs} runs ({} configurations x f16, bf16 x {} shapes) match f64; worst f16 {:.2e}, bf16 {:.2e}",
+        "hopper_ws: {runs} runs ({} configurations x f16, bf16 x up to 15 shapes) match f64; worst f16 {:.2e}, bf16 {:.2e}",
         sweep().len(),
-        SHAPES.len() + 3,
         worst[0],
         worst[1]
     );
@@ -297,8 +317,14 @@ fn small_shape_of_every_configuration() {
         let cfg: HopperConfig = spec.parse().unwrap();
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             let c = compile(&jit, cfg, dtype);
-            let shared = forced(&c, (40, 264, 520), 3, false);
-            for (shape, force) in [((200, 264, 136), None), ((40, 264, 520), Some(shared))] {
+            // A resident B takes N up to its tile's and K up to its k-tiles.
+            let (whole, split) = if cfg.b_resident > 0 {
+                ((200, 256, 136), (40, 256, 256))
+            } else {
+                ((200, 264, 136), (40, 264, 520))
+            };
+            let shared = forced(&c, split, 3, false);
+            for (shape, force) in [(whole, None), (split, Some(shared))] {
                 let (err, _) = match dtype {
                     GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 3, force),
                     GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 3, force),
@@ -545,7 +571,9 @@ where
         let mut runs = Vec::new();
         for l in &levers {
             let c = of(&l.spec);
-            if c.plan.cfg.swap_ab && m > 128 {
+            if c.plan.cfg.swap_ab && m > 128
+                || c.plan.cfg.takes(m as u32, n as u32, k as u32).is_err()
+            {
                 continue;
             }
             let (mut launch, order, mut ws) = prepare(&jit, c, shape, l.split.force(c, shape));
@@ -630,6 +658,9 @@ where
     for &(m, n, k) in shapes {
         let mut bench = Bench::<T>::new(jit, &blas, (m, n, k));
         for (spec, c) in configs.iter().zip(&compiled) {
+            if c.plan.cfg.takes(m as u32, n as u32, k as u32).is_err() {
+                continue;
+            }
             let (split, ours, theirs) = bench.check_and_time(c, spec, None);
             let tflops = 2.0 * (m * n * k) as f64 / ours / 1e9;
             let split = format!("{}/{}", split.sk_tiles, split.sk_blocks);

@@ -24,7 +24,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
-/// which leaves room for more stages) and `_t` (A and B swapped, for decode shapes), e.g.
+/// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
+/// a B of one tile) and `_t` (A and B swapped, for decode shapes), e.g.
 /// `128x256x64s3_c2x1_h`, `128x256x64s4_e128` or `128x16x64s8_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
@@ -52,6 +53,11 @@ pub struct HopperConfig {
     /// Columns of the epilogue's sub-tiles (`_e{E}`), 0 for the whole tile N: each consumer
     /// stages and stores its rows `E` columns at a time through one shared tile of that width.
     pub epilogue_n: u32,
+    /// B resident (`_r{R}`), 0 for B in the ring: B's `R` k-tiles are loaded once per block and
+    /// stay in shared memory, the ring holds A only. For problems whose B is one tile (N up to
+    /// the tile's N, K up to `R` k-tiles), like 81920 x 256 x 256, where every tile re-reads the
+    /// same B through L2.
+    pub b_resident: u32,
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -72,10 +78,11 @@ impl HopperConfig {
         in_flight: 0,
         swap_ab: false,
         epilogue_n: 0,
+        b_resident: 0,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 20] = [
+    pub const SWEEP: [&'static str; 22] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -101,6 +108,10 @@ impl HopperConfig {
         // weight tiles fit in one wave.
         "64x16x128s11_t",
         "64x64x128s6_t",
+        // B resident, for a B of one tile (81920 x 256 x 256): the ring holds A only. Not yet
+        // run on the H200.
+        "128x256x64s5_e64_r4",
+        "128x256x64s4_e128_r4",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows.
@@ -143,10 +154,33 @@ impl HopperConfig {
         }
     }
 
-    /// Dynamic shared memory for 16-bit elements: the ring and the output's staging.
+    /// Stages of B in shared memory: the ring's, or the resident k-tiles (`_r`).
+    pub fn b_slots(&self) -> u32 {
+        if self.b_resident > 0 {
+            self.b_resident
+        } else {
+            self.stages
+        }
+    }
+
+    /// Dynamic shared memory for 16-bit elements: the rings (or resident B) and the output's
+    /// staging.
     pub fn smem_bytes(&self) -> u32 {
         let (m, n, k) = self.tile;
-        self.stages * (m + n) * k * 2 + m * self.epilogue_cols() * 2
+        (self.stages * m + self.b_slots() * n) * k * 2 + m * self.epilogue_cols() * 2
+    }
+
+    /// Why the program cannot run an `m x n x k` problem with this configuration, if it cannot:
+    /// a resident B (`_r`) must be one tile.
+    pub fn takes(&self, _m: u32, n: u32, k: u32) -> Result<(), String> {
+        let (_, bn, bk) = self.tile;
+        if self.b_resident > 0 && (n > bn || k > self.b_resident * bk) {
+            return Err(format!(
+                "{self} keeps B resident as one {bn} x {} tile; N = {n} and K = {k} do not fit it",
+                self.b_resident * bk
+            ));
+        }
+        Ok(())
     }
 
     /// Why the program does not support this configuration, if it does not.
@@ -189,9 +223,15 @@ impl HopperConfig {
         if e > 0 && self.swap_ab {
             return Err("a swapped tile (_t) stages its output whole (no _eE)".into());
         }
+        if self.b_resident > 16 {
+            return Err("a resident B (_rR) has at most 16 k-tiles".into());
+        }
         let (cx, cy) = self.cluster;
         if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2)) {
             return Err("the cluster is 1x1, 2x1 or 1x2".into());
+        }
+        if self.b_resident > 0 && ((cx, cy) != (1, 1) || self.swap_ab) {
+            return Err("a resident B (_rR) is one block's, of a tile not swapped".into());
         }
         if self.smem_bytes() > SMEM_LIMIT {
             return Err(format!(
@@ -226,6 +266,9 @@ impl fmt::Display for HopperConfig {
         }
         if self.epilogue_n > 0 {
             write!(f, "_e{}", self.epilogue_n)?;
+        }
+        if self.b_resident > 0 {
+            write!(f, "_r{}", self.b_resident)?;
         }
         if self.swap_ab {
             write!(f, "_t")?;
@@ -276,6 +319,8 @@ impl FromStr for HopperConfig {
                 cfg.swap_ab = true;
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
+            } else if let Some(r) = p.strip_prefix('r') {
+                cfg.b_resident = r.parse().map_err(|_| bad("_r takes a number of k-tiles"))?;
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -287,7 +332,7 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _t)"
                 )));
             }
         }
@@ -361,7 +406,8 @@ impl HopperPlan {
         let mma = make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?;
         let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
         let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
-        let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, st]), None)?;
+        let b_slots = i64::from(cfg.b_slots());
+        let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, b_slots]), None)?;
         let smem_a_consumer = (0..i64::from(cfg.consumers()))
             .map(|c| {
                 local_tile(
@@ -449,9 +495,13 @@ impl HopperPlan {
         })
     }
 
-    /// Bytes a stage's loads bring to one block (A's and B's tiles).
+    /// Bytes a stage's loads bring to one block (A's and B's tiles; A's alone with B resident).
     pub fn stage_bytes(&self) -> u32 {
-        self.tma_a.bytes() + self.tma_b.bytes()
+        if self.cfg.b_resident > 0 {
+            self.tma_a.bytes()
+        } else {
+            self.tma_a.bytes() + self.tma_b.bytes()
+        }
     }
 
     /// The fields of the kernel's three tensor maps for its `km x kn x k` (the problem's, with
@@ -566,6 +616,19 @@ mod tests {
         }
         let e = "128x256x64s4_e128_t".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("stages its output whole"), "{e}");
+        // A resident B: one block's, one tile of N and at most its k-tiles of K.
+        let e = "128x256x64s5_e64_r4_c2x1"
+            .parse::<HopperConfig>()
+            .unwrap_err();
+        assert!(e.contains("one block's"), "{e}");
+        let e = "128x256x64s5_r4".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("shared memory"), "{e}");
+        let r: HopperConfig = "128x256x64s5_e64_r4".parse().unwrap();
+        assert_eq!(r.smem_bytes(), (5 * 128 + 4 * 256) * 64 * 2 + 128 * 64 * 2);
+        assert!(r.takes(81920, 256, 256).is_ok());
+        let e = r.takes(81920, 264, 256).unwrap_err();
+        assert!(e.contains("N = 264 and K = 256 do not fit"), "{e}");
+        assert!(r.takes(100, 256, 320).is_err());
         // Sub-tiles leave room for a stage more: 4 stages of 128x256 do not fit staged whole.
         let e = "128x256x64s4".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("shared memory"), "{e}");
@@ -606,7 +669,8 @@ mod tests {
                 assert_eq!(p.tma_a.box_dims, vec![64, m.min(256)], "{s}");
                 assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
                 assert_eq!(p.tma_a.boxes.len() as u32, k / 64, "{s}");
-                assert_eq!(p.stage_bytes(), (m + n) * k * 2, "{s}");
+                let b_in_ring = if cfg.b_resident > 0 { 0 } else { n };
+                assert_eq!(p.stage_bytes(), (m + b_in_ring) * k * 2, "{s}");
                 assert_eq!(p.mma.size(), 128);
                 let rows = m / cfg.consumers();
                 assert_eq!(p.tma_d.bytes(), rows * cfg.epilogue_cols() * 2, "{s}");

@@ -49,12 +49,14 @@ struct Walk {
 }
 
 /// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
-/// stage's loads complete (`full`) and the one its consumers free it on (`empty`).
+/// stage's loads complete (`full`) and the one its consumers free it on (`empty`). With B
+/// resident (`_r`), `b` holds B's k-tiles instead of stages, loaded once on `b_full`.
 struct Ring<'a, T> {
     a: SharedPtr<T>,
     b: SharedPtr<T>,
     full: &'a TmaBarriers,
     empty: &'a Barriers,
+    b_full: Option<&'a TmaBarriers>,
 }
 
 /// Where a consumer's output goes: its staging tile in shared memory and D's tensor map; the
@@ -117,6 +119,9 @@ fn producer<T: GemmElem>(
     let (a_elems, b_elems) = plan.stage_elems();
     if warp_id_in_warpgroup().eq_(0u32) & elect_one() {
         let (rx, ry) = cluster.coords();
+        if cfg.b_resident > 0 {
+            load_resident_b(plan, maps.1, ring, walk.k_tiles);
+        }
         let mut tiles = walk.scheduler(plan);
         let mut ps = PipelineState::producer(cfg.stages);
         while tiles.valid() {
@@ -139,7 +144,9 @@ fn producer<T: GemmElem>(
                 } else {
                     plan.tma_a.load(maps.0, &[m0, k0], a, bar, None);
                 }
-                if cluster.x > 1 {
+                if cfg.b_resident > 0 {
+                    // B is in shared memory already.
+                } else if cluster.x > 1 {
                     if rx.eq_(0u32) {
                         let mask = cluster.row_mask(ry);
                         plan.tma_b_multicast
@@ -152,6 +159,40 @@ fn producer<T: GemmElem>(
             }
             tiles.next_unit();
         }
+    }
+}
+
+/// With B resident (`_r`): the producer loads B's `k_tiles` k-tiles once, each into its slot,
+/// on the one barrier the consumers wait for before their first tile (the plan took N within
+/// one tile and K within the slots: `HopperConfig::takes`).
+#[device]
+fn load_resident_b<T: GemmElem>(
+    plan: &HopperPlan,
+    map: &TensorMap,
+    ring: &Ring<T>,
+    k_tiles: Var<u32>,
+) {
+    let bar = ring.b_full.expect("a resident B has its barrier").at(0u32);
+    let (_, b_elems) = plan.stage_elems();
+    mbarrier_arrive_expect_tx(bar, k_tiles * plan.tma_b.bytes());
+    for kt in Var::konst(0u32)..k_tiles {
+        let k0 = kt * plan.cfg.tile.2;
+        plan.tma_b.load(
+            map,
+            &[Var::konst(0u32), k0],
+            ring.b + kt * b_elems,
+            bar,
+            None,
+        );
+    }
+}
+
+/// Where k-tile `kt`'s B is: its ring stage, or (B resident) its own slot.
+fn b_slot(plan: &HopperPlan, kt: Var<u32>, stage: Var<u32>) -> Var<u32> {
+    if plan.cfg.b_resident > 0 {
+        kt
+    } else {
+        stage
     }
 }
 
@@ -181,6 +222,9 @@ fn consumer<T: GemmElem>(
     let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
     let t_cs_d = staging_partition(plan, &sd, t)?;
 
+    if let Some(b_full) = ring.b_full {
+        b_full.wait_at(0u32, 0u32);
+    }
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
     while tiles.valid() {
@@ -202,8 +246,9 @@ fn consumer<T: GemmElem>(
         for kt in k_begin..k_end {
             ring.full.wait(&cs);
             let stage = [All, All, All, Dyn(cs.stage())];
+            let b_at = [All, All, All, Dyn(b_slot(plan, kt, cs.stage()))];
             let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, GmmaMajor::K)?;
-            let tb = DescriptorFragment::new(&tb_stages.slice(&stage)?, GmmaMajor::K)?;
+            let tb = DescriptorFragment::new(&tb_stages.slice(&b_at)?, GmmaMajor::K)?;
             warpgroup_arrive();
             // The first k-tile overwrites the accumulators: no clear between tiles.
             gemm_accumulate(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(k_begin)))?;
@@ -239,6 +284,13 @@ fn consumer<T: GemmElem>(
         bulk_wait_group(0);
     }
     Ok(())
+}
+
+/// Initializes `bars` where there are any (the resident B's barrier).
+fn init_if_any(bars: Option<&TmaBarriers>) {
+    if let Some(b) = bars {
+        b.init();
+    }
 }
 
 /// Consumer `c`'s staging tile in shared memory.
@@ -363,17 +415,19 @@ pub fn hopper_ws<T: GemmElem>(
     let (a_elems, b_elems) = plan.stage_elems();
     let ring_a = kb.dynamic_shared::<T>(1024);
     let ring_b = ring_a + a_elems * cfg.stages;
-    let out = ring_b + b_elems * cfg.stages;
+    let out = ring_b + b_elems * cfg.b_slots();
 
     // ---- Barriers: full (the loads' bytes), empty (one arrival per consumer per block) ----
     let full = TmaBarriers::new(kb, "full", cfg.stages, 1);
     let empty = Barriers::new(kb, "empty", cfg.stages, cfg.consumers() * cluster.size());
+    let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
     if thread_idx_x().eq_(0u32) {
         prefetch_tensor_map(&a_map);
         prefetch_tensor_map(&b_map);
         prefetch_tensor_map(&d_map);
         full.init();
         empty.init();
+        init_if_any(b_full.as_ref());
         fence_mbarrier_init();
     }
     // Every block of the cluster sees every barrier initialized before anyone arrives.
@@ -410,6 +464,7 @@ pub fn hopper_ws<T: GemmElem>(
         b: ring_b,
         full: &full,
         empty: &empty,
+        b_full: b_full.as_ref(),
     };
     let output = Output {
         staging: out,

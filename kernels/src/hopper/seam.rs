@@ -80,6 +80,8 @@ impl GemmProgram for HopperWs {
             None => HopperWs::default_config(p.m, p.n, p.k),
             Some(spec) => spec.parse::<HopperConfig>()?,
         };
+        let dim = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        cfg.takes(dim(p.m), dim(p.n), dim(p.k))?;
         Ok(Plan::new(HopperGemm {
             cfg,
             dtype: p.dtype,
