@@ -233,6 +233,13 @@ impl HopperConfig {
         if self.b_resident > 0 && ((cx, cy) != (1, 1) || self.swap_ab) {
             return Err("a resident B (_rR) is one block's, of a tile not swapped".into());
         }
+        if (cx, cy) != (1, 1) && (k != 64 || self.swap_ab) {
+            return Err(
+                "a cluster's blocks each multicast a slice of whole 8-row swizzle atoms: tile K \
+                 is 64 and the tile not swapped"
+                    .into(),
+            );
+        }
         if self.smem_bytes() > SMEM_LIMIT {
             return Err(format!(
                 "{} stages of {}x{}x{} take {} bytes of shared memory with the output's staging; \
@@ -365,9 +372,11 @@ pub struct HopperPlan {
     pub tma_a: TmaCopy,
     /// The B load (multicast in a cluster along M).
     pub tma_b: TmaCopy,
-    /// The A load multicast (a cluster along N).
+    /// A block's slice of the A load, multicast (a cluster along N): each of the `cluster.y`
+    /// blocks that share the A tile loads `tile_m / cluster.y` of its rows into all of them.
     pub tma_a_multicast: TmaCopy,
-    /// The B load multicast (a cluster along M).
+    /// A block's slice of the B load, multicast (a cluster along M): `tile_n / cluster.x` rows
+    /// of the shared B tile each.
     pub tma_b_multicast: TmaCopy,
     /// The TMA store of one consumer's output tile (in the kernel's coordinates: swapped, D is
     /// seen column-major).
@@ -423,8 +432,11 @@ impl HopperPlan {
         let (a_stage, b_stage) = (stage(bm)?, stage(bn)?);
         let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?;
         let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?;
-        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &a_stage)?;
-        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &b_stage)?;
+        // A slice of a shared tile is whole 8-row swizzle atoms, contiguous in the stage (K is
+        // one atom deep in a cluster: check() asks it), so it lands at its rows' offset.
+        let (cx, cy) = (i64::from(cfg.cluster.0), i64::from(cfg.cluster.1));
+        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?;
+        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?;
         let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
             Ok(ComposedLayout::new(
                 dsl_core::layout::Swizzle::identity(),
@@ -512,9 +524,13 @@ impl HopperPlan {
     pub fn descriptors(&self, km: u32, kn: u32, k: u32) -> Result<[TmaDescriptor; 3], LayoutError> {
         let (mu, nu, ku) = (u64::from(km), u64::from(kn), u64::from(k));
         let d_strides = if self.cfg.swap_ab { [1, mu] } else { [nu, 1] };
+        // A shared tile's loads are its blocks' slices: the tensor map holds the slice's box.
+        let (cx, cy) = self.cfg.cluster;
+        let a = if cy > 1 { &self.tma_a_multicast } else { &self.tma_a };
+        let b = if cx > 1 { &self.tma_b_multicast } else { &self.tma_b };
         Ok([
-            self.tma_a.descriptor(&[mu, ku], &[ku, 1])?,
-            self.tma_b.descriptor(&[nu, ku], &[ku, 1])?,
+            a.descriptor(&[mu, ku], &[ku, 1])?,
+            b.descriptor(&[nu, ku], &[ku, 1])?,
             self.tma_d.descriptor(&[mu, nu], &d_strides)?,
         ])
     }
@@ -522,6 +538,14 @@ impl HopperPlan {
     /// Accumulator values of one thread in one epilogue sub-tile.
     pub fn epilogue_values(&self) -> u32 {
         (self.frag_c.cosize() as u32) * self.cfg.epilogue_cols() / self.cfg.tile.1
+    }
+
+    /// This block's slice of a stage's A and B tiles, shared in a cluster: the rows each loads
+    /// for all the blocks that share the tile (0 for an unshared tile), as `(A's, B's)`.
+    pub fn multicast_slice_rows(&self) -> (u32, u32) {
+        let (m, n, _) = self.cfg.tile;
+        let (cx, cy) = self.cfg.cluster;
+        (m / cy, n / cx)
     }
 
     /// Elements of one stage of A and of B.
@@ -605,6 +629,10 @@ mod tests {
         assert!(e.contains("tile M is 64, 128 or 256"), "{e}");
         let e = "128x256x64s3_c4x1".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("1x1, 2x1 or 1x2"), "{e}");
+        for bad in ["128x128x128s3_c2x1", "128x64x64s8_c2x1_t"] {
+            let e = bad.parse::<HopperConfig>().unwrap_err();
+            assert!(e.contains("multicast a slice"), "{bad}: {e}");
+        }
         let e = "128x256x64s3_q".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("unknown part `_q`"), "{e}");
         for bad in ["128x256x64s4_e96", "128x256x64s4_e256", "128x64x64s8_e64"] {
@@ -669,6 +697,11 @@ mod tests {
                 assert_eq!(p.tma_a.box_dims, vec![64, m.min(256)], "{s}");
                 assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
                 assert_eq!(p.tma_a.boxes.len() as u32, k / 64, "{s}");
+                // In a cluster each block multicasts its slice of the shared tile's rows.
+                let (cx, cy) = cfg.cluster;
+                assert_eq!(p.multicast_slice_rows(), (m / cy, n / cx), "{s}");
+                assert_eq!(p.tma_b_multicast.box_dims, vec![64, n / cx], "{s}");
+                assert_eq!(p.tma_a_multicast.box_dims, vec![64, (m / cy).min(256)], "{s}");
                 let b_in_ring = if cfg.b_resident > 0 { 0 } else { n };
                 assert_eq!(p.stage_bytes(), (m + b_in_ring) * k * 2, "{s}");
                 assert_eq!(p.mma.size(), 128);

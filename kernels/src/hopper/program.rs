@@ -8,7 +8,7 @@
 //!
 //! | role | warpgroup | registers | per k-tile |
 //! |------|-----------|-----------|------------|
-//! | producer | 0 (one elected lane) | 40 | wait `empty[ps]`; arrive on `full[ps]` expecting the stage's bytes; TMA A and B (multicast across the cluster where the tile is shared) |
+//! | producer | 0 (one elected lane) | 40 | wait `empty[ps]`; arrive on `full[ps]` expecting the stage's bytes; TMA A and B (where the cluster shares a tile, each block its slice of the rows, multicast to all of them) |
 //! | consumer `c` | 1 + `c` | 232 | wait `full[cs]`; `wgmma` over the stage's 4 k-blocks (`c`'s half of A, all of B); wait for them; arrive on `empty[cs]` of every block of the cluster |
 //!
 //! After a tile's last k-tile a consumer rounds its accumulators to 16 bits, writes them to its
@@ -104,7 +104,7 @@ impl Walk {
 }
 
 /// The producer: one elected lane of warp 0 streams every tile's k-tiles of A and B into the
-/// ring. In a cluster along M the blocks share B, and block 0 of the cluster row loads it for
+/// ring. In a cluster along M the blocks share B: each loads its slice of the B tile's rows into
 /// all of them (multicast); along N they share A likewise.
 #[device]
 fn producer<T: GemmElem>(
@@ -135,23 +135,32 @@ fn producer<T: GemmElem>(
                 let bar = ring.full.at(ps.stage());
                 let a = ring.a + ps.stage() * a_elems;
                 let b = ring.b + ps.stage() * b_elems;
+                let (a_rows, b_rows) = plan.multicast_slice_rows();
                 if cluster.y > 1 {
-                    if ry.eq_(0u32) {
-                        let mask = cluster.column_mask(rx);
-                        plan.tma_a_multicast
-                            .load(maps.0, &[m0, k0], a, bar, Some(mask));
-                    }
+                    let row = ry * a_rows;
+                    let mask = cluster.column_mask(rx);
+                    plan.tma_a_multicast.load(
+                        maps.0,
+                        &[m0 + row, k0],
+                        a + row * cfg.tile.2,
+                        bar,
+                        Some(mask),
+                    );
                 } else {
                     plan.tma_a.load(maps.0, &[m0, k0], a, bar, None);
                 }
                 if cfg.b_resident > 0 {
                     // B is in shared memory already.
                 } else if cluster.x > 1 {
-                    if rx.eq_(0u32) {
-                        let mask = cluster.row_mask(ry);
-                        plan.tma_b_multicast
-                            .load(maps.1, &[n0, k0], b, bar, Some(mask));
-                    }
+                    let row = rx * b_rows;
+                    let mask = cluster.row_mask(ry);
+                    plan.tma_b_multicast.load(
+                        maps.1,
+                        &[n0 + row, k0],
+                        b + row * cfg.tile.2,
+                        bar,
+                        Some(mask),
+                    );
                 } else {
                     plan.tma_b.load(maps.1, &[n0, k0], b, bar, None);
                 }
