@@ -526,8 +526,16 @@ impl HopperPlan {
         let d_strides = if self.cfg.swap_ab { [1, mu] } else { [nu, 1] };
         // A shared tile's loads are its blocks' slices: the tensor map holds the slice's box.
         let (cx, cy) = self.cfg.cluster;
-        let a = if cy > 1 { &self.tma_a_multicast } else { &self.tma_a };
-        let b = if cx > 1 { &self.tma_b_multicast } else { &self.tma_b };
+        let a = if cy > 1 {
+            &self.tma_a_multicast
+        } else {
+            &self.tma_a
+        };
+        let b = if cx > 1 {
+            &self.tma_b_multicast
+        } else {
+            &self.tma_b
+        };
         Ok([
             a.descriptor(&[mu, ku], &[ku, 1])?,
             b.descriptor(&[nu, ku], &[ku, 1])?,
@@ -701,7 +709,11 @@ mod tests {
                 let (cx, cy) = cfg.cluster;
                 assert_eq!(p.multicast_slice_rows(), (m / cy, n / cx), "{s}");
                 assert_eq!(p.tma_b_multicast.box_dims, vec![64, n / cx], "{s}");
-                assert_eq!(p.tma_a_multicast.box_dims, vec![64, (m / cy).min(256)], "{s}");
+                assert_eq!(
+                    p.tma_a_multicast.box_dims,
+                    vec![64, (m / cy).min(256)],
+                    "{s}"
+                );
                 let b_in_ring = if cfg.b_resident > 0 { 0 } else { n };
                 assert_eq!(p.stage_bytes(), (m + b_in_ring) * k * 2, "{s}");
                 assert_eq!(p.mma.size(), 128);
