@@ -35,8 +35,8 @@ pub struct HopperConfig {
     pub tile: (u32, u32, u32),
     /// Depth of the shared-memory ring.
     pub stages: u32,
-    /// Blocks per cluster along M and N: the blocks of a cluster row share B (multicast along
-    /// M), those of a column share A.
+    /// Blocks per cluster along M and N (1x1, 2x1, 1x2, 4x1 or 1x4): the blocks of a cluster row
+    /// share B (each multicasts its slice of it), those of a column share A.
     pub cluster: (u32, u32),
     /// The order of the persistent walk over cluster tiles.
     pub raster: Raster,
@@ -227,16 +227,16 @@ impl HopperConfig {
             return Err("a resident B (_rR) has at most 16 k-tiles".into());
         }
         let (cx, cy) = self.cluster;
-        if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2)) {
-            return Err("the cluster is 1x1, 2x1 or 1x2".into());
+        if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2) | (4, 1) | (1, 4)) {
+            return Err("the cluster is 1x1, 2x1, 1x2, 4x1 or 1x4".into());
         }
         if self.b_resident > 0 && ((cx, cy) != (1, 1) || self.swap_ab) {
             return Err("a resident B (_rR) is one block's, of a tile not swapped".into());
         }
-        if (cx, cy) != (1, 1) && (k != 64 || self.swap_ab) {
+        if (cx, cy) != (1, 1) && (k != 64 || n % (8 * cx) != 0) {
             return Err(
                 "a cluster's blocks each multicast a slice of whole 8-row swizzle atoms: tile K \
-                 is 64 and the tile not swapped"
+                 is 64, and tile N a multiple of 8 per block of a cluster row"
                     .into(),
             );
         }
@@ -635,9 +635,15 @@ mod tests {
         assert!(e.contains("shared memory"), "{e}");
         let e = "96x256x64s3".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("tile M is 64, 128 or 256"), "{e}");
-        let e = "128x256x64s3_c4x1".parse::<HopperConfig>().unwrap_err();
-        assert!(e.contains("1x1, 2x1 or 1x2"), "{e}");
-        for bad in ["128x128x128s3_c2x1", "128x64x64s8_c2x1_t"] {
+        let e = "128x256x64s3_c8x1".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("1x1, 2x1, 1x2, 4x1 or 1x4"), "{e}");
+        let e = "128x256x64s3_c2x2".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("4x1 or 1x4"), "{e}");
+        // Four blocks share a 16-wide B: 4 rows each, not whole atoms.
+        let e = "128x16x64s8_c4x1_t".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("multicast a slice"), "{e}");
+        assert!("128x64x64s8_c4x1_t".parse::<HopperConfig>().is_ok());
+        for bad in ["128x128x128s3_c2x1", "128x16x64s8_c4x1_t"] {
             let e = bad.parse::<HopperConfig>().unwrap_err();
             assert!(e.contains("multicast a slice"), "{bad}: {e}");
         }
