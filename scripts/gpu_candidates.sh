@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Candidate hopper_ws configurations on the device, in one call: correctness with the watchdog
+# and the three sanitizer tools on the configurations RUTE_CONFIGS names (any spellings), then the
+# lever runs of scripts/levers.txt (scripts/gpu_levers.sh). Stage gpu_hopper first (see
+# scripts/gpu_hopper.sh).
+#   RUTE_CONFIGS=a,b,c bash scripts/gpu_candidates.sh [OUT_DIR]
+# Writes hopper_every.log, sanitize_hopper_{memcheck,racecheck,synccheck}.log and levers.log under
+# OUT_DIR and prints a short summary last. Exits non-zero if a test, a tool or a lever run failed;
+# the levers run only after correctness and the sanitizer pass (a hang there would take the call).
+set -uo pipefail
+out="${1:-${OUT:-gpu-out}}"
+mkdir -p "$out"
+here="$(cd "$(dirname "$0")" && pwd)"
+export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
+: "${RUTE_CONFIGS:?name the candidate configurations (comma-separated spellings)}"
+hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
+[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-*" >&2; exit 1; }
+status=0
+timeout 300 "$hopper" --include-ignored --test-threads=1 --nocapture every_configuration \
+    > "$out/hopper_every.log" 2>&1 || { echo "FAIL: every_configuration (hopper_every.log)" >&2; status=1; }
+if [ $status -eq 0 ]; then
+    bash "$here/gpu_sanitize.sh" hopper "$out" -- "$hopper" --include-ignored --test-threads=1 \
+        small_shape || status=1
+fi
+if [ $status -eq 0 ]; then
+    bash "$here/gpu_levers.sh" "$out" > /dev/null || status=1
+fi
+grep -hE "runs \(|watchdog|panicked" "$out/hopper_every.log" | head -5
+grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/sanitize_hopper_*.log 2>/dev/null
+[ -f "$out/levers.log" ] && grep -E "^\| (bf16|f16) " "$out/levers.log"
+exit $status
