@@ -68,7 +68,8 @@ pub struct HopperLaunch {
     pub split: StreamKSplit,
     /// A programmatic dependent launch: the kernel waits for the stream's previous kernel
     /// (`griddepcontrol.wait`) after its barrier setup, so that the setup and the launch
-    /// overlap that kernel's last blocks; on the H200 this hides about 2 us of a decode GEMM.
+    /// overlap that kernel's last blocks; on the H200, back to back, it took 1.1 us off 16 x 6144 x
+    /// 4096 (17.6 us) and 4.2 us off 16 x 28672 x 4096 (60 us).
     pub programmatic: bool,
 }
 
