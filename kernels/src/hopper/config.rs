@@ -143,6 +143,21 @@ impl HopperConfig {
         }
     }
 
+    /// The same configuration with the most stages, up to `cap`, whose shared memory fits
+    /// ([`SMEM_LIMIT`]); at least 2.
+    pub fn with_most_stages(self, cap: u32) -> HopperConfig {
+        let fits = |stages: &u32| {
+            HopperConfig {
+                stages: *stages,
+                ..self
+            }
+            .smem_bytes()
+                <= SMEM_LIMIT
+        };
+        let stages = (2..=cap).rev().find(fits).unwrap_or(2);
+        HopperConfig { stages, ..self }
+    }
+
     /// Dynamic shared memory for 16-bit elements: the ring and the output's staging.
     pub fn smem_bytes(&self) -> u32 {
         let (m, n, k) = self.tile;
