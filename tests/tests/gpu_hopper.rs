@@ -184,15 +184,21 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     )
 }
 
+/// The first `sk_tiles` tiles (of `kt` k-tiles each) shared out between `blocks` clusters, as
+/// many as the k-tiles and the resident clusters allow.
+fn shared_out(c: &Compiled, sk_tiles: u32, kt: u32, blocks: u32) -> StreamKSplit {
+    StreamKSplit {
+        sk_tiles,
+        sk_blocks: blocks.min(sk_tiles * kt).min(c.resident),
+    }
+}
+
 /// Stream-K forced onto `shape`: every tile shared between `blocks` clusters (or, `hybrid`, a
 /// third of the tiles, the rest whole), as many as the k-tiles allow.
 fn forced(c: &Compiled, shape: (usize, usize, usize), blocks: u32, hybrid: bool) -> StreamKSplit {
     let (tiles, kt) = tiles_of(c, shape);
     let sk_tiles = if hybrid { (tiles / 3).max(1) } else { tiles };
-    StreamKSplit {
-        sk_tiles,
-        sk_blocks: blocks.min(sk_tiles * kt).min(c.resident),
-    }
+    shared_out(c, sk_tiles, kt, blocks)
 }
 
 /// The sweep's configurations, or the configurations `RUTE_CONFIGS` names (comma-separated,
@@ -403,6 +409,25 @@ where
         }
     }
 
+    /// Runs `c` as `l` launches it on the first set and checks its output against cuBLAS's.
+    fn check(
+        &mut self,
+        c: &Compiled,
+        spec: &str,
+        (l, order, ws): (&HopperLaunch, &CudaSlice<u32>, &mut CudaSlice<f32>),
+    ) {
+        let (jit, shape) = (self.jit, self.shape);
+        let (m, n, k) = shape;
+        let (a0, b0) = &self.inputs[0];
+        run(jit, c, shape, a0, b0, &mut self.d, order, (l, ws));
+        let err = relative_frobenius_error(&jit.download(&self.d).unwrap(), &self.want);
+        assert!(
+            err < 1e-2,
+            "{spec} {m}x{n}x{k} {:?}: {err:.2e} from cuBLAS",
+            l.split
+        );
+    }
+
     /// Checks `c` (stream-K as [`launch`] chooses, or `force`) against cuBLAS on the first set,
     /// then times the two interleaved, median of 20: `(split, rute ms, cuBLAS ms)`.
     fn check_and_time(
@@ -414,14 +439,7 @@ where
         let (jit, shape) = (self.jit, self.shape);
         let (m, n, k) = shape;
         let (l, order, mut ws) = prepare(jit, c, shape, force);
-        let (a0, b0) = &self.inputs[0];
-        run(jit, c, shape, a0, b0, &mut self.d, &order, (&l, &mut ws));
-        let err = relative_frobenius_error(&jit.download(&self.d).unwrap(), &self.want);
-        assert!(
-            err < 1e-2,
-            "{spec} {m}x{n}x{k} {:?}: {err:.2e} from cuBLAS",
-            l.split
-        );
+        self.check(c, spec, (&l, &order, &mut ws));
         let sets = self.inputs.len();
         let (inputs, d, d_ref, blas) = (&self.inputs, &mut self.d, &mut self.d_ref, self.blas);
         let mut round = 0usize;
@@ -484,10 +502,7 @@ impl SplitChoice {
     /// The forced split for `c` on `shape` (`None`: the launch's).
     fn force(self, c: &Compiled, shape: (usize, usize, usize)) -> Option<StreamKSplit> {
         let (tiles, kt) = tiles_of(c, shape);
-        let share = |sk_tiles: u32| StreamKSplit {
-            sk_tiles,
-            sk_blocks: c.resident.min(sk_tiles * kt),
-        };
+        let share = |sk_tiles: u32| shared_out(c, sk_tiles, kt, c.resident);
         match self {
             SplitChoice::Auto => None,
             SplitChoice::Whole => Some(StreamKSplit::DATA_PARALLEL),
@@ -578,24 +593,7 @@ where
             }
             let (mut launch, order, mut ws) = prepare(&jit, c, shape, l.split.force(c, shape));
             launch.programmatic = l.programmatic;
-            let (a0, b0) = &bench.inputs[0];
-            run(
-                &jit,
-                c,
-                shape,
-                a0,
-                b0,
-                &mut bench.d,
-                &order,
-                (&launch, &mut ws),
-            );
-            let err = relative_frobenius_error(&jit.download(&bench.d).unwrap(), &bench.want);
-            assert!(
-                err < 1e-2,
-                "{} {m}x{n}x{k} {:?}: {err:.2e} from cuBLAS",
-                l.spec,
-                launch.split
-            );
+            bench.check(c, &l.spec, (&launch, &order, &mut ws));
             runs.push((l, c, launch, order, ws));
         }
         let sets = bench.inputs.len();
@@ -826,10 +824,7 @@ fn skinny_lever_sweep() {
             // As the launch chooses, every tile whole, every tile shared out over all the
             // clusters or half of them, and only the last partial wave's tiles shared out.
             let (tiles, kt) = tiles_of(c, (m, n, k));
-            let share = |sk_tiles: u32, blocks: u32| StreamKSplit {
-                sk_tiles,
-                sk_blocks: blocks.min(sk_tiles * kt),
-            };
+            let share = |sk_tiles: u32, blocks: u32| shared_out(c, sk_tiles, kt, blocks);
             let all = share(tiles, c.resident);
             let half = share(tiles, c.resident / 2);
             let tail = share(tiles % c.resident, c.resident);

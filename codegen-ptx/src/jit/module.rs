@@ -455,14 +455,18 @@ impl JitFunction {
         } else {
             cfg.cluster
         };
-        let mut attrs = Vec::with_capacity(2);
+        // At most two attributes, on the stack: a launch is on the host's path to every GEMM.
+        let mut attrs = [programmatic_serialization(); 2];
+        let mut count = 0;
         if let Some(shape) = cluster {
-            attrs.push(cluster_dimension(shape));
+            attrs[count] = cluster_dimension(shape);
+            count += 1;
         }
         if cfg.programmatic {
-            attrs.push(programmatic_serialization());
+            attrs[count] = programmatic_serialization();
+            count += 1;
         }
-        let result = if attrs.is_empty() {
+        let result = if count == 0 {
             // SAFETY: live handles; `params` holds one pointer per kernel parameter, each to a
             // value borrowed from `args` for the whole call of exactly the size the module's PTX
             // declares for that parameter (check_args above), which is what the driver copies
@@ -495,7 +499,7 @@ impl JitFunction {
                 sharedMemBytes: cfg.dynamic_smem_bytes,
                 hStream: stream,
                 attrs: attrs.as_mut_ptr(),
-                numAttrs: attrs.len() as u32,
+                numAttrs: count as u32,
             };
             // SAFETY: as for the plain launch, and `config` and the attributes it points to
             // live across the call.

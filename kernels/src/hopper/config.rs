@@ -154,6 +154,21 @@ impl HopperConfig {
         }
     }
 
+    /// The same configuration with the most stages, up to `cap`, whose shared memory fits
+    /// ([`SMEM_LIMIT`]); at least 2.
+    pub fn with_most_stages(self, cap: u32) -> HopperConfig {
+        let fits = |stages: &u32| {
+            HopperConfig {
+                stages: *stages,
+                ..self
+            }
+            .smem_bytes()
+                <= SMEM_LIMIT
+        };
+        let stages = (2..=cap).rev().find(fits).unwrap_or(2);
+        HopperConfig { stages, ..self }
+    }
+
     /// Stages of B in shared memory: the ring's, or the resident k-tiles (`_r`).
     pub fn b_slots(&self) -> u32 {
         if self.b_resident > 0 {

@@ -6,7 +6,6 @@
 
 use dsl_core::ir::{Kernel, Target};
 
-use super::config::SMEM_LIMIT;
 use super::{entry_name, hopper_kernel, launch, tile_order, HopperConfig, HopperError, TARGETS};
 use crate::gemm::{
     Accum, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError, LaunchPlan, Plan,
@@ -110,14 +109,16 @@ impl HopperWs {
             // H200 at 64 x 6144 x 4096: 0.98 of cuBLAS, against 0.87 for 128-row tiles shared
             // out by stream-K; at 64 x 10240 x 8192, 160 of them: 0.88 against 0.91).
             let bn = m.div_ceil(16) * 16;
-            let spec = if n.div_ceil(64) <= SMS {
-                let stage = (64 + bn) * 128 * 2;
-                let stages = ((SMEM_LIMIT as usize - 64 * bn * 2) / stage).min(12);
-                format!("64x{bn}x128s{stages}_t")
-            } else {
-                format!("128x{bn}x64s8_t")
-            };
-            return spec.parse().expect("a valid spelling");
+            if n.div_ceil(64) <= SMS {
+                let spec = format!("64x{bn}x128s2_t");
+                return spec
+                    .parse::<HopperConfig>()
+                    .expect("a valid spelling")
+                    .with_most_stages(12);
+            }
+            return format!("128x{bn}x64s8_t")
+                .parse()
+                .expect("a valid spelling");
         }
         // A long K over few rows: 128x128 tiles shared out by stream-K beat every other tile
         // (on the H200: 42.7 us at 128 x 4096 x 14336, 52.1 us at 128 x 10240 x 8192; the
