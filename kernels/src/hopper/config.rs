@@ -30,7 +30,7 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
     /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup), 128 or 256 (two, of 64 or
-    /// 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N), K 64 or 128 (one or two
+    /// 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N; above 64, of 16), K 64 or 128 (one or two
     /// 128-byte swizzled rows of 16-bit elements).
     pub tile: (u32, u32, u32),
     /// Depth of the shared-memory ring.
@@ -210,9 +210,11 @@ impl HopperConfig {
         if !(8..=256).contains(&n) || n % 8 != 0 {
             return Err("tile N is a multiple of 8 up to 256 (one wgmma)".into());
         }
-        if n % 64 != 0 && n > 64 {
+        if n % 64 != 0 && n > 64 && n % 16 != 0 {
             return Err(
-                "tile N above 64 is a multiple of 64 (the output's 128-byte swizzle)".into(),
+                "tile N above 64 is a multiple of 16 (the output's `stmatrix` writes 16 columns \
+                 at a time)"
+                    .into(),
             );
         }
         if k != 64 && k != 128 {
@@ -228,9 +230,9 @@ impl HopperConfig {
             return Err("a batch in flight holds a stage: at least 3 stages with _f1".into());
         }
         let e = self.epilogue_n;
-        if e > 0 && (!e.is_multiple_of(64) || e >= n || !n.is_multiple_of(e)) {
+        if e > 0 && (!e.is_multiple_of(16) || e >= n || !n.is_multiple_of(e)) {
             return Err(
-                "the epilogue's sub-tiles (_eE) are a multiple of 64 columns that divides tile N \
+                "the epilogue's sub-tiles (_eE) are a multiple of 16 columns that divides tile N \
                  and is less than it"
                     .into(),
             );
@@ -380,7 +382,7 @@ pub struct HopperPlan {
     /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
     pub smem_a_consumer: Vec<View>,
     /// One consumer's output staging tile in shared memory, `(tile_m / 2, E)` for the epilogue's
-    /// `E` columns, 128-byte swizzled (or plain for N = 64 or less; column-major when A and B
+    /// `E` columns, 128-byte swizzled (or plain where `E` is not a multiple of 64; column-major when A and B
     /// are swapped).
     pub smem_d: ComposedLayout,
     /// TMA loads of one stage of A and of B.
@@ -402,7 +404,7 @@ pub struct HopperPlan {
     /// `_eE`): `make_tiled_copy_C` of an MMA as wide as the sub-tile.
     pub r2s: TiledCopy,
     /// `retile_S` of a sub-tile's accumulators for that copy: sub-tile `j`'s values are the
-    /// tile's from `j * epilogue_values()` on ([`check_epilogue_slices`] proves it per plan).
+    /// tile's [`HopperPlan::epilogue_source`] names ([`check_epilogue_slices`] proves it per plan).
     pub retile_c: Layout,
 }
 
@@ -452,14 +454,14 @@ impl HopperPlan {
         let (cx, cy) = (i64::from(cfg.cluster.0), i64::from(cfg.cluster.1));
         let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?;
         let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?;
+        let epi = i64::from(cfg.epilogue_cols());
         let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
             Ok(ComposedLayout::new(
                 dsl_core::layout::Swizzle::identity(),
                 0,
-                Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&stride))?,
+                Layout::new(IntTuple::ints(&[rows, epi]), IntTuple::ints(&stride))?,
             ))
         };
-        let epi = i64::from(cfg.epilogue_cols());
         // Swapped, the kernel's tile is D's transposed: its rows run along D's rows, so the
         // staging tile is column-major and D, seen in the kernel's coordinates, too.
         let (smem_d, d_global) = if cfg.swap_ab {
@@ -468,13 +470,15 @@ impl HopperPlan {
                 ..global
             };
             (plain([1, rows])?, column_major)
-        } else if bn % 64 == 0 {
+        } else if epi % 64 == 0 {
             (
                 sw128.tile_to_shape(&IntTuple::ints(&[rows, epi]), None)?,
                 global,
             )
         } else {
-            (plain([bn, 1])?, global)
+            // Rows of a width the 128-byte swizzle does not tile: plain rows, whose `stmatrix`
+            // stores meet some bank conflicts (an epilogue's cost, not the main loop's).
+            (plain([epi, 1])?, global)
         };
         let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?;
         let row_major = |cols: i64| -> Result<View, LayoutError> {
@@ -563,6 +567,19 @@ impl HopperPlan {
         (self.frag_c.cosize() as u32) * self.cfg.epilogue_cols() / self.cfg.tile.1
     }
 
+    /// The accumulator that value `v` of epilogue sub-tile `j` is ([`epilogue_source`] for
+    /// this plan's fragment).
+    pub fn epilogue_source(&self, j: u32, v: u32) -> u32 {
+        let rows = self.cfg.tile.0 / self.cfg.consumers();
+        epilogue_source(
+            self.frag_c.cosize() as u32,
+            self.epilogue_values(),
+            rows / 64,
+            j,
+            v,
+        )
+    }
+
     /// This block's slice of a stage's A and B tiles, shared in a cluster: the rows each loads
     /// for all the blocks that share the tile (0 for an unshared tile), as `(A's, B's)`.
     pub fn multicast_slice_rows(&self) -> (u32, u32) {
@@ -578,10 +595,19 @@ impl HopperPlan {
     }
 }
 
+/// The accumulator that value `v` of epilogue sub-tile `j` is, for a thread holding `full`
+/// accumulators, `per` of them in each sub-tile, over `blocks` 64-row `wgmma` blocks: each
+/// block's values run along the columns, so a sub-tile is the same run of `per / blocks` values
+/// in every block ([`check_epilogue_slices`] proves it per plan).
+pub fn epilogue_source(full: u32, per: u32, blocks: u32, j: u32, v: u32) -> u32 {
+    let (in_block, sub_in_block) = (full / blocks, per / blocks);
+    (v / sub_in_block) * in_block + j * sub_in_block + v % sub_in_block
+}
+
 /// That sub-tile `j` of `epi` columns of every thread's accumulators (the fragment `frag_c` of
 /// the consumer's `mma` over `rows x bn`) is the fragment `frag_epi` of `epi_mma` over `rows x
-/// epi` with its values offset by `j` times the sub-fragment's: the epilogue copies value `v` of
-/// sub-tile `j` from accumulator `j * size + v` to column `j * epi` on. An error names the first
+/// epi`, its value `v` being accumulator [`epilogue_source`]`(j, v)`: the epilogue copies it to
+/// column `j * epi` on. An error names the first
 /// value that lands elsewhere.
 pub fn check_epilogue_slices(
     mma: &TiledMma,
@@ -611,7 +637,13 @@ pub fn check_epilogue_slices(
             for i in 0..frag_epi.size() {
                 let off = sub.base + sub.layout.eval(i)?;
                 let want = (off / epi, off % epi + j * epi);
-                let v = j * per + frag_epi.eval(i)?;
+                let v = epilogue_source(
+                    frag_c.cosize() as u32,
+                    per as u32,
+                    (rows / 64) as u32,
+                    j as u32,
+                    frag_epi.eval(i)? as u32,
+                );
                 if at.get(v as usize) != Some(&want) {
                     return Err(PlanError::Config(format!(
                         "epilogue sub-tile {j} of {epi} columns: thread {t}'s value {v} is not at \
@@ -664,12 +696,23 @@ mod tests {
         }
         let e = "128x256x64s3_q".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("unknown part `_q`"), "{e}");
-        for bad in ["128x256x64s4_e96", "128x256x64s4_e256", "128x64x64s8_e64"] {
+        for bad in [
+            "128x256x64s4_e96",
+            "128x256x64s4_e256",
+            "128x64x64s8_e64",
+            "256x160x64s4_e40",
+        ] {
             let e = bad.parse::<HopperConfig>().unwrap_err();
             assert!(
-                e.contains("multiple of 64 columns that divides tile N"),
+                e.contains("multiple of 16 columns that divides tile N"),
                 "{bad}: {e}"
             );
+        }
+        // Widths the 128-byte swizzle does not tile stage plain rows.
+        let e = "128x200x64s4".parse::<HopperConfig>().unwrap_err();
+        assert!(e.contains("multiple of 16"), "{e}");
+        for ok in ["128x160x64s5", "256x160x64s4_e32", "128x224x64s4_e112"] {
+            assert!(ok.parse::<HopperConfig>().is_ok(), "{ok}");
         }
         let e = "128x256x64s4_e128_t".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("stages its output whole"), "{e}");

@@ -360,13 +360,13 @@ fn column(n0: Var<u32>, off: u32) -> Var<u32> {
 }
 
 /// Epilogue sub-tile `j` of a consumer's accumulators, as the sub-tile's `stmatrix` copy reads
-/// it: the registers of values `j * epilogue_values()` on (the plan checked that they hold the
+/// it: the registers [`HopperPlan::epilogue_source`] names (the plan checked that they hold the
 /// sub-tile's columns), so that only they are rounded and packed.
 fn sub_tile(acc: &Fragment<f32>, plan: &HopperPlan, j: u32) -> Fragment<f32> {
-    let per = plan.epilogue_values() as usize;
-    let first = j as usize * per;
     Fragment {
-        regs: acc.regs[first..first + per].to_vec(),
+        regs: (0..plan.epilogue_values())
+            .map(|v| acc.regs[plan.epilogue_source(j, v) as usize].clone())
+            .collect(),
         ..acc.with_layout(plan.retile_c.clone())
     }
 }
