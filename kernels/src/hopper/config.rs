@@ -82,7 +82,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 22] = [
+    pub const SWEEP: [&'static str; 28] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -108,10 +108,18 @@ impl HopperConfig {
         // weight tiles fit in one wave.
         "64x16x128s11_t",
         "64x64x128s6_t",
-        // B resident, for a B of one tile (81920 x 256 x 256): the ring holds A only. Not yet
-        // run on the H200.
+        // B resident, for a B of one tile (81920 x 256 x 256): the ring holds A only.
         "128x256x64s5_e64_r4",
         "128x256x64s4_e128_r4",
+        // Widths the 128-byte swizzle does not tile, staged in plain rows: the defaults where
+        // they fill one wave (128 x 10240, 128 x 6144, 512 x 28672, 512 x 10240).
+        "128x80x64s7",
+        "128x48x64s8",
+        "128x224x64s4_e112",
+        "256x160x64s3_e80",
+        // Clusters sharing the activations (decode) or A (M = 128 over a long K).
+        "128x64x64s8_c4x1_t",
+        "128x64x64s8_c1x2",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows.

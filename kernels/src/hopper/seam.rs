@@ -93,15 +93,20 @@ impl HopperWs {
     ///
     /// - decode shapes (M up to 64): A and B swapped (`_t`), M rounded up to 16 as the tile's
     ///   N; the weights in 64-row tiles with 128-deep k-tiles (as many stages as fit) where
-    ///   those tiles fit in one wave, else in 128-row tiles, 8 stages of 64;
-    /// - few rows (up to 128) over a long K (8192 and more) whose 128x128 tiles are few enough
-    ///   for stream-K to share them all out ([`StreamKSplit::choose`]): 128x128x64s5;
-    /// - a short K (512 or less): 128x256x64s4_e128 (128x128x64s5 for N below 256);
-    /// - otherwise the tile of 128 x {256, 192, 128, 64} (3, 4, 5 and 8 stages) whose waves of
-    ///   tiles cost least: waves times the tile's area over how well its `wgmma` runs (1, 0.97,
-    ///   0.93, 0.8 of the 256-wide one's rate, measured on the H200). Wide tiles win where
-    ///   there are many; narrower ones where 128x256 tiles would leave SMs idle or a last wave
-    ///   nearly empty.
+    ///   those tiles fit in one wave, else in 128-row tiles, 8 stages of 64 (in clusters of four
+    ///   sharing 64-wide activations where those tiles are more than a wave);
+    /// - one row of tiles (M up to 128): the 128-row tile as narrow as fills the SMs in one
+    ///   wave, where that is 48 to 160 wide, as many stages as fit up to 8;
+    /// - few rows over a long K (8192 and more) and fewer columns than that: 128x64 tiles in
+    ///   1x2 clusters shared out by stream-K ([`StreamKSplit::choose`]);
+    /// - a short K (512 or less): 128x256x64s4_e128 (`_r4`, B resident, where B is one
+    ///   256 x 256 tile; 128x128x64s5 for N below 256);
+    /// - otherwise the tile of 128 x {256, 192, 128, 64} (3, 4, 5 and 8 stages), and over more
+    ///   than one row of tiles 128x224 and 256x160, whose waves of tiles cost least: waves
+    ///   times the tile's area over how well its `wgmma` runs (1, 0.97, 0.93, 0.8, 0.95 and
+    ///   0.94 of the 128x256 one's rate, measured on the H200). Wide tiles win where there are
+    ///   many; narrower ones where 128x256 tiles would leave SMs idle or a last wave nearly
+    ///   empty.
     pub fn default_config(m: usize, n: usize, k: usize) -> HopperConfig {
         const SMS: usize = 132;
         if m <= 64 {
@@ -116,44 +121,79 @@ impl HopperWs {
                     .expect("a valid spelling")
                     .with_most_stages(12);
             }
-            return format!("128x{bn}x64s8_t")
+            // More 128-row weight tiles than a wave, 64 activations wide: clusters of four
+            // share the activations, multicast (on the H200 at 64 x 28672 x 4096: 1.01-1.06 of
+            // cuBLAS, against 0.98-1.03 for single blocks; at 80 tiles, 64 x 10240 x 8192, they
+            // lost 1%).
+            let cluster = if bn == 64 && n.div_ceil(128) > SMS {
+                "_c4x1"
+            } else {
+                ""
+            };
+            return format!("128x{bn}x64s8{cluster}_t")
                 .parse()
                 .expect("a valid spelling");
         }
-        // A long K over few rows: 128x128 tiles shared out by stream-K beat every other tile
-        // (on the H200: 42.7 us at 128 x 4096 x 14336, 52.1 us at 128 x 10240 x 8192; the
-        // next best 46.8 and 53.4 us).
-        let tiles = (m.div_ceil(128) * n.div_ceil(128)) as u64;
+        if m <= 128 {
+            // One row of tiles: as narrow as fills the SMs in one wave, where that is 48 to 160
+            // wide (on the H200: 128x80 at 128 x 10240 x 8192, 0.99 of cuBLAS against 0.92 for
+            // 128x128 shared out by stream-K; 128x48 at 128 x 6144 x 4096, 0.93 against 0.89
+            // for 128x64).
+            let bn = n.div_ceil(SMS).next_multiple_of(16);
+            if (48..=160).contains(&bn) {
+                return format!("128x{bn}x64s2")
+                    .parse::<HopperConfig>()
+                    .expect("a valid spelling")
+                    .with_most_stages(8);
+            }
+        }
+        // A long K over few rows and fewer columns than a wave of 48-wide tiles: 128x64 tiles
+        // in pairs that share A, multicast, shared out by stream-K (on the H200 at 128 x 4096 x
+        // 14336: 0.97 of cuBLAS, against 0.92 for 128x128 tiles and 0.95 in clusters of four).
+        let tiles = (m.div_ceil(128) * n.div_ceil(64)) as u64;
         if m <= 128 && k >= 8192 && StreamKSplit::few_enough_to_share_all(tiles, SMS as u64) {
-            return "128x128x64s5".parse().expect("a valid spelling");
+            return "128x64x64s8_c1x2".parse().expect("a valid spelling");
         }
         // A short K (8 k-tiles or fewer) leaves a tile's epilogue and its B tile's load
         // unamortized: a stage more than 128x256x64s3 holds a whole tile's k-tiles of 256 with
         // room to spare, the epilogue staged in halves (on the H200 at 81920 x 256 x 256: 1.09
         // of cuBLAS, against 1.01 for 128x128x64s5 and 0.99 for 128x256x64s3).
+        // Where B is one 256 x 256 tile, it stays resident and the ring holds A alone (at
+        // 81920 x 256 x 256: 1.093 against 1.086; at 40960: 0.999 against 0.987; at K = 128,
+        // whose 2 k-tiles a 4-slot B wastes, it lost 2.5%).
         if k <= 512 && m > 128 {
-            let spec = if n >= 256 {
+            let spec = if n == 256 && (193..=256).contains(&k) {
+                "128x256x64s4_e128_r4"
+            } else if n >= 256 {
                 "128x256x64s4_e128"
             } else {
                 "128x128x64s5"
             };
             return spec.parse().expect("a valid spelling");
         }
+        // (rows, columns, the spelling's tail, the wgmma rate against 128x256's). Over more
+        // than one row of tiles two more widths: 128x224 (512 x 28672 x 4096: 0.985 against
+        // 0.963 for 128x128) and 256x160, whose 128 tiles fill one wave at 512 x 10240 (1.007
+        // against 0.870 for 128x192); each stages its output in halves to fit its stages.
+        let wide_rows = m > 128;
         let candidates = [
-            (256usize, 3, 1.0f64),
-            (192, 4, 0.97),
-            (128, 5, 0.93),
-            (64, 8, 0.8),
+            (128usize, 256usize, "s3", 1.0f64, true),
+            (128, 224, "s4_e112", 0.95, wide_rows),
+            (128, 192, "s4", 0.97, true),
+            (256, 160, "s3_e80", 0.94, wide_rows),
+            (128, 128, "s5", 0.93, true),
+            (128, 64, "s8", 0.8, true),
         ];
-        let cost = |&(bn, _, efficiency): &(usize, u32, f64)| {
-            let tiles = m.div_ceil(128) * n.div_ceil(bn);
-            tiles.div_ceil(SMS) as f64 * (128 * bn) as f64 / efficiency
+        let cost = |&(bm, bn, _, efficiency, _): &(usize, usize, &str, f64, bool)| {
+            let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+            tiles.div_ceil(SMS) as f64 * (bm * bn) as f64 / efficiency
         };
         let best = candidates
             .iter()
+            .filter(|c| c.4)
             .min_by(|a, b| cost(a).total_cmp(&cost(b)))
             .expect("candidates");
-        format!("128x{}x64s{}", best.0, best.1)
+        format!("{}x{}x64{}", best.0, best.1, best.2)
             .parse()
             .expect("a valid spelling")
     }
@@ -199,10 +239,14 @@ impl ProgramPlan for HopperGemm {
             0 => String::new(),
             e => format!(", output staged {e} columns at a time"),
         };
+        let resident = match c.b_resident {
+            0 => String::new(),
+            r => format!(", B's {r} k-tiles resident"),
+        };
         let swap = if c.swap_ab { ", A and B swapped" } else { "" };
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
-             {staged}{swap}, stream-K by shape)",
+             {staged}{resident}{swap}, stream-K by shape)",
             self.dtype, c.stages
         )
     }
@@ -429,15 +473,24 @@ mod tests {
         assert_eq!(cfg(33, 6144, 4096), "64x48x128s7_t");
         // 160 tiles of 64 rows would take more than a wave.
         assert_eq!(cfg(64, 10240, 8192), "128x64x64s8_t");
+        // More weight tiles than a wave: the activations multicast in clusters of four.
+        assert_eq!(cfg(64, 28672, 4096), "128x64x64s8_c4x1_t");
+        assert_eq!(cfg(16, 28672, 4096), "128x16x64s8_t");
         assert_eq!(cfg(128, 4096, 4096), "128x64x64s8");
+        // One wave of tiles as narrow as fills it.
+        assert_eq!(cfg(128, 10240, 8192), "128x80x64s7");
+        assert_eq!(cfg(128, 6144, 4096), "128x48x64s8");
+        assert_eq!(cfg(128, 4096, 14336), "128x64x64s8_c1x2");
         assert_eq!(cfg(512, 6144, 4096), "128x192x64s4");
-        assert_eq!(cfg(512, 10240, 8192), "128x192x64s4");
+        assert_eq!(cfg(512, 10240, 8192), "256x160x64s3_e80");
+        assert_eq!(cfg(512, 28672, 4096), "128x224x64s4_e112");
+        assert_eq!(cfg(512, 4096, 14336), "128x128x64s5");
         assert_eq!(cfg(4096, 4096, 4096), "128x256x64s3");
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
-        assert_eq!(cfg(128, 4096, 14336), "128x128x64s5");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "128x256x64s4_e128");
+        assert_eq!(cfg(81920, 256, 256), "128x256x64s4_e128_r4");
+        assert_eq!(cfg(163840, 256, 128), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
         assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
     }
