@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The whole correctness run of the GPU code on the device, in one call: hopper_ws's every
+# configuration against f64 (with the watchdog) and the sanitizer on each, the correctness suite
+# per type, and every other staged GPU test binary.
+#   stage: ../shared/gpu/stage.sh -p rute-tests -p kernels -p codegen-ptx \
+#              --features rute-tests/gpu,kernels/gpu,codegen-ptx/gpu
+#   run:   bash scripts/gpu_validate.sh [OUT_DIR]
+# Writes hopper_every.log, sanitize_hopper_*.log, correctness_{f16,bf16}.md and tests.log under
+# OUT_DIR; prints a short summary last; exits non-zero if anything failed.
+set -uo pipefail
+out="${1:-${OUT:-gpu-out}}"
+mkdir -p "$out"
+export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
+here="$(cd "$(dirname "$0")" && pwd)"
+status=0
+fail() { echo "FAIL: $*" >&2; status=1; }
+hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
+[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-*" >&2; exit 1; }
+timeout 400 "$hopper" --include-ignored --test-threads=1 --nocapture every_configuration \
+    > "$out/hopper_every.log" 2>&1 || fail "every_configuration (hopper_every.log)"
+bash "$here/gpu_sanitize.sh" hopper "$out" -- "$hopper" --include-ignored --test-threads=1 \
+    small_shape > /dev/null || fail "compute-sanitizer (sanitize_hopper_*.log)"
+for dtype in f16 bf16; do
+    timeout 200 .gpu/bin/rute gemm --suite correctness --kernel hopper_ws --dtype $dtype \
+        --out "$out/correctness_$dtype.md" > /dev/null 2>&1 || fail "correctness suite $dtype"
+done
+"$hopper" --include-ignored --test-threads=1 host_time_to_queue >> "$out/tests.log" 2>&1 \
+    || fail "host_time_to_queue_a_gemm"
+for t in .gpu/tests/*; do
+    case "$t" in *gpu_hopper-*) continue ;; esac
+    timeout 300 "$t" --include-ignored --test-threads=1 >> "$out/tests.log" 2>&1 || fail "$t"
+done
+grep -hE "runs \(" "$out/hopper_every.log"
+grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$out"/sanitize_hopper_*.log
+grep -hcE "\| PASS \|" "$out"/correctness_*.md
+grep -hE "FAIL" "$out"/correctness_*.md | head -3
+grep -E "^test result" "$out/tests.log"
+exit $status
