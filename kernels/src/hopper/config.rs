@@ -82,7 +82,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 28] = [
+    pub const SWEEP: [&'static str; 29] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -120,6 +120,8 @@ impl HopperConfig {
         // Clusters sharing the activations (decode) or A (M = 128 over a long K).
         "128x64x64s8_c4x1_t",
         "128x64x64s8_c1x2",
+        // A sixth stage for 128x128 (the default over a long K).
+        "128x128x64s6",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows.
