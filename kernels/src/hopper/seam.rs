@@ -36,15 +36,17 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_t]: the block tile (M 64 with one consumer \
-         warpgroup, 128 or 256 with two; N a multiple of 8 up to 256; K 64 or 128), S stages \
-         (up to 16), blocks per cluster along M and N (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the \
-         shared operand; K 64), Hilbert tile order (_h) or groups of G tile rows (default 8), \
-         one wgmma batch left in flight (_f1), the output staged E columns at a time (_eE, \
-         leaving room for a stage more), A and B swapped (_t: the weights of a decode step fill \
-         the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
-         (for M up to 64, 64x{16..64}x128_t where those tiles fit in one wave, else \
-         128x{16..64}x64s8_t; for K up to 512, 128x256x64s4_e128; else the 128-row tile whose \
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_rR][_t]: the block tile (M 64 with one consumer \
+         warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, of 16 above 64; K 64 or \
+         128), S stages (up to 16), blocks per cluster along M and N (1x1, 2x1, 1x2, 4x1 or \
+         1x4, TMA multicast of the shared operand; K 64), Hilbert tile order (_h) or groups of \
+         G tile rows (default 8), one wgmma batch left in flight (_f1), the output staged E \
+         columns at a time (_eE, a multiple of 16, leaving room for a stage more), B's R \
+         k-tiles resident in shared memory (_rR, for a B of one tile), A and B swapped (_t: \
+         the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
+         (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_t where those \
+         tiles fit in one wave, else 128x{16..64}x64s8_t; for M up to 128, the 128-row tile as \
+         narrow as fills one wave; for K up to 512, 128x256x64s4_e128; else the tile whose \
          waves cost least)"
     }
 
