@@ -58,6 +58,12 @@ pub struct HopperConfig {
     /// the tile's N, K up to `R` k-tiles), like 81920 x 256 x 256, where every tile re-reads the
     /// same B through L2.
     pub b_resident: u32,
+    /// Ping-pong consumers (`_p`): each of the two consumer warpgroups owns whole 64-row tiles,
+    /// the block's units alternating between them, so that one's epilogue (and the loads of its
+    /// next tile) overlaps the other's `wgmma` (CUTLASS's ping-pong kernel); the cooperative
+    /// default splits each tile's rows between them. For a short K, where a tile's epilogue
+    /// costs as much as its main loop.
+    pub pingpong: bool,
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -79,10 +85,11 @@ impl HopperConfig {
         swap_ab: false,
         epilogue_n: 0,
         b_resident: 0,
+        pingpong: false,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 29] = [
+    pub const SWEEP: [&'static str; 31] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -122,14 +129,36 @@ impl HopperConfig {
         "128x64x64s8_c1x2",
         // A sixth stage for 128x128 (the default over a long K).
         "128x128x64s6",
+        // Ping-pong consumers of 64-row tiles, for a short K: B resident, and in the ring.
+        "64x256x64s8_e128_r4_p",
+        "64x256x64s5_e64_p",
     ];
 
-    /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows.
+    /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
+    /// ping-pong, each with tiles of its own).
     pub fn consumers(&self) -> u32 {
-        if self.tile.0 == 64 {
+        if self.tile.0 == 64 && !self.pingpong {
             1
         } else {
             CONSUMERS
+        }
+    }
+
+    /// Rows of a tile one consumer computes: its half (the whole tile's, ping-pong).
+    pub fn consumer_rows(&self) -> u32 {
+        if self.pingpong {
+            self.tile.0
+        } else {
+            self.tile.0 / self.consumers()
+        }
+    }
+
+    /// Consumers that read each stage and free it: both (cooperative), or its tile's owner.
+    pub fn stage_consumers(&self) -> u32 {
+        if self.pingpong {
+            1
+        } else {
+            self.consumers()
         }
     }
 
@@ -192,7 +221,8 @@ impl HopperConfig {
     /// staging.
     pub fn smem_bytes(&self) -> u32 {
         let (m, n, k) = self.tile;
-        (self.stages * m + self.b_slots() * n) * k * 2 + m * self.epilogue_cols() * 2
+        (self.stages * m + self.b_slots() * n) * k * 2
+            + self.consumers() * self.consumer_rows() * self.epilogue_cols() * 2
     }
 
     /// Why the program cannot run an `m x n x k` problem with this configuration, if it cannot:
@@ -257,6 +287,11 @@ impl HopperConfig {
         if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2) | (4, 1) | (1, 4)) {
             return Err("the cluster is 1x1, 2x1, 1x2, 4x1 or 1x4".into());
         }
+        if self.pingpong && (m != 64 || (cx, cy) != (1, 1) || self.swap_ab) {
+            return Err(
+                "ping-pong consumers (_p) each own 64-row tiles of one block, not swapped".into(),
+            );
+        }
         if self.b_resident > 0 && ((cx, cy) != (1, 1) || self.swap_ab) {
             return Err("a resident B (_rR) is one block's, of a tile not swapped".into());
         }
@@ -303,6 +338,9 @@ impl fmt::Display for HopperConfig {
         }
         if self.b_resident > 0 {
             write!(f, "_r{}", self.b_resident)?;
+        }
+        if self.pingpong {
+            write!(f, "_p")?;
         }
         if self.swap_ab {
             write!(f, "_t")?;
@@ -351,6 +389,8 @@ impl FromStr for HopperConfig {
                 cfg.in_flight = d.parse().map_err(|_| bad("_f takes a number of batches"))?;
             } else if p == "t" {
                 cfg.swap_ab = true;
+            } else if p == "p" {
+                cfg.pingpong = true;
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if let Some(r) = p.strip_prefix('r') {
@@ -366,7 +406,7 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _t)"
                 )));
             }
         }
@@ -432,7 +472,7 @@ impl HopperPlan {
             GemmDtype::F16 => ValType::F16,
             GemmDtype::Bf16 => ValType::BF16,
         };
-        let rows = bm / i64::from(cfg.consumers());
+        let rows = i64::from(cfg.consumer_rows());
         let atom = MmaAtom::new(Gmma::ss(cfg.tile.1, ValType::F32, val));
         let perm = [
             Some(Layout::vector(rows, 1)?),
@@ -444,12 +484,14 @@ impl HopperPlan {
         let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
         let b_slots = i64::from(cfg.b_slots());
         let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, b_slots]), None)?;
+        // Ping-pong, each consumer reads the whole stage of its own tile.
         let smem_a_consumer = (0..i64::from(cfg.consumers()))
             .map(|c| {
+                let half = if cfg.pingpong { 0 } else { c };
                 local_tile(
                     &View::from(smem_a.clone()),
                     &[rows, bk, st],
-                    &[Idx::At(c), Idx::At(0), Idx::At(0)],
+                    &[Idx::At(half), Idx::At(0), Idx::At(0)],
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -580,7 +622,7 @@ impl HopperPlan {
     /// The accumulator that value `v` of epilogue sub-tile `j` is ([`epilogue_source`] for
     /// this plan's fragment).
     pub fn epilogue_source(&self, j: u32, v: u32) -> u32 {
-        let rows = self.cfg.tile.0 / self.cfg.consumers();
+        let rows = self.cfg.consumer_rows();
         epilogue_source(
             self.frag_c.cosize() as u32,
             self.epilogue_values(),
@@ -724,6 +766,15 @@ mod tests {
         for ok in ["128x160x64s5", "256x160x64s4_e32", "128x224x64s4_e112"] {
             assert!(ok.parse::<HopperConfig>().is_ok(), "{ok}");
         }
+        // Ping-pong: each consumer a 64-row tile of its own, staged apart.
+        let p: HopperConfig = "64x256x64s8_e128_r4_p".parse().unwrap();
+        assert_eq!((p.consumers(), p.consumer_rows(), p.stage_consumers()), (2, 64, 1));
+        assert_eq!(p.threads(), 384);
+        assert_eq!(p.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 2 * 64 * 128 * 2);
+        for bad in ["128x256x64s3_p", "64x64x64s8_p_t", "64x256x64s4_c2x1_p"] {
+            let e = bad.parse::<HopperConfig>().unwrap_err();
+            assert!(e.contains("ping-pong"), "{bad}: {e}");
+        }
         let e = "128x256x64s4_e128_t".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("stages its output whole"), "{e}");
         // A resident B: one block's, one tile of N and at most its k-tiles of K.
@@ -791,11 +842,12 @@ mod tests {
                 let b_in_ring = if cfg.b_resident > 0 { 0 } else { n };
                 assert_eq!(p.stage_bytes(), (m + b_in_ring) * k * 2, "{s}");
                 assert_eq!(p.mma.size(), 128);
-                let rows = m / cfg.consumers();
+                let rows = cfg.consumer_rows();
                 assert_eq!(p.tma_d.bytes(), rows * cfg.epilogue_cols() * 2, "{s}");
                 assert_eq!(p.smem_a_consumer.len() as u32, cfg.consumers(), "{s}");
                 if let Some(second) = p.smem_a_consumer.get(1) {
-                    assert_eq!(second.base, i64::from(rows) * 64, "{s}");
+                    let offset = if cfg.pingpong { 0 } else { rows * 64 };
+                    assert_eq!(second.base, i64::from(offset), "{s}");
                 }
             }
         }

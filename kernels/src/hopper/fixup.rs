@@ -53,11 +53,11 @@ pub(super) struct Partials {
 impl Partials {
     /// The flags and slots of `workspace` for `cfg`'s tiles.
     pub(super) fn new(workspace: GlobalPtr<f32>, cfg: &HopperConfig) -> Partials {
-        let (bm, bn, _) = cfg.tile;
+        let bn = cfg.tile.1;
         Partials {
             flags: workspace.cast::<u32>(),
             slots: workspace + FLAG_WORDS,
-            slot_elems: bm / cfg.consumers() * bn,
+            slot_elems: cfg.consumer_rows() * bn,
             consumers: cfg.consumers(),
         }
     }

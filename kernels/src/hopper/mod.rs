@@ -109,6 +109,10 @@ impl HopperLaunch {
 /// assert_eq!((l.grid, l.split.sk_tiles), ((132, 1, 1), 48)); // 48 tiles shared by 132 SMs
 /// let pairs: HopperConfig = "128x256x64s3_c2x1".parse().unwrap();
 /// assert_eq!(launch(&pairs, 4096, 4096, 4096, 60).grid, (120, 1, 1)); // 60 resident pairs
+/// // Ping-pong consumers own whole tiles: 1280 of them walked whole, never shared out.
+/// let pingpong: HopperConfig = "64x256x64s8_e128_r4_p".parse().unwrap();
+/// assert_eq!(launch(&pingpong, 81920, 256, 256, 132).split.sk_tiles, 0);
+/// assert_eq!(launch(&pingpong, 64, 256, 4096, 132).split.sk_tiles, 0);
 /// let small = launch(&pairs, 256, 256, 64, 60);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
@@ -119,6 +123,8 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> Hopp
     let resident = resident.clamp(1, fixup::MAX_BLOCKS / size);
     let k_tiles = k.div_ceil(cfg.tile.2).max(1);
     let split = match u32::try_from(tiles) {
+        // Ping-pong consumers own whole tiles: no partial sums to hand over.
+        _ if cfg.pingpong => StreamKSplit::DATA_PARALLEL,
         Ok(tiles) if u64::from(tiles) * u64::from(k_tiles) < 1 << 32 => {
             let tail = tail_reuse(cfg, (tiles_m, tiles_n), k, tiles % resident);
             StreamKSplit::choose(tiles, k_tiles, resident, tail)

@@ -236,6 +236,11 @@ fn consumer<T: GemmElem>(
     }
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
+    // Ping-pong, the block's units alternate between the consumers: the second starts past the
+    // first unit.
+    if cfg.pingpong && c == 1 {
+        skip_unit(&mut tiles, &mut cs, walk.k_tiles);
+    }
     while tiles.valid() {
         let unit = walk.unit(plan, &tiles);
         let (k_begin, k_end) = unit.k_tiles;
@@ -288,11 +293,25 @@ fn consumer<T: GemmElem>(
             epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
         }
         tiles.next_unit();
+        if cfg.pingpong {
+            // The other consumer's unit (past the walk's end too: this walk is over then).
+            skip_unit(&mut tiles, &mut cs, walk.k_tiles);
+        }
     }
     if t.eq_(0u32) {
         bulk_wait_group(0);
     }
     Ok(())
+}
+
+/// Steps a ping-pong consumer's walk and ring past the other consumer's unit: a whole tile's
+/// `k_tiles` stages (ping-pong walks whole tiles only: `super::launch` gives it no stream-K).
+#[device]
+fn skip_unit(tiles: &mut StreamKScheduler, cs: &mut PipelineState, k_tiles: Var<u32>) {
+    for _ in Var::konst(0u32)..k_tiles {
+        cs.advance();
+    }
+    tiles.next_unit();
 }
 
 /// Initializes `bars` where there are any (the resident B's barrier).
@@ -304,8 +323,7 @@ fn init_if_any(bars: Option<&TmaBarriers>) {
 
 /// Consumer `c`'s staging tile in shared memory.
 fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
-    let rows = plan.cfg.tile.0 / plan.cfg.consumers();
-    out.staging + c * rows * plan.cfg.epilogue_cols()
+    out.staging + c * plan.cfg.consumer_rows() * plan.cfg.epilogue_cols()
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`, `t_cs_d` its part of the
@@ -321,8 +339,10 @@ fn epilogue<T: GemmElem>(
     unit: &Unit,
     (t, t_cs_d, sd_ptr): (Var<u32>, &STensor<T>, SharedPtr<T>),
 ) -> Result<(), HopperError> {
-    let (bm, bn, _) = plan.cfg.tile;
-    let rows = bm / plan.cfg.consumers();
+    let bn = plan.cfg.tile.1;
+    let rows = plan.cfg.consumer_rows();
+    // Consumer c's rows of the tile; ping-pong, the tile is c's own.
+    let row0 = if plan.cfg.pingpong { 0 } else { c * rows };
     let epi = plan.cfg.epilogue_cols();
     for j in 0..bn / epi {
         if t.eq_(0u32) {
@@ -343,7 +363,7 @@ fn epilogue<T: GemmElem>(
         if t.eq_(0u32) {
             let n0 = column(unit.n0, j * epi);
             plan.tma_d
-                .store(out.d_map, &[unit.m0 + c * rows, n0], sd_ptr);
+                .store(out.d_map, &[unit.m0 + row0, n0], sd_ptr);
             bulk_commit_group();
         }
     }
@@ -426,9 +446,10 @@ pub fn hopper_ws<T: GemmElem>(
     let ring_b = ring_a + a_elems * cfg.stages;
     let out = ring_b + b_elems * cfg.b_slots();
 
-    // ---- Barriers: full (the loads' bytes), empty (one arrival per consumer per block) ----
+    // ---- Barriers: full (the loads' bytes), empty (one arrival per consumer reading the stage,
+    // per block) ----
     let full = TmaBarriers::new(kb, "full", cfg.stages, 1);
-    let empty = Barriers::new(kb, "empty", cfg.stages, cfg.consumers() * cluster.size());
+    let empty = Barriers::new(kb, "empty", cfg.stages, cfg.stage_consumers() * cluster.size());
     let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
     if thread_idx_x().eq_(0u32) {
         prefetch_tensor_map(&a_map);
