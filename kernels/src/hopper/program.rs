@@ -20,7 +20,8 @@ use dsl_core::atom::Accumulate;
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
     cluster_sync, elect_one, thread_id_in_warpgroup, warp_id_in_warpgroup, warpgroup_id,
-    warpgroup_sync, Barriers, PipelineState, RegisterBudget, StreamKScheduler, TmaBarriers,
+    warpgroup_sync, Barriers, NamedBarrier, PipelineState, RegisterBudget, StreamKScheduler,
+    TmaBarriers,
 };
 use dsl_core::tensor::{
     copy, gemm_accumulate, store_fragment_smem, warpgroup_arrive, warpgroup_commit_batch,
@@ -236,12 +237,23 @@ fn consumer<T: GemmElem>(
     }
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
-    // Ping-pong, the block's units alternate between the consumers: the second starts past the
-    // first unit.
+    // Ping-pong, the block's units alternate between the consumers, and so do their main loops
+    // (CUTLASS's math order barrier): each waits on its turn, which the other gives when its own
+    // main loop is done. Not only for the tensor cores: a consumer waits on a stage's `full` by
+    // parity, which tells a phase from the next one but not from the one after, so it must not
+    // wait on a stage before the other consumer has taken that stage's earlier loads. The second
+    // consumer starts past the first unit, and gives the first its first turn.
+    let turn = |of: u32| NamedBarrier::new(ORDER_BARRIER + of, 256);
     if cfg.pingpong && c == 1 {
+        if tiles.valid() {
+            turn(0).arrive();
+        }
         skip_unit(&mut tiles, &mut cs, walk.k_tiles);
     }
     while tiles.valid() {
+        if cfg.pingpong {
+            turn(c).sync();
+        }
         let unit = walk.unit(plan, &tiles);
         let (k_begin, k_end) = unit.k_tiles;
         // ---- Main loop: one stage per k-tile ----
@@ -287,15 +299,22 @@ fn consumer<T: GemmElem>(
             }
         }
 
-        // ---- Stream-K: a tail hands its sums to the tile's head, a head adds its peers' ----
-        hand_over(&tiles, &out.partials, &acc, c, t);
-        if tiles.writes_tile() {
-            epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
-        }
-        tiles.next_unit();
         if cfg.pingpong {
-            // The other consumer's unit (past the walk's end too: this walk is over then).
+            // The other consumer's turn, if it has a unit; this tile's epilogue meanwhile; then
+            // past the other's unit (past the walk's end too: this walk is over then).
+            tiles.next_unit();
+            if tiles.valid() {
+                turn(1 - c).arrive();
+            }
+            epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
             skip_unit(&mut tiles, &mut cs, walk.k_tiles);
+        } else {
+            // ---- Stream-K: a tail hands its sums to the tile's head, a head adds its peers' ----
+            hand_over(&tiles, &out.partials, &acc, c, t);
+            if tiles.writes_tile() {
+                epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
+            }
+            tiles.next_unit();
         }
     }
     if t.eq_(0u32) {
@@ -303,6 +322,10 @@ fn consumer<T: GemmElem>(
     }
     Ok(())
 }
+
+/// The first of the two named barriers that order ping-pong consumers' main loops (1 and 2 are
+/// the consumers' own warpgroup barriers).
+const ORDER_BARRIER: u32 = 3;
 
 /// Steps a ping-pong consumer's walk and ring past the other consumer's unit: a whole tile's
 /// `k_tiles` stages (ping-pong walks whole tiles only: `super::launch` gives it no stream-K).
