@@ -277,19 +277,30 @@ mod tests {
                 if let Ok(dir) = std::env::var("RUTE_DUMP_PTX") {
                     std::fs::write(format!("{dir}/{}.ptx", k.name), &ptx).unwrap();
                 }
+                // Stream-K: the partials from the registers, 16 bytes at a time, the flags
+                // released and acquired at gpu scope; ping-pong walks whole tiles, its main
+                // loops taking turns on named barriers instead.
+                let stream_k = [
+                    "st.global.v4.f32",
+                    "ld.global.v4.f32",
+                    "fence.acq_rel.gpu",
+                    "st.relaxed.gpu.global.u32",
+                    "ld.acquire.gpu.global.u32",
+                ];
+                for needle in stream_k {
+                    assert_eq!(ptx.contains(needle), !cfg.pingpong, "{spec} {dtype}: {needle}");
+                }
+                assert_eq!(
+                    ptx.contains("bar.arrive 3, 256") && ptx.contains("bar.sync 4, 256"),
+                    cfg.pingpong,
+                    "{spec} {dtype}"
+                );
                 for needle in [
                     "wgmma.mma_async",
                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
                     "mbarrier.try_wait.parity",
                     "setmaxnreg.dec.sync.aligned.u32 40",
                     "setmaxnreg.inc.sync.aligned.u32 232",
-                    // Stream-K: the partials from the registers, 16 bytes at a time, the
-                    // flags released and acquired at gpu scope.
-                    "st.global.v4.f32",
-                    "ld.global.v4.f32",
-                    "fence.acq_rel.gpu",
-                    "st.relaxed.gpu.global.u32",
-                    "ld.acquire.gpu.global.u32",
                     // Every configuration stores D through shared memory and TMA.
                     "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
                     // A programmatic launch: the setup overlaps the previous kernel.
