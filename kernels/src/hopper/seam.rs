@@ -36,17 +36,19 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_rR][_t]: the block tile (M 64 with one consumer \
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_rR][_p][_t]: the block tile (M 64 with one consumer \
          warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, of 16 above 64; K 64 or \
          128), S stages (up to 16), blocks per cluster along M and N (1x1, 2x1, 1x2, 4x1 or \
          1x4, TMA multicast of the shared operand; K 64), Hilbert tile order (_h) or groups of \
          G tile rows (default 8), one wgmma batch left in flight (_f1), the output staged E \
          columns at a time (_eE, a multiple of 16, leaving room for a stage more), B's R \
-         k-tiles resident in shared memory (_rR, for a B of one tile), A and B swapped (_t: \
+         k-tiles resident in shared memory (_rR, for a B of one tile), ping-pong consumers \
+         each owning whole 64-row tiles (_p, M 64), A and B swapped (_t: \
          the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
          (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_t where those \
          tiles fit in one wave, else 128x{16..64}x64s8_t; for M up to 128, the 128-row tile as \
-         narrow as fills one wave; for K up to 512, 128x256x64s4_e128; else the tile whose \
+         narrow as fills one wave; for K up to 512, 128x256x64s4_e128 (64x256x64s8_e128_r4_p \
+         where B is one tile 256 wide); else the tile whose \
          waves cost least)"
     }
 
@@ -101,8 +103,9 @@ impl HopperWs {
     ///   wave, where that is 48 to 160 wide, as many stages as fit up to 8;
     /// - few rows over a long K (8192 and more) and fewer columns than that: 128x64 tiles in
     ///   1x2 clusters shared out by stream-K ([`StreamKSplit::choose`]);
-    /// - a short K (512 or less): 128x256x64s4_e128 (`_r4`, B resident, where B is one
-    ///   256 x 256 tile; 128x128x64s5 for N below 256);
+    /// - a short K (512 or less): 128x256x64s4_e128 (where B is one tile 256 wide, B
+    ///   resident and ping-pong consumers of 64-row tiles: 64x256x64s8_e128_r4_p; 128x128x64s5
+    ///   for N below 256);
     /// - otherwise the tile of 128 x {256, 192, 128, 64} (3, 4, 6 and 8 stages), and over more
     ///   than one row of tiles 128x224 and 256x160, whose waves of tiles cost least: waves
     ///   times the tile's area over how well its `wgmma` runs (1, 0.97, 0.93, 0.8, 0.95 and
@@ -160,12 +163,14 @@ impl HopperWs {
         // unamortized: a stage more than 128x256x64s3 holds a whole tile's k-tiles of 256 with
         // room to spare, the epilogue staged in halves (on the H200 at 81920 x 256 x 256: 1.09
         // of cuBLAS, against 1.01 for 128x128x64s5 and 0.99 for 128x256x64s3).
-        // Where B is one 256 x 256 tile, it stays resident and the ring holds A alone (at
-        // 81920 x 256 x 256: 1.093 against 1.086; at 40960: 0.999 against 0.987; at K = 128,
-        // whose 2 k-tiles a 4-slot B wastes, it lost 2.5%).
+        // Where B is one tile 256 wide, it stays resident and the ring holds A alone, and the
+        // consumers take 64-row tiles in turns (ping-pong), so that one's epilogue overlaps the
+        // other's wgmma (on the H200 at 40960 x 256 x 256: 1.075 of cuBLAS against 0.992 for
+        // 128x256 tiles with B resident, 0.977 without; at 81920 x 256 x 256 level, 1.078 /
+        // 1.080; at 163840 x 256 x 128 1.025 against 1.016).
         if k <= 512 && m > 128 {
-            let spec = if n == 256 && (193..=256).contains(&k) {
-                "128x256x64s4_e128_r4"
+            let spec = if n == 256 && k <= 256 {
+                "64x256x64s8_e128_r4_p"
             } else if n >= 256 {
                 "128x256x64s4_e128"
             } else {
@@ -246,10 +251,15 @@ impl ProgramPlan for HopperGemm {
             0 => String::new(),
             r => format!(", B's {r} k-tiles resident"),
         };
+        let pingpong = if c.pingpong {
+            ", ping-pong consumers"
+        } else {
+            ""
+        };
         let swap = if c.swap_ab { ", A and B swapped" } else { "" };
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
-             {staged}{resident}{swap}, stream-K by shape)",
+             {staged}{resident}{pingpong}{swap}, stream-K by shape)",
             self.dtype, c.stages
         )
     }
@@ -492,8 +502,9 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "128x256x64s4_e128_r4");
-        assert_eq!(cfg(163840, 256, 128), "128x256x64s4_e128");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_e128_r4_p");
+        assert_eq!(cfg(163840, 256, 128), "64x256x64s8_e128_r4_p");
+        assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
         assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
     }
