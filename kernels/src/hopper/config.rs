@@ -768,7 +768,10 @@ mod tests {
         }
         // Ping-pong: each consumer a 64-row tile of its own, staged apart.
         let p: HopperConfig = "64x256x64s8_e128_r4_p".parse().unwrap();
-        assert_eq!((p.consumers(), p.consumer_rows(), p.stage_consumers()), (2, 64, 1));
+        assert_eq!(
+            (p.consumers(), p.consumer_rows(), p.stage_consumers()),
+            (2, 64, 1)
+        );
         assert_eq!(p.threads(), 384);
         assert_eq!(p.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 2 * 64 * 128 * 2);
         for bad in ["128x256x64s3_p", "64x64x64s8_p_t", "64x256x64s4_c2x1_p"] {
@@ -817,6 +820,22 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("is not at"), "{e}");
+    }
+
+    /// A 256-row tile's consumer holds two 64-row `wgmma` blocks: a sub-tile is the same run of
+    /// values in each block, not one run of the whole fragment.
+    #[test]
+    fn epilogue_sub_tiles_take_their_run_in_every_block() {
+        // One block: sub-tile 1 of 2 is the second half of the values.
+        assert_eq!(epilogue_source(64, 32, 1, 1, 5), 37);
+        // Two blocks of 80 values, sub-tiles of 40 (20 per block): value 25 of sub-tile 1 is
+        // value 5 of block 1's second run.
+        assert_eq!(epilogue_source(160, 40, 2, 1, 25), 80 + 20 + 5);
+        let plan = HopperPlan::new("256x160x64s3_e80".parse().unwrap(), GemmDtype::Bf16).unwrap();
+        assert_eq!(plan.epilogue_values(), 80);
+        let sources: Vec<u32> = (0..80).map(|v| plan.epilogue_source(1, v)).collect();
+        assert_eq!(&sources[..3], &[40, 41, 42]);
+        assert_eq!(&sources[40..43], &[120, 121, 122]);
     }
 
     #[test]

@@ -288,7 +288,11 @@ mod tests {
                     "ld.acquire.gpu.global.u32",
                 ];
                 for needle in stream_k {
-                    assert_eq!(ptx.contains(needle), !cfg.pingpong, "{spec} {dtype}: {needle}");
+                    assert_eq!(
+                        ptx.contains(needle),
+                        !cfg.pingpong,
+                        "{spec} {dtype}: {needle}"
+                    );
                 }
                 assert_eq!(
                     ptx.contains("bar.arrive 3, 256") && ptx.contains("bar.sync 4, 256"),

@@ -390,8 +390,7 @@ fn epilogue<T: GemmElem>(
         warpgroup_sync(1 + c);
         if t.eq_(0u32) {
             let n0 = column(unit.n0, j * epi);
-            plan.tma_d
-                .store(out.d_map, &[unit.m0 + row0, n0], sd_ptr);
+            plan.tma_d.store(out.d_map, &[unit.m0 + row0, n0], sd_ptr);
             bulk_commit_group();
         }
     }
@@ -413,7 +412,7 @@ fn column(n0: Var<u32>, off: u32) -> Var<u32> {
 fn sub_tile(acc: &Fragment<f32>, plan: &HopperPlan, j: u32) -> Fragment<f32> {
     Fragment {
         regs: (0..plan.epilogue_values())
-            .map(|v| acc.regs[plan.epilogue_source(j, v) as usize].clone())
+            .map(|v| acc.regs[plan.epilogue_source(j, v) as usize])
             .collect(),
         ..acc.with_layout(plan.retile_c.clone())
     }
@@ -477,7 +476,12 @@ pub fn hopper_ws<T: GemmElem>(
     // ---- Barriers: full (the loads' bytes), empty (one arrival per consumer reading the stage,
     // per block) ----
     let full = TmaBarriers::new(kb, "full", cfg.stages, 1);
-    let empty = Barriers::new(kb, "empty", cfg.stages, cfg.stage_consumers() * cluster.size());
+    let empty = Barriers::new(
+        kb,
+        "empty",
+        cfg.stages,
+        cfg.stage_consumers() * cluster.size(),
+    );
     let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
     if thread_idx_x().eq_(0u32) {
         prefetch_tensor_map(&a_map);
