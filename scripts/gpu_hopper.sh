@@ -10,14 +10,8 @@
 # llm_f16.md, bench_f16.md under OUT_DIR (seven files: the device tool brings back eight at most);
 # prints a short table last. Exits non-zero if a test, a tool or a suite failed.
 set -uo pipefail
-out="${1:-${OUT:-gpu-out}}"
-mkdir -p "$out"
-export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
 here="$(cd "$(dirname "$0")" && pwd)"
-status=0
-fail() { echo "FAIL: $*" >&2; status=1; }
-hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
-[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-* (stage it: see the top of this script)" >&2; exit 1; }
+source "$here/gpu_common.sh" "$@"
 [ -x .gpu/bin/rute ] || { echo "FAIL: no .gpu/bin/rute (stage it: see the top of this script)" >&2; exit 1; }
 # Correctness (a watchdog stops a GEMM that hangs), then the sanitizer on one small shape each.
 timeout 600 "$hopper" --include-ignored --test-threads=1 --nocapture every_configuration \

@@ -8,14 +8,8 @@
 # Writes hopper_every.log, sanitize_hopper_*.log, correctness_{f16,bf16}.md and tests.log under
 # OUT_DIR; prints a short summary last; exits non-zero if anything failed.
 set -uo pipefail
-out="${1:-${OUT:-gpu-out}}"
-mkdir -p "$out"
-export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
 here="$(cd "$(dirname "$0")" && pwd)"
-status=0
-fail() { echo "FAIL: $*" >&2; status=1; }
-hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
-[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-*" >&2; exit 1; }
+source "$here/gpu_common.sh" "$@"
 timeout 400 "$hopper" --include-ignored --test-threads=1 --nocapture every_configuration \
     > "$out/hopper_every.log" 2>&1 || fail "every_configuration (hopper_every.log)"
 bash "$here/gpu_sanitize.sh" hopper "$out" -- "$hopper" --include-ignored --test-threads=1 \

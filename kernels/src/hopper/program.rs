@@ -21,6 +21,7 @@
 //! as much as the main loop.
 
 use dsl_core::atom::gmma::GmmaMajor;
+use dsl_core::atom::tma::TmaCopy;
 use dsl_core::atom::Accumulate;
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
@@ -142,38 +143,44 @@ fn producer<T: GemmElem>(
                 let a = ring.a + ps.stage() * a_elems;
                 let b = ring.b + ps.stage() * b_elems;
                 let (a_rows, b_rows) = plan.multicast_slice_rows();
-                if cluster.y > 1 {
-                    let row = ry * a_rows;
-                    let mask = cluster.column_mask(rx);
-                    plan.tma_a_multicast.load(
-                        maps.0,
-                        &[m0 + row, k0],
-                        a + row * cfg.tile.2,
-                        bar,
-                        Some(mask),
-                    );
-                } else {
-                    plan.tma_a.load(maps.0, &[m0, k0], a, bar, None);
-                }
-                if cfg.b_resident > 0 {
-                    // B is in shared memory already.
-                } else if cluster.x > 1 {
-                    let row = rx * b_rows;
-                    let mask = cluster.row_mask(ry);
-                    plan.tma_b_multicast.load(
-                        maps.1,
-                        &[n0 + row, k0],
-                        b + row * cfg.tile.2,
-                        bar,
-                        Some(mask),
-                    );
-                } else {
-                    plan.tma_b.load(maps.1, &[n0, k0], b, bar, None);
+                let share_a = (cluster.y > 1).then(|| (ry * a_rows, cluster.column_mask(rx)));
+                let a_copies = (&plan.tma_a, &plan.tma_a_multicast);
+                load_operand(plan, a_copies, maps.0, (m0, k0), a, bar, share_a);
+                // A resident B is in shared memory already.
+                if cfg.b_resident == 0 {
+                    let share_b = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
+                    let b_copies = (&plan.tma_b, &plan.tma_b_multicast);
+                    load_operand(plan, b_copies, maps.1, (n0, k0), b, bar, share_b);
                 }
                 ps.advance();
             }
             tiles.next_unit();
         }
+    }
+}
+
+/// A stage's load of one operand's tile, rows from `r0` and columns from `k0`, into `dst` on
+/// `bar`: the whole tile (`copies.0`), or where the cluster shares it (`shared`: this block's
+/// first row of the tile and the blocks sharing it) this block's slice of its rows (`copies.1`),
+/// multicast to all of them.
+fn load_operand<T: GemmElem>(
+    plan: &HopperPlan,
+    (whole, slice): (&TmaCopy, &TmaCopy),
+    map: &TensorMap,
+    (r0, k0): (Var<u32>, Var<u32>),
+    dst: SharedPtr<T>,
+    bar: SharedPtr<u64>,
+    shared: Option<(Var<u32>, Var<u32>)>,
+) {
+    match shared {
+        Some((row, mask)) => slice.load(
+            map,
+            &[r0 + row, k0],
+            dst + row * plan.cfg.tile.2,
+            bar,
+            Some(mask),
+        ),
+        None => whole.load(map, &[r0, k0], dst, bar, None),
     }
 }
 
