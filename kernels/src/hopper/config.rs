@@ -25,12 +25,22 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
-/// a B of one tile) and `_t` (A and B swapped, for decode shapes), e.g.
-/// `128x256x64s3_c2x1_h`, `128x256x64s4_e128` or `128x16x64s8_t`.
+/// a B of one tile), `_p` (ping-pong consumers, each owning whole 64-row tiles) and `_t` (A and
+/// B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
+/// `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
+///
+/// ```
+/// use kernels::hopper::HopperConfig;
+/// let cfg: HopperConfig = "64x256x64s8_e128_r4_p".parse().unwrap();
+/// assert_eq!((cfg.consumers(), cfg.consumer_rows(), cfg.threads()), (2, 64, 384));
+/// assert_eq!(cfg.to_string(), "64x256x64s8_e128_r4_p");
+/// let e = "128x256x64s3_p".parse::<HopperConfig>().unwrap_err();
+/// assert!(e.contains("ping-pong consumers (_p) each own 64-row tiles"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
-    /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup), 128 or 256 (two, of 64 or
-    /// 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N; above 64, of 16), K 64 or 128 (one or two
+    /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup, or two ping-pong ones), 128
+    /// or 256 (two, of 64 or 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N; above 64, of 16), K 64 or 128 (one or two
     /// 128-byte swizzled rows of 16-bit elements).
     pub tile: (u32, u32, u32),
     /// Depth of the shared-memory ring.
