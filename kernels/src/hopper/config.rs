@@ -40,8 +40,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
     /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup, or two ping-pong ones), 128
-    /// or 256 (two, of 64 or 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N; above 64, of 16), K 64 or 128 (one or two
-    /// 128-byte swizzled rows of 16-bit elements).
+    /// or 256 (two, of 64 or 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N; above
+    /// 64, a multiple of 16), K 64 or 128 (one or two 128-byte swizzled rows of 16-bit
+    /// elements).
     pub tile: (u32, u32, u32),
     /// Depth of the shared-memory ring.
     pub stages: u32,
@@ -442,8 +443,8 @@ pub struct HopperPlan {
     /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
     pub smem_a_consumer: Vec<View>,
     /// One consumer's output staging tile in shared memory, `(tile_m / 2, E)` for the epilogue's
-    /// `E` columns, 128-byte swizzled (or plain where `E` is not a multiple of 64; column-major when A and B
-    /// are swapped).
+    /// `E` columns, 128-byte swizzled (or plain where `E` is not a multiple of 64; column-major
+    /// when A and B are swapped).
     pub smem_d: ComposedLayout,
     /// TMA loads of one stage of A and of B.
     pub tma_a: TmaCopy,
