@@ -434,7 +434,7 @@ pub struct HopperPlan {
     pub cfg: HopperConfig,
     /// The element type of A, B and D.
     pub dtype: GemmDtype,
-    /// One consumer's tiled MMA: `SM90_64x{N}x16_F32{T}{T}_SS` over its `(tile_m / 2, tile_n)`.
+    /// One consumer's tiled MMA: `SM90_64x{N}x16_F32{T}{T}_SS` over its `(consumer_rows, tile_n)`.
     pub mma: TiledMma,
     /// The ring of A: `(tile_m, tile_k, stages)`, K-major, 128-byte swizzled.
     pub smem_a: ComposedLayout,
@@ -442,7 +442,7 @@ pub struct HopperPlan {
     pub smem_b: ComposedLayout,
     /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
     pub smem_a_consumer: Vec<View>,
-    /// One consumer's output staging tile in shared memory, `(tile_m / 2, E)` for the epilogue's
+    /// One consumer's output staging tile in shared memory, `(consumer_rows, E)` for the epilogue's
     /// `E` columns, 128-byte swizzled (or plain where `E` is not a multiple of 64; column-major
     /// when A and B are swapped).
     pub smem_d: ComposedLayout,

@@ -9,7 +9,7 @@
 //! | role | warpgroup | registers | per k-tile |
 //! |------|-----------|-----------|------------|
 //! | producer | 0 (one elected lane) | 40 | wait `empty[ps]`; arrive on `full[ps]` expecting the stage's bytes; TMA A and B (where the cluster shares a tile, each block its slice of the rows, multicast to all of them) |
-//! | consumer `c` | 1 + `c` | 232 | wait `full[cs]`; `wgmma` over the stage's 4 k-blocks (`c`'s half of A, all of B); wait for them; arrive on `empty[cs]` of every block of the cluster |
+//! | consumer `c` | 1 + `c` | 232 | wait `full[cs]`; `wgmma` over the stage's 4 k-blocks (`c`'s half of A, or ping-pong the whole stage of its own tile; all of B); wait for them; arrive on `empty[cs]` of every block of the cluster |
 //!
 //! After a tile's last k-tile a consumer rounds its accumulators to 16 bits, writes them to its
 //! shared output tile with `stmatrix` (once the previous tile's TMA store has read it), and one
