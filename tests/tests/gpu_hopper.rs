@@ -488,8 +488,10 @@ enum SplitChoice {
     Whole,
     /// Every tile shared out over every resident cluster.
     All,
-    /// Past a wave, the last partial wave's tiles shared out over every resident cluster.
-    LastWave,
+    /// Past a wave, the last partial wave's tiles and the `n - 1` full waves before it (`@tail`
+    /// one, `@tail2` two) shared out over every resident cluster: CUTLASS's "data-parallel
+    /// and one stream-K wave" is `@tail2`.
+    LastWaves(u32),
 }
 
 impl SplitChoice {
@@ -498,8 +500,11 @@ impl SplitChoice {
             "auto" => SplitChoice::Auto,
             "dp" => SplitChoice::Whole,
             "all" => SplitChoice::All,
-            "tail" => SplitChoice::LastWave,
-            _ => panic!("a lever's split is @auto, @dp, @all or @tail, not @{s}"),
+            "tail" => SplitChoice::LastWaves(1),
+            _ => match s.strip_prefix("tail").map(str::parse::<u32>) {
+                Some(Ok(waves)) if waves >= 1 => SplitChoice::LastWaves(waves),
+                _ => panic!("a lever's split is @auto, @dp, @all or @tail[N], not @{s}"),
+            },
         }
     }
 
@@ -511,13 +516,16 @@ impl SplitChoice {
             SplitChoice::Auto => None,
             SplitChoice::Whole => Some(StreamKSplit::DATA_PARALLEL),
             SplitChoice::All => Some(share(tiles)),
-            SplitChoice::LastWave if tiles > c.resident => Some(share(tiles % c.resident)),
-            SplitChoice::LastWave => Some(StreamKSplit::DATA_PARALLEL),
+            SplitChoice::LastWaves(waves) if tiles > c.resident => {
+                let shared = tiles % c.resident + (waves - 1) * c.resident;
+                Some(share(shared.min(tiles)))
+            }
+            SplitChoice::LastWaves(_) => Some(StreamKSplit::DATA_PARALLEL),
         }
     }
 }
 
-/// `RUTE_LEVERS`: comma-separated `config[@auto|@dp|@all|@tail][!]` (default `@auto`; `!`
+/// `RUTE_LEVERS`: comma-separated `config[@auto|@dp|@all|@tail[N]][!]` (default `@auto`; `!`
 /// launches plainly rather than programmatically).
 fn levers() -> Vec<Lever> {
     let spec = std::env::var("RUTE_LEVERS")
