@@ -25,7 +25,7 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
-/// a B of one tile), `_p` (ping-pong consumers, each owning whole 64-row tiles) and `_t` (A and
+/// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles) and `_t` (A and
 /// B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
 /// `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
 ///
@@ -35,14 +35,14 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// assert_eq!((cfg.consumers(), cfg.consumer_rows(), cfg.threads()), (2, 64, 384));
 /// assert_eq!(cfg.to_string(), "64x256x64s8_e128_r4_p");
 /// let e = "128x256x64s3_p".parse::<HopperConfig>().unwrap_err();
-/// assert!(e.contains("ping-pong consumers (_p) each own 64-row tiles"));
+/// assert!(e.contains("ping-pong consumers (_p) each own a whole tile"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HopperConfig {
-    /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup, or two ping-pong ones), 128
-    /// or 256 (two, of 64 or 128 rows each), N a multiple of 8 up to 256 (one `wgmma` N; above
-    /// 64, a multiple of 16), K 64 or 128 (one or two 128-byte swizzled rows of 16-bit
-    /// elements).
+    /// The block tile `(M, N, K)`: M is 64 (one consumer warpgroup), 128 or 256 (two, of 64 or
+    /// 128 rows each; ping-pong, two each owning whole tiles of 64 or 128 rows), N a multiple of
+    /// 8 up to 256 (one `wgmma` N; above 64, a multiple of 16), K 64 or 128 (one or two 128-byte
+    /// swizzled rows of 16-bit elements).
     pub tile: (u32, u32, u32),
     /// Depth of the shared-memory ring.
     pub stages: u32,
@@ -69,8 +69,8 @@ pub struct HopperConfig {
     /// the tile's N, K up to `R` k-tiles), like 81920 x 256 x 256, where every tile re-reads the
     /// same B through L2.
     pub b_resident: u32,
-    /// Ping-pong consumers (`_p`): each of the two consumer warpgroups owns whole 64-row tiles,
-    /// the block's units alternating between them, so that one's epilogue (and the loads of its
+    /// Ping-pong consumers (`_p`): each of the two consumer warpgroups owns whole tiles (of 64
+    /// or 128 rows, up to 128 x 128), the block's units alternating between them, so that one's epilogue (and the loads of its
     /// next tile) overlaps the other's `wgmma` (CUTLASS's ping-pong kernel); the cooperative
     /// default splits each tile's rows between them. For a short K, where a tile's epilogue
     /// costs as much as its main loop.
@@ -100,7 +100,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 31] = [
+    pub const SWEEP: [&'static str; 32] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -143,6 +143,9 @@ impl HopperConfig {
         // Ping-pong consumers of 64-row tiles, for a short K: B resident, and in the ring.
         "64x256x64s8_e128_r4_p",
         "64x256x64s5_e64_p",
+        // Ping-pong consumers of 128x128 tiles, each epilogue under the other's main loop:
+        // CUTLASS's ping-pong tile, for the squares. Not yet run on the H200.
+        "128x128x64s5_p",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -298,10 +301,16 @@ impl HopperConfig {
         if !matches!((cx, cy), (1, 1) | (2, 1) | (1, 2) | (4, 1) | (1, 4)) {
             return Err("the cluster is 1x1, 2x1, 1x2, 4x1 or 1x4".into());
         }
-        if self.pingpong && (m != 64 || (cx, cy) != (1, 1) || self.swap_ab) {
+        // A ping-pong consumer holds a whole tile's accumulators: at most 128 per thread.
+        if self.pingpong && (!matches!(m, 64 | 128) || m * n > 128 * 128) {
             return Err(
-                "ping-pong consumers (_p) each own 64-row tiles of one block, not swapped".into(),
+                "ping-pong consumers (_p) each own a whole tile of 64 or 128 rows, at most 128 x \
+                 128 (its accumulators)"
+                    .into(),
             );
+        }
+        if self.pingpong && ((cx, cy) != (1, 1) || self.swap_ab) {
+            return Err("ping-pong consumers (_p) work in one block, not swapped".into());
         }
         if self.b_resident > 0 && ((cx, cy) != (1, 1) || self.swap_ab) {
             return Err("a resident B (_rR) is one block's, of a tile not swapped".into());
@@ -785,7 +794,15 @@ mod tests {
         );
         assert_eq!(p.threads(), 384);
         assert_eq!(p.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 2 * 64 * 128 * 2);
-        for bad in ["128x256x64s3_p", "64x64x64s8_p_t", "64x256x64s4_c2x1_p"] {
+        let q: HopperConfig = "128x128x64s5_p".parse().unwrap();
+        assert_eq!((q.consumers(), q.consumer_rows()), (2, 128));
+        assert_eq!(q.smem_bytes(), 5 * 256 * 128 + 2 * 128 * 128 * 2);
+        for bad in [
+            "128x256x64s3_p",
+            "256x64x64s5_p",
+            "64x64x64s8_p_t",
+            "64x256x64s4_c2x1_p",
+        ] {
             let e = bad.parse::<HopperConfig>().unwrap_err();
             assert!(e.contains("ping-pong"), "{bad}: {e}");
         }

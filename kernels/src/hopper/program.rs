@@ -15,7 +15,7 @@
 //! shared output tile with `stmatrix` (once the previous tile's TMA store has read it), and one
 //! lane issues the TMA store of it; the producer meanwhile is already loading the next tile.
 //!
-//! Ping-pong (`_p`, 64-row tiles): the two consumers own alternate tiles of the block's walk
+//! Ping-pong (`_p`, tiles of 64 or 128 rows): the two consumers own alternate tiles of the block's walk
 //! instead of halves of each, and their main loops take turns on two named barriers, so that one
 //! consumer's epilogue runs under the other's `wgmma`: for a short K, where the epilogue costs
 //! as much as the main loop.

@@ -43,7 +43,7 @@ impl GemmProgram for HopperWs {
          G tile rows (default 8), one wgmma batch left in flight (_f1), the output staged E \
          columns at a time (_eE, a multiple of 16, leaving room for a stage more), B's R \
          k-tiles resident in shared memory (_rR, for a B of one tile), ping-pong consumers \
-         each owning whole 64-row tiles (_p, M 64), A and B swapped (_t: \
+         each owning whole tiles (_p, M 64 or 128, up to 128 x 128), A and B swapped (_t: \
          the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
          (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_t where those \
          tiles fit in one wave, else 128x{16..64}x64s8_t; for M up to 128, the 128-row tile as \
