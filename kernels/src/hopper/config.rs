@@ -743,6 +743,14 @@ pub enum PlanError {
 mod tests {
     use super::*;
 
+    /// Each of `specs` is refused with a sentence containing `why`.
+    fn refused(specs: &[&str], why: &str) {
+        for spec in specs {
+            let e = spec.parse::<HopperConfig>().unwrap_err();
+            assert!(e.contains(why), "{spec}: {e}");
+        }
+    }
+
     #[test]
     fn spellings_round_trip_and_refusals_say_why() {
         for s in HopperConfig::SWEEP {
@@ -762,31 +770,28 @@ mod tests {
         let e = "128x16x64s8_c4x1_t".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("multicast a slice"), "{e}");
         assert!("128x64x64s8_c4x1_t".parse::<HopperConfig>().is_ok());
-        for bad in ["128x128x128s3_c2x1", "128x16x64s8_c4x1_t"] {
-            let e = bad.parse::<HopperConfig>().unwrap_err();
-            assert!(e.contains("multicast a slice"), "{bad}: {e}");
-        }
+        refused(
+            &["128x128x128s3_c2x1", "128x16x64s8_c4x1_t"],
+            "multicast a slice",
+        );
         let e = "128x256x64s3_q".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("unknown part `_q`"), "{e}");
-        for bad in [
-            "128x256x64s4_e96",
-            "128x256x64s4_e256",
-            "128x64x64s8_e64",
-            "256x160x64s4_e40",
-        ] {
-            let e = bad.parse::<HopperConfig>().unwrap_err();
-            assert!(
-                e.contains("multiple of 16 columns that divides tile N"),
-                "{bad}: {e}"
-            );
-        }
+        refused(
+            &[
+                "128x256x64s4_e96",
+                "128x256x64s4_e256",
+                "128x64x64s8_e64",
+                "256x160x64s4_e40",
+            ],
+            "multiple of 16 columns that divides tile N",
+        );
         // Widths the 128-byte swizzle does not tile stage plain rows.
         let e = "128x200x64s4".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("multiple of 16"), "{e}");
         for ok in ["128x160x64s5", "256x160x64s4_e32", "128x224x64s4_e112"] {
             assert!(ok.parse::<HopperConfig>().is_ok(), "{ok}");
         }
-        // Ping-pong: each consumer a 64-row tile of its own, staged apart.
+        // Ping-pong: each consumer a tile of its own (64 or 128 rows), staged apart.
         let p: HopperConfig = "64x256x64s8_e128_r4_p".parse().unwrap();
         assert_eq!(
             (p.consumers(), p.consumer_rows(), p.stage_consumers()),
@@ -797,15 +802,15 @@ mod tests {
         let q: HopperConfig = "128x128x64s5_p".parse().unwrap();
         assert_eq!((q.consumers(), q.consumer_rows()), (2, 128));
         assert_eq!(q.smem_bytes(), 5 * 256 * 128 + 2 * 128 * 128 * 2);
-        for bad in [
-            "128x256x64s3_p",
-            "256x64x64s5_p",
-            "64x64x64s8_p_t",
-            "64x256x64s4_c2x1_p",
-        ] {
-            let e = bad.parse::<HopperConfig>().unwrap_err();
-            assert!(e.contains("ping-pong"), "{bad}: {e}");
-        }
+        refused(
+            &[
+                "128x256x64s3_p",
+                "256x64x64s5_p",
+                "64x64x64s8_p_t",
+                "64x256x64s4_c2x1_p",
+            ],
+            "ping-pong",
+        );
         let e = "128x256x64s4_e128_t".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("stages its output whole"), "{e}");
         // A resident B: one block's, one tile of N and at most its k-tiles of K.
