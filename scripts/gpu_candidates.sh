@@ -8,16 +8,11 @@
 # OUT_DIR and prints a short summary last. Exits non-zero if a test, a tool or a lever run failed;
 # the levers run only after correctness and the sanitizer pass (a hang there would take the call).
 set -uo pipefail
-out="${1:-${OUT:-gpu-out}}"
-mkdir -p "$out"
-here="$(cd "$(dirname "$0")" && pwd)"
-export RUTE_PTXAS="${RUTE_PTXAS:-$(command -v ptxas)}"
 : "${RUTE_CONFIGS:?name the candidate configurations (comma-separated spellings)}"
-hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
-[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-*" >&2; exit 1; }
-status=0
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/gpu_common.sh" "$@"
 timeout 300 "$hopper" --include-ignored --test-threads=1 --nocapture every_configuration \
-    > "$out/hopper_every.log" 2>&1 || { echo "FAIL: every_configuration (hopper_every.log)" >&2; status=1; }
+    > "$out/hopper_every.log" 2>&1 || fail "every_configuration (hopper_every.log)"
 if [ $status -eq 0 ]; then
     bash "$here/gpu_sanitize.sh" hopper "$out" -- "$hopper" --include-ignored --test-threads=1 \
         small_shape || status=1

@@ -4,17 +4,14 @@
 # interleaved_levers (every lever and cuBLAS of a shape timed in one interleaved loop). Writes
 # levers.log under OUT_DIR and prints the rows last.
 set -uo pipefail
-out="${1:-${OUT:-gpu-out}}"
 runs="${LEVER_RUNS:-scripts/levers.txt}"
-mkdir -p "$out"
-hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
-[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-*" >&2; exit 1; }
-status=0
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/gpu_common.sh" "$@"
 while read -r shapes levers dtype; do
     [ -z "${shapes:-}" ] || [ "${shapes:0:1}" = "#" ] && continue
     RUTE_LEVER_SHAPES="$shapes" RUTE_LEVERS="$levers" RUTE_DTYPE="${dtype:-bf16}" \
         timeout 300 "$hopper" --include-ignored --test-threads=1 --nocapture interleaved_levers \
-        >> "$out/levers.log" 2>&1 || { echo "FAIL: $shapes $levers" >&2; status=1; }
+        >> "$out/levers.log" 2>&1 || fail "$shapes $levers"
 done < "$runs"
 grep -E "^\| (bf16|f16) |panicked" "$out/levers.log"
 exit $status

@@ -7,11 +7,8 @@
 # interleaved_levers) with `--set full`, writes OUT_DIR/ncu_source.csv (ncu's source page, SASS,
 # one block per kernel) and prints each kernel's samples by opcode (scripts/ncu_stalls.py).
 set -uo pipefail
-out="${1:-${OUT:-gpu-out}}"
-mkdir -p "$out"
 here="$(cd "$(dirname "$0")" && pwd)"
-hopper=$(ls .gpu/tests/gpu_hopper-* 2>/dev/null | head -1)
-[ -x "$hopper" ] || { echo "FAIL: no .gpu/tests/gpu_hopper-*" >&2; exit 1; }
+source "$here/gpu_common.sh" "$@"
 : "${RUTE_LEVERS:?name the levers (configurations) to profile}"
 count=$(echo "$RUTE_LEVERS" | tr ',' '\n' | wc -l)
 rep="$(mktemp -d)/levers"
