@@ -770,12 +770,12 @@ fn oob_to_sys(o: TmaOobFill) -> sys::CUtensorMapFloatOOBfill {
 
 /// The tensor map of a TMA copy atom ([`dsl_core::atom::tma::TmaCopy::descriptor`]): its box,
 /// swizzle and dimension order as the atom computed them from its layouts, zero fill for
-/// out-of-bounds elements, 128-byte L2 promotion (whole lines, as TMA's tiles read them).
+/// out-of-bounds elements, the descriptor's L2 promotion.
 /// Fails for an element type the driver has no tensor-map type for.
 pub fn tensor_map_spec(
     d: &dsl_core::atom::tma::TmaDescriptor,
 ) -> Result<TensorMapSpec, TensorMapError> {
-    use dsl_core::atom::tma::TmaSwizzleMode;
+    use dsl_core::atom::tma::{L2Promotion, TmaSwizzleMode};
     use dsl_core::atom::ValType;
     let dtype = match d.elem {
         ValType::F16 => TmaDataType::F16,
@@ -801,7 +801,12 @@ pub fn tensor_map_spec(
         TensorMapSpec::tiled(dtype, &d.global_dims, &d.global_strides_bytes, &d.box_dims)
             .with_element_strides(&d.element_strides)
             .with_swizzle(swizzle)
-            .with_l2_promotion(TmaL2Promotion::B128),
+            .with_l2_promotion(match d.l2_promotion {
+                L2Promotion::None => TmaL2Promotion::None,
+                L2Promotion::B64 => TmaL2Promotion::B64,
+                L2Promotion::B128 => TmaL2Promotion::B128,
+                L2Promotion::B256 => TmaL2Promotion::B256,
+            }),
     )
 }
 

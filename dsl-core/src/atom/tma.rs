@@ -136,6 +136,55 @@ pub struct TmaDescriptor {
     pub element_strides: Vec<u32>,
     /// The swizzle.
     pub swizzle: TmaSwizzleMode,
+    /// The granularity of the L2's fetches from DRAM for the copy's loads.
+    pub l2_promotion: L2Promotion,
+}
+
+/// The granularity at which a TMA load's L2 misses fetch from DRAM (CuTe's `TMA::L2Promotion`,
+/// `CU_TENSOR_MAP_L2_PROMOTION_*`). A box whose rows are 128 bytes fetches its rows' next 128
+/// bytes too with [`L2Promotion::B256`], ahead of the next k-tile's load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum L2Promotion {
+    /// No promotion.
+    None,
+    /// 64 bytes.
+    B64,
+    /// 128 bytes: CuTe's `make_tma_copy` default.
+    #[default]
+    B128,
+    /// 256 bytes.
+    B256,
+}
+
+impl L2Promotion {
+    /// The promotion of `bytes` (0 for none), if it is one of 0, 64, 128, 256.
+    pub fn from_bytes(bytes: u32) -> Option<L2Promotion> {
+        match bytes {
+            0 => Some(L2Promotion::None),
+            64 => Some(L2Promotion::B64),
+            128 => Some(L2Promotion::B128),
+            256 => Some(L2Promotion::B256),
+            _ => None,
+        }
+    }
+
+    /// Its granularity in bytes, 0 for none.
+    pub fn bytes(self) -> u32 {
+        match self {
+            L2Promotion::None => 0,
+            L2Promotion::B64 => 64,
+            L2Promotion::B128 => 128,
+            L2Promotion::B256 => 256,
+        }
+    }
+}
+
+impl TmaDescriptor {
+    /// The same descriptor with `l2_promotion`.
+    pub fn with_l2_promotion(mut self, l2_promotion: L2Promotion) -> TmaDescriptor {
+        self.l2_promotion = l2_promotion;
+        self
+    }
 }
 
 /// A TMA copy of one shared tile (CuTe's `Copy_Atom<SM90_TMA_*>` with its `TmaDescriptor`'s
@@ -396,6 +445,7 @@ impl TmaCopy {
             box_dims: self.box_dims.clone(),
             element_strides: vec![1; r],
             swizzle: self.swizzle,
+            l2_promotion: L2Promotion::default(),
         })
     }
 

@@ -587,6 +587,7 @@ mod tests {
                 box_dims: vec![64, 64],
                 element_strides: vec![1, 1],
                 swizzle: TmaSwizzleMode::None,
+                l2_promotion: Default::default(),
             },
         };
         let plan = |args| LaunchPlan::new((1, 1, 1), (32, 1, 1), args);

