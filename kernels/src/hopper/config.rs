@@ -107,7 +107,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 32] = [
+    pub const SWEEP: [&'static str; 39] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -151,8 +151,17 @@ impl HopperConfig {
         "64x256x64s8_e128_r4_p",
         "64x256x64s5_e64_p",
         // Ping-pong consumers of 128x128 tiles, each epilogue under the other's main loop:
-        // CUTLASS's ping-pong tile (on the H200 0.77-0.81 of cuBLAS on the squares).
+        // CUTLASS's ping-pong tile (on the H200 0.77-0.81 of cuBLAS on the squares; with a
+        // batch in flight 0.95-0.97).
         "128x128x64s5_p",
+        "128x128x64s5_f1_p",
+        // A wgmma batch in flight: the defaults for decode, M = 128 in one wave, and a short K.
+        "64x16x128s11_f1_t",
+        "64x64x128s6_f1_t",
+        "128x64x64s8_c4x1_f1_t",
+        "128x48x64s8_f1_l256",
+        "128x80x64s7_f1_l256",
+        "64x256x64s8_f1_e128_r4_p",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,

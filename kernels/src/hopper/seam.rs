@@ -118,10 +118,13 @@ impl HopperWs {
         if m <= 64 {
             // 64-row tiles of the weights, twice as many, where they fit in one wave (on the
             // H200 at 64 x 6144 x 4096: 0.98 of cuBLAS, against 0.87 for 128-row tiles shared
-            // out by stream-K; at 64 x 10240 x 8192, 160 of them: 0.88 against 0.91).
+            // out by stream-K; at 64 x 10240 x 8192, 160 of them: 0.88 against 0.91). One
+            // consumer: a wgmma batch kept in flight across k-tiles (`_f1`) keeps its tensor
+            // core busy while it frees the last stage (+1.3% to +3.5% at 16 and 64 x 6144 x
+            // 4096 and x 4096 x 14336).
             let bn = m.div_ceil(16) * 16;
             if n.div_ceil(64) <= SMS {
-                let spec = format!("64x{bn}x128s2_t");
+                let spec = format!("64x{bn}x128s3_f1_t");
                 return spec
                     .parse::<HopperConfig>()
                     .expect("a valid spelling")
@@ -130,9 +133,9 @@ impl HopperWs {
             // More 128-row weight tiles than a wave, 64 activations wide: clusters of four
             // share the activations, multicast (on the H200 at 64 x 28672 x 4096: 1.01-1.06 of
             // cuBLAS, against 0.98-1.03 for single blocks; at 80 tiles, 64 x 10240 x 8192, they
-            // lost 1%).
+            // lost 1%), a batch in flight (+1.1%; single blocks lost 0.4% with one).
             let cluster = if bn == 64 && n.div_ceil(128) > SMS {
-                "_c4x1"
+                "_c4x1_f1"
             } else {
                 ""
             };
@@ -146,10 +149,11 @@ impl HopperWs {
             // 128x128 shared out by stream-K; 128x48 at 128 x 6144 x 4096, 0.93 against 0.89
             // for 128x64). Each block streams its own columns of B, 128 bytes of each row per
             // k-tile: the L2 fetches 256 bytes of them at a time, the next k-tile's with this
-            // one's (in two runs on the H200: 128x80 +2.9% and +2.3%, 128x48 +2.3% and +1.1%).
+            // one's (in two runs on the H200: 128x80 +2.9% and +2.3%, 128x48 +2.3% and +1.1%),
+            // and a batch in flight (128x48 +1.4%, 128x80 level).
             let bn = n.div_ceil(SMS).next_multiple_of(16);
             if (48..=160).contains(&bn) {
-                return format!("128x{bn}x64s2_l256")
+                return format!("128x{bn}x64s3_f1_l256")
                     .parse::<HopperConfig>()
                     .expect("a valid spelling")
                     .with_most_stages(8);
@@ -170,10 +174,12 @@ impl HopperWs {
         // consumers take 64-row tiles in turns (ping-pong), so that one's epilogue overlaps the
         // other's wgmma (on the H200 at 40960 x 256 x 256: 1.075 of cuBLAS against 0.992 for
         // 128x256 tiles with B resident, 0.977 without; at 81920 x 256 x 256 level, 1.078 /
-        // 1.080; at 163840 x 256 x 128 1.025 against 1.016).
+        // 1.080; at 163840 x 256 x 128 1.025 against 1.016). Each consumer alone in its turn
+        // keeps a wgmma batch in flight across k-tiles (at 40960 and 50000 x 256 x 256: 1.179
+        // against 1.083 and 1.216 against 1.165; level at 81920 and 163840).
         if k <= 512 && m > 128 {
             let spec = if n == 256 && k <= 256 {
-                "64x256x64s8_e128_r4_p"
+                "64x256x64s8_f1_e128_r4_p"
             } else if n >= 256 {
                 "128x256x64s4_e128"
             } else {
@@ -460,7 +466,7 @@ mod tests {
         assert_eq!(l.args[7..9], [GemmArg::U32(0), GemmArg::U32(0)]);
         let decode = plan(&problem(16, 4096, 4096), Target::Sm90a).unwrap();
         let h = decode.downcast_ref::<HopperGemm>().unwrap();
-        assert_eq!(h.cfg.to_string(), "64x16x128s11_t");
+        assert_eq!(h.cfg.to_string(), "64x16x128s11_f1_t");
         let l = decode.launch(16, 4096, 4096, 132);
         assert_eq!(l.check(), Ok(()));
         // Swapped: the kernel's A is B (4096 rows), its M and N are N and M, and D is seen
@@ -489,18 +495,18 @@ mod tests {
     #[test]
     fn default_tiles_follow_the_shape() {
         let cfg = |m, n, k| HopperWs::default_config(m, n, k).to_string();
-        assert_eq!(cfg(16, 6144, 4096), "64x16x128s11_t");
-        assert_eq!(cfg(64, 6144, 4096), "64x64x128s6_t");
-        assert_eq!(cfg(33, 6144, 4096), "64x48x128s7_t");
+        assert_eq!(cfg(16, 6144, 4096), "64x16x128s11_f1_t");
+        assert_eq!(cfg(64, 6144, 4096), "64x64x128s6_f1_t");
+        assert_eq!(cfg(33, 6144, 4096), "64x48x128s7_f1_t");
         // 160 tiles of 64 rows would take more than a wave.
         assert_eq!(cfg(64, 10240, 8192), "128x64x64s8_t");
         // More weight tiles than a wave: the activations multicast in clusters of four.
-        assert_eq!(cfg(64, 28672, 4096), "128x64x64s8_c4x1_t");
+        assert_eq!(cfg(64, 28672, 4096), "128x64x64s8_c4x1_f1_t");
         assert_eq!(cfg(16, 28672, 4096), "128x16x64s8_t");
         assert_eq!(cfg(128, 4096, 4096), "128x64x64s8");
         // One wave of tiles as narrow as fills it.
-        assert_eq!(cfg(128, 10240, 8192), "128x80x64s7_l256");
-        assert_eq!(cfg(128, 6144, 4096), "128x48x64s8_l256");
+        assert_eq!(cfg(128, 10240, 8192), "128x80x64s7_f1_l256");
+        assert_eq!(cfg(128, 6144, 4096), "128x48x64s8_f1_l256");
         assert_eq!(cfg(128, 4096, 14336), "128x64x64s8_c1x2");
         assert_eq!(cfg(512, 6144, 4096), "128x192x64s4");
         assert_eq!(cfg(512, 10240, 8192), "256x160x64s3_e80");
@@ -510,8 +516,8 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_e128_r4_p");
-        assert_eq!(cfg(163840, 256, 128), "64x256x64s8_e128_r4_p");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p");
+        assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
         assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
