@@ -5,9 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
-use dsl_core::atom::tma::{
-    make_tma_copy, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind,
-};
+use dsl_core::atom::tma::{make_tma_copy, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
 use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::pipeline::{ClusterShape, Raster};
@@ -430,7 +428,6 @@ impl FromStr for HopperConfig {
                 cfg.swap_ab = true;
             } else if p == "p" {
                 cfg.pingpong = true;
-
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if let Some(r) = p.strip_prefix('r') {
@@ -881,7 +878,10 @@ mod tests {
             assert_eq!(d.l2_promotion, L2Promotion::B128, "{spec}");
         }
         assert_eq!(
-            "128x80x64s7_l128".parse::<HopperConfig>().unwrap().to_string(),
+            "128x80x64s7_l128"
+                .parse::<HopperConfig>()
+                .unwrap()
+                .to_string(),
             "128x80x64s7"
         );
     }

@@ -4,8 +4,8 @@
 //! which shares the k-tiles of its last wave of tiles out (stream-K) where whole tiles would
 //! leave SMs idle.
 
-use dsl_core::ir::{Kernel, Target};
 use dsl_core::atom::tma::L2Promotion;
+use dsl_core::ir::{Kernel, Target};
 
 use super::{entry_name, hopper_kernel, launch, tile_order, HopperConfig, HopperError, TARGETS};
 use crate::gemm::{
