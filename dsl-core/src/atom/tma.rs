@@ -141,8 +141,9 @@ pub struct TmaDescriptor {
 }
 
 /// The granularity at which a TMA load's L2 misses fetch from DRAM (CuTe's `TMA::L2Promotion`,
-/// `CU_TENSOR_MAP_L2_PROMOTION_*`). A box whose rows are 128 bytes fetches its rows' next 128
-/// bytes too with [`L2Promotion::B256`], ahead of the next k-tile's load.
+/// `CU_TENSOR_MAP_L2_PROMOTION_*`). With [`L2Promotion::B256`] a box row of 128 bytes brings the
+/// aligned 256 bytes it lies in: a K-major tile 64 16-bit elements deep fetches two k-tiles' rows
+/// at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum L2Promotion {
     /// No promotion.

@@ -148,8 +148,8 @@ impl HopperWs {
             // wide (on the H200: 128x80 at 128 x 10240 x 8192, 0.99 of cuBLAS against 0.92 for
             // 128x128 shared out by stream-K; 128x48 at 128 x 6144 x 4096, 0.93 against 0.89
             // for 128x64). Each block streams its own columns of B, 128 bytes of each row per
-            // k-tile: the L2 fetches 256 bytes of them at a time, the next k-tile's with this
-            // one's (in two runs on the H200: 128x80 +2.9% and +2.3%, 128x48 +2.3% and +1.1%),
+            // k-tile: the L2 fetches 256 bytes of them at a time, two k-tiles' rows in one
+            // fetch (in two runs on the H200: 128x80 +2.9% and +2.3%, 128x48 +2.3% and +1.1%),
             // and a batch in flight (128x48 +1.4%, 128x80 level).
             let bn = n.div_ceil(SMS).next_multiple_of(16);
             if (48..=160).contains(&bn) {
