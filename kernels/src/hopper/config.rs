@@ -25,7 +25,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
-/// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_l{B}` (the loads'
+/// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong
+/// consumers staging their output in one shared tile, in turns), `_l{B}` (the loads'
 /// L2 promotion, 0, 64, 128 or 256 bytes; default 128) and `_t` (A and B swapped, for decode
 /// shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
 /// `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
@@ -76,6 +77,13 @@ pub struct HopperConfig {
     /// default splits each tile's rows between them. For a short K, where a tile's epilogue
     /// costs as much as its main loop.
     pub pingpong: bool,
+    /// One staging tile (`_o`, ping-pong only): the two consumers stage their output through
+    /// the same shared tile, each after the other's store has read it, instead of one tile
+    /// each. Their epilogues alternate anyway (each runs under the other's main loop), and the
+    /// half of the staging it frees holds a whole tile's store where two took halves (`_e`):
+    /// on the H200 the short K ran faster the wider each store was (64x256 ping-pong at 81920
+    /// x 256 x 256: 1.085 with 128-column stores, 1.060 with 64, 0.966 with 32).
+    pub one_staging: bool,
     /// The L2 promotion of A's and B's tensor maps (`_l{B}`): the granularity of the L2's
     /// fetches from DRAM for their loads.
     pub l2_promotion: L2Promotion,
@@ -101,11 +109,12 @@ impl HopperConfig {
         epilogue_n: 0,
         b_resident: 0,
         pingpong: false,
+        one_staging: false,
         l2_promotion: L2Promotion::B128,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 39] = [
+    pub const SWEEP: [&'static str; 41] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -160,6 +169,10 @@ impl HopperConfig {
         "128x48x64s8_f1_l256",
         "128x80x64s7_f1_l256",
         "64x256x64s8_f1_e128_r4_p",
+        // One staging tile for both ping-pong consumers: whole-tile stores beside 8 stages
+        // with B resident, and a sixth stage for 128x128. Not yet run on the H200.
+        "64x256x64s8_f1_r4_p_o",
+        "128x128x64s6_f1_p_o",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -245,12 +258,21 @@ impl HopperConfig {
         }
     }
 
+    /// Staging tiles of the output in shared memory: one per consumer, or one in all (`_o`).
+    pub fn staging_tiles(&self) -> u32 {
+        if self.one_staging {
+            1
+        } else {
+            self.consumers()
+        }
+    }
+
     /// Dynamic shared memory for 16-bit elements: the rings (or resident B) and the output's
     /// staging.
     pub fn smem_bytes(&self) -> u32 {
         let (m, n, k) = self.tile;
         (self.stages * m + self.b_slots() * n) * k * 2
-            + self.consumers() * self.consumer_rows() * self.epilogue_cols() * 2
+            + self.staging_tiles() * self.consumer_rows() * self.epilogue_cols() * 2
     }
 
     /// Why the program cannot run an `m x n x k` problem with this configuration, if it cannot:
@@ -323,6 +345,12 @@ impl HopperConfig {
                     .into(),
             );
         }
+        if self.one_staging && !self.pingpong {
+            return Err(
+                "one staging tile (_o) is for ping-pong consumers (_p), whose epilogues take turns"
+                    .into(),
+            );
+        }
         if self.pingpong && ((cx, cy) != (1, 1) || self.swap_ab) {
             return Err("ping-pong consumers (_p) work in one block, not swapped".into());
         }
@@ -376,6 +404,9 @@ impl fmt::Display for HopperConfig {
         if self.pingpong {
             write!(f, "_p")?;
         }
+        if self.one_staging {
+            write!(f, "_o")?;
+        }
         if self.l2_promotion != L2Promotion::B128 {
             write!(f, "_l{}", self.l2_promotion.bytes())?;
         }
@@ -428,6 +459,8 @@ impl FromStr for HopperConfig {
                 cfg.swap_ab = true;
             } else if p == "p" {
                 cfg.pingpong = true;
+            } else if p == "o" {
+                cfg.one_staging = true;
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if let Some(r) = p.strip_prefix('r') {
@@ -449,7 +482,7 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _lB, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _o, _lB, _t)"
                 )));
             }
         }
@@ -828,6 +861,17 @@ mod tests {
         let q: HopperConfig = "128x128x64s5_p".parse().unwrap();
         assert_eq!((q.consumers(), q.consumer_rows()), (2, 128));
         assert_eq!(q.smem_bytes(), 5 * 256 * 128 + 2 * 128 * 128 * 2);
+        // One staging tile for both: room for a stage more, or for a whole tile's store.
+        let o: HopperConfig = "128x128x64s6_f1_p_o".parse().unwrap();
+        assert_eq!(o.staging_tiles(), 1);
+        assert_eq!(o.smem_bytes(), 6 * 256 * 128 + 128 * 128 * 2);
+        assert!("128x128x64s6_f1_p".parse::<HopperConfig>().is_err());
+        let w: HopperConfig = "64x256x64s8_f1_r4_p_o".parse().unwrap();
+        assert_eq!(w.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 64 * 256 * 2);
+        refused(
+            &["128x256x64s3_o", "128x128x64s5_o"],
+            "for ping-pong consumers",
+        );
         refused(
             &[
                 "128x256x64s3_p",

@@ -299,6 +299,20 @@ mod tests {
                     cfg.pingpong,
                     "{spec} {dtype}"
                 );
+                // One staging tile: each consumer waits for it on its own barrier (5 or 6), the
+                // other arrives there.
+                for hand_over in [
+                    "bar.sync 5, 256",
+                    "bar.arrive 5, 256",
+                    "bar.sync 6, 256",
+                    "bar.arrive 6, 256",
+                ] {
+                    assert_eq!(
+                        ptx.contains(hand_over),
+                        cfg.one_staging,
+                        "{spec} {dtype}: {hand_over}"
+                    );
+                }
                 for needle in [
                     "wgmma.mma_async",
                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",

@@ -259,6 +259,10 @@ fn consumer<T: GemmElem>(
     if cfg.pingpong && c == 1 {
         if tiles.valid() {
             turn(0).arrive();
+            // One staging tile: it starts free for the first consumer's first tile.
+            if cfg.one_staging {
+                staging_free(0).arrive();
+            }
         }
         skip_unit(&mut tiles, &mut cs, walk.k_tiles);
     }
@@ -315,10 +319,25 @@ fn consumer<T: GemmElem>(
             // The other consumer's turn, if it has a unit; this tile's epilogue meanwhile; then
             // past the other's unit (past the walk's end too: this walk is over then).
             tiles.next_unit();
-            if tiles.valid() {
+            let other_has_next = tiles.valid();
+            if other_has_next {
                 turn(1 - c).arrive();
             }
+            if cfg.one_staging {
+                staging_free(c).sync();
+            }
             epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
+            // One staging tile: the other consumer's next tile writes it once this store has
+            // read it.
+            if cfg.one_staging {
+                if other_has_next {
+                    if t.eq_(0u32) {
+                        bulk_wait_group_read(0);
+                    }
+                    warpgroup_sync(1 + c);
+                    staging_free(1 - c).arrive();
+                }
+            }
             skip_unit(&mut tiles, &mut cs, walk.k_tiles);
         } else {
             // ---- Stream-K: a tail hands its sums to the tile's head, a head adds its peers' ----
@@ -339,6 +358,14 @@ fn consumer<T: GemmElem>(
 /// the consumers' own warpgroup barriers).
 const ORDER_BARRIER: u32 = 3;
 
+/// With one staging tile for both ping-pong consumers (`_o`), the named barrier consumer `c`
+/// waits on before it writes the tile: the other consumer arrives once its store of the tile
+/// before has read it (or, for the first tile, at the start). Each consumer's units alternate
+/// with the other's, so each arrival meets the next tile's wait.
+fn staging_free(c: u32) -> NamedBarrier {
+    NamedBarrier::new(ORDER_BARRIER + 2 + c, 256)
+}
+
 /// Steps a ping-pong consumer's walk and ring past the other consumer's unit: a whole tile's
 /// `k_tiles` stages (ping-pong walks whole tiles only: `super::launch` gives it no stream-K).
 #[device]
@@ -356,8 +383,11 @@ fn init_if_any(bars: Option<&TmaBarriers>) {
     }
 }
 
-/// Consumer `c`'s staging tile in shared memory.
+/// Consumer `c`'s staging tile in shared memory (with `_o`, the one both share).
 fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
+    if plan.cfg.one_staging {
+        return out.staging;
+    }
     out.staging + c * plan.cfg.consumer_rows() * plan.cfg.epilogue_cols()
 }
 

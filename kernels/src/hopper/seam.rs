@@ -260,10 +260,10 @@ impl ProgramPlan for HopperGemm {
             0 => String::new(),
             r => format!(", B's {r} k-tiles resident"),
         };
-        let pingpong = if c.pingpong {
-            ", ping-pong consumers"
-        } else {
-            ""
+        let pingpong = match (c.pingpong, c.one_staging) {
+            (true, true) => ", ping-pong consumers staging in turns through one tile",
+            (true, false) => ", ping-pong consumers",
+            _ => "",
         };
         let swap = if c.swap_ab { ", A and B swapped" } else { "" };
         let promotion = match c.l2_promotion {
