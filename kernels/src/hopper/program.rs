@@ -18,7 +18,8 @@
 //! Ping-pong (`_p`, tiles of 64 or 128 rows): the two consumers own alternate tiles of the block's walk
 //! instead of halves of each, and their main loops take turns on two named barriers, so that one
 //! consumer's epilogue runs under the other's `wgmma`: for a short K, where the epilogue costs
-//! as much as the main loop.
+//! as much as the main loop. With one staging tile (`_o`) their epilogues also take turns on it,
+//! on two more named barriers.
 
 use dsl_core::atom::gmma::GmmaMajor;
 use dsl_core::atom::tma::TmaCopy;
