@@ -139,19 +139,9 @@ impl TmaSwizzle {
     }
 }
 
-/// Granularity at which the copy's L2 requests fetch from DRAM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TmaL2Promotion {
-    /// No promotion.
-    #[default]
-    None,
-    /// 64 bytes.
-    B64,
-    /// 128 bytes.
-    B128,
-    /// 256 bytes.
-    B256,
-}
+/// Granularity at which the copy's L2 requests fetch from DRAM: the TMA atom's own type, so that
+/// a descriptor's promotion reaches the driver as it is.
+pub use dsl_core::atom::tma::L2Promotion as TmaL2Promotion;
 
 /// What out-of-bounds elements of a box read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -775,7 +765,7 @@ fn oob_to_sys(o: TmaOobFill) -> sys::CUtensorMapFloatOOBfill {
 pub fn tensor_map_spec(
     d: &dsl_core::atom::tma::TmaDescriptor,
 ) -> Result<TensorMapSpec, TensorMapError> {
-    use dsl_core::atom::tma::{L2Promotion, TmaSwizzleMode};
+    use dsl_core::atom::tma::TmaSwizzleMode;
     use dsl_core::atom::ValType;
     let dtype = match d.elem {
         ValType::F16 => TmaDataType::F16,
@@ -801,12 +791,7 @@ pub fn tensor_map_spec(
         TensorMapSpec::tiled(dtype, &d.global_dims, &d.global_strides_bytes, &d.box_dims)
             .with_element_strides(&d.element_strides)
             .with_swizzle(swizzle)
-            .with_l2_promotion(match d.l2_promotion {
-                L2Promotion::None => TmaL2Promotion::None,
-                L2Promotion::B64 => TmaL2Promotion::B64,
-                L2Promotion::B128 => TmaL2Promotion::B128,
-                L2Promotion::B256 => TmaL2Promotion::B256,
-            }),
+            .with_l2_promotion(d.l2_promotion),
     )
 }
 
