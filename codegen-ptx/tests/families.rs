@@ -1455,10 +1455,17 @@ fn tma_loads_2d_to_5d_with_and_without_multicast() {
         let coords: Vec<Operand> = (0..dims)
             .map(|i| if i == 0 { t.into() } else { imm(i as i64 * 8) })
             .collect();
-        for (m, map) in [
-            (None, TensorMapRef::Param("tmap".into())),
-            (Some(mask.into()), TensorMapRef::Reg(mapreg)),
-            (Some(imm(1)), TensorMapRef::Param("tmap".into())),
+        // With and without an L2 cache policy (CuTe's EVICT_FIRST, EVICT_LAST), multicast too.
+        for (m, map, policy) in [
+            (None, TensorMapRef::Param("tmap".into()), None),
+            (Some(mask.into()), TensorMapRef::Reg(mapreg), None),
+            (Some(imm(1)), TensorMapRef::Param("tmap".into()), None),
+            (None, TensorMapRef::Reg(mapreg), Some(0x12F0_0000_0000_0000)),
+            (
+                Some(mask.into()),
+                TensorMapRef::Reg(mapreg),
+                Some(0x14F0_0000_0000_0000),
+            ),
         ] {
             k.op(Bulk::TensorLoad {
                 dst: Address::symbol("smem", 1024 * dims as i64),
@@ -1466,6 +1473,7 @@ fn tma_loads_2d_to_5d_with_and_without_multicast() {
                 coords: coords.clone(),
                 mbar: Address::symbol("bar", 0),
                 multicast: m,
+                cache_policy: policy,
             });
         }
     }
@@ -1500,6 +1508,8 @@ fn tma_store_with_bulk_groups() {
             tensor_map: TensorMapRef::Param("tmap".into()),
             coords: (0..dims).map(|i| imm(16 * i as i64)).collect(),
             src: Address::symbol("smem", 0),
+            // Every other store with EVICT_FIRST's policy.
+            cache_policy: (dims % 2 == 1).then_some(0x12F0_0000_0000_0000),
         });
         k.op(Bulk::CommitGroup);
     }

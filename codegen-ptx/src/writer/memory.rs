@@ -49,6 +49,15 @@ fn scalar_or_vec(names: Vec<String>) -> String {
     }
 }
 
+/// The `.L2::cache_hint` qualifier and its trailing policy operand (a 64-bit immediate), or
+/// nothing.
+fn cache_hint(policy: Option<u64>) -> (&'static str, String) {
+    match policy {
+        Some(p) => (".L2::cache_hint", format!(", 0x{p:016X}")),
+        None => ("", String::new()),
+    }
+}
+
 impl Writer<'_> {
     /// A register receiving (or giving) a memory element of type `ty`: same width, or for an
     /// 8-bit element any 16- or 32-bit integer register.
@@ -293,14 +302,16 @@ impl Writer<'_> {
                 coords,
                 mbar,
                 multicast,
+                cache_policy,
             } => {
                 let d = self.addr(dst, StateSpace::SharedCluster)?;
                 let m = self.tensor_map(tensor_map)?;
                 let c = self.src_vec(coords, Type::S32, false)?;
                 let b = self.addr(mbar, StateSpace::Shared)?;
                 let (mc, mask) = self.multicast(multicast.as_ref())?;
+                let (hint, policy) = cache_hint(*cache_policy);
                 self.emit(format_args!(
-                    "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc} {d}, [{m}, {c}], {b}{mask}",
+                    "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}{hint} {d}, [{m}, {c}], {b}{mask}{policy}",
                     coords.len()
                 ));
             }
@@ -308,12 +319,14 @@ impl Writer<'_> {
                 tensor_map,
                 coords,
                 src,
+                cache_policy,
             } => {
                 let m = self.tensor_map(tensor_map)?;
                 let c = self.src_vec(coords, Type::S32, false)?;
                 let s = self.addr(src, StateSpace::Shared)?;
+                let (hint, policy) = cache_hint(*cache_policy);
                 self.emit(format_args!(
-                    "cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group [{m}, {c}], {s}",
+                    "cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group{hint} [{m}, {c}], {s}{policy}",
                     coords.len()
                 ));
             }

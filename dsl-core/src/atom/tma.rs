@@ -188,6 +188,31 @@ impl TmaDescriptor {
     }
 }
 
+/// An L2 eviction priority for a TMA copy's lines (CuTe's `TMA::CacheHintSm90`, the policy word
+/// of `.L2::cache_hint`): [`CacheHint::EvictFirst`] for data read or written once (a streamed
+/// operand, the output), so that it leaves the L2 before data that is reused;
+/// [`CacheHint::EvictLast`] for data many blocks re-read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheHint {
+    /// `EVICT_NORMAL`.
+    EvictNormal,
+    /// `EVICT_FIRST`.
+    EvictFirst,
+    /// `EVICT_LAST`.
+    EvictLast,
+}
+
+impl CacheHint {
+    /// The 64-bit cache-policy word (CuTe's values).
+    pub fn policy(self) -> u64 {
+        match self {
+            CacheHint::EvictNormal => 0x1000_0000_0000_0000,
+            CacheHint::EvictFirst => 0x12F0_0000_0000_0000,
+            CacheHint::EvictLast => 0x14F0_0000_0000_0000,
+        }
+    }
+}
+
 /// A TMA copy of one shared tile (CuTe's `Copy_Atom<SM90_TMA_*>` with its `TmaDescriptor`'s
 /// box): made by [`make_tma_copy`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,6 +231,8 @@ pub struct TmaCopy {
     pub boxes: Vec<TmaBox>,
     /// The shared layout of one tile the copy was made for.
     pub smem: ComposedLayout,
+    /// The L2 eviction priority its instructions carry, if any ([`TmaCopy::with_cache_hint`]).
+    pub cache_hint: Option<CacheHint>,
 }
 
 fn fail(what: &str, smem: &ComposedLayout, why: impl Into<String>) -> LayoutError {
@@ -375,6 +402,7 @@ pub fn make_tma_copy(
         swizzle,
         boxes,
         smem: smem.clone(),
+        cache_hint: None,
     })
 }
 
@@ -399,6 +427,12 @@ fn tma_swizzle(smem: &ComposedLayout, bytes: i64) -> Option<TmaSwizzleMode> {
 }
 
 impl TmaCopy {
+    /// The same copy, its instructions carrying `hint` (CuTe passes it to `.with(...)`).
+    pub fn with_cache_hint(mut self, hint: Option<CacheHint>) -> TmaCopy {
+        self.cache_hint = hint;
+        self
+    }
+
     /// Bytes one tile moves (what a load's barrier expects).
     pub fn bytes(&self) -> u32 {
         let box_elems: u32 = self.box_dims.iter().product();
@@ -503,6 +537,7 @@ impl TmaCopy {
                 coords: self.coords(origin, b),
                 mbar: bar.address(),
                 multicast: multicast.map(|m| m.operand()),
+                cache_policy: self.cache_hint.map(CacheHint::policy),
             });
         }
     }
@@ -521,6 +556,7 @@ impl TmaCopy {
                 tensor_map: map.to_ref(),
                 coords: self.coords(origin, b),
                 src: self.box_smem(smem, b),
+                cache_policy: self.cache_hint.map(CacheHint::policy),
             });
         }
     }
@@ -542,6 +578,48 @@ mod tests {
             .unwrap()
             .tile_to_shape(&IntTuple::ints(&[rows, cols]), None)
             .unwrap()
+    }
+
+    /// The policy words are CuTe's `TMA::CacheHintSm90` (`include/cute/arch/copy_sm90_desc.hpp`),
+    /// and a hinted copy's loads and stores carry its word.
+    #[test]
+    fn cache_hints_are_cutes_policy_words_on_every_box() {
+        assert_eq!(CacheHint::EvictNormal.policy(), 0x1000000000000000);
+        assert_eq!(CacheHint::EvictFirst.policy(), 0x12F0000000000000);
+        assert_eq!(CacheHint::EvictLast.policy(), 0x14F0000000000000);
+        let global = TmaGlobal::row_major(ValType::F16);
+        // Two boxes (a 64-byte swizzle over 64 columns): each instruction carries the word.
+        let smem = k_major(GmmaLayoutType::B64, 128, 64);
+        for (kind, hint) in [
+            (TmaKind::Load, CacheHint::EvictFirst),
+            (TmaKind::Store, CacheHint::EvictLast),
+        ] {
+            let tma = make_tma_copy(kind, &global, &smem)
+                .unwrap()
+                .with_cache_hint(Some(hint));
+            let k = crate::kernel::build_kernel("hinted", |k| {
+                let map = k.param_tensor_map("map");
+                let tile = k.dynamic_shared::<u32>(128 * 32);
+                let bar = k.shared_array::<u64>("bar", 1, 8);
+                let origin = [Var::konst(0u32), Var::konst(64u32)];
+                if kind == TmaKind::Load {
+                    tma.load(&map, &origin, tile, bar, None);
+                } else {
+                    tma.store(&map, &origin, tile);
+                }
+            })
+            .unwrap();
+            let mut policies = Vec::new();
+            crate::ir::for_each_instr(&k.body, &mut |i: &crate::ir::Instr| {
+                if let crate::ir::Op::Bulk(
+                    Bulk::TensorLoad { cache_policy, .. } | Bulk::TensorStore { cache_policy, .. },
+                ) = &i.op
+                {
+                    policies.push(*cache_policy);
+                }
+            });
+            assert_eq!(policies, vec![Some(hint.policy()); 2], "{kind:?}");
+        }
     }
 
     /// K-major 16-bit tiles (128 x 64) from a row-major (M, K) matrix under each swizzle: the

@@ -305,6 +305,7 @@ fn table() -> Vec<(Op, Target, bool, PtxVersion)> {
                 coords: vec![Operand::Imm(0); 2],
                 mbar: smem(8),
                 multicast: Some(Operand::Imm(3)),
+                cache_policy: None,
             }
             .into(),
             Target::Sm90a,
@@ -525,6 +526,7 @@ fn malformed_ops_are_refused() {
             tensor_map: TensorMapRef::Param("t".into()),
             coords: vec![Operand::Imm(0); 6],
             src: smem(0),
+            cache_policy: None,
         }
         .into(),
         Tcgen05::Alloc {

@@ -377,6 +377,7 @@ pub fn tma_load<T: DeviceType>(
         coords,
         mbar: bar.address(),
         multicast: None,
+        cache_policy: None,
     });
 }
 
@@ -396,6 +397,7 @@ pub fn tma_load_multicast<T: DeviceType>(
         coords,
         mbar: bar.address(),
         multicast: Some(mask),
+        cache_policy: None,
     });
 }
 
@@ -407,6 +409,7 @@ pub fn tma_store<T: DeviceType>(map: &TensorMap, coords: &[Var<i32>], src: Share
         tensor_map: map.to_ref(),
         coords,
         src: src.address(),
+        cache_policy: None,
     });
 }
 

@@ -5,7 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
-use dsl_core::atom::tma::{make_tma_copy, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
+use dsl_core::atom::tma::{
+    make_tma_copy, CacheHint, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind,
+};
 use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::pipeline::{ClusterShape, Raster};
@@ -27,8 +29,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
 /// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong
 /// consumers staging their output in one shared tile, in turns), `_l{B}` (the loads'
-/// L2 promotion, 0, 64, 128 or 256 bytes; default 128) and `_t` (A and B swapped, for decode
-/// shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
+/// L2 promotion, 0, 64, 128 or 256 bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of
+/// A's and B's loads and D's stores, each `n` none, `e` evict normal, `f` evict first or `l` evict last) and `_t`
+/// (A and B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
 /// `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
 ///
 /// ```
@@ -87,6 +90,10 @@ pub struct HopperConfig {
     /// The L2 promotion of A's and B's tensor maps (`_l{B}`): the granularity of the L2's
     /// fetches from DRAM for their loads.
     pub l2_promotion: L2Promotion,
+    /// The L2 eviction priority of A's loads, B's loads and D's stores (`_v{A}{B}{D}`, in the
+    /// kernel's terms: swapped, its A is the problem's B), `None` for no hint: evict-first for
+    /// an operand streamed once keeps the L2 for what is re-read.
+    pub cache_hints: [Option<CacheHint>; 3],
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -111,10 +118,11 @@ impl HopperConfig {
         pingpong: false,
         one_staging: false,
         l2_promotion: L2Promotion::B128,
+        cache_hints: [None; 3],
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 41] = [
+    pub const SWEEP: [&'static str; 44] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -170,9 +178,16 @@ impl HopperConfig {
         "128x80x64s7_f1_l256",
         "64x256x64s8_f1_e128_r4_p",
         // One staging tile for both ping-pong consumers: whole-tile stores beside 8 stages
-        // with B resident, and a sixth stage for 128x128. Not yet run on the H200.
+        // with B resident (on the H200 1.6-2.8% behind the default at 40960-81920 x 256 x
+        // 256), and a sixth stage for 128x128 (level with five).
         "64x256x64s8_f1_r4_p_o",
         "128x128x64s6_f1_p_o",
+        // L2 eviction hints: the short K's streamed A and written-once D evicted first; the
+        // squares' re-read A and B evicted last; decode's weights first, activations last.
+        // Not yet run on the H200.
+        "64x256x64s8_f1_e128_r4_p_vfnf",
+        "128x256x64s3_vllf",
+        "128x64x64s8_vfln_t",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -410,6 +425,12 @@ impl fmt::Display for HopperConfig {
         if self.l2_promotion != L2Promotion::B128 {
             write!(f, "_l{}", self.l2_promotion.bytes())?;
         }
+        if self.cache_hints != [None; 3] {
+            write!(f, "_v")?;
+            for h in self.cache_hints {
+                write!(f, "{}", hint_letter(h))?;
+            }
+        }
         if self.swap_ab {
             write!(f, "_t")?;
         }
@@ -471,6 +492,16 @@ impl FromStr for HopperConfig {
                     .ok()
                     .and_then(L2Promotion::from_bytes)
                     .ok_or_else(|| bad("_l takes an L2 promotion of 0, 64, 128 or 256 bytes"))?;
+            } else if let Some(v) = p.strip_prefix('v') {
+                let hints: Vec<Option<Option<CacheHint>>> = v.chars().map(hint_of).collect();
+                cfg.cache_hints =
+                    match hints[..] {
+                        [Some(a), Some(b), Some(d)] => [a, b, d],
+                        _ => return Err(bad(
+                            "_v takes three letters, A's, B's and D's L2 eviction hint: n (none), \
+                             e (evict normal), f (evict first) or l (evict last), e.g. _vfnf",
+                        )),
+                    };
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -482,12 +513,33 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _o, _lB, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _o, _lB, _vABD, _t)"
                 )));
             }
         }
         cfg.check().map_err(|why| bad(&why))?;
         Ok(cfg)
+    }
+}
+
+/// `_v`'s letter for an eviction hint.
+fn hint_letter(h: Option<CacheHint>) -> char {
+    match h {
+        None => 'n',
+        Some(CacheHint::EvictNormal) => 'e',
+        Some(CacheHint::EvictFirst) => 'f',
+        Some(CacheHint::EvictLast) => 'l',
+    }
+}
+
+/// The eviction hint `_v`'s letter spells, if it is one.
+fn hint_of(c: char) -> Option<Option<CacheHint>> {
+    match c {
+        'n' => Some(None),
+        'e' => Some(Some(CacheHint::EvictNormal)),
+        'f' => Some(Some(CacheHint::EvictFirst)),
+        'l' => Some(Some(CacheHint::EvictLast)),
+        _ => None,
     }
 }
 
@@ -575,13 +627,16 @@ impl HopperPlan {
         let stage = |rows: i64| sw128.tile_to_shape(&IntTuple::ints(&[rows, bk]), None);
         let global = TmaGlobal::row_major(val);
         let (a_stage, b_stage) = (stage(bm)?, stage(bn)?);
-        let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?;
-        let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?;
+        let [hint_a, hint_b, hint_d] = cfg.cache_hints;
+        let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?.with_cache_hint(hint_a);
+        let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?.with_cache_hint(hint_b);
         // A slice of a shared tile is whole 8-row swizzle atoms, contiguous in the stage (K is
         // one atom deep in a cluster: check() asks it), so it lands at its rows' offset.
         let (cx, cy) = (i64::from(cfg.cluster.0), i64::from(cfg.cluster.1));
-        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?;
-        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?;
+        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?
+            .with_cache_hint(hint_a);
+        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?
+            .with_cache_hint(hint_b);
         let epi = i64::from(cfg.epilogue_cols());
         let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
             Ok(ComposedLayout::new(
@@ -608,7 +663,7 @@ impl HopperPlan {
             // stores meet some bank conflicts (an epilogue's cost, not the main loop's).
             (plain([epi, 1])?, global)
         };
-        let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?;
+        let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?.with_cache_hint(hint_d);
         let row_major = |cols: i64| -> Result<View, LayoutError> {
             Ok(View::from(Layout::new(
                 IntTuple::ints(&[rows, cols]),
@@ -913,6 +968,50 @@ mod tests {
                 .unwrap()
                 .to_string(),
             "128x80x64s7"
+        );
+    }
+
+    /// `_v{A}{B}{D}` puts its hints on the copies it names (the multicast loads too), and is
+    /// spelled only where some copy has one.
+    #[test]
+    fn cache_hints_go_to_the_copies_they_name() {
+        let (f, l, e) = (
+            Some(CacheHint::EvictFirst),
+            Some(CacheHint::EvictLast),
+            Some(CacheHint::EvictNormal),
+        );
+        for (spec, want) in [
+            ("64x256x64s8_f1_e128_r4_p_vfnf", [f, None, f]),
+            ("128x256x64s3_c2x1_vlle", [l, l, e]),
+            ("128x64x64s8_vfln_t", [f, l, None]),
+            ("128x256x64s3", [None; 3]),
+        ] {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            assert_eq!(cfg.cache_hints, want, "{spec}");
+            assert_eq!(cfg.to_string(), spec);
+            let p = HopperPlan::new(cfg, GemmDtype::F16).unwrap();
+            let got = [p.tma_a.cache_hint, p.tma_b.cache_hint, p.tma_d.cache_hint];
+            assert_eq!(got, want, "{spec}");
+            assert_eq!(
+                (p.tma_a_multicast.cache_hint, p.tma_b_multicast.cache_hint),
+                (want[0], want[1]),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            "128x256x64s3_vnnn"
+                .parse::<HopperConfig>()
+                .unwrap()
+                .to_string(),
+            "128x256x64s3"
+        );
+        refused(
+            &[
+                "128x256x64s3_vff",
+                "128x256x64s3_vffff",
+                "128x256x64s3_vfxf",
+            ],
+            "_v takes three letters",
         );
     }
 

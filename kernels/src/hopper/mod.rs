@@ -338,6 +338,22 @@ mod tests {
                     cfg.cluster != (1, 1),
                     "{spec}"
                 );
+                // Eviction hints ride on the copies `_v` names, as CuTe's policy words.
+                let [a, b, d] = cfg.cache_hints;
+                assert_eq!(
+                    ptx.contains("bytes.L2::cache_hint") || ptx.contains("cluster.L2::cache_hint"),
+                    a.is_some() || b.is_some(),
+                    "{spec}"
+                );
+                assert_eq!(
+                    ptx.contains("bulk_group.L2::cache_hint"),
+                    d.is_some(),
+                    "{spec}"
+                );
+                for h in [a, b, d].into_iter().flatten() {
+                    let word = format!("0x{:016X};", h.policy());
+                    assert!(ptx.contains(&word), "{spec}: no {word}");
+                }
                 assert!(codegen_ptx::emit(&k, Target::Sm100a).is_err());
             }
         }

@@ -4,7 +4,7 @@
 //! which shares the k-tiles of its last wave of tiles out (stream-K) where whole tiles would
 //! leave SMs idle.
 
-use dsl_core::atom::tma::L2Promotion;
+use dsl_core::atom::tma::{CacheHint, L2Promotion};
 use dsl_core::ir::{Kernel, Target};
 
 use super::{entry_name, hopper_kernel, launch, tile_order, HopperConfig, HopperError, TARGETS};
@@ -37,20 +37,24 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_rR][_p][_t]: the block tile (M 64 with one consumer \
-         warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, of 16 above 64; K 64 or \
-         128), S stages (up to 16), blocks per cluster along M and N (1x1, 2x1, 1x2, 4x1 or \
-         1x4, TMA multicast of the shared operand; K 64), Hilbert tile order (_h) or groups of \
-         G tile rows (default 8), one wgmma batch left in flight (_f1), the output staged E \
-         columns at a time (_eE, a multiple of 16, leaving room for a stage more), B's R \
-         k-tiles resident in shared memory (_rR, for a B of one tile), ping-pong consumers \
-         each owning whole tiles (_p, M 64 or 128, up to 128 x 128), A and B swapped (_t: \
-         the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
-         (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_t where those \
-         tiles fit in one wave, else 128x{16..64}x64s8_t; for M up to 128, the 128-row tile as \
-         narrow as fills one wave; for K up to 512, 128x256x64s4_e128 (64x256x64s8_e128_r4_p \
-         where B is one tile 256 wide); else the tile whose \
-         waves cost least)"
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_rR][_p][_o][_lB][_vABD][_t]: the block tile (M 64 \
+         with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, of 16 \
+         above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N (1x1, \
+         2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile order \
+         (_h) or groups of G tile rows (default 8), one wgmma batch left in flight (_f1), the \
+         output staged E columns at a time (_eE, a multiple of 16, leaving room for a stage \
+         more), B's R k-tiles resident in shared memory (_rR, for a B of one tile), ping-pong \
+         consumers each owning whole tiles (_p, M 64 or 128, up to 128 x 128) and staging \
+         through one shared tile in turns (_o), the loads' L2 promotion (_lB: 0, 64, 128 or 256 \
+         bytes, default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, \
+         each n none, e normal, f evict first, l evict last), A and B swapped (_t: the weights \
+         of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
+         (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_f1_t where \
+         those tiles fit in one wave, else 128x{16..64}x64s8_t, in clusters of four with a \
+         batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row tile as \
+         narrow as fills one wave, with a batch in flight and 256-byte L2 promotion; for K up \
+         to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p where B is one tile 256 wide); \
+         else the tile whose waves cost least)"
     }
 
     fn runs_on(&self, target: Target) -> bool {
@@ -271,10 +275,25 @@ impl ProgramPlan for HopperGemm {
             L2Promotion::None => ", no L2 promotion".to_string(),
             p => format!(", {}-byte L2 promotion", p.bytes()),
         };
+        // In the kernel's terms, as spelled: swapped, its A is the problem's B.
+        let hints: Vec<String> = ["A", "B", "D"]
+            .iter()
+            .zip(c.cache_hints)
+            .filter_map(|(what, h)| {
+                let how = match h? {
+                    CacheHint::EvictNormal => "evict-normal",
+                    CacheHint::EvictFirst => "evict-first",
+                    CacheHint::EvictLast => "evict-last",
+                };
+                Some(format!(", {what} {how} in L2"))
+            })
+            .collect();
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
-             {staged}{resident}{pingpong}{swap}{promotion}, stream-K by shape)",
-            self.dtype, c.stages
+             {staged}{resident}{pingpong}{swap}{promotion}{}, stream-K by shape)",
+            self.dtype,
+            c.stages,
+            hints.concat()
         )
     }
 
@@ -435,6 +454,15 @@ mod tests {
                 .describe()
                 .contains("4 stages, groups of 8, output staged 64 columns at a time, stream-K"),
             "the sub-tiled epilogue is in the plan's description"
+        );
+        let hinted = Problem {
+            config: Some("128x64x64s8_vfln_t".into()),
+            ..problem(64, 4096, 4096)
+        };
+        let d = plan(&hinted, Target::Sm90a).unwrap().describe();
+        assert!(
+            d.contains("A and B swapped, A evict-first in L2, B evict-last in L2, stream-K"),
+            "{d}"
         );
         let odd = plan(&auto(100, 100, 100), Target::Sm90a).unwrap();
         assert_eq!(odd.program(), "multistage");

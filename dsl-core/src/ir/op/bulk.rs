@@ -24,7 +24,8 @@ pub enum TensorMapRef {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bulk {
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    /// {.multicast::cluster} [dst], [tmap, {coords}], [mbar]{, cta_mask}`.
+    /// {.multicast::cluster}{.L2::cache_hint} [dst], [tmap, {coords}], [mbar]{, cta_mask}{,
+    /// policy}`.
     TensorLoad {
         /// Shared destination (a shared::cta address is valid shared::cluster).
         dst: Address,
@@ -36,8 +37,12 @@ pub enum Bulk {
         mbar: Address,
         /// Copy to every block whose bit is set in this u16 mask, at the same offsets.
         multicast: Option<Operand>,
+        /// An L2 cache policy for the reads (`.L2::cache_hint`): a 64-bit policy word such as
+        /// those of [`crate::atom::tma::CacheHint`].
+        cache_policy: Option<u64>,
     },
-    /// `cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tmap, {coords}], [src]`.
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group{.L2::cache_hint} [tmap,
+    /// {coords}], [src]{, policy}`.
     TensorStore {
         /// The tensor map.
         tensor_map: TensorMapRef,
@@ -45,6 +50,8 @@ pub enum Bulk {
         coords: Vec<Operand>,
         /// Shared source.
         src: Address,
+        /// An L2 cache policy for the writes (`.L2::cache_hint`).
+        cache_policy: Option<u64>,
     },
     /// `cp.async.bulk.commit_group`: close the group of bulk stores since the last commit.
     CommitGroup,

@@ -379,6 +379,7 @@ impl Regs for Bulk {
                 coords,
                 mbar,
                 multicast,
+                cache_policy: _,
             } => {
                 a(f, dst);
                 tm(f, tensor_map);
@@ -392,6 +393,7 @@ impl Regs for Bulk {
                 tensor_map,
                 coords,
                 src,
+                cache_policy: _,
             } => {
                 tm(f, tensor_map);
                 os(f, coords);
