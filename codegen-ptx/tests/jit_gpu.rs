@@ -105,6 +105,28 @@ fn vector_add_matches_cpu_with_a_tail() {
     }
 }
 
+/// The device copy moves every element into the start of a longer destination, leaves the rest,
+/// and refuses a destination shorter than its source before queuing anything.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn device_copy_moves_the_source_and_refuses_a_short_destination() {
+    let jit = jit();
+    let src = Rng(0xc0b1).vec(100_003);
+    let d_src = jit.upload(&src).unwrap();
+    let mut d_dst = jit.upload(&vec![7.0f32; 100_010]).unwrap();
+    jit.copy(&d_src, &mut d_dst).expect("the copy runs");
+    let got = jit.download(&d_dst).unwrap();
+    assert_eq!(&got[..src.len()], &src[..]);
+    assert!(got[src.len()..].iter().all(|&v| v == 7.0));
+    let mut short = jit.alloc_zeros::<f32>(100_002).unwrap();
+    let e = jit.copy(&d_src, &mut short).unwrap_err().to_string();
+    assert!(
+        e.contains("holds 100002 elements, fewer than the source's 100003"),
+        "{e}"
+    );
+    assert!(jit.download(&short).unwrap().iter().all(|&v| v == 0.0));
+}
+
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn bad_ptx_is_rejected_with_the_jit_log() {

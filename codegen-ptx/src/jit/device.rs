@@ -230,6 +230,39 @@ impl Jit {
             .map_err(|e| driver("cuMemAllocAsync", e))
     }
 
+    /// Copies `src` into the start of `dst` on the device (`cuMemcpyDtoDAsync`, queued on this
+    /// stream): the device's own copy, whose rate is what a memory-bound kernel is measured
+    /// against. Refused, before anything is queued, if `dst` is shorter than `src` or either
+    /// buffer is one this stream cannot use ([`Jit::check_buffer`]).
+    pub fn copy<T: DeviceRepr>(
+        &self,
+        src: &CudaSlice<T>,
+        dst: &mut CudaSlice<T>,
+    ) -> Result<(), JitError> {
+        let foreign = |which: &str, error| JitError::ForeignBuffer {
+            buffer: which.into(),
+            error: Box::new(error),
+        };
+        self.check_buffer(src)
+            .map_err(|e| foreign("the copy's source", e))?;
+        self.check_buffer(&*dst)
+            .map_err(|e| foreign("the copy's destination", e))?;
+        if dst.len() < src.len() {
+            return Err(JitError::Driver {
+                call: "cuMemcpyDtoDAsync",
+                reason: format!(
+                    "the destination holds {} elements, fewer than the source's {}",
+                    dst.len(),
+                    src.len()
+                ),
+            });
+        }
+        self.shared
+            .stream
+            .memcpy_dtod(src, dst)
+            .map_err(|e| driver("cuMemcpyDtoDAsync", e))
+    }
+
     /// Copies `device` back to the host, after all work queued before it has finished. A fault
     /// in that work is returned here rather than data. A buffer this stream cannot use
     /// ([`Jit::check_buffer`]) is refused.

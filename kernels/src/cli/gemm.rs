@@ -408,8 +408,9 @@ fn bytes(n: u64) -> String {
 /// then D. `check` adds cuBLAS's D on the device and holds A, B and both Ds on the host at once
 /// (the f64 reference and the comparison). `bench` keeps the rotating input sets on the device
 /// ([`rotating_sets`] of the device's `l2_bytes`, the harness's; `u64::MAX` gives the most any L2
-/// would, [`rotation::MAX_SETS`] sets within [`rotation::CAP_BYTES`]), and on the host one operand at a time and 16 bytes per repeat for the
-/// samples. The phases run one after the other, so each side's peak is the largest of its
+/// would, [`rotation::MAX_SETS`] sets within [`rotation::CAP_BYTES`]), each with its copy's
+/// source and destination (half a set each, in 4-byte words), and on the host one operand or one
+/// copy source at a time and 16 bytes per repeat for the samples. The phases run one after the other, so each side's peak is the largest of its
 /// phases. Saturates at `u64::MAX`.
 pub fn case_memory(
     (m, n, k): (usize, usize, usize),
@@ -443,9 +444,11 @@ pub fn case_memory(
     }
     if bench {
         let samples = 16u128.saturating_mul(repeats as u128);
-        host = host.max(one_operand.saturating_add(samples));
+        let copy_half = set.div_ceil(8).saturating_mul(4);
+        host = host.max(one_operand.max(copy_half).saturating_add(samples));
         let sets = rotating_sets(set, l2_bytes, rotation::CAP_BYTES) as u128;
-        device = device.max(set.saturating_mul(sets));
+        let with_copy = set.saturating_add(copy_half.saturating_mul(2));
+        device = device.max(with_copy.saturating_mul(sets));
     }
     let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
     Memory {
@@ -1011,12 +1014,14 @@ mod gpu {
 
     fn bench_line(b: &BenchOutcome) -> String {
         format!(
-            "rute {:.4} ms {:.2} TFLOP/s | cuBLAS {:.4} ms {:.2} TFLOP/s | ratio {:.3} (median of {} repeats, {} input set{})",
+            "rute {:.4} ms {:.2} TFLOP/s {:.0} GB/s | cuBLAS {:.4} ms {:.2} TFLOP/s | ratio {:.3} | a device copy of the same bytes {:.0} GB/s (median of {} repeats, {} input set{})",
             b.rute_ms,
             b.rute_tflops(),
+            b.rute_gbps(),
             b.cublas_ms,
             b.cublas_tflops(),
             b.ratio(),
+            b.copy_gbps(),
             b.repeats,
             b.sets,
             if b.sets == 1 { "" } else { "s" }
@@ -1231,7 +1236,7 @@ mod gpu {
         let dtype = opts.dtype.unwrap_or(GemmDtype::F16);
         let acc = opts.acc.unwrap_or(Accum::F32);
         let mut table = String::from(
-            "| M | N | K | dtype | acc | plan | vs f64 | check | rute ms | rute TFLOP/s | rute GB/s | cuBLAS ms | cuBLAS TFLOP/s | ratio |\n|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+            "| M | N | K | dtype | acc | plan | vs f64 | check | rute ms | rute TFLOP/s | rute GB/s | copy GB/s | cuBLAS ms | cuBLAS TFLOP/s | ratio |\n|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         let mut all_ok = true;
         let mut ratios = Vec::new();
@@ -1242,7 +1247,7 @@ mod gpu {
                 all_ok = false;
                 let _ = writeln!(out, "  refused: {reason}");
                 table += &format!(
-                    "| {m} | {n} | {k} | {dtype} | {acc} | refused: {reason} | | | | | | | | |\n"
+                    "| {m} | {n} | {k} | {dtype} | {acc} | refused: {reason} | | | | | | | | | |\n"
                 );
                 continue;
             }
@@ -1252,7 +1257,7 @@ mod gpu {
             if !c.passed() {
                 all_ok = false;
                 table += &format!(
-                    "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | FAIL | | | | | | |\n",
+                    "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | FAIL | | | | | | | |\n",
                     c.plan.describe(),
                     c.f64_error.0
                 );
@@ -1260,15 +1265,14 @@ mod gpu {
             }
             let b = ctx.bench(dtype, shape, acc, opts)?;
             let _ = writeln!(out, "  bench: {}", bench_line(&b));
-            // The bytes a GEMM must move at least: A and B read, D written, once each.
-            let bytes = ((m * k + n * k + m * n) * dtype.bytes()) as f64;
             table += &format!(
-                "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.0} | {:.4} | {:.2} | {:.3} |\n",
+                "| {m} | {n} | {k} | {dtype} | {acc} | {} | {:.3e} | PASS | {:.4} | {:.2} | {:.0} | {:.0} | {:.4} | {:.2} | {:.3} |\n",
                 b.plan.describe(),
                 c.f64_error.0,
                 b.rute_ms,
                 b.rute_tflops(),
-                bytes / (b.rute_ms * 1e6),
+                b.rute_gbps(),
+                b.copy_gbps(),
                 b.cublas_ms,
                 b.cublas_tflops(),
                 b.ratio()
@@ -1287,7 +1291,7 @@ mod gpu {
         }
         if let Some(path) = file {
             let text = format!(
-                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set). GB/s: the bytes of A, B and D once each over rute's time.\n\n{table}",
+                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set). GB/s: the bytes of A, B and D once each over rute's time; copy GB/s: the device's own copy (cuMemcpyDtoD) of as many bytes read and written, timed in the same rounds, the rate a memory-bound GEMM can approach.\n\n{table}",
                 header(&format!("rute gemm --suite {}", suite.name()), device, opts)
             );
             write_file(path, &text, out)?;
@@ -1611,20 +1615,21 @@ mod tests {
             }
         );
         // The timing: one set when twice the L2 (40 MiB) is below a set (96 MiB), two when it is
-        // not; 16 bytes a repeat.
+        // not, each with a copy's source and destination of 48 MiB; on the host one copy source
+        // (larger than an operand) and 16 bytes a repeat.
         let bench = case_memory(shape, GemmDtype::F16, false, true, 10_000, 40 << 20);
         assert_eq!(
             bench,
             Memory {
-                host: 32 * mib + 160_000,
-                device: 96 * mib
+                host: 48 * mib + 160_000,
+                device: 192 * mib
             }
         );
         let bench = case_memory(shape, GemmDtype::F16, false, true, 20, 50 << 20);
-        assert_eq!(bench.device, 2 * 96 * mib);
+        assert_eq!(bench.device, 2 * 192 * mib);
         // Without the L2 size: the most rotation any device would make, 16 sets within 4 GiB.
         let most = case_memory(shape, GemmDtype::F16, false, true, 20, u64::MAX);
-        assert_eq!(most.device, 16 * 96 * mib);
+        assert_eq!(most.device, 16 * 192 * mib);
         let most = case_memory(
             (8192, 8192, 8192),
             GemmDtype::F16,
@@ -1633,16 +1638,16 @@ mod tests {
             20,
             u64::MAX,
         );
-        assert_eq!(most.device, 10 * 384 * mib);
+        assert_eq!(most.device, 10 * 768 * mib);
         let small = case_memory((64, 64, 64), GemmDtype::F16, false, true, 20, u64::MAX);
-        assert_eq!(small.device, 16 * 3 * 64 * 64 * 2);
+        assert_eq!(small.device, 16 * 2 * 3 * 64 * 64 * 2);
         // Check and time: each side's peak is its larger phase.
         let both = case_memory(shape, GemmDtype::F16, true, true, 20, 40 << 20);
         assert_eq!(
             both,
             Memory {
                 host: 128 * mib,
-                device: 128 * mib
+                device: 192 * mib
             }
         );
         // The largest shapes saturate instead of overflowing.
@@ -1697,13 +1702,14 @@ mod tests {
                 device: 512 << 20
             }
         );
-        // The bench suite: 8192^3 again (one set: a set is 384 MiB), and 2048^3 rotated through 5 sets is less.
+        // The bench suite: 8192^3 timed (one set of 384 MiB and its copy's 2 x 192 MiB; 2048^3
+        // rotated through 5 sets is less).
         let bench = Request::Suite {
             suite: Suite::Bench,
             out: None,
             opts: opts(),
         };
-        assert_eq!(memory_needed(&bench, 50 << 20).device, 512 << 20);
+        assert_eq!(memory_needed(&bench, 50 << 20).device, 768 << 20);
     }
 
     #[test]

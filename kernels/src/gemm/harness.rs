@@ -30,7 +30,8 @@ impl Rng {
         })
     }
 
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -39,7 +40,7 @@ impl Rng {
 
     /// Uniform in [-1, 1), in steps of 2^-23.
     pub fn uniform(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
     }
 
     /// `len` values uniform in [-1, 1), rounded to `T`.
@@ -187,6 +188,14 @@ pub struct BenchOutcome {
     pub rute_ms: f64,
     /// Median time of one cuBLAS GEMM, ms.
     pub cublas_ms: f64,
+    /// Median time of the device's own copy (`cuMemcpyDtoD`) of half the GEMM's bytes into
+    /// another buffer, ms, timed with both: it reads and writes [`BenchOutcome::copy_bytes`],
+    /// what the GEMM must read and write at least, so its rate is the memory-bound ceiling.
+    pub copy_ms: f64,
+    /// Bytes the copy reads and writes together (the GEMM's, rounded up to 8).
+    pub copy_bytes: f64,
+    /// The GEMM's A, B and D once each, in bytes.
+    pub bytes: f64,
     /// Input sets rotated through (more than one when one set fits in L2).
     pub sets: usize,
     /// Timed repeats (each runs the GEMM once on every set).
@@ -204,6 +213,16 @@ impl BenchOutcome {
     /// cuBLAS's rate in TFLOP/s.
     pub fn cublas_tflops(&self) -> f64 {
         self.flops / (self.cublas_ms * 1e-3) / 1e12
+    }
+
+    /// rute's rate in GB/s: [`BenchOutcome::bytes`] over its time.
+    pub fn rute_gbps(&self) -> f64 {
+        self.bytes / (self.rute_ms * 1e6)
+    }
+
+    /// The copy's rate in GB/s (bytes read plus bytes written over its time).
+    pub fn copy_gbps(&self) -> f64 {
+        self.copy_bytes / (self.copy_ms * 1e6)
     }
 
     /// rute's throughput over cuBLAS's (`cublas_ms / rute_ms`): 1 is parity.
@@ -270,9 +289,9 @@ impl Harness<'_> {
     }
 
     /// Times rute and cuBLAS on the case's shape: warm-up runs, then `repeats` rounds, each
-    /// timing rute then cuBLAS (interleaved, so that both meet the same clocks), a sample being
-    /// the events' time of one GEMM on every rotating input set divided by the set count;
-    /// reports the medians.
+    /// timing rute, cuBLAS and a device copy of the same bytes (interleaved, so that all three
+    /// meet the same clocks), a sample being the events' time of one GEMM (or copy) on every
+    /// rotating input set divided by the set count; reports the medians.
     pub fn bench<T: GemmElem + DeviceRepr>(
         &self,
         case: &Case,
@@ -297,12 +316,26 @@ impl Harness<'_> {
                 seed.wrapping_add(s as u64),
             )?);
         }
+        // Each set has a copy of its own: random words from one buffer to another, half the
+        // set's bytes each, so that the copy moves what the GEMM moves.
+        let copy_words = (set_bytes / 2).div_ceil(4);
+        let mut rng = Rng::new(seed ^ 0xc0b1_e5ee_d000_0001);
+        let mut copies = Vec::with_capacity(sets);
+        for _ in 0..sets {
+            let words: Vec<u32> = (0..copy_words).map(|_| rng.next_u64() as u32).collect();
+            copies.push((jit.upload(&words)?, jit.alloc_zeros::<u32>(copy_words)?));
+        }
         // One untimed run first: it compiles the plan and names it.
         let first = &mut ops[0];
         let plan = first.run(gemm, case)?;
         // A failed GEMM stops the timing through a placeholder error; the real one is kept here.
         let mut failure: Option<GemmError> = None;
         let mut piece = |which: usize| -> Result<(), JitError> {
+            if which == 2 {
+                return copies
+                    .iter_mut()
+                    .try_for_each(|(src, dst)| jit.copy(src, dst));
+            }
             for o in ops.iter_mut() {
                 let r = match which {
                     0 => o.run(gemm, case).map(|_| ()),
@@ -318,16 +351,19 @@ impl Harness<'_> {
             }
             Ok(())
         };
-        let warm = (0..2).try_for_each(|_| (0..2).try_for_each(&mut piece));
+        let warm = (0..2).try_for_each(|_| (0..3).try_for_each(&mut piece));
         let timings = warm
-            .and_then(|()| jit.time_interleaved(repeats, 2, &mut piece))
+            .and_then(|()| jit.time_interleaved(repeats, 3, &mut piece))
             .map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))?;
-        let (rute, blas) = (&timings[0], &timings[1]);
+        let (rute, blas, copy) = (&timings[0], &timings[1], &timings[2]);
         jit.synchronize()?;
         Ok(BenchOutcome {
             plan,
             rute_ms: f64::from(rute.median_ms()) / sets as f64,
             cublas_ms: f64::from(blas.median_ms()) / sets as f64,
+            copy_ms: f64::from(copy.median_ms()) / sets as f64,
+            copy_bytes: (copy_words * 8) as f64,
+            bytes: set_bytes as f64,
             sets,
             repeats: repeats.max(1),
             flops: 2.0 * m as f64 * n as f64 * k as f64,
