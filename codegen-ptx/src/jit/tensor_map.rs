@@ -113,31 +113,9 @@ pub enum TmaInterleave {
     B32,
 }
 
-/// Shared-memory swizzle the copy applies: 16-byte chunks permuted within a span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TmaSwizzle {
-    /// No swizzle.
-    #[default]
-    None,
-    /// 32-byte span (CuTe's `Swizzle<1,4,3>`).
-    B32,
-    /// 64-byte span (CuTe's `Swizzle<2,4,3>`).
-    B64,
-    /// 128-byte span (CuTe's `Swizzle<3,4,3>`); shared memory must be 1024-byte aligned.
-    B128,
-}
-
-impl TmaSwizzle {
-    /// Span in bytes that the box's inner extent may not exceed; `None` has no such bound.
-    pub fn span_bytes(self) -> Option<u64> {
-        match self {
-            TmaSwizzle::None => None,
-            TmaSwizzle::B32 => Some(32),
-            TmaSwizzle::B64 => Some(64),
-            TmaSwizzle::B128 => Some(128),
-        }
-    }
-}
+/// Shared-memory swizzle the copy applies: the TMA atom's own type, so that a descriptor's
+/// swizzle reaches the driver as it is.
+pub use dsl_core::atom::tma::TmaSwizzleMode as TmaSwizzle;
 
 /// Granularity at which the copy's L2 requests fetch from DRAM: the TMA atom's own type, so that
 /// a descriptor's promotion reaches the driver as it is.
@@ -341,7 +319,7 @@ impl TensorMapSpec {
                     bytes: inner_bytes,
                 });
             }
-            if let Some(span) = self.swizzle.span_bytes() {
+            if let Some(span) = self.swizzle.span_bytes().map(|b| b as u64) {
                 if inner_bytes > span {
                     return Err(TensorMapError::BoxExceedsSwizzle {
                         bytes: inner_bytes,
@@ -765,7 +743,6 @@ fn oob_to_sys(o: TmaOobFill) -> sys::CUtensorMapFloatOOBfill {
 pub fn tensor_map_spec(
     d: &dsl_core::atom::tma::TmaDescriptor,
 ) -> Result<TensorMapSpec, TensorMapError> {
-    use dsl_core::atom::tma::TmaSwizzleMode;
     use dsl_core::atom::ValType;
     let dtype = match d.elem {
         ValType::F16 => TmaDataType::F16,
@@ -781,16 +758,10 @@ pub fn tensor_map_spec(
             })
         }
     };
-    let swizzle = match d.swizzle {
-        TmaSwizzleMode::None => TmaSwizzle::None,
-        TmaSwizzleMode::B32 => TmaSwizzle::B32,
-        TmaSwizzleMode::B64 => TmaSwizzle::B64,
-        TmaSwizzleMode::B128 => TmaSwizzle::B128,
-    };
     Ok(
         TensorMapSpec::tiled(dtype, &d.global_dims, &d.global_strides_bytes, &d.box_dims)
             .with_element_strides(&d.element_strides)
-            .with_swizzle(swizzle)
+            .with_swizzle(d.swizzle)
             .with_l2_promotion(d.l2_promotion),
     )
 }

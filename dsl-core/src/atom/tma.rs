@@ -61,16 +61,19 @@ impl TmaKind {
     }
 }
 
-/// The shared-memory swizzle a tensor map applies (`CU_TENSOR_MAP_SWIZZLE_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The shared-memory swizzle a tensor map applies (`CU_TENSOR_MAP_SWIZZLE_*`): 16-byte chunks
+/// permuted within a span. The JIT's tensor maps take this type as it is
+/// (`codegen_ptx::jit::TmaSwizzle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TmaSwizzleMode {
     /// No swizzle.
+    #[default]
     None,
     /// 32-byte span (byte-level `Swizzle<1,4,3>`).
     B32,
     /// 64-byte span (`Swizzle<2,4,3>`).
     B64,
-    /// 128-byte span (`Swizzle<3,4,3>`).
+    /// 128-byte span (`Swizzle<3,4,3>`); shared memory must be 1024-byte aligned.
     B128,
 }
 
