@@ -120,6 +120,21 @@ impl Kernel {
         self.requires().min_target()
     }
 
+    /// Whether the kernel waits for the grids it depends on (`griddepcontrol.wait`,
+    /// [`Fence::GridDependencyWait`](super::op::Fence::GridDependencyWait)) anywhere: what a
+    /// programmatic launch of it needs, since such a launch may start while the previous
+    /// kernel in the stream still runs.
+    pub fn waits_on_grids(&self) -> bool {
+        let mut waits = false;
+        for_each_instr(&self.body, &mut |i| {
+            waits |= matches!(
+                i.op,
+                super::op::Op::Fence(super::op::Fence::GridDependencyWait)
+            );
+        });
+        waits
+    }
+
     /// The `.version` to emit for `target`: the maximum of the target's minimum and every op's
     /// version, capped at [`PtxVersion::MAX`].
     pub fn ptx_version(&self, target: Target) -> PtxVersion {

@@ -126,9 +126,10 @@ struct Loaded {
     main_waits: bool,
 }
 
-/// Why `launch` may not be a programmatic launch of a kernel whose PTX is `ptx`, if it may not:
-/// such a launch can start while the stream's previous kernel runs, so the kernel must wait for
-/// it (`griddepcontrol.wait`) before it touches the memory they share.
+/// Why `launch` may not be a programmatic launch of a kernel that `waits` (or not) for the grid
+/// before it, if it may not: such a launch can start while the stream's previous kernel runs,
+/// so the kernel must wait for it (`griddepcontrol.wait`) before it touches the memory they
+/// share.
 fn programmatic_contract(launch: &LaunchPlan, waits: bool) -> Result<(), String> {
     if launch.programmatic && !waits {
         return Err(
@@ -138,11 +139,6 @@ fn programmatic_contract(launch: &LaunchPlan, waits: bool) -> Result<(), String>
         );
     }
     Ok(())
-}
-
-/// Whether PTX text waits on the grids it depends on.
-fn waits_on_grids(ptx: &str) -> bool {
-    ptx.contains("griddepcontrol.wait")
 }
 
 /// The runtime GEMM for one device: owns a cache of compiled plans and one of the tables plans
@@ -268,7 +264,7 @@ impl<'j> Gemm<'j> {
     }
 
     /// Emits `kernel` of `plan` for the target, loads it and finds its entry `entry`; and
-    /// whether it waits on the grids it depends on ([`waits_on_grids`]).
+    /// whether it waits on the grids it depends on (`Kernel::waits_on_grids`).
     fn load(
         &self,
         plan: &Plan,
@@ -280,7 +276,10 @@ impl<'j> Gemm<'j> {
             target: self.target,
             source,
         })?;
-        Ok((self.jit.load(&ptx)?.function(entry)?, waits_on_grids(&ptx)))
+        Ok((
+            self.jit.load(&ptx)?.function(entry)?,
+            kernel.waits_on_grids(),
+        ))
     }
 
     /// The device copy of `table`: uploaded on first use, from the cache after.
@@ -559,16 +558,21 @@ mod tests {
             programmatic: true,
             ..plain.clone()
         };
+        // The IR's answer is the PTX's.
         let hopper = hopper_kernel(HopperConfig::WIDE, crate::gemm::GemmDtype::Bf16).unwrap();
-        let ptx = emit(&hopper, Target::Sm90a).unwrap();
-        assert!(waits_on_grids(&ptx));
+        assert!(hopper.waits_on_grids());
+        assert!(emit(&hopper, Target::Sm90a)
+            .unwrap()
+            .contains("griddepcontrol.wait;"));
         assert_eq!(
-            programmatic_contract(&programmatic, waits_on_grids(&ptx)),
+            programmatic_contract(&programmatic, hopper.waits_on_grids()),
             Ok(())
         );
         let multistage = crate::multistage::default_f16().unwrap();
-        let ptx = emit(&multistage, Target::Sm80).unwrap();
-        assert!(!waits_on_grids(&ptx));
+        assert!(!multistage.waits_on_grids());
+        assert!(!emit(&multistage, Target::Sm80)
+            .unwrap()
+            .contains("griddepcontrol"));
         assert_eq!(programmatic_contract(&plain, false), Ok(()));
         let e = programmatic_contract(&programmatic, false).unwrap_err();
         assert!(e.contains("no griddepcontrol.wait"), "{e}");
