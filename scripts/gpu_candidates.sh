@@ -3,13 +3,18 @@
 # and the three sanitizer tools on the configurations RUTE_CONFIGS names (any spellings), then the
 # lever runs of scripts/levers.txt (scripts/gpu_levers.sh). Stage gpu_hopper first (see
 # scripts/gpu_hopper.sh).
-#   RUTE_CONFIGS=a,b,c bash scripts/gpu_candidates.sh [OUT_DIR]
+#   [RUTE_CONFIGS=a,b,c] [LEVER_RUNS=file] bash scripts/gpu_candidates.sh [OUT_DIR]
 # Writes hopper_every.log, sanitize_hopper_{memcheck,racecheck,synccheck}.log and levers.log under
 # OUT_DIR and prints a short summary last. Exits non-zero if a test, a tool or a lever run failed;
 # the levers run only after correctness and the sanitizer pass (a hang there would take the call).
 set -uo pipefail
-: "${RUTE_CONFIGS:?name the candidate configurations (comma-separated spellings)}"
 here="$(cd "$(dirname "$0")" && pwd)"
+# Without RUTE_CONFIGS, the levers file's `#configs: a,b,c` line names them.
+if [ -z "${RUTE_CONFIGS:-}" ]; then
+    RUTE_CONFIGS=$(sed -n 's/^#configs: *//p' "${LEVER_RUNS:-$here/levers.txt}" | head -1)
+    export RUTE_CONFIGS
+fi
+: "${RUTE_CONFIGS:?name the candidate configurations (comma-separated spellings, or a #configs: line in the levers file)}"
 source "$here/gpu_common.sh" "$@"
 timeout 300 "$hopper" --include-ignored --test-threads=1 --nocapture every_configuration \
     > "$out/hopper_every.log" 2>&1 || fail "every_configuration (hopper_every.log)"
