@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The timing run behind results/README.md's table, in one device call: `rute gemm --suite bench`
+# in bf16 and f16, `--suite llm` in bf16, and the f16 llm suite beside Triton by the same method
+# (scripts/gpu_peers.sh). Stage first: ../shared/gpu/stage.sh -p kernels --features kernels/gpu.
+#   bash scripts/gpu_perf.sh [OUT_DIR]
+# Writes bench_{bf16,f16}.md, llm_bf16.md, rute_llm_f16.md, triton_llm_f16.md and peers_f16.md
+# into OUT_DIR/perf.tar.gz (the device returns few files) with the logs, and prints each suite's
+# summary line and the side-by-side table last. Exits non-zero if a run failed.
+set -uo pipefail
+out="${1:-${OUT:-gpu-out}}"
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$out/perf"
+mkdir -p "$work"
+status=0
+for dtype in bf16 f16; do
+    timeout 200 .gpu/bin/rute gemm --suite bench --dtype $dtype --out "$work/bench_$dtype.md" \
+        > "$work/bench_$dtype.log" 2>&1 || { echo "FAIL: bench $dtype" >&2; status=1; }
+done
+timeout 200 .gpu/bin/rute gemm --suite llm --dtype bf16 --out "$work/llm_bf16.md" \
+    > "$work/llm_bf16.log" 2>&1 || { echo "FAIL: llm bf16" >&2; status=1; }
+RUTE_DTYPE=f16 timeout 400 bash "$here/gpu_peers.sh" "$work" > "$work/peers.log" 2>&1 \
+    || { echo "FAIL: peers f16 (peers.log)" >&2; status=1; }
+tar -czf "$out/perf.tar.gz" -C "$out" perf
+for f in "$work"/bench_*.md "$work"/llm_bf16.md "$work"/rute_llm_f16.md; do
+    [ -f "$f" ] && echo "$(basename "$f"): $(grep -E "shapes timed" "$f")"
+done
+grep -E "^\| (81920|4096|6144|8192|2048) " "$work"/bench_*.md | cut -d'|' -f2-4,12-13,16
+[ -f "$work/peers_f16.md" ] && tail -32 "$work/peers_f16.md"
+exit $status
