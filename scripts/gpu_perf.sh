@@ -28,11 +28,14 @@ if [ -f .gpu/triton_matmul.py ] && [ -f "$work/rute_llm_f16.md" ]; then
     timeout 300 python3 .gpu/triton_matmul.py $(python3 "$here/peer_table.py" shapes \
         "$work/rute_llm_f16.md") > "$work/triton_old_f16.md" 2>&1 \
         || { echo "FAIL: triton_matmul.py" >&2; status=1; }
+    python3 "$here/peer_table.py" merge "$work/rute_llm_f16.md" "$work/triton_old_f16.md" \
+        > "$work/peers_old_f16.md"
 fi
 tar -czf "$out/perf.tar.gz" -C "$out" perf
 for f in "$work"/bench_*.md "$work"/llm_bf16.md "$work"/rute_llm_f16.md; do
     [ -f "$f" ] && echo "$(basename "$f"): $(grep -E "shapes timed" "$f")"
 done
 grep -E "^\| (81920|4096|6144|8192|2048) " "$work"/bench_*.md | cut -d'|' -f2-4,12-13,16
+[ -f "$work/peers_old_f16.md" ] && echo "older peer script: $(tail -1 "$work/peers_old_f16.md")"
 [ -f "$work/peers_f16.md" ] && tail -32 "$work/peers_f16.md"
 exit $status

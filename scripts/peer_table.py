@@ -4,23 +4,27 @@
     python3 scripts/peer_table.py merge RUTE.md TRITON.md # one row per shape, counts last
 
 RUTE.md is `rute gemm --suite llm|bench --out` (ratio = cuBLAS time over rute's), TRITON.md is
-scripts/triton_peer.py's output (triton/cuBLAS, the same method). Each ratio is against cuBLAS
+scripts/triton_peer.py's output (triton/cuBLAS, the same method) or the older peer script's. Each ratio is against cuBLAS
 in its own process: the two compare through that common yardstick, not directly.
 """
 import math
 import sys
 
 
-def rows(path):
-    """The table rows of a markdown file as lists of stripped cells (header and rule dropped)."""
+def table(path):
+    """The header and the rows of a markdown file's table, as lists of stripped cells."""
     out = []
     for line in open(path):
         line = line.strip()
         if not line.startswith("|") or line.startswith("|---"):
             continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        out.append(cells)
-    return out[1:] if out else out
+        out.append([c.strip() for c in line.strip("|").split("|")])
+    return (out[0], out[1:]) if out else ([], [])
+
+
+def rows(path):
+    """The table rows of a markdown file (header and rule dropped)."""
+    return table(path)[1]
 
 
 def rute_ratios(path):
@@ -33,12 +37,18 @@ def rute_ratios(path):
 
 
 def triton_ratios(path):
-    """{MxNxK: (ratio, TFLOP/s)} from triton_peer.py's table; shapes that failed are left out."""
+    """{MxNxK: (ratio, TFLOP/s)} from triton_peer.py's table (or the older
+    ../shared/peers/triton_matmul.py's: the columns are found by their names); shapes that
+    failed are left out."""
+    head, body = table(path)
+    if "triton/cuBLAS" not in head or "triton TFLOP/s" not in head:
+        return {}
+    r, t = head.index("triton/cuBLAS"), head.index("triton TFLOP/s")
     got = {}
-    for c in rows(path):
-        if len(c) >= 8 and "x" in c[0] and not c[2].startswith("error"):
+    for c in body:
+        if len(c) > max(r, t) and "x" in c[0]:
             try:
-                got[c[0]] = (float(c[4]), float(c[5]))
+                got[c[0]] = (float(c[r]), float(c[t]))
             except ValueError:
                 pass
     return got
