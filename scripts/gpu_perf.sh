@@ -35,7 +35,8 @@ tar -czf "$out/perf.tar.gz" -C "$out" perf
 for f in "$work"/bench_*.md "$work"/llm_bf16.md "$work"/rute_llm_f16.md; do
     [ -f "$f" ] && echo "$(basename "$f"): $(grep -E "shapes timed" "$f")"
 done
-grep -E "^\| (81920|4096|6144|8192|2048) " "$work"/bench_*.md | cut -d'|' -f2-4,12-13,16
+echo " M | N | K | dtype | rute GB/s | copy GB/s | ratio"
+grep -hE "^\| (81920|4096|6144|8192|2048) " "$work"/bench_*.md | cut -d'|' -f2-5,12-13,16
 [ -f "$work/peers_old_f16.md" ] && echo "older peer script: $(tail -1 "$work/peers_old_f16.md")"
 [ -f "$work/peers_f16.md" ] && tail -32 "$work/peers_f16.md"
 exit $status
