@@ -431,6 +431,22 @@ fn tma_swizzle(smem: &ComposedLayout, bytes: i64) -> Option<TmaSwizzleMode> {
 
 impl TmaCopy {
     /// The same copy, its instructions carrying `hint` (CuTe passes it to `.with(...)`).
+    ///
+    /// ```
+    /// use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
+    /// use dsl_core::atom::tma::{make_tma_copy, CacheHint, TmaGlobal, TmaKind};
+    /// use dsl_core::atom::ValType;
+    /// use dsl_core::layout::IntTuple;
+    /// let smem = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)
+    ///     .unwrap()
+    ///     .tile_to_shape(&IntTuple::ints(&[128, 64]), None)
+    ///     .unwrap();
+    /// // A streamed operand: read once, so let the L2 drop it first.
+    /// let tma = make_tma_copy(TmaKind::Load, &TmaGlobal::row_major(ValType::BF16), &smem)
+    ///     .unwrap()
+    ///     .with_cache_hint(Some(CacheHint::EvictFirst));
+    /// assert_eq!(tma.cache_hint.map(CacheHint::policy), Some(0x12F0_0000_0000_0000));
+    /// ```
     pub fn with_cache_hint(mut self, hint: Option<CacheHint>) -> TmaCopy {
         self.cache_hint = hint;
         self
