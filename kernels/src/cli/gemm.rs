@@ -36,9 +36,9 @@ on random inputs uniform in [-1, 1) (seeded), the output poisoned with NaN befor
               (f32, bf16 out), or within 1.5x cuBLAS's own, and its distance to cuBLAS within
               what the two allow; exit status 1 on FAIL
   --bench     time rute and cuBLAS in the same run (CUDA events, warm-up, median of R
-              repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio; and, in
-              the same rounds, a device copy of as many bytes as the GEMM reads and writes
-              (GB/s: the memory-bound ceiling beside rute's rate)
+              repeats, input sets rotated when they fit in L2): ms, TFLOP/s, ratio; then, as
+              many times, a device copy of as many bytes as the GEMM reads and writes (GB/s:
+              the memory-bound ceiling beside rute's rate)
   --repeats   timed repeats, 1 to 10000 (default 20)
   --seed      seed of the random inputs (default 1)
   --suite correctness   square 128..8192, 38 odd shapes and 24 with rows of 16 bytes (N and
@@ -1293,7 +1293,7 @@ mod gpu {
         }
         if let Some(path) = file {
             let text = format!(
-                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set). GB/s: the bytes of A, B and D once each over rute's time; copy GB/s: the device's own copy (cuMemcpyDtoD) of as many bytes read and written, timed in the same rounds, the rate a memory-bound GEMM can approach.\n\n{table}",
+                "{}ratio = rute throughput / cuBLAS throughput, both timed in this run (CUDA events, median; each sample runs one GEMM per rotating input set). GB/s: the bytes of A, B and D once each over rute's time; copy GB/s: the device's own copy (cuMemcpyDtoD) of as many bytes read and written, timed right after the two, the rate a memory-bound GEMM can approach.\n\n{table}",
                 header(&format!("rute gemm --suite {}", suite.name()), device, opts)
             );
             write_file(path, &text, out)?;
