@@ -11,13 +11,25 @@
 //!
 //! A share cut at tile boundaries gives a cluster's work units, [`StreamKScheduler`]'s walk:
 //! - a **whole** unit covers all of a tile's k-tiles: the cluster writes the tile;
-//! - a **head** unit covers a tile's first k-tiles but not all: the cluster that owns it later
-//!   adds its peers' partial sums to its own and writes the tile ([`StreamKScheduler::peers`]:
-//!   the clusters whose shares cover the rest of the tile, which start their shares with it);
-//! - a **tail** unit starts inside a tile: the cluster stores its partial sums for the head's
-//!   owner and signals them. A tail is always a cluster's first unit, so each cluster stores
-//!   at most one partial (its slot can be its own index), and a head waits only for work that
-//!   its peers do first: with every cluster resident, the waits cannot deadlock.
+//! - an **end** unit covers a tile's last k-tiles but not all: the cluster that owns it adds its
+//!   peers' partial sums to its own and writes the tile ([`StreamKScheduler::peers`]: the
+//!   clusters whose shares cover the tile's earlier k-tiles);
+//! - a **start** unit covers a share's piece of a tile that stops short of the tile's end (its
+//!   first k-tiles, or a middle run of them): the cluster stores its partial sums for the end's
+//!   owner and signals them.
+//!
+//! A share walks its last piece first, then the rest in order: every cluster's k-tiles then
+//! rise together from the start of the region (a cluster's piece of the next tile from k-tile
+//! 0, then its piece of the first tile from where the share began), so that at any time the
+//! clusters read k-tiles within a share's shortfall of a tile (`k_tiles` minus the share) of
+//! each other, as whole tiles in step do. Walked in plain order, shares start at every k, and
+//! the tiles that read one panel of an operand read it at up to `k_tiles / shortfall` k-tiles
+//! at once: the L2 must hold whole panels, and where it cannot the region runs from DRAM (on
+//! the H200 the last wave of 4096^3 on 128x256 tiles shared out that way ran 6% slower than
+//! whole tiles, where it is 3% less work). A share's piece that stops short of a tile's end is
+//! thus always its cluster's first unit, so each cluster stores at most one partial (its slot
+//! can be its own index), and an end waits only for work that its peers do first: with every
+//! cluster resident, the waits cannot deadlock.
 //!
 //! The partials' storage and the signals are the program's (see `kernels::hopper`); this module
 //! owns the walk. [`StreamKSplit::choose`] is the host's choice of the split; [`stream_k_walk`]
@@ -28,27 +40,28 @@
 //! // 48 tiles of 64 k-tiles over 132 SMs: every tile shared out, 23 or 24 k-tiles per SM.
 //! let split = StreamKSplit::choose(48, 64, 132, TailReuse::InL2);
 //! assert_eq!(split, StreamKSplit { sk_tiles: 48, sk_blocks: 132 });
-//! let units = stream_k_walk(48, 64, split, 1, 132);
-//! assert_eq!(units[0].tile, 0);
-//! assert_eq!((units[0].k_begin, units[0].k_end), (24, 48)); // a tail of tile 0
+//! // Cluster 2's share is k-tiles 48..64 of tile 0 and 0..8 of tile 1: tile 1's first.
+//! let units = stream_k_walk(48, 64, split, 2, 132);
+//! assert_eq!((units[0].tile, units[0].k_begin, units[0].k_end), (1, 0, 8)); // a start
+//! assert_eq!((units[1].tile, units[1].k_begin, units[1].k_end), (0, 48, 64)); // tile 0's end
 //! ```
 
 use super::cluster::ClusterShape;
 use super::scheduler::{cluster_index, raster_tile, Raster};
 use crate::kernel::{select, GlobalPtr, Var};
 
-/// The fewest k-tiles [`StreamKSplit::choose`] gives a share: fewer would make a tile's head wait
+/// The fewest k-tiles [`StreamKSplit::choose`] gives a share: fewer would make a tile's end wait
 /// for (and add up) many small partials.
 pub const MIN_SHARE_K_TILES: u32 = 8;
 
 /// A work unit's fixed cost in k-tiles (filling the ring, the epilogue) in
 /// [`StreamKSplit::choose`]'s estimate; a tile split between clusters pays it twice more (the
-/// tail's partial store, the head's loads of it).
+/// start's partial store, the end's loads of it).
 pub const UNIT_OVERHEAD_K_TILES: u32 = 2;
 
 /// [`StreamKSplit::choose`] shares every tile out where there are at most this fraction of the
 /// clusters' tiles (as `numerator / denominator`): on the H200 sharing out 96 tiles over 132 SMs
-/// was slower than walking them whole (a tile's head adds its peers' partials after its own
+/// was slower than walking them whole (a tile's end adds its peers' partials after its own
 /// share), 80 and fewer faster.
 pub const SHARE_ALL_BELOW: (u32, u32) = (5, 8);
 
@@ -57,7 +70,9 @@ pub const SHARE_ALL_BELOW: (u32, u32) = (5, 8);
 /// this much over the whole tiles: shares at different k of tiles that read the same rows of an
 /// operand read them at different times, so from DRAM more often than whole tiles in step do
 /// (on the H200: a 128x192-tile 512 x 10240 x 8192 product, estimated 16% faster shared out,
-/// ran 17% slower; a 128x256-tile one, estimated 37% faster, ran 22% faster).
+/// ran 17% slower; a 128x256-tile one, estimated 37% faster, ran 22% faster). Measured with
+/// shares walked in plain order, each cluster at its own k; the walk now keeps them in step
+/// (see the module's docs), and this is to be fitted again.
 pub const MIN_TAIL_GAIN: f64 = 0.75;
 
 /// Where the last partial wave's operands fit in L2 ([`TailReuse::InL2`]), a shared k-tile's
@@ -65,7 +80,8 @@ pub const MIN_TAIL_GAIN: f64 = 0.75;
 /// the shares out of step, each runs slower than the same k-tile of a whole tile. Fitted on the
 /// H200 to 128x256 tiles, where the last wave shared out ran 2.3% faster at 8192^3 (68 of 132
 /// tiles shared: accepted below 1.88), and slower at 2048 x 28672 x 4096 (76: 2%, rejected above
-/// 1.62), 8192 x 6144 x 4096 (84: 1.5%), 6144^3 (96: 0.8%) and 4096^3 (116: 6%).
+/// 1.62), 8192 x 6144 x 4096 (84: 1.5%), 6144^3 (96: 0.8%) and 4096^3 (116: 6%): with shares
+/// walked in plain order, out of step; to be fitted again to the walk in step.
 pub const SHARED_SLOWDOWN: f64 = 1.75;
 
 /// Whether the operands the last partial wave's tiles read fit in L2 together, which decides
@@ -224,17 +240,22 @@ pub fn stream_k_walk(
     let kt = u64::from(k_tiles.max(1));
     let (start, len) = split.share(k_tiles, cluster);
     let mut out = Vec::new();
-    let (mut it, end) = (start, start + len);
-    while it < end {
-        let tile = it / kt;
-        let k_begin = it - tile * kt;
-        let k_end = kt.min(k_begin + (end - it));
-        out.push(StreamKUnit {
-            tile: tile as u32,
-            k_begin: k_begin as u32,
-            k_end: k_end as u32,
-        });
-        it += k_end - k_begin;
+    let end = start + len;
+    // The share's last piece first (from the start of its tile, or of the share), then the
+    // rest in order.
+    let last = start.max(end.saturating_sub(1) / kt * kt);
+    for (mut it, stop) in [(last, end), (start, last)] {
+        while it < stop {
+            let tile = it / kt;
+            let k_begin = it - tile * kt;
+            let k_end = kt.min(k_begin + (stop - it));
+            out.push(StreamKUnit {
+                tile: tile as u32,
+                k_begin: k_begin as u32,
+                k_end: k_end as u32,
+            });
+            it += k_end - k_begin;
+        }
     }
     let grid = u64::from(clusters.max(1));
     let dp_tiles = u64::from(tiles.saturating_sub(split.sk_tiles));
@@ -264,6 +285,11 @@ pub struct StreamKScheduler {
     rem: Var<u32>,
     it: Var<u32>,
     end: Var<u32>,
+    /// The share's start and where its last piece begins: the walk takes `last..` first, then
+    /// `start..last` (`second` once it has).
+    start: Var<u32>,
+    last: Var<u32>,
+    second: Var<bool>,
     dp: Var<u32>,
     dp_total: Var<u32>,
     clusters: Var<u32>,
@@ -302,8 +328,12 @@ impl StreamKScheduler {
         let per = iters / blocks;
         let rem = iters - per * blocks;
         let sharing = id.lt(sk_blocks);
-        let start = id * per + id.min(rem);
         let len = per + select(id.lt(rem), 1u32, 0u32);
+        let start = select(sharing, id * per + id.min(rem), 0u32);
+        let end = select(sharing, start + len, 0u32);
+        // The start of the tile that holds the share's last iteration, within the share.
+        let kt = k_tiles.max(1u32);
+        let last = start.max(select(end.gt(0u32), (end - 1u32) / kt * kt, 0u32));
         let mut s = StreamKScheduler {
             tiles_m,
             tiles_n,
@@ -311,8 +341,11 @@ impl StreamKScheduler {
             sk_tiles,
             per,
             rem,
-            it: select(sharing, start, 0u32).fresh(),
-            end: select(sharing, start + len, 0u32),
+            it: last.fresh(),
+            end: end.fresh(),
+            start,
+            last,
+            second: Var::konst(false).fresh(),
             dp: ((id + clusters - sk_blocks) % clusters).fresh(),
             dp_total: tiles_m * tiles_n - sk_tiles,
             clusters,
@@ -366,26 +399,31 @@ impl StreamKScheduler {
         self.k_begin.eq_(0u32) & self.k_end.eq_(self.k_tiles)
     }
 
-    /// The unit starts its tile's k-tiles: this cluster writes the tile (a whole unit, or a head
-    /// that first adds its [`peers`](Self::peers)' partials). Otherwise it is a tail, which
-    /// stores its partial for the head.
+    /// The unit ends its tile's k-tiles: this cluster writes the tile (a whole unit, or an end
+    /// that first adds its [`peers`](Self::peers)' partials). Otherwise it is a start, which
+    /// stores its partial for the end's owner.
     pub fn writes_tile(&self) -> Var<bool> {
-        self.k_begin.eq_(0u32)
+        self.k_end.eq_(self.k_tiles)
     }
 
-    /// For a head unit: the clusters `(first, end)` whose partials of the tile its owner adds,
-    /// in order (the owners of the tile's later k-tiles). Empty for a whole unit.
+    /// For an end unit: the clusters `(first, end)` whose partials of the tile its owner adds,
+    /// in order (the owners of the tile's earlier k-tiles). Empty for a whole unit.
     pub fn peers(&self) -> (Var<u32>, Var<u32>) {
-        let last_iteration = self.tile * self.k_tiles + self.k_tiles - 1u32;
-        let last = self.owner(last_iteration);
-        let first = self.cluster_id + 1u32;
-        (first, select(self.whole(), first, last + 1u32))
+        let first_iteration = self.tile * self.k_tiles;
+        let first = select(self.whole(), self.cluster_id, self.owner(first_iteration));
+        (first, self.cluster_id)
     }
 
     /// Steps to the cluster's next unit.
     pub fn next_unit(&mut self) {
         let done = self.k_end - self.k_begin;
-        self.it.set(select(self.in_sk, self.it + done, self.it));
+        let it = self.it + done;
+        // The share's last piece done: the rest of the share, from its start.
+        let turn = self.in_sk & it.ge(self.end) & !self.second;
+        self.it
+            .set(select(self.in_sk, select(turn, self.start, it), self.it));
+        self.end.set(select(turn, self.last, self.end));
+        self.second.set(self.second | turn);
         self.dp
             .set(select(self.in_sk, self.dp, self.dp + self.clusters));
         self.locate();
@@ -428,48 +466,74 @@ impl StreamKScheduler {
 mod tests {
     use super::*;
 
-    /// Every iteration of every tile is walked once; a tail is its cluster's first unit; each
-    /// head's peers are exactly the clusters with a tail of its tile, in order.
+    /// Every iteration of every tile is walked once; a start (a piece short of its tile's end)
+    /// is its cluster's first unit; each end's peers are exactly the clusters with a start of
+    /// its tile, in order; and in the stream-K region every cluster's k-tiles rise together:
+    /// at each step of the walk (one k-tile each, in lockstep) they lie within a share's
+    /// shortfall of a tile of each other.
     fn check(tiles: u32, kt: u32, clusters: u32) {
         let split = StreamKSplit::choose(tiles, kt, clusters, TailReuse::PastL2);
+        check_split(tiles, kt, clusters, split);
+    }
+
+    fn check_split(tiles: u32, kt: u32, clusters: u32, split: StreamKSplit) {
         assert!(
             split.sk_tiles <= tiles && split.sk_blocks <= clusters,
             "{split:?}"
         );
         let mut seen = vec![0u32; (tiles * kt) as usize];
-        let mut tails = vec![Vec::new(); tiles as usize];
-        let mut heads = vec![None; tiles as usize];
+        let mut starts = vec![Vec::new(); tiles as usize];
+        let mut ends = vec![None; tiles as usize];
+        let mut ks: Vec<Vec<u32>> = Vec::new();
         for c in 0..clusters {
-            for (i, u) in stream_k_walk(tiles, kt, split, c, clusters)
-                .into_iter()
-                .enumerate()
-            {
+            let units = stream_k_walk(tiles, kt, split, c, clusters);
+            let mut k_steps = Vec::new();
+            for (i, u) in units.into_iter().enumerate() {
                 assert!(u.k_begin < u.k_end && u.k_end <= kt, "{u:?}");
                 for k in u.k_begin..u.k_end {
                     seen[(u.tile * kt + k) as usize] += 1;
+                    if u.tile < split.sk_tiles {
+                        k_steps.push(k);
+                    }
                 }
-                if u.k_begin > 0 {
-                    assert_eq!(i, 0, "cluster {c}: a tail that is not its first unit");
-                    tails[u.tile as usize].push(c);
-                } else if u.k_end < kt {
+                if u.k_end < kt {
+                    assert_eq!(i, 0, "cluster {c}: a start that is not its first unit");
+                    starts[u.tile as usize].push(c);
+                } else if u.k_begin > 0 {
                     let it = u64::from(u.tile) * u64::from(kt);
-                    assert_eq!(split.owner(kt, it), c);
-                    let last = split.owner(kt, it + u64::from(kt) - 1);
-                    heads[u.tile as usize] = Some((c + 1..=last).collect::<Vec<_>>());
+                    assert_eq!(split.owner(kt, it + u64::from(u.k_begin)), c);
+                    let first = split.owner(kt, it);
+                    ends[u.tile as usize] = Some((first..c).collect::<Vec<_>>());
                 }
             }
+            ks.push(k_steps);
         }
         assert!(seen.iter().all(|&s| s == 1), "{tiles}x{kt} on {clusters}");
         for t in 0..tiles as usize {
-            match &heads[t] {
-                Some(peers) => assert_eq!(peers, &tails[t], "tile {t}"),
-                None => assert!(tails[t].is_empty(), "tile {t}: tails without a head"),
+            match &ends[t] {
+                Some(peers) => assert_eq!(peers, &starts[t], "tile {t}"),
+                None => assert!(starts[t].is_empty(), "tile {t}: starts without an end"),
+            }
+        }
+        // Shares shorter than a tile: the clusters' k-tiles at each step differ by at most the
+        // shortfall.
+        let iters = u64::from(split.sk_tiles) * u64::from(kt);
+        if split.sk_blocks > 0 && iters / u64::from(split.sk_blocks) < u64::from(kt) {
+            let share = (iters / u64::from(split.sk_blocks)) as u32;
+            let steps = ks.iter().map(Vec::len).max().unwrap_or(0);
+            for step in 0..steps {
+                let at: Vec<u32> = ks.iter().filter_map(|k| k.get(step).copied()).collect();
+                let (lo, hi) = (at.iter().min().unwrap(), at.iter().max().unwrap());
+                assert!(
+                    hi - lo <= kt - share,
+                    "{tiles}x{kt} on {clusters}, step {step}: k-tiles {lo}..={hi}"
+                );
             }
         }
     }
 
     #[test]
-    fn every_k_tile_is_walked_once_and_heads_know_their_tails() {
+    fn every_k_tile_is_walked_once_and_ends_know_their_starts() {
         for (tiles, kt, clusters) in [
             (48, 64, 132),
             (1, 64, 132),
@@ -483,6 +547,20 @@ mod tests {
             (5, 1000, 3),
         ] {
             check(tiles, kt, clusters);
+        }
+        // The last partial waves of 4096^3, 6144^3 and 8192^3 on 128x256 tiles shared out
+        // (116, 96 and 68 of 132), and every tile of a decode product (80 of 128 k-tiles).
+        for (tiles, kt, sk_tiles) in [
+            (512, 64, 116),
+            (1152, 96, 96),
+            (2048, 128, 68),
+            (80, 128, 80),
+        ] {
+            let split = StreamKSplit {
+                sk_tiles,
+                sk_blocks: 132,
+            };
+            check_split(tiles, kt, 132, split);
         }
     }
 

@@ -1,22 +1,22 @@
 //! Stream-K's hand-over of partial sums between blocks ([`dsl_core::pipeline::stream_k`] owns
-//! the walk): a tail unit's consumer stores its f32 accumulators to its block's slot of the
-//! workspace and raises the slot's flag; the tile's head waits for each peer's flag in order,
-//! adds the peer's sums to its own (a fixed order: the result does not depend on timing), and
-//! lowers the flag for the next launch.
+//! the walk): a start unit's consumer (a piece short of its tile's end) stores its f32
+//! accumulators to its block's slot of the workspace and raises the slot's flag; the owner of
+//! the tile's end waits for each peer's flag in order, adds the peer's sums to its own (a fixed
+//! order: the result does not depend on timing), and lowers the flag for the next launch.
 //!
 //! | who | does | ordered by |
 //! |-----|------|------------|
-//! | tail consumer `c` of block `b` (all 128 threads) | stores its accumulators to slot `(b, c)` | |
+//! | start consumer `c` of block `b` (all 128 threads) | stores its accumulators to slot `(b, c)` | |
 //! | the same, thread 0 | after the warpgroup's barrier, `fence.acq_rel.gpu`, then flag `(b, c)` = 1 | the fence releases the warpgroup's stores |
-//! | head consumer `c`, thread `i`, for peers `first + i`, `first + i + 128`, ... | spins on `ld.acquire.gpu` until flag `(p, c)` is 1, then sets it to 0 | acquire |
-//! | the head's warpgroup | after its barrier, adds the peers' slots to its accumulators in order | the barrier orders the loads after the acquires |
+//! | end consumer `c`, thread `i`, for peers `first + i`, `first + i + 128`, ... | spins on `ld.acquire.gpu` until flag `(p, c)` is 1, then sets it to 0 | acquire |
+//! | the end's warpgroup | after its barrier, adds the peers' slots to its accumulators in order | the barrier orders the loads after the acquires |
 //!
 //! The workspace (f32 elements, zeroed when allocated) starts with [`FLAG_WORDS`] flags, one per
 //! consumer of each of up to [`MAX_BLOCKS`] blocks, always at the same place so that every
 //! launch finds them lowered; the slots follow, one per consumer of each block that has a
 //! stream-K share, each thread's values side by side in fours (a 16-byte access per four
 //! accumulators, coalesced across the warpgroup). Each block stores at most one partial per
-//! launch (a tail is a block's first unit), so each flag rises and falls at most once.
+//! launch (a start is a block's first unit), so each flag rises and falls at most once.
 
 use dsl_core::ir::Scope;
 use dsl_core::kernel::*;
@@ -114,7 +114,7 @@ fn add_slots(
 const PAIRED_SLOT_REGS: usize = 64;
 
 /// Consumer `c`'s part of the hand-over for the current unit of `tiles` (see the module's
-/// docs): nothing for a whole tile; a tail stores and signals; a head waits for all its peers'
+/// docs): nothing for a whole tile; a start stores and signals; an end waits for all its peers'
 /// flags at once (thread `i` of the warpgroup for peer `first + i`, and so on), then adds their
 /// sums in order. Afterwards the accumulators of a unit that
 /// [`StreamKScheduler::writes_tile`] hold the tile's sums.

@@ -341,7 +341,7 @@ fn consumer<T: GemmElem>(
             }
             skip_unit(&mut tiles, &mut cs, walk.k_tiles);
         } else {
-            // ---- Stream-K: a tail hands its sums to the tile's head, a head adds its peers' ----
+            // ---- Stream-K: a start hands its sums to the tile's end, an end adds its peers' ----
             hand_over(&tiles, &out.partials, &acc, c, t);
             if tiles.writes_tile() {
                 epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
