@@ -142,6 +142,49 @@ fn every_program_matches_cublas_on_odd_shapes() {
     }
 }
 
+/// `Harness::bench`, what `rute gemm --bench` and the suites time: rute, cuBLAS and the copy
+/// of the same bytes each give a positive time, the copy moves what the GEMM must (A, B and D,
+/// rounded up to 8 bytes), and a memory-bound GEMM does not outrun the device's own copy by
+/// much (at 20% above it the timing, not the GEMM, would be wrong).
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn bench_times_rute_cublas_and_the_copy_ceiling() {
+    let jit = jit();
+    let gemm = Gemm::new(&jit).expect("a GEMM runtime");
+    let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
+    let harness = Harness {
+        jit: &jit,
+        gemm: &gemm,
+        cublas: &cublas,
+    };
+    for (m, n, k) in [(8192, 256, 256), (96, 200, 72)] {
+        let case = Case {
+            shape: (m, n, k),
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+            seed: case_seed(3, m, n, k),
+        };
+        let b = harness.bench::<f16>(&case, 5).expect("the timing runs");
+        let bytes = ((m * k + n * k + m * n) * 2) as f64;
+        println!(
+            "{m}x{n}x{k}: rute {:.4} ms ({:.0} GB/s), cuBLAS {:.4} ms, copy {:.0} GB/s, {} sets",
+            b.rute_ms,
+            b.rute_gbps(),
+            b.cublas_ms,
+            b.copy_gbps(),
+            b.sets
+        );
+        for t in [b.rute_ms, b.cublas_ms, b.copy_ms] {
+            assert!(t.is_finite() && t > 0.0, "{m}x{n}x{k}: {b:?}");
+        }
+        assert_eq!(b.bytes, bytes);
+        assert_eq!(b.copy_bytes, (bytes / 8.0).ceil() * 8.0);
+        if m == 8192 {
+            assert!(b.rute_gbps() < 1.2 * b.copy_gbps(), "{b:?}");
+        }
+    }
+}
+
 /// `D = A * B^T` in f64 on the host, from the very values uploaded.
 fn cpu_gemm<T: GemmElem>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
     let mut d = vec![0.0; m * n];
