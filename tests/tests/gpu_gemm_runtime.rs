@@ -122,24 +122,30 @@ fn matches_cublas(harness: &Harness<'_>, kernel: KernelChoice) -> usize {
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn every_program_matches_cublas_on_odd_shapes() {
     assert_eq!(odd_shapes(false).len(), 21);
+    with_harness(|harness| {
+        for program in PROGRAMS {
+            let ran = matches_cublas(harness, KernelChoice::Program(*program));
+            println!("{}: {ran} cases", program.name());
+            assert!(
+                ran > 0,
+                "{} ran no case on {}",
+                program.name(),
+                harness.gemm.target()
+            );
+        }
+    });
+}
+
+/// A GEMM runtime and the cuBLAS reference on device 0, handed to `f` as one harness.
+fn with_harness(f: impl FnOnce(&Harness<'_>)) {
     let jit = jit();
     let gemm = Gemm::new(&jit).expect("a GEMM runtime");
     let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
-    let harness = Harness {
+    f(&Harness {
         jit: &jit,
         gemm: &gemm,
         cublas: &cublas,
-    };
-    for program in PROGRAMS {
-        let ran = matches_cublas(&harness, KernelChoice::Program(*program));
-        println!("{}: {ran} cases", program.name());
-        assert!(
-            ran > 0,
-            "{} ran no case on {}",
-            program.name(),
-            gemm.target()
-        );
-    }
+    });
 }
 
 /// `Harness::bench`, what `rute gemm --bench` and the suites time: rute, cuBLAS and the copy
@@ -149,40 +155,34 @@ fn every_program_matches_cublas_on_odd_shapes() {
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn bench_times_rute_cublas_and_the_copy_ceiling() {
-    let jit = jit();
-    let gemm = Gemm::new(&jit).expect("a GEMM runtime");
-    let cublas = CublasRef::new(&jit).expect("cuBLAS loads");
-    let harness = Harness {
-        jit: &jit,
-        gemm: &gemm,
-        cublas: &cublas,
-    };
-    for (m, n, k) in [(8192, 256, 256), (96, 200, 72)] {
-        let case = Case {
-            shape: (m, n, k),
-            acc: Accum::F32,
-            kernel: KernelChoice::Auto,
-            seed: case_seed(3, m, n, k),
-        };
-        let b = harness.bench::<f16>(&case, 5).expect("the timing runs");
-        let bytes = ((m * k + n * k + m * n) * 2) as f64;
-        println!(
-            "{m}x{n}x{k}: rute {:.4} ms ({:.0} GB/s), cuBLAS {:.4} ms, copy {:.0} GB/s, {} sets",
-            b.rute_ms,
-            b.rute_gbps(),
-            b.cublas_ms,
-            b.copy_gbps(),
-            b.sets
-        );
-        for t in [b.rute_ms, b.cublas_ms, b.copy_ms] {
-            assert!(t.is_finite() && t > 0.0, "{m}x{n}x{k}: {b:?}");
+    with_harness(|harness| {
+        for (m, n, k) in [(8192, 256, 256), (96, 200, 72)] {
+            let case = Case {
+                shape: (m, n, k),
+                acc: Accum::F32,
+                kernel: KernelChoice::Auto,
+                seed: case_seed(3, m, n, k),
+            };
+            let b = harness.bench::<f16>(&case, 5).expect("the timing runs");
+            let bytes = ((m * k + n * k + m * n) * 2) as f64;
+            println!(
+                "{m}x{n}x{k}: rute {:.4} ms ({:.0} GB/s), cuBLAS {:.4} ms, copy {:.0} GB/s, {} sets",
+                b.rute_ms,
+                b.rute_gbps(),
+                b.cublas_ms,
+                b.copy_gbps(),
+                b.sets
+            );
+            for t in [b.rute_ms, b.cublas_ms, b.copy_ms] {
+                assert!(t.is_finite() && t > 0.0, "{m}x{n}x{k}: {b:?}");
+            }
+            assert_eq!(b.bytes, bytes);
+            assert_eq!(b.copy_bytes, (bytes / 8.0).ceil() * 8.0);
+            if m == 8192 {
+                assert!(b.rute_gbps() < 1.2 * b.copy_gbps(), "{b:?}");
+            }
         }
-        assert_eq!(b.bytes, bytes);
-        assert_eq!(b.copy_bytes, (bytes / 8.0).ceil() * 8.0);
-        if m == 8192 {
-            assert!(b.rute_gbps() < 1.2 * b.copy_gbps(), "{b:?}");
-        }
-    }
+    });
 }
 
 /// `D = A * B^T` in f64 on the host, from the very values uploaded.

@@ -446,7 +446,7 @@ pub fn case_memory(
     }
     if bench {
         let samples = 16u128.saturating_mul(repeats as u128);
-        let copy_half = set.div_ceil(8).saturating_mul(4);
+        let copy_half = rotation::copy_buffer_bytes(set);
         host = host.max(one_operand.max(copy_half).saturating_add(samples));
         let sets = rotating_sets(set, l2_bytes, rotation::CAP_BYTES) as u128;
         let with_copy = set.saturating_add(copy_half.saturating_mul(2));

@@ -7,7 +7,7 @@ use cudarc::driver::sys;
 use super::check::BufferLens;
 use super::metric::{count_non_finite, f64_error, relative_frobenius_error, CheckErrors};
 use super::program::Plan;
-use super::rotation::{rotating_sets, CAP_BYTES};
+use super::rotation::{copy_buffer_bytes, rotating_sets, CAP_BYTES};
 use super::runtime::{Gemm, GemmArgs, GemmError};
 use super::{Accum, CublasRef, GemmDtype, GemmElem, KernelChoice};
 use half::{bf16, f16};
@@ -319,7 +319,7 @@ impl Harness<'_> {
         }
         // Each set has a copy of its own: random words from one buffer to another, half the
         // set's bytes each, so that the copy moves what the GEMM moves.
-        let copy_words = (set_bytes / 2).div_ceil(4);
+        let copy_words = (copy_buffer_bytes(set_bytes as u128) / 4) as usize;
         let mut rng = Rng::new(seed ^ 0xc0b1_e5ee_d000_0001);
         let mut copies = Vec::with_capacity(sets);
         for _ in 0..sets {

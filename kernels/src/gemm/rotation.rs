@@ -1,12 +1,20 @@
 //! How many input sets the timing rotates through, so that consecutive runs do not find their
-//! inputs in L2: one pure function and its limits, shared by the harness (which allocates the
-//! sets) and `rute gemm`'s memory model (which counts them before anything is allocated).
+//! inputs in L2: pure functions and their limits, shared by the harness (which allocates the
+//! sets and their copy buffers) and `rute gemm`'s memory model (which counts them before
+//! anything is allocated).
 
 /// The most input sets the timing rotates through.
 pub const MAX_SETS: usize = 16;
 
 /// Device memory the rotating sets may take together, at most, in bytes.
 pub const CAP_BYTES: u64 = 4 << 30;
+
+/// Bytes of each of a set's two copy buffers (the source and the destination of the device copy
+/// the timing measures beside the GEMM): half the set's bytes, in whole 4-byte words, so that
+/// the copy reads and writes what the GEMM must.
+pub fn copy_buffer_bytes(set_bytes: u128) -> u128 {
+    set_bytes.div_ceil(8) * 4
+}
 
 /// The sets to rotate through for sets of `set_bytes` bytes on a device with `l2_bytes` of L2:
 /// enough to cover twice the L2, at most [`MAX_SETS`], within `cap_bytes` together, and at least
@@ -44,5 +52,13 @@ mod tests {
         assert_eq!(rotating_sets(u128::MAX, u64::MAX, CAP_BYTES), 1);
         assert_eq!(rotating_sets(96 << 20, u64::MAX, CAP_BYTES), 16);
         assert_eq!(rotating_sets(384 << 20, u64::MAX, CAP_BYTES), 10);
+    }
+
+    #[test]
+    fn copy_buffers_hold_half_a_set_in_whole_words() {
+        assert_eq!(copy_buffer_bytes(96 << 20), 48 << 20);
+        // 10 bytes of operands: two buffers of 8 (two words each), 16 bytes copied in all.
+        assert_eq!(copy_buffer_bytes(10), 8);
+        assert_eq!(copy_buffer_bytes(0), 0);
     }
 }
