@@ -30,9 +30,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong
 /// consumers staging their output in one shared tile, in turns), `_l{B}` (the loads'
 /// L2 promotion, 0, 64, 128 or 256 bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of
-/// A's and B's loads and D's stores, each `n` none, `e` evict normal, `f` evict first or `l` evict last) and `_t`
-/// (A and B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
-/// `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
+/// A's and B's loads and D's stores, each `n` none, `e` evict normal, `f` evict first or `l`
+/// evict last) and `_t` (A and B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`,
+/// `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
 ///
 /// ```
 /// use kernels::hopper::HopperConfig;
@@ -75,10 +75,10 @@ pub struct HopperConfig {
     /// same B through L2.
     pub b_resident: u32,
     /// Ping-pong consumers (`_p`): each of the two consumer warpgroups owns whole tiles (of 64
-    /// or 128 rows, up to 128 x 128), the block's units alternating between them, so that one's epilogue (and the loads of its
-    /// next tile) overlaps the other's `wgmma` (CUTLASS's ping-pong kernel); the cooperative
-    /// default splits each tile's rows between them. For a short K, where a tile's epilogue
-    /// costs as much as its main loop.
+    /// or 128 rows, up to 128 x 128), the block's units alternating between them, so that one's
+    /// epilogue (and the loads of its next tile) overlaps the other's `wgmma` (CUTLASS's
+    /// ping-pong kernel); the cooperative default splits each tile's rows between them. For a
+    /// short K, where a tile's epilogue costs as much as its main loop.
     pub pingpong: bool,
     /// One staging tile (`_o`, ping-pong only): the two consumers stage their output through
     /// the same shared tile, each after the other's store has read it, instead of one tile
@@ -494,14 +494,13 @@ impl FromStr for HopperConfig {
                     .ok_or_else(|| bad("_l takes an L2 promotion of 0, 64, 128 or 256 bytes"))?;
             } else if let Some(v) = p.strip_prefix('v') {
                 let hints: Vec<Option<Option<CacheHint>>> = v.chars().map(hint_of).collect();
-                cfg.cache_hints =
-                    match hints[..] {
-                        [Some(a), Some(b), Some(d)] => [a, b, d],
-                        _ => return Err(bad(
-                            "_v takes three letters, A's, B's and D's L2 eviction hint: n (none), \
-                             e (evict normal), f (evict first) or l (evict last), e.g. _vfnf",
-                        )),
-                    };
+                let [Some(a), Some(b), Some(d)] = hints[..] else {
+                    return Err(bad(
+                        "_v takes three letters, A's, B's and D's L2 eviction hint: n (none), e \
+                         (evict normal), f (evict first) or l (evict last), e.g. _vfnf",
+                    ));
+                };
+                cfg.cache_hints = [a, b, d];
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
             } else if let Some(g) = p.strip_prefix('g') {
@@ -522,25 +521,29 @@ impl FromStr for HopperConfig {
     }
 }
 
+/// `_v`'s letters and the eviction hints they spell: one table for the spelling and its parse.
+const HINT_LETTERS: [(char, Option<CacheHint>); 4] = [
+    ('n', None),
+    ('e', Some(CacheHint::EvictNormal)),
+    ('f', Some(CacheHint::EvictFirst)),
+    ('l', Some(CacheHint::EvictLast)),
+];
+
 /// `_v`'s letter for an eviction hint.
 fn hint_letter(h: Option<CacheHint>) -> char {
-    match h {
-        None => 'n',
-        Some(CacheHint::EvictNormal) => 'e',
-        Some(CacheHint::EvictFirst) => 'f',
-        Some(CacheHint::EvictLast) => 'l',
-    }
+    HINT_LETTERS
+        .iter()
+        .find(|(_, hint)| *hint == h)
+        .map(|(c, _)| *c)
+        .expect("every hint has a letter")
 }
 
 /// The eviction hint `_v`'s letter spells, if it is one.
 fn hint_of(c: char) -> Option<Option<CacheHint>> {
-    match c {
-        'n' => Some(None),
-        'e' => Some(Some(CacheHint::EvictNormal)),
-        'f' => Some(Some(CacheHint::EvictFirst)),
-        'l' => Some(Some(CacheHint::EvictLast)),
-        _ => None,
-    }
+    HINT_LETTERS
+        .iter()
+        .find(|(letter, _)| *letter == c)
+        .map(|(_, h)| *h)
 }
 
 /// What the program computes on the host from a configuration and the element type: the atoms,

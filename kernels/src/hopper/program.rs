@@ -393,9 +393,9 @@ fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> Shared
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`, `t_cs_d` its part of the
-/// staging tile at `sd_ptr`): registers -> shared (`stmatrix`, or single stores for a swapped tile) ->
-/// global (TMA store), one sub-tile of the staging's width at a time; the stores are not waited
-/// for, only their reads of the staging tile before it is written again.
+/// staging tile at `sd_ptr`): registers -> shared (`stmatrix`, or single stores for a swapped
+/// tile) -> global (TMA store), one sub-tile of the staging's width at a time; the stores are not
+/// waited for, only their reads of the staging tile before it is written again.
 #[device]
 fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
