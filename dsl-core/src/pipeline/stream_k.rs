@@ -26,10 +26,12 @@
 //! the tiles that read one panel of an operand read it at up to `k_tiles / shortfall` k-tiles
 //! at once: the L2 must hold whole panels, and where it cannot the region runs from DRAM (on
 //! the H200 the last wave of 4096^3 on 128x256 tiles shared out that way ran 6% slower than
-//! whole tiles, where it is 3% less work). A share's piece that stops short of a tile's end is
-//! thus always its cluster's first unit, so each cluster stores at most one partial (its slot
-//! can be its own index), and an end waits only for work that its peers do first: with every
-//! cluster resident, the waits cannot deadlock.
+//! whole tiles, where it is 3% less work). In step it still ran 5% slower there: not from
+//! DRAM (ncu at 6144^3 reads 1% more than whole tiles do) but at a clock 4% lower, with 60%
+//! more L2 traffic; [`SHARE_FIXUP_K_TILES`] prices that. A share's piece that stops short of a
+//! tile's end is thus always its cluster's first unit, so each cluster stores at most one
+//! partial (its slot can be its own index), and an end waits only for work that its peers do
+//! first: with every cluster resident, the waits cannot deadlock.
 //!
 //! The partials' storage and the signals are the program's (see `kernels::hopper`); this module
 //! owns the walk. [`StreamKSplit::choose`] is the host's choice of the split; [`stream_k_walk`]
@@ -71,24 +73,37 @@ pub const SHARE_ALL_BELOW: (u32, u32) = (5, 8);
 /// operand read them at different times, so from DRAM more often than whole tiles in step do
 /// (on the H200: a 128x192-tile 512 x 10240 x 8192 product, estimated 16% faster shared out,
 /// ran 17% slower; a 128x256-tile one, estimated 37% faster, ran 22% faster). Measured with
-/// shares walked in plain order, each cluster at its own k; the walk now keeps them in step
-/// (see the module's docs), and this is to be fitted again.
+/// shares walked in plain order, each cluster at its own k; walked in step (see the module's
+/// docs) the 128x256-tile one ran 25% faster (0.837 of cuBLAS against 0.668 whole), and the
+/// 128x192-tile one, which this rejects, has not run again.
 pub const MIN_TAIL_GAIN: f64 = 0.75;
 
 /// Where the last partial wave's operands fit in L2 ([`TailReuse::InL2`]), a shared k-tile's
-/// cost in [`StreamKSplit::choose`]'s estimate, in whole-tile k-tiles: with every SM busy and
-/// the shares out of step, each runs slower than the same k-tile of a whole tile. Fitted on the
-/// H200 to 128x256 tiles, where the last wave shared out ran 2.3% faster at 8192^3 (68 of 132
-/// tiles shared: accepted below 1.88), and slower at 2048 x 28672 x 4096 (76: 2%, rejected above
-/// 1.62), 8192 x 6144 x 4096 (84: 1.5%), 6144^3 (96: 0.8%) and 4096^3 (116: 6%): with shares
-/// walked in plain order, out of step; to be fitted again to the walk in step.
-pub const SHARED_SLOWDOWN: f64 = 1.75;
+/// cost in [`StreamKSplit::choose`]'s estimate, in whole-tile k-tiles: walked in step, the
+/// shares run as fast as a whole tile's k-tiles, and what the split costs is a fixed sum
+/// ([`SHARE_FIXUP_K_TILES`]).
+///
+/// Fitted with it on the H200 to 128x256 tiles (three device runs, results/): the last wave
+/// shared out ran faster at 8192^3 (68 of 132 tiles shared, 66 k-tiles of 128 each: +2.6% to
+/// +2.8% in both types), and slower at 6144^3 (96, 70 of 96: -1.3% to -3.7% in five of seven
+/// samples, +0.2% and +1.4% in two), 4096^3 (116, 57 of 64: -4.8% to -5.9%), 2048 x 28672 x
+/// 4096 (76, 37 of 64: -1.8%), 8192 x 6144 x 4096 (84, 41 of 64: -2.7%) and 2048 x 10240 x
+/// 8192 (112, 109 of 128: -0.6%).
+pub const SHARED_SLOWDOWN: f64 = 1.0;
+
+/// What sharing out the last wave costs a cluster in [`StreamKSplit::choose`]'s estimate, in
+/// k-tiles (fitted with [`SHARED_SLOWDOWN`]): with 128x256 tiles about 22 us, far more than the
+/// traffic of a partial tile (128 KB written, read back from L2). Part of it is likely the
+/// clock: a last wave on fewer SMs draws less power, and a power-capped H200 runs it faster.
+/// A tail is shared out where `share * SHARED_SLOWDOWN + SHARE_FIXUP_K_TILES` k-tiles beat a
+/// whole tile's.
+pub const SHARE_FIXUP_K_TILES: f64 = 32.0;
 
 /// Whether the operands the last partial wave's tiles read fit in L2 together, which decides
 /// how [`StreamKSplit::choose`] prices sharing them out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TailReuse {
-    /// They fit: shares out of step still find them in L2 ([`SHARED_SLOWDOWN`]).
+    /// They fit: the shares find them in L2 ([`SHARED_SLOWDOWN`], [`SHARE_FIXUP_K_TILES`]).
     InL2,
     /// They do not, or the caller cannot tell ([`MIN_TAIL_GAIN`]).
     PastL2,
@@ -127,6 +142,8 @@ impl StreamKSplit {
     /// assert_eq!(StreamKSplit::choose(160, 128, 132, PastL2).sk_tiles, 28);
     /// // 2048 tiles of 128 k-tiles (8192^3 on 128x256): the last 68 shared out if in L2;
     /// // 1792 of 64 (2048 x 28672 x 4096), whose last 76 gain too little: whole.
+    /// // 1152 of 96 (6144^3): whole.
+    /// assert_eq!(StreamKSplit::choose(1152, 96, 132, InL2).sk_tiles, 0);
     /// assert_eq!(StreamKSplit::choose(2048, 128, 132, InL2).sk_tiles, 68);
     /// assert_eq!(StreamKSplit::choose(2048, 128, 132, PastL2).sk_tiles, 0);
     /// assert_eq!(StreamKSplit::choose(1792, 64, 132, InL2).sk_tiles, 0);
@@ -172,8 +189,8 @@ impl StreamKSplit {
         let faster = match tail {
             TailReuse::PastL2 => ((full * (kt + e) + time) as f64) < whole * MIN_TAIL_GAIN,
             TailReuse::InL2 => {
-                let shares = (time - 3 * e) as f64 * SHARED_SLOWDOWN + (3 * e) as f64;
-                (full * (kt + e)) as f64 + shares < whole
+                let share = (time - 3 * e) as f64;
+                share * SHARED_SLOWDOWN + SHARE_FIXUP_K_TILES < (kt + e) as f64
             }
         };
         if faster {
@@ -591,12 +608,21 @@ mod tests {
             StreamKSplit::choose(8, 1, 132, TailReuse::PastL2),
             StreamKSplit::DATA_PARALLEL
         );
-        // The squares on 128x256 tiles, their last waves in L2: shared out at 8192^3 (68 of
-        // 132 tiles), whole at 6144^3 (96) and 4096^3 (116).
+        // The shapes SHARED_SLOWDOWN was fitted to, on 128x256 tiles, their last waves in
+        // L2: shared out at 8192^3 (68 of 132 tiles), whole at 6144^3 (96), 4096^3 (116),
+        // 8192 x 6144 x 4096 (84), 2048 x 28672 x 4096 (76) and 2048 x 10240 x 8192 (112).
         use TailReuse::InL2;
         assert_eq!(StreamKSplit::choose(2048, 128, 132, InL2).sk_tiles, 68);
         assert_eq!(
             StreamKSplit::choose(1152, 96, 132, InL2),
+            StreamKSplit::DATA_PARALLEL
+        );
+        assert_eq!(
+            StreamKSplit::choose(1792, 64, 132, InL2),
+            StreamKSplit::DATA_PARALLEL
+        );
+        assert_eq!(
+            StreamKSplit::choose(640, 128, 132, InL2),
             StreamKSplit::DATA_PARALLEL
         );
         assert_eq!(

@@ -170,21 +170,24 @@ impl HopperConfig {
         // batch in flight 0.95-0.97).
         "128x128x64s5_p",
         "128x128x64s5_f1_p",
-        // A wgmma batch in flight: the defaults for decode, M = 128 in one wave, and a short K.
-        "64x16x128s11_f1_t",
-        "64x64x128s6_f1_t",
-        "128x64x64s8_c4x1_f1_t",
-        "128x48x64s8_f1_l256",
-        "128x80x64s7_f1_l256",
-        "64x256x64s8_f1_e128_r4_p",
+        // A wgmma batch in flight with L2 eviction hints: the defaults for decode (the
+        // weights evicted first, the activations last), M = 128 in one wave (the same, A and B
+        // the other way round) and a short K (A and D evicted first; no L2 promotion).
+        "64x16x128s11_f1_vfln_t",
+        "64x64x128s6_f1_vfln_t",
+        "128x64x64s8_c4x1_f1_vfln_t",
+        "128x48x64s8_f1_l256_vlfn",
+        "128x80x64s7_f1_l256_vlfn",
+        "64x256x64s8_f1_e128_r4_p_l0_vfnf",
         // One staging tile for both ping-pong consumers: whole-tile stores beside 8 stages
         // with B resident (on the H200 1.6-2.8% behind the default at 40960-81920 x 256 x
         // 256), and a sixth stage for 128x128 (level with five).
         "64x256x64s8_f1_r4_p_o",
         "128x128x64s6_f1_p_o",
-        // L2 eviction hints: the short K's streamed A and written-once D evicted first; the
-        // squares' re-read A and B evicted last; decode's weights first, activations last.
-        // Not yet run on the H200.
+        // L2 eviction hints beside the defaults': eight stages of the short K (level with
+        // unhinted at 81920 x 256 x 256); the squares' re-read A and B evicted last (level
+        // with unhinted); decode past a wave of 128-row weight tiles (the default at 64 x
+        // 10240 x 8192).
         "64x256x64s8_f1_e128_r4_p_vfnf",
         "128x256x64s3_vllf",
         "128x64x64s8_vfln_t",

@@ -104,6 +104,8 @@ impl HopperLaunch {
 /// assert_eq!((l.grid, l.split.sk_tiles), ((132, 1, 1), 0)); // 512 tiles walked whole
 /// // 2048 tiles: the last 68 shared out (their operands, 54 MB, fit in L2).
 /// assert_eq!(launch(&HopperConfig::WIDE, 8192, 8192, 8192, 132).split.sk_tiles, 68);
+/// // 1152 tiles: walked whole (the last 96 would gain less than the split costs).
+/// assert_eq!(launch(&HopperConfig::WIDE, 6144, 6144, 6144, 132).split.sk_tiles, 0);
 /// let decode: HopperConfig = "128x64x64s8_t".parse().unwrap();
 /// let l = launch(&decode, 6144, 64, 4096, 132);
 /// assert_eq!((l.grid, l.split.sk_tiles), ((132, 1, 1), 48)); // 48 tiles shared by 132 SMs

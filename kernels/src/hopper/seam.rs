@@ -49,12 +49,12 @@ impl GemmProgram for HopperWs {
          bytes, default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, \
          each n none, e normal, f evict first, l evict last), A and B swapped (_t: the weights \
          of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
-         (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_f1_t where \
-         those tiles fit in one wave, else 128x{16..64}x64s8_t, in clusters of four with a \
-         batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row tile as \
-         narrow as fills one wave, with a batch in flight and 256-byte L2 promotion; for K up \
-         to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p where B is one tile 256 wide); \
-         else the tile whose waves cost least)"
+         (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_f1_vfln_t \
+         where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
+         with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
+         tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
+         _vlfn; for K up to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p_l0_vfnf where B \
+         is one tile 256 wide); else the tile whose waves cost least)"
     }
 
     fn runs_on(&self, target: Target) -> bool {
@@ -126,9 +126,14 @@ impl HopperWs {
             // consumer: a wgmma batch kept in flight across k-tiles (`_f1`) keeps its tensor
             // core busy while it frees the last stage (+1.3% to +3.5% at 16 and 64 x 6144 x
             // 4096 and x 4096 x 14336).
+            // Swapped, the kernel's A is the weights, each tile of them read once, and its B
+            // the activations, which every block reads: the weights evict-first and the
+            // activations evict-last in L2 (`_vfln`; on the H200 at 16 x 4096 x 14336 1.079 of
+            // cuBLAS against 0.999 unhinted, at 16 x 6144 x 4096 0.989 against 0.940, at 64 x
+            // 6144 x 4096 0.979 against 0.940, at 64 x 4096 x 14336 1.073 against 1.012).
             let bn = m.div_ceil(16) * 16;
             if n.div_ceil(64) <= SMS {
-                let spec = format!("64x{bn}x128s3_f1_t");
+                let spec = format!("64x{bn}x128s3_f1_vfln_t");
                 return spec
                     .parse::<HopperConfig>()
                     .expect("a valid spelling")
@@ -137,13 +142,15 @@ impl HopperWs {
             // More 128-row weight tiles than a wave, 64 activations wide: clusters of four
             // share the activations, multicast (on the H200 at 64 x 28672 x 4096: 1.01-1.06 of
             // cuBLAS, against 0.98-1.03 for single blocks; at 80 tiles, 64 x 10240 x 8192, they
-            // lost 1%), a batch in flight (+1.1%; single blocks lost 0.4% with one).
+            // lost 1%), a batch in flight (+1.1%; single blocks lost 0.4% with one). The same
+            // hints as one wave's (128x64x64s8 at 64 x 10240 x 8192: 0.997 against 0.919; at
+            // 64 x 6144 x 4096 0.905 against 0.853).
             let cluster = if bn == 64 && n.div_ceil(128) > SMS {
                 "_c4x1_f1"
             } else {
                 ""
             };
-            return format!("128x{bn}x64s8{cluster}_t")
+            return format!("128x{bn}x64s8{cluster}_vfln_t")
                 .parse()
                 .expect("a valid spelling");
         }
@@ -154,10 +161,13 @@ impl HopperWs {
             // for 128x64). Each block streams its own columns of B, 128 bytes of each row per
             // k-tile: the L2 fetches 256 bytes of them at a time, two k-tiles' rows in one
             // fetch (in two runs on the H200: 128x80 +2.9% and +2.3%, 128x48 +2.3% and +1.1%),
-            // and a batch in flight (128x48 +1.4%, 128x80 level).
+            // and a batch in flight (128x48 +1.4%, 128x80 level). Unswapped, A is the
+            // activations, re-read by every block, and B the weights, read once: evict-last
+            // and evict-first (`_vlfn`; 128x80 1.037 against 0.999, 128x48 1.008 against
+            // 0.965).
             let bn = n.div_ceil(SMS).next_multiple_of(16);
             if (48..=160).contains(&bn) {
-                return format!("128x{bn}x64s3_f1_l256")
+                return format!("128x{bn}x64s3_f1_l256_vlfn")
                     .parse::<HopperConfig>()
                     .expect("a valid spelling")
                     .with_most_stages(8);
@@ -180,10 +190,15 @@ impl HopperWs {
         // 128x256 tiles with B resident, 0.977 without; at 81920 x 256 x 256 level, 1.078 /
         // 1.080; at 163840 x 256 x 128 1.025 against 1.016). Each consumer alone in its turn
         // keeps a wgmma batch in flight across k-tiles (at 40960 and 50000 x 256 x 256: 1.179
-        // against 1.083 and 1.216 against 1.165; level at 81920 and 163840).
+        // against 1.083 and 1.216 against 1.165; level at 81920 and 163840). A, streamed
+        // once, and D, written once, evict-first, so that they do not crowd B out of the L2
+        // (`_vfnf`; at 40960 x 256 x 256 1.224 against 1.181, at 81920 x 256 x 256 level).
+        // No L2 promotion of the loads (`_l0`): in four runs each step down from 128 bytes ran
+        // faster, at eight stages 1.052 (f16 1.054) of cuBLAS at 81920 x 256 x 256 against
+        // 1.034 (1.040) with 64 bytes and six stages, and 1.204 against 1.091 at 40960.
         if k <= 512 && m > 128 {
             let spec = if n == 256 && k <= 256 {
-                "64x256x64s8_f1_e128_r4_p"
+                "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
                 "128x256x64s4_e128"
             } else {
@@ -494,7 +509,7 @@ mod tests {
         assert_eq!(l.args[7..9], [GemmArg::U32(0), GemmArg::U32(0)]);
         let decode = plan(&problem(16, 4096, 4096), Target::Sm90a).unwrap();
         let h = decode.downcast_ref::<HopperGemm>().unwrap();
-        assert_eq!(h.cfg.to_string(), "64x16x128s11_f1_t");
+        assert_eq!(h.cfg.to_string(), "64x16x128s11_f1_vfln_t");
         let l = decode.launch(16, 4096, 4096, 132);
         assert_eq!(l.check(), Ok(()));
         // Swapped: the kernel's A is B (4096 rows), its M and N are N and M, and D is seen
@@ -523,18 +538,18 @@ mod tests {
     #[test]
     fn default_tiles_follow_the_shape() {
         let cfg = |m, n, k| HopperWs::default_config(m, n, k).to_string();
-        assert_eq!(cfg(16, 6144, 4096), "64x16x128s11_f1_t");
-        assert_eq!(cfg(64, 6144, 4096), "64x64x128s6_f1_t");
-        assert_eq!(cfg(33, 6144, 4096), "64x48x128s7_f1_t");
+        assert_eq!(cfg(16, 6144, 4096), "64x16x128s11_f1_vfln_t");
+        assert_eq!(cfg(64, 6144, 4096), "64x64x128s6_f1_vfln_t");
+        assert_eq!(cfg(33, 6144, 4096), "64x48x128s7_f1_vfln_t");
         // 160 tiles of 64 rows would take more than a wave.
-        assert_eq!(cfg(64, 10240, 8192), "128x64x64s8_t");
+        assert_eq!(cfg(64, 10240, 8192), "128x64x64s8_vfln_t");
         // More weight tiles than a wave: the activations multicast in clusters of four.
-        assert_eq!(cfg(64, 28672, 4096), "128x64x64s8_c4x1_f1_t");
-        assert_eq!(cfg(16, 28672, 4096), "128x16x64s8_t");
+        assert_eq!(cfg(64, 28672, 4096), "128x64x64s8_c4x1_f1_vfln_t");
+        assert_eq!(cfg(16, 28672, 4096), "128x16x64s8_vfln_t");
         assert_eq!(cfg(128, 4096, 4096), "128x64x64s8");
         // One wave of tiles as narrow as fills it.
-        assert_eq!(cfg(128, 10240, 8192), "128x80x64s7_f1_l256");
-        assert_eq!(cfg(128, 6144, 4096), "128x48x64s8_f1_l256");
+        assert_eq!(cfg(128, 10240, 8192), "128x80x64s7_f1_l256_vlfn");
+        assert_eq!(cfg(128, 6144, 4096), "128x48x64s8_f1_l256_vlfn");
         assert_eq!(cfg(128, 4096, 14336), "128x64x64s8_c1x2");
         assert_eq!(cfg(512, 6144, 4096), "128x192x64s4");
         assert_eq!(cfg(512, 10240, 8192), "256x160x64s3_e80");
@@ -544,8 +559,8 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p");
-        assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
+        assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
         assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
