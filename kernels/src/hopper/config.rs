@@ -26,7 +26,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
-/// which leaves room for more stages), `_r{R}` (B's `R` k-tiles resident in shared memory, for
+/// which leaves room for more stages), `_d2` (two staging tiles of that width per consumer, so
+/// that one sub-tile is written while the store of the one before still reads the other),
+/// `_r{R}` (B's `R` k-tiles resident in shared memory, for
 /// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong
 /// consumers staging their output in one shared tile, in turns), `_l{B}` (the loads'
 /// L2 promotion, 0, 64, 128 or 256 bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of
@@ -69,6 +71,11 @@ pub struct HopperConfig {
     /// Columns of the epilogue's sub-tiles (`_e{E}`), 0 for the whole tile N: each consumer
     /// stages and stores its rows `E` columns at a time through one shared tile of that width.
     pub epilogue_n: u32,
+    /// Staging tiles per consumer (`_d{N}`, 1 or 2; 2 with `_e` only): with two, the epilogue
+    /// writes each sub-tile to the tile the store before last read, so that it waits on that
+    /// store's reads rather than the last one's (which overlap the writes). For a short K,
+    /// where the epilogue is the longer part of a tile.
+    pub staging_buffers: u32,
     /// B resident (`_r{R}`), 0 for B in the ring: B's `R` k-tiles are loaded once per block and
     /// stay in shared memory, the ring holds A only. For problems whose B is one tile (N up to
     /// the tile's N, K up to `R` k-tiles), like 81920 x 256 x 256, where every tile re-reads the
@@ -114,6 +121,7 @@ impl HopperConfig {
         in_flight: 0,
         swap_ab: false,
         epilogue_n: 0,
+        staging_buffers: 1,
         b_resident: 0,
         pingpong: false,
         one_staging: false,
@@ -122,7 +130,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 44] = [
+    pub const SWEEP: [&'static str; 46] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -170,6 +178,11 @@ impl HopperConfig {
         // batch in flight 0.95-0.97).
         "128x128x64s5_p",
         "128x128x64s5_f1_p",
+        // Two staging tiles per consumer (`_d2`), each sub-tile's writes beside the store of
+        // the one before: the short K's ping-pong tile and the cooperative one.
+        // Not yet run on the H200.
+        "64x256x64s8_f1_e64_d2_r4_p_l0_vfnf",
+        "128x256x64s4_e64_d2",
         // A wgmma batch in flight with L2 eviction hints: the defaults for decode (the
         // weights evicted first, the activations last), M = 128 in one wave (the same, A and B
         // the other way round) and a short K (A and D evicted first; no L2 promotion).
@@ -276,13 +289,15 @@ impl HopperConfig {
         }
     }
 
-    /// Staging tiles of the output in shared memory: one per consumer, or one in all (`_o`).
+    /// Staging tiles of the output in shared memory: one per consumer, or one in all (`_o`);
+    /// each [`HopperConfig::staging_buffers`] times.
     pub fn staging_tiles(&self) -> u32 {
-        if self.one_staging {
+        let tiles = if self.one_staging {
             1
         } else {
             self.consumers()
-        }
+        };
+        tiles * self.staging_buffers
     }
 
     /// Dynamic shared memory for 16-bit elements: the rings (or resident B) and the output's
@@ -347,6 +362,16 @@ impl HopperConfig {
         }
         if e > 0 && self.swap_ab {
             return Err("a swapped tile (_t) stages its output whole (no _eE)".into());
+        }
+        if !(1..=2).contains(&self.staging_buffers) {
+            return Err("a consumer has one or two staging tiles (_d2)".into());
+        }
+        if self.staging_buffers == 2 && (e == 0 || !(n / e).is_multiple_of(2) || self.one_staging) {
+            return Err(
+                "two staging tiles (_d2) take turns on an even number of sub-tiles (_eE) per \
+                 tile, each consumer its own (not _o)"
+                    .into(),
+            );
         }
         if self.b_resident > 16 {
             return Err("a resident B (_rR) has at most 16 k-tiles".into());
@@ -415,6 +440,9 @@ impl fmt::Display for HopperConfig {
         }
         if self.epilogue_n > 0 {
             write!(f, "_e{}", self.epilogue_n)?;
+        }
+        if self.staging_buffers > 1 {
+            write!(f, "_d{}", self.staging_buffers)?;
         }
         if self.b_resident > 0 {
             write!(f, "_r{}", self.b_resident)?;
@@ -487,6 +515,10 @@ impl FromStr for HopperConfig {
                 cfg.one_staging = true;
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
+            } else if let Some(d) = p.strip_prefix('d') {
+                cfg.staging_buffers = d
+                    .parse()
+                    .map_err(|_| bad("_d takes a number of staging tiles"))?;
             } else if let Some(r) = p.strip_prefix('r') {
                 cfg.b_resident = r.parse().map_err(|_| bad("_r takes a number of k-tiles"))?;
             } else if let Some(l) = p.strip_prefix('l') {
@@ -946,6 +978,24 @@ mod tests {
         assert!(r.takes(100, 256, 320).is_err());
         // Sub-tiles leave room for a stage more: 4 stages of 128x256 do not fit staged whole.
         refused(&["128x256x64s4"], "shared memory");
+        // Two staging tiles per consumer, in turns over an even number of sub-tiles.
+        let d: HopperConfig = "64x256x64s8_f1_e64_d2_r4_p_l0_vfnf".parse().unwrap();
+        assert_eq!((d.staging_buffers, d.staging_tiles()), (2, 4));
+        assert_eq!(d.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 4 * 64 * 64 * 2);
+        refused(&["64x256x64s6_f1_e128_d2_r4_p"], "shared memory");
+        refused(
+            &[
+                "128x256x64s3_d2",
+                "128x192x64s4_e64_d2",
+                "64x256x64s8_f1_e128_d2_r4_p_o",
+            ],
+            "an even number of sub-tiles",
+        );
+        refused(
+            &["128x256x64s4_e64_d3", "128x256x64s4_e64_d0"],
+            "one or two staging",
+        );
+        refused(&["128x256x64s4_e64_dx"], "a number of staging tiles");
         refused(
             &["128x80x64s7_l100", "128x80x64s7_l", "128x80x64s7_l512"],
             "0, 64, 128 or 256 bytes",

@@ -240,10 +240,21 @@ fn consumer<T: GemmElem>(
     let ta_stages = sa.partition_a(&plan.mma, t)?; // (MMA, MMA_M, MMA_K, stage)
     let tb_stages = sb.partition_b(&plan.mma, t)?; // (MMA, MMA_N, MMA_K, stage)
     let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
-    // Its output tile in shared memory, the `stmatrix` partition of it.
-    let sd_ptr = staging_of(plan, out, c);
-    let sd = STensor::new(sd_ptr, plan.smem_d.clone())?;
-    let t_cs_d = staging_partition(plan, &sd, t)?;
+    // Its output tiles in shared memory, the `stmatrix` partition of each.
+    let first = staging_of(plan, out, c);
+    let staging = (0..cfg.staging_buffers)
+        .map(|b| {
+            let ptr = match b {
+                0 => first,
+                _ => first + b * cfg.consumer_rows() * cfg.epilogue_cols(),
+            };
+            let sd = STensor::new(ptr, plan.smem_d.clone())?;
+            Ok(StagingTile {
+                ptr,
+                part: staging_partition(plan, &sd, t)?,
+            })
+        })
+        .collect::<Result<Vec<_>, HopperError>>()?;
 
     if let Some(b_full) = ring.b_full {
         b_full.wait_at(0u32, 0u32);
@@ -327,7 +338,7 @@ fn consumer<T: GemmElem>(
             if cfg.one_staging {
                 staging_free(c).sync();
             }
-            epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
+            epilogue(plan, c, &acc, out, &unit, (t, &staging))?;
             // One staging tile: the other consumer's next tile writes it once this store has
             // read it.
             if cfg.one_staging {
@@ -344,7 +355,7 @@ fn consumer<T: GemmElem>(
             // ---- Stream-K: a start hands its sums to the tile's end, an end adds its peers' ----
             hand_over(&tiles, &out.partials, &acc, c, t);
             if tiles.writes_tile() {
-                epilogue(plan, c, &acc, out, &unit, (t, &t_cs_d, sd_ptr))?;
+                epilogue(plan, c, &acc, out, &unit, (t, &staging))?;
             }
             tiles.next_unit();
         }
@@ -384,18 +395,28 @@ fn init_if_any(bars: Option<&TmaBarriers>) {
     }
 }
 
-/// Consumer `c`'s staging tile in shared memory (with `_o`, the one both share).
+/// One of a consumer's staging tiles: where it starts, and the thread's part of it.
+struct StagingTile<T: GemmElem> {
+    ptr: SharedPtr<T>,
+    part: STensor<T>,
+}
+
+/// Consumer `c`'s first staging tile in shared memory (with `_o`, the one both share); its
+/// second (`_d2`) follows it.
 fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
     if plan.cfg.one_staging {
         return out.staging;
     }
-    out.staging + c * plan.cfg.consumer_rows() * plan.cfg.epilogue_cols()
+    let cfg = &plan.cfg;
+    out.staging + c * cfg.staging_buffers * cfg.consumer_rows() * cfg.epilogue_cols()
 }
 
-/// Consumer `c`'s epilogue of the current unit's tile (thread `t`, `t_cs_d` its part of the
-/// staging tile at `sd_ptr`): registers -> shared (`stmatrix`, or single stores for a swapped
-/// tile) -> global (TMA store), one sub-tile of the staging's width at a time; the stores are not
-/// waited for, only their reads of the staging tile before it is written again.
+/// Consumer `c`'s epilogue of the current unit's tile (thread `t`; `staging`, its staging tiles
+/// and its part of each): registers -> shared (`stmatrix`, or single stores for a swapped tile)
+/// -> global (TMA store), one sub-tile of the staging's width at a time, the staging tiles in
+/// turn; the stores are not waited for, only their reads of a staging tile before it is
+/// written again (with two, the store before last: sub-tiles per tile are even, so a tile's
+/// first takes the tile its last but one did).
 #[device]
 fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
@@ -403,17 +424,22 @@ fn epilogue<T: GemmElem>(
     acc: &Fragment<f32>,
     out: &Output<T>,
     unit: &Unit,
-    (t, t_cs_d, sd_ptr): (Var<u32>, &STensor<T>, SharedPtr<T>),
+    (t, staging): (Var<u32>, &[StagingTile<T>]),
 ) -> Result<(), HopperError> {
     let bn = plan.cfg.tile.1;
     let rows = plan.cfg.consumer_rows();
     // Consumer c's rows of the tile; ping-pong, the tile is c's own.
     let row0 = if plan.cfg.pingpong { 0 } else { c * rows };
     let epi = plan.cfg.epilogue_cols();
+    let turns = staging.len() as u32;
     for j in 0..bn / epi {
+        let StagingTile {
+            ptr: sd_ptr,
+            part: t_cs_d,
+        } = &staging[(j % turns) as usize];
         if t.eq_(0u32) {
-            // The previous store has read the staging tile.
-            bulk_wait_group_read(0);
+            // The store that last read this staging tile has read it.
+            bulk_wait_group_read(turns - 1);
         }
         warpgroup_sync(1 + c);
         if plan.cfg.swap_ab {
@@ -428,7 +454,7 @@ fn epilogue<T: GemmElem>(
         warpgroup_sync(1 + c);
         if t.eq_(0u32) {
             let n0 = column(unit.n0, j * epi);
-            plan.tma_d.store(out.d_map, &[unit.m0 + row0, n0], sd_ptr);
+            plan.tma_d.store(out.d_map, &[unit.m0 + row0, n0], *sd_ptr);
             bulk_commit_group();
         }
     }
