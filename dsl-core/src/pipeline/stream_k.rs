@@ -613,26 +613,13 @@ mod tests {
         // 8192 x 6144 x 4096 (84), 2048 x 28672 x 4096 (76) and 2048 x 10240 x 8192 (112).
         use TailReuse::InL2;
         assert_eq!(StreamKSplit::choose(2048, 128, 132, InL2).sk_tiles, 68);
-        assert_eq!(
-            StreamKSplit::choose(1152, 96, 132, InL2),
-            StreamKSplit::DATA_PARALLEL
-        );
-        assert_eq!(
-            StreamKSplit::choose(1792, 64, 132, InL2),
-            StreamKSplit::DATA_PARALLEL
-        );
-        assert_eq!(
-            StreamKSplit::choose(640, 128, 132, InL2),
-            StreamKSplit::DATA_PARALLEL
-        );
-        assert_eq!(
-            StreamKSplit::choose(512, 64, 132, InL2),
-            StreamKSplit::DATA_PARALLEL
-        );
-        assert_eq!(
-            StreamKSplit::choose(1536, 64, 132, InL2),
-            StreamKSplit::DATA_PARALLEL
-        );
+        for (tiles, kt) in [(1152, 96), (1792, 64), (640, 128), (512, 64), (1536, 64)] {
+            assert_eq!(
+                StreamKSplit::choose(tiles, kt, 132, InL2),
+                StreamKSplit::DATA_PARALLEL,
+                "{tiles} tiles of {kt} k-tiles"
+            );
+        }
         // 448 tiles of 64 (512 x 28672 x 4096 on 128x256): the last 52 shared out.
         assert_eq!(StreamKSplit::choose(448, 64, 132, InL2).sk_tiles, 52);
         // 1.6 waves (the H200's 512 x 10240 x 8192 on 128x192 tiles): whole tiles.

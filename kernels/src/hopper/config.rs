@@ -28,13 +28,13 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_d2` (two staging tiles of that width per consumer, so
 /// that one sub-tile is written while the store of the one before still reads the other),
-/// `_r{R}` (B's `R` k-tiles resident in shared memory, for
-/// a B of one tile), `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong
-/// consumers staging their output in one shared tile, in turns), `_l{B}` (the loads'
-/// L2 promotion, 0, 64, 128 or 256 bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of
-/// A's and B's loads and D's stores, each `n` none, `e` evict normal, `f` evict first or `l`
-/// evict last) and `_t` (A and B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`,
-/// `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
+/// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
+/// consumers, each owning whole tiles), `_o` (ping-pong consumers staging their output in one
+/// shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default
+/// 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none,
+/// `e` evict normal, `f` evict first or `l` evict last) and `_t` (A and B swapped, for decode
+/// shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
+/// `128x16x64s8_t`.
 ///
 /// ```
 /// use kernels::hopper::HopperConfig;

@@ -194,9 +194,10 @@ impl HopperWs {
         // against 1.083 and 1.216 against 1.165; level at 81920 and 163840). A, streamed
         // once, and D, written once, evict-first, so that they do not crowd B out of the L2
         // (`_vfnf`; at 40960 x 256 x 256 1.224 against 1.181, at 81920 x 256 x 256 level).
-        // No L2 promotion of the loads (`_l0`): in four runs each step down from 128 bytes ran
-        // faster, at eight stages 1.052 (f16 1.054) of cuBLAS at 81920 x 256 x 256 against
-        // 1.034 (1.040) with 64 bytes and six stages, and 1.204 against 1.091 at 40960.
+        // No L2 promotion of the loads (`_l0`; at 81920 x 256 x 256, 64 bytes led 128 by 1-2%
+        // in two runs, none led 64 by 2.3% in a third; in a fourth, eight stages without it
+        // 1.052 (f16 1.054) of cuBLAS against 1.034 (1.040) for six with 64 bytes, six without
+        // it level; at 40960 1.204 against 1.091).
         if k <= 512 && m > 128 {
             let spec = if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
