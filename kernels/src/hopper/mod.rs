@@ -329,6 +329,18 @@ mod tests {
                 ] {
                     assert!(ptx.contains(needle), "{spec} {dtype}: no {needle}");
                 }
+                // Two staging tiles: each sub-tile waits on the store before last, not the
+                // last (one staging tile with `_o` also waits on its store's reads, at 0).
+                assert_eq!(
+                    ptx.contains("cp.async.bulk.wait_group.read 1;"),
+                    cfg.staging_buffers == 2,
+                    "{spec} {dtype}"
+                );
+                assert_eq!(
+                    ptx.contains("cp.async.bulk.wait_group.read 0;"),
+                    cfg.staging_buffers == 1,
+                    "{spec} {dtype}"
+                );
                 // Swapped, the staging tile is transposed: 16-bit stores, not stmatrix.
                 assert_eq!(
                     ptx.contains("stmatrix.sync.aligned"),
