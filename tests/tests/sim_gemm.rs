@@ -936,156 +936,178 @@ fn simulated_tuned() {
 #[test]
 fn simulated_stream_k_walk_is_its_host_model() {
     use dsl_core::kernel::{block_idx_x, build_kernel, LoopCond, LoopPart, Var};
-    use dsl_core::pipeline::{stream_k_walk, ClusterShape, Raster, StreamKScheduler, StreamKSplit};
+    use dsl_core::pipeline::{
+        stream_k_walk, ClusterShape, Raster, StreamKRegion, StreamKScheduler, StreamKSplit,
+    };
     const FIELDS: usize = 6;
     const MAX_UNITS: usize = 24;
-    let kernel = build_kernel("walk", |k| {
-        let out = k.param_ptr::<u32>("out");
-        let (tm, tn) = (k.param::<u32>("tm"), k.param::<u32>("tn"));
-        let kt = k.param::<u32>("kt");
-        let (sk_tiles, sk_blocks) = (k.param::<u32>("sk_tiles"), k.param::<u32>("sk_blocks"));
-        let cluster = ClusterShape { x: 1, y: 1 };
-        let raster = Raster::Grouped { group: 8 };
-        let mut s = StreamKScheduler::new(tm, tn, kt, sk_tiles, sk_blocks, raster, cluster, None);
-        let row = out + block_idx_x() * (MAX_UNITS * FIELDS) as u32;
-        let mut i = Var::konst(0u32).fresh();
-        // One closure for both parts: the condition reads the walk the body steps.
-        Var::<bool>::run_while(|part| match part {
-            LoopPart::Cond => Some(s.valid()),
-            LoopPart::Body => {
-                let at = row + i * FIELDS as u32;
-                let (k0, k1) = s.k_tiles();
-                let (first, end) = s.peers();
-                let writes = dsl_core::kernel::select(s.writes_tile(), 1u32, 0u32);
-                let fields = [s.m() * tn + s.n(), k0, k1, writes, first, end];
-                for (f, v) in fields.into_iter().enumerate() {
-                    (at + f as u32).store(v);
+    for region in [StreamKRegion::First, StreamKRegion::Last] {
+        let kernel = build_kernel("walk", |k| {
+            let out = k.param_ptr::<u32>("out");
+            let (tm, tn) = (k.param::<u32>("tm"), k.param::<u32>("tn"));
+            let kt = k.param::<u32>("kt");
+            let (sk_tiles, sk_blocks) = (k.param::<u32>("sk_tiles"), k.param::<u32>("sk_blocks"));
+            let cluster = ClusterShape { x: 1, y: 1 };
+            let raster = Raster::Grouped { group: 8 };
+            let mut s = StreamKScheduler::new(
+                tm, tn, kt, sk_tiles, sk_blocks, raster, cluster, None, region,
+            );
+            let row = out + block_idx_x() * (MAX_UNITS * FIELDS) as u32;
+            let mut i = Var::konst(0u32).fresh();
+            // One closure for both parts: the condition reads the walk the body steps.
+            Var::<bool>::run_while(|part| match part {
+                LoopPart::Cond => Some(s.valid()),
+                LoopPart::Body => {
+                    let at = row + i * FIELDS as u32;
+                    let (k0, k1) = s.k_tiles();
+                    let (first, end) = s.peers();
+                    let writes = dsl_core::kernel::select(s.writes_tile(), 1u32, 0u32);
+                    let fields = [s.m() * tn + s.n(), k0, k1, writes, first, end];
+                    for (f, v) in fields.into_iter().enumerate() {
+                        (at + f as u32).store(v);
+                    }
+                    i.set(i + 1u32);
+                    s.next_unit();
+                    None
                 }
-                i.set(i + 1u32);
-                s.next_unit();
-                None
-            }
-        });
-    })
-    .unwrap();
-    for (tm, tn, kt, split, grid) in [
-        // 4096^3 on 128x256 tiles, its last wave shared out over 132 blocks.
-        (
-            32u32,
-            16u32,
-            64u32,
-            StreamKSplit {
-                sk_tiles: 116,
-                sk_blocks: 132,
-            },
-            132u32,
-        ),
-        // Every tile shared out, as for decode; fewer blocks sharing than the grid has.
-        (
-            5,
-            16,
-            128,
-            StreamKSplit {
-                sk_tiles: 80,
-                sk_blocks: 132,
-            },
-            132,
-        ),
-        (
-            3,
-            4,
-            10,
-            StreamKSplit {
-                sk_tiles: 12,
-                sk_blocks: 7,
-            },
-            9,
-        ),
-        // Shares longer than a tile, and whole tiles only.
-        (
-            2,
-            3,
-            4,
-            StreamKSplit {
-                sk_tiles: 6,
-                sk_blocks: 2,
-            },
-            4,
-        ),
-        (4, 4, 8, StreamKSplit::DATA_PARALLEL, 5),
-    ] {
-        let tiles = tm * tn;
-        let words = grid as usize * MAX_UNITS * FIELDS;
-        let base = 0x1000_0000u64;
-        let mut global = Global {
-            bufs: vec![(base, vec![0xff; words * 4])],
-        };
-        let params: HashMap<String, u64> = [
-            ("out", base),
-            ("tm", u64::from(tm)),
-            ("tn", u64::from(tn)),
-            ("kt", u64::from(kt)),
-            ("sk_tiles", u64::from(split.sk_tiles)),
-            ("sk_blocks", u64::from(split.sk_blocks)),
-        ]
-        .into_iter()
-        .map(|(s, v)| (s.to_string(), v))
-        .collect();
-        for b in 0..grid {
-            let mut blk = Block {
-                kernel: &kernel,
-                threads: 1,
-                regs: vec![vec![0; 1]; kernel.regs.len()],
-                smem: Vec::new(),
-                global: &mut global,
-                params: &params,
-                ctaid: (u64::from(b), 0),
-                nctaid: u64::from(grid),
-                pending: vec![Vec::new()],
-                groups: vec![0],
-                stores: [0, 0, 0],
+            });
+        })
+        .unwrap();
+        for (tm, tn, kt, split, grid) in [
+            // 4096^3 on 128x256 tiles, its last wave shared out over 132 blocks.
+            (
+                32u32,
+                16u32,
+                64u32,
+                StreamKSplit {
+                    sk_tiles: 116,
+                    sk_blocks: 132,
+                },
+                132u32,
+            ),
+            // Every tile shared out, as for decode; fewer blocks sharing than the grid has.
+            (
+                5,
+                16,
+                128,
+                StreamKSplit {
+                    sk_tiles: 80,
+                    sk_blocks: 132,
+                },
+                132,
+            ),
+            (
+                3,
+                4,
+                10,
+                StreamKSplit {
+                    sk_tiles: 12,
+                    sk_blocks: 7,
+                },
+                9,
+            ),
+            // Shares longer than a tile, and whole tiles only.
+            (
+                2,
+                3,
+                4,
+                StreamKSplit {
+                    sk_tiles: 6,
+                    sk_blocks: 2,
+                },
+                4,
+            ),
+            (4, 4, 8, StreamKSplit::DATA_PARALLEL, 5),
+            // Fewer sharing blocks than the grid, and whole tiles not a multiple of it.
+            (
+                3,
+                5,
+                10,
+                StreamKSplit {
+                    sk_tiles: 4,
+                    sk_blocks: 3,
+                },
+                5,
+            ),
+        ] {
+            let tiles = tm * tn;
+            let words = grid as usize * MAX_UNITS * FIELDS;
+            let base = 0x1000_0000u64;
+            let mut global = Global {
+                bufs: vec![(base, vec![0xff; words * 4])],
             };
-            blk.run(&kernel.body, &[true]);
-        }
-        let word = |i: usize| {
-            let d = &global.bufs[0].1;
-            u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]])
-        };
-        // The walk's tile index in raster order -> the (m, n) it stores as m * tn + n: grouped
-        // order, groups of 8 tile rows along M.
-        let mn = |t: u32| {
-            let per = 8 * tn;
-            let first = t / per * 8;
-            let rows = (tm - first).min(8);
-            let r = t % per;
-            (first + r % rows) * tn + r / rows
-        };
-        for b in 0..grid {
-            let want = stream_k_walk(tiles, kt, split, b, grid);
-            assert!(want.len() < MAX_UNITS, "{want:?}");
-            for (u, w) in want.iter().enumerate() {
-                let at = (b as usize * MAX_UNITS + u) * FIELDS;
-                let got: Vec<u32> = (0..FIELDS).map(|f| word(at + f)).collect();
-                let writes = w.k_end == kt;
-                let first = if w.k_begin == 0 {
-                    b
-                } else {
-                    split.owner(kt, u64::from(w.tile) * u64::from(kt))
+            let params: HashMap<String, u64> = [
+                ("out", base),
+                ("tm", u64::from(tm)),
+                ("tn", u64::from(tn)),
+                ("kt", u64::from(kt)),
+                ("sk_tiles", u64::from(split.sk_tiles)),
+                ("sk_blocks", u64::from(split.sk_blocks)),
+            ]
+            .into_iter()
+            .map(|(s, v)| (s.to_string(), v))
+            .collect();
+            for b in 0..grid {
+                let mut blk = Block {
+                    kernel: &kernel,
+                    threads: 1,
+                    regs: vec![vec![0; 1]; kernel.regs.len()],
+                    smem: Vec::new(),
+                    global: &mut global,
+                    params: &params,
+                    ctaid: (u64::from(b), 0),
+                    nctaid: u64::from(grid),
+                    pending: vec![Vec::new()],
+                    groups: vec![0],
+                    stores: [0, 0, 0],
                 };
-                let expected = [mn(w.tile), w.k_begin, w.k_end, u32::from(writes), first, b];
+                blk.run(&kernel.body, &[true]);
+            }
+            let word = |i: usize| {
+                let d = &global.bufs[0].1;
+                u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]])
+            };
+            // The walk's tile index in raster order -> the (m, n) it stores as m * tn + n: grouped
+            // order, groups of 8 tile rows along M.
+            let mn = |t: u32| {
+                let per = 8 * tn;
+                let first = t / per * 8;
+                let rows = (tm - first).min(8);
+                let r = t % per;
+                (first + r % rows) * tn + r / rows
+            };
+            for b in 0..grid {
+                let want = stream_k_walk(tiles, kt, split, (b, grid), region);
+                // Where the region's tiles start in the walk's order.
+                let base = match region {
+                    StreamKRegion::First => 0,
+                    StreamKRegion::Last => tiles - split.sk_tiles,
+                };
+                assert!(want.len() < MAX_UNITS, "{want:?}");
+                for (u, w) in want.iter().enumerate() {
+                    let at = (b as usize * MAX_UNITS + u) * FIELDS;
+                    let got: Vec<u32> = (0..FIELDS).map(|f| word(at + f)).collect();
+                    let writes = w.k_end == kt;
+                    let first = if w.k_begin == 0 {
+                        b
+                    } else {
+                        split.owner(kt, u64::from(w.tile - base) * u64::from(kt))
+                    };
+                    let expected = [mn(w.tile), w.k_begin, w.k_end, u32::from(writes), first, b];
+                    assert_eq!(
+                        got, expected,
+                        "{region:?}: {tm}x{tn} tiles of {kt}, {split:?}, block {b}, unit {u}"
+                    );
+                }
+                // Nothing past the walk's end.
+                let after = (b as usize * MAX_UNITS + want.len()) * FIELDS;
                 assert_eq!(
-                    got, expected,
-                    "{tm}x{tn} tiles of {kt}, {split:?}, block {b}, unit {u}"
+                    word(after),
+                    u32::MAX,
+                    "block {b} walked past its {} units",
+                    want.len()
                 );
             }
-            // Nothing past the walk's end.
-            let after = (b as usize * MAX_UNITS + want.len()) * FIELDS;
-            assert_eq!(
-                word(after),
-                u32::MAX,
-                "block {b} walked past its {} units",
-                want.len()
-            );
         }
     }
 }

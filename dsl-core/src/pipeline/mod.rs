@@ -60,4 +60,6 @@ pub use roles::{
 };
 pub use scheduler::{hilbert_order, walk, PersistentScheduler, Raster};
 pub use state::PipelineState;
-pub use stream_k::{stream_k_walk, StreamKScheduler, StreamKSplit, StreamKUnit, TailReuse};
+pub use stream_k::{
+    stream_k_walk, StreamKRegion, StreamKScheduler, StreamKSplit, StreamKUnit, TailReuse,
+};

@@ -33,17 +33,24 @@
 //! partial (its slot can be its own index), and an end waits only for work that its peers do
 //! first: with every cluster resident, the waits cannot deadlock.
 //!
+//! Where the region runs is [`StreamKRegion`]'s: first (the first `sk_tiles` tiles, before the
+//! whole ones) or last (the last `sk_tiles`, after them). On the H200 a region first left the
+//! whole tiles after it out of step between clusters (ncu at 6144^3: 60% more L2 traffic for
+//! the same DRAM bytes, and a lower clock); walked last, the whole tiles start together. Either
+//! way a start is the first unit of its cluster's share, and an end waits only for starts,
+//! which come right after work that waits for nothing.
+//!
 //! The partials' storage and the signals are the program's (see `kernels::hopper`); this module
 //! owns the walk. [`StreamKSplit::choose`] is the host's choice of the split; [`stream_k_walk`]
 //! the host model of a cluster's units, for tests.
 //!
 //! ```
-//! use dsl_core::pipeline::{stream_k_walk, StreamKSplit, TailReuse};
+//! use dsl_core::pipeline::{stream_k_walk, StreamKRegion, StreamKSplit, TailReuse};
 //! // 48 tiles of 64 k-tiles over 132 SMs: every tile shared out, 23 or 24 k-tiles per SM.
 //! let split = StreamKSplit::choose(48, 64, 132, TailReuse::InL2);
 //! assert_eq!(split, StreamKSplit { sk_tiles: 48, sk_blocks: 132 });
 //! // Cluster 2's share is k-tiles 48..64 of tile 0 and 0..8 of tile 1: tile 1's first.
-//! let units = stream_k_walk(48, 64, split, 2, 132);
+//! let units = stream_k_walk(48, 64, split, (2, 132), StreamKRegion::First);
 //! assert_eq!((units[0].tile, units[0].k_begin, units[0].k_end), (1, 0, 8)); // a start
 //! assert_eq!((units[1].tile, units[1].k_begin, units[1].k_end), (0, 48, 64)); // tile 0's end
 //! ```
@@ -107,6 +114,29 @@ pub enum TailReuse {
     InL2,
     /// They do not, or the caller cannot tell ([`MIN_TAIL_GAIN`]).
     PastL2,
+}
+
+/// Where the stream-K region runs in each cluster's walk, and which tiles it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StreamKRegion {
+    /// Before the whole tiles: the region is the first `sk_tiles` tiles in the walk's order.
+    #[default]
+    First,
+    /// After them: the region is the last `sk_tiles`, so that every cluster's whole tiles start
+    /// together and stay in step (a region first ends at different times in different
+    /// clusters, which then walk their whole tiles out of step), and the region starts when
+    /// they are done.
+    Last,
+}
+
+impl StreamKRegion {
+    /// The first tile of the region, and of the whole tiles, in the walk's order.
+    fn bases(self, tiles: u64, sk_tiles: u64) -> (u64, u64) {
+        match self {
+            StreamKRegion::First => (0, sk_tiles),
+            StreamKRegion::Last => (tiles - sk_tiles, 0),
+        }
+    }
 }
 
 /// The host's split of a problem between stream-K shares and whole tiles (see the module's
@@ -246,17 +276,20 @@ pub struct StreamKUnit {
 }
 
 /// The host model of [`StreamKScheduler`]: the units cluster `cluster` of `clusters` walks, in
-/// order, for `tiles` tiles of `k_tiles` k-tiles split as `split`.
+/// order, for `tiles` tiles of `k_tiles` k-tiles split as `split`, the region where `region`
+/// says.
 pub fn stream_k_walk(
     tiles: u32,
     k_tiles: u32,
     split: StreamKSplit,
-    cluster: u32,
-    clusters: u32,
+    (cluster, clusters): (u32, u32),
+    region: StreamKRegion,
 ) -> Vec<StreamKUnit> {
     let kt = u64::from(k_tiles.max(1));
     let (start, len) = split.share(k_tiles, cluster);
-    let mut out = Vec::new();
+    let dp_tiles = u64::from(tiles.saturating_sub(split.sk_tiles));
+    let (sk_base, dp_base) = region.bases(u64::from(tiles), u64::from(split.sk_tiles));
+    let mut share = Vec::new();
     let end = start + len;
     // The share's last piece first (from the start of its tile, or of the share), then the
     // rest in order.
@@ -266,8 +299,8 @@ pub fn stream_k_walk(
             let tile = it / kt;
             let k_begin = it - tile * kt;
             let k_end = kt.min(k_begin + (stop - it));
-            out.push(StreamKUnit {
-                tile: tile as u32,
+            share.push(StreamKUnit {
+                tile: (sk_base + tile) as u32,
                 k_begin: k_begin as u32,
                 k_end: k_end as u32,
             });
@@ -275,17 +308,24 @@ pub fn stream_k_walk(
         }
     }
     let grid = u64::from(clusters.max(1));
-    let dp_tiles = u64::from(tiles.saturating_sub(split.sk_tiles));
+    let mut whole = Vec::new();
     let mut d = (u64::from(cluster) + grid - u64::from(split.sk_blocks) % grid) % grid;
     while d < dp_tiles {
-        out.push(StreamKUnit {
-            tile: split.sk_tiles + d as u32,
+        whole.push(StreamKUnit {
+            tile: (dp_base + d) as u32,
             k_begin: 0,
             k_end: k_tiles,
         });
         d += grid;
     }
-    out
+    match region {
+        StreamKRegion::First => share.extend(whole),
+        StreamKRegion::Last => {
+            whole.extend(share);
+            share = whole;
+        }
+    }
+    share
 }
 
 /// The device walk of this block's cluster over its stream-K units (see the module's docs):
@@ -320,6 +360,7 @@ pub struct StreamKScheduler {
     raster: Raster,
     cluster: ClusterShape,
     order: Option<GlobalPtr<u32>>,
+    region: StreamKRegion,
 }
 
 impl StreamKScheduler {
@@ -327,7 +368,7 @@ impl StreamKScheduler {
     /// of them shared out between the grid's first `sk_blocks` clusters (the host's
     /// [`StreamKSplit`]: `sk_blocks` at most the grid's clusters, and at most the region's
     /// k-tiles), the tiles numbered in `raster` order (`order` is the Hilbert table, as for
-    /// [`super::PersistentScheduler`]).
+    /// [`super::PersistentScheduler`]), the region where `region` says.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         tiles_m: Var<u32>,
@@ -338,6 +379,7 @@ impl StreamKScheduler {
         raster: Raster,
         cluster: ClusterShape,
         order: Option<GlobalPtr<u32>>,
+        region: StreamKRegion,
     ) -> Self {
         let (id, clusters) = cluster_index(cluster);
         let iters = sk_tiles * k_tiles;
@@ -376,6 +418,7 @@ impl StreamKScheduler {
             raster,
             cluster,
             order,
+            region,
         };
         s.locate();
         s
@@ -426,7 +469,12 @@ impl StreamKScheduler {
     /// For an end unit: the clusters `(first, end)` whose partials of the tile its owner adds,
     /// in order (the owners of the tile's earlier k-tiles). Empty for a whole unit.
     pub fn peers(&self) -> (Var<u32>, Var<u32>) {
-        let first_iteration = self.tile * self.k_tiles;
+        // The tile's index in the region.
+        let region_tile = match self.region {
+            StreamKRegion::First => self.tile,
+            StreamKRegion::Last => self.tile - self.dp_total,
+        };
+        let first_iteration = region_tile * self.k_tiles;
         let first = select(self.whole(), self.cluster_id, self.owner(first_iteration));
         (first, self.cluster_id)
     }
@@ -455,12 +503,19 @@ impl StreamKScheduler {
 
     /// Writes the current unit from `it` (a share's iteration) or `dp` (a whole tile).
     fn locate(&mut self) {
-        let in_sk = self.it.lt(self.end);
+        let in_sk = match self.region {
+            StreamKRegion::First => self.it.lt(self.end),
+            // The share once the whole tiles are done.
+            StreamKRegion::Last => self.dp.ge(self.dp_total) & self.it.lt(self.end),
+        };
         let kt = self.k_tiles;
         let sk_tile = self.it / kt;
         let sk_begin = self.it - sk_tile * kt;
         let sk_end = kt.min(sk_begin + (self.end - self.it));
-        let tile = select(in_sk, sk_tile, self.sk_tiles + self.dp);
+        let tile = match self.region {
+            StreamKRegion::First => select(in_sk, sk_tile, self.sk_tiles + self.dp),
+            StreamKRegion::Last => select(in_sk, self.dp_total + sk_tile, self.dp),
+        };
         self.in_sk.set(in_sk);
         self.tile.set(tile);
         self.k_begin.set(select(in_sk, sk_begin, 0u32));
@@ -484,40 +539,71 @@ mod tests {
     use super::*;
 
     /// Every iteration of every tile is walked once; a start (a piece short of its tile's end)
-    /// is its cluster's first unit; each end's peers are exactly the clusters with a start of
-    /// its tile, in order; and in the stream-K region every cluster's k-tiles rise together:
-    /// at each step of the walk (one k-tile each, in lockstep) they lie within a share's
-    /// shortfall of a tile of each other.
+    /// is the first unit of its cluster's share (its first unit with the region first, its
+    /// first after the whole tiles with the region last); each end's peers are exactly the
+    /// clusters with a start of its tile, in order; and in the stream-K region every cluster's
+    /// k-tiles rise together: at each step of the walk (one k-tile each, in lockstep) they lie
+    /// within a share's shortfall of a tile of each other. Both places of the region.
     fn check(tiles: u32, kt: u32, clusters: u32) {
         let split = StreamKSplit::choose(tiles, kt, clusters, TailReuse::PastL2);
         check_split(tiles, kt, clusters, split);
     }
 
     fn check_split(tiles: u32, kt: u32, clusters: u32, split: StreamKSplit) {
+        for region in [StreamKRegion::First, StreamKRegion::Last] {
+            check_region(tiles, kt, clusters, split, region);
+        }
+    }
+
+    fn check_region(
+        tiles: u32,
+        kt: u32,
+        clusters: u32,
+        split: StreamKSplit,
+        region: StreamKRegion,
+    ) {
         assert!(
             split.sk_tiles <= tiles && split.sk_blocks <= clusters,
             "{split:?}"
         );
+        let (base, _) = region.bases(u64::from(tiles), u64::from(split.sk_tiles));
+        let base = base as u32;
+        // The tile's index in the region, if it is in the region.
+        let in_region = |t: u32| (base..base + split.sk_tiles).contains(&t).then(|| t - base);
         let mut seen = vec![0u32; (tiles * kt) as usize];
         let mut starts = vec![Vec::new(); tiles as usize];
         let mut ends = vec![None; tiles as usize];
         let mut ks: Vec<Vec<u32>> = Vec::new();
         for c in 0..clusters {
-            let units = stream_k_walk(tiles, kt, split, c, clusters);
+            let units = stream_k_walk(tiles, kt, split, (c, clusters), region);
+            let first_of_share = units.iter().position(|u| in_region(u.tile).is_some());
+            // The region last, with as many whole tiles for every cluster: every share starts
+            // after the same number of them, so the region starts together.
+            let dp_tiles = tiles - split.sk_tiles;
+            if region == StreamKRegion::Last && dp_tiles.is_multiple_of(clusters) {
+                if let Some(i) = first_of_share {
+                    assert_eq!(i as u32, dp_tiles / clusters, "cluster {c}");
+                }
+            }
             let mut k_steps = Vec::new();
             for (i, u) in units.into_iter().enumerate() {
                 assert!(u.k_begin < u.k_end && u.k_end <= kt, "{u:?}");
                 for k in u.k_begin..u.k_end {
                     seen[(u.tile * kt + k) as usize] += 1;
-                    if u.tile < split.sk_tiles {
+                    if in_region(u.tile).is_some() {
                         k_steps.push(k);
                     }
                 }
                 if u.k_end < kt {
-                    assert_eq!(i, 0, "cluster {c}: a start that is not its first unit");
+                    assert_eq!(
+                        Some(i),
+                        first_of_share,
+                        "{region:?}, cluster {c}: a start that is not its share's first unit"
+                    );
                     starts[u.tile as usize].push(c);
                 } else if u.k_begin > 0 {
-                    let it = u64::from(u.tile) * u64::from(kt);
+                    let r = in_region(u.tile).expect("an end in the region");
+                    let it = u64::from(r) * u64::from(kt);
                     assert_eq!(split.owner(kt, it + u64::from(u.k_begin)), c);
                     let first = split.owner(kt, it);
                     ends[u.tile as usize] = Some((first..c).collect::<Vec<_>>());

@@ -10,7 +10,7 @@ use dsl_core::atom::tma::{
 };
 use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
-use dsl_core::pipeline::{ClusterShape, Raster};
+use dsl_core::pipeline::{ClusterShape, Raster, StreamKRegion};
 use dsl_core::tiled::{
     local_tile, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma, View,
 };
@@ -32,8 +32,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// consumers, each owning whole tiles), `_o` (ping-pong consumers staging their output in one
 /// shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default
 /// 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none,
-/// `e` evict normal, `f` evict first or `l` evict last) and `_t` (A and B swapped, for decode
-/// shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
+/// `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before
+/// the stream-K region, not after) and `_t` (A and B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
 /// `128x16x64s8_t`.
 ///
 /// ```
@@ -101,6 +101,10 @@ pub struct HopperConfig {
     /// kernel's terms: swapped, its A is the problem's B), `None` for no hint: evict-first for
     /// an operand streamed once keeps the L2 for what is re-read.
     pub cache_hints: [Option<CacheHint>; 3],
+    /// Where the stream-K region runs in each block's walk (`_w`: after the whole tiles, the
+    /// region the last tiles of the order). Whole tiles first start together and stay in step;
+    /// a region first ends at different times in different blocks.
+    pub stream_k_region: StreamKRegion,
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -127,10 +131,11 @@ impl HopperConfig {
         one_staging: false,
         l2_promotion: L2Promotion::B128,
         cache_hints: [None; 3],
+        stream_k_region: StreamKRegion::First,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 46] = [
+    pub const SWEEP: [&'static str; 47] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -178,6 +183,9 @@ impl HopperConfig {
         // batch in flight 0.95-0.97).
         "128x128x64s5_p",
         "128x128x64s5_f1_p",
+        // The stream-K region after the whole tiles (`_w`), for the squares' last waves.
+        // Not yet run on the H200.
+        "128x256x64s3_w",
         // Two staging tiles per consumer (`_d2`), each sub-tile's writes beside the store of
         // the one before: the short K's ping-pong tile and the cooperative one.
         // Not yet run on the H200.
@@ -394,6 +402,13 @@ impl HopperConfig {
                     .into(),
             );
         }
+        if self.pingpong && self.stream_k_region == StreamKRegion::Last {
+            return Err(
+                "ping-pong consumers (_p) walk whole tiles only: no stream-K region to place \
+                 (_w)"
+                    .into(),
+            );
+        }
         if self.pingpong && ((cx, cy) != (1, 1) || self.swap_ab) {
             return Err("ping-pong consumers (_p) work in one block, not swapped".into());
         }
@@ -462,6 +477,9 @@ impl fmt::Display for HopperConfig {
                 write!(f, "{}", hint_letter(h))?;
             }
         }
+        if self.stream_k_region == StreamKRegion::Last {
+            write!(f, "_w")?;
+        }
         if self.swap_ab {
             write!(f, "_t")?;
         }
@@ -513,6 +531,8 @@ impl FromStr for HopperConfig {
                 cfg.pingpong = true;
             } else if p == "o" {
                 cfg.one_staging = true;
+            } else if p == "w" {
+                cfg.stream_k_region = StreamKRegion::Last;
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if let Some(d) = p.strip_prefix('d') {
@@ -996,6 +1016,10 @@ mod tests {
             "one or two staging",
         );
         refused(&["128x256x64s4_e64_dx"], "a number of staging tiles");
+        // The stream-K region last: not for ping-pong consumers, which have none.
+        let w: HopperConfig = "128x256x64s3_w".parse().unwrap();
+        assert_eq!(w.stream_k_region, StreamKRegion::Last);
+        refused(&["64x256x64s8_f1_e128_r4_p_w"], "no stream-K region");
         refused(
             &["128x80x64s7_l100", "128x80x64s7_l", "128x80x64s7_l512"],
             "0, 64, 128 or 256 bytes",

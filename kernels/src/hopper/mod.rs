@@ -153,7 +153,8 @@ pub const L2_BYTES: u64 = 60 << 20;
 
 /// Whether the first `tail` cluster tiles in `cfg`'s order over `tiles` read rows of A and
 /// columns of B (`k` deep, 16-bit) that fit in [`L2_BYTES`] together: the stream-K region, which
-/// runs first, so that it has the L2 to itself.
+/// runs first, so that it has the L2 to itself. With the region last (`_w`) it is the last
+/// tiles, which run after the whole ones; their extent is taken to be the first tiles'.
 fn tail_reuse(cfg: &HopperConfig, (tiles_m, tiles_n): (u32, u32), k: u32, tail: u32) -> TailReuse {
     let (rows, cols) = cfg.raster.first_tiles_extent(tiles_m, tiles_n, tail);
     let cluster = cfg.cluster_shape();

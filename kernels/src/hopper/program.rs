@@ -95,6 +95,7 @@ impl Walk {
             plan.cfg.raster,
             plan.cfg.cluster_shape(),
             Some(self.order),
+            plan.cfg.stream_k_region,
         )
     }
 

@@ -12,7 +12,7 @@ use crate::gemm::{
     Accum, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError, LaunchPlan, Plan,
     Problem, ProgramPlan,
 };
-use dsl_core::pipeline::StreamKSplit;
+use dsl_core::pipeline::{StreamKRegion, StreamKSplit};
 
 /// The warp-specialized TMA + `wgmma` program (see [`super`]).
 ///
@@ -37,9 +37,9 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_d2][_rR][_p][_o][_lB][_vABD][_t]: the block tile (M 64 \
-         with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, of 16 \
-         above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N (1x1, \
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_d2][_rR][_p][_o][_lB][_vABD][_w][_t]: the block tile \
+         (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, \
+         of 16 above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N (1x1, \
          2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile order \
          (_h) or groups of G tile rows (default 8), one wgmma batch left in flight (_f1), the \
          output staged E columns at a time (_eE, a multiple of 16, leaving room for a stage \
@@ -48,7 +48,8 @@ impl GemmProgram for HopperWs {
          each owning whole tiles (_p, M 64 or 128, up to 128 x 128) and staging \
          through one shared tile in turns (_o), the loads' L2 promotion (_lB: 0, 64, 128 or 256 \
          bytes, default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, \
-         each n none, e normal, f evict first, l evict last), A and B swapped (_t: the weights \
+         each n none, e normal, f evict first, l evict last), the stream-K region walked after \
+         the whole tiles, not before (_w), A and B swapped (_t: the weights \
          of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
          (128x256x64s3). Without it: by shape (for M up to 64, 64x{16..64}x128_f1_vfln_t \
          where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
@@ -308,9 +309,13 @@ impl ProgramPlan for HopperGemm {
                 Some(format!(", {what} {how} in L2"))
             })
             .collect();
+        let region = match c.stream_k_region {
+            StreamKRegion::First => "",
+            StreamKRegion::Last => " after the whole tiles",
+        };
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
-             {staged}{resident}{pingpong}{swap}{promotion}{}, stream-K by shape)",
+             {staged}{resident}{pingpong}{swap}{promotion}{}, stream-K by shape{region})",
             self.dtype,
             c.stages,
             hints.concat()
