@@ -34,11 +34,12 @@
 //! first: with every cluster resident, the waits cannot deadlock.
 //!
 //! Where the region runs is [`StreamKRegion`]'s: first (the first `sk_tiles` tiles, before the
-//! whole ones) or last (the last `sk_tiles`, after them). On the H200 a region first left the
-//! whole tiles after it out of step between clusters (ncu at 6144^3: 60% more L2 traffic for
-//! the same DRAM bytes, and a lower clock); walked last, the whole tiles start together. Either
-//! way a start is the first unit of its cluster's share, and an end waits only for starts,
-//! which come right after work that waits for nothing.
+//! whole ones) or last (the last `sk_tiles`, after them). On the H200, ncu at 6144^3 read 60%
+//! more L2 traffic for the same DRAM bytes, and a lower clock, with the region first than with
+//! whole tiles only; clusters leaving the region at different times and walking their whole
+//! tiles out of step is the reading that the region last tests (it has not run on a GPU yet).
+//! Either way a start is the first unit of its cluster's share, and an end waits only for
+//! starts, which come right after work that waits for nothing.
 //!
 //! The partials' storage and the signals are the program's (see `kernels::hopper`); this module
 //! owns the walk. [`StreamKSplit::choose`] is the host's choice of the split; [`stream_k_walk`]
@@ -123,9 +124,8 @@ pub enum StreamKRegion {
     #[default]
     First,
     /// After them: the region is the last `sk_tiles`, so that every cluster's whole tiles start
-    /// together and stay in step (a region first ends at different times in different
-    /// clusters, which then walk their whole tiles out of step), and the region starts when
-    /// they are done.
+    /// together (a region first may end at different times in different clusters, which then
+    /// walk their whole tiles out of step), and the region starts when they are done.
     Last,
 }
 
@@ -318,14 +318,12 @@ pub fn stream_k_walk(
         });
         d += grid;
     }
-    match region {
-        StreamKRegion::First => share.extend(whole),
-        StreamKRegion::Last => {
-            whole.extend(share);
-            share = whole;
-        }
-    }
-    share
+    let (mut walk, then) = match region {
+        StreamKRegion::First => (share, whole),
+        StreamKRegion::Last => (whole, share),
+    };
+    walk.extend(then);
+    walk
 }
 
 /// The device walk of this block's cluster over its stream-K units (see the module's docs):

@@ -102,8 +102,8 @@ pub struct HopperConfig {
     /// an operand streamed once keeps the L2 for what is re-read.
     pub cache_hints: [Option<CacheHint>; 3],
     /// Where the stream-K region runs in each block's walk (`_w`: after the whole tiles, the
-    /// region the last tiles of the order). Whole tiles first start together and stay in step;
-    /// a region first ends at different times in different blocks.
+    /// region the last tiles of the order), so that the whole tiles start together; a region
+    /// first may end at different times in different blocks. Not yet run on a GPU.
     pub stream_k_region: StreamKRegion,
 }
 
