@@ -18,28 +18,26 @@
 //!   first k-tiles, or a middle run of them): the cluster stores its partial sums for the end's
 //!   owner and signals them.
 //!
-//! A share walks its last piece first, then the rest in order: every cluster's k-tiles then
-//! rise together from the start of the region (a cluster's piece of the next tile from k-tile
-//! 0, then its piece of the first tile from where the share began), so that at any time the
-//! clusters read k-tiles within a share's shortfall of a tile (`k_tiles` minus the share) of
-//! each other, as whole tiles in step do. Walked in plain order, shares start at every k, and
-//! the tiles that read one panel of an operand read it at up to `k_tiles / shortfall` k-tiles
-//! at once: the L2 must hold whole panels, and where it cannot the region runs from DRAM (on
-//! the H200 the last wave of 4096^3 on 128x256 tiles shared out that way ran 6% slower than
-//! whole tiles, where it is 3% less work). In step it still ran 5% slower there: not from
-//! DRAM (ncu at 6144^3 reads 1% more than whole tiles do) but at a clock 4% lower, with 60%
-//! more L2 traffic; [`SHARE_FIXUP_K_TILES`] prices that. A share's piece that stops short of a
-//! tile's end is thus always its cluster's first unit, so each cluster stores at most one
-//! partial (its slot can be its own index), and an end waits only for work that its peers do
-//! first: with every cluster resident, the waits cannot deadlock.
+//! A share walks its last piece first, then the rest in order: every cluster's k-tiles then rise
+//! together from the start of the region (a cluster's piece of the next tile from k-tile 0, then
+//! its piece of the first tile from where the share began), so that at any time the clusters read
+//! k-tiles within a share's shortfall of a tile (`k_tiles` minus the share) of each other, as whole
+//! tiles in step do. A share's piece that stops short of a tile's end is thus always the first unit
+//! of its cluster's share, so each cluster stores at most one partial (its slot can be its own
+//! index), and an end waits only for starts, which come right after work that waits for nothing
+//! (whole tiles, or none): with every cluster resident, the waits cannot deadlock. Walked in plain
+//! order, shares start at every k, and the tiles that read one panel of an operand read it at up to
+//! `k_tiles / shortfall` k-tiles at once: the L2 must hold whole panels, and where it cannot the
+//! region runs from DRAM (on the H200 the last wave of 4096^3 on 128x256 tiles shared out that way
+//! ran 6% slower than whole tiles, where it is 3% less work). In step it still ran 5% slower there:
+//! not from DRAM (ncu at 6144^3 reads 1% more than whole tiles do) but at a clock 4% lower, with
+//! 60% more L2 traffic; [`SHARE_FIXUP_K_TILES`] prices that.
 //!
 //! Where the region runs is [`StreamKRegion`]'s: first (the first `sk_tiles` tiles, before the
 //! whole ones) or last (the last `sk_tiles`, after them). On the H200, ncu at 6144^3 read 60%
 //! more L2 traffic for the same DRAM bytes, and a lower clock, with the region first than with
 //! whole tiles only; clusters leaving the region at different times and walking their whole
 //! tiles out of step is the reading that the region last tests (it has not run on a GPU yet).
-//! Either way a start is the first unit of its cluster's share, and an end waits only for
-//! starts, which come right after work that waits for nothing.
 //!
 //! The partials' storage and the signals are the program's (see `kernels::hopper`); this module
 //! owns the walk. [`StreamKSplit::choose`] is the host's choice of the split; [`stream_k_walk`]

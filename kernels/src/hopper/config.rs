@@ -33,8 +33,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default
 /// 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none,
 /// `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before
-/// the stream-K region, not after) and `_t` (A and B swapped, for decode shapes), e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
-/// `128x16x64s8_t`.
+/// the stream-K region, not after) and `_t` (A and B swapped, for decode shapes), e.g.
+/// `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
 ///
 /// ```
 /// use kernels::hopper::HopperConfig;
@@ -567,7 +567,8 @@ impl FromStr for HopperConfig {
                 };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _rR, _p, _o, _lB, _vABD, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _o, \
+                     _lB, _vABD, _w, _t)"
                 )));
             }
         }
@@ -941,6 +942,11 @@ mod tests {
             "multicast a slice",
         );
         refused(&["128x256x64s3_q"], "unknown part `_q`");
+        // The list of parts names every one the spelling has.
+        refused(
+            &["128x256x64s3_q"],
+            "_eE, _d2, _rR, _p, _o, _lB, _vABD, _w, _t)",
+        );
         refused(
             &[
                 "128x256x64s4_e96",

@@ -16,7 +16,8 @@
 //! launch finds them lowered; the slots follow, one per consumer of each block that has a
 //! stream-K share, each thread's values side by side in fours (a 16-byte access per four
 //! accumulators, coalesced across the warpgroup). Each block stores at most one partial per
-//! launch (a start is a block's first unit), so each flag rises and falls at most once.
+//! launch (a start is the first unit of its block's share), so each flag rises and falls at most
+//! once.
 
 use dsl_core::ir::Scope;
 use dsl_core::kernel::*;
