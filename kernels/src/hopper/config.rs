@@ -27,7 +27,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_d2` (two staging tiles of that width per consumer, so
-/// that one sub-tile is written while the store of the one before still reads the other),
+/// that one sub-tile is written while the store of the one before still reads the other; with
+/// `_o`, two in all),
 /// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
 /// consumers, each owning whole tiles), `_o` (ping-pong consumers staging their output in one
 /// shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default
@@ -71,10 +72,11 @@ pub struct HopperConfig {
     /// Columns of the epilogue's sub-tiles (`_e{E}`), 0 for the whole tile N: each consumer
     /// stages and stores its rows `E` columns at a time through one shared tile of that width.
     pub epilogue_n: u32,
-    /// Staging tiles per consumer (`_d{N}`, 1 or 2; 2 with `_e` only): with two, the epilogue
-    /// writes each sub-tile to the tile the store before last read, so that it waits on that
-    /// store's reads rather than the last one's (which overlap the writes). For a short K,
-    /// where the epilogue is the longer part of a tile.
+    /// Staging tiles per consumer (`_d{N}`, 1 or 2; 2 with `_e` only; with `_o`, the two are
+    /// both consumers' in turns): with two, the epilogue writes each sub-tile to the tile the
+    /// store before last read, so that it waits on that store's reads rather than the last
+    /// one's (which overlap the writes). For a short K, where the epilogue is the longer part
+    /// of a tile.
     pub staging_buffers: u32,
     /// B resident (`_r{R}`), 0 for B in the ring: B's `R` k-tiles are loaded once per block and
     /// stay in shared memory, the ring holds A only. For problems whose B is one tile (N up to
@@ -88,8 +90,8 @@ pub struct HopperConfig {
     /// short K, where a tile's epilogue costs as much as its main loop.
     pub pingpong: bool,
     /// One staging tile (`_o`, ping-pong only): the two consumers stage their output through
-    /// the same shared tile, each after the other's store has read it, instead of one tile
-    /// each. Their epilogues alternate anyway (each runs under the other's main loop), and the
+    /// the same shared tile (with `_d2`, the same pair), each after the other's stores have
+    /// read it, instead of one tile each. Their epilogues alternate anyway (each runs under the other's main loop), and the
     /// half of the staging it frees holds a whole tile's store where two took halves (`_e`):
     /// on the H200 the short K ran faster the wider each store was (64x256 ping-pong at 81920
     /// x 256 x 256: 1.085 with 128-column stores, 1.060 with 64, 0.966 with 32).
@@ -135,7 +137,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 47] = [
+    pub const SWEEP: [&'static str; 48] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -183,14 +185,15 @@ impl HopperConfig {
         // batch in flight 0.95-0.97).
         "128x128x64s5_p",
         "128x128x64s5_f1_p",
-        // The stream-K region after the whole tiles (`_w`), for the squares' last waves.
-        // Not yet run on the H200.
+        // The stream-K region after the whole tiles (`_w`), for the squares' last waves (on
+        // the H200 level with the region first, behind whole tiles at 4096^3).
         "128x256x64s3_w",
         // Two staging tiles per consumer (`_d2`), each sub-tile's writes beside the store of
-        // the one before: the short K's ping-pong tile and the cooperative one.
-        // Not yet run on the H200.
+        // the one before: the short K's ping-pong tile and the cooperative one; and two for
+        // both ping-pong consumers in turns (`_o`), 128 columns each: the short K's default.
         "64x256x64s8_f1_e64_d2_r4_p_l0_vfnf",
         "128x256x64s4_e64_d2",
+        "64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf",
         // A wgmma batch in flight with L2 eviction hints: the defaults for decode (the
         // weights evicted first, the activations last), M = 128 in one wave (the same, A and B
         // the other way round) and a short K (A and D evicted first; no L2 promotion).
@@ -374,10 +377,9 @@ impl HopperConfig {
         if !(1..=2).contains(&self.staging_buffers) {
             return Err("a consumer has one or two staging tiles (_d2)".into());
         }
-        if self.staging_buffers == 2 && (e == 0 || !(n / e).is_multiple_of(2) || self.one_staging) {
+        if self.staging_buffers == 2 && (e == 0 || !(n / e).is_multiple_of(2)) {
             return Err(
-                "two staging tiles (_d2) take turns on an even number of sub-tiles (_eE) per \
-                 tile, each consumer its own (not _o)"
+                "two staging tiles (_d2) take turns on an even number of sub-tiles (_eE) per tile"
                     .into(),
             );
         }
@@ -1010,13 +1012,14 @@ mod tests {
         assert_eq!(d.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 4 * 64 * 64 * 2);
         refused(&["64x256x64s6_f1_e128_d2_r4_p"], "shared memory");
         refused(
-            &[
-                "128x256x64s3_d2",
-                "128x192x64s4_e64_d2",
-                "64x256x64s8_f1_e128_d2_r4_p_o",
-            ],
+            &["128x256x64s3_d2", "128x192x64s4_e64_d2"],
             "an even number of sub-tiles",
         );
+        // With one staging for both ping-pong consumers (`_o`), the two tiles are theirs in
+        // turns: two in all, not four.
+        let o: HopperConfig = "64x256x64s10_f1_e64_d2_r4_p_o_l0_vfnf".parse().unwrap();
+        assert_eq!(o.staging_tiles(), 2);
+        assert_eq!(o.smem_bytes(), (10 * 64 + 4 * 256) * 128 + 2 * 64 * 64 * 2);
         refused(
             &["128x256x64s4_e64_d3", "128x256x64s4_e64_d0"],
             "one or two staging",
