@@ -10,7 +10,7 @@
 use codegen_ptx::jit::{tensor_map_spec, CudaSlice, Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use dsl_core::pipeline::StreamKSplit;
-use kernels::gemm::harness::Rng;
+use kernels::gemm::harness::{poison, Rng};
 use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
 use kernels::hopper::fixup::FLAG_WORDS;
@@ -367,53 +367,64 @@ impl<T> BenchElem for T where
 {
 }
 
-/// One shape's inputs (sets rotated past L2), rute's and cuBLAS's outputs, and cuBLAS's result on
-/// the first set: what the timing tests check a configuration against, then time it beside.
+/// One shape's sets of A, B and D (rotated past L2), rute's output for the checks, and cuBLAS's
+/// result on the first set: what the timing tests check a configuration against, then time it
+/// beside. Each set has its own D, which rute and cuBLAS both write, as `rute gemm --bench`
+/// times: with one D for every launch, a memory-bound GEMM finds the lines of D the launch
+/// before wrote still in L2 as far as that launch's eviction hints kept them there (with one D,
+/// the levers of one loop at 81920 x 256 x 256 ran 1.12 to 1.25 of cuBLAS where `rute gemm
+/// --bench` had just timed the first of them at 1.04).
 struct Bench<'j, T> {
     jit: &'j Jit,
     blas: &'j CublasRef<'j>,
     shape: (usize, usize, usize),
-    inputs: Vec<(CudaSlice<T>, CudaSlice<T>)>,
-    d: CudaSlice<T>,
-    d_ref: CudaSlice<T>,
+    sets: Vec<Set<T>>,
+    checked: CudaSlice<T>,
     want: Vec<T>,
+}
+
+/// One input set and the output its GEMMs write.
+struct Set<T> {
+    a: CudaSlice<T>,
+    b: CudaSlice<T>,
+    d: CudaSlice<T>,
 }
 
 impl<'j, T> Bench<'j, T>
 where
     T: BenchElem,
 {
-    /// Random inputs for `shape`: at least 200 MB of sets (2 to 16), so that a set is out of L2
-    /// by the time its turn comes again, and cuBLAS's product of the first.
+    /// Random inputs for `shape`: at least 200 MB of sets (2 to 16) with their outputs, so that
+    /// a set is out of L2 by the time its turn comes again, and cuBLAS's product of the first.
     fn new(jit: &'j Jit, blas: &'j CublasRef<'j>, shape: (usize, usize, usize)) -> Self {
         let (m, n, k) = shape;
-        let sets = (200usize << 20).div_ceil((m * k + n * k) * 2).clamp(2, 16);
+        let count = (200usize << 20)
+            .div_ceil((m * k + n * k + m * n) * 2)
+            .clamp(2, 16);
         let mut rng = Rng::new((m * 31 + n * 7 + k) as u64);
-        let inputs: Vec<_> = (0..sets)
-            .map(|_| {
-                (
-                    jit.upload(&rng.matrix::<T>(m * k)).unwrap(),
-                    jit.upload(&rng.matrix::<T>(n * k)).unwrap(),
-                )
+        let mut sets: Vec<_> = (0..count)
+            .map(|_| Set {
+                a: jit.upload(&rng.matrix::<T>(m * k)).unwrap(),
+                b: jit.upload(&rng.matrix::<T>(n * k)).unwrap(),
+                d: jit.alloc_zeros::<T>(m * n).unwrap(),
             })
             .collect();
-        let d = jit.alloc_zeros::<T>(m * n).unwrap();
-        let mut d_ref = jit.alloc_zeros::<T>(m * n).unwrap();
-        blas.gemm(m, n, k, &inputs[0].0, &inputs[0].1, &mut d_ref)
+        let first = &mut sets[0];
+        blas.gemm(m, n, k, &first.a, &first.b, &mut first.d)
             .unwrap();
-        let want = jit.download(&d_ref).unwrap();
+        let want = jit.download(&first.d).unwrap();
         Bench {
             jit,
             blas,
             shape,
-            inputs,
-            d,
-            d_ref,
+            sets,
+            checked: jit.alloc_zeros::<T>(m * n).unwrap(),
             want,
         }
     }
 
-    /// Runs `c` as `l` launches it on the first set and checks its output against cuBLAS's.
+    /// Runs `c` as `l` launches it on the first set, into a poisoned output, and checks that
+    /// output against cuBLAS's.
     fn check(
         &mut self,
         c: &Compiled,
@@ -422,9 +433,19 @@ where
     ) {
         let (jit, shape) = (self.jit, self.shape);
         let (m, n, k) = shape;
-        let (a0, b0) = &self.inputs[0];
-        run(jit, c, shape, a0, b0, &mut self.d, order, (l, ws));
-        let err = relative_frobenius_error(&jit.download(&self.d).unwrap(), &self.want);
+        poison(jit, &mut self.checked).unwrap();
+        let first = &self.sets[0];
+        run(
+            jit,
+            c,
+            shape,
+            &first.a,
+            &first.b,
+            &mut self.checked,
+            order,
+            (l, ws),
+        );
+        let err = relative_frobenius_error(&jit.download(&self.checked).unwrap(), &self.want);
         assert!(
             err < 1e-2,
             "{spec} {m}x{n}x{k} {:?}: {err:.2e} from cuBLAS",
@@ -444,19 +465,19 @@ where
         let (m, n, k) = shape;
         let (l, order, mut ws) = prepare(jit, c, shape, force);
         self.check(c, spec, (&l, &order, &mut ws));
-        let sets = self.inputs.len();
-        let (inputs, d, d_ref, blas) = (&self.inputs, &mut self.d, &mut self.d_ref, self.blas);
+        let count = self.sets.len();
+        let (sets, blas) = (&mut self.sets, self.blas);
         let mut round = 0usize;
         let t = jit
             .time_interleaved(20, 2, |piece| {
                 // Every call a different set: one call's inputs are out of L2 by its next.
-                let (a, b) = &inputs[round % sets];
+                let Set { a, b, d } = &mut sets[round % count];
                 round += 1;
                 if piece == 0 {
                     run(jit, c, shape, a, b, d, &order, (&l, &mut ws));
                     Ok(())
                 } else {
-                    blas.gemm(m, n, k, a, b, d_ref)
+                    blas.gemm(m, n, k, a, b, d)
                         .map_err(|e| codegen_ptx::jit::JitError::NoGpu {
                             reason: e.to_string(),
                         })
@@ -608,14 +629,13 @@ where
             bench.check(c, &l.spec, (&launch, &order, &mut ws));
             runs.push((l, c, launch, order, ws));
         }
-        let sets = bench.inputs.len();
+        let sets = bench.sets.len();
         let pieces = runs.len() + 1;
-        let (inputs, d, d_ref) = (&bench.inputs, &mut bench.d, &mut bench.d_ref);
         let t = jit
             .time_interleaved(20, pieces, |piece| {
-                for (a, b) in inputs {
+                for Set { a, b, d } in bench.sets.iter_mut() {
                     if piece == 0 {
-                        blas.gemm(m, n, k, a, b, d_ref).map_err(|e| {
+                        blas.gemm(m, n, k, a, b, d).map_err(|e| {
                             codegen_ptx::jit::JitError::NoGpu {
                                 reason: e.to_string(),
                             }
