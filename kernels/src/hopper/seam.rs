@@ -293,7 +293,7 @@ impl ProgramPlan for HopperGemm {
             r => format!(", B's {r} k-tiles resident"),
         };
         let pingpong = match (c.pingpong, c.one_staging) {
-            (true, true) => ", ping-pong consumers staging in turns through one tile",
+            (true, true) => ", ping-pong consumers sharing one staging in turns",
             (true, false) => ", ping-pong consumers",
             _ => "",
         };
@@ -495,6 +495,17 @@ mod tests {
         assert!(
             d.contains("A and B swapped, A evict-first in L2, B evict-last in L2, stream-K"),
             "{d}"
+        );
+        // The short K's default: two staging tiles, which both consumers share in turns.
+        let short = plan(&auto(81920, 256, 256), Target::Sm90a)
+            .unwrap()
+            .describe();
+        assert!(
+            short.contains(
+                "output staged 128 columns at a time through two tiles in turns, B's 4 k-tiles \
+                 resident, ping-pong consumers sharing one staging in turns"
+            ),
+            "{short}"
         );
         let odd = plan(&auto(100, 100, 100), Target::Sm90a).unwrap();
         assert_eq!(odd.program(), "multistage");
