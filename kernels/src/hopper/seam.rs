@@ -54,7 +54,7 @@ impl GemmProgram for HopperWs {
          where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
          tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
-         _vlfn; for K up to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf where B \
+         _vlfn; for K up to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p_l0_vfnf where B \
          is one tile 256 wide); else the tile whose waves cost least)"
     }
 
@@ -197,18 +197,15 @@ impl HopperWs {
         // No L2 promotion of the loads (`_l0`; at 81920 x 256 x 256, 64 bytes led 128 by 1-2%
         // in two runs, none led 64 by 2.3% in a third; in a fourth, eight stages without it
         // 1.052 (f16 1.054) of cuBLAS against 1.034 (1.040) for six with 64 bytes, six without
-        // it level; at 40960 1.204 against 1.091). Two staging tiles of 128 columns, the two
-        // consumers' in turns (`_e128_d2_o`): a sub-tile is written while the store of the one
-        // before reads the other, and the pair passes to the other consumer once its stores
-        // have read it (ncu: a store's reads of shared memory wait on D's writes to drain, and
-        // each consumer spent as long in its epilogue as in its main loop). On the H200, two
-        // 64-column tiles per consumer (`_e64_d2`) led one 128-column tile by 1.8% at 81920
-        // (1.051 against 1.032) and 6% at 40960; this led those two in two later runs at 81920
-        // by 0.6% and 1.1% (1.046 and 1.044; f16 1.053 and 1.043), at 40960 by 3% (1.182 and
-        // 1.191), at 61440 x 256 x 256 by 12% (1.217) and at 163840 x 256 x 128 by 2% (1.025).
+        // it level; at 40960 1.204 against 1.091). Two staging tiles per consumer (`_e64_d2`)
+        // led this by 2-6% in lever loops that wrote one D for every launch, and two shared by
+        // both consumers (`_e128_d2_o`) led those; timed as `rute gemm --bench` times, a D per
+        // input set, the shared pair trailed this by 1-2% (81920: 1.040 and 1.021 against 1.049
+        // and 1.049; f16 1.040 / 1.027 against 1.045 / 1.053; 40960: 1.148 / 1.134 against
+        // 1.159 / 1.156): not adopted.
         if k <= 512 && m > 128 {
             let spec = if n == 256 && k <= 256 {
-                "64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf"
+                "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
                 "128x256x64s4_e128"
             } else {
@@ -496,10 +493,12 @@ mod tests {
             d.contains("A and B swapped, A evict-first in L2, B evict-last in L2, stream-K"),
             "{d}"
         );
-        // The short K's default: two staging tiles, which both consumers share in turns.
-        let short = plan(&auto(81920, 256, 256), Target::Sm90a)
-            .unwrap()
-            .describe();
+        // Two staging tiles, which both ping-pong consumers share in turns.
+        let shared = Problem {
+            config: Some("64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf".into()),
+            ..problem(81920, 256, 256)
+        };
+        let short = plan(&shared, Target::Sm90a).unwrap().describe();
         assert!(
             short.contains(
                 "output staged 128 columns at a time through two tiles in turns, B's 4 k-tiles \
@@ -587,14 +586,8 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(
-            cfg(81920, 256, 256),
-            "64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf"
-        );
-        assert_eq!(
-            cfg(163840, 256, 128),
-            "64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf"
-        );
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
+        assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
         assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
