@@ -546,6 +546,46 @@ fn event_timing_measures_a_launch() {
     assert!(ms > 0.0 && ms.is_finite());
 }
 
+/// Shuffled rounds call the pieces in `shuffled_order`'s order after one warm-up round in
+/// order, and each sample lands with its own piece: a piece with four times the work times
+/// longer than the piece with one.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn shuffled_timing_keeps_each_sample_with_its_piece() {
+    let jit = jit();
+    let n = 1 << 22;
+    let a = jit.alloc_zeros::<f32>(4 * n).unwrap();
+    let mut c = jit.alloc_zeros::<f32>(4 * n).unwrap();
+    let vadd = jit.load(VADD).unwrap().function("vadd").unwrap();
+    let sizes = [n, 2 * n, 4 * n];
+    let mut calls = Vec::new();
+    let timings = jit
+        .time_shuffled(12, sizes.len(), 5, |piece| {
+            calls.push(piece);
+            let len = sizes[piece] as u32;
+            let args = [
+                jit.buffer(&a),
+                jit.buffer(&a),
+                jit.buffer_mut(&mut c),
+                KernelArg::U32(len),
+            ];
+            vadd.launch(&Launch::linear(len, 256), &args)
+        })
+        .unwrap();
+    let mut want: Vec<usize> = (0..sizes.len()).collect();
+    for round in 0..12 {
+        want.extend(codegen_ptx::jit::shuffled_order(5, round, sizes.len()));
+    }
+    assert_eq!(calls, want);
+    let ms: Vec<f32> = timings.iter().map(|t| t.median_ms()).collect();
+    println!("vadd of 2^22, 2^23, 2^24 f32, shuffled: {ms:?} ms");
+    assert!(timings.iter().all(|t| t.samples_ms.len() == 12));
+    assert!(
+        ms[0] < ms[1] && ms[1] < ms[2] && ms[2] > 2.0 * ms[0],
+        "{ms:?}"
+    );
+}
+
 /// A buffer of another CUDA context, or of a default stream that event tracking cannot order
 /// with the Jit's, is refused with both owners named; the launch queues nothing.
 #[test]

@@ -583,8 +583,9 @@ fn lever_shapes() -> Vec<(usize, usize, usize)> {
 }
 
 /// The levers of `RUTE_LEVERS` on the shapes of `RUTE_LEVER_SHAPES` (bf16, or `RUTE_DTYPE=f16`),
-/// each checked against cuBLAS, then all of a shape's and cuBLAS timed in one interleaved loop,
-/// so that their times compare with each other within a row group as well as with cuBLAS's.
+/// each checked against cuBLAS, then all of a shape's and cuBLAS timed in one interleaved loop
+/// whose rounds each take the pieces in an order of their own (`Jit::time_shuffled`), so that
+/// their times compare with each other within a row group as well as with cuBLAS's.
 /// As `rute gemm --bench` times, a sample is one GEMM on every input set back to back (the sets
 /// together past L2), divided by the set count; median of 20.
 #[test]
@@ -631,8 +632,10 @@ where
         }
         let sets = bench.sets.len();
         let pieces = runs.len() + 1;
+        // Each round in an order of its own: at a memory-bound shape a lever's time depends on
+        // the L2 the one before it left.
         let t = jit
-            .time_interleaved(20, pieces, |piece| {
+            .time_shuffled(20, pieces, (m * 31 + n * 7 + k) as u64, |piece| {
                 for Set { a, b, d } in bench.sets.iter_mut() {
                     if piece == 0 {
                         blas.gemm(m, n, k, a, b, d).map_err(|e| {

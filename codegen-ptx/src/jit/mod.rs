@@ -90,7 +90,7 @@ pub use tensor_map::{
     tensor_map_spec, TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave,
     TmaL2Promotion, TmaOobFill, TmaSwizzle,
 };
-pub use timing::{Timing, MAX_SPIN_NS, SPIN_NS, SPIN_PTX};
+pub use timing::{shuffled_order, Timing, MAX_SPIN_NS, SPIN_NS, SPIN_PTX};
 
 /// cudarc itself, for what the wrappers here do not cover.
 pub use cudarc;
