@@ -91,10 +91,11 @@ pub struct HopperConfig {
     pub pingpong: bool,
     /// One staging tile (`_o`, ping-pong only): the two consumers stage their output through
     /// the same shared tile (with `_d2`, the same pair), each after the other's stores have
-    /// read it, instead of one tile each. Their epilogues alternate anyway (each runs under the other's main loop), and the
-    /// half of the staging it frees holds a whole tile's store where two took halves (`_e`):
-    /// on the H200 the short K ran faster the wider each store was (64x256 ping-pong at 81920
-    /// x 256 x 256: 1.085 with 128-column stores, 1.060 with 64, 0.966 with 32).
+    /// read it, instead of one tile each. Their epilogues alternate anyway (each runs under the
+    /// other's main loop), and the half of the staging it frees holds a whole tile's store
+    /// where two took halves (`_e`): in lever loops that wrote one D for every launch, the
+    /// short K ran faster the wider each store was (64x256 ping-pong at 81920 x 256 x 256:
+    /// 1.085 with 128-column stores, 1.060 with 64, 0.966 with 32).
     pub one_staging: bool,
     /// The L2 promotion of A's and B's tensor maps (`_l{B}`): the granularity of the L2's
     /// fetches from DRAM for their loads.
@@ -190,7 +191,8 @@ impl HopperConfig {
         "128x256x64s3_w",
         // Two staging tiles per consumer (`_d2`), each sub-tile's writes beside the store of
         // the one before: the short K's ping-pong tile and the cooperative one; and two for
-        // both ping-pong consumers in turns (`_o`), 128 columns each: the short K's default.
+        // both ping-pong consumers in turns (`_o`), 128 columns each (on the H200 1-2% behind
+        // the short K's default at 40960 and 81920 x 256 x 256).
         "64x256x64s8_f1_e64_d2_r4_p_l0_vfnf",
         "128x256x64s4_e64_d2",
         "64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf",
