@@ -319,7 +319,7 @@ impl TensorMapSpec {
                     bytes: inner_bytes,
                 });
             }
-            if let Some(span) = self.swizzle.span_bytes().map(|b| b as u64) {
+            if let Some(span) = self.swizzle.span_bytes().map(i64::unsigned_abs) {
                 if inner_bytes > span {
                     return Err(TensorMapError::BoxExceedsSwizzle {
                         bytes: inner_bytes,
