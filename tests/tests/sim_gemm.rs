@@ -937,10 +937,11 @@ fn simulated_tuned() {
 fn simulated_stream_k_walk_is_its_host_model() {
     use dsl_core::kernel::{block_idx_x, build_kernel, LoopCond, LoopPart, Var};
     use dsl_core::pipeline::{
-        stream_k_walk, ClusterShape, Raster, StreamKRegion, StreamKScheduler, StreamKSplit,
+        stream_k_walk, walk, ClusterShape, Raster, StreamKRegion, StreamKScheduler, StreamKSplit,
     };
     const FIELDS: usize = 6;
     const MAX_UNITS: usize = 24;
+    let raster = Raster::Grouped { group: 8 };
     for region in [StreamKRegion::First, StreamKRegion::Last] {
         let kernel = build_kernel("walk", |k| {
             let out = k.param_ptr::<u32>("out");
@@ -948,7 +949,6 @@ fn simulated_stream_k_walk_is_its_host_model() {
             let kt = k.param::<u32>("kt");
             let (sk_tiles, sk_blocks) = (k.param::<u32>("sk_tiles"), k.param::<u32>("sk_blocks"));
             let cluster = ClusterShape { x: 1, y: 1 };
-            let raster = Raster::Grouped { group: 8 };
             let mut s = StreamKScheduler::new(
                 tm, tn, kt, sk_tiles, sk_blocks, raster, cluster, None, region,
             );
@@ -1067,14 +1067,11 @@ fn simulated_stream_k_walk_is_its_host_model() {
                 let d = &global.bufs[0].1;
                 u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]])
             };
-            // The walk's tile index in raster order -> the (m, n) it stores as m * tn + n: grouped
-            // order, groups of 8 tile rows along M.
+            // The walk's tile index in raster order -> the (m, n) it stores as m * tn + n, by the
+            // raster's host model (a walk from tile `t` whose stride passes the last tile).
             let mn = |t: u32| {
-                let per = 8 * tn;
-                let first = t / per * 8;
-                let rows = (tm - first).min(8);
-                let r = t % per;
-                (first + r % rows) * tn + r / rows
+                let (m, n) = walk(tm, tn, raster, t, tiles)[0];
+                m * tn + n
             };
             for b in 0..grid {
                 let want = stream_k_walk(tiles, kt, split, (b, grid), region);

@@ -28,14 +28,14 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_d2` (two staging tiles of that width per consumer, so
 /// that one sub-tile is written while the store of the one before still reads the other; with
-/// `_o`, two in all),
-/// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
-/// consumers, each owning whole tiles), `_o` (ping-pong consumers staging their output in one
-/// shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default
-/// 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none,
-/// `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before
-/// the stream-K region, not after) and `_t` (A and B swapped, for decode shapes), e.g.
-/// `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or `128x16x64s8_t`.
+/// `_o`, two in all), `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile),
+/// `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong consumers staging their
+/// output in one shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256
+/// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores,
+/// each `n` none, `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles
+/// walked before the stream-K region, not after) and `_t` (A and B swapped, for decode shapes),
+/// e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
+/// `128x16x64s8_t`.
 ///
 /// ```
 /// use kernels::hopper::HopperConfig;
@@ -106,7 +106,8 @@ pub struct HopperConfig {
     pub cache_hints: [Option<CacheHint>; 3],
     /// Where the stream-K region runs in each block's walk (`_w`: after the whole tiles, the
     /// region the last tiles of the order), so that the whole tiles start together; a region
-    /// first may end at different times in different blocks. Not yet run on a GPU.
+    /// first may end at different times in different blocks. On the H200, in one lever run,
+    /// within 2.5% of the region first either way on the squares.
     pub stream_k_region: StreamKRegion,
 }
 
@@ -187,7 +188,7 @@ impl HopperConfig {
         "128x128x64s5_p",
         "128x128x64s5_f1_p",
         // The stream-K region after the whole tiles (`_w`), for the squares' last waves (on
-        // the H200 level with the region first, behind whole tiles at 4096^3).
+        // the H200 within 2.5% of the region first, behind whole tiles at 4096^3).
         "128x256x64s3_w",
         // Two staging tiles per consumer (`_d2`), each sub-tile's writes beside the store of
         // the one before: the short K's ping-pong tile and the cooperative one; and two for
@@ -302,6 +303,11 @@ impl HopperConfig {
         }
     }
 
+    /// Elements of one staging tile: a consumer's rows by the epilogue's columns.
+    pub fn staging_tile_elems(&self) -> u32 {
+        self.consumer_rows() * self.epilogue_cols()
+    }
+
     /// Staging tiles of the output in shared memory: one per consumer, or one in all (`_o`);
     /// each [`HopperConfig::staging_buffers`] times.
     pub fn staging_tiles(&self) -> u32 {
@@ -318,7 +324,7 @@ impl HopperConfig {
     pub fn smem_bytes(&self) -> u32 {
         let (m, n, k) = self.tile;
         (self.stages * m + self.b_slots() * n) * k * 2
-            + self.staging_tiles() * self.consumer_rows() * self.epilogue_cols() * 2
+            + self.staging_tiles() * self.staging_tile_elems() * 2
     }
 
     /// Why the program cannot run an `m x n x k` problem with this configuration, if it cannot:

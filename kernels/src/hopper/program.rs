@@ -247,7 +247,7 @@ fn consumer<T: GemmElem>(
         .map(|b| {
             let ptr = match b {
                 0 => first,
-                _ => first + b * cfg.consumer_rows() * cfg.epilogue_cols(),
+                _ => first + b * cfg.staging_tile_elems(),
             };
             let sd = STensor::new(ptr, plan.smem_d.clone())?;
             Ok(StagingTile {
@@ -409,7 +409,7 @@ fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> Shared
         return out.staging;
     }
     let cfg = &plan.cfg;
-    out.staging + c * cfg.staging_buffers * cfg.consumer_rows() * cfg.epilogue_cols()
+    out.staging + c * cfg.staging_buffers * cfg.staging_tile_elems()
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`; `staging`, its staging tiles
