@@ -128,6 +128,7 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
             (&map_a).into(),
             (&map_b).into(),
             (&map_d).into(),
+            KernelArg::MapBuffer(&map_d),
             KernelArg::U32(km),
             KernelArg::U32(kn),
             KernelArg::U32(k as u32),
@@ -221,8 +222,13 @@ fn sweep() -> Vec<String> {
 
 /// Shapes a resident B (`_r`) takes (N up to its tile's, K up to its k-tiles), beside those of
 /// [`SHAPES`] that fit it: residues in M, N and K, and many tiles over one B.
-const RESIDENT_SHAPES: [(usize, usize, usize); 3] =
-    [(8192, 256, 256), (3000, 256, 136), (777, 248, 200)];
+const RESIDENT_SHAPES: [(usize, usize, usize); 4] = [
+    (8192, 256, 256),
+    (3000, 256, 136),
+    (777, 248, 200),
+    // 313 tiles on 132 blocks: with `_b`, 264 whole, then 130 pieces of 24 rows (the last 8).
+    (20000, 256, 256),
+];
 
 /// Shapes with residues in every dimension (rows 16-byte aligned: N and K multiples of 8), tiny
 /// M, K below one k-tile, and whole tiles; the decode shapes are split along K.

@@ -422,6 +422,11 @@ pub enum KernelArg<'a> {
     /// A `CUtensorMap` passed by value (`.param .align 64 .b8 name[128]`), with the buffer it
     /// addresses.
     TensorMap(&'a TensorMap<'a>),
+    /// The address of the buffer a tensor map addresses, as a pointer parameter: for a kernel
+    /// that reaches one buffer both through a map and through its address (a GEMM that writes
+    /// D with TMA stores or with plain ones), which a second borrow of the buffer could not
+    /// give while the map holds it. The map's borrow, with its ordering, covers both.
+    MapBuffer(&'a TensorMap<'a>),
 }
 
 impl KernelArg<'static> {
@@ -450,7 +455,11 @@ impl KernelArg<'_> {
             KernelArg::U8(_) | KernelArg::I8(_) => 1,
             KernelArg::U16(_) | KernelArg::I16(_) => 2,
             KernelArg::U32(_) | KernelArg::I32(_) | KernelArg::F32(_) => 4,
-            KernelArg::U64(_) | KernelArg::I64(_) | KernelArg::F64(_) | KernelArg::Pointer(_) => 8,
+            KernelArg::U64(_)
+            | KernelArg::I64(_)
+            | KernelArg::F64(_)
+            | KernelArg::Pointer(_)
+            | KernelArg::MapBuffer(_) => 8,
             KernelArg::TensorMap(_) => TensorMap::BYTES,
         }
     }
@@ -459,7 +468,7 @@ impl KernelArg<'_> {
     pub fn address(&self) -> Option<u64> {
         match self {
             KernelArg::Pointer(p) => Some(p.address()),
-            KernelArg::TensorMap(m) => Some(m.pointer().address()),
+            KernelArg::TensorMap(m) | KernelArg::MapBuffer(m) => Some(m.pointer().address()),
             _ => None,
         }
     }
@@ -485,15 +494,8 @@ impl KernelArg<'_> {
             KernelArg::U64(_) => scalar(Unsigned, 64),
             KernelArg::I64(_) => scalar(Signed, 64),
             KernelArg::F64(_) => scalar(Float, 64),
-            KernelArg::Pointer(ptr) => match p.kind {
-                PtxParamKind::Scalar(t) => t.bits == 64 && matches!(t.class, Unsigned | Bits),
-                PtxParamKind::Pointer { ty, space, .. } => {
-                    ty.bits == 64
-                        && matches!(ty.class, Unsigned | Bits)
-                        && (ptr.is_raw() || matches!(space, PtxSpace::Generic | PtxSpace::Global))
-                }
-                PtxParamKind::Array { .. } => false,
-            },
+            KernelArg::Pointer(ptr) => pointer_fits(p, ptr.is_raw()),
+            KernelArg::MapBuffer(m) => pointer_fits(p, m.pointer().is_raw()),
             KernelArg::TensorMap(_) => p.is_tensor_map(),
         }
     }
@@ -514,6 +516,7 @@ impl KernelArg<'_> {
             KernelArg::F64(v) => (v as *const f64).cast(),
             KernelArg::Pointer(p) => (&p.address as *const u64).cast(),
             KernelArg::TensorMap(m) => m.as_bytes().as_ptr().cast(),
+            KernelArg::MapBuffer(m) => (&m.pointer().address as *const u64).cast(),
         };
         p.cast_mut()
     }
@@ -534,6 +537,7 @@ impl fmt::Debug for KernelArg<'_> {
             KernelArg::F64(v) => write!(f, "F64({v})"),
             KernelArg::Pointer(p) => write!(f, "{p:?}"),
             KernelArg::TensorMap(m) => write!(f, "TensorMap(over {:?})", m.pointer()),
+            KernelArg::MapBuffer(m) => write!(f, "MapBuffer({:?})", m.pointer()),
         }
     }
 }
@@ -553,6 +557,21 @@ kernel_arg_from!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => 
 impl<'a> From<&'a TensorMap<'a>> for KernelArg<'a> {
     fn from(m: &'a TensorMap<'a>) -> Self {
         KernelArg::TensorMap(m)
+    }
+}
+
+/// Whether a device address (`raw`: one without an owner) can fill parameter `p`: a 64-bit
+/// `.u64` / `.b64` scalar, or a `.ptr` to global or generic memory (any space, raw).
+fn pointer_fits(p: &PtxParam, raw: bool) -> bool {
+    use PtxClass::{Bits, Unsigned};
+    match p.kind {
+        PtxParamKind::Scalar(t) => t.bits == 64 && matches!(t.class, Unsigned | Bits),
+        PtxParamKind::Pointer { ty, space, .. } => {
+            ty.bits == 64
+                && matches!(ty.class, Unsigned | Bits)
+                && (raw || matches!(space, PtxSpace::Generic | PtxSpace::Global))
+        }
+        PtxParamKind::Array { .. } => false,
     }
 }
 
@@ -586,26 +605,28 @@ pub fn check_args(
             });
         }
         let what = || format!("argument {index} of `{kernel}`");
-        match arg {
-            KernelArg::Pointer(ptr) => {
-                if let PtxParamKind::Pointer { align: Some(a), .. } = param.kind {
-                    if ptr.address() % u64::from(a) != 0 {
-                        return Err(JitError::ArgumentMisaligned {
-                            kernel: kernel.to_string(),
-                            index,
-                            address: ptr.address(),
-                            align: a,
-                            param: param.to_string(),
-                        });
-                    }
-                }
-                ptr.check_owner(jit, what)?;
+        let ptr = match arg {
+            KernelArg::Pointer(ptr) => ptr,
+            KernelArg::MapBuffer(m) => m.pointer(),
+            KernelArg::TensorMap(m) => {
+                m.pointer()
+                    .check_owner(jit, || format!("the buffer of tensor map {}", what()))?;
+                continue;
             }
-            KernelArg::TensorMap(m) => m
-                .pointer()
-                .check_owner(jit, || format!("the buffer of tensor map {}", what()))?,
-            _ => {}
+            _ => continue,
+        };
+        if let PtxParamKind::Pointer { align: Some(a), .. } = param.kind {
+            if ptr.address() % u64::from(a) != 0 {
+                return Err(JitError::ArgumentMisaligned {
+                    kernel: kernel.to_string(),
+                    index,
+                    address: ptr.address(),
+                    align: a,
+                    param: param.to_string(),
+                });
+            }
         }
+        ptr.check_owner(jit, what)?;
     }
     Ok(())
 }

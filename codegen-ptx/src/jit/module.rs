@@ -518,7 +518,7 @@ impl JitFunction {
         for arg in args {
             let pointer = match arg {
                 KernelArg::Pointer(p) => p,
-                KernelArg::TensorMap(m) => m.pointer(),
+                KernelArg::TensorMap(m) | KernelArg::MapBuffer(m) => m.pointer(),
                 _ => continue,
             };
             if let Some(home) = pointer.foreign_home(shared.stream.cu_stream() as usize) {

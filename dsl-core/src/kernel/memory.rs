@@ -142,6 +142,19 @@ impl<T> SharedPtr<T> {
 }
 
 impl<T: DeviceType> GlobalPtr<T> {
+    /// `N` consecutive elements stored in one access with a cache operator: `.cs` (streaming)
+    /// for data the kernel does not read again, which the L2 evicts first.
+    pub fn store_vec_cached<const N: usize>(self, vs: [Var<T>; N], cache: crate::ir::op::StCache) {
+        super::context::emit(Memory::St {
+            space: StateSpace::Global,
+            ty: T::TY,
+            srcs: vs.iter().map(|v| v.operand()).collect(),
+            addr: self.address(),
+            cache: Some(cache),
+            order: None,
+        });
+    }
+
     /// `*self` through the read-only non-coherent path (`ld.global.nc`): for data no thread of
     /// the kernel writes.
     pub fn load_nc(self) -> Var<T> {

@@ -189,8 +189,8 @@ pub trait ProgramPlan: Any + fmt::Debug + Send + Sync {
     }
 
     /// The launch for an `m x n x k` problem (one the program's `plan` took) on a device with
-    /// `sms` multiprocessors. The arguments must name D at most once (the runtime borrows it
-    /// mutably for a pointer or a tensor map), see [`LaunchPlan::check`].
+    /// `sms` multiprocessors. The arguments must name D at most once as a pointer and once as a
+    /// tensor map (the runtime borrows it mutably once), see [`LaunchPlan::check`].
     fn launch(&self, m: u32, n: u32, k: u32, sms: u32) -> LaunchPlan;
 
     /// The kernel a launch's [`then`](LaunchPlan::then) runs after the main one (a split-K
@@ -357,9 +357,10 @@ impl LaunchPlan {
         }
     }
 
-    /// Why the runtime cannot make these arguments, as a clause: D (a pointer or a tensor map
-    /// over it) named more than once in one launch, since each borrows D mutably; a workspace
-    /// named without elements. `Ok` for every other list.
+    /// Why the runtime cannot make these arguments, as a clause: D named more than once as a
+    /// pointer, or as a tensor map, in one launch, since the runtime borrows D mutably once (D
+    /// as a pointer beside a map over it is the map's buffer: one borrow); a workspace named
+    /// without elements. `Ok` for every other list.
     pub fn check(&self) -> Result<(), String> {
         if self.workspace == 0 && self.uses_workspace() {
             return Err("its arguments name the workspace, and it asks for none".into());
@@ -385,22 +386,26 @@ impl LaunchPlan {
     }
 
     fn check_args(&self) -> Result<(), String> {
-        let writes_d = |a: &&GemmArg| {
-            matches!(
-                a,
-                GemmArg::D
-                    | GemmArg::TensorMap {
+        let pointers = self.args.iter().filter(|a| **a == GemmArg::D).count();
+        let maps = self
+            .args
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a,
+                    GemmArg::TensorMap {
                         operand: GemmOperand::D,
                         ..
                     }
-            )
-        };
-        match self.args.iter().filter(writes_d).count() {
-            0 | 1 => Ok(()),
-            n => Err(format!(
-                "its arguments name D {n} times (as a pointer or a tensor map), and the kernel may write D through one only"
-            )),
+                )
+            })
+            .count();
+        if pointers > 1 || maps > 1 {
+            return Err(format!(
+                "its arguments name D {pointers} times as a pointer and {maps} as a tensor map, and the runtime borrows D once: at most one of each (a pointer beside a map is the map's buffer)"
+            ));
         }
+        Ok(())
     }
 }
 
@@ -601,13 +606,24 @@ mod tests {
                 map(GemmOperand::B),
             ],
             vec![Table(Arc::new(vec![0, 1])), U32(3), A],
+            // A pointer beside the map: the map's buffer, one borrow.
+            vec![map(GemmOperand::D), D, A, B],
         ] {
             assert_eq!(plan(ok).check(), Ok(()));
         }
-        let e = plan(vec![map(GemmOperand::D), A, B, D])
-            .check()
-            .unwrap_err();
-        assert!(e.starts_with("its arguments name D 2 times"), "{e}");
+        for twice in [
+            vec![map(GemmOperand::D), A, B, D, D],
+            vec![map(GemmOperand::D), map(GemmOperand::D)],
+        ] {
+            let e = plan(twice).check().unwrap_err();
+            assert!(
+                e.starts_with("its arguments name D 2 times as a pointer and 1 as a tensor map")
+                    || e.starts_with(
+                        "its arguments name D 0 times as a pointer and 2 as a tensor map"
+                    ),
+                "{e}"
+            );
+        }
     }
 
     #[test]
@@ -629,7 +645,7 @@ mod tests {
         assert!(split
             .check()
             .unwrap_err()
-            .starts_with("its arguments name D 2 times"));
+            .starts_with("its arguments name D 2 times as a pointer"));
         let mut chained = reduce.clone();
         chained.then = Some(Box::new(reduce));
         split.then = Some(Box::new(chained));

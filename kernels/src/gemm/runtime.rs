@@ -434,12 +434,14 @@ impl<'j> Gemm<'j> {
         d: &mut CudaSlice<T>,
         mut scratch: Option<Scratch<'_>>,
     ) -> Result<(), GemmError> {
-        // LaunchPlan::check passed: D is named once at most, so it is taken once.
+        // LaunchPlan::check passed: D is named at most once as a map and once as a pointer; a
+        // map takes it first, and a pointer beside it is the map's buffer.
         let mut d = Some(d);
         let mut take_d = || {
             d.take()
-                .expect("LaunchPlan::check: D is named at most once")
+                .expect("LaunchPlan::check: D is named at most once of each kind")
         };
+        let mut d_map = None;
         let mut maps: Vec<TensorMap<'_>> = Vec::new();
         let mut tables = Vec::new();
         for arg in &plan.args {
@@ -449,6 +451,9 @@ impl<'j> Gemm<'j> {
                     descriptor,
                 } => {
                     let spec = tensor_map_spec(descriptor).map_err(JitError::from)?;
+                    if *operand == GemmOperand::D {
+                        d_map = Some(maps.len());
+                    }
                     maps.push(match operand {
                         GemmOperand::A => self.jit.tensor_map(&spec, a)?,
                         GemmOperand::B => self.jit.tensor_map(&spec, b)?,
@@ -463,7 +468,10 @@ impl<'j> Gemm<'j> {
         let mut kernel_args = Vec::with_capacity(plan.args.len());
         for arg in &plan.args {
             kernel_args.push(match arg {
-                GemmArg::D => self.jit.buffer_mut(take_d()),
+                GemmArg::D => match d_map {
+                    Some(i) => KernelArg::MapBuffer(&maps[i]),
+                    None => self.jit.buffer_mut(take_d()),
+                },
                 GemmArg::A => self.jit.buffer(a),
                 GemmArg::B => self.jit.buffer(b),
                 GemmArg::M => KernelArg::U32(m),

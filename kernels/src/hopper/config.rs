@@ -33,7 +33,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// output in one shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256
 /// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores,
 /// each `n` none, `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles
-/// walked before the stream-K region, not after) and `_t` (A and B swapped, for decode shapes),
+/// walked before the stream-K region, not after), `_u{B}` (D stored from the registers, `B`
+/// bytes per store: 4, 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one
+/// piece per block) and `_t` (A and B swapped, for decode shapes),
 /// e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
 /// `128x16x64s8_t`.
 ///
@@ -109,6 +111,17 @@ pub struct HopperConfig {
     /// first may end at different times in different blocks. On the H200, in one lever run,
     /// within 2.5% of the region first either way on the squares.
     pub stream_k_region: StreamKRegion,
+    /// D stored from the registers (`_u{B}`, `B` bytes per thread and store: 4, 8 or 16), 0
+    /// for the epilogue through shared memory and a TMA store: no staging tile, so its shared
+    /// memory holds more stages, and no wait for a store to have read one. For 8 and 16 the
+    /// accumulators are first exchanged within each quad of lanes (which hold one row's
+    /// columns in pairs), so that each lane stores `B` contiguous bytes and a quad whole
+    /// 32-byte sectors. For a short K, whose epilogue waits on D's writes.
+    pub direct_store: u32,
+    /// The last wave's rows shared out (`_b`, with B resident, ping-pong and D stored from the
+    /// registers): the tiles past the last whole wave are cut into one piece of rows per block
+    /// ([`super::row_split`]), so that every block ends at about the same time.
+    pub row_split: bool,
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -136,10 +149,12 @@ impl HopperConfig {
         l2_promotion: L2Promotion::B128,
         cache_hints: [None; 3],
         stream_k_region: StreamKRegion::First,
+        direct_store: 0,
+        row_split: false,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 48] = [
+    pub const SWEEP: [&'static str; 53] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -218,6 +233,19 @@ impl HopperConfig {
         "64x256x64s8_f1_e128_r4_p_vfnf",
         "128x256x64s3_vllf",
         "128x64x64s8_vfln_t",
+        // D stored from the registers (`_u`): the short K's ping-pong tile with the staging's
+        // 32 KB as four more stages, 16-byte stores; and a cooperative tile with stream-K,
+        // 8-byte stores.
+        "64x256x64s12_f1_r4_p_l0_vfnf_u16",
+        "128x256x64s4_f1_u8",
+        // The short K's default in 2-block clusters along M, B resident and multicast: each
+        // block loads half of it, the L2 serves it once per cluster.
+        "64x256x64s8_c2x1_f1_e128_r4_p_l0_vfnf",
+        // The short K's last wave cut into one piece of rows per block (`_b`), D from the
+        // registers.
+        "64x256x64s6_f1_r4_p_l0_vnnf_u16_b",
+        // The short K's default past the L2: six stages, no hint for A.
+        "64x256x64s6_f1_e128_r4_p_l0_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -294,6 +322,24 @@ impl HopperConfig {
         HopperConfig { stages, ..self }
     }
 
+    /// Whether the blocks of the cluster share the ring's stages (a multicast load writes a
+    /// stage in each of them, so each frees it in all): along N (A shared), or along M with B
+    /// in the ring. A resident B is loaded once, so along M the ring holds each block's own A.
+    pub fn ring_shared(&self) -> bool {
+        let (cx, cy) = self.cluster;
+        cy > 1 || (cx > 1 && self.b_resident == 0)
+    }
+
+    /// Blocks that free each stage of a block's ring: the cluster's where they share it, else
+    /// the block alone.
+    pub fn ring_sharers(&self) -> u32 {
+        if self.ring_shared() {
+            self.cluster_shape().size()
+        } else {
+            1
+        }
+    }
+
     /// Stages of B in shared memory: the ring's, or the resident k-tiles (`_r`).
     pub fn b_slots(&self) -> u32 {
         if self.b_resident > 0 {
@@ -309,8 +355,12 @@ impl HopperConfig {
     }
 
     /// Staging tiles of the output in shared memory: one per consumer, or one in all (`_o`);
-    /// each [`HopperConfig::staging_buffers`] times.
+    /// each [`HopperConfig::staging_buffers`] times; none where D is stored from the registers
+    /// (`_u`).
     pub fn staging_tiles(&self) -> u32 {
+        if self.direct_store > 0 {
+            return 0;
+        }
         let tiles = if self.one_staging {
             1
         } else {
@@ -419,11 +469,66 @@ impl HopperConfig {
                     .into(),
             );
         }
-        if self.pingpong && ((cx, cy) != (1, 1) || self.swap_ab) {
-            return Err("ping-pong consumers (_p) work in one block, not swapped".into());
+        if self.direct_store > 0 {
+            if !matches!(self.direct_store, 4 | 8 | 16) {
+                return Err(
+                    "D stored from the registers (_uB) takes 4, 8 or 16 bytes per store".into(),
+                );
+            }
+            if self.swap_ab || e > 0 || self.staging_buffers > 1 || self.one_staging {
+                return Err(
+                    "D stored from the registers (_uB) has no staging tile to swap, split or \
+                     share (no _t, _eE, _d2 or _o)"
+                        .into(),
+                );
+            }
+            if matches!(
+                self.cache_hints[2],
+                Some(CacheHint::EvictNormal | CacheHint::EvictLast)
+            ) {
+                return Err(
+                    "D stored from the registers (_uB) takes D's hint f (streaming stores) or n"
+                        .into(),
+                );
+            }
+            // A quad's lanes exchange B / 4 blocks of 8 columns each.
+            let span = 8 * (self.direct_store / 4);
+            if !n.is_multiple_of(span) {
+                return Err(format!(
+                    "D stored {} bytes at a time (_u{}) takes tile N a multiple of {span}",
+                    self.direct_store, self.direct_store
+                ));
+            }
         }
-        if self.b_resident > 0 && ((cx, cy) != (1, 1) || self.swap_ab) {
-            return Err("a resident B (_rR) is one block's, of a tile not swapped".into());
+        if self.row_split
+            && (!self.pingpong
+                || self.b_resident == 0
+                || self.direct_store == 0
+                || (cx, cy) != (1, 1)
+                || self.raster == Raster::Hilbert)
+        {
+            return Err(
+                "the last wave's rows shared out (_b) cut one column of tiles (B resident, _rR) \
+                 walked whole and in order (no _h) by ping-pong consumers (_p) in one block, each \
+                 piece stored from the registers (_uB)"
+                    .into(),
+            );
+        }
+        // Each ping-pong consumer owns a ring stage: a stage that the cluster shares would be
+        // freed by one block's owner while the other's still reads it.
+        if self.pingpong && (self.ring_shared() || self.swap_ab) {
+            return Err(
+                "ping-pong consumers (_p) work in one block (or, with B resident, a cluster along \
+                 M), not swapped"
+                    .into(),
+            );
+        }
+        if self.b_resident > 0 && (cy != 1 || self.swap_ab) {
+            return Err(
+                "a resident B (_rR) is one block's, or shared by a cluster along M, of a tile not \
+                 swapped"
+                    .into(),
+            );
         }
         if (cx, cy) != (1, 1) && (k != 64 || n % (8 * cx) != 0) {
             return Err(
@@ -490,6 +595,12 @@ impl fmt::Display for HopperConfig {
         if self.stream_k_region == StreamKRegion::Last {
             write!(f, "_w")?;
         }
+        if self.direct_store > 0 {
+            write!(f, "_u{}", self.direct_store)?;
+        }
+        if self.row_split {
+            write!(f, "_b")?;
+        }
         if self.swap_ab {
             write!(f, "_t")?;
         }
@@ -541,6 +652,8 @@ impl FromStr for HopperConfig {
                 cfg.pingpong = true;
             } else if p == "o" {
                 cfg.one_staging = true;
+            } else if p == "b" {
+                cfg.row_split = true;
             } else if p == "w" {
                 cfg.stream_k_region = StreamKRegion::Last;
             } else if let Some(e) = p.strip_prefix('e') {
@@ -549,6 +662,10 @@ impl FromStr for HopperConfig {
                 cfg.staging_buffers = d
                     .parse()
                     .map_err(|_| bad("_d takes a number of staging tiles"))?;
+            } else if let Some(u) = p.strip_prefix('u') {
+                cfg.direct_store = u
+                    .parse()
+                    .map_err(|_| bad("_u takes the bytes of each store of D: 4, 8 or 16"))?;
             } else if let Some(r) = p.strip_prefix('r') {
                 cfg.b_resident = r.parse().map_err(|_| bad("_r takes a number of k-tiles"))?;
             } else if let Some(l) = p.strip_prefix('l') {
@@ -578,7 +695,7 @@ impl FromStr for HopperConfig {
             } else {
                 return Err(bad(&format!(
                     "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _o, \
-                     _lB, _vABD, _w, _t)"
+                     _lB, _vABD, _w, _uB, _b, _t)"
                 )));
             }
         }
@@ -653,6 +770,9 @@ pub struct HopperPlan {
     /// `retile_S` of a sub-tile's accumulators for that copy: sub-tile `j`'s values are the
     /// tile's [`HopperPlan::epilogue_source`] names ([`check_epilogue_slices`] proves it per plan).
     pub retile_c: Layout,
+    /// With D stored from the registers (`_u`), a consumer thread's stores
+    /// ([`super::direct::direct_stores`]); empty otherwise.
+    pub direct: Vec<super::direct::DirectStore>,
 }
 
 impl HopperPlan {
@@ -759,6 +879,10 @@ impl HopperPlan {
         check_epilogue_slices(&mma, &epi_mma, &frag_c, &frag_epi, (rows, bn, epi))?;
         let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &epi_mma)?;
         let retile_c = r2s.get_slice(0)?.retile_s(&frag_epi)?;
+        let direct = match cfg.direct_store {
+            0 => Vec::new(),
+            bytes => super::direct::direct_stores(&mma, &frag_c, (rows, bn), bytes)?,
+        };
         Ok(HopperPlan {
             cfg,
             dtype,
@@ -775,6 +899,7 @@ impl HopperPlan {
             frag_c,
             r2s,
             retile_c,
+            direct,
         })
     }
 
@@ -955,7 +1080,7 @@ mod tests {
         // The list of parts names every one the spelling has.
         refused(
             &["128x256x64s3_q"],
-            "_eE, _d2, _rR, _p, _o, _lB, _vABD, _w, _t)",
+            "_eE, _d2, _rR, _p, _o, _lB, _vABD, _w, _uB, _b, _t)",
         );
         refused(
             &[
@@ -1003,8 +1128,13 @@ mod tests {
             "ping-pong",
         );
         refused(&["128x256x64s4_e128_t"], "stages its output whole");
-        // A resident B: one block's, one tile of N and at most its k-tiles of K.
-        refused(&["128x256x64s5_e64_r4_c2x1"], "one block's");
+        // A resident B: one block's (or a cluster along M's, each block loading a slice), one
+        // tile of N and at most its k-tiles of K.
+        refused(&["128x256x64s5_e64_r4_c1x2"], "shared by a cluster along M");
+        let shared: HopperConfig = "64x256x64s8_c2x1_e128_r4_p".parse().unwrap();
+        assert!(!shared.ring_shared() && shared.ring_sharers() == 1);
+        let ring: HopperConfig = "128x256x64s3_c2x1".parse().unwrap();
+        assert!(ring.ring_shared() && ring.ring_sharers() == 2);
         refused(&["128x256x64s5_r4"], "shared memory");
         let r: HopperConfig = "128x256x64s5_e64_r4".parse().unwrap();
         assert_eq!(r.smem_bytes(), (5 * 128 + 4 * 256) * 64 * 2 + 128 * 64 * 2);

@@ -17,8 +17,10 @@
 //! ```
 
 pub mod config;
+pub mod direct;
 pub mod fixup;
 pub mod program;
+pub mod row_split;
 pub mod seam;
 
 pub use config::{HopperConfig, HopperPlan, PlanError, CONSUMERS, REGISTERS};
@@ -133,7 +135,8 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> Hopp
         }
         _ => StreamKSplit::DATA_PARALLEL,
     };
-    let clusters = if split.sk_tiles > 0 {
+    // With the last wave's rows shared out, every block takes a piece.
+    let clusters = if split.sk_tiles > 0 || cfg.row_split {
         resident
     } else {
         u64::from(resident).min(tiles.max(1)) as u32
@@ -322,13 +325,38 @@ mod tests {
                     "mbarrier.try_wait.parity",
                     "setmaxnreg.dec.sync.aligned.u32 40",
                     "setmaxnreg.inc.sync.aligned.u32 232",
-                    // Every configuration stores D through shared memory and TMA.
-                    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
                     // A programmatic launch: the setup overlaps the previous kernel.
                     "griddepcontrol.wait",
                     "griddepcontrol.launch_dependents",
                 ] {
                     assert!(ptx.contains(needle), "{spec} {dtype}: no {needle}");
+                }
+                // D through shared memory and a TMA store, or (`_u`) from the registers, the
+                // quads exchanging their pairs for stores wider than one.
+                let staged = cfg.direct_store == 0;
+                assert_eq!(
+                    ptx.contains("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"),
+                    staged,
+                    "{spec} {dtype}"
+                );
+                if !staged {
+                    // D's evict-first hint makes them streaming stores.
+                    let cs = if cfg.cache_hints[2].is_some() {
+                        ".cs"
+                    } else {
+                        ""
+                    };
+                    let store = match cfg.direct_store {
+                        4 => format!("st.global{cs}.u32"),
+                        8 => format!("st.global{cs}.v2.u32"),
+                        _ => format!("st.global{cs}.v4.u32"),
+                    };
+                    assert!(ptx.contains(&store), "{spec} {dtype}: no {store}");
+                    assert_eq!(
+                        ptx.contains("shfl.sync.bfly.b32"),
+                        cfg.direct_store > 4,
+                        "{spec} {dtype}"
+                    );
                 }
                 // Two staging tiles: each sub-tile waits on the store before last, not the
                 // last (one staging tile with `_o` also waits on its store's reads, at 0).
@@ -339,13 +367,13 @@ mod tests {
                 );
                 assert_eq!(
                     ptx.contains("cp.async.bulk.wait_group.read 0;"),
-                    cfg.staging_buffers == 1 || cfg.one_staging,
+                    staged && (cfg.staging_buffers == 1 || cfg.one_staging),
                     "{spec} {dtype}"
                 );
                 // Swapped, the staging tile is transposed: 16-bit stores, not stmatrix.
                 assert_eq!(
                     ptx.contains("stmatrix.sync.aligned"),
-                    !cfg.swap_ab,
+                    staged && !cfg.swap_ab,
                     "{spec} {dtype}"
                 );
                 assert_eq!(
@@ -362,10 +390,11 @@ mod tests {
                 );
                 assert_eq!(
                     ptx.contains("bulk_group.L2::cache_hint"),
-                    d.is_some(),
+                    staged && d.is_some(),
                     "{spec}"
                 );
-                for h in [a, b, d].into_iter().flatten() {
+                // (D's stores from the registers take no policy word.)
+                for h in [a, b, d.filter(|_| staged)].into_iter().flatten() {
                     let word = format!("0x{:016X};", h.policy());
                     assert!(ptx.contains(&word), "{spec}: no {word}");
                 }

@@ -38,7 +38,9 @@ use dsl_core::tiled::Side;
 use dsl_macros::{device, kernel};
 
 use super::config::{HopperPlan, REGISTERS};
+use super::direct::{store_direct, DirectTile};
 use super::fixup::{hand_over, Partials};
+use super::row_split::row_split_on_device;
 use super::HopperError;
 use crate::gemm::GemmElem;
 
@@ -47,6 +49,9 @@ use Idx::{All, Dyn};
 /// What both roles walk: the stream-K walk ([`StreamKScheduler`]) over the grid of cluster
 /// tiles, the first `sk_tiles` of them (in the raster's order) shared out by k-tiles between
 /// the first `sk_blocks` clusters, the rest whole.
+/// With the last wave's rows shared out (`_b`), `rows` is `(full, piece)`: the whole tiles
+/// along M, then pieces of `piece` rows ([`super::row_split`]); the walk's tiles along M are
+/// its units then.
 #[derive(Clone, Copy)]
 struct Walk {
     cluster_tiles: (Var<u32>, Var<u32>),
@@ -54,6 +59,8 @@ struct Walk {
     sk_tiles: Var<u32>,
     sk_blocks: Var<u32>,
     order: GlobalPtr<u32>,
+    m: Var<u32>,
+    rows: Option<(Var<u32>, Var<u32>)>,
 }
 
 /// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
@@ -67,19 +74,22 @@ struct Ring<'a, T> {
     b_full: Option<&'a TmaBarriers>,
 }
 
-/// Where a consumer's output goes: its staging tile in shared memory and D's tensor map; the
-/// stream-K partials on the way.
+/// Where a consumer's output goes: its staging tile in shared memory and D's tensor map (or,
+/// stored from the registers, D itself and its extents); the stream-K partials on the way.
 struct Output<'a, T> {
     staging: SharedPtr<T>,
     d_map: &'a TensorMap,
+    d: GlobalPtr<T>,
+    extents: (Var<u32>, Var<u32>),
     partials: Partials,
 }
 
-/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)` and
-/// the unit's k-tiles.
+/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)`, the
+/// row its output ends before (M, or a piece's end), and the unit's k-tiles.
 struct Unit {
     m0: Var<u32>,
     n0: Var<u32>,
+    m_end: Var<u32>,
     k_tiles: (Var<u32>, Var<u32>),
 }
 
@@ -104,10 +114,29 @@ impl Walk {
         let (bm, bn, _) = plan.cfg.tile;
         let cluster = plan.cfg.cluster_shape();
         let (rx, ry) = cluster.coords();
-        Unit {
-            m0: (tiles.m() * cluster.x + rx) * bm,
-            n0: (tiles.n() * cluster.y + ry) * bn,
-            k_tiles: tiles.k_tiles(),
+        let n0 = (tiles.n() * cluster.y + ry) * bn;
+        let k_tiles = tiles.k_tiles();
+        match self.rows {
+            // One block per cluster (HopperConfig::check): unit i is tile i, or past the
+            // whole tiles piece i - full.
+            Some((full, piece)) => {
+                let i = tiles.m();
+                let whole = i.lt(full);
+                let m0 = select(whole, i * bm, full * bm + (i - full) * piece);
+                let end = m0 + select(whole, Var::konst(bm), piece);
+                Unit {
+                    m0,
+                    n0,
+                    m_end: end.min(self.m),
+                    k_tiles,
+                }
+            }
+            None => Unit {
+                m0: (tiles.m() * cluster.x + rx) * bm,
+                n0,
+                m_end: self.m,
+                k_tiles,
+            },
         }
     }
 }
@@ -188,7 +217,9 @@ fn load_operand<T: GemmElem>(
 
 /// With B resident (`_r`): the producer loads B's `k_tiles` k-tiles once, each into its slot,
 /// on the one barrier the consumers wait for before their first tile (the plan took N within
-/// one tile and K within the slots: `HopperConfig::takes`).
+/// one tile and K within the slots: `HopperConfig::takes`). In a cluster along M, whose blocks
+/// all hold the same B, each loads its slice of B's rows into all of them (multicast), so that
+/// the L2 serves B once per cluster rather than once per block.
 #[device]
 fn load_resident_b<T: GemmElem>(
     plan: &HopperPlan,
@@ -198,16 +229,17 @@ fn load_resident_b<T: GemmElem>(
 ) {
     let bar = ring.b_full.expect("a resident B has its barrier").at(0u32);
     let (_, b_elems) = plan.stage_elems();
+    let cluster = plan.cfg.cluster_shape();
+    let (rx, ry) = cluster.coords();
+    let (_, b_rows) = plan.multicast_slice_rows();
+    // Every block's barrier counts all of B's bytes: its own slice and the others'.
     mbarrier_arrive_expect_tx(bar, k_tiles * plan.tma_b.bytes());
     for kt in Var::konst(0u32)..k_tiles {
         let k0 = kt * plan.cfg.tile.2;
-        plan.tma_b.load(
-            map,
-            &[Var::konst(0u32), k0],
-            ring.b + kt * b_elems,
-            bar,
-            None,
-        );
+        let share = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
+        let copies = (&plan.tma_b, &plan.tma_b_multicast);
+        let dst = ring.b + kt * b_elems;
+        load_operand(plan, copies, map, (Var::konst(0u32), k0), dst, bar, share);
     }
 }
 
@@ -289,7 +321,7 @@ fn consumer<T: GemmElem>(
         // Frees a stage in every block of the cluster once its wgmma have read it (a multicast
         // load may write it in all of them).
         let release = |stage: Var<u32>| {
-            if cluster.size() > 1 {
+            if cfg.ring_shared() {
                 if t.lt(cluster.size()) {
                     ring.empty.remote_view(t).arrive(stage);
                 }
@@ -361,8 +393,11 @@ fn consumer<T: GemmElem>(
             tiles.next_unit();
         }
     }
-    if t.eq_(0u32) {
-        bulk_wait_group(0);
+    // The TMA stores have read their staging tiles (and written D) before the block exits.
+    if plan.cfg.direct_store == 0 {
+        if t.eq_(0u32) {
+            bulk_wait_group(0);
+        }
     }
     Ok(())
 }
@@ -413,11 +448,8 @@ fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> Shared
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`; `staging`, its staging tiles
-/// and its part of each): registers -> shared (`stmatrix`, or single stores for a swapped tile)
-/// -> global (TMA store), one sub-tile of the staging's width at a time, the staging tiles in
-/// turn; the stores are not waited for, only their reads of a staging tile before it is
-/// written again (with two, the store before last: sub-tiles per tile are even, so a tile's
-/// first takes the tile its last but one did).
+/// and its part of each): stored from the registers (`_u`, [`store_direct`]), or through
+/// shared memory ([`staged_epilogue`]).
 #[device]
 fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
@@ -427,10 +459,39 @@ fn epilogue<T: GemmElem>(
     unit: &Unit,
     (t, staging): (Var<u32>, &[StagingTile<T>]),
 ) -> Result<(), HopperError> {
-    let bn = plan.cfg.tile.1;
     let rows = plan.cfg.consumer_rows();
     // Consumer c's rows of the tile; ping-pong, the tile is c's own.
     let row0 = if plan.cfg.pingpong { 0 } else { c * rows };
+    if plan.cfg.direct_store > 0 {
+        let tile = DirectTile {
+            d: out.d,
+            extents: (unit.m_end, out.extents.1),
+            origin: (unit.m0 + row0, unit.n0),
+        };
+        store_direct(plan, acc, &tile, t);
+        Ok(())
+    } else {
+        staged_epilogue(plan, c, acc, out, unit, (t, staging), row0)
+    }
+}
+
+/// The epilogue through shared memory (`row0`: consumer `c`'s first row of the tile):
+/// registers -> shared (`stmatrix`, or single stores for a swapped tile) -> global (TMA store),
+/// one sub-tile of the staging's width at a time, the staging tiles in turn; the stores are not
+/// waited for, only their reads of a staging tile before it is written again (with two, the
+/// store before last: sub-tiles per tile are even, so a tile's first takes the tile its last
+/// but one did).
+#[device]
+fn staged_epilogue<T: GemmElem>(
+    plan: &HopperPlan,
+    c: u32,
+    acc: &Fragment<f32>,
+    out: &Output<T>,
+    unit: &Unit,
+    (t, staging): (Var<u32>, &[StagingTile<T>]),
+    row0: u32,
+) -> Result<(), HopperError> {
+    let bn = plan.cfg.tile.1;
     let epi = plan.cfg.epilogue_cols();
     let turns = staging.len() as u32;
     for j in 0..bn / epi {
@@ -498,9 +559,10 @@ fn staging_partition<T: GemmElem>(
 }
 
 /// The warp-specialized GEMM of `plan` for elements `T` (f16 or bf16): `D = A * B^T`, f32
-/// accumulation. Parameters: `(a_map, b_map, d_map, m, n, k, order, sk_tiles, sk_blocks,
+/// accumulation. Parameters: `(a_map, b_map, d_map, d, m, n, k, order, sk_tiles, sk_blocks,
 /// workspace)`: tensor maps of A (`m x k`), B (`n x k`) and D (`m x n`; swapped, D's transposed)
-/// from the plan's TMA copies, the extents, the Hilbert tile order (read only with
+/// from the plan's TMA copies, D's address (which only a configuration that stores D from the
+/// registers, `_u`, writes through; the map's buffer), the extents, the Hilbert tile order (read only with
 /// `Raster::Hilbert`; any buffer otherwise), the stream-K split
 /// ([`dsl_core::pipeline::StreamKSplit`]: `sk_blocks` no more than the grid's clusters, nor
 /// than the split's k-tiles) and its workspace ([`super::fixup`]: zeroed before the first
@@ -513,6 +575,7 @@ pub fn hopper_ws<T: GemmElem>(
     a_map: TensorMap,
     b_map: TensorMap,
     d_map: TensorMap,
+    d: GlobalPtr<T>,
     m: Var<u32>,
     n: Var<u32>,
     k: Var<u32>,
@@ -545,13 +608,15 @@ pub fn hopper_ws<T: GemmElem>(
         kb,
         "empty",
         cfg.stages,
-        cfg.stage_consumers() * cluster.size(),
+        cfg.stage_consumers() * cfg.ring_sharers(),
     );
     let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
     if thread_idx_x().eq_(0u32) {
         prefetch_tensor_map(&a_map);
         prefetch_tensor_map(&b_map);
-        prefetch_tensor_map(&d_map);
+        if cfg.direct_store == 0 {
+            prefetch_tensor_map(&d_map);
+        }
         full.init();
         empty.init();
         init_if_any(b_full.as_ref());
@@ -570,9 +635,15 @@ pub fn hopper_ws<T: GemmElem>(
     launch_dependent_grids();
 
     // ---- The walk: cluster tiles of (cluster.x * bm, cluster.y * bn) ----
-    let tiles_m = (m + (bm - 1)) / bm;
     let tiles_n = (n + (bn - 1)) / bn;
     let k_tiles = (k + (bk - 1)) / bk;
+    // The last wave's rows shared out: its units along M are whole tiles and pieces.
+    let (tiles_m, rows) = if cfg.row_split {
+        let (full, piece, units) = row_split_on_device(m, bm, grid_dim_x());
+        (units, Some((full, piece)))
+    } else {
+        ((m + (bm - 1)) / bm, None)
+    };
     let walk = Walk {
         cluster_tiles: (
             (tiles_m + (cluster.x - 1)) / cluster.x,
@@ -582,6 +653,8 @@ pub fn hopper_ws<T: GemmElem>(
         sk_tiles,
         sk_blocks,
         order,
+        m,
+        rows,
     };
 
     // ---- Roles ----
@@ -596,6 +669,8 @@ pub fn hopper_ws<T: GemmElem>(
     let output = Output {
         staging: out,
         d_map: &d_map,
+        d,
+        extents: (m, n),
         partials: Partials::new(workspace, cfg),
     };
     if wg.eq_(0u32) {

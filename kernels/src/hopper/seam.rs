@@ -56,7 +56,8 @@ impl GemmProgram for HopperWs {
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
          tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
          _vlfn; for K up to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p_l0_vfnf where B \
-         is one tile 256 wide); else the tile whose waves cost least)"
+         is one tile 256 wide, 64x256x64s6_f1_e128_r4_p_l0_vnnf for its K of 256 past the L2); \
+         else the tile whose waves cost least)"
     }
 
     fn runs_on(&self, target: Target) -> bool {
@@ -204,8 +205,20 @@ impl HopperWs {
         // input set, the shared pair trailed this by 1-2% (81920: 1.040 and 1.021 against 1.049
         // and 1.049; f16 1.040 / 1.027 against 1.045 / 1.053; 40960: 1.148 / 1.134 against
         // 1.159 / 1.156): not adopted.
+        // Four k-tiles whose A and D pass the L2 (81920 x 256 x 256 on): six stages and no
+        // hint for A. With a D per input set and rounds in shuffled orders, as the suites
+        // time them, in three runs on the H200 at 81920 x 256 x 256: 1.062-1.079 of cuBLAS
+        // (f16 1.065-1.076) against 1.042-1.055 (1.042-1.051); at 163840 x 256 x 256 1.031-1.038
+        // against 0.992-1.003. Where they fit it (40960: 1.086-1.094 against 1.152-1.157), and
+        // for two k-tiles (163840 x 256 x 128: 1.002 against 1.058), A evict-first and eight
+        // stages stay ahead. Stored from the registers (`_u16`, 1.039-1.051 at 81920), the last
+        // wave cut into pieces (`_b`, 1.032-1.051), or in 2-block clusters multicasting B
+        // (0.973-1.004), they were behind.
         if k <= 512 && m > 128 {
-            let spec = if n == 256 && k <= 256 {
+            let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
+            let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
+                "64x256x64s6_f1_e128_r4_p_l0_vnnf"
+            } else if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
                 "128x256x64s4_e128"
@@ -372,6 +385,7 @@ impl ProgramPlan for HopperGemm {
             map(ka, a_desc),
             map(kb, b_desc),
             map(GemmOperand::D, d_desc),
+            D,
             U32(km),
             U32(kn),
             K,
@@ -534,7 +548,7 @@ mod tests {
         );
         // 512 tiles: whole, no workspace.
         assert_eq!(l.workspace, 1);
-        assert_eq!(l.args[7..9], [GemmArg::U32(0), GemmArg::U32(0)]);
+        assert_eq!(l.args[8..10], [GemmArg::U32(0), GemmArg::U32(0)]);
         let decode = plan(&problem(16, 4096, 4096), Target::Sm90a).unwrap();
         let h = decode.downcast_ref::<HopperGemm>().unwrap();
         assert_eq!(h.cfg.to_string(), "64x16x128s11_f1_vfln_t");
@@ -551,10 +565,10 @@ mod tests {
             GemmArg::TensorMap { operand: GemmOperand::D, descriptor }
                 if descriptor.global_dims == [4096, 16] && descriptor.global_strides_bytes == [4096 * 2]
         ));
-        assert_eq!(l.args[3..5], [GemmArg::U32(4096), GemmArg::U32(16)]);
+        assert_eq!(l.args[4..6], [GemmArg::U32(4096), GemmArg::U32(16)]);
         // 64 weight tiles of 32 k-tiles, shared by all 132 SMs; no launch after.
         assert_eq!((l.grid, l.block), ((132, 1, 1), (256, 1, 1)));
-        assert_eq!(l.args[7..9], [GemmArg::U32(64), GemmArg::U32(132)]);
+        assert_eq!(l.args[8..10], [GemmArg::U32(64), GemmArg::U32(132)]);
         assert_eq!(
             l.workspace,
             u64::from(super::super::fixup::FLAG_WORDS) + 132 * 64 * 16
@@ -587,7 +601,8 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s6_f1_e128_r4_p_l0_vnnf");
+        assert_eq!(cfg(40960, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");

@@ -1,0 +1,440 @@
+//! D stored from the registers (`_u{B}`): the epilogue without a staging tile. Each consumer
+//! thread rounds its accumulators to 16-bit pairs and stores them with `st.global`, `B` bytes
+//! (4, 8 or 16) per store, so that the shared memory a staging tile took holds more stages, and
+//! no consumer waits for a TMA store to have read its tile (ncu's reading of the short K at
+//! 81920 x 256 x 256: each such wait is a wait on D's writes to drain).
+//!
+//! A `wgmma` accumulator row is spread over a quad of lanes: lane `q` holds columns `2q` and
+//! `2q + 1` of every block of 8 columns (CuTe's `SM90` C layout; [`direct_stores`] checks it
+//! for each plan). Stored as it is held, each store is 4 bytes and a warp's store covers half
+//! sectors. For wider stores the quad first exchanges its pairs ([`quad_exchange`]): with
+//! `w = B / 4` blocks per store, lane `q` ends up with block `q % w` of each group of `w` and
+//! its pairs `(q / w) * w ..`, `w` contiguous pairs, and the quad's four stores cover `4 B`
+//! contiguous bytes of the row: whole 32-byte sectors for 8 and 16.
+//!
+//! ```
+//! use kernels::hopper::direct::{quad_exchange, QuadLanes};
+//! // Four lanes in lockstep on the host: lane q's slot s starts as (block s, pair q).
+//! struct Host;
+//! impl QuadLanes for Host {
+//!     type Value = [(u32, u32); 4];
+//!     type Bit = [bool; 4];
+//!     fn bit(&self, i: u32) -> [bool; 4] {
+//!         std::array::from_fn(|q| q & (1 << i) != 0)
+//!     }
+//!     fn select(&self, b: [bool; 4], one: Self::Value, zero: Self::Value) -> Self::Value {
+//!         std::array::from_fn(|q| if b[q] { one[q] } else { zero[q] })
+//!     }
+//!     fn exchange(&mut self, v: Self::Value, mask: u32) -> Self::Value {
+//!         std::array::from_fn(|q| v[q ^ mask as usize])
+//!     }
+//! }
+//! let mut slots: Vec<[(u32, u32); 4]> = (0..4).map(|s| std::array::from_fn(|q| (s, q as u32))).collect();
+//! quad_exchange(&mut Host, &mut slots);
+//! // Lane 2 holds all four pairs of block 2: 16 contiguous bytes.
+//! assert_eq!(slots.iter().map(|v| v[2]).collect::<Vec<_>>(), [(2, 0), (2, 1), (2, 2), (2, 3)]);
+//! ```
+
+use dsl_core::atom::tma::CacheHint;
+use dsl_core::ir::op::StCache;
+use dsl_core::kernel::*;
+use dsl_core::layout::{IntTuple, Layout, LayoutError};
+use dsl_core::tensor::Fragment;
+use dsl_core::tiled::{TiledMma, View};
+
+use super::config::{HopperPlan, PlanError};
+use crate::gemm::GemmElem;
+
+/// One store of a consumer thread's part of D: `w` blocks of 8 columns of one row, `w` the
+/// store's bytes over 4.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectStore {
+    /// The row, from the thread's first (`16 * warp + lane / 4` of the consumer's tile).
+    pub row: u32,
+    /// The first block's first column in the consumer's tile.
+    pub col: u32,
+    /// The accumulator pair (registers `2p` and `2p + 1`) each lane holds of the store's
+    /// blocks before the exchange: slot `s` is block `col / 8 + s`.
+    pub pairs: Vec<u32>,
+}
+
+/// The stores of `bytes` each (4, 8 or 16) that write a consumer's accumulators `frag_c` of
+/// `mma` over its `rows x bn` tile, rows in order, then columns. An error where the
+/// accumulators are not held as [`quad_exchange`] takes them: value pairs side by side in a
+/// row, thread `t`'s at row `16 * (t / 32) + (t % 32) / 4` and column `2 * (t % 4)` from thread
+/// 0's.
+pub fn direct_stores(
+    mma: &TiledMma,
+    frag_c: &Layout,
+    (rows, bn): (i64, i64),
+    bytes: u32,
+) -> Result<Vec<DirectStore>, PlanError> {
+    let view = View::from(Layout::new(
+        IntTuple::ints(&[rows, bn]),
+        IntTuple::ints(&[bn, 1]),
+    )?);
+    let regs = frag_c.cosize() as usize;
+    // Register -> (row, column) of thread t's accumulators.
+    let at = |t: i64| -> Result<Vec<Option<(i64, i64)>>, LayoutError> {
+        let part = mma.get_slice(t)?.partition_c(&view)?;
+        let mut at = vec![None; regs];
+        for i in 0..frag_c.size() {
+            let off = part.base + part.layout.eval(i)?;
+            at[frag_c.eval(i)? as usize] = Some((off / bn, off % bn));
+        }
+        Ok(at)
+    };
+    let bad = |why: String| PlanError::Config(format!("D stored from the registers (_u): {why}"));
+    let first = at(0)?;
+    for t in 1..mma.size() {
+        let (dr, dc) = (16 * (t / 32) + (t % 32) / 4, 2 * (t % 4));
+        for (r, (mine, zero)) in at(t)?.iter().zip(&first).enumerate() {
+            if *mine != zero.map(|(row, col)| (row + dr, col + dc)) {
+                return Err(bad(format!(
+                    "thread {t}'s accumulator {r} is at {mine:?}, not thread 0's {zero:?} moved \
+                     by ({dr}, {dc})"
+                )));
+            }
+        }
+    }
+    // (row, block) -> the pair thread 0 holds there.
+    let mut pair_at = std::collections::BTreeMap::new();
+    for p in 0..regs / 2 {
+        match (first[2 * p], first[2 * p + 1]) {
+            (Some((r, c)), Some(next)) if c % 8 == 0 && next == (r, c + 1) => {
+                pair_at.insert((r, c / 8), p as u32);
+            }
+            other => {
+                return Err(bad(format!(
+                    "accumulators {} and {} are at {other:?}, not a pair at a block's start",
+                    2 * p,
+                    2 * p + 1
+                )))
+            }
+        }
+    }
+    let w = i64::from(bytes / 4);
+    let mut stores = Vec::new();
+    let rows_held: std::collections::BTreeSet<i64> = pair_at.keys().map(|(r, _)| *r).collect();
+    for row in rows_held {
+        for g in 0..bn / 8 / w {
+            let pairs = (0..w)
+                .map(|s| pair_at.get(&(row, g * w + s)).copied())
+                .collect::<Option<Vec<u32>>>()
+                .ok_or_else(|| {
+                    bad(format!(
+                        "row {row} lacks a block of columns {}..",
+                        g * w * 8
+                    ))
+                })?;
+            stores.push(DirectStore {
+                row: row as u32,
+                col: (g * w * 8) as u32,
+                pairs,
+            });
+        }
+    }
+    Ok(stores)
+}
+
+/// The four lanes of a quad as the exchange sees them: values one per lane, the lane's own
+/// index bits, a lane-wise select and the value of the lane whose index differs by `mask`. A
+/// device thread is one lane ([`DeviceQuad`]); a host model can be all four at once.
+pub trait QuadLanes {
+    /// A value (one per lane).
+    type Value: Copy;
+    /// A condition (one per lane).
+    type Bit: Copy;
+    /// Bit `i` of the lane's index in its quad.
+    fn bit(&self, i: u32) -> Self::Bit;
+    /// `one` where `b` holds, else `zero`.
+    fn select(&self, b: Self::Bit, one: Self::Value, zero: Self::Value) -> Self::Value;
+    /// The value `v` of the lane `lane ^ mask`.
+    fn exchange(&mut self, v: Self::Value, mask: u32) -> Self::Value;
+}
+
+/// Transposes `slots` (`w` of them, 1, 2 or 4: lane `q`'s pair `q` of blocks `0..w`) within
+/// each group of `w` lanes of the quad, one butterfly step per bit of `w`: at step `i` a lane
+/// gives the partner across bit `i` the slot whose bit `i` is not its own and takes that
+/// partner's in its place. After, lane `q` holds block `q % w`, its pairs `(q / w) * w + s` in
+/// slot `s`.
+pub fn quad_exchange<L: QuadLanes>(lanes: &mut L, slots: &mut [L::Value]) {
+    let w = slots.len();
+    for i in 0..w.trailing_zeros() {
+        let bit = 1usize << i;
+        let mine = lanes.bit(i);
+        for s in (0..w).filter(|s| s & bit == 0) {
+            let (lo, hi) = (slots[s], slots[s | bit]);
+            let give = lanes.select(mine, lo, hi);
+            let got = lanes.exchange(give, bit as u32);
+            slots[s] = lanes.select(mine, got, lo);
+            slots[s | bit] = lanes.select(mine, hi, got);
+        }
+    }
+}
+
+/// A device thread as its quad's lane `q` (`shfl.sync.bfly` and `selp`).
+pub struct DeviceQuad {
+    bits: [Var<bool>; 2],
+}
+
+impl DeviceQuad {
+    /// Lane `lane % 4` of its quad.
+    pub fn new(lane: Var<u32>) -> DeviceQuad {
+        DeviceQuad {
+            bits: [(lane & 1u32).ne_(0u32), (lane & 2u32).ne_(0u32)],
+        }
+    }
+}
+
+impl QuadLanes for DeviceQuad {
+    type Value = Var<u32>;
+    type Bit = Var<bool>;
+    fn bit(&self, i: u32) -> Var<bool> {
+        self.bits[i as usize]
+    }
+    fn select(&self, b: Var<bool>, one: Var<u32>, zero: Var<u32>) -> Var<u32> {
+        select(b, one, zero)
+    }
+    fn exchange(&mut self, v: Var<u32>, mask: u32) -> Var<u32> {
+        shfl_xor(v, mask)
+    }
+}
+
+/// The first column of lane `q`'s store in a group of `w` blocks of 8 after
+/// [`quad_exchange`]: block `q % w`, from pair `(q / w) * w`.
+pub fn lane_column(w: u32, q: u32) -> u32 {
+    8 * (q % w) + 2 * w * (q / w)
+}
+
+/// Where a consumer's tile of D is: D (row-major, `n` columns), the row the tile's output ends
+/// before (M, or the end of a piece of rows: [`super::row_split`]) and the tile's first row and
+/// column.
+pub struct DirectTile<T> {
+    /// D's first element.
+    pub d: GlobalPtr<T>,
+    /// `(the row the output ends before, n)`.
+    pub extents: (Var<u32>, Var<u32>),
+    /// The consumer tile's origin in D.
+    pub origin: (Var<u32>, Var<u32>),
+}
+
+/// Consumer thread `t`'s part of the epilogue: its accumulators `acc` rounded to `T`, exchanged
+/// in its quad and stored to `tile` as [`HopperPlan::direct`] lists, each store `_u`'s bytes.
+/// A tile inside D is stored without predicates; one that crosses D's edge stores where each
+/// row and block of 8 columns exists (N is a multiple of 8: a store's columns are all in or all
+/// out). With `_v..f`, the stores are streaming (`st.global.cs`).
+pub fn store_direct<T: GemmElem>(
+    plan: &HopperPlan,
+    acc: &Fragment<f32>,
+    tile: &DirectTile<T>,
+    t: Var<u32>,
+) {
+    let cfg = &plan.cfg;
+    let w = cfg.direct_store / 4;
+    let bf16 = T::TY == dsl_core::ir::Type::BF16;
+    let lane = t & 31u32;
+    let q = lane & 3u32;
+    let mut quad = DeviceQuad::new(q);
+    // Round and exchange every store's pairs first: both paths below store the same registers.
+    let values: Vec<Vec<Var<u32>>> = plan
+        .direct
+        .iter()
+        .map(|s| {
+            let mut slots: Vec<Var<u32>> = s
+                .pairs
+                .iter()
+                .map(|&p| {
+                    let (lo, hi) = (acc.regs[2 * p as usize], acc.regs[2 * p as usize + 1]);
+                    pack_pair_bits(bf16, lo, hi)
+                })
+                .collect();
+            quad_exchange(&mut quad, &mut slots);
+            slots
+        })
+        .collect();
+    let (m, n) = tile.extents;
+    let (row0, col0) = tile.origin;
+    let row = row0 + (t >> 5u32) * 16u32 + (lane >> 2u32);
+    // Lane q's columns: block q % w of each group, pairs from (q / w) * w.
+    // (lane_column's arithmetic, on the device: w is a power of 2.)
+    let lane_col = (q & (w - 1)) * 8u32 + (q >> w.trailing_zeros()) * (2 * w);
+    let col = col0 + lane_col;
+    let base = tile.d + row.cast::<u64>() * n.cast::<u64>() + col;
+    let cache = (cfg.cache_hints[2] == Some(CacheHint::EvictFirst)).then_some(StCache::Cs);
+    let rows_of: Vec<u32> = {
+        let mut r: Vec<u32> = plan.direct.iter().map(|s| s.row).collect();
+        r.dedup();
+        r
+    };
+    // One row pointer per row the thread holds (0, 8; 64, 72 for 128 rows).
+    let row_ptr: Vec<GlobalPtr<T>> = rows_of
+        .iter()
+        .map(|&r| if r == 0 { base } else { base + n * r })
+        .collect();
+    let ptr_of = |s: &DirectStore| {
+        let i = rows_of
+            .iter()
+            .position(|&r| r == s.row)
+            .expect("listed above");
+        row_ptr[i] + s.col
+    };
+    let store = |s: &DirectStore, v: &[Var<u32>]| {
+        let p = ptr_of(s).cast::<u32>();
+        match (v, cache) {
+            ([a], None) => p.store_vec([*a]),
+            ([a], Some(c)) => p.store_vec_cached([*a], c),
+            ([a, b], None) => p.store_vec([*a, *b]),
+            ([a, b], Some(c)) => p.store_vec_cached([*a, *b], c),
+            ([a, b, c2, d], None) => p.store_vec([*a, *b, *c2, *d]),
+            ([a, b, c2, d], Some(c)) => p.store_vec_cached([*a, *b, *c2, *d], c),
+            _ => unreachable!("a store is 1, 2 or 4 words (HopperConfig::check)"),
+        }
+    };
+    let (rows, bn) = (cfg.consumer_rows(), cfg.tile.1);
+    let whole = (row0 + rows).le(m) & (col0 + bn).le(n);
+    whole.if_else(|arm| match arm {
+        Arm::Then => {
+            for (s, v) in plan.direct.iter().zip(&values) {
+                store(s, v);
+            }
+        }
+        Arm::Else => {
+            for (s, v) in plan.direct.iter().zip(&values) {
+                let inside = (row + s.row).lt(m) & (col + s.col).lt(n);
+                inside.if_(|_| store(s, v));
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gemm::GemmDtype;
+    use crate::hopper::HopperConfig;
+
+    /// The four lanes of a quad in lockstep, each value tagged with where it started.
+    struct Host;
+    impl QuadLanes for Host {
+        type Value = [(u32, u32); 4];
+        type Bit = [bool; 4];
+        fn bit(&self, i: u32) -> [bool; 4] {
+            std::array::from_fn(|q| q & (1 << i) != 0)
+        }
+        fn select(&self, b: [bool; 4], one: Self::Value, zero: Self::Value) -> Self::Value {
+            std::array::from_fn(|q| if b[q] { one[q] } else { zero[q] })
+        }
+        fn exchange(&mut self, v: Self::Value, mask: u32) -> Self::Value {
+            std::array::from_fn(|q| v[q ^ mask as usize])
+        }
+    }
+
+    /// After the exchange lane `q` holds block `q % w`, pairs `(q / w) * w ..` in order: the
+    /// columns `lane_column` names, contiguous.
+    #[test]
+    fn the_exchange_gives_each_lane_contiguous_pairs_of_one_block() {
+        for w in [1u32, 2, 4] {
+            // Slot s of lane q: (block s, pair q).
+            let mut slots: Vec<[(u32, u32); 4]> = (0..w)
+                .map(|s| std::array::from_fn(|q| (s, q as u32)))
+                .collect();
+            quad_exchange(&mut Host, &mut slots);
+            for q in 0..4u32 {
+                let got: Vec<(u32, u32)> = slots.iter().map(|v| v[q as usize]).collect();
+                let want: Vec<(u32, u32)> = (0..w).map(|s| (q % w, (q / w) * w + s)).collect();
+                assert_eq!(got, want, "w {w}, lane {q}");
+                // Block q % w's columns from 2 * its first pair.
+                let (block, pair) = want[0];
+                assert_eq!(lane_column(w, q), 8 * block + 2 * pair, "w {w}, lane {q}");
+            }
+        }
+    }
+
+    /// Every element of a consumer's tile is stored once, from the accumulator CuTe's
+    /// partition puts there: the stores of `direct_stores`, the exchange and `lane_column`
+    /// simulated for all 128 threads, against `partition_C` of each thread.
+    #[test]
+    fn the_stores_write_each_element_once_from_its_accumulator() {
+        for spec in [
+            "64x256x64s12_f1_r4_p_u16",
+            "64x256x64s12_f1_r4_p_u8",
+            "64x256x64s12_f1_r4_p_u4",
+            "128x128x64s6_p_u16",
+            "128x256x64s4_u8",
+            "128x48x64s8_u8",
+        ] {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
+            let (rows, bn) = (cfg.consumer_rows() as i64, cfg.tile.1 as i64);
+            let w = cfg.direct_store / 4;
+            // Where CuTe puts thread t's register r.
+            let view = View::from(
+                Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1])).unwrap(),
+            );
+            let mut home = std::collections::HashMap::new();
+            for t in 0..128 {
+                let part = plan.mma.get_slice(t).unwrap().partition_c(&view).unwrap();
+                for i in 0..plan.frag_c.size() {
+                    let off = part.base + part.layout.eval(i).unwrap();
+                    let r = plan.frag_c.eval(i).unwrap() as u32;
+                    home.insert((t as u32, r), (off / bn, off % bn));
+                }
+            }
+            let mut written = vec![0u32; (rows * bn) as usize];
+            for warp_quad in 0..32u32 {
+                // The quad's lanes, threads 4 * warp_quad + q.
+                let t0 = 4 * warp_quad;
+                for s in &plan.direct {
+                    let mut slots: Vec<[(u32, u32); 4]> = s
+                        .pairs
+                        .iter()
+                        .map(|&p| std::array::from_fn(|q| (t0 + q as u32, p)))
+                        .collect();
+                    quad_exchange(&mut Host, &mut slots);
+                    for q in 0..4u32 {
+                        let t = t0 + q;
+                        let row = 16 * (t / 32) + (t % 32) / 4 + s.row;
+                        let col = s.col + lane_column(w, q);
+                        for (k, v) in slots.iter().enumerate() {
+                            let (from, pair) = v[q as usize];
+                            for e in 0..2u32 {
+                                let at = (row as i64, (col + 2 * k as u32 + e) as i64);
+                                assert_eq!(home[&(from, 2 * pair + e)], at, "{spec}: thread {t}");
+                                written[(at.0 * bn + at.1) as usize] += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(written.iter().all(|&n| n == 1), "{spec}");
+        }
+    }
+
+    /// `_u` spells, refuses what has a staging tile or a width the quads cannot make, and
+    /// takes the staging's shared memory off.
+    #[test]
+    fn direct_stores_spell_and_free_the_staging() {
+        let cfg: HopperConfig = "64x256x64s12_f1_r4_p_l0_vfnf_u16".parse().unwrap();
+        assert_eq!(cfg.to_string(), "64x256x64s12_f1_r4_p_l0_vfnf_u16");
+        assert_eq!(cfg.staging_tiles(), 0);
+        assert_eq!(cfg.smem_bytes(), (12 * 64 + 4 * 256) * 64 * 2);
+        let staged: HopperConfig = "64x256x64s8_f1_e128_r4_p_l0_vfnf".parse().unwrap();
+        assert_eq!(
+            staged.smem_bytes() - 8 * 64 * 64 * 2,
+            cfg.smem_bytes() - 12 * 64 * 64 * 2 + 2 * 64 * 128 * 2
+        );
+        for (spec, why) in [
+            ("64x256x64s8_r4_p_u2", "4, 8 or 16 bytes"),
+            ("64x256x64s8_e128_r4_p_u16", "no _t, _eE, _d2 or _o"),
+            ("64x256x64s8_r4_p_o_u16", "no _t, _eE, _d2 or _o"),
+            ("128x64x64s8_u16_t", "no _t, _eE, _d2 or _o"),
+            ("128x48x64s8_u16", "a multiple of 32"),
+            ("64x256x64s8_r4_p_vnnl_u16", "D's hint f"),
+            ("64x256x64s8_r4_p_ux", "_u takes the bytes"),
+        ] {
+            let e = spec.parse::<HopperConfig>().unwrap_err();
+            assert!(e.contains(why), "{spec}: {e}");
+        }
+    }
+}
