@@ -37,7 +37,8 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_d2][_rR][_p][_o][_lB][_vABD][_w][_t]: the block tile \
+        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_d2][_rR][_p][_o][_lB][_vABD][_w][_uB][_b][_t]: the block \
+         tile \
          (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, \
          of 16 above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
@@ -49,8 +50,9 @@ impl GemmProgram for HopperWs {
          tile in turns (_o), the loads' L2 promotion (_lB: 0, 64, 128 or 256 bytes, default \
          128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
          normal, f evict first, l evict last), the stream-K region walked after the whole \
-         tiles, not before (_w), A and B swapped (_t: the weights of a decode step fill the \
-         tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
+         tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
+         no staging tile), the last wave's rows cut into one piece per block (_b: with _rR, _p \
+         and _uB), A and B swapped (_t: the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
          (for M up to 64, 64x{16..64}x128_f1_vfln_t \
          where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
