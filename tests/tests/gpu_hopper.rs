@@ -29,6 +29,16 @@ struct Compiled {
 
 fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
     let kernel = hopper_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{cfg}: {e}"));
+    compile_kernel(jit, cfg, dtype, kernel)
+}
+
+/// [`compile`] of a kernel already generated for `cfg` (its diagnostic build, say).
+fn compile_kernel(
+    jit: &Jit,
+    cfg: HopperConfig,
+    dtype: GemmDtype,
+    kernel: dsl_core::ir::Kernel,
+) -> Compiled {
     let ptx = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
     let f = jit
         .load(&ptx)
@@ -578,8 +588,15 @@ fn levers() -> Vec<Lever> {
 
 /// `RUTE_LEVER_SHAPES`: comma-separated `MxNxK` (default the three squares).
 fn lever_shapes() -> Vec<(usize, usize, usize)> {
-    let spec = std::env::var("RUTE_LEVER_SHAPES")
-        .unwrap_or_else(|_| "4096x4096x4096,6144x6144x6144,8192x8192x8192".into());
+    shapes_from_env(
+        "RUTE_LEVER_SHAPES",
+        "4096x4096x4096,6144x6144x6144,8192x8192x8192",
+    )
+}
+
+/// The comma-separated `MxNxK` shapes of the environment variable `var`, else of `default`.
+fn shapes_from_env(var: &str, default: &str) -> Vec<(usize, usize, usize)> {
+    let spec = std::env::var(var).unwrap_or_else(|_| default.into());
     spec.split(',')
         .map(|s| {
             let d: Vec<usize> = s
@@ -914,4 +931,96 @@ fn square_raster_sweep() {
             "128x256x64s3_h",
         ],
     );
+}
+
+/// Where a launch's time goes, block by block ([`kernels::hopper::trace`]): the diagnostic
+/// build of each configuration of `RUTE_TRACE_CONFIGS` (default: the short K's default at
+/// 81920 x 256 x 256) at each shape of `RUTE_TRACE_SHAPES` (default 81920x256x256 and
+/// 8448x256x256, one tile per block), bf16, checked against cuBLAS, then launched on input
+/// sets in turn (each past L2 by its turn) and the last launch's stamps read back. Prints, per
+/// phase, the blocks' earliest, median and latest time after the first block's start, in
+/// microseconds; fails where a block missed a phase or stamped them out of order.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn trace_of_the_phases() {
+    use kernels::hopper::trace::{Phase, PhaseTimes, WORDS_PER_BLOCK};
+    let jit = jit();
+    let blas = CublasRef::new(&jit).unwrap();
+    let configs = std::env::var("RUTE_TRACE_CONFIGS")
+        .unwrap_or_else(|_| "64x256x64s6_f1_e128_r4_p_l0_vnnf".into());
+    let shapes = shapes_from_env("RUTE_TRACE_SHAPES", "81920x256x256,8448x256x256");
+    for spec in configs.split(',') {
+        let cfg: HopperConfig = spec.parse().unwrap_or_else(|e| panic!("{e}"));
+        let kernel = kernels::hopper::traced_kernel(cfg, GemmDtype::Bf16).unwrap();
+        let c = compile_kernel(&jit, cfg, GemmDtype::Bf16, kernel);
+        for &shape in &shapes {
+            let (l, order, _) = prepare(&jit, &c, shape, None);
+            assert_eq!(
+                l.split.sk_tiles, 0,
+                "{spec}: a traced launch is data-parallel"
+            );
+            let blocks = l.grid.0 as usize;
+            let mut ws = jit
+                .alloc_zeros::<f32>(blocks * WORDS_PER_BLOCK * 2)
+                .unwrap();
+            let mut bench = Bench::<half::bf16>::new(&jit, &blas, shape);
+            bench.check(&c, spec, (&l, &order, &mut ws));
+            for _ in 0..3 {
+                for Set { a, b, d } in bench.sets.iter_mut() {
+                    run(&jit, &c, shape, a, b, d, &order, (&l, &mut ws));
+                }
+            }
+            let words: Vec<u64> = jit
+                .download(&ws)
+                .unwrap()
+                .chunks_exact(2)
+                .map(|w| u64::from(w[0].to_bits()) | (u64::from(w[1].to_bits()) << 32))
+                .collect();
+            let times = PhaseTimes::of_blocks(&words);
+            let start = times.iter().map(|t| t.ns(Phase::Entry)).min().unwrap();
+            let ordered = [
+                Phase::Entry,
+                Phase::Ready,
+                Phase::ConsumerStart,
+                Phase::FirstMainLoop,
+                Phase::FirstEpilogue,
+                Phase::Consumer0Done,
+            ];
+            for (b, t) in times.iter().enumerate() {
+                for w in ordered.windows(2) {
+                    assert!(
+                        t.ns(w[0]) > 0 && t.ns(w[0]) <= t.ns(w[1]),
+                        "{spec} {shape:?}: block {b} stamped {:?} at {} and {:?} at {}",
+                        w[0],
+                        t.ns(w[0]),
+                        w[1],
+                        t.ns(w[1])
+                    );
+                }
+                assert!(
+                    t.ns(Phase::ProducerDone) >= t.ns(Phase::Ready),
+                    "{spec}: block {b}"
+                );
+            }
+            println!("trace {spec} {shape:?}, {blocks} blocks: us after the first block's start (earliest / median / latest)");
+            for p in Phase::ALL {
+                let mut us: Vec<f64> = times
+                    .iter()
+                    .filter(|t| t.ns(p) > 0)
+                    .map(|t| (t.ns(p) - start) as f64 / 1e3)
+                    .collect();
+                if us.is_empty() {
+                    println!("| {p:?} | - | - | - |");
+                    continue;
+                }
+                us.sort_by(f64::total_cmp);
+                println!(
+                    "| {p:?} | {:.2} | {:.2} | {:.2} |",
+                    us[0],
+                    us[us.len() / 2],
+                    us[us.len() - 1]
+                );
+            }
+        }
+    }
 }

@@ -142,8 +142,8 @@ impl<T> SharedPtr<T> {
 }
 
 impl<T: DeviceType> GlobalPtr<T> {
-    /// `N` consecutive elements stored in one access with a cache operator: `.cs` (streaming)
-    /// for data the kernel does not read again, which the L2 evicts first.
+    /// [`GlobalPtr::store_vec`] with a cache operator, e.g. `.cs` (streaming) for data the
+    /// kernel does not read again, which the caches evict first.
     pub fn store_vec_cached<const N: usize>(self, vs: [Var<T>; N], cache: crate::ir::op::StCache) {
         super::context::emit(Memory::St {
             space: StateSpace::Global,

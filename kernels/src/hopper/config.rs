@@ -773,6 +773,9 @@ pub struct HopperPlan {
     /// With D stored from the registers (`_u`), a consumer thread's stores
     /// ([`super::direct::direct_stores`]); empty otherwise.
     pub direct: Vec<super::direct::DirectStore>,
+    /// Whether the kernel stamps its phases into the workspace ([`super::trace`]): false
+    /// except in [`super::traced_kernel`]'s diagnostic build.
+    pub trace: bool,
 }
 
 impl HopperPlan {
@@ -900,6 +903,7 @@ impl HopperPlan {
             r2s,
             retile_c,
             direct,
+            trace: false,
         })
     }
 

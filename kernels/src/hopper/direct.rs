@@ -13,26 +13,19 @@
 //! contiguous bytes of the row: whole 32-byte sectors for 8 and 16.
 //!
 //! ```
-//! use kernels::hopper::direct::{quad_exchange, QuadLanes};
-//! // Four lanes in lockstep on the host: lane q's slot s starts as (block s, pair q).
-//! struct Host;
-//! impl QuadLanes for Host {
-//!     type Value = [(u32, u32); 4];
-//!     type Bit = [bool; 4];
-//!     fn bit(&self, i: u32) -> [bool; 4] {
-//!         std::array::from_fn(|q| q & (1 << i) != 0)
-//!     }
-//!     fn select(&self, b: [bool; 4], one: Self::Value, zero: Self::Value) -> Self::Value {
-//!         std::array::from_fn(|q| if b[q] { one[q] } else { zero[q] })
-//!     }
-//!     fn exchange(&mut self, v: Self::Value, mask: u32) -> Self::Value {
-//!         std::array::from_fn(|q| v[q ^ mask as usize])
-//!     }
-//! }
-//! let mut slots: Vec<[(u32, u32); 4]> = (0..4).map(|s| std::array::from_fn(|q| (s, q as u32))).collect();
-//! quad_exchange(&mut Host, &mut slots);
-//! // Lane 2 holds all four pairs of block 2: 16 contiguous bytes.
-//! assert_eq!(slots.iter().map(|v| v[2]).collect::<Vec<_>>(), [(2, 0), (2, 1), (2, 2), (2, 3)]);
+//! use kernels::gemm::GemmDtype;
+//! use kernels::hopper::direct::lane_column;
+//! use kernels::hopper::{HopperConfig, HopperPlan};
+//! let cfg: HopperConfig = "64x256x64s6_f1_r4_p_u16".parse().unwrap();
+//! let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
+//! // Two rows per thread (r and r + 8), each 256 columns in 16 stores of 4 blocks of 8.
+//! assert_eq!(plan.direct.len(), 16);
+//! let first = &plan.direct[0];
+//! assert_eq!((first.row, first.col), (0, 0));
+//! // The row's pairs of blocks 0..4 are accumulators (0, 1), (4, 5), (8, 9), (12, 13).
+//! assert_eq!(first.pairs, [0, 2, 4, 6]);
+//! // After the exchange lane 2 of a quad stores block 2: columns 16..24.
+//! assert_eq!(lane_column(4, 2), 16);
 //! ```
 
 use dsl_core::atom::tma::CacheHint;

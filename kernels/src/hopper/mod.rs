@@ -22,6 +22,7 @@ pub mod fixup;
 pub mod program;
 pub mod row_split;
 pub mod seam;
+pub mod trace;
 
 pub use config::{HopperConfig, HopperPlan, PlanError, CONSUMERS, REGISTERS};
 pub use fixup::workspace_elems;
@@ -223,7 +224,26 @@ pub fn configured_kernel(spec: &str, dtype: GemmDtype) -> Result<Kernel, String>
 
 /// The kernel of `cfg` for `dtype`, named [`entry_name`].
 pub fn hopper_kernel(cfg: HopperConfig, dtype: GemmDtype) -> Result<Kernel, HopperError> {
-    let plan = HopperPlan::new(cfg, dtype)?;
+    kernel_of(HopperPlan::new(cfg, dtype)?)
+}
+
+/// The diagnostic build of `cfg` for `dtype` that stamps each block's phases into the workspace
+/// ([`trace`]), named [`entry_name`] with `_traced`: for a data-parallel launch (no stream-K
+/// split, whose partial sums the workspace holds) with a workspace of
+/// [`trace::WORDS_PER_BLOCK`] `u64`s per block.
+pub fn traced_kernel(cfg: HopperConfig, dtype: GemmDtype) -> Result<Kernel, HopperError> {
+    let plan = HopperPlan {
+        trace: true,
+        ..HopperPlan::new(cfg, dtype)?
+    };
+    let mut k = kernel_of(plan)?;
+    k.name.push_str("_traced");
+    Ok(k)
+}
+
+/// The kernel of `plan`, named [`entry_name`].
+fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
+    let (cfg, dtype) = (plan.cfg, plan.dtype);
     let mut k = match dtype {
         GemmDtype::F16 => program::hopper_ws::<half::f16>(&plan)?,
         GemmDtype::Bf16 => program::hopper_ws::<half::bf16>(&plan)?,
@@ -268,6 +288,28 @@ mod tests {
                 "{spec}"
             );
             assert!(launch(&cfg, 4096, 4096, 4096, 132).programmatic, "{spec}");
+        }
+    }
+
+    /// Only the diagnostic build stamps the phases: once each, `%globaltimer` and `%clock64`
+    /// side by side, into the workspace.
+    #[test]
+    fn only_the_traced_build_stamps_its_phases() {
+        for spec in ["64x256x64s6_f1_e128_r4_p_l0_vnnf", "128x256x64s3"] {
+            let cfg: HopperConfig = spec.parse().unwrap();
+            let emit = |k: Kernel| codegen_ptx::emit(&k, Target::Sm90a).unwrap();
+            let plain = emit(hopper_kernel(cfg, GemmDtype::Bf16).unwrap());
+            let traced = emit(traced_kernel(cfg, GemmDtype::Bf16).unwrap());
+            assert!(!plain.contains("%globaltimer") && !plain.contains("%clock64"));
+            assert_eq!(
+                traced.matches("%globaltimer").count(),
+                trace::Phase::ALL.len()
+            );
+            assert_eq!(traced.matches("%clock64").count(), trace::Phase::ALL.len());
+            assert!(traced.contains(&format!("{}_traced", entry_name(&cfg, GemmDtype::Bf16))));
+            // It assembles without spills, as the build it traces does.
+            let report = codegen_ptx::ptxas::assemble(&traced, Target::Sm90a).unwrap();
+            assert_eq!(report.spill_store_bytes, 0, "{spec}: {}", report.log);
         }
     }
 

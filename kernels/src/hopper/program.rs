@@ -2,7 +2,8 @@
 //! shared memory, barriers, the tile walk, then the roles, each a short function: one TMA
 //! producer warp and two consumer warpgroups that share each stage's B tile (the seed's "two
 //! consumers share B"; a 64-row tile has one), with the epilogue through shared memory
-//! (`stmatrix`) and a TMA store that the producer does not wait for. The kernel is launched
+//! (`stmatrix`) and a TMA store that the producer does not wait for, or (`_u`) from the
+//! registers ([`super::direct`]). The kernel is launched
 //! programmatically: its setup runs while the stream's previous kernel finishes, and it touches
 //! global memory only after `griddepcontrol.wait`.
 //!
@@ -41,6 +42,7 @@ use super::config::{HopperPlan, REGISTERS};
 use super::direct::{store_direct, DirectTile};
 use super::fixup::{hand_over, Partials};
 use super::row_split::row_split_on_device;
+use super::trace::{Phase, Trace};
 use super::HopperError;
 use crate::gemm::GemmElem;
 
@@ -49,6 +51,7 @@ use Idx::{All, Dyn};
 /// What both roles walk: the stream-K walk ([`StreamKScheduler`]) over the grid of cluster
 /// tiles, the first `sk_tiles` of them (in the raster's order) shared out by k-tiles between
 /// the first `sk_blocks` clusters, the rest whole.
+///
 /// With the last wave's rows shared out (`_b`), `rows` is `(full, piece)`: the whole tiles
 /// along M, then pieces of `piece` rows ([`super::row_split`]); the walk's tiles along M are
 /// its units then.
@@ -75,12 +78,13 @@ struct Ring<'a, T> {
 }
 
 /// Where a consumer's output goes: its staging tile in shared memory and D's tensor map (or,
-/// stored from the registers, D itself and its extents); the stream-K partials on the way.
+/// stored from the registers, D itself and its row length `n`); the stream-K partials on the
+/// way.
 struct Output<'a, T> {
     staging: SharedPtr<T>,
     d_map: &'a TensorMap,
     d: GlobalPtr<T>,
-    extents: (Var<u32>, Var<u32>),
+    n: Var<u32>,
     partials: Partials,
 }
 
@@ -150,6 +154,7 @@ fn producer<T: GemmElem>(
     maps: (&TensorMap, &TensorMap),
     ring: &Ring<T>,
     walk: Walk,
+    trace: Trace,
 ) {
     RegisterBudget::Release(REGISTERS.0).apply();
     let cfg = &plan.cfg;
@@ -187,6 +192,7 @@ fn producer<T: GemmElem>(
             }
             tiles.next_unit();
         }
+        trace.mark_here(Phase::ProducerDone);
     }
 }
 
@@ -260,7 +266,7 @@ fn consumer<T: GemmElem>(
     c: u32,
     ring: &Ring<T>,
     out: &Output<T>,
-    walk: Walk,
+    (walk, trace): (Walk, Trace),
 ) -> Result<(), HopperError> {
     RegisterBudget::Claim(REGISTERS.1).apply();
     let cfg = &plan.cfg;
@@ -292,6 +298,10 @@ fn consumer<T: GemmElem>(
     if let Some(b_full) = ring.b_full {
         b_full.wait_at(0u32, 0u32);
     }
+    let first = trace.first_unit();
+    if c == 0 {
+        trace.mark(|| t.eq_(0u32), Phase::ConsumerStart);
+    }
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
     // Ping-pong, the block's units alternate between the consumers, and so do their main loops
@@ -318,8 +328,8 @@ fn consumer<T: GemmElem>(
         let unit = walk.unit(plan, &tiles);
         let (k_begin, k_end) = unit.k_tiles;
         // ---- Main loop: one stage per k-tile ----
-        // Frees a stage in every block of the cluster once its wgmma have read it (a multicast
-        // load may write it in all of them).
+        // Frees a stage once its wgmma have read it: where the cluster shares the ring, in
+        // every block of it (a multicast load may write the stage in all of them).
         let release = |stage: Var<u32>| {
             if cfg.ring_shared() {
                 if t.lt(cluster.size()) {
@@ -359,6 +369,9 @@ fn consumer<T: GemmElem>(
                 release(previous);
             }
         }
+        if c == 0 {
+            trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstMainLoop);
+        }
 
         if cfg.pingpong {
             // The other consumer's turn, if it has a unit; this tile's epilogue meanwhile; then
@@ -392,6 +405,10 @@ fn consumer<T: GemmElem>(
             }
             tiles.next_unit();
         }
+        if c == 0 {
+            trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstEpilogue);
+        }
+        first.done();
     }
     // The TMA stores have read their staging tiles (and written D) before the block exits.
     if plan.cfg.direct_store == 0 {
@@ -399,6 +416,8 @@ fn consumer<T: GemmElem>(
             bulk_wait_group(0);
         }
     }
+    let done = [Phase::Consumer0Done, Phase::Consumer1Done][c as usize];
+    trace.mark(|| t.eq_(0u32), done);
     Ok(())
 }
 
@@ -465,7 +484,7 @@ fn epilogue<T: GemmElem>(
     if plan.cfg.direct_store > 0 {
         let tile = DirectTile {
             d: out.d,
-            extents: (unit.m_end, out.extents.1),
+            extents: (unit.m_end, out.n),
             origin: (unit.m0 + row0, unit.n0),
         };
         store_direct(plan, acc, &tile, t);
@@ -561,9 +580,9 @@ fn staging_partition<T: GemmElem>(
 /// The warp-specialized GEMM of `plan` for elements `T` (f16 or bf16): `D = A * B^T`, f32
 /// accumulation. Parameters: `(a_map, b_map, d_map, d, m, n, k, order, sk_tiles, sk_blocks,
 /// workspace)`: tensor maps of A (`m x k`), B (`n x k`) and D (`m x n`; swapped, D's transposed)
-/// from the plan's TMA copies, D's address (which only a configuration that stores D from the
-/// registers, `_u`, writes through; the map's buffer), the extents, the Hilbert tile order (read only with
-/// `Raster::Hilbert`; any buffer otherwise), the stream-K split
+/// from the plan's TMA copies, D's address (the map's buffer, which only a configuration that
+/// stores D from the registers, `_u`, writes through), the extents, the Hilbert tile order (read
+/// only with `Raster::Hilbert`; any buffer otherwise), the stream-K split
 /// ([`dsl_core::pipeline::StreamKSplit`]: `sk_blocks` no more than the grid's clusters, nor
 /// than the split's k-tiles) and its workspace ([`super::fixup`]: zeroed before the first
 /// launch, [`super::workspace_elems`] f32 elements; any buffer without a split).
@@ -611,7 +630,10 @@ pub fn hopper_ws<T: GemmElem>(
         cfg.stage_consumers() * cfg.ring_sharers(),
     );
     let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
+    // The phases' timestamps, in a diagnostic build only (nothing otherwise).
+    let trace = Trace::new(plan.trace, workspace);
     if thread_idx_x().eq_(0u32) {
+        trace.mark_here(Phase::Entry);
         prefetch_tensor_map(&a_map);
         prefetch_tensor_map(&b_map);
         if cfg.direct_store == 0 {
@@ -632,6 +654,7 @@ pub fn hopper_ws<T: GemmElem>(
     // nothing touches global memory before that kernel is done. Once every block is here, the
     // next kernel may launch: its blocks take SMs as this one's leave (none fit beside one).
     wait_on_dependent_grids();
+    trace.mark(|| thread_idx_x().eq_(0u32), Phase::Ready);
     launch_dependent_grids();
 
     // ---- The walk: cluster tiles of (cluster.x * bm, cluster.y * bn) ----
@@ -670,17 +693,17 @@ pub fn hopper_ws<T: GemmElem>(
         staging: out,
         d_map: &d_map,
         d,
-        extents: (m, n),
+        n,
         partials: Partials::new(workspace, cfg),
     };
     if wg.eq_(0u32) {
-        producer(plan, (&a_map, &b_map), &ring, walk);
+        producer(plan, (&a_map, &b_map), &ring, walk, trace);
     } else if cfg.consumers() == 1 {
-        consumer(plan, 0, &ring, &output, walk)?;
+        consumer(plan, 0, &ring, &output, (walk, trace))?;
     } else if wg.eq_(1u32) {
-        consumer(plan, 0, &ring, &output, walk)?;
+        consumer(plan, 0, &ring, &output, (walk, trace))?;
     } else {
-        consumer(plan, 1, &ring, &output, walk)?;
+        consumer(plan, 1, &ring, &output, (walk, trace))?;
     }
     // No block leaves while another may still multicast into it or arrive on its barriers.
     if cluster.size() > 1 {
