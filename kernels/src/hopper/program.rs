@@ -467,8 +467,11 @@ fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> Shared
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`; `staging`, its staging tiles
-/// and its part of each): stored from the registers (`_u`, [`store_direct`]), or through
-/// shared memory ([`staged_epilogue`]).
+/// and its part of each): stored from the registers (`_u`, [`store_direct`]), or registers ->
+/// shared (`stmatrix`, or single stores for a swapped tile) -> global (TMA store), one sub-tile
+/// of the staging's width at a time, the staging tiles in turn; the stores are not waited for,
+/// only their reads of a staging tile before it is written again (with two, the store before
+/// last: sub-tiles per tile are even, so a tile's first takes the tile its last but one did).
 #[device]
 fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
@@ -488,55 +491,35 @@ fn epilogue<T: GemmElem>(
             origin: (unit.m0 + row0, unit.n0),
         };
         store_direct(plan, acc, &tile, t);
-        Ok(())
     } else {
-        staged_epilogue(plan, c, acc, out, unit, (t, staging), row0)
-    }
-}
-
-/// The epilogue through shared memory (`row0`: consumer `c`'s first row of the tile):
-/// registers -> shared (`stmatrix`, or single stores for a swapped tile) -> global (TMA store),
-/// one sub-tile of the staging's width at a time, the staging tiles in turn; the stores are not
-/// waited for, only their reads of a staging tile before it is written again (with two, the
-/// store before last: sub-tiles per tile are even, so a tile's first takes the tile its last
-/// but one did).
-#[device]
-fn staged_epilogue<T: GemmElem>(
-    plan: &HopperPlan,
-    c: u32,
-    acc: &Fragment<f32>,
-    out: &Output<T>,
-    unit: &Unit,
-    (t, staging): (Var<u32>, &[StagingTile<T>]),
-    row0: u32,
-) -> Result<(), HopperError> {
-    let bn = plan.cfg.tile.1;
-    let epi = plan.cfg.epilogue_cols();
-    let turns = staging.len() as u32;
-    for j in 0..bn / epi {
-        let StagingTile {
-            ptr: sd_ptr,
-            part: t_cs_d,
-        } = &staging[(j % turns) as usize];
-        if t.eq_(0u32) {
-            // The store that last read this staging tile has read it.
-            bulk_wait_group_read(turns - 1);
-        }
-        warpgroup_sync(1 + c);
-        if plan.cfg.swap_ab {
-            // D's transposed tile: its rows are the accumulators' columns.
-            store_fragment_smem(acc, t_cs_d)?;
-        } else {
-            let sub = sub_tile(acc, plan, j).to_pairs::<T>()?;
-            copy(&plan.r2s.atom, &sub, t_cs_d)?;
-        }
-        // The TMA store reads through the async proxy.
-        fence_proxy_async_shared();
-        warpgroup_sync(1 + c);
-        if t.eq_(0u32) {
-            let n0 = column(unit.n0, j * epi);
-            plan.tma_d.store(out.d_map, &[unit.m0 + row0, n0], *sd_ptr);
-            bulk_commit_group();
+        let bn = plan.cfg.tile.1;
+        let epi = plan.cfg.epilogue_cols();
+        let turns = staging.len() as u32;
+        for j in 0..bn / epi {
+            let StagingTile {
+                ptr: sd_ptr,
+                part: t_cs_d,
+            } = &staging[(j % turns) as usize];
+            if t.eq_(0u32) {
+                // The store that last read this staging tile has read it.
+                bulk_wait_group_read(turns - 1);
+            }
+            warpgroup_sync(1 + c);
+            if plan.cfg.swap_ab {
+                // D's transposed tile: its rows are the accumulators' columns.
+                store_fragment_smem(acc, t_cs_d)?;
+            } else {
+                let sub = sub_tile(acc, plan, j).to_pairs::<T>()?;
+                copy(&plan.r2s.atom, &sub, t_cs_d)?;
+            }
+            // The TMA store reads through the async proxy.
+            fence_proxy_async_shared();
+            warpgroup_sync(1 + c);
+            if t.eq_(0u32) {
+                let n0 = column(unit.n0, j * epi);
+                plan.tma_d.store(out.d_map, &[unit.m0 + row0, n0], *sd_ptr);
+                bulk_commit_group();
+            }
         }
     }
     Ok(())
