@@ -11,7 +11,7 @@ use super::context::{with, Builder, KernelBuilder};
 use super::error::BuildError;
 use super::ops::binary;
 use super::value::{DeviceType, IntoVar, Repr, Var};
-use crate::ir::op::{AddressOp, BinOp, Data, Memory, MulMode, TensorMapRef};
+use crate::ir::op::{AddressOp, BinOp, Data, Memory, MulMode, StCache, TensorMapRef};
 use crate::ir::{
     AddrBase, Address, DynamicShared, MemOrder, Operand, Param, ParamKind, Scope, SharedAlloc,
     StateSpace, Stmt, Type,
@@ -84,7 +84,7 @@ macro_rules! ptr_common {
             }
             /// `*self = v`.
             pub fn store(self, v: impl IntoVar<T>) {
-                store(Self::SPACE, self.address(), &[v.into_var()]);
+                store(Self::SPACE, self.address(), &[v.into_var()], None);
             }
             /// `self[i]`.
             pub fn load_at(self, i: impl Offset) -> Var<T> {
@@ -104,7 +104,7 @@ macro_rules! ptr_common {
             }
             /// Stores `N` consecutive elements in one access.
             pub fn store_vec<const N: usize>(self, vs: [Var<T>; N]) {
-                store(Self::SPACE, self.address(), &vs);
+                store(Self::SPACE, self.address(), &vs, None);
             }
             /// The address as an IR memory operand: a constant address folds into the offset.
             pub fn address(&self) -> Address {
@@ -143,16 +143,9 @@ impl<T> SharedPtr<T> {
 
 impl<T: DeviceType> GlobalPtr<T> {
     /// [`GlobalPtr::store_vec`] with a cache operator, e.g. `.cs` (streaming) for data the
-    /// kernel does not read again, which the caches evict first.
-    pub fn store_vec_cached<const N: usize>(self, vs: [Var<T>; N], cache: crate::ir::op::StCache) {
-        super::context::emit(Memory::St {
-            space: StateSpace::Global,
-            ty: T::TY,
-            srcs: vs.iter().map(|v| v.operand()).collect(),
-            addr: self.address(),
-            cache: Some(cache),
-            order: None,
-        });
+    /// kernel does not read again, which the caches evict first; `None` is `store_vec`.
+    pub fn store_vec_cached<const N: usize>(self, vs: [Var<T>; N], cache: Option<StCache>) {
+        store(StateSpace::Global, self.address(), &vs, cache);
     }
 
     /// `*self` through the read-only non-coherent path (`ld.global.nc`): for data no thread of
@@ -213,14 +206,14 @@ fn load<T: DeviceType>(space: StateSpace, addr: Address, nc: bool) -> Var<T> {
     v
 }
 
-fn store<T: DeviceType>(space: StateSpace, addr: Address, vs: &[Var<T>]) {
+fn store<T: DeviceType>(space: StateSpace, addr: Address, vs: &[Var<T>], cache: Option<StCache>) {
     let srcs = vs.iter().map(|v| v.operand()).collect();
     super::context::emit(Memory::St {
         space,
         ty: T::TY,
         srcs,
         addr,
-        cache: None,
+        cache,
         order: None,
     });
 }

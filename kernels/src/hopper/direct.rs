@@ -255,32 +255,19 @@ pub fn store_direct<T: GemmElem>(
     let col = col0 + lane_col;
     let base = tile.d + row.cast::<u64>() * n.cast::<u64>() + col;
     let cache = (cfg.cache_hints[2] == Some(CacheHint::EvictFirst)).then_some(StCache::Cs);
-    let rows_of: Vec<u32> = {
-        let mut r: Vec<u32> = plan.direct.iter().map(|s| s.row).collect();
-        r.dedup();
-        r
-    };
-    // One row pointer per row the thread holds (0, 8; 64, 72 for 128 rows).
-    let row_ptr: Vec<GlobalPtr<T>> = rows_of
-        .iter()
-        .map(|&r| if r == 0 { base } else { base + n * r })
+    // One row pointer per row the thread holds (0, 8; 64, 72 for 128 rows), each made once.
+    let held: std::collections::BTreeSet<u32> = plan.direct.iter().map(|s| s.row).collect();
+    let row_ptr: std::collections::BTreeMap<u32, GlobalPtr<T>> = held
+        .into_iter()
+        .map(|r| (r, if r == 0 { base } else { base + n * r }))
         .collect();
-    let ptr_of = |s: &DirectStore| {
-        let i = rows_of
-            .iter()
-            .position(|&r| r == s.row)
-            .expect("listed above");
-        row_ptr[i] + s.col
-    };
+    let ptr_of = |s: &DirectStore| row_ptr[&s.row] + s.col;
     let store = |s: &DirectStore, v: &[Var<u32>]| {
         let p = ptr_of(s).cast::<u32>();
-        match (v, cache) {
-            ([a], None) => p.store_vec([*a]),
-            ([a], Some(c)) => p.store_vec_cached([*a], c),
-            ([a, b], None) => p.store_vec([*a, *b]),
-            ([a, b], Some(c)) => p.store_vec_cached([*a, *b], c),
-            ([a, b, c2, d], None) => p.store_vec([*a, *b, *c2, *d]),
-            ([a, b, c2, d], Some(c)) => p.store_vec_cached([*a, *b, *c2, *d], c),
+        match v {
+            [a] => p.store_vec_cached([*a], cache),
+            [a, b] => p.store_vec_cached([*a, *b], cache),
+            [a, b, c, d] => p.store_vec_cached([*a, *b, *c, *d], cache),
             _ => unreachable!("a store is 1, 2 or 4 words (HopperConfig::check)"),
         }
     };
