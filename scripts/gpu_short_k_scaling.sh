@@ -3,7 +3,7 @@
 # process, interleaved, inputs rotated past L2): M from one 64-row tile per block (8448) to
 # 163840, N = K = 256, for each configuration named. The slope is the steady state's time per
 # row; what is left at M = 0 is the launch's fixed cost (its start, B's load, the last wave).
-#   [SCALING_MS="8448 16896 ..."] [SCALING_DTYPES="bf16 f16"] bash scripts/gpu_short_k_scaling.sh OUT CONFIG [CONFIG...]
+#   [SCALING_MS="8448 16896 ..."] [SCALING_DTYPES="bf16 f16"] [RUTE_BIN=.gpu/bin/rute] bash scripts/gpu_short_k_scaling.sh OUT CONFIG [CONFIG...]
 set -uo pipefail
 out="$1"
 shift
@@ -12,7 +12,7 @@ for dt in ${SCALING_DTYPES:-bf16}; do
     for m in ${SCALING_MS:-8448 16896 33792 81920 163840}; do
         for c in "$@"; do
             printf '%s %s %s ' "$dt" "$m" "$c"
-            timeout 60 .gpu/bin/rute gemm --m "$m" --n 256 --k 256 --dtype "$dt" --kernel hopper_ws \
+            timeout 60 "${RUTE_BIN:-.gpu/bin/rute}" gemm --m "$m" --n 256 --k 256 --dtype "$dt" --kernel hopper_ws \
                 --config "$c" --bench --repeats 30 2>&1 | grep '^bench:' || echo "FAIL"
         done
     done
