@@ -1467,6 +1467,11 @@ fn tma_loads_2d_to_5d_with_and_without_multicast() {
                 Some(0x14F0_0000_0000_0000),
             ),
         ] {
+            k.op(Bulk::TensorPrefetch {
+                tensor_map: map.clone(),
+                coords: coords.clone(),
+                cache_policy: policy,
+            });
             k.op(Bulk::TensorLoad {
                 dst: Address::symbol("smem", 1024 * dims as i64),
                 tensor_map: map,

@@ -330,6 +330,19 @@ impl Writer<'_> {
                     coords.len()
                 ));
             }
+            Bulk::TensorPrefetch {
+                tensor_map,
+                coords,
+                cache_policy,
+            } => {
+                let m = self.tensor_map(tensor_map)?;
+                let c = self.src_vec(coords, Type::S32, false)?;
+                let (hint, policy) = cache_hint(*cache_policy);
+                self.emit(format_args!(
+                    "cp.async.bulk.prefetch.tensor.{}d.L2.global.tile{hint} [{m}, {c}]{policy}",
+                    coords.len()
+                ));
+            }
             Bulk::CommitGroup => self.emit(format_args!("cp.async.bulk.commit_group")),
             Bulk::WaitGroup { n, read } => {
                 let r = if *read { ".read" } else { "" };

@@ -1,7 +1,7 @@
 //! Tensor Memory Accelerator copies (`cp.async.bulk.tensor`, sm_90): 1-D..5-D tile loads
 //! global -> shared::cluster completing on an mbarrier (optionally multicast to several blocks of
-//! the cluster), tile stores shared::cta -> global tracked by bulk groups, and
-//! `prefetch.tensormap`.
+//! the cluster), tile stores shared::cta -> global tracked by bulk groups, tile prefetches
+//! global -> L2, and `prefetch.tensormap`.
 
 use super::OpInfo;
 use crate::ir::error::IrError;
@@ -53,6 +53,16 @@ pub enum Bulk {
         /// An L2 cache policy for the writes (`.L2::cache_hint`).
         cache_policy: Option<u64>,
     },
+    /// `cp.async.bulk.prefetch.tensor.Nd.L2.global.tile{.L2::cache_hint} [tmap, {coords}]{,
+    /// policy}`: bring a box into L2 ahead of its load; nothing waits for it.
+    TensorPrefetch {
+        /// The tensor map.
+        tensor_map: TensorMapRef,
+        /// Box start, innermost dimension first (1 to 5).
+        coords: Vec<Operand>,
+        /// An L2 cache policy for the lines it brings (`.L2::cache_hint`).
+        cache_policy: Option<u64>,
+    },
     /// `cp.async.bulk.commit_group`: close the group of bulk stores since the last commit.
     CommitGroup,
     /// `cp.async.bulk.wait_group{.read} n`: wait until at most `n` groups are pending (with
@@ -74,6 +84,7 @@ impl OpInfo for Bulk {
     fn mnemonic(&self) -> &'static str {
         match self {
             Bulk::TensorLoad { .. } | Bulk::TensorStore { .. } => "cp.async.bulk.tensor",
+            Bulk::TensorPrefetch { .. } => "cp.async.bulk.prefetch.tensor",
             Bulk::CommitGroup => "cp.async.bulk.commit_group",
             Bulk::WaitGroup { .. } => "cp.async.bulk.wait_group",
             Bulk::PrefetchTensormap { .. } => "prefetch.tensormap",
@@ -87,7 +98,9 @@ impl OpInfo for Bulk {
     }
     fn check(&self) -> Result<(), IrError> {
         let coords = match self {
-            Bulk::TensorLoad { coords, .. } | Bulk::TensorStore { coords, .. } => coords,
+            Bulk::TensorLoad { coords, .. }
+            | Bulk::TensorStore { coords, .. }
+            | Bulk::TensorPrefetch { coords, .. } => coords,
             _ => return Ok(()),
         };
         if !(1..=5).contains(&coords.len()) {

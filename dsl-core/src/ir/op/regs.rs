@@ -399,6 +399,14 @@ impl Regs for Bulk {
                 os(f, coords);
                 a(f, src);
             }
+            Bulk::TensorPrefetch {
+                tensor_map,
+                coords,
+                cache_policy: _,
+            } => {
+                tm(f, tensor_map);
+                os(f, coords);
+            }
             Bulk::PrefetchTensormap { tensor_map } => tm(f, tensor_map),
             Bulk::CommitGroup | Bulk::WaitGroup { .. } => {}
         }
