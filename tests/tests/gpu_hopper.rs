@@ -947,7 +947,7 @@ fn trace_of_the_phases() {
     let jit = jit();
     let blas = CublasRef::new(&jit).unwrap();
     let configs = std::env::var("RUTE_TRACE_CONFIGS")
-        .unwrap_or_else(|_| "64x256x64s6_f1_e128_r4_p_l0_vnnf".into());
+        .unwrap_or_else(|_| "64x256x64s6_f1_e128_r4_p_l256_vnnf".into());
     let shapes = shapes_from_env("RUTE_TRACE_SHAPES", "81920x256x256,8448x256x256");
     for spec in configs.split(',') {
         let cfg: HopperConfig = spec.parse().unwrap_or_else(|e| panic!("{e}"));

@@ -154,7 +154,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 53] = [
+    pub const SWEEP: [&'static str; 54] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -244,8 +244,11 @@ impl HopperConfig {
         // The short K's last wave cut into one piece of rows per block (`_b`), D from the
         // registers.
         "64x256x64s6_f1_r4_p_l0_vnnf_u16_b",
-        // The short K's default past the L2: six stages, no hint for A.
+        // The short K's default past the L2 before 2026-12-02: six stages, no hint for A, no
+        // L2 promotion.
         "64x256x64s6_f1_e128_r4_p_l0_vnnf",
+        // The short K's default past the L2: the same with 256-byte L2 promotion.
+        "64x256x64s6_f1_e128_r4_p_l256_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,

@@ -295,7 +295,7 @@ mod tests {
     /// side by side, into the workspace.
     #[test]
     fn only_the_traced_build_stamps_its_phases() {
-        for spec in ["64x256x64s6_f1_e128_r4_p_l0_vnnf", "128x256x64s3"] {
+        for spec in ["64x256x64s6_f1_e128_r4_p_l256_vnnf", "128x256x64s3"] {
             let cfg: HopperConfig = spec.parse().unwrap();
             let emit = |k: Kernel| codegen_ptx::emit(&k, Target::Sm90a).unwrap();
             let plain = emit(hopper_kernel(cfg, GemmDtype::Bf16).unwrap());

@@ -57,7 +57,7 @@ impl GemmProgram for HopperWs {
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
          tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
          _vlfn; for K up to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p_l0_vfnf where B \
-         is one tile 256 wide, 64x256x64s6_f1_e128_r4_p_l0_vnnf for its K of 256 past the L2); \
+         is one tile 256 wide, 64x256x64s6_f1_e128_r4_p_l256_vnnf for its K of 256 past the L2); \
          else the tile whose waves cost least)"
     }
 
@@ -214,11 +214,17 @@ impl HopperWs {
         // for two k-tiles (163840 x 256 x 128: 1.002 against 1.058), A evict-first and eight
         // stages stay ahead. Stored from the registers (`_u16`, 1.039-1.051 at 81920), the last
         // wave cut into pieces (`_b`, 1.032-1.051), or in 2-block clusters multicasting B
-        // (0.973-1.004), they were behind.
+        // (0.973-1.004), they were behind. There the L2 fetches 256 bytes of A's rows at a
+        // time, two k-tiles' of each row in one (`_l256`; as the suites time it, in three runs
+        // on the H200: at 81920 x 256 x 256 1.071-1.084 of cuBLAS, f16 1.077-1.087, against
+        // 1.074-1.078 and 1.072-1.081 without; at 163840 x 256 x 256 1.045-1.053 and
+        // 1.042-1.059 against 1.032-1.034 and 1.021-1.029). The producer's prefetch of A into
+        // L2 ahead of the ring (`cp.async.bulk.prefetch.tensor`) ran 0.90-1.05 against 1.07:
+        // its loads queued behind the prefetches.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
-                "64x256x64s6_f1_e128_r4_p_l0_vnnf"
+                "64x256x64s6_f1_e128_r4_p_l256_vnnf"
             } else if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
@@ -602,7 +608,7 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s6_f1_e128_r4_p_l0_vnnf");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s6_f1_e128_r4_p_l256_vnnf");
         assert_eq!(cfg(40960, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
