@@ -154,7 +154,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 54] = [
+    pub const SWEEP: [&'static str; 55] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -192,6 +192,8 @@ impl HopperConfig {
         // Clusters sharing the activations (decode) or A (M = 128 over a long K).
         "128x64x64s8_c4x1_t",
         "128x64x64s8_c1x2",
+        // The same with one wave's hints and a batch in flight (the default over a long K).
+        "128x64x64s8_c1x2_f1_vlfn",
         // A sixth stage for 128x128 (the default over a long K).
         "128x128x64s6",
         // Ping-pong consumers of 64-row tiles, for a short K: B resident, and in the ring.
