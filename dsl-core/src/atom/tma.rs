@@ -691,7 +691,11 @@ mod tests {
             }) => prefetches.push((coords.clone(), *cache_policy)),
             _ => {}
         });
-        assert_eq!(loads.len(), 2, "a 64-byte swizzle over 64 columns is two boxes");
+        assert_eq!(
+            loads.len(),
+            2,
+            "a 64-byte swizzle over 64 columns is two boxes"
+        );
         assert_eq!(prefetches, loads);
     }
 

@@ -186,7 +186,9 @@ impl HopperWs {
         // H200 at 128 x 4096 x 14336, 1.032 of cuBLAS against 0.960 (the hints alone 1.026).
         let tiles = (m.div_ceil(128) * n.div_ceil(64)) as u64;
         if m <= 128 && k >= 8192 && StreamKSplit::few_enough_to_share_all(tiles, SMS as u64) {
-            return "128x64x64s8_c1x2_f1_vlfn".parse().expect("a valid spelling");
+            return "128x64x64s8_c1x2_f1_vlfn"
+                .parse()
+                .expect("a valid spelling");
         }
         // A short K (8 k-tiles or fewer) leaves a tile's epilogue and its B tile's load
         // unamortized: a stage more than 128x256x64s3 holds a whole tile's k-tiles of 256 with
