@@ -294,6 +294,13 @@ impl Writer<'_> {
         }
     }
 
+    /// A TMA op's global operand: `[map, {coords}]`.
+    fn tensor_tile(&mut self, map: &TensorMapRef, coords: &[Operand]) -> Res<String> {
+        let m = self.tensor_map(map)?;
+        let c = self.src_vec(coords, Type::S32, false)?;
+        Ok(format!("[{m}, {c}]"))
+    }
+
     pub(super) fn write_bulk(&mut self, x: &Bulk) -> Res {
         match x {
             Bulk::TensorLoad {
@@ -305,13 +312,12 @@ impl Writer<'_> {
                 cache_policy,
             } => {
                 let d = self.addr(dst, StateSpace::SharedCluster)?;
-                let m = self.tensor_map(tensor_map)?;
-                let c = self.src_vec(coords, Type::S32, false)?;
+                let tile = self.tensor_tile(tensor_map, coords)?;
                 let b = self.addr(mbar, StateSpace::Shared)?;
                 let (mc, mask) = self.multicast(multicast.as_ref())?;
                 let (hint, policy) = cache_hint(*cache_policy);
                 self.emit(format_args!(
-                    "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}{hint} {d}, [{m}, {c}], {b}{mask}{policy}",
+                    "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}{hint} {d}, {tile}, {b}{mask}{policy}",
                     coords.len()
                 ));
             }
@@ -321,12 +327,11 @@ impl Writer<'_> {
                 src,
                 cache_policy,
             } => {
-                let m = self.tensor_map(tensor_map)?;
-                let c = self.src_vec(coords, Type::S32, false)?;
+                let tile = self.tensor_tile(tensor_map, coords)?;
                 let s = self.addr(src, StateSpace::Shared)?;
                 let (hint, policy) = cache_hint(*cache_policy);
                 self.emit(format_args!(
-                    "cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group{hint} [{m}, {c}], {s}{policy}",
+                    "cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group{hint} {tile}, {s}{policy}",
                     coords.len()
                 ));
             }
@@ -335,11 +340,10 @@ impl Writer<'_> {
                 coords,
                 cache_policy,
             } => {
-                let m = self.tensor_map(tensor_map)?;
-                let c = self.src_vec(coords, Type::S32, false)?;
+                let tile = self.tensor_tile(tensor_map, coords)?;
                 let (hint, policy) = cache_hint(*cache_policy);
                 self.emit(format_args!(
-                    "cp.async.bulk.prefetch.tensor.{}d.L2.global.tile{hint} [{m}, {c}]{policy}",
+                    "cp.async.bulk.prefetch.tensor.{}d.L2.global.tile{hint} {tile}{policy}",
                     coords.len()
                 ));
             }
