@@ -579,14 +579,12 @@ impl TmaCopy {
             });
         }
     }
-}
 
-impl TmaCopy {
     /// Brings the tile at `origin` (as [`TmaCopy::load`] takes it) from global memory into L2,
     /// one `cp.async.bulk.prefetch.tensor` per box, so that its load later reads L2 instead of
     /// DRAM. One thread issues it; nothing completes on a barrier and nothing waits for it (a
     /// hint: the lines may be evicted before the load). It is not free: on the H200, a
-    /// GEMM producer that prefetched each k-tile ahead of its load ran 5-25% slower (its loads
+    /// GEMM producer that prefetched each k-tile ahead of its load ran 2-30% slower (its loads
     /// queued behind the prefetches), so measure before using it.
     pub fn prefetch(&self, map: &TensorMap, origin: &[Var<u32>]) {
         for b in &self.boxes {

@@ -56,9 +56,10 @@ impl GemmProgram for HopperWs {
          where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
          tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
-         _vlfn (where it is narrower than 48 over a K of 8192 or more, 128x64x64s8_c1x2_f1_vlfn \
-         shared out by stream-K); for K up to 512, 128x256x64s4_e128 (64x256x64s8_f1_e128_r4_p_l0_vfnf where B \
-         is one tile 256 wide, 64x256x64s6_f1_e128_r4_p_l256_vnnf for its K of 256 past the L2); \
+         _vlfn (where it is narrower than 48 over a K of 8192 or more, \
+         128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
+         (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
+         64x256x64s6_f1_e128_r4_p_l256_vnnf for its K of 256 past the L2); \
          else the tile whose waves cost least)"
     }
 
