@@ -8,7 +8,8 @@
 //! This checks the program's data flow (partitions, swizzle, fragment registers, predicates,
 //! pipeline order) before it meets a GPU; it does not model timing, so it cannot see a missing
 //! barrier between threads. The same interpreter runs the device code of the stream-K walk
-//! against its host model (`stream_k_walk`).
+//! against its host model (`stream_k_walk`), and that of the last wave's cut against
+//! `RowSplit::of`.
 
 // Threads index several per-thread arrays at once.
 #![allow(clippy::needless_range_loop)]
@@ -1105,6 +1106,72 @@ fn simulated_stream_k_walk_is_its_host_model() {
                     want.len()
                 );
             }
+        }
+    }
+}
+
+/// The device code of the last wave's cut (`_b`, [`row_split_on_device`]) computes what its host
+/// model [`RowSplit::of`] says, for grids from 1 to 132 blocks and rows from one to past two
+/// waves: the whole tiles, a piece's rows and the units along M; with nothing to cut, every tile
+/// whole.
+///
+/// [`row_split_on_device`]: kernels::hopper::row_split::row_split_on_device
+/// [`RowSplit::of`]: kernels::hopper::row_split::RowSplit::of
+#[test]
+fn simulated_row_split_is_its_host_model() {
+    use dsl_core::kernel::build_kernel;
+    use kernels::hopper::row_split::{row_split_on_device, RowSplit};
+    const TILE_M: u32 = 64;
+    let kernel = build_kernel("row_split", |k| {
+        let out = k.param_ptr::<u32>("out");
+        let (m, blocks) = (k.param::<u32>("m"), k.param::<u32>("blocks"));
+        let (full, rows, units) = row_split_on_device(m, TILE_M, blocks);
+        out.store(full);
+        (out + 1u32).store(rows);
+        (out + 2u32).store(units);
+    })
+    .unwrap();
+    let base = 0x1000_0000u64;
+    for blocks in [1u32, 2, 7, 66, 131, 132] {
+        for m in [
+            1u32, 7, 8, 9, 63, 64, 65, 127, 1000, 4224, 8447, 8448, 8449, 20000, 40960, 81920,
+            100_000, 163_840,
+        ] {
+            let mut global = Global {
+                bufs: vec![(base, vec![0xff; 12])],
+            };
+            let params: HashMap<String, u64> = [
+                ("out", base),
+                ("m", u64::from(m)),
+                ("blocks", u64::from(blocks)),
+            ]
+            .into_iter()
+            .map(|(s, v)| (s.to_string(), v))
+            .collect();
+            let mut blk = Block {
+                kernel: &kernel,
+                threads: 1,
+                regs: vec![vec![0; 1]; kernel.regs.len()],
+                smem: Vec::new(),
+                global: &mut global,
+                params: &params,
+                ctaid: (0, 0),
+                nctaid: 1,
+                pending: vec![Vec::new()],
+                groups: vec![0],
+                stores: [0, 0, 0],
+            };
+            blk.run(&kernel.body, &[true]);
+            let d = &global.bufs[0].1;
+            let word =
+                |i: usize| u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]]);
+            let got = (word(0), word(1), word(2));
+            let tiles = m.div_ceil(TILE_M);
+            let want = match RowSplit::of(m, TILE_M, blocks) {
+                Some(s) => (s.full, s.rows, s.units()),
+                None => (tiles, TILE_M, tiles),
+            };
+            assert_eq!(got, want, "{m} rows on {blocks} blocks");
         }
     }
 }
