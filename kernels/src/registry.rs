@@ -126,6 +126,12 @@ pub const KERNELS: &[Registered] = &[
         configure: None,
     },
     Registered {
+        name: "tma_stream",
+        targets: examples::tma_stream::TARGETS,
+        build: |_| examples::tma_stream::default_kernel(),
+        configure: None,
+    },
+    Registered {
         name: "wgmma_tile",
         targets: examples::wgmma_tile::TARGETS,
         build: |_| examples::wgmma_tile::default_kernel(),

@@ -28,6 +28,7 @@ fn list_prints_each_kernel_and_its_targets() {
          async_copy sm_80 sm_90a sm_100a\n\
          tma_round_trip sm_90a sm_100a\n\
          tma_pipeline sm_90a sm_100a\n\
+         tma_stream sm_90a sm_100a\n\
          wgmma_tile sm_90a\n\
          gemm_naive sm_80 sm_90a sm_100a\n\
          hopper_ws_f16 sm_90a\n\

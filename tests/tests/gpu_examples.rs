@@ -466,6 +466,150 @@ fn tma_pipeline_matches_the_cpu() {
     println!("tma_pipeline: {runs} runs (1000x836, 333x2052, 64x772, 1x780: 3-8 laps of the 4-stage ring) match f64, worst {worst:.2e} of the terms' magnitude");
 }
 
+/// The TMA stream configurations of `RUTE_STREAM` (comma-separated `stages:lag:promotion`,
+/// e.g. `6:2:256`), or four around the short-K GEMM's ring.
+fn stream_configs() -> Vec<(u32, u32, u32)> {
+    let spec =
+        std::env::var("RUTE_STREAM").unwrap_or_else(|_| "6:2:256,8:2:256,6:2:0,6:0:256".into());
+    spec.split(',')
+        .map(|c| {
+            let v: Vec<u32> = c
+                .trim()
+                .split(':')
+                .map(|x| {
+                    x.parse()
+                        .unwrap_or_else(|_| panic!("`{c}` is stages:lag:promotion"))
+                })
+                .collect();
+            assert_eq!(v.len(), 3, "`{c}` is stages:lag:promotion");
+            (v[0], v[1], v[2])
+        })
+        .collect()
+}
+
+/// The TMA stream (`D = A` through shared memory in the short-K GEMM's k-tiles, persistent over
+/// the SMs): for each configuration of [`stream_configs`], D equals A bit for bit (its guard
+/// untouched) at 1000 x 200 (neither extent a multiple of the tile) and 81920 x 256; then every
+/// configuration and the device's own copy of as many bytes are timed in one interleaved loop
+/// over two input sets past L2, median of 30, and their rates printed: what TMA reaches in this
+/// pattern, against the copy's ceiling.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
+    use codegen_ptx::jit::{tensor_map_spec, TmaL2Promotion};
+    use kernels::examples::tma_stream::{self as ts, TmaStream};
+    let jit = jit();
+    let sms = jit.limits().multiprocessors;
+    let streams: Vec<(TmaStream, TmaL2Promotion, JitFunction)> = stream_configs()
+        .into_iter()
+        .map(|(stages, lag, promotion)| {
+            let cfg = TmaStream::new(stages, lag).unwrap_or_else(|e| panic!("{e}"));
+            let promotion = TmaL2Promotion::from_bytes(promotion)
+                .unwrap_or_else(|| panic!("an L2 promotion of {promotion} bytes"));
+            let f = load(&jit, ts::tma_stream(&cfg), Target::Sm90a);
+            (cfg, promotion, f)
+        })
+        .collect();
+    let name = |cfg: &TmaStream, p: TmaL2Promotion| {
+        format!(
+            "{} stages, stores {} behind, L2 promotion {}",
+            cfg.stages,
+            cfg.lag,
+            p.bytes()
+        )
+    };
+    // Queues one stream of `a` into `d` (`rows x cols`).
+    let launch = |(cfg, p, f): &(TmaStream, TmaL2Promotion, JitFunction),
+                  (rows, cols): (usize, usize),
+                  a: &CudaSlice<u16>,
+                  d: &mut CudaSlice<u16>| {
+        let [ad, dd] = cfg.descriptors(rows as u64, cols as u64, *p).unwrap();
+        let a_map = jit.tensor_map(&tensor_map_spec(&ad).unwrap(), a).unwrap();
+        let d_map = jit
+            .tensor_map_mut(&tensor_map_spec(&dd).unwrap(), d)
+            .unwrap();
+        let (tiles, k_tiles) = TmaStream::tiles(rows as u32, cols as u32);
+        let grid = tiles.min(sms);
+        let launched = f.launch(
+            &Launch::new((grid, 1, 1), (ts::THREADS, 1, 1)).with_dynamic_smem(cfg.smem_bytes()),
+            &[
+                (&a_map).into(),
+                (&d_map).into(),
+                KernelArg::U32(tiles),
+                KernelArg::U32(k_tiles),
+            ],
+        );
+        launched
+    };
+    let mut rng = Rng::new(0x57);
+    let mut bits =
+        |n: usize| -> Vec<u16> { (0..n).map(|_| (rng.f32().to_bits() >> 9) as u16).collect() };
+    for (rows, cols) in [(1000usize, 200usize), (81920, 256)] {
+        let src = bits(rows * cols);
+        let a = jit.upload(&src).unwrap();
+        for s in &streams {
+            let what = format!("tma_stream {rows}x{cols}, {}", name(&s.0, s.1));
+            let mut d = jit.upload(&vec![0xFFFFu16; rows * cols + GUARD]).unwrap();
+            launch(s, (rows, cols), &a, &mut d).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = jit.download(&d).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let wrong = (0..rows * cols).find(|&i| got[i] != src[i]);
+            assert!(
+                wrong.is_none(),
+                "{what}: D differs from A at ({}, {})",
+                wrong.unwrap_or(0) / cols,
+                wrong.unwrap_or(0) % cols
+            );
+            assert!(
+                got[rows * cols..].iter().all(|&g| g == 0xFFFF),
+                "{what}: written past the end"
+            );
+        }
+    }
+    // Timing: two sets of A (42 MB each), each with a D per stream and one for the copy.
+    let (rows, cols) = (81920usize, 256usize);
+    let sets: Vec<CudaSlice<u16>> = (0..2)
+        .map(|_| jit.upload(&bits(rows * cols)).unwrap())
+        .collect();
+    let mut outs: Vec<Vec<CudaSlice<u16>>> = (0..=streams.len())
+        .map(|_| {
+            (0..sets.len())
+                .map(|_| jit.alloc_zeros::<u16>(rows * cols).unwrap())
+                .collect()
+        })
+        .collect();
+    let timings = jit
+        .time_interleaved(30, streams.len() + 1, |piece| {
+            let outs = &mut outs[piece];
+            for (a, d) in sets.iter().zip(outs.iter_mut()) {
+                match streams.get(piece) {
+                    Some(s) => launch(s, (rows, cols), a, d)?,
+                    None => jit.copy(a, d)?,
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let bytes = (2 * rows * cols * 2) as f64;
+    let rate = |i: usize| bytes / (f64::from(timings[i].median_ms()) / sets.len() as f64 * 1e6);
+    let copy = rate(streams.len());
+    println!("| {rows} x {cols}, 16-bit | us | GB/s | of the copy's |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (i, s) in streams.iter().enumerate() {
+        println!(
+            "| {} | {:.1} | {:.0} | {:.3} |",
+            name(&s.0, s.1),
+            f64::from(timings[i].median_ms()) * 1e3 / sets.len() as f64,
+            rate(i),
+            rate(i) / copy
+        );
+    }
+    println!(
+        "| the device copy | {:.1} | {copy:.0} | 1.000 |",
+        f64::from(timings[streams.len()].median_ms()) * 1e3 / sets.len() as f64
+    );
+    assert!(copy > 0.0 && (0..streams.len()).all(|i| rate(i) > 0.0));
+}
+
 fn names(targets: &[Target]) -> String {
     let n: Vec<&str> = targets.iter().map(|t| t.name()).collect();
     n.join(" and ")

@@ -930,6 +930,30 @@ fn simulated_tuned() {
     }
 }
 
+/// Runs `kernel` as block `b` of a grid of `grid` blocks of one thread each: device code that
+/// one lane runs (a walk, a cut), its results stored to `global`.
+fn run_one_thread(
+    kernel: &Kernel,
+    global: &mut Global,
+    params: &HashMap<String, u64>,
+    (b, grid): (u32, u32),
+) {
+    let mut blk = Block {
+        kernel,
+        threads: 1,
+        regs: vec![vec![0; 1]; kernel.regs.len()],
+        smem: Vec::new(),
+        global,
+        params,
+        ctaid: (u64::from(b), 0),
+        nctaid: u64::from(grid),
+        pending: vec![Vec::new()],
+        groups: vec![0],
+        stores: [0, 0, 0],
+    };
+    blk.run(&kernel.body, &[true]);
+}
+
 /// The device code of [`StreamKScheduler`], run block by block, walks what its host model
 /// [`stream_k_walk`] says (the units, in order), and each unit's role: an end writes its tile
 /// after adding the partials of the owners of the tile's earlier k-tiles; a start (short of its
@@ -1049,20 +1073,7 @@ fn simulated_stream_k_walk_is_its_host_model() {
             .map(|(s, v)| (s.to_string(), v))
             .collect();
             for b in 0..grid {
-                let mut blk = Block {
-                    kernel: &kernel,
-                    threads: 1,
-                    regs: vec![vec![0; 1]; kernel.regs.len()],
-                    smem: Vec::new(),
-                    global: &mut global,
-                    params: &params,
-                    ctaid: (u64::from(b), 0),
-                    nctaid: u64::from(grid),
-                    pending: vec![Vec::new()],
-                    groups: vec![0],
-                    stores: [0, 0, 0],
-                };
-                blk.run(&kernel.body, &[true]);
+                run_one_thread(&kernel, &mut global, &params, (b, grid));
             }
             let word = |i: usize| {
                 let d = &global.bufs[0].1;
@@ -1148,20 +1159,7 @@ fn simulated_row_split_is_its_host_model() {
             .into_iter()
             .map(|(s, v)| (s.to_string(), v))
             .collect();
-            let mut blk = Block {
-                kernel: &kernel,
-                threads: 1,
-                regs: vec![vec![0; 1]; kernel.regs.len()],
-                smem: Vec::new(),
-                global: &mut global,
-                params: &params,
-                ctaid: (0, 0),
-                nctaid: 1,
-                pending: vec![Vec::new()],
-                groups: vec![0],
-                stores: [0, 0, 0],
-            };
-            blk.run(&kernel.body, &[true]);
+            run_one_thread(&kernel, &mut global, &params, (0, 1));
             let d = &global.bufs[0].1;
             let word =
                 |i: usize| u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]]);

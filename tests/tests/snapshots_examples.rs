@@ -25,9 +25,9 @@ fn published() -> Vec<(&'static Registered, Target)> {
 /// The snapshot of `name` for `target` is `snapshots/example_<name>_<target>.snap`.
 #[test]
 fn ptx_snapshots() {
-    // The five examples of issue 3, the wgmma tile (sm_90a only), the TMA pipeline (sm_90a and
-    // sm_100a) and the naive GEMM, on every target each supports.
-    assert_eq!(published().len(), 20);
+    // The five examples of issue 3, the wgmma tile (sm_90a only), the TMA pipeline and the TMA
+    // stream (sm_90a and sm_100a) and the naive GEMM, on every target each supports.
+    assert_eq!(published().len(), 22);
     for (k, target) in published() {
         let ptx = ptx_of(k, target);
         let name = format!("example_{}_{}", k.name, target.name());

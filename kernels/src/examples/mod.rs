@@ -8,6 +8,7 @@
 //! | [`reduce_sum`](mod@reduce_sum) | sum of `n` floats | `shfl.down` in warps, shared memory across warps, two passes | sm_80, sm_90a, sm_100a |
 //! | [`async_copy`](mod@async_copy) | `dst = src` | `cp.async` into two shared buffers, `commit_group`/`wait_group` | sm_80, sm_90a, sm_100a |
 //! | [`tma_round_trip`](mod@tma_round_trip) | a 2-D tensor copied box by box | mbarrier with `expect_tx`, TMA load and store, tensor maps as parameters | sm_90a, sm_100a |
+//! | [`tma_stream`](mod@tma_stream) | `D = A` in the short-K GEMM's k-tiles | a persistent ring of TMA loads and stores, stages freed by `wait_group.read` | sm_90a, sm_100a |
 //!
 //! Each module has the `#[kernel]` function (call it with its host configuration to get the
 //! [`dsl_core::ir::Kernel`]), a `TARGETS` list and a `default_kernel()` with the configuration
@@ -17,6 +18,7 @@ pub mod async_copy;
 pub mod reduce_sum;
 pub mod tma_pipeline;
 pub mod tma_round_trip;
+pub mod tma_stream;
 pub mod transpose;
 pub mod vector_add;
 pub mod wgmma_tile;

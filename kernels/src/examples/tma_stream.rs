@@ -1,0 +1,310 @@
+//! A stream through shared memory with TMA (sm_90a): `D = A` for a row-major 16-bit matrix,
+//! moved in the short-K GEMM's pattern without its math, to measure what that pattern itself
+//! reaches beside a device copy of the same bytes.
+//!
+//! The matrix is walked in tiles of [`TILE_ROWS`] rows, each in k-tiles of [`TILE_COLS`]
+//! columns (8 KiB, 128-byte swizzled: the GEMM's stages of A), the tiles shared out over a
+//! persistent grid as the GEMM's walk shares them (block `b` takes tiles `b`, `b + grid`, ...).
+//! Two lanes of a 64-thread block run a ring of `stages` k-tiles:
+//!
+//! | warp | role | per k-tile |
+//! |------|------|------------|
+//! | 0 (one elected lane) | loader | waits `empty[ps]`, arrives on `full[ps]` expecting the k-tile's bytes, issues its TMA load |
+//! | 1 (one elected lane) | storer | waits `full[cs]`, issues the TMA store of the stage to the same place of D and commits it; once `lag` newer stores are pending, the oldest has read its stage (`cp.async.bulk.wait_group.read lag`), which it frees on `empty` |
+//!
+//! TMA fills rows and columns past the matrix with zeros on the load and clips them on the
+//! store, so any extents whose rows are a multiple of 16 bytes work.
+//!
+//! Parameters `(a_map, d_map, tiles, k_tiles)`; launch at most `tiles` blocks of [`THREADS`]
+//! threads with [`TmaStream::smem_bytes`] of dynamic shared memory; the maps are
+//! [`TmaStream::descriptors`] over A and D.
+//!
+//! ```
+//! use kernels::examples::tma_stream::{tma_stream, TmaStream};
+//! let cfg = TmaStream::new(6, 2).unwrap();
+//! assert_eq!(cfg.smem_bytes(), 6 * 8192);
+//! let k = tma_stream(&cfg).unwrap();
+//! let ptx = codegen_ptx::emit(&k, dsl_core::ir::Target::Sm90a).unwrap();
+//! assert!(ptx.contains("cp.async.bulk.wait_group.read 2"));
+//! // A store may only trail the loads by less than the ring.
+//! assert!(TmaStream::new(4, 4).is_err());
+//! ```
+
+use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
+use dsl_core::atom::tma::{make_tma_copy, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
+use dsl_core::atom::ValType;
+use dsl_core::ir::Target;
+use dsl_core::kernel::*;
+use dsl_core::layout::{IntTuple, LayoutError};
+use dsl_core::pipeline::{elect_one, Barriers, PipelineState, TmaBarriers};
+use dsl_macros::{device, kernel};
+use half::f16;
+use thiserror::Error;
+
+/// Rows of a tile (the short-K GEMM's ping-pong tile).
+pub const TILE_ROWS: u32 = 64;
+
+/// Columns of a k-tile: one 128-byte swizzled row of 16-bit elements.
+pub const TILE_COLS: u32 = 64;
+
+/// Threads per block: the loader's warp and the storer's.
+pub const THREADS: u32 = 64;
+
+/// The most shared memory a block may take on sm_90 (227 KiB).
+pub const SMEM_LIMIT: u32 = 227 * 1024;
+
+/// TMA: sm_90a and sm_100a.
+pub const TARGETS: &[Target] = &[Target::Sm90a, Target::Sm100a];
+
+/// Why a stream could not be configured or generated.
+#[derive(Debug, Error)]
+pub enum TmaStreamError {
+    /// The ring cannot run: a store must free its stage before the loader needs it again.
+    #[error(
+        "a ring of {stages} stages with stores {lag} behind: it takes 1 to {max} stages and a \
+         lag below the stages",
+        max = SMEM_LIMIT / (TILE_ROWS * TILE_COLS * 2)
+    )]
+    Ring {
+        /// Stages asked for.
+        stages: u32,
+        /// Lag asked for.
+        lag: u32,
+    },
+    /// A layout operation failed.
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+}
+
+/// The host side: the ring's depth, how far the stores trail, and the TMA copies of a k-tile.
+#[derive(Debug, Clone)]
+pub struct TmaStream {
+    /// k-tiles in the ring.
+    pub stages: u32,
+    /// Stores left pending before the oldest one's stage is freed.
+    pub lag: u32,
+    /// `SM90_TMA_LOAD` of a k-tile into a 128-byte swizzled stage (the GEMM's A stage).
+    pub load: TmaCopy,
+    /// `SM90_TMA_STORE` of a stage back out, the same box.
+    pub store: TmaCopy,
+}
+
+impl TmaStream {
+    /// A ring of `stages` k-tiles whose stores trail by `lag`: an error unless `0 < stages`,
+    /// `lag < stages` and the ring fits in shared memory.
+    pub fn new(stages: u32, lag: u32) -> Result<Self, TmaStreamError> {
+        if stages == 0 || lag >= stages || stages * Self::stage_bytes() > SMEM_LIMIT {
+            return Err(TmaStreamError::Ring { stages, lag });
+        }
+        let smem = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?.tile_to_shape(
+            &IntTuple::ints(&[i64::from(TILE_ROWS), i64::from(TILE_COLS)]),
+            None,
+        )?;
+        let global = TmaGlobal::row_major(ValType::F16);
+        Ok(TmaStream {
+            stages,
+            lag,
+            load: make_tma_copy(TmaKind::Load, &global, &smem)?,
+            store: make_tma_copy(TmaKind::Store, &global, &smem)?,
+        })
+    }
+
+    /// Bytes of one stage.
+    pub fn stage_bytes() -> u32 {
+        TILE_ROWS * TILE_COLS * 2
+    }
+
+    /// Dynamic shared memory: the ring.
+    pub fn smem_bytes(&self) -> u32 {
+        self.stages * Self::stage_bytes()
+    }
+
+    /// The tensor maps of A (the load's, with `promotion`) and D (the store's) for a
+    /// `rows x cols` row-major matrix: an error unless a row is a multiple of 16 bytes.
+    pub fn descriptors(
+        &self,
+        rows: u64,
+        cols: u64,
+        promotion: L2Promotion,
+    ) -> Result<[TmaDescriptor; 2], LayoutError> {
+        Ok([
+            self.load
+                .descriptor(&[rows, cols], &[cols, 1])?
+                .with_l2_promotion(promotion),
+            self.store.descriptor(&[rows, cols], &[cols, 1])?,
+        ])
+    }
+
+    /// Tiles and k-tiles of a `rows x cols` matrix: the kernel's last two parameters.
+    pub fn tiles(rows: u32, cols: u32) -> (u32, u32) {
+        (rows.div_ceil(TILE_ROWS), cols.div_ceil(TILE_COLS))
+    }
+}
+
+/// Where the two lanes meet: the ring and its barriers.
+struct Ring<'a> {
+    stages: SharedPtr<f16>,
+    full: &'a TmaBarriers,
+    empty: &'a Barriers,
+}
+
+impl Ring<'_> {
+    /// Stage `s`'s first element.
+    fn stage(&self, s: Var<u32>) -> SharedPtr<f16> {
+        self.stages + s * (TILE_ROWS * TILE_COLS)
+    }
+}
+
+/// The loader: every k-tile of the block's tiles into the ring.
+#[device]
+fn loader(cfg: &TmaStream, map: &TensorMap, ring: &Ring, (tiles, k_tiles): (Var<u32>, Var<u32>)) {
+    let mut ps = PipelineState::producer(cfg.stages);
+    let mut t = block_idx_x().fresh();
+    while t.lt(tiles) {
+        for kt in Var::konst(0u32)..k_tiles {
+            ring.empty.wait(&ps);
+            ring.full.arrive_expect_tx(&ps, cfg.load.bytes());
+            let origin = [t * TILE_ROWS, kt * TILE_COLS];
+            cfg.load.load(
+                map,
+                &origin,
+                ring.stage(ps.stage()),
+                ring.full.at(ps.stage()),
+                None,
+            );
+            ps.advance();
+        }
+        t.set(t + grid_dim_x());
+    }
+}
+
+/// The storer: every stage out to the same place of D, each freed once its store has read it.
+#[device]
+fn storer(cfg: &TmaStream, map: &TensorMap, ring: &Ring, (tiles, k_tiles): (Var<u32>, Var<u32>)) {
+    let mut cs = PipelineState::consumer(cfg.stages);
+    // The oldest stage whose store may still read it, and how many such stores there are.
+    let mut oldest = PipelineState::consumer(cfg.stages);
+    let mut pending = Var::konst(0u32).fresh();
+    let mut t = block_idx_x().fresh();
+    while t.lt(tiles) {
+        for kt in Var::konst(0u32)..k_tiles {
+            ring.full.wait(&cs);
+            cfg.store.store(
+                map,
+                &[t * TILE_ROWS, kt * TILE_COLS],
+                ring.stage(cs.stage()),
+            );
+            bulk_commit_group();
+            cs.advance();
+            if pending.ge(cfg.lag) {
+                // All but the `lag` newest stores have read their stages: the oldest is free.
+                bulk_wait_group_read(cfg.lag);
+                ring.empty.arrive(&oldest);
+                oldest.advance();
+            } else {
+                pending.set(pending + 1u32);
+            }
+        }
+        t.set(t + grid_dim_x());
+    }
+    // D is written before the block exits.
+    bulk_wait_group(0);
+}
+
+/// The kernel: parameters `(a_map, d_map, tiles, k_tiles)`.
+#[kernel]
+pub fn tma_stream(
+    #[host] cfg: &TmaStream,
+    kb: &KernelBuilder,
+    a_map: TensorMap,
+    d_map: TensorMap,
+    tiles: Var<u32>,
+    k_tiles: Var<u32>,
+) {
+    kb.require_threads(THREADS, 1, 1);
+    kb.min_blocks_per_sm(1);
+    let stages = kb.dynamic_shared::<f16>(cfg.load.smem_alignment());
+    let full = TmaBarriers::new(kb, "full", cfg.stages, 1);
+    let empty = Barriers::new(kb, "empty", cfg.stages, 1);
+    if thread_idx_x().eq_(0u32) {
+        prefetch_tensor_map(&a_map);
+        prefetch_tensor_map(&d_map);
+        full.init();
+        empty.init();
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    let ring = Ring {
+        stages,
+        full: &full,
+        empty: &empty,
+    };
+    let warp = thread_idx_x() / 32u32;
+    let lane_elected = elect_one();
+    if warp.eq_(0u32) & lane_elected {
+        loader(cfg, &a_map, &ring, (tiles, k_tiles));
+    } else if warp.eq_(1u32) & lane_elected {
+        storer(cfg, &d_map, &ring, (tiles, k_tiles));
+    }
+}
+
+/// The registry's `tma_stream`: six stages (the short-K GEMM's ring), stores two behind.
+pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
+    let fail = |e: &dyn std::fmt::Display| BuildError::BadArgument {
+        kernel: "tma_stream".into(),
+        message: e.to_string(),
+    };
+    let cfg = TmaStream::new(6, 2).map_err(|e| fail(&e))?;
+    tma_stream(&cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The load and the store move the same box, one per k-tile: 64 columns of 64 rows.
+    #[test]
+    fn load_and_store_move_one_k_tile_each() {
+        let cfg = TmaStream::new(8, 3).unwrap();
+        assert_eq!(cfg.load.bytes(), TmaStream::stage_bytes());
+        assert_eq!(cfg.load.boxes.len(), 1);
+        assert_eq!(cfg.store.boxes.len(), 1);
+        assert_eq!(cfg.load.box_dims, vec![64, 64]);
+        assert_eq!(cfg.store.box_dims, cfg.load.box_dims);
+        let [a, d] = cfg.descriptors(81920, 256, L2Promotion::B256).unwrap();
+        assert_eq!(a.l2_promotion, L2Promotion::B256);
+        assert_eq!(a.global_dims, d.global_dims);
+        assert_eq!(TmaStream::tiles(81920, 256), (1280, 4));
+        assert_eq!(TmaStream::tiles(1000, 200), (16, 4));
+    }
+
+    /// Rings that cannot run are refused with their numbers.
+    #[test]
+    fn rings_that_cannot_run_are_refused() {
+        for (stages, lag) in [(0, 0), (4, 4), (4, 9), (29, 1)] {
+            let e = TmaStream::new(stages, lag).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{stages} stages with stores {lag} behind")),
+                "{e}"
+            );
+        }
+        assert!(TmaStream::new(28, 27).is_ok());
+    }
+
+    /// The PTX has the protocol: TMA loads and stores, the barriers' waits, the lagged read
+    /// waits and the final full wait.
+    #[test]
+    fn the_stream_emits_its_protocol() {
+        let k = default_kernel().unwrap();
+        let ptx = codegen_ptx::emit(&k, Target::Sm90a).unwrap();
+        for needle in [
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+            "mbarrier.try_wait.parity",
+            "cp.async.bulk.wait_group.read 2",
+            "cp.async.bulk.wait_group 0",
+        ] {
+            assert!(ptx.contains(needle), "{needle}");
+        }
+    }
+}
