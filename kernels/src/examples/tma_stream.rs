@@ -189,6 +189,8 @@ fn storer(cfg: &TmaStream, map: &TensorMap, ring: &Ring, (tiles, k_tiles): (Var<
     while t.lt(tiles) {
         for kt in Var::konst(0u32)..k_tiles {
             ring.full.wait(&cs);
+            // TMA wrote the stage and TMA reads it: one proxy, ordered by the barrier, so no
+            // `fence.proxy.async` between them (that is for the threads' own writes).
             cfg.store.store(
                 map,
                 &[t * TILE_ROWS, kt * TILE_COLS],
