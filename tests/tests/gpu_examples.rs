@@ -466,11 +466,11 @@ fn tma_pipeline_matches_the_cpu() {
     println!("tma_pipeline: {runs} runs (1000x836, 333x2052, 64x772, 1x780: 3-8 laps of the 4-stage ring) match f64, worst {worst:.2e} of the terms' magnitude");
 }
 
-/// The TMA stream configurations of `RUTE_STREAM` (comma-separated `stages:lag:promotion`,
-/// e.g. `6:2:256`), or four around the short-K GEMM's ring.
-fn stream_configs() -> Vec<(u32, u32, u32)> {
-    let spec =
-        std::env::var("RUTE_STREAM").unwrap_or_else(|_| "6:2:256,8:2:256,6:2:0,6:0:256".into());
+/// The TMA stream configurations of `RUTE_STREAM` (comma-separated `rows:stages:lag:promotion`,
+/// e.g. `64:6:2:256`), or five around the short-K GEMM's ring.
+fn stream_configs() -> Vec<(u32, u32, u32, u32)> {
+    let spec = std::env::var("RUTE_STREAM")
+        .unwrap_or_else(|_| "64:6:2:256,64:8:2:256,64:6:2:0,64:6:0:256,128:4:1:256".into());
     spec.split(',')
         .map(|c| {
             let v: Vec<u32> = c
@@ -478,11 +478,11 @@ fn stream_configs() -> Vec<(u32, u32, u32)> {
                 .split(':')
                 .map(|x| {
                     x.parse()
-                        .unwrap_or_else(|_| panic!("`{c}` is stages:lag:promotion"))
+                        .unwrap_or_else(|_| panic!("`{c}` is rows:stages:lag:promotion"))
                 })
                 .collect();
-            assert_eq!(v.len(), 3, "`{c}` is stages:lag:promotion");
-            (v[0], v[1], v[2])
+            assert_eq!(v.len(), 4, "`{c}` is rows:stages:lag:promotion");
+            (v[0], v[1], v[2], v[3])
         })
         .collect()
 }
@@ -502,8 +502,8 @@ fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
     let sms = jit.limits().multiprocessors;
     let streams: Vec<(TmaStream, TmaL2Promotion, JitFunction)> = stream_configs()
         .into_iter()
-        .map(|(stages, lag, promotion)| {
-            let cfg = TmaStream::new(stages, lag).unwrap_or_else(|e| panic!("{e}"));
+        .map(|(rows, stages, lag, promotion)| {
+            let cfg = TmaStream::new(rows, stages, lag).unwrap_or_else(|e| panic!("{e}"));
             let promotion = TmaL2Promotion::from_bytes(promotion)
                 .unwrap_or_else(|| panic!("an L2 promotion of {promotion} bytes"));
             let f = load(&jit, ts::tma_stream(&cfg), Target::Sm90a);
@@ -512,8 +512,9 @@ fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
         .collect();
     let name = |cfg: &TmaStream, p: TmaL2Promotion| {
         format!(
-            "{} stages, stores {} behind, L2 promotion {}",
+            "{} stages of {} rows, stores {} behind, L2 promotion {}",
             cfg.stages,
+            cfg.rows,
             cfg.lag,
             p.bytes()
         )
@@ -528,7 +529,7 @@ fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
         let d_map = jit
             .tensor_map_mut(&tensor_map_spec(&dd).unwrap(), d)
             .unwrap();
-        let (tiles, k_tiles) = TmaStream::tiles(rows as u32, cols as u32);
+        let (tiles, k_tiles) = cfg.tiles(rows as u32, cols as u32);
         let grid = tiles.min(sms);
         let launched = f.launch(
             &Launch::new((grid, 1, 1), (ts::THREADS, 1, 1)).with_dynamic_smem(cfg.smem_bytes()),

@@ -2,9 +2,10 @@
 //! moved in the short-K GEMM's pattern without its math, to measure what that pattern itself
 //! reaches beside a device copy of the same bytes.
 //!
-//! The matrix is walked in tiles of [`TILE_ROWS`] rows, each in k-tiles of [`TILE_COLS`]
-//! columns (8 KiB, 128-byte swizzled: the GEMM's stages of A), the tiles shared out over a
-//! persistent grid as the GEMM's walk shares them (block `b` takes tiles `b`, `b + grid`, ...).
+//! The matrix is walked in tiles of 64, 128 or 256 rows (the short-K GEMM's 64, cuBLAS's 128),
+//! each in k-tiles of [`TILE_COLS`] columns (8 KiB for 64 rows, 128-byte swizzled: the GEMM's
+//! stages of A), the tiles shared out over a persistent grid as the GEMM's walk shares them
+//! (block `b` takes tiles `b`, `b + grid`, ...).
 //! Two lanes of a 64-thread block run a ring of `stages` k-tiles:
 //!
 //! | warp | role | per k-tile |
@@ -21,13 +22,13 @@
 //!
 //! ```
 //! use kernels::examples::tma_stream::{tma_stream, TmaStream};
-//! let cfg = TmaStream::new(6, 2).unwrap();
+//! let cfg = TmaStream::new(64, 6, 2).unwrap();
 //! assert_eq!(cfg.smem_bytes(), 6 * 8192);
 //! let k = tma_stream(&cfg).unwrap();
 //! let ptx = codegen_ptx::emit(&k, dsl_core::ir::Target::Sm90a).unwrap();
 //! assert!(ptx.contains("cp.async.bulk.wait_group.read 2"));
 //! // A store may only trail the loads by less than the ring.
-//! assert!(TmaStream::new(4, 4).is_err());
+//! assert!(TmaStream::new(64, 4, 4).is_err());
 //! ```
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
@@ -40,9 +41,6 @@ use dsl_core::pipeline::{elect_one, Barriers, PipelineState, TmaBarriers};
 use dsl_macros::{device, kernel};
 use half::f16;
 use thiserror::Error;
-
-/// Rows of a tile (the short-K GEMM's ping-pong tile).
-pub const TILE_ROWS: u32 = 64;
 
 /// Columns of a k-tile: one 128-byte swizzled row of 16-bit elements.
 pub const TILE_COLS: u32 = 64;
@@ -61,11 +59,13 @@ pub const TARGETS: &[Target] = &[Target::Sm90a, Target::Sm100a];
 pub enum TmaStreamError {
     /// The ring cannot run: a store must free its stage before the loader needs it again.
     #[error(
-        "a ring of {stages} stages with stores {lag} behind: it takes 1 to {max} stages and a \
-         lag below the stages",
-        max = SMEM_LIMIT / (TILE_ROWS * TILE_COLS * 2)
+        "a ring of {stages} stages of {rows} rows with stores {lag} behind: tiles have 64, 128 \
+         or 256 rows, the ring as many stages as fit in {SMEM_LIMIT} bytes, the lag fewer than \
+         the stages"
     )]
     Ring {
+        /// Rows of a tile asked for.
+        rows: u32,
         /// Stages asked for.
         stages: u32,
         /// Lag asked for.
@@ -79,6 +79,8 @@ pub enum TmaStreamError {
 /// The host side: the ring's depth, how far the stores trail, and the TMA copies of a k-tile.
 #[derive(Debug, Clone)]
 pub struct TmaStream {
+    /// Rows of a tile.
+    pub rows: u32,
     /// k-tiles in the ring.
     pub stages: u32,
     /// Stores left pending before the oldest one's stage is freed.
@@ -90,18 +92,25 @@ pub struct TmaStream {
 }
 
 impl TmaStream {
-    /// A ring of `stages` k-tiles whose stores trail by `lag`: an error unless `0 < stages`,
-    /// `lag < stages` and the ring fits in shared memory.
-    pub fn new(stages: u32, lag: u32) -> Result<Self, TmaStreamError> {
-        if stages == 0 || lag >= stages || stages * Self::stage_bytes() > SMEM_LIMIT {
-            return Err(TmaStreamError::Ring { stages, lag });
+    /// A ring of `stages` k-tiles of `rows` rows whose stores trail by `lag`: an error unless
+    /// `rows` is 64, 128 or 256, `0 < stages`, `lag < stages` and the ring fits in shared
+    /// memory.
+    pub fn new(rows: u32, stages: u32, lag: u32) -> Result<Self, TmaStreamError> {
+        let stage_bytes = rows * TILE_COLS * 2;
+        if !matches!(rows, 64 | 128 | 256)
+            || stages == 0
+            || lag >= stages
+            || stages * stage_bytes > SMEM_LIMIT
+        {
+            return Err(TmaStreamError::Ring { rows, stages, lag });
         }
         let smem = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?.tile_to_shape(
-            &IntTuple::ints(&[i64::from(TILE_ROWS), i64::from(TILE_COLS)]),
+            &IntTuple::ints(&[i64::from(rows), i64::from(TILE_COLS)]),
             None,
         )?;
         let global = TmaGlobal::row_major(ValType::F16);
         Ok(TmaStream {
+            rows,
             stages,
             lag,
             load: make_tma_copy(TmaKind::Load, &global, &smem)?,
@@ -109,14 +118,14 @@ impl TmaStream {
         })
     }
 
-    /// Bytes of one stage.
-    pub fn stage_bytes() -> u32 {
-        TILE_ROWS * TILE_COLS * 2
+    /// Elements of one stage.
+    pub fn stage_elems(&self) -> u32 {
+        self.rows * TILE_COLS
     }
 
     /// Dynamic shared memory: the ring.
     pub fn smem_bytes(&self) -> u32 {
-        self.stages * Self::stage_bytes()
+        self.stages * self.stage_elems() * 2
     }
 
     /// The tensor maps of A (the load's, with `promotion`) and D (the store's) for a
@@ -135,15 +144,16 @@ impl TmaStream {
         ])
     }
 
-    /// Tiles and k-tiles of a `rows x cols` matrix: the kernel's last two parameters.
-    pub fn tiles(rows: u32, cols: u32) -> (u32, u32) {
-        (rows.div_ceil(TILE_ROWS), cols.div_ceil(TILE_COLS))
+    /// Tiles and k-tiles of an `m x cols` matrix: the kernel's last two parameters.
+    pub fn tiles(&self, m: u32, cols: u32) -> (u32, u32) {
+        (m.div_ceil(self.rows), cols.div_ceil(TILE_COLS))
     }
 }
 
-/// Where the two lanes meet: the ring and its barriers.
+/// Where the two lanes meet: the ring (stages of `stage_elems`) and its barriers.
 struct Ring<'a> {
     stages: SharedPtr<f16>,
+    stage_elems: u32,
     full: &'a TmaBarriers,
     empty: &'a Barriers,
 }
@@ -151,7 +161,7 @@ struct Ring<'a> {
 impl Ring<'_> {
     /// Stage `s`'s first element.
     fn stage(&self, s: Var<u32>) -> SharedPtr<f16> {
-        self.stages + s * (TILE_ROWS * TILE_COLS)
+        self.stages + s * self.stage_elems
     }
 }
 
@@ -164,7 +174,7 @@ fn loader(cfg: &TmaStream, map: &TensorMap, ring: &Ring, (tiles, k_tiles): (Var<
         for kt in Var::konst(0u32)..k_tiles {
             ring.empty.wait(&ps);
             ring.full.arrive_expect_tx(&ps, cfg.load.bytes());
-            let origin = [t * TILE_ROWS, kt * TILE_COLS];
+            let origin = [t * cfg.rows, kt * TILE_COLS];
             cfg.load.load(
                 map,
                 &origin,
@@ -191,11 +201,8 @@ fn storer(cfg: &TmaStream, map: &TensorMap, ring: &Ring, (tiles, k_tiles): (Var<
             ring.full.wait(&cs);
             // TMA wrote the stage and TMA reads it: one proxy, ordered by the barrier, so no
             // `fence.proxy.async` between them (that is for the threads' own writes).
-            cfg.store.store(
-                map,
-                &[t * TILE_ROWS, kt * TILE_COLS],
-                ring.stage(cs.stage()),
-            );
+            cfg.store
+                .store(map, &[t * cfg.rows, kt * TILE_COLS], ring.stage(cs.stage()));
             bulk_commit_group();
             cs.advance();
             if pending.ge(cfg.lag) {
@@ -238,6 +245,7 @@ pub fn tma_stream(
     sync_threads();
     let ring = Ring {
         stages,
+        stage_elems: cfg.stage_elems(),
         full: &full,
         empty: &empty,
     };
@@ -250,13 +258,14 @@ pub fn tma_stream(
     }
 }
 
-/// The registry's `tma_stream`: six stages (the short-K GEMM's ring), stores two behind.
+/// The registry's `tma_stream`: six stages of 64 rows (the short-K GEMM's ring), stores two
+/// behind.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
     let fail = |e: &dyn std::fmt::Display| BuildError::BadArgument {
         kernel: "tma_stream".into(),
         message: e.to_string(),
     };
-    let cfg = TmaStream::new(6, 2).map_err(|e| fail(&e))?;
+    let cfg = TmaStream::new(64, 6, 2).map_err(|e| fail(&e))?;
     tma_stream(&cfg)
 }
 
@@ -264,33 +273,46 @@ pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
 mod tests {
     use super::*;
 
-    /// The load and the store move the same box, one per k-tile: 64 columns of 64 rows.
+    /// The load and the store move the same box, one per k-tile: 64 columns of the tile's rows.
     #[test]
     fn load_and_store_move_one_k_tile_each() {
-        let cfg = TmaStream::new(8, 3).unwrap();
-        assert_eq!(cfg.load.bytes(), TmaStream::stage_bytes());
-        assert_eq!(cfg.load.boxes.len(), 1);
-        assert_eq!(cfg.store.boxes.len(), 1);
-        assert_eq!(cfg.load.box_dims, vec![64, 64]);
-        assert_eq!(cfg.store.box_dims, cfg.load.box_dims);
+        for rows in [64u32, 128, 256] {
+            let cfg = TmaStream::new(rows, 4, 3).unwrap();
+            assert_eq!(cfg.load.bytes(), cfg.stage_elems() * 2);
+            assert_eq!(cfg.load.boxes.len(), 1);
+            assert_eq!(cfg.store.boxes.len(), 1);
+            assert_eq!(cfg.load.box_dims, vec![64, rows]);
+            assert_eq!(cfg.store.box_dims, cfg.load.box_dims);
+            assert_eq!(cfg.tiles(81920, 256), (81920 / rows, 4));
+            assert_eq!(cfg.tiles(1000, 200), (1000u32.div_ceil(rows), 4));
+        }
+        let cfg = TmaStream::new(64, 8, 3).unwrap();
         let [a, d] = cfg.descriptors(81920, 256, L2Promotion::B256).unwrap();
         assert_eq!(a.l2_promotion, L2Promotion::B256);
         assert_eq!(a.global_dims, d.global_dims);
-        assert_eq!(TmaStream::tiles(81920, 256), (1280, 4));
-        assert_eq!(TmaStream::tiles(1000, 200), (16, 4));
     }
 
     /// Rings that cannot run are refused with their numbers.
     #[test]
     fn rings_that_cannot_run_are_refused() {
-        for (stages, lag) in [(0, 0), (4, 4), (4, 9), (29, 1)] {
-            let e = TmaStream::new(stages, lag).unwrap_err().to_string();
+        for (rows, stages, lag) in [
+            (64, 0, 0),
+            (64, 4, 4),
+            (64, 4, 9),
+            (64, 29, 1),
+            (96, 4, 1),
+            (256, 8, 1),
+        ] {
+            let e = TmaStream::new(rows, stages, lag).unwrap_err().to_string();
             assert!(
-                e.contains(&format!("{stages} stages with stores {lag} behind")),
+                e.contains(&format!(
+                    "{stages} stages of {rows} rows with stores {lag} behind"
+                )),
                 "{e}"
             );
         }
-        assert!(TmaStream::new(28, 27).is_ok());
+        assert!(TmaStream::new(64, 28, 27).is_ok());
+        assert!(TmaStream::new(256, 7, 1).is_ok());
     }
 
     /// The PTX has the protocol: TMA loads and stores, the barriers' waits, the lagged read
@@ -307,6 +329,17 @@ mod tests {
             "cp.async.bulk.wait_group 0",
         ] {
             assert!(ptx.contains(needle), "{needle}");
+        }
+        // Every tile height assembles without spills (ptxas: RUTE_PTXAS).
+        for rows in [64, 128, 256] {
+            let k = tma_stream(&TmaStream::new(rows, 3, 1).unwrap()).unwrap();
+            let ptx = codegen_ptx::emit(&k, Target::Sm90a).unwrap();
+            let report = codegen_ptx::ptxas::assemble(&ptx, Target::Sm90a).unwrap();
+            assert_eq!(
+                report.spill_store_bytes + report.spill_load_bytes,
+                0,
+                "{rows} rows"
+            );
         }
     }
 }
