@@ -270,7 +270,6 @@ fn consumer<T: GemmElem>(
 ) -> Result<(), HopperError> {
     RegisterBudget::Claim(REGISTERS.1).apply();
     let cfg = &plan.cfg;
-    let cluster = cfg.cluster_shape();
     let t = thread_id_in_warpgroup();
 
     // This consumer's rows of A and all of B, each stage as GMMA descriptors; its accumulators.
@@ -326,49 +325,14 @@ fn consumer<T: GemmElem>(
             turn(c).sync();
         }
         let unit = walk.unit(plan, &tiles);
-        let (k_begin, k_end) = unit.k_tiles;
         // ---- Main loop: one stage per k-tile ----
-        // Frees a stage once its wgmma have read it: where the cluster shares the ring, in
-        // every block of it (a multicast load may write the stage in all of them).
-        let release = |stage: Var<u32>| {
-            if cfg.ring_shared() {
-                if t.lt(cluster.size()) {
-                    ring.empty.remote_view(t).arrive(stage);
-                }
-            } else if t.eq_(0u32) {
-                ring.empty.arrive_at(stage);
-            }
-        };
-        let mut previous = Var::<u32>::konst(0).fresh();
-        for kt in k_begin..k_end {
-            ring.full.wait(&cs);
-            let stage = [All, All, All, Dyn(cs.stage())];
-            let b_at = [All, All, All, Dyn(b_slot(plan, kt, cs.stage()))];
-            let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, GmmaMajor::K)?;
-            let tb = DescriptorFragment::new(&tb_stages.slice(&b_at)?, GmmaMajor::K)?;
-            warpgroup_arrive();
-            // The first k-tile overwrites the accumulators: no clear between tiles.
-            gemm_accumulate(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(k_begin)))?;
-            warpgroup_commit_batch();
-            if cfg.in_flight == 0 {
-                warpgroup_wait::<0>();
-                release(cs.stage());
-            } else {
-                // The previous k-tile's batch is done: its stage is free.
-                warpgroup_wait::<1>();
-                if kt.ne_(k_begin) {
-                    release(previous);
-                }
-                previous.set(cs.stage());
-            }
-            cs.advance();
-        }
-        if cfg.in_flight > 0 {
-            warpgroup_wait::<0>();
-            if k_end.gt(k_begin) {
-                release(previous);
-            }
-        }
+        main_loop(
+            plan,
+            ring,
+            (&ta_stages, &tb_stages, &acc),
+            (&mut cs, t),
+            unit.k_tiles,
+        )?;
         if c == 0 {
             trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstMainLoop);
         }
@@ -418,6 +382,65 @@ fn consumer<T: GemmElem>(
     }
     let done = [Phase::Consumer0Done, Phase::Consumer1Done][c as usize];
     trace.mark(|| t.eq_(0u32), done);
+    Ok(())
+}
+
+/// One unit's main loop of a consumer (thread `t` of its warpgroup): for each of its k-tiles
+/// `(k_begin, k_end)`, wait for the stage `cs`, issue the `wgmma` of this consumer's rows of A
+/// and of B (with B resident, the k-tile's slot) into the accumulators (the first k-tile
+/// overwrites them), and free the stage once its batch has read it: at once, or (`_f1`) when
+/// the next batch is issued, keeping one in flight.
+#[device]
+fn main_loop<T: GemmElem>(
+    plan: &HopperPlan,
+    ring: &Ring<T>,
+    (ta_stages, tb_stages, acc): (&STensor<T>, &STensor<T>, &Fragment<f32>),
+    (cs, t): (&mut PipelineState, Var<u32>),
+    (k_begin, k_end): (Var<u32>, Var<u32>),
+) -> Result<(), HopperError> {
+    let cfg = &plan.cfg;
+    let cluster = cfg.cluster_shape();
+    // Frees a stage once its wgmma have read it: where the cluster shares the ring, in
+    // every block of it (a multicast load may write the stage in all of them).
+    let release = |stage: Var<u32>| {
+        if cfg.ring_shared() {
+            if t.lt(cluster.size()) {
+                ring.empty.remote_view(t).arrive(stage);
+            }
+        } else if t.eq_(0u32) {
+            ring.empty.arrive_at(stage);
+        }
+    };
+    let mut previous = Var::<u32>::konst(0).fresh();
+    for kt in k_begin..k_end {
+        ring.full.wait(cs);
+        let stage = [All, All, All, Dyn(cs.stage())];
+        let b_at = [All, All, All, Dyn(b_slot(plan, kt, cs.stage()))];
+        let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, GmmaMajor::K)?;
+        let tb = DescriptorFragment::new(&tb_stages.slice(&b_at)?, GmmaMajor::K)?;
+        warpgroup_arrive();
+        // The first k-tile overwrites the accumulators: no clear between tiles.
+        gemm_accumulate(&plan.mma, acc, &ta, &tb, Accumulate::When(kt.ne_(k_begin)))?;
+        warpgroup_commit_batch();
+        if cfg.in_flight == 0 {
+            warpgroup_wait::<0>();
+            release(cs.stage());
+        } else {
+            // The previous k-tile's batch is done: its stage is free.
+            warpgroup_wait::<1>();
+            if kt.ne_(k_begin) {
+                release(previous);
+            }
+            previous.set(cs.stage());
+        }
+        cs.advance();
+    }
+    if cfg.in_flight > 0 {
+        warpgroup_wait::<0>();
+        if k_end.gt(k_begin) {
+            release(previous);
+        }
+    }
     Ok(())
 }
 
