@@ -1,5 +1,6 @@
-//! TMA copy atoms (`SM90_TMA_LOAD`, `SM90_TMA_LOAD_MULTICAST`, `SM90_TMA_STORE`,
-//! `include/cute/atom/copy_traits_sm90_tma.hpp`), made as CuTe's `make_tma_copy` makes them:
+//! TMA copy atoms (`SM90_TMA_LOAD`, `SM90_TMA_LOAD_MULTICAST`, `SM90_TMA_STORE`, and a load's
+//! L2 prefetch, CuTe's `prefetch(tma, ...)`; `include/cute/atom/copy_traits_sm90_tma.hpp`),
+//! made as CuTe's `make_tma_copy` makes them:
 //! from the global tensor's description and the shared layout of one tile. The box, the
 //! swizzle mode and the order of the dimensions follow from the two, and so does the host's
 //! `CUtensorMap` ([`TmaCopy::descriptor`]): the device code and the descriptor come from one
