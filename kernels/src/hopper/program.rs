@@ -279,20 +279,7 @@ fn consumer<T: GemmElem>(
     let tb_stages = sb.partition_b(&plan.mma, t)?; // (MMA, MMA_N, MMA_K, stage)
     let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
     // Its output tiles in shared memory, the `stmatrix` partition of each.
-    let first = staging_of(plan, out, c);
-    let staging = (0..cfg.staging_buffers)
-        .map(|b| {
-            let ptr = match b {
-                0 => first,
-                _ => first + b * cfg.staging_tile_elems(),
-            };
-            let sd = STensor::new(ptr, plan.smem_d.clone())?;
-            Ok(StagingTile {
-                ptr,
-                part: staging_partition(plan, &sd, t)?,
-            })
-        })
-        .collect::<Result<Vec<_>, HopperError>>()?;
+    let staging = staging_tiles(plan, out, c, t)?;
 
     if let Some(b_full) = ring.b_full {
         b_full.wait_at(0u32, 0u32);
@@ -471,6 +458,34 @@ fn init_if_any(bars: Option<&TmaBarriers>) {
     if let Some(b) = bars {
         b.init();
     }
+}
+
+/// Consumer `c`'s staging tiles (thread `t`'s part of each); none where D is stored from the
+/// registers (`_u`: the shared memory has no staging).
+fn staging_tiles<T: GemmElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    c: u32,
+    t: Var<u32>,
+) -> Result<Vec<StagingTile<T>>, HopperError> {
+    let cfg = &plan.cfg;
+    if cfg.direct_store > 0 {
+        return Ok(Vec::new());
+    }
+    let first = staging_of(plan, out, c);
+    (0..cfg.staging_buffers)
+        .map(|b| {
+            let ptr = match b {
+                0 => first,
+                _ => first + b * cfg.staging_tile_elems(),
+            };
+            let sd = STensor::new(ptr, plan.smem_d.clone())?;
+            Ok(StagingTile {
+                ptr,
+                part: staging_partition(plan, &sd, t)?,
+            })
+        })
+        .collect()
 }
 
 /// One of a consumer's staging tiles: where it starts, and the thread's part of it.
