@@ -42,6 +42,17 @@ impl Global {
         }
         panic!("global access of {len} bytes at {addr:#x} is outside every buffer");
     }
+
+    /// The `i`-th `u32` of the first buffer, as a kernel stored it.
+    fn word(&self, i: usize) -> u32 {
+        let d = &self.bufs[0].1;
+        u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]])
+    }
+}
+
+/// Kernel parameters by name.
+fn named_params(values: &[(&str, u64)]) -> HashMap<String, u64> {
+    values.iter().map(|&(s, v)| (s.to_string(), v)).collect()
 }
 
 struct Pending {
@@ -698,17 +709,14 @@ fn simulate_counting(cfg: &MultistageConfig, m: usize, n: usize, k: usize) -> (f
             (pd, vec![0xff; m * n * 2]),
         ],
     };
-    let params: HashMap<String, u64> = [
+    let params = named_params(&[
         ("d", pd),
         ("a", pa),
         ("b", pb),
         ("m", m as u64),
         ("n", n as u64),
         ("k", k as u64),
-    ]
-    .into_iter()
-    .map(|(s, v)| (s.to_string(), v))
-    .collect();
+    ]);
     let (gx, gy, _) = cfg.grid(m as u32, n as u32);
     let mut stores = [0usize; 3];
     for by in 0..gy as u64 {
@@ -1061,24 +1069,18 @@ fn simulated_stream_k_walk_is_its_host_model() {
             let mut global = Global {
                 bufs: vec![(base, vec![0xff; words * 4])],
             };
-            let params: HashMap<String, u64> = [
+            let params = named_params(&[
                 ("out", base),
                 ("tm", u64::from(tm)),
                 ("tn", u64::from(tn)),
                 ("kt", u64::from(kt)),
                 ("sk_tiles", u64::from(split.sk_tiles)),
                 ("sk_blocks", u64::from(split.sk_blocks)),
-            ]
-            .into_iter()
-            .map(|(s, v)| (s.to_string(), v))
-            .collect();
+            ]);
             for b in 0..grid {
                 run_one_thread(&kernel, &mut global, &params, (b, grid));
             }
-            let word = |i: usize| {
-                let d = &global.bufs[0].1;
-                u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]])
-            };
+            let word = |i: usize| global.word(i);
             // The walk's tile index in raster order -> the (m, n) it stores as m * tn + n, by the
             // raster's host model (a walk from tile `t` whose stride passes the last tile).
             let mn = |t: u32| {
@@ -1151,19 +1153,13 @@ fn simulated_row_split_is_its_host_model() {
             let mut global = Global {
                 bufs: vec![(base, vec![0xff; 12])],
             };
-            let params: HashMap<String, u64> = [
+            let params = named_params(&[
                 ("out", base),
                 ("m", u64::from(m)),
                 ("blocks", u64::from(blocks)),
-            ]
-            .into_iter()
-            .map(|(s, v)| (s.to_string(), v))
-            .collect();
+            ]);
             run_one_thread(&kernel, &mut global, &params, (0, 1));
-            let d = &global.bufs[0].1;
-            let word =
-                |i: usize| u32::from_le_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]]);
-            let got = (word(0), word(1), word(2));
+            let got = (global.word(0), global.word(1), global.word(2));
             let tiles = m.div_ceil(TILE_M);
             let want = match RowSplit::of(m, TILE_M, blocks) {
                 Some(s) => (s.full, s.rows, s.units()),
