@@ -29,3 +29,12 @@ pub use tma_round_trip::tma_round_trip;
 pub use transpose::transpose;
 pub use vector_add::vector_add;
 pub use wgmma_tile::wgmma_tile;
+
+/// The error of a registered example whose fixed configuration failed to build: a bug in the
+/// example, reported as `BadArgument` with the configuration's reason.
+fn config_error(kernel: &str, e: &dyn std::fmt::Display) -> dsl_core::kernel::BuildError {
+    dsl_core::kernel::BuildError::BadArgument {
+        kernel: kernel.into(),
+        message: e.to_string(),
+    }
+}

@@ -221,10 +221,7 @@ pub fn tma_pipeline(
 
 /// The registry's `tma_pipeline`.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
-    let fail = |e: &dyn std::fmt::Display| BuildError::BadArgument {
-        kernel: "tma_pipeline".into(),
-        message: e.to_string(),
-    };
+    let fail = |e: &dyn std::fmt::Display| super::config_error("tma_pipeline", e);
     let cfg = RowSum::new().map_err(|e| fail(&e))?;
     tma_pipeline(&cfg).map_err(|e| match e {
         RowSumError::Build(b) => b,

@@ -261,10 +261,7 @@ pub fn tma_stream(
 /// The registry's `tma_stream`: six stages of 64 rows (the short-K GEMM's ring), stores two
 /// behind.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
-    let fail = |e: &dyn std::fmt::Display| BuildError::BadArgument {
-        kernel: "tma_stream".into(),
-        message: e.to_string(),
-    };
+    let fail = |e: &dyn std::fmt::Display| super::config_error("tma_stream", e);
     let cfg = TmaStream::new(64, 6, 2).map_err(|e| fail(&e))?;
     tma_stream(&cfg)
 }

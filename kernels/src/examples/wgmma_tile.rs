@@ -142,10 +142,7 @@ pub fn wgmma_tile(
 
 /// The registry's `wgmma_tile`.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
-    let fail = |e: &dyn std::fmt::Display| BuildError::BadArgument {
-        kernel: "wgmma_tile".into(),
-        message: e.to_string(),
-    };
+    let fail = |e: &dyn std::fmt::Display| super::config_error("wgmma_tile", e);
     let t = WgmmaTile::new().map_err(|e| fail(&e))?;
     wgmma_tile(&t).map_err(|e| match e {
         WgmmaTileError::Build(b) => b,
