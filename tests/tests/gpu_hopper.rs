@@ -14,6 +14,7 @@ use kernels::gemm::harness::{poison, Rng};
 use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
 use kernels::hopper::fixup::FLAG_WORDS;
+use kernels::hopper::queue::QUEUE_WORDS;
 use kernels::hopper::{
     cluster_tiles, hopper_kernel, launch, tile_order, HopperConfig, HopperLaunch, HopperPlan,
 };
@@ -167,6 +168,21 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     let mut d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
     let (l, order, mut ws) = prepare(jit, c, shape, force);
     run(jit, c, shape, &a, &b, &mut d, &order, (&l, &mut ws));
+    // Tiles from a queue: the launch lowers the queue's words again, and a second launch on
+    // the same workspace (poisoned D) takes every tile once more.
+    if c.plan.cfg.tile_queue {
+        let words = jit.download(&ws).unwrap();
+        assert!(
+            words[..QUEUE_WORDS as usize]
+                .iter()
+                .all(|w| w.to_bits() == 0),
+            "{} {m}x{n}x{k}: the queue's words left {:?}",
+            c.plan.cfg,
+            &words[..QUEUE_WORDS as usize]
+        );
+        d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
+        run(jit, c, shape, &a, &b, &mut d, &order, (&l, &mut ws));
+    }
     let hd = jit
         .download(&d)
         .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", c.plan.cfg));
@@ -961,7 +977,7 @@ fn trace_of_the_phases() {
             );
             let blocks = l.grid.0 as usize;
             let mut ws = jit
-                .alloc_zeros::<f32>(blocks * WORDS_PER_BLOCK * 2)
+                .alloc_zeros::<f32>(blocks * WORDS_PER_BLOCK * 2 + QUEUE_WORDS as usize)
                 .unwrap();
             let mut bench = Bench::<half::bf16>::new(&jit, &blas, shape);
             bench.check(&c, spec, (&l, &order, &mut ws));

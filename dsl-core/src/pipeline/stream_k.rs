@@ -492,6 +492,20 @@ impl StreamKScheduler {
         self.locate();
     }
 
+    /// Makes whole tile `dp` (its index among the whole tiles, in the raster's order) the
+    /// current unit, for a walk whose tiles are handed out at run time (a queue fed by an
+    /// atomic counter) rather than every `clusters`-th: `valid` is false from `dp` = the whole
+    /// tiles' count on. Only for a walk without a stream-K region (`sk_tiles` 0).
+    pub fn jump_to(&mut self, dp: Var<u32>) {
+        self.dp.set(dp);
+        self.locate();
+    }
+
+    /// Clusters in the grid: the stride of the static walk over the whole tiles.
+    pub fn clusters(&self) -> Var<u32> {
+        self.clusters
+    }
+
     /// The cluster whose share holds stream-K iteration `it` ([`StreamKSplit::owner`]).
     fn owner(&self, it: Var<u32>) -> Var<u32> {
         let per = self.per.max(1u32);

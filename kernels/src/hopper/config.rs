@@ -23,13 +23,14 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// The levers of the warp-specialized GEMM.
 ///
 /// Spelled `{M}x{N}x{K}s{STAGES}`, then `_c{X}x{Y}` (blocks per cluster along M and N, default
-/// 1x1), `_h` (Hilbert-curve tile order instead of grouped) or `_g{G}` (groups of `G` cluster
-/// rows, default 8), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
+/// 1x1), `_h` (Hilbert-curve tile order instead of grouped), `_g{G}` (groups of `G` cluster
+/// rows, default 8; `_g1` walks along N, row by row) or `_gm` (along M, column by column), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
 /// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
 /// which leaves room for more stages), `_d2` (two staging tiles of that width per consumer, so
 /// that one sub-tile is written while the store of the one before still reads the other; with
 /// `_o`, two in all), `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile),
-/// `_p` (ping-pong consumers, each owning whole tiles), `_o` (ping-pong consumers staging their
+/// `_p` (ping-pong consumers, each owning whole tiles), `_q` (tiles from a queue fed by an
+/// atomic counter, ping-pong only), `_o` (ping-pong consumers staging their
 /// output in one shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256
 /// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores,
 /// each `n` none, `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles
@@ -83,7 +84,8 @@ pub struct HopperConfig {
     /// B resident (`_r{R}`), 0 for B in the ring: B's `R` k-tiles are loaded once per block and
     /// stay in shared memory, the ring holds A only. For problems whose B is one tile (N up to
     /// the tile's N, K up to `R` k-tiles), like 81920 x 256 x 256, where every tile re-reads the
-    /// same B through L2.
+    /// same B through L2; or one column of tiles per block where the walk keeps each block on
+    /// one ([`HopperConfig::b_column_resident`]).
     pub b_resident: u32,
     /// Ping-pong consumers (`_p`): each of the two consumer warpgroups owns whole tiles (of 64
     /// or 128 rows, up to 128 x 128), the block's units alternating between them, so that one's
@@ -122,6 +124,13 @@ pub struct HopperConfig {
     /// registers): the tiles past the last whole wave are cut into one piece of rows per block
     /// ([`super::row_split`]), so that every block ends at about the same time.
     pub row_split: bool,
+    /// Tiles from a queue (`_q`, ping-pong consumers in one-block clusters): each block takes
+    /// its first tile by its index, then the next free one from a counter in the workspace
+    /// (`atom.add`), which its producer hands to the consumers through a ring in shared
+    /// memory ([`super::queue`]); a block that runs faster takes more tiles, so that all end
+    /// within about a tile of each other, where the static walk's every `grid`-th tile ends
+    /// them as its slowest block does.
+    pub tile_queue: bool,
 }
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
@@ -151,10 +160,11 @@ impl HopperConfig {
         stream_k_region: StreamKRegion::First,
         direct_store: 0,
         row_split: false,
+        tile_queue: false,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 55] = [
+    pub const SWEEP: [&'static str; 57] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -249,8 +259,14 @@ impl HopperConfig {
         // The short K's default past the L2 before 2026-12-02: six stages, no hint for A, no
         // L2 promotion.
         "64x256x64s6_f1_e128_r4_p_l0_vnnf",
-        // The short K's default past the L2: the same with 256-byte L2 promotion.
+        // The short K's default past the L2 before: the same with 256-byte L2 promotion.
         "64x256x64s6_f1_e128_r4_p_l256_vnnf",
+        // B resident a column of tiles per block (half of a 256-wide B each): half of the L2
+        // reads at the start, tiles half as long at the end.
+        "64x128x64s8_g1_f1_r4_p_l256_vnnf",
+        // The short K's default past the L2 since 2026-12-02: tiles from a queue (blocks that
+        // run faster take more), eight stages.
+        "64x256x64s8_f1_e128_r4_p_q_l256_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -383,16 +399,37 @@ impl HopperConfig {
     }
 
     /// Why the program cannot run an `m x n x k` problem with this configuration, if it cannot:
-    /// a resident B (`_r`) must be one tile.
+    /// a resident B (`_r`) holds K within its k-tiles, and N within one tile unless each block
+    /// stays on one column of tiles ([`HopperConfig::b_column_resident`]).
     pub fn takes(&self, _m: u32, n: u32, k: u32) -> Result<(), String> {
         let (_, bn, bk) = self.tile;
-        if self.b_resident > 0 && (n > bn || k > self.b_resident * bk) {
+        if self.b_resident == 0 {
+            return Ok(());
+        }
+        if k > self.b_resident * bk || (n > bn && !self.b_column_resident()) {
             return Err(format!(
-                "{self} keeps B resident as one {bn} x {} tile; N = {n} and K = {k} do not fit it",
+                "{self} keeps B resident as one {bn} x {} tile; N = {n} and K = {k} do not fit it \
+                 (a B wider than the tile stays resident a column of tiles per block with \
+                 ping-pong consumers walking along N, _p_g1, and neither _b nor a cluster)",
                 self.b_resident * bk
             ));
         }
         Ok(())
+    }
+
+    /// Whether a resident B (`_r`) may be narrower than the problem's N: each block then keeps
+    /// the B of one column of tiles. That needs a walk that never moves a block to another
+    /// column: along N one tile at a time (`_g1`, tile `t` in column `t % tiles_n`) over a grid
+    /// that is a multiple of the columns ([`super::launch`] sizes it so), by ping-pong
+    /// consumers (whole tiles, never shared out by stream-K), one block per cluster and whole
+    /// tiles (no `_b`). Each block then reads `1 / tiles_n` of B from L2 at its start instead
+    /// of all of it.
+    pub fn b_column_resident(&self) -> bool {
+        self.b_resident > 0
+            && self.pingpong
+            && self.raster == Raster::Grouped { group: 1 }
+            && self.cluster == (1, 1)
+            && !self.row_split
     }
 
     /// Why the program does not support this configuration, if it does not.
@@ -519,6 +556,13 @@ impl HopperConfig {
                     .into(),
             );
         }
+        if self.tile_queue && (!self.pingpong || (cx, cy) != (1, 1) || self.row_split) {
+            return Err(
+                "tiles from a queue (_q) go to ping-pong consumers (_p, whole tiles, never shared \
+                 out by stream-K) of one-block clusters, the tiles walked whole (no _b)"
+                    .into(),
+            );
+        }
         // Each ping-pong consumer owns a ring stage: a stage that the cluster shares would be
         // freed by one block's owner while the other's still reads it.
         if self.pingpong && (self.ring_shared() || self.swap_ab) {
@@ -568,7 +612,7 @@ impl fmt::Display for HopperConfig {
             Raster::Hilbert => write!(f, "_h"),
             Raster::Grouped { group: 8 } => Ok(()),
             Raster::Grouped { group } => write!(f, "_g{group}"),
-            Raster::AlongM => write!(f, "_g1"),
+            Raster::AlongM => write!(f, "_gm"),
         }?;
         if self.in_flight > 0 {
             write!(f, "_f{}", self.in_flight)?;
@@ -584,6 +628,9 @@ impl fmt::Display for HopperConfig {
         }
         if self.pingpong {
             write!(f, "_p")?;
+        }
+        if self.tile_queue {
+            write!(f, "_q")?;
         }
         if self.one_staging {
             write!(f, "_o")?;
@@ -659,6 +706,8 @@ impl FromStr for HopperConfig {
                 cfg.one_staging = true;
             } else if p == "b" {
                 cfg.row_split = true;
+            } else if p == "q" {
+                cfg.tile_queue = true;
             } else if p == "w" {
                 cfg.stream_k_region = StreamKRegion::Last;
             } else if let Some(e) = p.strip_prefix('e') {
@@ -690,17 +739,18 @@ impl FromStr for HopperConfig {
                 cfg.cache_hints = [a, b, d];
             } else if p == "h" {
                 cfg.raster = Raster::Hilbert;
+            } else if p == "gm" {
+                cfg.raster = Raster::AlongM;
             } else if let Some(g) = p.strip_prefix('g') {
-                let group = g.parse().map_err(|_| bad("_g takes a group size"))?;
-                cfg.raster = if group == 1 {
-                    Raster::AlongM
-                } else {
-                    Raster::Grouped { group }
-                };
+                let group: u32 = g.parse().map_err(|_| bad("_g takes a group size, or m"))?;
+                if group == 0 {
+                    return Err(bad("_g takes a group size of at least 1"));
+                }
+                cfg.raster = Raster::Grouped { group };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _o, \
-                     _lB, _vABD, _w, _uB, _b, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, \
+                     _o, _lB, _vABD, _w, _uB, _b, _t)"
                 )));
             }
         }
@@ -1085,11 +1135,11 @@ mod tests {
             &["128x128x128s3_c2x1", "128x16x64s8_c4x1_t"],
             "multicast a slice",
         );
-        refused(&["128x256x64s3_q"], "unknown part `_q`");
+        refused(&["128x256x64s3_z"], "unknown part `_z`");
         // The list of parts names every one the spelling has.
         refused(
-            &["128x256x64s3_q"],
-            "_eE, _d2, _rR, _p, _o, _lB, _vABD, _w, _uB, _b, _t)",
+            &["128x256x64s3_z"],
+            "_eE, _d2, _rR, _p, _q, _o, _lB, _vABD, _w, _uB, _b, _t)",
         );
         refused(
             &[
@@ -1180,6 +1230,62 @@ mod tests {
             &["128x80x64s7_l100", "128x80x64s7_l", "128x80x64s7_l512"],
             "0, 64, 128 or 256 bytes",
         );
+        // `_g1` walks along N (Triton's group of one row), `_gm` along M.
+        let g1: HopperConfig = "128x256x64s3_g1".parse().unwrap();
+        assert_eq!(g1.raster, Raster::Grouped { group: 1 });
+        let gm: HopperConfig = "128x256x64s3_gm".parse().unwrap();
+        assert_eq!(
+            (gm.raster, gm.to_string().as_str()),
+            (Raster::AlongM, "128x256x64s3_gm")
+        );
+        refused(&["128x256x64s3_g0", "128x256x64s3_gx"], "group size");
+    }
+
+    /// Tiles from a queue: ping-pong consumers of one-block clusters, tiles walked whole; the
+    /// spelling round-trips, and the launch gives the queue its words.
+    #[test]
+    fn tiles_from_a_queue_go_to_pingpong_blocks_alone() {
+        let q: HopperConfig = "64x256x64s6_f1_e128_r4_p_q_l256_vnnf".parse().unwrap();
+        assert!(q.tile_queue);
+        assert_eq!(q.to_string(), "64x256x64s6_f1_e128_r4_p_q_l256_vnnf");
+        let l = super::super::launch(&q, 81920, 256, 256, 132);
+        assert_eq!((l.grid.0, l.split.sk_tiles), (132, 0));
+        assert_eq!(
+            l.workspace_elems(&q),
+            u64::from(super::super::queue::QUEUE_WORDS)
+        );
+        refused(
+            &[
+                "128x256x64s3_q",
+                "64x256x64s8_c2x1_f1_e128_r4_p_q",
+                "64x256x64s6_f1_r4_p_q_u16_b",
+            ],
+            "tiles from a queue (_q)",
+        );
+    }
+
+    /// A resident B wider than the tile only where each block stays on one column of tiles:
+    /// ping-pong consumers walking along N, one block per cluster, whole tiles.
+    #[test]
+    fn a_resident_b_is_one_tile_or_one_column_per_block() {
+        let column: HopperConfig = "64x128x64s8_g1_f1_r4_p".parse().unwrap();
+        assert!(column.b_column_resident());
+        assert!(column.takes(81920, 256, 256).is_ok());
+        assert!(column.takes(300, 520, 200).is_ok());
+        assert!(column.takes(81920, 256, 320).is_err(), "K past the slots");
+        for spec in [
+            "64x128x64s8_f1_r4_p",          // grouped by 8: a block changes column
+            "64x128x64s8_gm_f1_r4_p",       // along M: likewise
+            "128x128x64s4_g1_r4",           // cooperative: stream-K may share tiles out
+            "64x128x64s8_g1_f1_r4_p_u16_b", // the last wave cut into rows
+            "64x128x64s8_c2x1_g1_f1_r4_p",  // a cluster
+        ] {
+            let cfg: HopperConfig = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert!(!cfg.b_column_resident(), "{spec}");
+            let e = cfg.takes(81920, 256, 256).unwrap_err();
+            assert!(e.contains("N = 256 and K = 256 do not fit"), "{spec}: {e}");
+            assert!(cfg.takes(81920, 128, 256).is_ok(), "{spec}");
+        }
     }
 
     /// `_l{B}` sets the L2 promotion of A's and B's tensor maps, not D's (a store), and is

@@ -20,6 +20,7 @@ pub mod config;
 pub mod direct;
 pub mod fixup;
 pub mod program;
+pub mod queue;
 pub mod row_split;
 pub mod seam;
 pub mod trace;
@@ -83,11 +84,16 @@ impl HopperLaunch {
         launch(cfg, 1, 1, 1, 1)
     }
 
-    /// f32 elements of the workspace the launch needs ([`workspace_elems`]; 0 without a
-    /// stream-K split).
+    /// f32 elements of the workspace the launch needs ([`workspace_elems`]; without a stream-K
+    /// split, the tile queue's [`queue::QUEUE_WORDS`] or 0).
     pub fn workspace_elems(&self, cfg: &HopperConfig) -> u64 {
         if self.split.sk_tiles == 0 {
-            return 0;
+            // Tiles from a queue keep its words there (never with a split: ping-pong).
+            return if cfg.tile_queue {
+                u64::from(queue::QUEUE_WORDS)
+            } else {
+                0
+            };
         }
         workspace_elems(cfg, self.split.sk_blocks * cfg.cluster_shape().size())
     }
@@ -118,6 +124,9 @@ impl HopperLaunch {
 /// let pingpong: HopperConfig = "64x256x64s8_e128_r4_p".parse().unwrap();
 /// assert_eq!(launch(&pingpong, 81920, 256, 256, 132).split.sk_tiles, 0);
 /// assert_eq!(launch(&pingpong, 64, 256, 4096, 132).split.sk_tiles, 0);
+/// // B resident a column of tiles per block (5 columns of 128): 130 blocks, 26 per column.
+/// let columns: HopperConfig = "64x128x64s8_g1_f1_e64_r4_p".parse().unwrap();
+/// assert_eq!(launch(&columns, 81920, 640, 256, 132).grid, (130, 1, 1));
 /// let small = launch(&pairs, 256, 256, 64, 60);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
@@ -141,6 +150,13 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> Hopp
         resident
     } else {
         u64::from(resident).min(tiles.max(1)) as u32
+    };
+    // A block keeping one column's B walks tiles `b, b + grid, ...` along N: a grid of whole
+    // rows of tiles keeps each block in its column.
+    let clusters = if cfg.b_column_resident() {
+        (clusters / tiles_n).max(1) * tiles_n
+    } else {
+        clusters
     };
     HopperLaunch {
         grid: (clusters * size, 1, 1),
@@ -336,12 +352,20 @@ mod tests {
                     "ld.acquire.gpu.global.u32",
                 ];
                 for needle in stream_k {
+                    // The queue's count releases its takes (one fence.acq_rel.gpu) too.
+                    let queue = cfg.tile_queue && needle == "fence.acq_rel.gpu";
                     assert_eq!(
                         ptx.contains(needle),
-                        !cfg.pingpong,
+                        !cfg.pingpong || queue,
                         "{spec} {dtype}: {needle}"
                     );
                 }
+                // Tiles from a queue: taken from the counter, handed over in shared memory.
+                assert_eq!(
+                    ptx.contains("atom.global.add.u32") && ptx.contains("ld.shared.u32"),
+                    cfg.tile_queue,
+                    "{spec} {dtype}: the tile queue"
+                );
                 assert_eq!(
                     ptx.contains("bar.arrive 3, 256") && ptx.contains("bar.sync 4, 256"),
                     cfg.pingpong,

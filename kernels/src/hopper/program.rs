@@ -29,7 +29,7 @@ use dsl_core::kernel::*;
 use dsl_core::pipeline::{
     cluster_sync, elect_one, thread_id_in_warpgroup, warp_id_in_warpgroup, warpgroup_id,
     warpgroup_sync, Barriers, NamedBarrier, PipelineState, RegisterBudget, StreamKScheduler,
-    TmaBarriers,
+    TmaBarriers, WARPGROUP_THREADS,
 };
 use dsl_core::tensor::{
     copy, gemm_accumulate, store_fragment_smem, warpgroup_arrive, warpgroup_commit_batch,
@@ -41,8 +41,9 @@ use dsl_macros::{device, kernel};
 use super::config::{HopperPlan, REGISTERS};
 use super::direct::{store_direct, DirectTile};
 use super::fixup::{hand_over, Partials};
+use super::queue::{TileQueue, QUEUE_SLOTS};
 use super::row_split::row_split_on_device;
-use super::trace::{Phase, Trace};
+use super::trace::{Phase, Trace, WORDS_PER_BLOCK};
 use super::HopperError;
 use crate::gemm::GemmElem;
 
@@ -54,7 +55,8 @@ use Idx::{All, Dyn};
 ///
 /// With the last wave's rows shared out (`_b`), `rows` is `(full, piece)`: the whole tiles
 /// along M, then pieces of `piece` rows ([`super::row_split`]); the walk's tiles along M are
-/// its units then.
+/// its units then. With tiles from a queue (`_q`), each block's units past its first come from
+/// `queue` instead of every grid-th ([`super::queue`]).
 #[derive(Clone, Copy)]
 struct Walk {
     cluster_tiles: (Var<u32>, Var<u32>),
@@ -64,6 +66,7 @@ struct Walk {
     order: GlobalPtr<u32>,
     m: Var<u32>,
     rows: Option<(Var<u32>, Var<u32>)>,
+    queue: Option<TileQueue>,
 }
 
 /// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
@@ -163,10 +166,24 @@ fn producer<T: GemmElem>(
     if warp_id_in_warpgroup().eq_(0u32) & elect_one() {
         let (rx, ry) = cluster.coords();
         if cfg.b_resident > 0 {
-            load_resident_b(plan, maps.1, ring, walk.k_tiles);
+            // One tile of B, or the column of tiles the walk keeps this block in: its first's.
+            let n0 = if cfg.b_column_resident() {
+                walk.unit(plan, &walk.scheduler(plan)).n0
+            } else {
+                Var::konst(0u32)
+            };
+            load_resident_b(plan, maps.1, ring, (n0, walk.k_tiles));
         }
         let mut tiles = walk.scheduler(plan);
         let mut ps = PipelineState::producer(cfg.stages);
+        // Tiles from a queue: the next one is taken while this one loads.
+        let mut taken = walk.queue.map(|q| {
+            (
+                q,
+                q.take(&tiles).fresh(),
+                PipelineState::producer(QUEUE_SLOTS),
+            )
+        });
         while tiles.valid() {
             let Unit {
                 m0, n0, k_tiles, ..
@@ -190,7 +207,20 @@ fn producer<T: GemmElem>(
                 }
                 ps.advance();
             }
-            tiles.next_unit();
+            match &mut taken {
+                None => tiles.next_unit(),
+                // The consumers learn the next tile (or the walk's end) when its loads begin.
+                Some((queue, next, qs)) => {
+                    queue.publish(qs, *next);
+                    tiles.jump_to(*next);
+                    if tiles.valid() {
+                        next.set(queue.take(&tiles));
+                    }
+                }
+            }
+        }
+        if let Some((queue, ..)) = &taken {
+            queue.finish(&tiles);
         }
         trace.mark_here(Phase::ProducerDone);
     }
@@ -221,9 +251,10 @@ fn load_operand<T: GemmElem>(
     }
 }
 
-/// With B resident (`_r`): the producer loads B's `k_tiles` k-tiles once, each into its slot,
-/// on the one barrier the consumers wait for before their first tile (the plan took N within
-/// one tile and K within the slots: `HopperConfig::takes`). In a cluster along M, whose blocks
+/// With B resident (`_r`): the producer loads the `k_tiles` k-tiles of B's tile at row `n0`
+/// once, each into its slot, on the one barrier the consumers wait for before their first tile
+/// (the plan took N within one tile, or one column of tiles per block, and K within the slots:
+/// `HopperConfig::takes`). In a cluster along M, whose blocks
 /// all hold the same B, each loads its slice of B's rows into all of them (multicast), so that
 /// the L2 serves B once per cluster rather than once per block.
 #[device]
@@ -231,7 +262,7 @@ fn load_resident_b<T: GemmElem>(
     plan: &HopperPlan,
     map: &TensorMap,
     ring: &Ring<T>,
-    k_tiles: Var<u32>,
+    (n0, k_tiles): (Var<u32>, Var<u32>),
 ) {
     let bar = ring.b_full.expect("a resident B has its barrier").at(0u32);
     let (_, b_elems) = plan.stage_elems();
@@ -245,7 +276,7 @@ fn load_resident_b<T: GemmElem>(
         let share = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
         let copies = (&plan.tma_b, &plan.tma_b_multicast);
         let dst = ring.b + kt * b_elems;
-        load_operand(plan, copies, map, (Var::konst(0u32), k0), dst, bar, share);
+        load_operand(plan, copies, map, (n0, k0), dst, bar, share);
     }
 }
 
@@ -290,6 +321,9 @@ fn consumer<T: GemmElem>(
     }
     let mut tiles = walk.scheduler(plan);
     let mut cs = PipelineState::consumer(cfg.stages);
+    let mut queue = walk
+        .queue
+        .map(|q| (q, PipelineState::consumer(QUEUE_SLOTS)));
     // Ping-pong, the block's units alternate between the consumers, and so do their main loops
     // (CUTLASS's math order barrier): each waits on its turn, which the other gives when its own
     // main loop is done. Not only for the tensor cores: a consumer waits on a stage's `full` by
@@ -305,7 +339,7 @@ fn consumer<T: GemmElem>(
                 staging_free(0).arrive();
             }
         }
-        skip_unit(&mut tiles, &mut cs, walk.k_tiles);
+        skip_unit((&mut tiles, &mut queue), &mut cs, walk.k_tiles);
     }
     while tiles.valid() {
         if cfg.pingpong {
@@ -327,7 +361,7 @@ fn consumer<T: GemmElem>(
         if cfg.pingpong {
             // The other consumer's turn, if it has a unit; this tile's epilogue meanwhile; then
             // past the other's unit (past the walk's end too: this walk is over then).
-            tiles.next_unit();
+            next_unit(&mut tiles, &mut queue);
             let other_has_next = tiles.valid();
             if other_has_next {
                 turn(1 - c).arrive();
@@ -347,7 +381,7 @@ fn consumer<T: GemmElem>(
                     staging_free(1 - c).arrive();
                 }
             }
-            skip_unit(&mut tiles, &mut cs, walk.k_tiles);
+            skip_unit((&mut tiles, &mut queue), &mut cs, walk.k_tiles);
         } else {
             // ---- Stream-K: a start hands its sums to the tile's end, an end adds its peers' ----
             hand_over(&tiles, &out.partials, &acc, c, t);
@@ -446,11 +480,34 @@ fn staging_free(c: u32) -> NamedBarrier {
 /// Steps a ping-pong consumer's walk and ring past the other consumer's unit: a whole tile's
 /// `k_tiles` stages (ping-pong walks whole tiles only: `super::launch` gives it no stream-K).
 #[device]
-fn skip_unit(tiles: &mut StreamKScheduler, cs: &mut PipelineState, k_tiles: Var<u32>) {
+fn skip_unit(
+    (tiles, queue): (
+        &mut StreamKScheduler,
+        &mut Option<(TileQueue, PipelineState)>,
+    ),
+    cs: &mut PipelineState,
+    k_tiles: Var<u32>,
+) {
     for _ in Var::konst(0u32)..k_tiles {
         cs.advance();
     }
-    tiles.next_unit();
+    next_unit(tiles, queue);
+}
+
+/// Steps a consumer's walk to its block's next unit: the static walk's, or the next index the
+/// producer took from the queue. Past the walk's end it stays there: the producer publishes
+/// the end once, and a ping-pong consumer steps past its own unit and the other's.
+#[device]
+fn next_unit(tiles: &mut StreamKScheduler, queue: &mut Option<(TileQueue, PipelineState)>) {
+    match queue {
+        Some((q, qs)) => {
+            if tiles.valid() {
+                let t = q.read(qs);
+                tiles.jump_to(t);
+            }
+        }
+        None => tiles.next_unit(),
+    }
 }
 
 /// Initializes `bars` where there are any (the resident B's barrier).
@@ -606,7 +663,8 @@ fn staging_partition<T: GemmElem>(
 /// only with `Raster::Hilbert`; any buffer otherwise), the stream-K split
 /// ([`dsl_core::pipeline::StreamKSplit`]: `sk_blocks` no more than the grid's clusters, nor
 /// than the split's k-tiles) and its workspace ([`super::fixup`]: zeroed before the first
-/// launch, [`super::workspace_elems`] f32 elements; any buffer without a split).
+/// launch, [`super::workspace_elems`] f32 elements; with tiles from a queue, `_q`, its
+/// [`super::queue::QUEUE_WORDS`] words, zeroed likewise; any buffer otherwise).
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn hopper_ws<T: GemmElem>(
@@ -653,6 +711,17 @@ pub fn hopper_ws<T: GemmElem>(
     let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
     // The phases' timestamps, in a diagnostic build only (nothing otherwise).
     let trace = Trace::new(plan.trace, workspace);
+    // Tiles from a queue: its words at the workspace's start (past the trace's records), its
+    // ring read by every consumer thread.
+    let queue = cfg.tile_queue.then(|| {
+        let words = workspace.cast::<u32>();
+        let words = if plan.trace {
+            words + grid_dim_x() * (2 * WORDS_PER_BLOCK as u32)
+        } else {
+            words
+        };
+        TileQueue::new(kb, words, cfg.consumers() * WARPGROUP_THREADS)
+    });
     if thread_idx_x().eq_(0u32) {
         trace.mark_here(Phase::Entry);
         prefetch_tensor_map(&a_map);
@@ -663,6 +732,9 @@ pub fn hopper_ws<T: GemmElem>(
         full.init();
         empty.init();
         init_if_any(b_full.as_ref());
+        if let Some(q) = &queue {
+            q.init();
+        }
         fence_mbarrier_init();
     }
     // Every block of the cluster sees every barrier initialized before anyone arrives.
@@ -699,6 +771,7 @@ pub fn hopper_ws<T: GemmElem>(
         order,
         m,
         rows,
+        queue,
     };
 
     // ---- Roles ----

@@ -37,15 +37,18 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG][_f1][_eE][_d2][_rR][_p][_o][_lB][_vABD][_w][_uB][_b][_t]: \
+        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q][_o][_lB][_vABD][_w][_uB][_b][_t]: \
          the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, \
          of 16 above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
-         order (_h) or groups of G tile rows (default 8), one wgmma batch left in flight (_f1), \
+         order (_h), groups of G tile rows (default 8; _g1 along N) or along M (_gm), one wgmma \
+         batch left in flight (_f1), \
          the output staged E columns at a time (_eE, a multiple of 16, leaving room for a stage \
          more) through two staging tiles in turns (_d2, an even number of sub-tiles), B's R \
-         k-tiles resident in shared memory (_rR, for a B of one tile), ping-pong consumers each \
-         owning whole tiles (_p, M 64 or 128, up to 128 x 128) and staging through one shared \
+         k-tiles resident in shared memory (_rR, for a B of one tile, or with _p_g1 one column of \
+         tiles per block), ping-pong consumers each owning whole tiles (_p, M 64 or 128, up to \
+         128 x 128), taking them from a queue as they go (_q, one-block clusters) and staging \
+         through one shared \
          tile in turns (_o), the loads' L2 promotion (_lB: 0, 64, 128 or 256 bytes, default \
          128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
          normal, f evict first, l evict last), the stream-K region walked after the whole \
@@ -59,7 +62,7 @@ impl GemmProgram for HopperWs {
          _vlfn (where it is narrower than 48 over a K of 8192 or more, \
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
-         64x256x64s6_f1_e128_r4_p_l256_vnnf for its K of 256 past the L2); \
+         64x256x64s8_f1_e128_r4_p_q_l256_vnnf for its K of 256 past the L2); \
          else the tile whose waves cost least)"
     }
 
@@ -227,11 +230,17 @@ impl HopperWs {
         // 1.074-1.078 and 1.072-1.081 without; at 163840 x 256 x 256 1.045-1.053 and
         // 1.042-1.059 against 1.032-1.034 and 1.021-1.029). The producer's prefetch of A into
         // L2 ahead of the ring (`cp.async.bulk.prefetch.tensor`) ran 0.90-1.05 against 1.07:
-        // its loads queued behind the prefetches.
+        // its loads queued behind the prefetches. With its tiles from a queue (`_q`, a block
+        // that runs faster takes more) the producers end within 2.5 us of each other instead
+        // of 5, and the eighth stage pays (as the suites time it, three runs on the H200: at
+        // 81920 x 256 x 256 1.079-1.092, f16 1.088-1.090, against 1.075-1.077 and
+        // 1.076-1.086; at 163840 x 256 x 256 1.063-1.078 and 1.068-1.078 against 1.034-1.035
+        // and 1.038-1.041). A column of B's tiles per block (`64x128x64s12_g1_f1_r4_p`: half
+        // of B to read at the start) ran 1.058-1.069 against 1.073-1.088.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
-                "64x256x64s6_f1_e128_r4_p_l256_vnnf"
+                "64x256x64s8_f1_e128_r4_p_q_l256_vnnf"
             } else if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
@@ -341,13 +350,21 @@ impl ProgramPlan for HopperGemm {
                 Some(format!(", {what} {how} in L2"))
             })
             .collect();
-        let region = match c.stream_k_region {
-            StreamKRegion::First => "",
-            StreamKRegion::Last => " after the whole tiles",
+        // Ping-pong consumers own whole tiles: no stream-K; from a queue, handed out as blocks go.
+        let walk = match (c.tile_queue, c.pingpong, c.stream_k_region) {
+            (true, ..) => "whole tiles from a queue",
+            (false, true, _) => "whole tiles",
+            (false, false, StreamKRegion::First) => "stream-K by shape",
+            (false, false, StreamKRegion::Last) => "stream-K by shape after the whole tiles",
+        };
+        let resident = if c.b_column_resident() {
+            format!("{resident} per column of tiles")
+        } else {
+            resident
         };
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
-             {staged}{resident}{pingpong}{swap}{promotion}{}, stream-K by shape{region})",
+             {staged}{resident}{pingpong}{swap}{promotion}{}, {walk})",
             self.dtype,
             c.stages,
             hints.concat()
@@ -513,6 +530,16 @@ mod tests {
                 .contains("4 stages, groups of 8, output staged 64 columns at a time, stream-K"),
             "the sub-tiled epilogue is in the plan's description"
         );
+        // The short K past the L2: whole tiles handed out from the queue.
+        let queued = plan(&auto(81920, 256, 256), Target::Sm90a)
+            .unwrap()
+            .describe();
+        assert!(
+            queued.contains("8 stages")
+                && queued.contains("ping-pong consumers")
+                && queued.ends_with(", whole tiles from a queue)"),
+            "{queued}"
+        );
         let hinted = Problem {
             config: Some("128x64x64s8_vfln_t".into()),
             ..problem(64, 4096, 4096)
@@ -615,7 +642,7 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s6_f1_e128_r4_p_l256_vnnf");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p_q_l256_vnnf");
         assert_eq!(cfg(40960, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
