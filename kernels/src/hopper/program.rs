@@ -21,6 +21,10 @@
 //! consumer's epilogue runs under the other's `wgmma`: for a short K, where the epilogue costs
 //! as much as the main loop. With one staging tile (`_o`) their epilogues also take turns on it,
 //! on two more named barriers.
+//!
+//! Tiles from a queue (`_q`, ping-pong): the producer takes each of its block's tiles past the
+//! first from a counter as it goes and hands their indices to the consumers through a ring in
+//! shared memory ([`super::queue`]), so that blocks that run faster take more of them.
 
 use dsl_core::atom::gmma::GmmaMajor;
 use dsl_core::atom::tma::TmaCopy;
@@ -254,9 +258,9 @@ fn load_operand<T: GemmElem>(
 /// With B resident (`_r`): the producer loads the `k_tiles` k-tiles of B's tile at row `n0`
 /// once, each into its slot, on the one barrier the consumers wait for before their first tile
 /// (the plan took N within one tile, or one column of tiles per block, and K within the slots:
-/// `HopperConfig::takes`). In a cluster along M, whose blocks
-/// all hold the same B, each loads its slice of B's rows into all of them (multicast), so that
-/// the L2 serves B once per cluster rather than once per block.
+/// `HopperConfig::takes`). In a cluster along M, whose blocks all hold the same B, each loads
+/// its slice of B's rows into all of them (multicast), so that the L2 serves B once per
+/// cluster rather than once per block.
 #[device]
 fn load_resident_b<T: GemmElem>(
     plan: &HopperPlan,

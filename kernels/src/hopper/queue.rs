@@ -26,7 +26,8 @@ use dsl_macros::device;
 pub const QUEUE_WORDS: u32 = 2;
 
 /// Slots of the shared ring of tile indices: how many tiles the producer may run ahead of the
-/// consumers' walk (its ring of k-tiles keeps it within two).
+/// consumers' walk. The short K's 8 stages of 4 k-tiles keep it within two; with fewer k-tiles
+/// per tile than stages / 4 the queue, not the ring, bounds its lead.
 pub const QUEUE_SLOTS: u32 = 4;
 
 /// The queue: its words in global memory and the ring that hands indices to the consumers.
