@@ -10,11 +10,11 @@
 use codegen_ptx::jit::{tensor_map_spec, CudaSlice, Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use dsl_core::pipeline::StreamKSplit;
+use dsl_core::pipeline::QUEUE_WORDS;
 use kernels::gemm::harness::{poison, Rng};
 use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
 use kernels::hopper::fixup::FLAG_WORDS;
-use kernels::hopper::queue::QUEUE_WORDS;
 use kernels::hopper::{
     cluster_tiles, hopper_kernel, launch, tile_order, HopperConfig, HopperLaunch, HopperPlan,
 };

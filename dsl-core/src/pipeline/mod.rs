@@ -12,6 +12,8 @@
 //! - [`PersistentScheduler`]: the persistent walk over output tiles, [`Raster`] orders.
 //! - [`StreamKScheduler`]: the persistent walk that shares out k-tiles where the tiles are few
 //!   ([`StreamKSplit`] chooses the split on the host).
+//! - [`TileQueue`]: tiles handed out at run time from an atomic counter, a block's producer
+//!   passing them to its consumers in shared memory (with [`StreamKScheduler::jump_to`]).
 //!
 //! The protocol of a TMA producer and its consumers over a ring of `stages` buffers, `full`
 //! completed by the TMA loads and `empty` by the consumers' arrivals:
@@ -46,6 +48,7 @@
 pub mod barrier;
 pub mod cluster;
 pub mod named;
+pub mod queue;
 pub mod roles;
 pub mod scheduler;
 pub mod state;
@@ -54,6 +57,7 @@ pub mod stream_k;
 pub use barrier::{Barriers, MbarrierArray, MmaBarriers, RemoteBarriers, TmaBarriers};
 pub use cluster::{cluster_size, cluster_sync, ClusterShape};
 pub use named::{warpgroup_sync, NamedBarrier, NAMED_BARRIERS};
+pub use queue::{TileQueue, QUEUE_SLOTS, QUEUE_WORDS};
 pub use roles::{
     elect_one, lane, thread_id_in_warpgroup, warp_id_in_block, warp_id_in_warpgroup, warpgroup_id,
     RegisterBudget, WARPGROUP_THREADS,

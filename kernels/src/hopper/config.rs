@@ -127,7 +127,7 @@ pub struct HopperConfig {
     /// Tiles from a queue (`_q`, ping-pong consumers in one-block clusters): each block takes
     /// its first tile by its index, then the next free one from a counter in the workspace
     /// (`atom.add`), which its producer hands to the consumers through a ring in shared
-    /// memory ([`super::queue`]); a block that runs faster takes more tiles, so that all end
+    /// memory ([`dsl_core::pipeline::TileQueue`]); a block that runs faster takes more tiles, so that all end
     /// within about a tile of each other, where the static walk's every `grid`-th tile ends
     /// them as its slowest block does.
     pub tile_queue: bool,
@@ -1252,7 +1252,7 @@ mod tests {
         assert_eq!((l.grid.0, l.split.sk_tiles), (132, 0));
         assert_eq!(
             l.workspace_elems(&q),
-            u64::from(super::super::queue::QUEUE_WORDS)
+            u64::from(dsl_core::pipeline::QUEUE_WORDS)
         );
         refused(
             &[

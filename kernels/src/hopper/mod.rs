@@ -20,7 +20,6 @@ pub mod config;
 pub mod direct;
 pub mod fixup;
 pub mod program;
-pub mod queue;
 pub mod row_split;
 pub mod seam;
 pub mod trace;
@@ -85,12 +84,12 @@ impl HopperLaunch {
     }
 
     /// f32 elements of the workspace the launch needs ([`workspace_elems`]; without a stream-K
-    /// split, the tile queue's [`queue::QUEUE_WORDS`] or 0).
+    /// split, the tile queue's [`dsl_core::pipeline::QUEUE_WORDS`] or 0).
     pub fn workspace_elems(&self, cfg: &HopperConfig) -> u64 {
         if self.split.sk_tiles == 0 {
             // Tiles from a queue keep its words there (never with a split: ping-pong).
             return if cfg.tile_queue {
-                u64::from(queue::QUEUE_WORDS)
+                u64::from(dsl_core::pipeline::QUEUE_WORDS)
             } else {
                 0
             };

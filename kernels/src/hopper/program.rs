@@ -24,7 +24,7 @@
 //!
 //! Tiles from a queue (`_q`, ping-pong): the producer takes each of its block's tiles past the
 //! first from a counter as it goes and hands their indices to the consumers through a ring in
-//! shared memory ([`super::queue`]), so that blocks that run faster take more of them.
+//! shared memory ([`TileQueue`]), so that blocks that run faster take more of them.
 
 use dsl_core::atom::gmma::GmmaMajor;
 use dsl_core::atom::tma::TmaCopy;
@@ -33,7 +33,7 @@ use dsl_core::kernel::*;
 use dsl_core::pipeline::{
     cluster_sync, elect_one, thread_id_in_warpgroup, warp_id_in_warpgroup, warpgroup_id,
     warpgroup_sync, Barriers, NamedBarrier, PipelineState, RegisterBudget, StreamKScheduler,
-    TmaBarriers, WARPGROUP_THREADS,
+    TileQueue, TmaBarriers, QUEUE_SLOTS, WARPGROUP_THREADS,
 };
 use dsl_core::tensor::{
     copy, gemm_accumulate, store_fragment_smem, warpgroup_arrive, warpgroup_commit_batch,
@@ -45,7 +45,6 @@ use dsl_macros::{device, kernel};
 use super::config::{HopperPlan, REGISTERS};
 use super::direct::{store_direct, DirectTile};
 use super::fixup::{hand_over, Partials};
-use super::queue::{TileQueue, QUEUE_SLOTS};
 use super::row_split::row_split_on_device;
 use super::trace::{Phase, Trace, WORDS_PER_BLOCK};
 use super::HopperError;
@@ -60,7 +59,7 @@ use Idx::{All, Dyn};
 /// With the last wave's rows shared out (`_b`), `rows` is `(full, piece)`: the whole tiles
 /// along M, then pieces of `piece` rows ([`super::row_split`]); the walk's tiles along M are
 /// its units then. With tiles from a queue (`_q`), each block's units past its first come from
-/// `queue` instead of every grid-th ([`super::queue`]).
+/// `queue` instead of every grid-th ([`TileQueue`]).
 #[derive(Clone, Copy)]
 struct Walk {
     cluster_tiles: (Var<u32>, Var<u32>),
@@ -181,13 +180,9 @@ fn producer<T: GemmElem>(
         let mut tiles = walk.scheduler(plan);
         let mut ps = PipelineState::producer(cfg.stages);
         // Tiles from a queue: the next one is taken while this one loads.
-        let mut taken = walk.queue.map(|q| {
-            (
-                q,
-                q.take(&tiles).fresh(),
-                PipelineState::producer(QUEUE_SLOTS),
-            )
-        });
+        let mut taken = walk
+            .queue
+            .map(|q| (q, q.take().fresh(), PipelineState::producer(QUEUE_SLOTS)));
         while tiles.valid() {
             let Unit {
                 m0, n0, k_tiles, ..
@@ -218,13 +213,13 @@ fn producer<T: GemmElem>(
                     queue.publish(qs, *next);
                     tiles.jump_to(*next);
                     if tiles.valid() {
-                        next.set(queue.take(&tiles));
+                        next.set(queue.take());
                     }
                 }
             }
         }
         if let Some((queue, ..)) = &taken {
-            queue.finish(&tiles);
+            queue.finish();
         }
         trace.mark_here(Phase::ProducerDone);
     }
@@ -668,7 +663,7 @@ fn staging_partition<T: GemmElem>(
 /// ([`dsl_core::pipeline::StreamKSplit`]: `sk_blocks` no more than the grid's clusters, nor
 /// than the split's k-tiles) and its workspace ([`super::fixup`]: zeroed before the first
 /// launch, [`super::workspace_elems`] f32 elements; with tiles from a queue, `_q`, its
-/// [`super::queue::QUEUE_WORDS`] words, zeroed likewise; any buffer otherwise).
+/// [`dsl_core::pipeline::QUEUE_WORDS`] words, zeroed likewise; any buffer otherwise).
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn hopper_ws<T: GemmElem>(
@@ -724,7 +719,7 @@ pub fn hopper_ws<T: GemmElem>(
         } else {
             words
         };
-        TileQueue::new(kb, words, cfg.consumers() * WARPGROUP_THREADS)
+        TileQueue::new(kb, words, cfg.consumers() * WARPGROUP_THREADS, grid_dim_x())
     });
     if thread_idx_x().eq_(0u32) {
         trace.mark_here(Phase::Entry);
