@@ -124,12 +124,13 @@ pub struct HopperConfig {
     /// registers): the tiles past the last whole wave are cut into one piece of rows per block
     /// ([`super::row_split`]), so that every block ends at about the same time.
     pub row_split: bool,
-    /// Tiles from a queue (`_q`, ping-pong consumers in one-block clusters): each block takes
-    /// its first tile by its index, then the next free one from a counter in the workspace
-    /// (`atom.add`), which its producer hands to the consumers through a ring in shared
-    /// memory ([`dsl_core::pipeline::TileQueue`]); a block that runs faster takes more tiles, so that all end
-    /// within about a tile of each other, where the static walk's every `grid`-th tile ends
-    /// them as its slowest block does.
+    /// Tiles from a queue (`_q`, ping-pong consumers in one-block clusters; with `_b`, the last
+    /// wave's pieces of rows too): each block takes its first tile by its index, then the next
+    /// free one from a counter in the workspace (`atom.add`), which its producer hands to the
+    /// consumers through a ring in shared memory ([`dsl_core::pipeline::TileQueue`]). A block
+    /// that runs faster takes more tiles, so that the producers end within about a tile of each
+    /// other, where the static walk's every `grid`-th tile ends a launch when its slowest block
+    /// does (at 81920 x 256 x 256 on the H200, 2.5 us against 5 of a 26 us launch).
     pub tile_queue: bool,
 }
 
@@ -556,10 +557,10 @@ impl HopperConfig {
                     .into(),
             );
         }
-        if self.tile_queue && (!self.pingpong || (cx, cy) != (1, 1) || self.row_split) {
+        if self.tile_queue && (!self.pingpong || (cx, cy) != (1, 1)) {
             return Err(
                 "tiles from a queue (_q) go to ping-pong consumers (_p, whole tiles, never shared \
-                 out by stream-K) of one-block clusters, the tiles walked whole (no _b)"
+                 out by stream-K) of one-block clusters"
                     .into(),
             );
         }
@@ -1255,12 +1256,16 @@ mod tests {
             u64::from(dsl_core::pipeline::QUEUE_WORDS)
         );
         refused(
-            &[
-                "128x256x64s3_q",
-                "64x256x64s8_c2x1_f1_e128_r4_p_q",
-                "64x256x64s6_f1_r4_p_q_u16_b",
-            ],
+            &["128x256x64s3_q", "64x256x64s8_c2x1_f1_e128_r4_p_q"],
             "tiles from a queue (_q)",
+        );
+        // With the last wave's rows cut into pieces (_b), the queue hands out the pieces too:
+        // the walk's units past the whole tiles, finer at the end.
+        let pieces: HopperConfig = "64x256x64s12_f1_r4_p_q_l256_vnnf_u16_b".parse().unwrap();
+        assert!(pieces.tile_queue && pieces.row_split);
+        assert_eq!(
+            super::super::launch(&pieces, 81920, 256, 256, 132).grid.0,
+            132
         );
     }
 
