@@ -42,14 +42,13 @@ impl GemmProgram for HopperWs {
          of 16 above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
          order (_h), groups of G tile rows (default 8; _g1 along N) or along M (_gm), one wgmma \
-         batch left in flight (_f1), \
-         the output staged E columns at a time (_eE, a multiple of 16, leaving room for a stage \
-         more) through two staging tiles in turns (_d2, an even number of sub-tiles), B's R \
-         k-tiles resident in shared memory (_rR, for a B of one tile, or with _p_g1 one column of \
-         tiles per block), ping-pong consumers each owning whole tiles (_p, M 64 or 128, up to \
-         128 x 128), taking them from a queue as they go (_q, one-block clusters) and staging \
-         through one shared \
-         tile in turns (_o), the loads' L2 promotion (_lB: 0, 64, 128 or 256 bytes, default \
+         batch left in flight (_f1), the output staged E columns at a time (_eE, a multiple of \
+         16, leaving room for a stage more) through two staging tiles in turns (_d2, an even \
+         number of sub-tiles), B's R k-tiles resident in shared memory (_rR, for a B of one \
+         tile, or with _p_g1 one column of tiles per block), ping-pong consumers each owning \
+         whole tiles (_p, M 64 or 128, up to 128 x 128), taking them from a queue as they go \
+         (_q, one-block clusters) and staging through one shared tile in turns (_o), the loads' \
+         L2 promotion (_lB: 0, 64, 128 or 256 bytes, default \
          128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
          normal, f evict first, l evict last), the stream-K region walked after the whole \
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
