@@ -161,12 +161,28 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     seed: u64,
     force: Option<StreamKSplit>,
 ) -> (f64, StreamKSplit) {
+    check_on::<T>(jit, c, shape, seed, force, None)
+}
+
+/// [`check`] on a grid of `blocks` blocks where given (tiles from a queue: few blocks walk many
+/// tiles each, so that the queue's ring of indices wraps and each block takes tiles in turn).
+fn check_on<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
+    jit: &Jit,
+    c: &Compiled,
+    shape: (usize, usize, usize),
+    seed: u64,
+    force: Option<StreamKSplit>,
+    blocks: Option<u32>,
+) -> (f64, StreamKSplit) {
     let (m, n, k) = shape;
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.matrix::<T>(m * k), rng.matrix::<T>(n * k));
     let (a, b) = (jit.upload(&ha).unwrap(), jit.upload(&hb).unwrap());
     let mut d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
-    let (l, order, mut ws) = prepare(jit, c, shape, force);
+    let (mut l, order, mut ws) = prepare(jit, c, shape, force);
+    if let Some(blocks) = blocks {
+        l.grid.0 = blocks;
+    }
     run(jit, c, shape, &a, &b, &mut d, &order, (&l, &mut ws));
     // Tiles from a queue: the launch lowers the queue's words again, and a second launch on
     // the same workspace (poisoned D) takes every tile once more.
@@ -338,6 +354,21 @@ fn every_configuration_matches_f64() {
                 worst[i] = worst[i].max(err);
                 runs += 1;
             }
+            // Tiles from a queue on three blocks: 104-105 tiles each, the ring wrapping.
+            if cfg.tile_queue {
+                let shape = (20000, 256, 256);
+                watchdog.step(format!("{spec} {dtype} {shape:?} on 3 blocks"));
+                let err = match dtype {
+                    GemmDtype::F16 => check_on::<half::f16>(&jit, &c, shape, 5, None, Some(3)).0,
+                    GemmDtype::Bf16 => check_on::<half::bf16>(&jit, &c, shape, 5, None, Some(3)).0,
+                };
+                assert!(
+                    err <= 4e-3,
+                    "{spec} {dtype} {shape:?} on 3 blocks: error {err:.3e}"
+                );
+                worst[i] = worst[i].max(err);
+                runs += 1;
+            }
         }
     }
     println!(
@@ -364,12 +395,17 @@ fn small_shape_of_every_configuration() {
             } else {
                 ((200, 264, 136), (40, 264, 520))
             };
-            // Ping-pong consumers own whole tiles: the second shape walked whole too.
+            // Ping-pong consumers own whole tiles: the second shape walked whole too. Tiles
+            // from a queue also on three blocks, 16 tiles: the queue's ring wraps.
             let shared = (!cfg.pingpong).then(|| forced(&c, split, 3, false));
-            for (shape, force) in [(whole, None), (split, shared)] {
+            let queued = cfg.tile_queue.then_some(((1000, 256, 136), None, Some(3)));
+            for (shape, force, blocks) in [(whole, None, None), (split, shared, None)]
+                .into_iter()
+                .chain(queued)
+            {
                 let (err, _) = match dtype {
-                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 3, force),
-                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 3, force),
+                    GemmDtype::F16 => check_on::<half::f16>(&jit, &c, shape, 3, force, blocks),
+                    GemmDtype::Bf16 => check_on::<half::bf16>(&jit, &c, shape, 3, force, blocks),
                 };
                 assert!(err <= 4e-3, "{spec} {dtype} {shape:?}: error {err:.3e}");
             }
