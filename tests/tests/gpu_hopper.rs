@@ -152,21 +152,11 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
 }
 
-/// Runs `shape` (stream-K as [`launch`] chooses, or `force`) on random data and returns the
-/// error against f64 and the split used; every flag of the workspace must be lowered again.
+/// Runs `shape` (stream-K as [`launch`] chooses, or `force`; on a grid of `blocks` blocks
+/// where given: for tiles from a queue, few blocks walking many tiles each, so that the queue's
+/// ring of indices wraps) on random data and returns the error against f64 and the split used;
+/// every flag of the workspace must be lowered again.
 fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
-    jit: &Jit,
-    c: &Compiled,
-    shape: (usize, usize, usize),
-    seed: u64,
-    force: Option<StreamKSplit>,
-) -> (f64, StreamKSplit) {
-    check_on::<T>(jit, c, shape, seed, force, None)
-}
-
-/// [`check`] on a grid of `blocks` blocks where given (tiles from a queue: few blocks walk many
-/// tiles each, so that the queue's ring of indices wraps and each block takes tiles in turn).
-fn check_on<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPattern>(
     jit: &Jit,
     c: &Compiled,
     shape: (usize, usize, usize),
@@ -337,8 +327,12 @@ fn every_configuration_matches_f64() {
             for (j, (shape, force)) in runs_of.enumerate() {
                 watchdog.step(format!("{spec} {dtype} {shape:?} split {force:?}"));
                 let (err, split) = match dtype {
-                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 7 + j as u64, force),
-                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force),
+                    GemmDtype::F16 => {
+                        check::<half::f16>(&jit, &c, shape, 7 + j as u64, force, None)
+                    }
+                    GemmDtype::Bf16 => {
+                        check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force, None)
+                    }
                 };
                 let tol = if dtype == GemmDtype::F16 { 2e-3 } else { 4e-3 };
                 assert!(
@@ -359,8 +353,8 @@ fn every_configuration_matches_f64() {
                 let shape = (20000, 256, 256);
                 watchdog.step(format!("{spec} {dtype} {shape:?} on 3 blocks"));
                 let err = match dtype {
-                    GemmDtype::F16 => check_on::<half::f16>(&jit, &c, shape, 5, None, Some(3)).0,
-                    GemmDtype::Bf16 => check_on::<half::bf16>(&jit, &c, shape, 5, None, Some(3)).0,
+                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 5, None, Some(3)).0,
+                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 5, None, Some(3)).0,
                 };
                 assert!(
                     err <= 4e-3,
@@ -404,8 +398,8 @@ fn small_shape_of_every_configuration() {
                 .chain(queued)
             {
                 let (err, _) = match dtype {
-                    GemmDtype::F16 => check_on::<half::f16>(&jit, &c, shape, 3, force, blocks),
-                    GemmDtype::Bf16 => check_on::<half::bf16>(&jit, &c, shape, 3, force, blocks),
+                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 3, force, blocks),
+                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 3, force, blocks),
                 };
                 assert!(err <= 4e-3, "{spec} {dtype} {shape:?}: error {err:.3e}");
             }
