@@ -318,20 +318,24 @@ fn every_configuration_matches_f64() {
                 .iter()
                 .chain(own)
                 .filter(|&&(m, n, k)| cfg.takes(m as u32, n as u32, k as u32).is_ok())
-                .map(|&s| (s, None))
+                .map(|&s| (s, None, None))
                 .chain(
                     forced_runs
                         .iter()
-                        .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)))),
-                );
-            for (j, (shape, force)) in runs_of.enumerate() {
-                watchdog.step(format!("{spec} {dtype} {shape:?} split {force:?}"));
+                        .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)), None)),
+                )
+                // Tiles from a queue on three blocks: 104-105 tiles each, the ring wrapping.
+                .chain(cfg.tile_queue.then_some(((20000, 256, 256), None, Some(3))));
+            for (j, (shape, force, blocks)) in runs_of.enumerate() {
+                watchdog.step(format!(
+                    "{spec} {dtype} {shape:?} split {force:?} blocks {blocks:?}"
+                ));
                 let (err, split) = match dtype {
                     GemmDtype::F16 => {
-                        check::<half::f16>(&jit, &c, shape, 7 + j as u64, force, None)
+                        check::<half::f16>(&jit, &c, shape, 7 + j as u64, force, blocks)
                     }
                     GemmDtype::Bf16 => {
-                        check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force, None)
+                        check::<half::bf16>(&jit, &c, shape, 7 + j as u64, force, blocks)
                     }
                 };
                 let tol = if dtype == GemmDtype::F16 { 2e-3 } else { 4e-3 };
@@ -345,21 +349,6 @@ fn every_configuration_matches_f64() {
                 if shape == (16, 4096, 4096) && (cfg.swap_ab || spec == "128x256x64s3") {
                     assert!(split.sk_tiles > 0, "{spec}: 16x4096x4096 is walked whole");
                 }
-                worst[i] = worst[i].max(err);
-                runs += 1;
-            }
-            // Tiles from a queue on three blocks: 104-105 tiles each, the ring wrapping.
-            if cfg.tile_queue {
-                let shape = (20000, 256, 256);
-                watchdog.step(format!("{spec} {dtype} {shape:?} on 3 blocks"));
-                let err = match dtype {
-                    GemmDtype::F16 => check::<half::f16>(&jit, &c, shape, 5, None, Some(3)).0,
-                    GemmDtype::Bf16 => check::<half::bf16>(&jit, &c, shape, 5, None, Some(3)).0,
-                };
-                assert!(
-                    err <= 4e-3,
-                    "{spec} {dtype} {shape:?} on 3 blocks: error {err:.3e}"
-                );
                 worst[i] = worst[i].max(err);
                 runs += 1;
             }

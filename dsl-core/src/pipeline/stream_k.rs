@@ -501,11 +501,6 @@ impl StreamKScheduler {
         self.locate();
     }
 
-    /// Clusters in the grid: the stride of the static walk over the whole tiles.
-    pub fn clusters(&self) -> Var<u32> {
-        self.clusters
-    }
-
     /// The cluster whose share holds stream-K iteration `it` ([`StreamKSplit::owner`]).
     fn owner(&self, it: Var<u32>) -> Var<u32> {
         let per = self.per.max(1u32);

@@ -24,19 +24,20 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 ///
 /// Spelled `{M}x{N}x{K}s{STAGES}`, then `_c{X}x{Y}` (blocks per cluster along M and N, default
 /// 1x1), `_h` (Hilbert-curve tile order instead of grouped), `_g{G}` (groups of `G` cluster
-/// rows, default 8; `_g1` walks along N, row by row) or `_gm` (along M, column by column), `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the
-/// epilogue stores the tile in sub-tiles of `E` columns through one staging tile of that width,
-/// which leaves room for more stages), `_d2` (two staging tiles of that width per consumer, so
-/// that one sub-tile is written while the store of the one before still reads the other; with
-/// `_o`, two in all), `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile),
-/// `_p` (ping-pong consumers, each owning whole tiles), `_q` (tiles from a queue fed by an
-/// atomic counter, ping-pong only), `_o` (ping-pong consumers staging their
-/// output in one shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256
-/// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores,
-/// each `n` none, `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles
-/// walked before the stream-K region, not after), `_u{B}` (D stored from the registers, `B`
-/// bytes per store: 4, 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one
-/// piece per block) and `_t` (A and B swapped, for decode shapes),
+/// rows, default 8; `_g1` walks along N, row by row) or `_gm` (along M, column by column),
+/// `_f1` (one `wgmma` batch kept in flight across k-tiles), `_e{E}` (the epilogue stores the
+/// tile in sub-tiles of `E` columns through one staging tile of that width, which leaves room
+/// for more stages), `_d2` (two staging tiles of that width per consumer, so that one sub-tile
+/// is written while the store of the one before still reads the other; with `_o`, two in all),
+/// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
+/// consumers, each owning whole tiles), `_q` (tiles from a queue fed by an atomic counter,
+/// ping-pong only), `_o` (ping-pong consumers staging their output in one shared tile, in
+/// turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default 128),
+/// `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
+/// evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before the
+/// stream-K region, not after), `_u{B}` (D stored from the registers, `B` bytes per store: 4,
+/// 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one piece per block) and
+/// `_t` (A and B swapped, for decode shapes),
 /// e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
 /// `128x16x64s8_t`.
 ///

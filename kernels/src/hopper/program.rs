@@ -713,13 +713,14 @@ pub fn hopper_ws<T: GemmElem>(
     // Tiles from a queue: its words at the workspace's start (past the trace's records), its
     // ring read by every consumer thread.
     let queue = cfg.tile_queue.then(|| {
+        let blocks = grid_dim_x();
         let words = workspace.cast::<u32>();
         let words = if plan.trace {
-            words + grid_dim_x() * (2 * WORDS_PER_BLOCK as u32)
+            words + blocks * (2 * WORDS_PER_BLOCK as u32)
         } else {
             words
         };
-        TileQueue::new(kb, words, cfg.consumers() * WARPGROUP_THREADS, grid_dim_x())
+        TileQueue::new(kb, words, cfg.consumers() * WARPGROUP_THREADS, blocks)
     });
     if thread_idx_x().eq_(0u32) {
         trace.mark_here(Phase::Entry);
