@@ -1124,9 +1124,9 @@ fn simulated_stream_k_walk_is_its_host_model() {
 }
 
 /// The device code of the last wave's cut (`_b`, [`row_split_on_device`]) computes what its host
-/// model [`RowSplit::of`] says, for grids from 1 to 132 blocks and rows from one to past two
-/// waves: the whole tiles, a piece's rows and the units along M; with nothing to cut, every tile
-/// whole.
+/// model [`RowSplit::of`] says, for grids from 1 to 132 blocks, rows from one to past two waves
+/// and pieces of 8-row and 16-row granules: the whole tiles, a piece's rows and the units along
+/// M; with nothing to cut, every tile whole.
 ///
 /// [`row_split_on_device`]: kernels::hopper::row_split::row_split_on_device
 /// [`RowSplit::of`]: kernels::hopper::row_split::RowSplit::of
@@ -1135,37 +1135,39 @@ fn simulated_row_split_is_its_host_model() {
     use dsl_core::kernel::build_kernel;
     use kernels::hopper::row_split::{row_split_on_device, RowSplit};
     const TILE_M: u32 = 64;
-    let kernel = build_kernel("row_split", |k| {
-        let out = k.param_ptr::<u32>("out");
-        let (m, blocks) = (k.param::<u32>("m"), k.param::<u32>("blocks"));
-        let (full, rows, units) = row_split_on_device(m, TILE_M, blocks);
-        out.store(full);
-        (out + 1u32).store(rows);
-        (out + 2u32).store(units);
-    })
-    .unwrap();
-    let base = 0x1000_0000u64;
-    for blocks in [1u32, 2, 7, 66, 131, 132] {
-        for m in [
-            1u32, 7, 8, 9, 63, 64, 65, 127, 1000, 4224, 8447, 8448, 8449, 20000, 40960, 81920,
-            100_000, 163_840,
-        ] {
-            let mut global = Global {
-                bufs: vec![(base, vec![0xff; 12])],
-            };
-            let params = named_params(&[
-                ("out", base),
-                ("m", u64::from(m)),
-                ("blocks", u64::from(blocks)),
-            ]);
-            run_one_thread(&kernel, &mut global, &params, (0, 1));
-            let got = (global.word(0), global.word(1), global.word(2));
-            let tiles = m.div_ceil(TILE_M);
-            let want = match RowSplit::of(m, TILE_M, blocks) {
-                Some(s) => (s.full, s.rows, s.units()),
-                None => (tiles, TILE_M, tiles),
-            };
-            assert_eq!(got, want, "{m} rows on {blocks} blocks");
+    for granule in [8u32, 16] {
+        let kernel = build_kernel("row_split", |k| {
+            let out = k.param_ptr::<u32>("out");
+            let (m, blocks) = (k.param::<u32>("m"), k.param::<u32>("blocks"));
+            let (full, rows, units) = row_split_on_device(m, TILE_M, blocks, granule);
+            out.store(full);
+            (out + 1u32).store(rows);
+            (out + 2u32).store(units);
+        })
+        .unwrap();
+        let base = 0x1000_0000u64;
+        for blocks in [1u32, 2, 7, 66, 131, 132] {
+            for m in [
+                1u32, 7, 8, 9, 63, 64, 65, 127, 1000, 4224, 8447, 8448, 8449, 20000, 40960, 81920,
+                100_000, 163_840,
+            ] {
+                let mut global = Global {
+                    bufs: vec![(base, vec![0xff; 12])],
+                };
+                let params = named_params(&[
+                    ("out", base),
+                    ("m", u64::from(m)),
+                    ("blocks", u64::from(blocks)),
+                ]);
+                run_one_thread(&kernel, &mut global, &params, (0, 1));
+                let got = (global.word(0), global.word(1), global.word(2));
+                let tiles = m.div_ceil(TILE_M);
+                let want = match RowSplit::of(m, TILE_M, blocks, granule) {
+                    Some(s) => (s.full, s.rows, s.units()),
+                    None => (tiles, TILE_M, tiles),
+                };
+                assert_eq!(got, want, "{m} rows on {blocks} blocks, granule {granule}");
+            }
         }
     }
 }

@@ -581,6 +581,130 @@ impl TmaCopy {
         }
     }
 
+    /// The same copy with each box cut along tensor dimension `dim`, the box's outermost, into
+    /// boxes of `extent` (each the box's next `extent` slices in shared memory, which TMA fills
+    /// in the box's order): more instructions for the same tile, so that a store can stop at a
+    /// finer boundary ([`TmaCopy::store_within`]). Errors where `dim` is not the box's outermost
+    /// dimension, `extent` does not divide it, or a cut box would not start on the swizzle's
+    /// alignment.
+    ///
+    /// ```
+    /// use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
+    /// use dsl_core::atom::tma::{make_tma_copy, TmaGlobal, TmaKind};
+    /// use dsl_core::atom::ValType;
+    /// use dsl_core::layout::IntTuple;
+    /// // A 64 x 128 staging tile: two boxes of 64 columns, each cut into four of 16 rows.
+    /// let smem = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)
+    ///     .unwrap()
+    ///     .tile_to_shape(&IntTuple::ints(&[64, 128]), None)
+    ///     .unwrap();
+    /// let tma = make_tma_copy(TmaKind::Store, &TmaGlobal::row_major(ValType::F16), &smem)
+    ///     .unwrap()
+    ///     .split_boxes(0, 16)
+    ///     .unwrap();
+    /// assert_eq!(tma.box_dims, vec![64, 16]);
+    /// let at: Vec<(i64, i64, i64)> =
+    ///     tma.boxes.iter().map(|b| (b.coord[0], b.coord[1], b.smem_offset)).collect();
+    /// assert_eq!(&at[..5], &[(0, 0, 0), (16, 0, 1024), (32, 0, 2048), (48, 0, 3072), (0, 64, 4096)]);
+    /// assert_eq!(tma.bytes(), 64 * 128 * 2);
+    /// // Columns are the box's inner dimension: a cut there is not one TMA box.
+    /// assert!(make_tma_copy(TmaKind::Store, &TmaGlobal::row_major(ValType::F16), &smem)
+    ///     .unwrap()
+    ///     .split_boxes(1, 32)
+    ///     .is_err());
+    /// ```
+    pub fn split_boxes(mut self, dim: usize, extent: u32) -> Result<TmaCopy, LayoutError> {
+        let what = self.kind.cute_name();
+        let p = self.order.iter().position(|&d| d == dim).ok_or_else(|| {
+            fail(
+                what,
+                &self.smem,
+                format!("the tensor has no dimension {dim}"),
+            )
+        })?;
+        let outermost = self.box_dims.iter().rposition(|&e| e > 1).unwrap_or(0);
+        let whole = self.box_dims[p];
+        if p != outermost || extent == 0 || !whole.is_multiple_of(extent) {
+            return Err(fail(
+                what,
+                &self.smem,
+                format!(
+                    "boxes of {:?} (driver order) cut into {extent} along tensor dimension {dim}: \
+                     only the box's outermost dimension cuts into boxes, by a divisor of it",
+                    self.box_dims
+                ),
+            ));
+        }
+        let inner: u32 = self.box_dims[..p].iter().product();
+        let bytes = inner * extent * (self.global.elem.bits() / 8);
+        if !bytes.is_multiple_of(self.smem_alignment()) {
+            return Err(fail(
+                what,
+                &self.smem,
+                format!(
+                    "a box cut to {extent} along dimension {dim} is {bytes} bytes, not a multiple \
+                     of the swizzle's {}-byte alignment",
+                    self.smem_alignment()
+                ),
+            ));
+        }
+        let step = i64::from(inner * extent);
+        self.boxes = self
+            .boxes
+            .iter()
+            .flat_map(|b| {
+                (0..i64::from(whole / extent)).map(move |i| {
+                    let mut coord = b.coord.clone();
+                    coord[dim] += i * i64::from(extent);
+                    TmaBox {
+                        smem_offset: b.smem_offset + i * step,
+                        coord,
+                    }
+                })
+            })
+            .collect();
+        self.box_dims[p] = extent;
+        Ok(self)
+    }
+
+    /// [`TmaCopy::store`] of only the boxes that start less than `extent` past `origin` along
+    /// tensor dimension `dim`: a tile whose valid part ends inside the tensor (a piece of rows
+    /// that another block's tile continues), which the tensor map's own bounds would not clip.
+    /// The boxes starting at the origin's coordinate are stored unconditionally; the boxes at
+    /// each further offset are one branch on it. The clip is as fine as the box
+    /// ([`TmaCopy::split_boxes`]): a tile cut into boxes of 16 rows stores a 48-row piece whole
+    /// and not a row more.
+    pub fn store_within<T: crate::kernel::DeviceType>(
+        &self,
+        map: &TensorMap,
+        origin: &[Var<u32>],
+        smem: SharedPtr<T>,
+        (dim, extent): (usize, Var<u32>),
+    ) {
+        use crate::kernel::Cond;
+        let mut by_offset = std::collections::BTreeMap::<i64, Vec<&TmaBox>>::new();
+        for b in &self.boxes {
+            let at = b.coord.get(dim).copied().unwrap_or(0);
+            by_offset.entry(at).or_default().push(b);
+        }
+        for (at, run) in by_offset {
+            let store = || {
+                for b in &run {
+                    emit(Bulk::TensorStore {
+                        tensor_map: map.to_ref(),
+                        coords: self.coords(origin, b),
+                        src: self.box_smem(smem, b),
+                        cache_policy: self.cache_hint.map(CacheHint::policy),
+                    });
+                }
+            };
+            match at {
+                0 => store(),
+                _ => extent.gt(at as u32).if_(|_| store()),
+            }
+        }
+    }
+
     /// Brings the tile at `origin` (as [`TmaCopy::load`] takes it) from global memory into L2,
     /// one `cp.async.bulk.prefetch.tensor` per box, so that its load later reads L2 instead of
     /// DRAM. One thread issues it; nothing completes on a barrier and nothing waits for it (a

@@ -31,7 +31,7 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// is written while the store of the one before still reads the other; with `_o`, two in all),
 /// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
 /// consumers, each owning whole tiles), `_q` (tiles from a queue fed by an atomic counter,
-/// ping-pong only), `_o` (ping-pong consumers staging their output in one shared tile, in
+/// ping-pong only), `_a{N}` (A of the next `N` waves prefetched into L2 at the start), `_o` (ping-pong consumers staging their output in one shared tile, in
 /// turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256 bytes; default 128),
 /// `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
 /// evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before the
@@ -133,7 +133,17 @@ pub struct HopperConfig {
     /// other, where the static walk's every `grid`-th tile ends a launch when its slowest block
     /// does (at 81920 x 256 x 256 on the H200, 2.5 us against 5 of a 26 us launch).
     pub tile_queue: bool,
+    /// Waves of A prefetched into L2 at the start (`_a{N}`, B resident in one-block clusters,
+    /// whole tiles): once its first tile's loads are issued, the producer of block `b` issues
+    /// `cp.async.bulk.prefetch.tensor` of the A tiles `b + grid * j` for `j` in `1..=N`, the
+    /// tiles the next waves take (with a queue, some block of them), so that DRAM works while
+    /// B's load from L2 holds the consumers back and the ring is full.
+    pub prefetch_ahead: u32,
 }
+
+/// Rows of each TMA box of the staging tile where the last wave's rows are shared out (`_b`)
+/// and stored through it: a piece's store is its boxes, so its rows are a multiple of these.
+pub const STAGING_BLOCK_ROWS: u32 = 16;
 
 /// The most consumer warpgroups a block has: two, each computing half of the tile's rows; a
 /// 64-row tile has one ([`HopperConfig::consumers`]).
@@ -163,6 +173,7 @@ impl HopperConfig {
         direct_store: 0,
         row_split: false,
         tile_queue: false,
+        prefetch_ahead: 0,
     };
 
     /// The configurations the tuning sweep times.
@@ -268,7 +279,7 @@ impl HopperConfig {
         "64x128x64s8_g1_f1_r4_p_l256_vnnf",
         // The short K's default past the L2 since 2026-12-02: tiles from a queue (blocks that
         // run faster take more), eight stages.
-        "64x256x64s8_f1_e128_r4_p_q_l256_vnnf",
+        "64x256x64s7_f1_e128_r4_p_q_l256_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -327,6 +338,16 @@ impl HopperConfig {
             self.epilogue_n
         } else {
             self.tile.1
+        }
+    }
+
+    /// Rows a piece of the last wave (`_b`) is a multiple of: 8 stored from the registers (an
+    /// accumulator row group), else [`STAGING_BLOCK_ROWS`] (the staging tile's TMA boxes).
+    pub fn piece_granule(&self) -> u32 {
+        if self.direct_store > 0 {
+            8
+        } else {
+            STAGING_BLOCK_ROWS
         }
     }
 
@@ -544,17 +565,32 @@ impl HopperConfig {
                 ));
             }
         }
+        if self.prefetch_ahead > 0
+            && (self.prefetch_ahead > 4
+                || self.b_resident == 0
+                || (cx, cy) != (1, 1)
+                || self.row_split
+                || self.b_column_resident())
+        {
+            return Err(format!(
+                "the start's prefetch of A (_a{}) takes 1 to 4 waves of a B of one tile (_rR) in \
+                 one-block clusters, whole tiles (no _b)",
+                self.prefetch_ahead
+            ));
+        }
         if self.row_split
             && (!self.pingpong
                 || self.b_resident == 0
-                || self.direct_store == 0
                 || (cx, cy) != (1, 1)
-                || self.raster == Raster::Hilbert)
+                || self.raster == Raster::Hilbert
+                || (self.direct_store == 0
+                    && (self.swap_ab || !self.epilogue_cols().is_multiple_of(64))))
         {
             return Err(
                 "the last wave's rows shared out (_b) cut one column of tiles (B resident, _rR) \
                  walked whole and in order (no _h) by ping-pong consumers (_p) in one block, each \
-                 piece stored from the registers (_uB)"
+                 piece stored from the registers (_uB) or through a swizzled staging tile (its \
+                 columns a multiple of 64, not swapped) in blocks of 16 rows"
                     .into(),
             );
         }
@@ -634,6 +670,9 @@ impl fmt::Display for HopperConfig {
         if self.tile_queue {
             write!(f, "_q")?;
         }
+        if self.prefetch_ahead > 0 {
+            write!(f, "_a{}", self.prefetch_ahead)?;
+        }
         if self.one_staging {
             write!(f, "_o")?;
         }
@@ -712,6 +751,10 @@ impl FromStr for HopperConfig {
                 cfg.tile_queue = true;
             } else if p == "w" {
                 cfg.stream_k_region = StreamKRegion::Last;
+            } else if let Some(a) = p.strip_prefix('a') {
+                cfg.prefetch_ahead = a
+                    .parse()
+                    .map_err(|_| bad("_a takes a number of waves to prefetch"))?;
             } else if let Some(e) = p.strip_prefix('e') {
                 cfg.epilogue_n = e.parse().map_err(|_| bad("_e takes a number of columns"))?;
             } else if let Some(d) = p.strip_prefix('d') {
@@ -913,6 +956,13 @@ impl HopperPlan {
             (plain([epi, 1])?, global)
         };
         let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?.with_cache_hint(hint_d);
+        // Pieces of the last wave end inside D: boxes of 16 rows, so that a piece's store stops
+        // at its last (check() took the swizzled, unswapped staging tile).
+        let tma_d = if cfg.row_split && cfg.direct_store == 0 {
+            tma_d.split_boxes(0, STAGING_BLOCK_ROWS)?
+        } else {
+            tma_d
+        };
         let row_major = |cols: i64| -> Result<View, LayoutError> {
             Ok(View::from(Layout::new(
                 IntTuple::ints(&[rows, cols]),

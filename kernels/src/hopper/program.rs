@@ -179,6 +179,8 @@ fn producer<T: GemmElem>(
         }
         let mut tiles = walk.scheduler(plan);
         let mut ps = PipelineState::producer(cfg.stages);
+        // The start's prefetch (`_a`) follows the first tile's loads, not ahead of them.
+        let mut ahead = (cfg.prefetch_ahead > 0).then(|| Var::<u32>::konst(1).fresh());
         // Tiles from a queue: the next one is taken while this one loads.
         let mut taken = walk
             .queue
@@ -206,6 +208,12 @@ fn producer<T: GemmElem>(
                 }
                 ps.advance();
             }
+            if let Some(first) = &mut ahead {
+                if first.eq_(1u32) {
+                    prefetch_next_waves(plan, maps.0, walk);
+                    first.set(0u32);
+                }
+            }
             match &mut taken {
                 None => tiles.next_unit(),
                 // The consumers learn the next tile (or the walk's end) when its loads begin.
@@ -222,6 +230,22 @@ fn producer<T: GemmElem>(
             queue.finish();
         }
         trace.mark_here(Phase::ProducerDone);
+    }
+}
+
+/// The start's prefetch of A into L2 (`_a{N}`): the A tiles of this block's index plus `j`
+/// grids for `j` in `1..=N`, the tiles the next waves take (B resident in one-block clusters:
+/// tile `i` is rows from `i * bm`), every k-tile of each.
+#[device]
+fn prefetch_next_waves(plan: &HopperPlan, a_map: &TensorMap, walk: Walk) {
+    let (bm, _, bk) = plan.cfg.tile;
+    for j in 1..=plan.cfg.prefetch_ahead {
+        let i = block_idx_x() + grid_dim_x() * j;
+        if i.lt(walk.cluster_tiles.0) {
+            for kt in Var::konst(0u32)..walk.k_tiles {
+                plan.tma_a.prefetch(a_map, &[i * bm, kt * bk]);
+            }
+        }
     }
 }
 
@@ -611,7 +635,15 @@ fn epilogue<T: GemmElem>(
             warpgroup_sync(1 + c);
             if t.eq_(0u32) {
                 let n0 = column(unit.n0, j * epi);
-                plan.tma_d.store(out.d_map, &[unit.m0 + row0, n0], *sd_ptr);
+                let origin = [unit.m0 + row0, n0];
+                if plan.cfg.row_split {
+                    // A piece ends inside D: its boxes past its rows are the next piece's.
+                    let rows = unit.m_end - origin[0];
+                    plan.tma_d
+                        .store_within(out.d_map, &origin, *sd_ptr, (0, rows));
+                } else {
+                    plan.tma_d.store(out.d_map, &origin, *sd_ptr);
+                }
                 bulk_commit_group();
             }
         }
@@ -755,7 +787,7 @@ pub fn hopper_ws<T: GemmElem>(
     let k_tiles = (k + (bk - 1)) / bk;
     // The last wave's rows shared out: its units along M are whole tiles and pieces.
     let (tiles_m, rows) = if cfg.row_split {
-        let (full, piece, units) = row_split_on_device(m, bm, grid_dim_x());
+        let (full, piece, units) = row_split_on_device(m, bm, grid_dim_x(), cfg.piece_granule());
         (units, Some((full, piece)))
     } else {
         ((m + (bm - 1)) / bm, None)

@@ -61,7 +61,7 @@ impl GemmProgram for HopperWs {
          _vlfn (where it is narrower than 48 over a K of 8192 or more, \
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
-         64x256x64s8_f1_e128_r4_p_q_l256_vnnf for its K of 256 past the L2); \
+         64x256x64s7_f1_e128_r4_p_q_l256_vnnf for its K of 256 past the L2); \
          else the tile whose waves cost least)"
     }
 
@@ -234,12 +234,17 @@ impl HopperWs {
         // of 5, and the eighth stage pays (as the suites time it, three runs on the H200: at
         // 81920 x 256 x 256 1.079-1.092, f16 1.088-1.090, against 1.075-1.077 and
         // 1.076-1.086; at 163840 x 256 x 256 1.063-1.078 and 1.068-1.078 against 1.034-1.035
-        // and 1.038-1.041). A column of B's tiles per block (`64x128x64s12_g1_f1_r4_p`: half
+        // and 1.038-1.041). Seven stages beat eight and six there (three device calls, as the
+        // suites time it: at 81920 x 256 x 256 1.085-1.111, f16 1.088-1.119, against
+        // 1.076-1.096 and 1.070-1.098 for eight; at 163840 1.080-1.093 against 1.069-1.079):
+        // the ring a producer holds past its last tile from the queue is the launch's tail. The
+        // last wave's pieces through the staging tile in 16-row boxes (`_b`) ran 1.073-1.094
+        // (at 8448, no pieces, 0.977 against 1.021: the boxes' cost). A column of B's tiles per block (`64x128x64s12_g1_f1_r4_p`: half
         // of B to read at the start) ran 1.058-1.069 against 1.073-1.088.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
-                "64x256x64s8_f1_e128_r4_p_q_l256_vnnf"
+                "64x256x64s7_f1_e128_r4_p_q_l256_vnnf"
             } else if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
@@ -641,7 +646,7 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s8_f1_e128_r4_p_q_l256_vnnf");
+        assert_eq!(cfg(81920, 256, 256), "64x256x64s7_f1_e128_r4_p_q_l256_vnnf");
         assert_eq!(cfg(40960, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
