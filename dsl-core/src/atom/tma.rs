@@ -572,13 +572,24 @@ impl TmaCopy {
         smem: SharedPtr<T>,
     ) {
         for b in &self.boxes {
-            emit(Bulk::TensorStore {
-                tensor_map: map.to_ref(),
-                coords: self.coords(origin, b),
-                src: self.box_smem(smem, b),
-                cache_policy: self.cache_hint.map(CacheHint::policy),
-            });
+            self.store_box(map, origin, smem, b);
         }
+    }
+
+    /// The store of box `b` of the tile at `origin` ([`TmaCopy::store`]'s one instruction).
+    fn store_box<T: crate::kernel::DeviceType>(
+        &self,
+        map: &TensorMap,
+        origin: &[Var<u32>],
+        smem: SharedPtr<T>,
+        b: &TmaBox,
+    ) {
+        emit(Bulk::TensorStore {
+            tensor_map: map.to_ref(),
+            coords: self.coords(origin, b),
+            src: self.box_smem(smem, b),
+            cache_policy: self.cache_hint.map(CacheHint::policy),
+        });
     }
 
     /// The same copy with each box cut along tensor dimension `dim`, the box's outermost, into
@@ -690,12 +701,7 @@ impl TmaCopy {
         for (at, run) in by_offset {
             let store = || {
                 for b in &run {
-                    emit(Bulk::TensorStore {
-                        tensor_map: map.to_ref(),
-                        coords: self.coords(origin, b),
-                        src: self.box_smem(smem, b),
-                        cache_policy: self.cache_hint.map(CacheHint::policy),
-                    });
+                    self.store_box(map, origin, smem, b);
                 }
             };
             match at {

@@ -239,8 +239,10 @@ impl HopperWs {
         // 1.076-1.096 and 1.070-1.098 for eight; at 163840 1.080-1.093 against 1.069-1.079):
         // the ring a producer holds past its last tile from the queue is the launch's tail. The
         // last wave's pieces through the staging tile in 16-row boxes (`_b`) ran 1.073-1.094
-        // (at 8448, no pieces, 0.977 against 1.021: the boxes' cost). A column of B's tiles per block (`64x128x64s12_g1_f1_r4_p`: half
-        // of B to read at the start) ran 1.058-1.069 against 1.073-1.088.
+        // (at 8448, no pieces, 0.977 against 1.021: the boxes' cost), the next waves' A
+        // prefetched into L2 at the start (`_a1`-`_a3`) 1.038-1.102 against 1.087-1.107. A
+        // column of B's tiles per block (`64x128x64s12_g1_f1_r4_p`: half of B to read at the
+        // start) ran 1.058-1.069 against 1.073-1.088.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
