@@ -541,7 +541,7 @@ mod tests {
             .unwrap()
             .describe();
         assert!(
-            queued.contains("8 stages")
+            queued.contains("7 stages")
                 && queued.contains("ping-pong consumers")
                 && queued.ends_with(", whole tiles from a queue)"),
             "{queued}"
