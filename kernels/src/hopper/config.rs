@@ -1358,7 +1358,9 @@ mod tests {
         // In clusters along M with B resident, the cluster shares B's load only: each block
         // walks alone, a tile each at first (1280 tiles: all 66 resident pairs; 3 tiles: two
         // pairs, one block without a tile).
-        let pairs: HopperConfig = "64x256x64s7_c2x1_f1_e128_r4_k_p_q_l256_vnnf".parse().unwrap();
+        let pairs: HopperConfig = "64x256x64s7_c2x1_f1_e128_r4_k_p_q_l256_vnnf"
+            .parse()
+            .unwrap();
         assert_eq!(pairs.walk_cluster().size(), 1);
         assert_eq!(super::super::cluster_tiles(&pairs, 81920, 256), (1280, 1));
         let l = super::super::launch(&pairs, 81920, 256, 256, 66);
