@@ -152,12 +152,6 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
 }
 
-/// The grid for tiles from a queue on few blocks, so that its ring of indices wraps: three,
-/// or whole clusters of at least as many.
-fn few_blocks(cfg: &HopperConfig) -> u32 {
-    3u32.next_multiple_of(cfg.cluster_shape().size())
-}
-
 /// Runs `shape` (stream-K as [`launch`] chooses, or `force`; on a grid of `blocks` blocks
 /// where given: for tiles from a queue, few blocks walking many tiles each, so that the queue's
 /// ring of indices wraps) on random data and returns the error against f64 and the split used;
@@ -330,12 +324,8 @@ fn every_configuration_matches_f64() {
                         .iter()
                         .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)), None)),
                 )
-                // Tiles from a queue on three blocks (or one or two clusters): 78-105 tiles
-                // each, the ring wrapping.
-                .chain(
-                    cfg.tile_queue
-                        .then_some(((20000, 256, 256), None, Some(few_blocks(&cfg)))),
-                );
+                // Tiles from a queue on three blocks: 104-105 tiles each, the ring wrapping.
+                .chain(cfg.tile_queue.then_some(((20000, 256, 256), None, Some(3))));
             for (j, (shape, force, blocks)) in runs_of.enumerate() {
                 watchdog.step(format!(
                     "{spec} {dtype} {shape:?} split {force:?} blocks {blocks:?}"
@@ -389,12 +379,9 @@ fn small_shape_of_every_configuration() {
                 ((200, 264, 136), (40, 264, 520))
             };
             // Ping-pong consumers own whole tiles: the second shape walked whole too. Tiles
-            // from a queue also on three blocks (or one or two clusters), 16 tiles: the queue's
-            // ring wraps.
+            // from a queue also on three blocks, 16 tiles: the queue's ring wraps.
             let shared = (!cfg.pingpong).then(|| forced(&c, split, 3, false));
-            let queued = cfg
-                .tile_queue
-                .then_some(((1000, 256, 136), None, Some(few_blocks(&cfg))));
+            let queued = cfg.tile_queue.then_some(((1000, 256, 136), None, Some(3)));
             for (shape, force, blocks) in [(whole, None, None), (split, shared, None)]
                 .into_iter()
                 .chain(queued)

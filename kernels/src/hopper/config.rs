@@ -29,8 +29,7 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// tile in sub-tiles of `E` columns through one staging tile of that width, which leaves room
 /// for more stages), `_d2` (two staging tiles of that width per consumer, so that one sub-tile
 /// is written while the store of the one before still reads the other; with `_o`, two in all),
-/// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_k` (each of
-/// them on its own barrier), `_p` (ping-pong
+/// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
 /// consumers, each owning whole tiles), `_q` (tiles from a queue fed by an atomic counter,
 /// ping-pong only), `_a{N}` (A of the next `N` waves prefetched into L2 at the start), `_o`
 /// (ping-pong consumers staging their output in one shared tile, in turns), `_l{B}` (the
@@ -141,12 +140,6 @@ pub struct HopperConfig {
     /// tiles the next waves take (with a queue, some block of them), so that DRAM works while
     /// B's load from L2 holds the consumers back and the ring is full.
     pub prefetch_ahead: u32,
-    /// Each k-tile of a resident B on its own barrier (`_k`, with `_rR`): the producer loads
-    /// B's k-tile beside the first unit's A of it, and a consumer waits for a k-tile's B just
-    /// before its `wgmma`, so that the first tile's main loop starts once its first k-tile of B
-    /// is in, not all of B (at 81920 x 256 x 256, 128 KB per block from the L2 at once, about
-    /// 2 us of the launch's start).
-    pub b_per_k_tile: bool,
 }
 
 /// Rows of each TMA box of the staging tile where the last wave's rows are shared out (`_b`)
@@ -182,11 +175,10 @@ impl HopperConfig {
         row_split: false,
         tile_queue: false,
         prefetch_ahead: 0,
-        b_per_k_tile: false,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 61] = [
+    pub const SWEEP: [&'static str; 57] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -289,16 +281,6 @@ impl HopperConfig {
         // The short K's default past the L2 since 2026-12-02: tiles from a queue (blocks that
         // run faster take more), eight stages.
         "64x256x64s7_f1_e128_r4_p_q_l256_vnnf",
-        // Each k-tile of the resident B on its own barrier (`_k`): the same with the first
-        // tile's main loop starting on B's first k-tile; in 2-block clusters (each block
-        // multicasts its half of every k-tile); and a cooperative tile with stream-K (units
-        // of a range of k-tiles).
-        "64x256x64s7_f1_e128_r4_k_p_q_l256_vnnf",
-        "64x256x64s8_c2x1_f1_e128_r4_k_p_l0_vfnf",
-        "128x256x64s5_e64_r4_k",
-        // The short K's default past the L2 in 2-block clusters: each block walks the queue
-        // alone, the pair shares the load of B (each multicasts its half of every k-tile).
-        "64x256x64s7_c2x1_f1_e128_r4_k_p_q_l256_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -339,17 +321,6 @@ impl HopperConfig {
         ClusterShape {
             x: self.cluster.0,
             y: self.cluster.1,
-        }
-    }
-
-    /// The blocks that walk the tiles together (a cluster tile is theirs): the cluster, or with
-    /// tiles from a queue (`_q`) each block alone, its cluster (along M, B resident) only
-    /// sharing out the load of B, which every block of it holds.
-    pub fn walk_cluster(&self) -> ClusterShape {
-        if self.tile_queue {
-            ClusterShape::ONE
-        } else {
-            self.cluster_shape()
         }
     }
 
@@ -608,9 +579,6 @@ impl HopperConfig {
                 self.prefetch_ahead
             ));
         }
-        if self.b_per_k_tile && self.b_resident == 0 {
-            return Err("each k-tile of B on its own barrier (_k) takes B resident (_rR)".into());
-        }
         if self.row_split
             && (!self.pingpong
                 || self.b_resident == 0
@@ -627,13 +595,10 @@ impl HopperConfig {
                     .into(),
             );
         }
-        if self.tile_queue
-            && (!self.pingpong || cy != 1 || (cx > 1 && (self.b_resident == 0 || self.row_split)))
-        {
+        if self.tile_queue && (!self.pingpong || (cx, cy) != (1, 1)) {
             return Err(
                 "tiles from a queue (_q) go to ping-pong consumers (_p, whole tiles, never shared \
-                 out by stream-K) of one-block clusters, or of clusters along M whose blocks \
-                 share only the load of a resident B (_c{X}x1 with _rR, no _b)"
+                 out by stream-K) of one-block clusters"
                     .into(),
             );
         }
@@ -699,9 +664,6 @@ impl fmt::Display for HopperConfig {
         }
         if self.b_resident > 0 {
             write!(f, "_r{}", self.b_resident)?;
-        }
-        if self.b_per_k_tile {
-            write!(f, "_k")?;
         }
         if self.pingpong {
             write!(f, "_p")?;
@@ -786,8 +748,6 @@ impl FromStr for HopperConfig {
                 cfg.one_staging = true;
             } else if p == "b" {
                 cfg.row_split = true;
-            } else if p == "k" {
-                cfg.b_per_k_tile = true;
             } else if p == "q" {
                 cfg.tile_queue = true;
             } else if p == "w" {
@@ -835,8 +795,8 @@ impl FromStr for HopperConfig {
                 cfg.raster = Raster::Grouped { group };
             } else {
                 return Err(bad(&format!(
-                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _k, _p, \
-                     _q, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)"
+                    "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, \
+                     _aN, _o, _lB, _vABD, _w, _uB, _b, _t)"
                 )));
             }
         }
@@ -1232,7 +1192,7 @@ mod tests {
         // The list of parts names every one the spelling has.
         refused(
             &["128x256x64s3_z"],
-            "_eE, _d2, _rR, _k, _p, _q, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)",
+            "_eE, _d2, _rR, _p, _q, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)",
         );
         refused(
             &[
@@ -1348,24 +1308,9 @@ mod tests {
             u64::from(dsl_core::pipeline::QUEUE_WORDS)
         );
         refused(
-            &[
-                "128x256x64s3_q",
-                "64x256x64s8_c2x1_f1_e128_p_q",
-                "64x256x64s8_c1x2_f1_e128_r4_p_q",
-            ],
+            &["128x256x64s3_q", "64x256x64s8_c2x1_f1_e128_r4_p_q"],
             "tiles from a queue (_q)",
         );
-        // In clusters along M with B resident, the cluster shares B's load only: each block
-        // walks alone, a tile each at first (1280 tiles: all 66 resident pairs; 3 tiles: two
-        // pairs, one block without a tile).
-        let pairs: HopperConfig = "64x256x64s7_c2x1_f1_e128_r4_k_p_q_l256_vnnf"
-            .parse()
-            .unwrap();
-        assert_eq!(pairs.walk_cluster().size(), 1);
-        assert_eq!(super::super::cluster_tiles(&pairs, 81920, 256), (1280, 1));
-        let l = super::super::launch(&pairs, 81920, 256, 256, 66);
-        assert_eq!((l.grid.0, l.cluster), (132, Some((2, 1, 1))));
-        assert_eq!(super::super::launch(&pairs, 192, 256, 256, 66).grid.0, 4);
         // With the last wave's rows cut into pieces (_b), the queue hands out the pieces too:
         // the walk's units past the whole tiles, finer at the end.
         let pieces: HopperConfig = "64x256x64s12_f1_r4_p_q_l256_vnnf_u16_b".parse().unwrap();
@@ -1374,16 +1319,6 @@ mod tests {
             super::super::launch(&pieces, 81920, 256, 256, 132).grid.0,
             132
         );
-    }
-
-    /// Each k-tile of B on its own barrier (`_k`): only for a resident B; the spelling
-    /// round-trips.
-    #[test]
-    fn b_per_k_tile_takes_a_resident_b() {
-        let k: HopperConfig = "64x256x64s7_f1_e128_r4_k_p_q_l256_vnnf".parse().unwrap();
-        assert!(k.b_per_k_tile && k.b_resident == 4);
-        assert_eq!(k.to_string(), "64x256x64s7_f1_e128_r4_k_p_q_l256_vnnf");
-        refused(&["128x256x64s3_k"], "takes B resident (_rR)");
     }
 
     /// A resident B wider than the tile only where each block stays on one column of tiles:

@@ -145,13 +145,10 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> Hopp
         _ => StreamKSplit::DATA_PARALLEL,
     };
     // With the last wave's rows shared out, every block takes a piece.
-    // With the last wave's rows shared out, every block takes a piece; blocks walking alone
-    // in clusters (`HopperConfig::walk_cluster`) take a tile each.
-    let walkers = u64::from(size / cfg.walk_cluster().size());
     let clusters = if split.sk_tiles > 0 || cfg.row_split {
         resident
     } else {
-        u64::from(resident).min(tiles.div_ceil(walkers).max(1)) as u32
+        u64::from(resident).min(tiles.max(1)) as u32
     };
     // A block keeping one column's B walks tiles `b, b + grid, ...` along N: a grid of whole
     // rows of tiles keeps each block in its column.
@@ -207,7 +204,7 @@ pub fn tile_order(cfg: &HopperConfig, m: u32, n: u32) -> Vec<u32> {
 /// kernel walks it.
 pub fn cluster_tiles(cfg: &HopperConfig, m: u32, n: u32) -> (u32, u32) {
     let (bm, bn, _) = cfg.tile;
-    let cluster = cfg.walk_cluster();
+    let cluster = cfg.cluster_shape();
     (
         m.div_ceil(bm).div_ceil(cluster.x),
         n.div_ceil(bn).div_ceil(cluster.y),

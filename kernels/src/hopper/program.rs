@@ -113,7 +113,7 @@ impl Walk {
             self.sk_tiles,
             self.sk_blocks,
             plan.cfg.raster,
-            plan.cfg.walk_cluster(),
+            plan.cfg.cluster_shape(),
             Some(self.order),
             plan.cfg.stream_k_region,
         )
@@ -122,7 +122,7 @@ impl Walk {
     /// The work unit the scheduler is on.
     fn unit(&self, plan: &HopperPlan, tiles: &StreamKScheduler) -> Unit {
         let (bm, bn, _) = plan.cfg.tile;
-        let cluster = plan.cfg.walk_cluster();
+        let cluster = plan.cfg.cluster_shape();
         let (rx, ry) = cluster.coords();
         let n0 = (tiles.n() * cluster.y + ry) * bn;
         let k_tiles = tiles.k_tiles();
@@ -168,17 +168,14 @@ fn producer<T: GemmElem>(
     let (a_elems, b_elems) = plan.stage_elems();
     if warp_id_in_warpgroup().eq_(0u32) & elect_one() {
         let (rx, ry) = cluster.coords();
-        // One tile of B, or the column of tiles the walk keeps this block in: its first's.
-        let b_row = if cfg.b_column_resident() {
-            walk.unit(plan, &walk.scheduler(plan)).n0
-        } else {
-            Var::konst(0u32)
-        };
-        // A resident B all at once, or (`_k`) each k-tile beside the first unit's A of it.
-        let per_k_tile = cfg.b_resident > 0 && cfg.b_per_k_tile;
-        let mut b_pending = per_k_tile.then(|| Var::<u32>::konst(1).fresh());
-        if cfg.b_resident > 0 && !per_k_tile {
-            load_resident_b(plan, maps.1, ring, (b_row, walk.k_tiles));
+        if cfg.b_resident > 0 {
+            // One tile of B, or the column of tiles the walk keeps this block in: its first's.
+            let n0 = if cfg.b_column_resident() {
+                walk.unit(plan, &walk.scheduler(plan)).n0
+            } else {
+                Var::konst(0u32)
+            };
+            load_resident_b(plan, maps.1, ring, (n0, walk.k_tiles));
         }
         let mut tiles = walk.scheduler(plan);
         let mut ps = PipelineState::producer(cfg.stages);
@@ -201,11 +198,6 @@ fn producer<T: GemmElem>(
                 let b = ring.b + ps.stage() * b_elems;
                 let (a_rows, b_rows) = plan.multicast_slice_rows();
                 let share_a = (cluster.y > 1).then(|| (ry * a_rows, cluster.column_mask(rx)));
-                if let Some(pending) = &b_pending {
-                    if pending.eq_(1u32) {
-                        load_resident_b_k_tiles(plan, maps.1, ring, b_row, (kt, kt + 1u32));
-                    }
-                }
                 let a_copies = (&plan.tma_a, &plan.tma_a_multicast);
                 load_operand(plan, a_copies, maps.0, (m0, k0), a, bar, share_a);
                 // A resident B is in shared memory already.
@@ -215,15 +207,6 @@ fn producer<T: GemmElem>(
                     load_operand(plan, b_copies, maps.1, (n0, k0), b, bar, share_b);
                 }
                 ps.advance();
-            }
-            // The k-tiles of B the first unit did not take (a stream-K unit's are a range).
-            if let Some(pending) = &mut b_pending {
-                if pending.eq_(1u32) {
-                    let b = (maps.1, b_row);
-                    load_resident_b_k_tiles(plan, b.0, ring, b.1, (Var::konst(0u32), k_tiles.0));
-                    load_resident_b_k_tiles(plan, b.0, ring, b.1, (k_tiles.1, walk.k_tiles));
-                    pending.set(0u32);
-                }
             }
             if let Some(first) = &mut ahead {
                 if first.eq_(1u32) {
@@ -245,13 +228,6 @@ fn producer<T: GemmElem>(
         }
         if let Some((queue, ..)) = &taken {
             queue.finish();
-        }
-        // A block without units still multicasts its slices of B to the cluster's others.
-        if let Some(pending) = &b_pending {
-            if pending.eq_(1u32) {
-                let all = (Var::konst(0u32), walk.k_tiles);
-                load_resident_b_k_tiles(plan, maps.1, ring, b_row, all);
-            }
         }
         trace.mark_here(Phase::ProducerDone);
     }
@@ -301,7 +277,9 @@ fn load_operand<T: GemmElem>(
 /// With B resident (`_r`): the producer loads the `k_tiles` k-tiles of B's tile at row `n0`
 /// once, each into its slot, on the one barrier the consumers wait for before their first tile
 /// (the plan took N within one tile, or one column of tiles per block, and K within the slots:
-/// `HopperConfig::takes`).
+/// `HopperConfig::takes`). In a cluster along M, whose blocks all hold the same B, each loads
+/// its slice of B's rows into all of them (multicast), so that the L2 serves B once per
+/// cluster rather than once per block.
 #[device]
 fn load_resident_b<T: GemmElem>(
     plan: &HopperPlan,
@@ -310,51 +288,19 @@ fn load_resident_b<T: GemmElem>(
     (n0, k_tiles): (Var<u32>, Var<u32>),
 ) {
     let bar = ring.b_full.expect("a resident B has its barrier").at(0u32);
-    // Every block's barrier counts all of B's bytes: its own slice and the others'.
-    mbarrier_arrive_expect_tx(bar, k_tiles * plan.tma_b.bytes());
-    for kt in Var::konst(0u32)..k_tiles {
-        load_resident_b_k_tile(plan, map, ring, (n0, kt), bar);
-    }
-}
-
-/// With each k-tile of a resident B on its own barrier (`_k`): the producer loads k-tiles
-/// `k_begin..k_end` of B's tile at row `n0`, each into its slot on its slot's barrier, which a
-/// consumer waits for before the k-tile's `wgmma`.
-#[device]
-fn load_resident_b_k_tiles<T: GemmElem>(
-    plan: &HopperPlan,
-    map: &TensorMap,
-    ring: &Ring<T>,
-    n0: Var<u32>,
-    (k_begin, k_end): (Var<u32>, Var<u32>),
-) {
-    let b_full = ring.b_full.expect("a resident B has its barriers");
-    for kt in k_begin..k_end {
-        let bar = b_full.at(kt);
-        mbarrier_arrive_expect_tx(bar, plan.tma_b.bytes());
-        load_resident_b_k_tile(plan, map, ring, (n0, kt), bar);
-    }
-}
-
-/// The load of a resident B's k-tile `kt` into its slot, on `bar`. In a cluster along M,
-/// whose blocks all hold the same B, each loads its slice of B's rows into all of them
-/// (multicast), so that the L2 serves B once per cluster rather than once per block.
-fn load_resident_b_k_tile<T: GemmElem>(
-    plan: &HopperPlan,
-    map: &TensorMap,
-    ring: &Ring<T>,
-    (n0, kt): (Var<u32>, Var<u32>),
-    bar: SharedPtr<u64>,
-) {
     let (_, b_elems) = plan.stage_elems();
     let cluster = plan.cfg.cluster_shape();
     let (rx, ry) = cluster.coords();
     let (_, b_rows) = plan.multicast_slice_rows();
-    let k0 = kt * plan.cfg.tile.2;
-    let share = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
-    let copies = (&plan.tma_b, &plan.tma_b_multicast);
-    let dst = ring.b + kt * b_elems;
-    load_operand(plan, copies, map, (n0, k0), dst, bar, share);
+    // Every block's barrier counts all of B's bytes: its own slice and the others'.
+    mbarrier_arrive_expect_tx(bar, k_tiles * plan.tma_b.bytes());
+    for kt in Var::konst(0u32)..k_tiles {
+        let k0 = kt * plan.cfg.tile.2;
+        let share = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
+        let copies = (&plan.tma_b, &plan.tma_b_multicast);
+        let dst = ring.b + kt * b_elems;
+        load_operand(plan, copies, map, (n0, k0), dst, bar, share);
+    }
 }
 
 /// Where k-tile `kt`'s B is: its ring stage, or (B resident) its own slot.
@@ -390,9 +336,7 @@ fn consumer<T: GemmElem>(
     let staging = staging_tiles(plan, out, c, t)?;
 
     if let Some(b_full) = ring.b_full {
-        if !cfg.b_per_k_tile {
-            b_full.wait_at(0u32, 0u32);
-        }
+        b_full.wait_at(0u32, 0u32);
     }
     let first = trace.first_unit();
     if c == 0 {
@@ -514,10 +458,6 @@ fn main_loop<T: GemmElem>(
     let mut previous = Var::<u32>::konst(0).fresh();
     for kt in k_begin..k_end {
         ring.full.wait(cs);
-        // `_k`: the k-tile's B, loaded once (one phase), on its own barrier.
-        if let (Some(b_full), true) = (ring.b_full, cfg.b_per_k_tile) {
-            b_full.wait_at(kt, 0u32);
-        }
         let stage = [All, All, All, Dyn(cs.stage())];
         let b_at = [All, All, All, Dyn(b_slot(plan, kt, cs.stage()))];
         let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, GmmaMajor::K)?;
@@ -799,8 +739,7 @@ pub fn hopper_ws<T: GemmElem>(
         cfg.stages,
         cfg.stage_consumers() * cfg.ring_sharers(),
     );
-    let b_barriers = if cfg.b_per_k_tile { cfg.b_resident } else { 1 };
-    let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", b_barriers, 1));
+    let b_full = (cfg.b_resident > 0).then(|| TmaBarriers::new(kb, "b_full", 1, 1));
     // The phases' timestamps, in a diagnostic build only (nothing otherwise).
     let trace = Trace::new(plan.trace, workspace);
     // Tiles from a queue: its words at the workspace's start (past the trace's records), its
@@ -853,11 +792,10 @@ pub fn hopper_ws<T: GemmElem>(
     } else {
         ((m + (bm - 1)) / bm, None)
     };
-    let walkers = cfg.walk_cluster();
     let walk = Walk {
         cluster_tiles: (
-            (tiles_m + (walkers.x - 1)) / walkers.x,
-            (tiles_n + (walkers.y - 1)) / walkers.y,
+            (tiles_m + (cluster.x - 1)) / cluster.x,
+            (tiles_n + (cluster.y - 1)) / cluster.y,
         ),
         k_tiles,
         sk_tiles,

@@ -37,7 +37,7 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_k][_p][_q][_aN][_o][_lB][_vABD][_w][_uB][_b][_t]: \
+        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q][_aN][_o][_lB][_vABD][_w][_uB][_b][_t]: \
          the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, \
          of 16 above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
@@ -45,13 +45,11 @@ impl GemmProgram for HopperWs {
          batch left in flight (_f1), the output staged E columns at a time (_eE, a multiple of \
          16, leaving room for a stage more) through two staging tiles in turns (_d2, an even \
          number of sub-tiles), B's R k-tiles resident in shared memory (_rR, for a B of one \
-         tile, or with _p_g1 one column of tiles per block), each of their k-tiles on its own \
-         barrier (_k), ping-pong consumers each owning \
+         tile, or with _p_g1 one column of tiles per block), ping-pong consumers each owning \
          whole tiles (_p, M 64 or 128, up to 128 x 128), taking them from a queue as they go \
-         (_q; in clusters along M, with _rR, which share only B's load), the next N waves' A prefetched into L2 at the start (_aN, \
-         with _rR) and staging through one shared tile in turns (_o), the loads' \
-         L2 promotion (_lB: 0, 64, 128 or 256 bytes, default \
-         128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
+         (_q, one-block clusters) and staging through one shared tile in turns (_o), the next \
+         N waves' A prefetched into L2 at the start (_aN, with _rR), the loads' L2 promotion \
+         (_lB: 0, 64, 128 or 256 bytes, default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
          normal, f evict first, l evict last), the stream-K region walked after the whole \
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
          no staging tile), the last wave's rows cut into one piece per block (_b: with _rR, _p \
