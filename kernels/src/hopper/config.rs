@@ -134,6 +134,11 @@ pub struct HopperConfig {
     /// other, where the static walk's every `grid`-th tile ends a launch when its slowest block
     /// does (at 81920 x 256 x 256 on the H200, 2.5 us against 5 of a 26 us launch).
     pub tile_queue: bool,
+    /// Tiles from a queue taken late (`_ql`): the producer takes its next tile when it is
+    /// done issuing this one's loads, not when it begins them, so that it holds one tile fewer
+    /// than it has yet to load when the queue runs dry (the atomic's round trip then under the
+    /// ring's full stages instead of under the loads).
+    pub queue_take_late: bool,
     /// Waves of A prefetched into L2 at the start (`_a{N}`, B resident in one-block clusters,
     /// whole tiles): once its first tile's loads are issued, the producer of block `b` issues
     /// `cp.async.bulk.prefetch.tensor` of the A tiles `b + grid * j` for `j` in `1..=N`, the
@@ -174,6 +179,7 @@ impl HopperConfig {
         direct_store: 0,
         row_split: false,
         tile_queue: false,
+        queue_take_late: false,
         prefetch_ahead: 0,
     };
 
@@ -669,7 +675,7 @@ impl fmt::Display for HopperConfig {
             write!(f, "_p")?;
         }
         if self.tile_queue {
-            write!(f, "_q")?;
+            write!(f, "{}", if self.queue_take_late { "_ql" } else { "_q" })?;
         }
         if self.prefetch_ahead > 0 {
             write!(f, "_a{}", self.prefetch_ahead)?;
@@ -750,6 +756,9 @@ impl FromStr for HopperConfig {
                 cfg.row_split = true;
             } else if p == "q" {
                 cfg.tile_queue = true;
+            } else if p == "ql" {
+                cfg.tile_queue = true;
+                cfg.queue_take_late = true;
             } else if p == "w" {
                 cfg.stream_k_region = StreamKRegion::Last;
             } else if let Some(a) = p.strip_prefix('a') {

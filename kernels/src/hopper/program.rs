@@ -181,10 +181,13 @@ fn producer<T: GemmElem>(
         let mut ps = PipelineState::producer(cfg.stages);
         // The start's prefetch (`_a`) follows the first tile's loads, not ahead of them.
         let mut ahead = (cfg.prefetch_ahead > 0).then(|| Var::<u32>::konst(1).fresh());
-        // Tiles from a queue: the next one is taken while this one loads.
-        let mut taken = walk
-            .queue
-            .map(|q| (q, q.take().fresh(), PipelineState::producer(QUEUE_SLOTS)));
+        // Tiles from a queue: the next one is taken while this one loads, or (`_ql`) once its
+        // loads are issued.
+        let late = cfg.queue_take_late;
+        let mut taken = walk.queue.map(|q| {
+            let first = if late { Var::konst(0u32) } else { q.take() };
+            (q, first.fresh(), PipelineState::producer(QUEUE_SLOTS))
+        });
         while tiles.valid() {
             let Unit {
                 m0, n0, k_tiles, ..
@@ -218,10 +221,15 @@ fn producer<T: GemmElem>(
                 None => tiles.next_unit(),
                 // The consumers learn the next tile (or the walk's end) when its loads begin.
                 Some((queue, next, qs)) => {
+                    if late {
+                        next.set(queue.take());
+                    }
                     queue.publish(qs, *next);
                     tiles.jump_to(*next);
-                    if tiles.valid() {
-                        next.set(queue.take());
+                    if !late {
+                        if tiles.valid() {
+                            next.set(queue.take());
+                        }
                     }
                 }
             }
