@@ -31,7 +31,7 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// is written while the store of the one before still reads the other; with `_o`, two in all),
 /// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
 /// consumers, each owning whole tiles), `_q` (tiles from a queue fed by an atomic counter,
-/// ping-pong only), `_a{N}` (A of the next `N` waves prefetched into L2 at the start), `_o`
+/// ping-pong only; `_ql` takes each once the last one's loads are issued), `_a{N}` (A of the next `N` waves prefetched into L2 at the start), `_o`
 /// (ping-pong consumers staging their output in one shared tile, in turns), `_l{B}` (the
 /// loads' L2 promotion, 0, 64, 128 or 256 bytes; default 128),
 /// `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
@@ -184,7 +184,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 57] = [
+    pub const SWEEP: [&'static str; 58] = [
         "128x256x64s3",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
@@ -284,9 +284,12 @@ impl HopperConfig {
         // B resident a column of tiles per block (half of a 256-wide B each): half of the L2
         // reads at the start, tiles half as long at the end.
         "64x128x64s8_g1_f1_r4_p_l256_vnnf",
-        // The short K's default past the L2 since 2026-12-02: tiles from a queue (blocks that
-        // run faster take more), eight stages.
+        // The short K's default past the L2 before 2026-12-02's last: tiles from a queue
+        // (blocks that run faster take more), seven stages.
         "64x256x64s7_f1_e128_r4_p_q_l256_vnnf",
+        // The short K's default past the L2 since: each tile taken from the queue once the
+        // last one's loads are issued (`_ql`).
+        "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,
@@ -805,7 +808,7 @@ impl FromStr for HopperConfig {
             } else {
                 return Err(bad(&format!(
                     "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, \
-                     _aN, _o, _lB, _vABD, _w, _uB, _b, _t)"
+                     _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)"
                 )));
             }
         }
@@ -1201,7 +1204,7 @@ mod tests {
         // The list of parts names every one the spelling has.
         refused(
             &["128x256x64s3_z"],
-            "_eE, _d2, _rR, _p, _q, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)",
+            "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)",
         );
         refused(
             &[
@@ -1310,6 +1313,10 @@ mod tests {
         let q: HopperConfig = "64x256x64s6_f1_e128_r4_p_q_l256_vnnf".parse().unwrap();
         assert!(q.tile_queue);
         assert_eq!(q.to_string(), "64x256x64s6_f1_e128_r4_p_q_l256_vnnf");
+        let late: HopperConfig = "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf".parse().unwrap();
+        assert!(late.tile_queue && late.queue_take_late);
+        assert_eq!(late.to_string(), "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf");
+        refused(&["128x256x64s3_ql"], "tiles from a queue (_q)");
         let l = super::super::launch(&q, 81920, 256, 256, 132);
         assert_eq!((l.grid.0, l.split.sk_tiles), (132, 0));
         assert_eq!(

@@ -47,7 +47,7 @@ impl GemmProgram for HopperWs {
          number of sub-tiles), B's R k-tiles resident in shared memory (_rR, for a B of one \
          tile, or with _p_g1 one column of tiles per block), ping-pong consumers each owning \
          whole tiles (_p, M 64 or 128, up to 128 x 128), taking them from a queue as they go \
-         (_q, one-block clusters) and staging through one shared tile in turns (_o), the next \
+         (_q; _ql taken once the last tile's loads are issued; one-block clusters) and staging through one shared tile in turns (_o), the next \
          N waves' A prefetched into L2 at the start (_aN, with _rR), the loads' L2 promotion \
          (_lB: 0, 64, 128 or 256 bytes, default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
          normal, f evict first, l evict last), the stream-K region walked after the whole \
@@ -61,7 +61,7 @@ impl GemmProgram for HopperWs {
          _vlfn (where it is narrower than 48 over a K of 8192 or more, \
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
-         64x256x64s7_f1_e128_r4_p_q_l256_vnnf for its K of 256 past the L2); \
+         64x256x64s7_f1_e128_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
          else the tile whose waves cost least)"
     }
 
@@ -242,11 +242,19 @@ impl HopperWs {
         // (at 8448, no pieces, 0.977 against 1.021: the boxes' cost), the next waves' A
         // prefetched into L2 at the start (`_a1`-`_a3`) 1.038-1.102 against 1.087-1.107. A
         // column of B's tiles per block (`64x128x64s12_g1_f1_r4_p`: half of B to read at the
-        // start) ran 1.058-1.069 against 1.073-1.088.
+        // start) ran 1.058-1.069 against 1.073-1.088. Taking each tile from the queue once
+        // the last one's loads are issued (`_ql`), not when they begin, leaves a producer one
+        // tile fewer ahead when the queue runs dry (one call, four runs as the suites time it:
+        // at 81920 x 256 x 256 1.094-1.106, f16 1.099-1.105, against 1.089-1.101 and
+        // 1.090-1.107; at 163840 1.080-1.095 against 1.080-1.088; at 8448 1.044 against 1.015).
+        // Each k-tile of B on its own barrier, and 2-block clusters multicasting B with each
+        // block taking from the queue alone, ran 1.077-1.091 and 1.030-1.059 against
+        // 1.084-1.108 (branch `queue-clusters-k`): the first tile waits on the whole start's
+        // loads through the L2, not on B's barrier.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
-                "64x256x64s7_f1_e128_r4_p_q_l256_vnnf"
+                "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf"
             } else if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
@@ -648,7 +656,10 @@ mod tests {
         assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
-        assert_eq!(cfg(81920, 256, 256), "64x256x64s7_f1_e128_r4_p_q_l256_vnnf");
+        assert_eq!(
+            cfg(81920, 256, 256),
+            "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf"
+        );
         assert_eq!(cfg(40960, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
