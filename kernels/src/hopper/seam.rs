@@ -366,6 +366,9 @@ impl ProgramPlan for HopperGemm {
             .collect();
         // Ping-pong consumers own whole tiles: no stream-K; from a queue, handed out as blocks go.
         let walk = match (c.tile_queue, c.pingpong, c.stream_k_region) {
+            (true, ..) if c.queue_take_late => {
+                "whole tiles from a queue, each taken once the last one's loads are issued"
+            }
             (true, ..) => "whole tiles from a queue",
             (false, true, _) => "whole tiles",
             (false, false, StreamKRegion::First) => "stream-K by shape",
@@ -551,7 +554,9 @@ mod tests {
         assert!(
             queued.contains("7 stages")
                 && queued.contains("ping-pong consumers")
-                && queued.ends_with(", whole tiles from a queue)"),
+                && queued.ends_with(
+                    ", whole tiles from a queue, each taken once the last one's loads are issued)"
+                ),
             "{queued}"
         );
         let hinted = Problem {
