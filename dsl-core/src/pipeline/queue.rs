@@ -100,8 +100,10 @@ impl TileQueue {
         self.empty.init();
     }
 
-    /// The next tile past the first wave (the producer): its index in the walk's order. Issue
-    /// it a tile ahead of its use, so that the atomic's round trip hides under the loads.
+    /// The next tile past the first wave (the producer): its index in the walk's order. Taken
+    /// a tile ahead of its use, the atomic's round trip hides under the loads; taken just
+    /// before its loads, under a full ring of stages, and the producer holds one tile fewer when
+    /// the queue runs dry (hopper_ws's `_ql`, ahead at the end of a launch).
     pub fn take(&self) -> Var<u32> {
         self.clusters + atomic_add_global(self.counter, 1u32)
     }
