@@ -101,9 +101,9 @@ impl TileQueue {
     }
 
     /// The next tile past the first wave (the producer): its index in the walk's order. Taken
-    /// a tile ahead of its use, the atomic's round trip hides under the loads; taken just
-    /// before its loads, under a full ring of stages, and the producer holds one tile fewer when
-    /// the queue runs dry (hopper_ws's `_ql`, ahead at the end of a launch).
+    /// a tile ahead of its use, the atomic's round trip hides under that tile's loads; taken
+    /// just before its own loads (hopper_ws's `_ql`), under the ring's full stages, and the
+    /// producer then holds one tile fewer when the queue runs dry.
     pub fn take(&self) -> Var<u32> {
         self.clusters + atomic_add_global(self.counter, 1u32)
     }

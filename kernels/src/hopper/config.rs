@@ -31,7 +31,8 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// is written while the store of the one before still reads the other; with `_o`, two in all),
 /// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
 /// consumers, each owning whole tiles), `_q` (tiles from a queue fed by an atomic counter,
-/// ping-pong only; `_ql` takes each once the last one's loads are issued), `_a{N}` (A of the next `N` waves prefetched into L2 at the start), `_o`
+/// ping-pong only; `_ql` takes each once the last one's loads are issued), `_a{N}` (A of the
+/// next `N` waves prefetched into L2 at the start), `_o`
 /// (ping-pong consumers staging their output in one shared tile, in turns), `_l{B}` (the
 /// loads' L2 promotion, 0, 64, 128 or 256 bytes; default 128),
 /// `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`

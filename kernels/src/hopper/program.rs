@@ -185,6 +185,7 @@ fn producer<T: GemmElem>(
         // loads are issued.
         let late = cfg.queue_take_late;
         let mut taken = walk.queue.map(|q| {
+            // Taken late, the first index past the first wave is set before its use.
             let first = if late { Var::konst(0u32) } else { q.take() };
             (q, first.fresh(), PipelineState::producer(QUEUE_SLOTS))
         });

@@ -47,10 +47,11 @@ impl GemmProgram for HopperWs {
          number of sub-tiles), B's R k-tiles resident in shared memory (_rR, for a B of one \
          tile, or with _p_g1 one column of tiles per block), ping-pong consumers each owning \
          whole tiles (_p, M 64 or 128, up to 128 x 128), taking them from a queue as they go \
-         (_q; _ql taken once the last tile's loads are issued; one-block clusters) and staging through one shared tile in turns (_o), the next \
-         N waves' A prefetched into L2 at the start (_aN, with _rR), the loads' L2 promotion \
-         (_lB: 0, 64, 128 or 256 bytes, default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n none, e \
-         normal, f evict first, l evict last), the stream-K region walked after the whole \
+         (_q, one-block clusters; _ql taking each once the last tile's loads are issued) and \
+         staging through one shared tile in turns (_o), the next N waves' A prefetched into L2 \
+         at the start (_aN, with _rR), the loads' L2 promotion (_lB: 0, 64, 128 or 256 bytes, \
+         default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n \
+         none, e normal, f evict first, l evict last), the stream-K region walked after the whole \
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
          no staging tile), the last wave's rows cut into one piece per block (_b: with _rR, _p \
          and _uB), A and B swapped (_t: the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
