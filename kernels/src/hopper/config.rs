@@ -32,10 +32,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// `_r{R}` (B's `R` k-tiles resident in shared memory, for a B of one tile), `_p` (ping-pong
 /// consumers, each owning whole tiles), `_q` (tiles from a queue fed by an atomic counter,
 /// ping-pong only; `_ql` takes each once the last one's loads are issued), `_a{N}` (A of the
-/// next `N` waves prefetched into L2 at the start), `_o`
-/// (ping-pong consumers staging their output in one shared tile, in turns), `_l{B}` (the
-/// loads' L2 promotion, 0, 64, 128 or 256 bytes; default 128),
-/// `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
+/// next `N` waves prefetched into L2 at the start), `_o` (ping-pong consumers staging their
+/// output in one shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256
+/// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
 /// evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before the
 /// stream-K region, not after), `_u{B}` (D stored from the registers, `B` bytes per store: 4,
 /// 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one piece per block) and
@@ -123,8 +122,9 @@ pub struct HopperConfig {
     /// columns in pairs), so that each lane stores `B` contiguous bytes and a quad whole
     /// 32-byte sectors. For a short K, whose epilogue waits on D's writes.
     pub direct_store: u32,
-    /// The last wave's rows shared out (`_b`, with B resident, ping-pong and D stored from the
-    /// registers): the tiles past the last whole wave are cut into one piece of rows per block
+    /// The last wave's rows shared out (`_b`, with B resident and ping-pong, D stored from the
+    /// registers or through a swizzled staging tile in boxes of [`STAGING_BLOCK_ROWS`]): the
+    /// tiles past the last whole wave are cut into one piece of rows per block
     /// ([`super::row_split`]), so that every block ends at about the same time.
     pub row_split: bool,
     /// Tiles from a queue (`_q`, ping-pong consumers in one-block clusters; with `_b`, the last

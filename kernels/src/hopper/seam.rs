@@ -53,8 +53,8 @@ impl GemmProgram for HopperWs {
          default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n \
          none, e normal, f evict first, l evict last), the stream-K region walked after the whole \
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
-         no staging tile), the last wave's rows cut into one piece per block (_b: with _rR, _p \
-         and _uB), A and B swapped (_t: the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
+         no staging tile), the last wave's rows cut into one piece per block (_b: with _rR and \
+         _p, stored from the registers or in 16-row TMA boxes), A and B swapped (_t: the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
          (for M up to 64, 64x{16..64}x128_f1_vfln_t \
          where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
