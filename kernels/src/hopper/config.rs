@@ -37,8 +37,9 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
 /// evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before the
 /// stream-K region, not after), `_u{B}` (D stored from the registers, `B` bytes per store: 4,
-/// 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one piece per block) and
-/// `_t` (A and B swapped, for decode shapes),
+/// 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one piece per block), `_n`
+/// (as few blocks as take as many waves, each walking as many tiles) and `_t` (A and B swapped,
+/// for decode shapes),
 /// e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
 /// `128x16x64s8_t`.
 ///
@@ -146,6 +147,12 @@ pub struct HopperConfig {
     /// tiles the next waves take (with a queue, some block of them), so that DRAM works while
     /// B's load from L2 holds the consumers back and the ring is full.
     pub prefetch_ahead: u32,
+    /// Waves evened out (`_n`, whole tiles walked in order): as few blocks as take the same
+    /// number of waves, each walking as many tiles, where the SM count would leave the last
+    /// wave part-full (at 6144^3 with 128x256 tiles, 128 blocks of 9 tiles instead of 132
+    /// blocks of which 36 walk only 8): the same time on the longest block, with the idle
+    /// SMs' share of the power left to the others.
+    pub even_waves: bool,
 }
 
 /// Rows of each TMA box of the staging tile where the last wave's rows are shared out (`_b`)
@@ -182,11 +189,15 @@ impl HopperConfig {
         tile_queue: false,
         queue_take_late: false,
         prefetch_ahead: 0,
+        even_waves: false,
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 58] = [
+    pub const SWEEP: [&'static str; 59] = [
         "128x256x64s3",
+        // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
+        // `_h`'s, on a grid of as few blocks as take as many waves).
+        "128x256x64s3_h_n",
         "128x256x64s3_c2x1",
         "128x256x64s3_c2x1_h",
         "128x256x64s3_c1x2",
@@ -605,6 +616,13 @@ impl HopperConfig {
                     .into(),
             );
         }
+        if self.even_waves && (self.tile_queue || self.row_split) {
+            return Err(
+                "evened waves (_n) take fewer blocks for a walk in order; tiles from a queue (_q) \
+                 or the last wave's rows shared out (_b) even the blocks' ends already"
+                    .into(),
+            );
+        }
         if self.tile_queue && (!self.pingpong || (cx, cy) != (1, 1)) {
             return Err(
                 "tiles from a queue (_q) go to ping-pong consumers (_p, whole tiles, never shared \
@@ -705,6 +723,9 @@ impl fmt::Display for HopperConfig {
         if self.row_split {
             write!(f, "_b")?;
         }
+        if self.even_waves {
+            write!(f, "_n")?;
+        }
         if self.swap_ab {
             write!(f, "_t")?;
         }
@@ -763,6 +784,8 @@ impl FromStr for HopperConfig {
             } else if p == "ql" {
                 cfg.tile_queue = true;
                 cfg.queue_take_late = true;
+            } else if p == "n" {
+                cfg.even_waves = true;
             } else if p == "w" {
                 cfg.stream_k_region = StreamKRegion::Last;
             } else if let Some(a) = p.strip_prefix('a') {
@@ -809,7 +832,7 @@ impl FromStr for HopperConfig {
             } else {
                 return Err(bad(&format!(
                     "unknown part `_{p}` (known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, \
-                     _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)"
+                     _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _n, _t)"
                 )));
             }
         }
@@ -1205,7 +1228,13 @@ mod tests {
         // The list of parts names every one the spelling has.
         refused(
             &["128x256x64s3_z"],
-            "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _t)",
+            "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _n, _t)",
+        );
+        let even: HopperConfig = "128x256x64s3_n".parse().unwrap();
+        assert!(even.even_waves && even.to_string() == "128x256x64s3_n");
+        refused(
+            &["64x256x64s7_f1_e128_r4_p_ql_n", "64x256x64s8_r4_p_u16_b_n"],
+            "evened waves (_n)",
         );
         refused(
             &[

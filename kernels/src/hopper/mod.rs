@@ -126,6 +126,9 @@ impl HopperLaunch {
 /// // B resident a column of tiles per block (5 columns of 128): 130 blocks, 26 per column.
 /// let columns: HopperConfig = "64x128x64s8_g1_f1_e64_r4_p".parse().unwrap();
 /// assert_eq!(launch(&columns, 81920, 640, 256, 132).grid, (130, 1, 1));
+/// // Evened waves: 1152 tiles in 9 waves of 128 blocks, not 8 of 132 and one of 96.
+/// let even: HopperConfig = "128x256x64s3_n".parse().unwrap();
+/// assert_eq!(launch(&even, 6144, 6144, 6144, 132).grid, (128, 1, 1));
 /// let small = launch(&pairs, 256, 256, 64, 60);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
@@ -147,6 +150,11 @@ pub fn launch(cfg: &HopperConfig, m: u32, n: u32, k: u32, resident: u32) -> Hopp
     // With the last wave's rows shared out, every block takes a piece.
     let clusters = if split.sk_tiles > 0 || cfg.row_split {
         resident
+    } else if cfg.even_waves {
+        // As many waves with the fewest clusters: the longest walk is as long, the rest end
+        // with it.
+        let waves = tiles.max(1).div_ceil(u64::from(resident));
+        tiles.max(1).div_ceil(waves) as u32
     } else {
         u64::from(resident).min(tiles.max(1)) as u32
     };

@@ -37,7 +37,7 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB][_b][_t]: \
+        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB][_b][_n][_t]: \
          the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 8 up to 256, \
          of 16 above 64; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
@@ -54,7 +54,10 @@ impl GemmProgram for HopperWs {
          none, e normal, f evict first, l evict last), the stream-K region walked after the whole \
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
          no staging tile), the last wave's rows cut into one piece per block (_b: with _rR and \
-         _p, stored from the registers or in 16-row TMA boxes), A and B swapped (_t: the weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` (128x256x64s3). Without it: by shape \
+         _p, stored from the registers or in 16-row TMA boxes), as few blocks as take as many \
+         waves (_n: evened waves, each block walking as many tiles), A and B swapped (_t: the \
+         weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
+         (128x256x64s3). Without it: by shape \
          (for M up to 64, 64x{16..64}x128_f1_vfln_t \
          where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
@@ -63,7 +66,8 @@ impl GemmProgram for HopperWs {
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
          64x256x64s7_f1_e128_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
-         else the tile whose waves cost least)"
+         else the tile whose waves cost least, in evened waves, the 128x256 tile in Hilbert \
+         order)"
     }
 
     fn runs_on(&self, target: Target) -> bool {
@@ -125,7 +129,8 @@ impl HopperWs {
     ///   times the tile's area over how well its `wgmma` runs (1, 0.97, 0.93, 0.8, 0.95 and
     ///   0.94 of the 128x256 one's rate, measured on the H200). Wide tiles win where there are
     ///   many; narrower ones where 128x256 tiles would leave SMs idle or a last wave nearly
-    ///   empty.
+    ///   empty. Each walks its tiles in evened waves (`_n`), the 128x256 tile in Hilbert order
+    ///   (`_h`).
     pub fn default_config(m: usize, n: usize, k: usize) -> HopperConfig {
         const SMS: usize = 132;
         if m <= 64 {
@@ -270,9 +275,16 @@ impl HopperWs {
         // 0.963 for 128x128) and 256x160, whose 128 tiles fill one wave at 512 x 10240 (1.007
         // against 0.870 for 128x192); each stages its output in halves to fit its stages.
         // 128x128 takes a sixth stage (512 x 4096 x 14336: 1.002 against 0.994 with five).
+        // Each walks its tiles in evened waves (`_n`: as few blocks as take as many waves; as
+        // the suites time it on the H200, at 6144^3 1.011-1.013 of cuBLAS against 0.997-1.000,
+        // at 8192 x 6144 x 4096 1.019-1.023 against 1.006-1.007, at 512 x 28672 x 4096
+        // 1.002-1.006 against 0.993-0.997). The 128x256 tile in Hilbert order besides (`_h`: at
+        // 6144^3 1.018-1.020, at 4096^3 1.016-1.021 against 1.015-1.019 grouped, at 2048 x
+        // 6144 x 4096 1.024-1.028 against 1.016-1.019); where stream-K shares the last wave out
+        // the grid is every SM's either way.
         let wide_rows = m > 128;
         let candidates = [
-            (128usize, 256usize, "s3", 1.0f64, true),
+            (128usize, 256usize, "s3_h", 1.0f64, true),
             (128, 224, "s4_e112", 0.95, wide_rows),
             (128, 192, "s4", 0.97, true),
             (256, 160, "s3_e80", 0.94, wide_rows),
@@ -288,7 +300,7 @@ impl HopperWs {
             .filter(|c| c.4)
             .min_by(|a, b| cost(a).total_cmp(&cost(b)))
             .expect("candidates");
-        format!("{}x{}x64{}", best.0, best.1, best.2)
+        format!("{}x{}x64{}_n", best.0, best.1, best.2)
             .parse()
             .expect("a valid spelling")
     }
@@ -371,7 +383,14 @@ impl ProgramPlan for HopperGemm {
                 "whole tiles from a queue, each taken once the last one's loads are issued"
             }
             (true, ..) => "whole tiles from a queue",
+            (false, true, _) if c.even_waves => "whole tiles in evened waves",
             (false, true, _) => "whole tiles",
+            (false, false, StreamKRegion::First) if c.even_waves => {
+                "stream-K by shape, else evened waves"
+            }
+            (false, false, StreamKRegion::Last) if c.even_waves => {
+                "stream-K by shape after the whole tiles, else evened waves"
+            }
             (false, false, StreamKRegion::First) => "stream-K by shape",
             (false, false, StreamKRegion::Last) => "stream-K by shape after the whole tiles",
         };
@@ -535,7 +554,8 @@ mod tests {
         assert_eq!(p.program(), "hopper_ws");
         assert_eq!(
             p.describe(),
-            "hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, groups of 8, stream-K by shape)"
+            "hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, Hilbert order, stream-K by shape, \
+             else evened waves)"
         );
         let staged = Problem {
             config: Some("128x256x64s4_e64".into()),
@@ -603,11 +623,11 @@ mod tests {
         let p = plan(&problem(4096, 4096, 4096), Target::Sm90a).unwrap();
         let l = p.launch(4096, 4096, 4096, 132);
         assert_eq!(l.check(), Ok(()));
+        // 512 tiles: whole, in 4 evened waves of 128, no workspace.
         assert_eq!(
             (l.grid, l.block, l.then.is_none()),
-            ((132, 1, 1), (384, 1, 1), true)
+            ((128, 1, 1), (384, 1, 1), true)
         );
-        // 512 tiles: whole, no workspace.
         assert_eq!(l.workspace, 1);
         assert_eq!(l.args[8..10], [GemmArg::U32(0), GemmArg::U32(0)]);
         let decode = plan(&problem(16, 4096, 4096), Target::Sm90a).unwrap();
@@ -649,19 +669,19 @@ mod tests {
         // More weight tiles than a wave: the activations multicast in clusters of four.
         assert_eq!(cfg(64, 28672, 4096), "128x64x64s8_c4x1_f1_vfln_t");
         assert_eq!(cfg(16, 28672, 4096), "128x16x64s8_vfln_t");
-        assert_eq!(cfg(128, 4096, 4096), "128x64x64s8");
+        assert_eq!(cfg(128, 4096, 4096), "128x64x64s8_n");
         // One wave of tiles as narrow as fills it.
         assert_eq!(cfg(128, 10240, 8192), "128x80x64s7_f1_l256_vlfn");
         assert_eq!(cfg(128, 6144, 4096), "128x48x64s8_f1_l256_vlfn");
         assert_eq!(cfg(128, 4096, 14336), "128x64x64s8_c1x2_f1_vlfn");
-        assert_eq!(cfg(512, 6144, 4096), "128x192x64s4");
-        assert_eq!(cfg(512, 10240, 8192), "256x160x64s3_e80");
-        assert_eq!(cfg(512, 28672, 4096), "128x224x64s4_e112");
-        assert_eq!(cfg(512, 4096, 14336), "128x128x64s6");
-        assert_eq!(cfg(4096, 4096, 4096), "128x256x64s3");
-        assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3");
-        assert_eq!(cfg(128, 28672, 4096), "128x256x64s3");
-        assert_eq!(cfg(128, 28672, 14336), "128x256x64s3");
+        assert_eq!(cfg(512, 6144, 4096), "128x192x64s4_n");
+        assert_eq!(cfg(512, 10240, 8192), "256x160x64s3_e80_n");
+        assert_eq!(cfg(512, 28672, 4096), "128x224x64s4_e112_n");
+        assert_eq!(cfg(512, 4096, 14336), "128x128x64s6_n");
+        assert_eq!(cfg(4096, 4096, 4096), "128x256x64s3_h_n");
+        assert_eq!(cfg(8192, 8192, 8192), "128x256x64s3_h_n");
+        assert_eq!(cfg(128, 28672, 4096), "128x256x64s3_h_n");
+        assert_eq!(cfg(128, 28672, 14336), "128x256x64s3_h_n");
         assert_eq!(
             cfg(81920, 256, 256),
             "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf"
@@ -670,6 +690,6 @@ mod tests {
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(81920, 256, 512), "128x256x64s4_e128");
         assert_eq!(cfg(81920, 128, 256), "128x128x64s5");
-        assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3");
+        assert_eq!(cfg(2048, 2048, 2048), "128x256x64s3_h_n");
     }
 }
