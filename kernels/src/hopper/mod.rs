@@ -129,6 +129,11 @@ impl HopperLaunch {
 /// // Evened waves: 1152 tiles in 9 waves of 128 blocks, not 8 of 132 and one of 96.
 /// let even: HopperConfig = "128x256x64s3_n".parse().unwrap();
 /// assert_eq!(launch(&even, 6144, 6144, 6144, 132).grid, (128, 1, 1));
+/// // In pairs, 576 cluster tiles in 9 waves of 64 of the 66 resident clusters.
+/// let even_pairs: HopperConfig = "128x256x64s3_c2x1_n".parse().unwrap();
+/// assert_eq!(launch(&even_pairs, 6144, 6144, 6144, 66).grid, (128, 1, 1));
+/// // Where stream-K shares the last wave out, every SM takes part as before.
+/// assert_eq!(launch(&even, 8192, 8192, 8192, 132).grid, (132, 1, 1));
 /// let small = launch(&pairs, 256, 256, 64, 60);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
