@@ -34,12 +34,12 @@ pub const SMEM_LIMIT: u32 = 227 * 1024;
 /// ping-pong only; `_ql` takes each once the last one's loads are issued), `_a{N}` (A of the
 /// next `N` waves prefetched into L2 at the start), `_o` (ping-pong consumers staging their
 /// output in one shared tile, in turns), `_l{B}` (the loads' L2 promotion, 0, 64, 128 or 256
-/// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores, each `n` none, `e`
-/// evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles walked before the
-/// stream-K region, not after), `_u{B}` (D stored from the registers, `B` bytes per store: 4,
-/// 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one piece per block), `_n`
-/// (as few blocks as take as many waves, each walking as many tiles) and `_t` (A and B swapped,
-/// for decode shapes),
+/// bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of A's and B's loads and D's stores,
+/// each `n` none, `e` evict normal, `f` evict first or `l` evict last), `_w` (the whole tiles
+/// walked before the stream-K region, not after), `_u{B}` (D stored from the registers, `B`
+/// bytes per store: 4, 8 or 16, no staging tile), `_b` (the last wave's rows shared out, one
+/// piece per block), `_n` (as few blocks as take as many waves, each walking as many tiles)
+/// and `_t` (A and B swapped, for decode shapes),
 /// e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
 /// `128x16x64s8_t`.
 ///

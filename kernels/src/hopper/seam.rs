@@ -383,16 +383,16 @@ impl ProgramPlan for HopperGemm {
                 "whole tiles from a queue, each taken once the last one's loads are issued"
             }
             (true, ..) => "whole tiles from a queue",
-            (false, true, _) if c.even_waves => "whole tiles in evened waves",
             (false, true, _) => "whole tiles",
-            (false, false, StreamKRegion::First) if c.even_waves => {
-                "stream-K by shape, else evened waves"
-            }
-            (false, false, StreamKRegion::Last) if c.even_waves => {
-                "stream-K by shape after the whole tiles, else evened waves"
-            }
             (false, false, StreamKRegion::First) => "stream-K by shape",
             (false, false, StreamKRegion::Last) => "stream-K by shape after the whole tiles",
+        };
+        // Evened waves apply to whole tiles (never from a queue: HopperConfig::check), and
+        // where stream-K may share the last wave out, to the launches it does not.
+        let even = match (c.even_waves, c.pingpong) {
+            (false, _) => "",
+            (true, true) => " in evened waves",
+            (true, false) => ", else evened waves",
         };
         let resident = if c.b_column_resident() {
             format!("{resident} per column of tiles")
@@ -401,7 +401,7 @@ impl ProgramPlan for HopperGemm {
         };
         format!(
             "hopper_ws {} (f32 acc, {m}x{n}x{k} tile, {} stages{cluster}, {order}{in_flight}\
-             {staged}{resident}{pingpong}{swap}{promotion}{}, {walk})",
+             {staged}{resident}{pingpong}{swap}{promotion}{}, {walk}{even})",
             self.dtype,
             c.stages,
             hints.concat()
