@@ -195,7 +195,7 @@ impl HopperConfig {
     };
 
     /// The configurations the tuning sweep times.
-    pub const SWEEP: [&'static str; 59] = [
+    pub const SWEEP: [&'static str; 60] = [
         "128x256x64s3",
         // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
         // `_h`'s, on a grid of as few blocks as take as many waves).
@@ -301,9 +301,12 @@ impl HopperConfig {
         // The short K's default past the L2 before 2026-12-02's last: tiles from a queue
         // (blocks that run faster take more), seven stages.
         "64x256x64s7_f1_e128_r4_p_q_l256_vnnf",
-        // The short K's default past the L2 since: each tile taken from the queue once the
+        // The short K's default past the L2 after it: each tile taken from the queue once the
         // last one's loads are issued (`_ql`).
         "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf",
+        // The same since 2026-12-02's fifteenth session: two staging tiles of 64 columns per
+        // consumer, each sub-tile written beside the store of the one before.
+        "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf",
     ];
 
     /// Consumer warpgroups: one for a 64-row tile, else two, each with half of the rows (or,

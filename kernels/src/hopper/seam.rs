@@ -65,7 +65,7 @@ impl GemmProgram for HopperWs {
          _vlfn (where it is narrower than 48 over a K of 8192 or more, \
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
-         64x256x64s7_f1_e128_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
+         64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
          else the tile whose waves cost least, in evened waves, the 128x256 tile in Hilbert \
          order)"
     }
@@ -257,10 +257,18 @@ impl HopperWs {
         // block taking from the queue alone, ran 1.077-1.091 and 1.030-1.059 against
         // 1.084-1.108 (branch `queue-clusters-k`): the first tile waits on the whole start's
         // loads through the L2, not on B's barrier.
+        // Two staging tiles of 64 columns per consumer (`_e64_d2`, the staging's same 32 KB),
+        // so that a sub-tile is written while the store of the one before reads the other,
+        // beat one of 128 columns with the late take (two calls, 16 rounds as the suites time
+        // it, in rotated order: at 81920 x 256 x 256 medians 1.1045-1.1075, f16 1.108-1.109,
+        // against 1.100-1.102 and 1.101; ahead in 14 of 20 paired rounds; at 65536 1.113-1.117
+        // against 1.102-1.108, at 163840 level). B resident whole for 64x128 tiles of either
+        // column (branch `whole-b-columns`: tiles half as long at the end) ran 0.948-0.977: the
+        // second read of each A tile through the L2 costs more than the shorter tail saves.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
-                "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf"
+                "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf"
             } else if n == 256 && k <= 256 {
                 "64x256x64s8_f1_e128_r4_p_l0_vfnf"
             } else if n >= 256 {
@@ -684,7 +692,7 @@ mod tests {
         assert_eq!(cfg(128, 28672, 14336), "128x256x64s3_h_n");
         assert_eq!(
             cfg(81920, 256, 256),
-            "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf"
+            "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf"
         );
         assert_eq!(cfg(40960, 256, 256), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
         assert_eq!(cfg(163840, 256, 128), "64x256x64s8_f1_e128_r4_p_l0_vfnf");
