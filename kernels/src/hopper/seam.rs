@@ -259,12 +259,13 @@ impl HopperWs {
         // loads through the L2, not on B's barrier.
         // Two staging tiles of 64 columns per consumer (`_e64_d2`, the staging's same 32 KB),
         // so that a sub-tile is written while the store of the one before reads the other,
-        // beat one of 128 columns with the late take (two calls, 16 rounds as the suites time
-        // it, in rotated order: at 81920 x 256 x 256 medians 1.1045-1.1075, f16 1.108-1.109,
-        // against 1.100-1.102 and 1.101; ahead in 14 of 20 paired rounds; at 65536 1.113-1.117
-        // against 1.102-1.108, at 163840 level). B resident whole for 64x128 tiles of either
-        // column (branch `whole-b-columns`: tiles half as long at the end) ran 0.948-0.977: the
-        // second read of each A tile through the L2 costs more than the shorter tail saves.
+        // beat one of 128 columns with the late take (three calls, 24 rounds per type as the
+        // suites time it, in rotated order, at 81920 x 256 x 256: medians 1.1055, f16 1.108,
+        // against 1.100 and 1.101; 22 of 24 rounds at 1.10 or more against 14 and 17; at 65536
+        // 1.113-1.117 against 1.102-1.108, at 163840 level). B resident whole for 64x128
+        // tiles of either column (branch `whole-b-columns`: tiles half as long at the end) ran
+        // 0.948-0.977: the second read of each A tile through the L2 costs more than the
+        // shorter tail saves.
         if k <= 512 && m > 128 {
             let past_l2 = (m * (k + n) * 2) as u64 > super::L2_BYTES;
             let spec = if n == 256 && k > 128 && k <= 256 && past_l2 {
