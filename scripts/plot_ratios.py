@@ -6,7 +6,10 @@ dtypes; scripts/gpu_suites.sh makes them) and plots each shape's ratio, one seri
 the shapes in the order the tables list them (the suites' order), a line at 1.0 (cuBLAS), and
 each table's geometric mean in the legend. The same tables give the same bytes.
 
-    python3 scripts/plot_ratios.py OUT.svg TABLE.md [TABLE.md ...] [--title TEXT]
+    python3 scripts/plot_ratios.py OUT.svg TABLE.md [TABLE.md ...] [--title TEXT] [--markdown]
+
+--markdown also prints the ratios as markdown tables, one per suite (a column per dtype, the
+geometric mean last), for results/README.md.
 
 e.g. python3 scripts/plot_ratios.py results/ratio_to_cublas.svg \
          results/archive/2026-12-04-baseline/{bench,llm}_{bf16,f16}.md
@@ -170,8 +173,43 @@ def plot(out, paths, title):
         f.write("\n".join(svg) + "\n")
 
 
+def markdown(paths):
+    """The ratios of the tables as markdown, one table per suite, a column per dtype."""
+    by_suite = {}
+    for p in paths:
+        suite, rows = read_table(p)
+        by_suite.setdefault(suite, []).append(rows)
+    out = []
+    for suite, tables in by_suite.items():
+        dtypes, shapes, ratio = [], [], {}
+        for rows in tables:
+            for m, n, k, d, r in rows:
+                if d not in dtypes:
+                    dtypes.append(d)
+                if (m, n, k) not in shapes:
+                    shapes.append((m, n, k))
+                ratio[(m, n, k, d)] = r
+        out.append(f"| {suite}: M x N x K | " + " | ".join(dtypes) + " |")
+        out.append("| --- | " + " | ".join("---:" for _ in dtypes) + " |")
+        for m, n, k in shapes:
+            cells = [ratio.get((m, n, k, d)) for d in dtypes]
+            cells = [f"{c:.3f}" if c else "-" for c in cells]
+            out.append(f"| {m} x {n} x {k} | " + " | ".join(cells) + " |")
+        means = [geomean([ratio.get((m, n, k, d)) for m, n, k in shapes]) for d in dtypes]
+        out.append(
+            "| geometric mean | "
+            + " | ".join(f"**{g:.3f}**" if g else "-" for g in means)
+            + " |"
+        )
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv):
     args = list(argv)
+    tables = "--markdown" in args
+    if tables:
+        args.remove("--markdown")
     title = "rute's hopper_ws against cuBLAS on the H200, the suites' shapes"
     if "--title" in args:
         i = args.index("--title")
@@ -186,6 +224,8 @@ def main(argv):
         if not os.path.isfile(p):
             sys.exit(f"{p}: no such file")
     plot(out, paths, title)
+    if tables:
+        print(markdown(paths))
 
 
 if __name__ == "__main__":
