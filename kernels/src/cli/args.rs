@@ -173,7 +173,10 @@ pub fn sentence(e: &clap::Error, command: &Command, args: &[String]) -> String {
         (ErrorKind::InvalidValue, Some(a)) => {
             let valid = strings(ContextKind::ValidValue);
             match (value.is_empty(), valid.is_empty()) {
-                (true, true) => format!("{} needs a value", flag(a)),
+                (true, true) => match described(command, args, flag(a)) {
+                    Some(what) => format!("{} needs a value: {what}", flag(a)),
+                    None => format!("{} needs a value", flag(a)),
+                },
                 (true, false) => format!("{} needs a value: {}", flag(a), or_list(&valid)),
                 (false, _) => format!("{} takes {}, not `{value}`", flag(a), or_list(&valid)),
             }
@@ -207,6 +210,23 @@ pub fn sentence(e: &clap::Error, command: &Command, args: &[String]) -> String {
             let first = rendered.lines().next().unwrap_or_default();
             first.strip_prefix("error: ").unwrap_or(first).to_string()
         }
+    }
+}
+
+/// What the flag `name` of the command `args` address takes, for `--seed needs a value: seed of
+/// the random inputs`: its help where that is one line, else its value's name (`MxN`).
+fn described(command: &Command, args: &[String], name: &str) -> Option<String> {
+    let (target, _) = addressed(command, args);
+    let long = name.strip_prefix("--")?;
+    let arg = target
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))?;
+    match arg.get_help().map(|h| h.to_string()) {
+        Some(help) if !help.contains('\n') => Some(help),
+        _ => arg
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map(|v| v.to_string()),
     }
 }
 
@@ -281,6 +301,7 @@ mod tests {
     struct Flags {
         #[arg(long)]
         check: bool,
+        /// the rows
         #[arg(long, value_parser = integer(1..=10000), allow_negative_numbers = true)]
         m: Option<u64>,
         #[arg(long, value_parser = named(&[8u8, 16], |v| if v == 8 { "byte" } else { "half" }))]
@@ -319,7 +340,7 @@ mod tests {
             ("--bogus", "unknown option `--bogus`"),
             ("--chek", "unknown option `--chek`; did you mean `--check`?"),
             ("--check=yes", "--check takes no value, not `--check=yes`"),
-            ("--m", "--m needs a value"),
+            ("--m", "--m needs a value: the rows"),
             ("--width", "--width needs a value: byte or half"),
             ("--width word", "--width takes byte or half, not `word`"),
             ("--m 0", "--m takes an integer from 1 to 10000, not `0`"),
