@@ -6,7 +6,7 @@
 //! Exit codes: 0 success, 1 some input failed (the subcommand says which), 2 a usage error.
 //!
 //! The modules below this one depend on the leaves ([`args`], [`escape`], [`streams`],
-//! [`progress`]) and never on this one or on each other, so there is no import cycle.
+//! `progress`) and never on this one, so there is no import cycle.
 
 use std::ffi::OsString;
 

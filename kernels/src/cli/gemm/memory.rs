@@ -305,20 +305,18 @@ mod tests {
         );
     }
 
+    /// M = 1 against a B of 2^20 x 2^20 on the naive kernel: 2 TiB of B.
+    fn naive_row() -> Request {
+        let opts = Options {
+            kernel: kernel("naive"),
+            ..Options::default()
+        };
+        single((1, 1048576, 1048576), false, false, opts)
+    }
+
     #[test]
     fn requests_need_their_largest_case() {
-        let need = memory_needed(
-            &single(
-                (1, 1048576, 1048576),
-                false,
-                false,
-                Options {
-                    kernel: kernel("naive"),
-                    ..Options::default()
-                },
-            ),
-            u64::MAX,
-        );
+        let need = memory_needed(&naive_row(), u64::MAX);
         // B is 2^40 f16 elements: 2 TiB on either side.
         assert_eq!(
             need,
@@ -356,15 +354,7 @@ mod tests {
             host: 100 * GIB,
             device: 139 * GIB,
         };
-        let naive = single(
-            (1, 1048576, 1048576),
-            false,
-            false,
-            Options {
-                kernel: kernel("naive"),
-                ..Options::default()
-            },
-        );
+        let naive = naive_row();
         let e = check_memory(&naive, 50 << 20, h200).unwrap_err();
         assert_eq!(
             (e.side, e.needed, e.available),

@@ -9,7 +9,7 @@ use kernels::gemm::{Accum, GemmDtype, GemmError};
 
 use super::super::request::{Options, Suite};
 use super::super::suites::{pairs, precheck, problem, shapes};
-use super::{bench_line, check_line, verdict, Ctx, Failure};
+use super::case::{bench_line, check_line, verdict, Ctx, Failure};
 use crate::cli::progress::Progress;
 use crate::cli::streams::Streams;
 
