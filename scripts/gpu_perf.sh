@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The timing run behind results/README.md's table, in one device call: `rute gemm --suite bench`
-# in bf16 and f16, `--suite llm` in bf16, and the f16 llm suite beside Triton by the same method
+# The timing run behind the second half of December's tables (results/archive/2026-12-02), in one
+# device call: `rute gemm --suite bench` in bf16 and f16, `--suite llm` in bf16 (both by
+# scripts/gpu_suites.sh), and the f16 llm suite beside Triton by the same method
 # (scripts/gpu_peers.sh), and the older peer script where it was copied into .gpu/. Stage first:
 # ../shared/gpu/stage.sh -p kernels --features kernels/gpu [; cp ../shared/peers/triton_matmul.py .gpu/].
 #   bash scripts/gpu_perf.sh [OUT_DIR]
@@ -13,12 +14,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 work="$out/perf"
 mkdir -p "$work"
 status=0
-for dtype in bf16 f16; do
-    timeout 200 .gpu/bin/rute gemm --suite bench --dtype $dtype --out "$work/bench_$dtype.md" \
-        > "$work/bench_$dtype.log" 2>&1 || { echo "FAIL: bench $dtype" >&2; status=1; }
-done
-timeout 200 .gpu/bin/rute gemm --suite llm --dtype bf16 --out "$work/llm_bf16.md" \
-    > "$work/llm_bf16.log" 2>&1 || { echo "FAIL: llm bf16" >&2; status=1; }
+bash "$here/gpu_suites.sh" "$work" bench "bf16 f16" > /dev/null || status=1
+bash "$here/gpu_suites.sh" "$work" llm bf16 > /dev/null || status=1
 RUTE_DTYPE=f16 timeout 400 bash "$here/gpu_peers.sh" "$work" > "$work/peers.log" 2>&1 \
     || { echo "FAIL: peers f16 (peers.log)" >&2; status=1; }
 # The older peer script (../shared/peers/triton_matmul.py, best of its configs by one do_bench

@@ -4,8 +4,10 @@
 # type and configuration once, the configurations of a shape in an order rotated by the round,
 # so that no configuration always runs first after a change of shape (at the largest shapes
 # that place moved identical kernels by up to 3%). Prints the range of each one's ratios last.
-#   [AB_ROUNDS=4] [AB_DTYPES="bf16 f16"] [AB_REPEATS=30] [AB_BUDGET_S=480] [RUTE_BIN=.gpu/bin/rute]
-#   bash scripts/gpu_suite_ab.sh OUT MxNxK[,MxNxK...] CONFIG [CONFIG...]
+# AB_CLOCKS_MS samples the GPU's clocks, power and throttle reasons (nvidia-smi) that often
+# while the runs go, into smi.csv, and prints their means and the reasons seen last.
+#   [AB_ROUNDS=4] [AB_DTYPES="bf16 f16"] [AB_REPEATS=30] [AB_BUDGET_S=480] [AB_CLOCKS_MS=100]
+#   [RUTE_BIN=.gpu/bin/rute] bash scripts/gpu_suite_ab.sh OUT MxNxK[,MxNxK...] CONFIG [CONFIG...]
 # Writes ab.log (one line per run: round, dtype, shape, configuration, the bench line) under OUT.
 # Stops starting runs after AB_BUDGET_S seconds; exits non-zero if a run failed.
 set -uo pipefail
@@ -18,6 +20,12 @@ mkdir -p "$out"
 bin="${RUTE_BIN:-.gpu/bin/rute}"
 t0=$(date +%s)
 status=0
+smi=""
+if [ -n "${AB_CLOCKS_MS:-}" ]; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+        --format=csv -lms "$AB_CLOCKS_MS" > "$out/smi.csv" 2>&1 &
+    smi=$!
+fi
 for round in $(seq 1 "${AB_ROUNDS:-4}"); do
     for dt in ${AB_DTYPES:-bf16}; do
         for shape in ${shapes//,/ }; do
@@ -35,6 +43,13 @@ for round in $(seq 1 "${AB_ROUNDS:-4}"); do
     done
 done > "$out/ab.log"
 echo "$(( $(date +%s) - t0 ))s, $(wc -l < "$out/ab.log") runs"
+if [ -n "$smi" ]; then
+    kill "$smi"
+    awk -F', ' 'NR > 1 && $2 + 0 > 0 { n++; c += $2; p += $4 }
+        END { if (n) printf "nvidia-smi: %d samples, mean SM clock %.0f MHz, mean power %.0f W\n", n, c / n, p / n }' \
+        "$out/smi.csv"
+    awk -F', ' 'NR > 1 { print "throttle reasons", $6 }' "$out/smi.csv" | sort | uniq -c | sort -rn | head -4
+fi
 # dtype shape configuration: the lowest and highest ratio over the rounds (FAIL where one failed).
 awk '{
     key = $2 " " $3 " " $4

@@ -23,7 +23,9 @@ use super::extremes::{
     BIG_LEAVES, BIG_TILES, GEMM_VALUES, INTS, MAX_ARGS, MAX_CALL_ARGS, MAX_CALL_DEPTH, MAX_EXPRS,
     MAX_TOKENS, TILES,
 };
-use super::gemm::{self, Memory, Request, MAX_REPEATS};
+use super::gemm::memory::{self, Memory};
+use super::gemm::request::{Request, MAX_REPEATS};
+use super::{Command, Rute};
 
 /// Cases per property, unless `RUTE_FUZZ_CASES` says otherwise.
 const CASES: u32 = 5000;
@@ -175,8 +177,31 @@ struct Outcome {
 
 fn run(args: &[OsString], stdin: &[u8]) -> Outcome {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = super::run(args, &mut &stdin[..], &mut out, &mut err);
+    let code = super::run(
+        args,
+        &mut super::Streams {
+            stdin: &mut &stdin[..],
+            out: &mut out,
+            err: &mut err,
+            err_is_terminal: false,
+        },
+    );
     Outcome { code, out, err }
+}
+
+/// `rute gemm ARGS` read into its request, as the command line reads it (`None`: refused, or
+/// help).
+fn gemm_request(args: &[String]) -> Option<Request> {
+    use clap::CommandFactory;
+    let all: Vec<String> = std::iter::once("gemm".to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    match super::args::parse::<Rute>(Rute::command(), &all) {
+        Ok(Rute {
+            command: Command::Gemm(a),
+        }) => a.request().ok(),
+        _ => None,
+    }
 }
 
 /// A stream with no control byte but the newline (`tab_ok`: and the tab, which PTX uses).
@@ -346,7 +371,6 @@ fn gemm_arg() -> impl Strategy<Value = String> {
 /// The shape of a single request, and its form.
 fn request_bounds(r: &Request) -> Result<(), TestCaseError> {
     let opts = match r {
-        Request::Help => return Ok(()),
         Request::Single {
             shape: (m, n, k),
             opts,
@@ -387,10 +411,10 @@ fn fuzz_gemm_arguments() {
                 .map(|a| String::from_utf8(a.clone()).ok())
                 .collect();
             if let Some(text) = &text {
-                if let Ok(r) = gemm::parse(text) {
+                if let Some(r) = gemm_request(text) {
                     request_bounds(&r)?;
-                    let need = gemm::memory_needed(&r, l2);
-                    match gemm::check_memory(&r, l2, Memory { host, device }) {
+                    let need = memory::memory_needed(&r, l2);
+                    match memory::check_memory(&r, l2, Memory { host, device }) {
                         Ok(m) => {
                             prop_assert_eq!(m, need);
                             prop_assert!(need.host <= host && need.device <= device);

@@ -4,37 +4,59 @@
 //! A failing expression prints `error: ...` in its place on stdout (and again on stderr), so the
 //! output lines stay aligned with the input; the others still run, and the exit status is 1.
 
-use std::io::{BufRead, Write};
-
 use dsl_core::layout::expr::{evaluate, Value};
 use dsl_core::layout::{svg, LayoutError};
 
-use super::args::{self, Flag};
-use super::{escape_bytes, report, USAGE_ERROR};
+use super::args::{Expected, Usage};
+use super::escape::escape_bytes;
+use super::streams::{report, Streams};
 
-const HELP: &str = "\
-usage: rute layout [--values | --table | --svg | --svg-tv MxN] [EXPR...]
-
-Evaluates each EXPR (CuTe notation and CuTe's functions) and prints one result per line.
-With no EXPR, reads one expression per line from stdin, skipping blank lines and lines
-starting with `#`.
-
-  --values   print the offsets L(0) .. L(size-1), space-separated
-  --table    print CuTe's print_layout table (rank 1 or 2)
-  --svg      print an SVG picture of the layout's offsets (rank 1 or 2); a composed layout's
-             cells are colored by the 16-byte chunk their 16-bit element lands in, so a
-             bank-conflict-free swizzle shows 8 colors down every 8 rows
-  --svg-tv MxN
-             the expression is a thread-value layout (thread, value) -> index into the
-             column-major MxN tile: print an SVG of which thread and value hold each element
-
-examples:
+/// The examples at the end of `rute layout --help`.
+const EXAMPLES: &str = "\
+Examples:
   rute layout '(4,8):(8,1)' 'size((4,8):(8,1))'
   rute layout 'composition(Sw<3,3,3>, (8,32):(32,1))'
   rute layout --table 'Sw<1,0,1> o 0 o (4,4):(4,1)'
   rute layout --svg 'Sw<3,3,3> o 0 o (8,64):(64,1)' > smem.svg
-  rute layout --svg-tv 16x8 '((4,8),(2,2)):((32,1),(16,8))' > mma_c.svg
-";
+  rute layout --svg-tv 16x8 '((4,8),(2,2)):((32,1),(16,8))' > mma_c.svg";
+
+/// evaluate CuTe layout expressions: print, --values, --table or an SVG picture
+///
+/// Evaluates each EXPR (CuTe notation and CuTe's functions) and prints one result per line.
+/// With no EXPR, reads one expression per line from stdin, skipping blank lines and lines
+/// starting with `#`. A bad expression prints `error: ...` in its place, the others still run,
+/// and the exit status is 1.
+#[derive(clap::Args, Debug)]
+#[command(
+    verbatim_doc_comment,
+    override_usage = "rute layout [--values | --table | --svg | --svg-tv MxN] [EXPR...]",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// print the offsets L(0) .. L(size-1), space-separated
+    #[arg(long, group = "mode")]
+    values: bool,
+    /// print CuTe's print_layout table (rank 1 or 2)
+    #[arg(long, group = "mode")]
+    table: bool,
+    /// print an SVG picture of the layout's offsets (rank 1 or 2); a composed layout's
+    /// cells are colored by the 16-byte chunk their 16-bit element lands in, so a
+    /// bank-conflict-free swizzle shows 8 colors down every 8 rows
+    #[arg(long, group = "mode", verbatim_doc_comment)]
+    svg: bool,
+    /// the expression is a thread-value layout (thread, value) -> index into the
+    /// column-major MxN tile: print an SVG of which thread and value hold each element
+    #[arg(long, group = "mode", value_name = "MxN", value_parser = tile, verbatim_doc_comment)]
+    svg_tv: Option<(i64, i64)>,
+    /// layout expressions (a leading `-` is read as a number: `-3`; after `--`, every
+    /// argument is an expression); none: one a line from stdin
+    #[arg(
+        value_name = "EXPR",
+        allow_negative_numbers = true,
+        verbatim_doc_comment
+    )]
+    exprs: Vec<String>,
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -46,80 +68,48 @@ enum Mode {
     SvgTv(i64, i64),
 }
 
-const FLAGS: &[Flag] = &[
-    Flag::switch("--values"),
-    Flag::switch("--table"),
-    Flag::switch("--svg"),
-    Flag::value("--svg-tv", "a tile MxN, like 16x8"),
-];
+impl Args {
+    /// The output the flags ask for (clap lets at most one of them through).
+    fn mode(&self) -> Mode {
+        match (self.values, self.table, self.svg, self.svg_tv) {
+            (true, ..) => Mode::Values,
+            (_, true, ..) => Mode::Table,
+            (_, _, true, _) => Mode::Svg,
+            (.., Some((m, n))) => Mode::SvgTv(m, n),
+            _ => Mode::Print,
+        }
+    }
+}
 
 /// `MxN` as two positive integers.
-fn tile_arg(s: &str) -> Option<(i64, i64)> {
-    let (m, n) = s.split_once('x')?;
-    let (m, n) = (m.parse().ok()?, n.parse().ok()?);
-    (m > 0 && n > 0).then_some((m, n))
+fn tile(s: &str) -> Result<(i64, i64), Expected> {
+    let parse = || -> Option<(i64, i64)> {
+        let (m, n) = s.split_once('x')?;
+        let (m, n) = (m.parse().ok()?, n.parse().ok()?);
+        (m > 0 && n > 0).then_some((m, n))
+    };
+    parse().ok_or_else(|| Expected("a tile MxN, like 16x8".into()))
 }
 
-/// The mode and the expressions the arguments ask for, or `None` for `--help`.
-fn parse(args: &[String]) -> Result<Option<(Mode, Vec<String>)>, String> {
-    let a = args::read(args, FLAGS)?;
-    if a.help {
-        return Ok(None);
-    }
-    let modes = a.given_of(&["--values", "--table", "--svg", "--svg-tv"]);
-    let mode = match modes[..] {
-        [] => Mode::Print,
-        ["--values"] => Mode::Values,
-        ["--table"] => Mode::Table,
-        ["--svg"] => Mode::Svg,
-        _ if modes.len() > 1 => {
-            return Err("--values, --table, --svg and --svg-tv exclude each other".into())
-        }
-        _ => {
-            let t = a.value("--svg-tv").unwrap_or_default();
-            let (m, n) = tile_arg(t)
-                .ok_or_else(|| format!("--svg-tv takes a tile MxN, like 16x8, not `{t}`"))?;
-            Mode::SvgTv(m, n)
-        }
-    };
-    Ok(Some((mode, a.positional)))
-}
-
-/// Run `rute layout` with its arguments; returns the exit status.
-pub fn run(
-    args: &[String],
-    stdin: &mut dyn BufRead,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
-    let (mode, exprs) = match parse(args) {
-        Ok(Some(request)) => request,
-        Ok(None) => {
-            let _ = out.write_all(HELP.as_bytes());
-            return 0;
-        }
-        Err(message) => {
-            report(err, &message);
-            let _ = writeln!(err, "\n{HELP}");
-            return USAGE_ERROR;
-        }
-    };
+/// Runs `rute layout`; returns the exit status (its arguments are all checked by clap).
+pub fn run(args: Args, io: &mut Streams) -> Result<i32, Usage> {
+    let mode = args.mode();
     let mut failed = false;
-    if exprs.is_empty() {
+    if args.exprs.is_empty() {
         // Each line on its own: one that is not UTF-8 is an error in its place, like one that
         // does not evaluate.
         let mut line = Vec::new();
         for number in 1usize.. {
             line.clear();
-            match stdin.read_until(b'\n', &mut line) {
+            match io.stdin.read_until(b'\n', &mut line) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) => {
                     report(
-                        err,
+                        io.err,
                         &format!("reading stdin after line {}: {e}", number - 1),
                     );
-                    return 1;
+                    return Ok(1);
                 }
             }
             let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
@@ -133,8 +123,8 @@ pub fn run(
                         "line {number} is not valid UTF-8: `{}`",
                         escape_bytes(bytes.trim_ascii())
                     );
-                    report(out, &message);
-                    report(err, &message);
+                    report(io.out, &message);
+                    report(io.err, &message);
                     failed = true;
                     continue;
                 }
@@ -142,21 +132,21 @@ pub fn run(
             if src.is_empty() || src.starts_with('#') {
                 continue;
             }
-            failed |= !one(src, mode, out, err);
+            failed |= !one(src, mode, io);
         }
     } else {
-        for src in &exprs {
-            failed |= !one(src, mode, out, err);
+        for src in &args.exprs {
+            failed |= !one(src, mode, io);
         }
     }
-    i32::from(failed)
+    Ok(i32::from(failed))
 }
 
 /// Evaluate and print one expression; false when it failed.
-fn one(src: &str, mode: Mode, out: &mut dyn Write, err: &mut dyn Write) -> bool {
+fn one(src: &str, mode: Mode, io: &mut Streams) -> bool {
     match render(src, mode) {
         Ok(text) => {
-            let _ = out.write_all(text.as_bytes());
+            let _ = io.out.write_all(text.as_bytes());
             true
         }
         Err(e) => {
@@ -165,8 +155,8 @@ fn one(src: &str, mode: Mode, out: &mut dyn Write, err: &mut dyn Write) -> bool 
                 LayoutError::Parse { .. } | LayoutError::InCall { .. } => e.to_string(),
                 other => format!("`{src}`: {other}"),
             };
-            report(out, &message);
-            report(err, &message);
+            report(io.out, &message);
+            report(io.err, &message);
             false
         }
     }
@@ -204,10 +194,13 @@ fn not_a_layout(option: &str, v: &Value) -> LayoutError {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::streams::USAGE_ERROR;
 
     fn layout(args: &[&str], input: &str) -> (i32, String, String) {
-        super::super::capture(run, args, input)
+        let args: Vec<&str> = std::iter::once("layout")
+            .chain(args.iter().copied())
+            .collect();
+        crate::cli::tests::rute(&args, input)
     }
 
     #[test]
@@ -238,6 +231,12 @@ mod tests {
     #[test]
     fn usage_errors() {
         assert_eq!(layout(&["--bogus"], "").0, USAGE_ERROR);
+        let (code, _, err) = layout(&["--values", "--table", "8:1"], "");
+        assert_eq!(code, USAGE_ERROR);
+        assert!(
+            err.starts_with("error: --values and --table exclude each other; give one\n"),
+            "{err}"
+        );
         assert_eq!(layout(&["--values", "--table", "8:1"], "").0, USAGE_ERROR);
         let (code, out, _) = layout(&["--help"], "");
         assert_eq!(code, 0);

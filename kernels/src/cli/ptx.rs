@@ -5,68 +5,40 @@
 //! rute ptx --list
 //! ```
 
-use std::io::{BufRead, Write};
-
 use dsl_core::ir::Target;
-use kernels::registry;
+use kernels::registry::{self, RegistryError};
 
-use super::args::{self, Flag};
-use super::{report, USAGE_ERROR};
+use super::args::{named, Usage};
+use super::streams::{report, Streams, FAILURE, SUCCESS};
 
-const HELP: &str = "usage: rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]
-       rute ptx --list
-
-Prints the PTX of the registered kernel NAME for the target, or (--list) one line per
-registered kernel: its name, then each target it supports. --config SPEC generates a kernel
-that has configurations (hopper_ws_f16, hopper_ws_bf16) for the one spelled as
-`rute gemm --kernel hopper_ws --config` takes it, e.g. 64x64x128s6_t; the entry is then named
-after it.";
-
-/// Runs `rute ptx` with `args`; returns the exit status.
-pub fn run(args: &[String], _: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    match parse(args) {
-        Ok(Request::Help) => {
-            let _ = writeln!(out, "{HELP}");
-            0
-        }
-        Ok(Request::List) => {
-            for k in registry::KERNELS {
-                let targets: Vec<&str> = k.targets.iter().map(|t| t.name()).collect();
-                let _ = writeln!(out, "{} {}", k.name, targets.join(" "));
-            }
-            0
-        }
-        Ok(Request::Ptx {
-            name,
-            target,
-            config,
-        }) => match registry::ptx_of(&name, target, config.as_deref()) {
-            Ok(ptx) => {
-                let _ = out.write_all(ptx.as_bytes());
-                0
-            }
-            Err(e @ registry::RegistryError::UnknownKernel { .. })
-            | Err(e @ registry::RegistryError::UnsupportedTarget { .. })
-            | Err(e @ registry::RegistryError::NotConfigurable { .. })
-            | Err(e @ registry::RegistryError::BadConfig { .. }) => {
-                report(err, &e.to_string());
-                USAGE_ERROR
-            }
-            Err(e) => {
-                report(err, &e.to_string());
-                1
-            }
-        },
-        Err(message) => {
-            report(err, &message);
-            let _ = writeln!(err, "\n{HELP}");
-            USAGE_ERROR
-        }
-    }
+/// print a registered kernel's PTX for a target, or --list the kernels
+///
+/// Prints the PTX of the registered kernel NAME for the target, or (--list) one line per
+/// registered kernel: its name, then each target it supports.
+#[derive(clap::Args, Debug)]
+#[command(
+    verbatim_doc_comment,
+    override_usage = "rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]\n       rute ptx --list"
+)]
+pub struct Args {
+    /// list the registered kernels, each with the targets it supports
+    #[arg(long)]
+    list: bool,
+    /// the target to generate PTX for
+    #[arg(long, value_parser = named(&Target::ALL, Target::name))]
+    target: Option<Target>,
+    /// generate a kernel that has configurations (hopper_ws_f16, hopper_ws_bf16) for the one
+    /// spelled as `rute gemm --kernel hopper_ws --config` takes it, e.g. 64x64x128s6_t; the
+    /// entry is then named after it
+    #[arg(long, value_name = "SPEC", verbatim_doc_comment)]
+    config: Option<String>,
+    /// the registered kernel (`rute ptx --list` names them)
+    #[arg(value_name = "NAME")]
+    names: Vec<String>,
 }
 
+/// What the arguments ask for.
 enum Request {
-    Help,
     List,
     Ptx {
         name: String,
@@ -75,54 +47,77 @@ enum Request {
     },
 }
 
-const FLAGS: &[Flag] = &[
-    Flag::switch("--list"),
-    Flag::value("--target", "a target, like sm_90a"),
-    Flag::value("--config", "a configuration, like 128x256x64s3"),
-];
-
-fn parse(args: &[String]) -> Result<Request, String> {
-    let a = args::read(args, FLAGS)?;
-    if a.help {
-        return Ok(Request::Help);
-    }
-    if let Some(option) = a.positional.iter().find(|p| p.starts_with('-')) {
-        return Err(format!("unknown option `{option}`"));
-    }
-    let target = a.value("--target");
-    let name = match &a.positional[..] {
-        [] => None,
-        [name] => Some(name.clone()),
-        [first, second, ..] => {
-            return Err(format!(
-                "one kernel at a time: got `{first}` and `{second}`"
-            ))
-        }
-    };
-    let config = a.value("--config").map(str::to_string);
-    if a.has("--list") {
-        return match (&name, target, &config) {
-            (None, None, None) => Ok(Request::List),
-            _ => Err("--list takes no kernel name, target or configuration".into()),
+impl Args {
+    /// The request, or the sentence saying what is missing or extra.
+    fn request(self) -> Result<Request, Usage> {
+        let name = match &self.names[..] {
+            [] => None,
+            [name] => Some(name.clone()),
+            [first, second, ..] => {
+                return Err(Usage(format!(
+                    "one kernel at a time: got `{first}` and `{second}`"
+                )))
+            }
         };
+        if self.list {
+            return match (&name, self.target, &self.config) {
+                (None, None, None) => Ok(Request::List),
+                _ => Err(Usage(
+                    "--list takes no kernel name, target or configuration".into(),
+                )),
+            };
+        }
+        let Some(name) = name else {
+            return Err(Usage(format!(
+                "which kernel? registered kernels: {}",
+                kernel_names()
+            )));
+        };
+        // An unknown name is reported before a missing target: it is the bigger mistake.
+        registry::find(&name).map_err(|e| Usage(e.to_string()))?;
+        let Some(target) = self.target else {
+            return Err(Usage(format!("--target is required: {}", target_names())));
+        };
+        Ok(Request::Ptx {
+            name,
+            target,
+            config: self.config,
+        })
     }
-    let Some(name) = name else {
-        return Err(format!(
-            "which kernel? registered kernels: {}",
-            kernel_names()
-        ));
-    };
-    // An unknown name is reported before a missing target: it is the bigger mistake.
-    registry::find(&name).map_err(|e| e.to_string())?;
-    let Some(target) = target else {
-        return Err(format!("--target is required: {}", target_names()));
-    };
-    let target = target.parse::<Target>()?;
-    Ok(Request::Ptx {
-        name,
-        target,
-        config,
-    })
+}
+
+/// Runs `rute ptx`; returns the exit status.
+pub fn run(args: Args, io: &mut Streams) -> Result<i32, Usage> {
+    match args.request()? {
+        Request::List => {
+            for k in registry::KERNELS {
+                let targets: Vec<&str> = k.targets.iter().map(|t| t.name()).collect();
+                let _ = writeln!(io.out, "{} {}", k.name, targets.join(" "));
+            }
+            Ok(SUCCESS)
+        }
+        Request::Ptx {
+            name,
+            target,
+            config,
+        } => match registry::ptx_of(&name, target, config.as_deref()) {
+            Ok(ptx) => {
+                let _ = io.out.write_all(ptx.as_bytes());
+                Ok(SUCCESS)
+            }
+            // What the arguments named does not exist: a usage error.
+            Err(
+                e @ (RegistryError::UnknownKernel { .. }
+                | RegistryError::UnsupportedTarget { .. }
+                | RegistryError::NotConfigurable { .. }
+                | RegistryError::BadConfig { .. }),
+            ) => Err(Usage(e.to_string())),
+            Err(e) => {
+                report(io.err, &e.to_string());
+                Ok(FAILURE)
+            }
+        },
+    }
 }
 
 fn kernel_names() -> String {
