@@ -1478,6 +1478,7 @@ fn tma_loads_2d_to_5d_with_and_without_multicast() {
                 coords: coords.clone(),
                 mbar: Address::symbol("bar", 0),
                 multicast: m,
+                cta_group: None,
                 cache_policy: policy,
             });
         }
