@@ -214,7 +214,18 @@ impl MmaBarriers {
         group: crate::ir::op::CtaGroup,
         cta_mask: Option<u32>,
     ) {
-        let mbar = self.at(state.stage()).address();
+        self.commit_at(state.stage(), group, cta_mask);
+    }
+
+    /// [`MmaBarriers::commit`] to barrier `stage` (a slot named by the caller: the accumulator a
+    /// consumer's MMAs wrote, say).
+    pub fn commit_at(
+        &self,
+        stage: impl IntoVar<u32>,
+        group: crate::ir::op::CtaGroup,
+        cta_mask: Option<u32>,
+    ) {
+        let mbar = self.at(stage).address();
         emit(Tcgen05::Commit {
             cta_group: group,
             mbar,
