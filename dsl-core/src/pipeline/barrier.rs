@@ -136,6 +136,19 @@ impl RemoteBarriers {
         });
     }
 
+    /// One arrival releasing at cluster scope (`mbarrier.arrive.release.cluster.shared::cluster`):
+    /// for an arrival that hands this block's work to a thread of another block, which acquires
+    /// it with its wait (a writeback warpgroup telling the pair's MMA that it has read its TMEM).
+    pub fn arrive_release_cluster(&self, stage: impl IntoVar<u32>) {
+        emit(Mbarrier::Arrive {
+            state: None,
+            space: StateSpace::SharedCluster,
+            scope: Scope::Cluster,
+            addr: Address::reg(self.at(stage).to_reg(), 0),
+            count: None,
+        });
+    }
+
     /// One arrival that also raises the expected transaction bytes by `bytes`.
     pub fn arrive_expect_tx(&self, stage: impl IntoVar<u32>, bytes: impl IntoVar<u32>) {
         let tx_count = bytes.into_var().operand();

@@ -35,8 +35,8 @@ use super::{Fragment, Idx};
 use crate::atom::{TmemCopy, Umma};
 use crate::ir::op::{CtaGroup, Tcgen05};
 use crate::kernel::{emit, DeviceType, Var};
-use crate::layout::{zipped_divide, IntTuple, Layout, LayoutError, Tiler};
-use crate::tiled::View;
+use crate::layout::{IntTuple, Layout, LayoutError};
+use crate::tiled::{local_tile, View};
 
 /// A TMEM lane in the address encoding: lanes are bits 16-31.
 pub const TMEM_LANE: i64 = 1 << 16;
@@ -163,50 +163,32 @@ impl TTensor {
     /// the address register (the value must be below the mode's extent), [`Idx::All`] keeps the
     /// mode; missing trailing items are [`Idx::All`].
     pub fn slice(&self, coord: &[Idx]) -> Result<TTensor, LayoutError> {
-        let modes = self.view.layout.modes();
-        if coord.len() > modes.len() {
-            return Err(bad(
-                "TTensor::slice",
-                &self.view.layout,
-                format!("{} coordinates for {} modes", coord.len(), modes.len()),
-            ));
-        }
-        self.fold(modes, coord, Vec::new())
+        self.with_view(self.view.slice(coord)?, coord)
     }
 
     /// CuTe's `local_tile(tensor, tile, coord)`: the tensor cut into tiles of `tile` (one extent
     /// per mode), and the tile at `coord` (one item per mode; [`Idx::All`] keeps the tiles along
     /// that mode as a trailing mode).
     pub fn local_tile(&self, tile: &[i64], coord: &[Idx]) -> Result<TTensor, LayoutError> {
-        let divided = zipped_divide(&self.view.layout, &Tiler::from_shape(tile)?)?;
-        self.fold(divided.mode(1)?.modes(), coord, divided.mode(0)?.modes())
+        self.with_view(local_tile(&self.view, tile, coord)?, coord)
     }
 
-    /// The tensor whose modes are `kept` and those of `modes` that `coord` keeps, the others'
-    /// offsets folded in: host coordinates into the static offset, device ones into the address.
-    fn fold(&self, modes: Vec<Layout>, coord: &[Idx], mut kept: Vec<Layout>) -> Result<TTensor, LayoutError> {
-        let mut base = self.view.base;
+    /// The tensor of view `v`, its dynamic indices (those `coord` added, in order) folded into
+    /// the address: TMEM has no swizzle, so every offset adds.
+    fn with_view(&self, v: View, coord: &[Idx]) -> Result<TTensor, LayoutError> {
+        let devices = coord.iter().filter_map(|c| match c {
+            Idx::Dyn(x) => Some(*x),
+            _ => None,
+        });
         let mut address = self.address;
-        for (i, m) in modes.into_iter().enumerate() {
-            match coord.get(i).copied().unwrap_or(Idx::All) {
-                Idx::All => kept.push(m),
-                Idx::At(c) if (0..m.size()).contains(&c) => base += m.eval(c)?,
-                Idx::At(c) => {
-                    return Err(bad(
-                        "TTensor::slice",
-                        &self.view.layout,
-                        format!("coordinate {c} is outside mode {i} of extent {}", m.size()),
-                    ))
-                }
-                Idx::Dyn(x) => address = add(address, eval_dyn(&m, x, m.size())?),
-            }
+        for (index, x) in v.indices.iter().zip(devices) {
+            address = add(address, eval_dyn(index, x, index.size())?);
         }
         Ok(TTensor {
             address,
             view: View {
-                base,
-                layout: Layout::from_modes(kept),
-                ..self.view.clone()
+                indices: Vec::new(),
+                ..v
             },
         })
     }
