@@ -36,6 +36,7 @@
 
 #![warn(missing_docs)]
 
+pub mod blackwell;
 pub mod examples;
 pub mod gemm;
 pub mod hopper;
