@@ -69,7 +69,10 @@ fn every_step_assembles_without_spills() {
             report.registers,
             cfg.threads()
         );
-        assert!(cfg.smem_bytes() + report.shared_bytes as u32 <= SMEM_PER_BLOCK, "{name}");
+        assert!(
+            cfg.smem_bytes() + report.shared_bytes as u32 <= SMEM_PER_BLOCK,
+            "{name}"
+        );
         table.push(format!(
             "{name:<48} {:>5} {:>8} {:>7} {:>10} {:>5} {:>8}",
             report.registers,

@@ -92,7 +92,7 @@ impl Umma {
                 self.m, ms[0], ms[1]
             ));
         }
-        if self.n % step != 0 || !(step..=256).contains(&self.n) {
+        if !self.n.is_multiple_of(step) || !(step..=256).contains(&self.n) {
             return Err(format!(
                 "N = {} with {blocks} block(s): N is a multiple of {step} in {step}..=256",
                 self.n
@@ -244,14 +244,23 @@ mod tests {
         let pair = MmaAtom::new(Umma::ss(128, 64, CtaGroup::Two, ValType::F32, ValType::F16));
         assert_eq!(pair.a_layout.to_string(), "(2,(64,16)):(64,(1,128))");
         assert_eq!(pair.c_layout.to_string(), "(2,(64,64)):(64,(1,128))");
-        assert_eq!(pair.val_types(), (ValType::F32, ValType::F16, ValType::F16, ValType::F32));
+        assert_eq!(
+            pair.val_types(),
+            (ValType::F32, ValType::F16, ValType::F16, ValType::F32)
+        );
     }
 
     /// Peer `p` of the pair names A's rows `p * M/2 .. (p+1) * M/2` (every K), each once: the
     /// block's half of the rows the hardware reads from its shared memory.
     #[test]
     fn each_peer_holds_its_half_of_the_rows() {
-        let atom = MmaAtom::new(Umma::ss(256, 128, CtaGroup::Two, ValType::F32, ValType::BF16));
+        let atom = MmaAtom::new(Umma::ss(
+            256,
+            128,
+            CtaGroup::Two,
+            ValType::F32,
+            ValType::BF16,
+        ));
         for (layout, rows, cols) in [(&atom.a_layout, 256, 16), (&atom.c_layout, 256, 128)] {
             for p in 0..2i64 {
                 let mut seen = vec![false; (rows / 2 * cols) as usize];
@@ -282,7 +291,9 @@ mod tests {
             assert_eq!(f(128, n, CtaGroup::Two).is_ok(), pair_ok, "N = {n}");
             assert_eq!(f(256, n, CtaGroup::Two).is_ok(), pair_ok, "N = {n}");
         }
-        assert!(f(256, 128, CtaGroup::One).unwrap_err().contains("M is 64 or 128"));
+        assert!(f(256, 128, CtaGroup::One)
+            .unwrap_err()
+            .contains("M is 64 or 128"));
         assert!(f(64, 128, CtaGroup::Two).is_err());
         assert!(f(128, 264, CtaGroup::One).is_err());
         let half_acc = Umma::ss(128, 64, CtaGroup::One, ValType::F16, ValType::BF16);

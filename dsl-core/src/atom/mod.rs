@@ -38,8 +38,8 @@ mod copy_tmem;
 mod copy_universal;
 pub mod gmma;
 mod mma;
-mod mma_sm80;
 mod mma_sm100;
+mod mma_sm80;
 mod mma_sm90;
 pub mod registry;
 pub mod tma;
@@ -52,8 +52,8 @@ pub use copy_sm80::{CpAsyncCacheAlways, CpAsyncCacheGlobal};
 pub use copy_tmem::{TmemCopy, TmemDirection};
 pub use copy_universal::UniversalCopy;
 pub use mma::{Accumulate, MmaAtom, MmaCall, MmaOperation, MmaSource, MmaSourceKind, MmaTraits};
-pub use mma_sm80::Sm80Mma;
 pub use mma_sm100::Umma;
+pub use mma_sm80::Sm80Mma;
 pub use mma_sm90::{Gmma, GmmaA};
 pub use registry::{
     atom_names, levenshtein, lookup_atom, lookup_copy, lookup_mma, NamedAtom, UnknownAtom,

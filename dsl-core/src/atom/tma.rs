@@ -585,9 +585,7 @@ impl TmaCopy {
             let kind = self.kind.cute_name();
             crate::kernel::context::record_error(|kernel| crate::kernel::BuildError::BadArgument {
                 kernel,
-                message: format!(
-                    "load_2sm is SM100_TMA_2SM_LOAD's; this copy was made as {kind}"
-                ),
+                message: format!("load_2sm is SM100_TMA_2SM_LOAD's; this copy was made as {kind}"),
             });
         }
         let bar = crate::ir::Address::reg(pair_bar.to_reg(), 0);

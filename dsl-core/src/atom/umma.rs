@@ -185,13 +185,10 @@ impl InstrDescriptor {
             ValType::BF16 => 1,
             t => return Err(format!(".kind::f16 multiplies f16 or bf16, not {t}")),
         };
-        if self.n % 8 != 0 || !(8..=256).contains(&self.n) {
-            return Err(format!(
-                "N = {} has no encoding: N >> 3 in 1..=32",
-                self.n
-            ));
+        if !self.n.is_multiple_of(8) || !(8..=256).contains(&self.n) {
+            return Err(format!("N = {} has no encoding: N >> 3 in 1..=32", self.n));
         }
-        if self.m % 16 != 0 || !(16..=496).contains(&self.m) {
+        if !self.m.is_multiple_of(16) || !(16..=496).contains(&self.m) {
             return Err(format!("M = {} has no encoding: M >> 4 in 1..=31", self.m));
         }
         Ok((d, ab, ab, self.n >> 3, self.m >> 4))
@@ -311,11 +308,8 @@ mod tests {
     #[test]
     fn instruction_descriptors_are_the_ptx_table() {
         let k = (GmmaMajor::K, GmmaMajor::K);
-        let bits = |d, ab, majors, m, n| {
-            InstrDescriptor::dense(d, ab, majors, m, n)
-                .unwrap()
-                .bits()
-        };
+        let bits =
+            |d, ab, majors, m, n| InstrDescriptor::dense(d, ab, majors, m, n).unwrap().bits();
         assert_eq!(bits(ValType::F32, ValType::F16, k, 128, 128), 0x0820_0010);
         assert_eq!(bits(ValType::F32, ValType::BF16, k, 256, 256), 0x1040_0490);
         let mn = (GmmaMajor::MN, GmmaMajor::MN);

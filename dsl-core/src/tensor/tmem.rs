@@ -68,7 +68,9 @@ impl TmemAccumulator {
         let n = i64::from(n);
         let l = TMEM_LANE;
         match self {
-            TmemAccumulator::Rows128 => Layout::new(IntTuple::ints(&[128, n]), IntTuple::ints(&[l, 1])),
+            TmemAccumulator::Rows128 => {
+                Layout::new(IntTuple::ints(&[128, n]), IntTuple::ints(&[l, 1]))
+            }
             TmemAccumulator::Rows64 => format!("((16,4),{n}):(({l},{}),1)", 32 * l).parse(),
             TmemAccumulator::Rows64Split => {
                 format!("(64,({},2)):({l},(1,{}))", n / 2, 64 * l).parse()
@@ -124,9 +126,7 @@ impl TTensor {
             return Err(LayoutError::precondition(
                 "TTensor::accumulator",
                 format!("{tiles} x {}", crate::atom::MmaOperation::name(mma)),
-                format!(
-                    "{tiles} accumulators of {cols} columns do not fit TMEM's {TMEM_COLUMNS}"
-                ),
+                format!("{tiles} accumulators of {cols} columns do not fit TMEM's {TMEM_COLUMNS}"),
             ));
         }
         let tile = acc.tile(mma.n)?;
@@ -352,15 +352,24 @@ mod tests {
     #[test]
     fn accumulators_lie_as_the_hardware_writes_them() {
         let t = TmemAccumulator::Rows128.tile(64).unwrap();
-        assert_eq!(lane_col(t.crd2idx(&IntTuple::ints(&[77, 5])).unwrap()), (77, 5));
+        assert_eq!(
+            lane_col(t.crd2idx(&IntTuple::ints(&[77, 5])).unwrap()),
+            (77, 5)
+        );
         let t = TmemAccumulator::Rows64.tile(32).unwrap();
         for (r, lane) in [(0, 0), (15, 15), (16, 32), (33, 65), (63, 111)] {
             let off = t.crd2idx(&IntTuple::ints(&[r, 3])).unwrap();
             assert_eq!(lane_col(off), (lane, 3), "row {r}");
         }
         let t = TmemAccumulator::Rows64Split.tile(128).unwrap();
-        assert_eq!(lane_col(t.crd2idx(&IntTuple::ints(&[5, 63])).unwrap()), (5, 63));
-        assert_eq!(lane_col(t.crd2idx(&IntTuple::ints(&[5, 64])).unwrap()), (69, 0));
+        assert_eq!(
+            lane_col(t.crd2idx(&IntTuple::ints(&[5, 63])).unwrap()),
+            (5, 63)
+        );
+        assert_eq!(
+            lane_col(t.crd2idx(&IntTuple::ints(&[5, 64])).unwrap()),
+            (69, 0)
+        );
         let one = Umma::ss(64, 8, CtaGroup::One, ValType::F32, ValType::F16);
         assert_eq!(TmemAccumulator::of(&one), TmemAccumulator::Rows64);
         let pair = Umma::ss(256, 256, CtaGroup::Two, ValType::F32, ValType::F16);

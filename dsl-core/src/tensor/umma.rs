@@ -176,8 +176,7 @@ mod tests {
     #[test]
     fn a_k_tile_is_four_instructions_32_bytes_apart() {
         let umma = Umma::ss(128, 128, CtaGroup::One, ValType::F32, ValType::F16);
-        let mma = make_tiled_mma(MmaAtom::new(umma), &Layout::vector(1, 0).unwrap(), &[])
-            .unwrap();
+        let mma = make_tiled_mma(MmaAtom::new(umma), &Layout::vector(1, 0).unwrap(), &[]).unwrap();
         let k = build_kernel("mma", |kb| {
             let smem = kb.dynamic_shared::<f16>(1024);
             let sa = STensor::new(smem, stage_tile(128)).unwrap();
@@ -187,7 +186,10 @@ mod tests {
             let ta = UmmaDescriptorFragment::new(&part, GmmaMajor::K).unwrap();
             // k-block k starts 16 elements (32 bytes) in: inside the 128-byte swizzled row.
             let kmode = ta.fragment_layout().mode(2).unwrap();
-            assert_eq!((0..4).map(|k| kmode.eval(k).unwrap()).collect::<Vec<_>>(), [0, 16, 32, 48]);
+            assert_eq!(
+                (0..4).map(|k| kmode.eval(k).unwrap()).collect::<Vec<_>>(),
+                [0, 16, 32, 48]
+            );
             let tb = UmmaDescriptorFragment::new(
                 &sa.partition_b(&mma, Var::konst(0)).unwrap(),
                 GmmaMajor::K,
@@ -195,7 +197,11 @@ mod tests {
             .unwrap();
             let acc = TTensor::accumulator(kb.param::<u32>("tmem"), &umma, 1)
                 .unwrap()
-                .slice(&[crate::tensor::Idx::All, crate::tensor::Idx::All, crate::tensor::Idx::At(0)])
+                .slice(&[
+                    crate::tensor::Idx::All,
+                    crate::tensor::Idx::All,
+                    crate::tensor::Idx::At(0),
+                ])
                 .unwrap();
             gemm_tmem(&mma, &acc, &ta, &tb, Accumulate::No).unwrap();
         })
@@ -223,13 +229,15 @@ mod tests {
     #[test]
     fn the_fragments_must_be_umma_descriptors() {
         let umma = Umma::ss(128, 128, CtaGroup::One, ValType::F32, ValType::F16);
-        let mma = make_tiled_mma(MmaAtom::new(umma), &Layout::vector(1, 0).unwrap(), &[])
-            .unwrap();
+        let mma = make_tiled_mma(MmaAtom::new(umma), &Layout::vector(1, 0).unwrap(), &[]).unwrap();
         build_kernel("mma", |kb| {
             let smem = kb.dynamic_shared::<f16>(1024);
             let sa = STensor::new(smem, stage_tile(128)).unwrap();
             let part = sa.partition_a(&mma, Var::konst(0)).unwrap();
-            let acc = TTensor::new(kb.param::<u32>("tmem"), "(128,64):(65536,1)".parse().unwrap());
+            let acc = TTensor::new(
+                kb.param::<u32>("tmem"),
+                "(128,64):(65536,1)".parse().unwrap(),
+            );
             let ta = UmmaDescriptorFragment::new(&part, GmmaMajor::K).unwrap();
             // 64 columns cannot hold a 128-column instruction tile.
             let e = gemm_tmem(&mma, &acc, &ta, &ta, Accumulate::Yes);

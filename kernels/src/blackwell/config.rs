@@ -183,7 +183,7 @@ impl BlackwellConfig {
             ));
         }
         let max_n = 256 / self.cta_group.count();
-        if self.tile_n % 16 != 0 || !(16..=max_n).contains(&self.tile_n) {
+        if !self.tile_n.is_multiple_of(16) || !(16..=max_n).contains(&self.tile_n) {
             return range(format!(
                 "B tiles of {} rows: a multiple of 16 up to {max_n} (the MMA's N, {} times it, \
                  is at most 256)",
@@ -192,7 +192,7 @@ impl BlackwellConfig {
             ));
         }
         let e = self.epilogue_columns;
-        if ![16, 32, 64, 128].contains(&e) || self.mma_n() % e != 0 {
+        if ![16, 32, 64, 128].contains(&e) || !self.mma_n().is_multiple_of(e) {
             return range(format!(
                 "an epilogue of {e} columns at a time: 16, 32, 64 or 128, dividing the MMA's N \
                  = {}",
@@ -380,7 +380,12 @@ mod tests {
         assert_eq!(s7.expect_tx_bytes(), 32 * 1024);
         assert_eq!(
             s7.barrier_counts(),
-            BarrierCounts { tma2mma: 1, mma2tma: 1, mma2ld: 1, ld2mma: 128 }
+            BarrierCounts {
+                tma2mma: 1,
+                mma2tma: 1,
+                mma2ld: 1,
+                ld2mma: 128
+            }
         );
         let s8 = BlackwellConfig::step8(4);
         assert_eq!((s8.cluster_tile(), s8.mma_n()), ((256, 256), 256));
@@ -400,21 +405,33 @@ mod tests {
 
     #[test]
     fn parts_out_of_range_are_refused_with_a_sentence() {
-        let e = BlackwellConfig { tile_n: 256, ..BlackwellConfig::step8(2) }
-            .check()
-            .unwrap_err()
-            .to_string();
+        let e = BlackwellConfig {
+            tile_n: 256,
+            ..BlackwellConfig::step8(2)
+        }
+        .check()
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("up to 128"), "{e}");
-        let e = BlackwellConfig { epilogue_columns: 96, ..BlackwellConfig::step7(2) }
-            .check()
-            .unwrap_err()
-            .to_string();
+        let e = BlackwellConfig {
+            epilogue_columns: 96,
+            ..BlackwellConfig::step7(2)
+        }
+        .check()
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("96 columns"), "{e}");
         assert!(BlackwellConfig::step9(1).check().is_err());
         // Two consumers of N = 256 in one block: 512 columns, the whole TMEM; deeper does not fit
         // shared memory.
-        let one_block = BlackwellConfig { tile_n: 256, ..BlackwellConfig::step9(2) };
-        let one_block = BlackwellConfig { cta_group: CtaGroup::One, ..one_block };
+        let one_block = BlackwellConfig {
+            tile_n: 256,
+            ..BlackwellConfig::step9(2)
+        };
+        let one_block = BlackwellConfig {
+            cta_group: CtaGroup::One,
+            ..one_block
+        };
         assert!(one_block.check().is_ok(), "{:?}", one_block.check());
         assert_eq!(one_block.tmem_columns(), 512);
     }

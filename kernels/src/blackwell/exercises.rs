@@ -104,7 +104,10 @@ pub fn ring_model(
     k_tiles: u32,
 ) -> RingOutcome {
     let depth = depth.max(1) as usize;
-    let (mut full, mut empty) = (vec![Phases::default(); depth], vec![Phases::default(); depth]);
+    let (mut full, mut empty) = (
+        vec![Phases::default(); depth],
+        vec![Phases::default(); depth],
+    );
     let mut fills = vec![0u32; depth];
     let (mut p, mut c) = (0u32, 0u32); // k-tiles produced / consumed
     let (mut pp, mut cp) = (producer_phase, consumer_phase);
@@ -126,7 +129,7 @@ pub fn ring_model(
             }
             empty[s].0 += 1;
             c += 1;
-            if c as usize % depth == 0 {
+            if (c as usize).is_multiple_of(depth) {
                 cp ^= 1;
             }
             moved = true;
@@ -139,7 +142,7 @@ pub fn ring_model(
             fills[s] += 1;
             full[s].0 += 1;
             p += 1;
-            if p as usize % depth == 0 {
+            if (p as usize).is_multiple_of(depth) {
                 pp ^= 1;
             }
             moved = true;
@@ -211,7 +214,10 @@ pub struct TileBytes {
 pub fn bytes_per_output_tile(cfg: &BlackwellConfig, sharing: Sharing) -> TileBytes {
     let g = cfg.cta_group.count();
     let consumers = 2;
-    let (a_block, b_block) = (BLOCK_M * BLOCK_K * ELEM_BYTES, cfg.tile_n * BLOCK_K * ELEM_BYTES);
+    let (a_block, b_block) = (
+        BLOCK_M * BLOCK_K * ELEM_BYTES,
+        cfg.tile_n * BLOCK_K * ELEM_BYTES,
+    );
     // Per block of the group: the A and B blocks it loads, and the output it computes.
     let (a_blocks, b_blocks, rows, cols) = match sharing {
         Sharing::B => (consumers, 1, consumers * BLOCK_M, cfg.tile_n),
@@ -274,7 +280,10 @@ mod tests {
         assert_eq!((s7.announced, s7.landing.clone()), (32768, vec![32768]));
         assert!(!s7.completes_early());
         let s8 = expect_tx_per_barrier(&BlackwellConfig::step8(4));
-        assert_eq!((s8.announced, s8.landing.clone()), (65536, vec![32768, 32768]));
+        assert_eq!(
+            (s8.announced, s8.landing.clone()),
+            (65536, vec![32768, 32768])
+        );
         assert!(!s8.completes_early());
         let s9 = expect_tx_per_barrier(&BlackwellConfig::step9(4));
         assert_eq!(s9.announced, 98304);

@@ -52,8 +52,10 @@ pub struct BlackwellPlan {
 
 /// The tile one TMA load fills: `(rows, BLOCK_K)` of the ring's atom.
 fn stage_tile(rows: u32) -> Result<ComposedLayout, LayoutError> {
-    gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?
-        .tile_to_shape(&IntTuple::ints(&[i64::from(rows), i64::from(BLOCK_K)]), None)
+    gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?.tile_to_shape(
+        &IntTuple::ints(&[i64::from(rows), i64::from(BLOCK_K)]),
+        None,
+    )
 }
 
 /// `ring` seen with `rows * blocks` rows, each block's rows at the same offsets: what the MMA
@@ -78,13 +80,7 @@ impl BlackwellPlan {
     pub fn new(cfg: BlackwellConfig, dtype: GemmDtype) -> Result<BlackwellPlan, BlackwellError> {
         cfg.check().map_err(BlackwellError::Config)?;
         let val = dtype.val_type();
-        let umma = Umma::ss(
-            cfg.mma_m(),
-            cfg.mma_n(),
-            cfg.cta_group,
-            ValType::F32,
-            val,
-        );
+        let umma = Umma::ss(cfg.mma_m(), cfg.mma_n(), cfg.cta_group, ValType::F32, val);
         umma.check()
             .map_err(|why| BlackwellError::Config(ConfigError::Range(why)))?;
         let mma = make_tiled_mma(MmaAtom::new(umma), &Layout::vector(1, 0)?, &[])?;
@@ -92,10 +88,8 @@ impl BlackwellPlan {
         let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
         let (bm, bk) = (i64::from(BLOCK_M), i64::from(BLOCK_K));
         let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, nc, depth]), None)?;
-        let smem_b = sw128.tile_to_shape(
-            &IntTuple::ints(&[i64::from(cfg.tile_n), bk, depth]),
-            None,
-        )?;
+        let smem_b =
+            sw128.tile_to_shape(&IntTuple::ints(&[i64::from(cfg.tile_n), bk, depth]), None)?;
         let blocks = cfg.cta_group.count();
         let mma_a = (0..nc)
             .map(|c| {
@@ -106,10 +100,8 @@ impl BlackwellPlan {
                 group_view(&ring, BLOCK_M, blocks, cfg.depth)
             })
             .collect::<Result<Vec<_>, LayoutError>>()?;
-        let ring_b = sw128.tile_to_shape(
-            &IntTuple::ints(&[i64::from(cfg.tile_n), bk, depth]),
-            None,
-        )?;
+        let ring_b =
+            sw128.tile_to_shape(&IntTuple::ints(&[i64::from(cfg.tile_n), bk, depth]), None)?;
         let mma_b = group_view(&ring_b, cfg.tile_n, blocks, cfg.depth)?;
         let global = TmaGlobal::row_major(val);
         let load_kind = match cfg.cta_group {
@@ -125,7 +117,8 @@ impl BlackwellPlan {
             64 => GmmaLayoutType::B64,
             _ => GmmaLayoutType::B32,
         };
-        let smem_d = gmma_atom(GmmaMajor::K, swizzle, 2)?.tile_to_shape(&IntTuple::ints(&[bm, epi]), None)?;
+        let smem_d = gmma_atom(GmmaMajor::K, swizzle, 2)?
+            .tile_to_shape(&IntTuple::ints(&[bm, epi]), None)?;
         let tma_d = make_tma_copy(TmaKind::Store, &global, &smem_d)?;
         let tmem_load = TmemCopy::new(
             TmemDirection::Load,

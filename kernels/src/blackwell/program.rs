@@ -203,7 +203,8 @@ fn mma_consumer<T: GemmElem>(
                 let tb = UmmaDescriptorFragment::new(&tb_stages.slice(&stage)?, GmmaMajor::K)?;
                 // The first k-tile of a tile overwrites the accumulator.
                 gemm_tmem(&plan.mma, &acc, &ta, &tb, Accumulate::When(kt.ne_(0u32)))?;
-                ring.mma2tma.commit(&mma_ps, cfg.cta_group, cfg.commit_mask());
+                ring.mma2tma
+                    .commit(&mma_ps, cfg.cta_group, cfg.commit_mask());
                 mma_ps.advance();
             }
             ring.mma2ld.commit_at(c, cfg.cta_group, cfg.commit_mask());
@@ -233,7 +234,7 @@ fn writeback<T: GemmElem>(
     let acc = acc.slice(&[All, All, At(i64::from(c))])?; // (BLK_M rows, MMA_N columns)
     let sd = STensor::new(staging, plan.smem_d.clone())?;
     let sd_row = sd.partition(&plan.r2s, Side::Dst, t)?; // (8, 1, EPI / 8): this thread's row
-    // The chunk's values in registers, in the row's order: register j is column j.
+                                                         // The chunk's values in registers, in the row's order: register j is column j.
     let frag = make_fragment_like(sd_row.layout())?;
     let mut wb_ps = PipelineState::consumer(1);
     let mut tiles = walk.scheduler(plan);
@@ -278,6 +279,40 @@ fn release_accumulator<T: GemmElem>(plan: &BlackwellPlan, ring: &Ring<T>, c: u32
         CtaGroup::One => ring.ld2mma.arrive_at(c),
         CtaGroup::Two => ring.ld2mma.remote_view(0u32).arrive_release_cluster(c),
     }
+}
+
+/// Which warps run which role: in warpgroup `C` (the last) warp 3 is the TMA producer and warp
+/// `c` MMA consumer `c`; warpgroup `c` writes consumer `c`'s accumulator back. Each role's code
+/// starts with a `role:` comment (what [`super::protocol`] reads).
+#[device]
+fn roles<T: GemmElem>(
+    plan: &BlackwellPlan,
+    kb: &KernelBuilder,
+    ring: &Ring<T>,
+    (a_map, b_map, d_map): (&TensorMap, &TensorMap, &TensorMap),
+    (tmem, staging): (Var<u32>, SharedPtr<T>),
+    walk: Walk,
+) -> Result<(), BlackwellError> {
+    let consumers = plan.cfg.consumers.count();
+    let wg = warpgroup_id();
+    let warp = warp_id_in_warpgroup();
+    let last = wg.eq_(consumers);
+    if last & warp.eq_(3u32) {
+        kb.comment("role: TMA producer");
+        tma_producer(plan, (a_map, b_map), ring, walk);
+    }
+    for c in 0..consumers {
+        if last & warp.eq_(c) {
+            kb.comment(&format!("role: MMA consumer {c}"));
+            mma_consumer(plan, c, ring, tmem, walk)?;
+        }
+        if wg.eq_(c) {
+            kb.comment(&format!("role: writeback {c}"));
+            let tile = staging + c * (BLOCK_M * plan.cfg.epilogue_columns);
+            writeback(plan, c, ring, (tmem, tile, d_map), walk)?;
+        }
+    }
+    Ok(())
 }
 
 /// The warp-specialized Blackwell GEMM of `plan` for elements `T` (f16 or bf16): `D = A B^T`,
@@ -356,29 +391,8 @@ pub fn blackwell_ws<T: GemmElem>(
     };
 
     // --- Roles ---
-    let wg = warpgroup_id();
-    let warp = warp_id_in_warpgroup();
-    if wg.eq_(consumers) {
-        if warp.eq_(3u32) {
-            kb.comment("role: TMA producer");
-            tma_producer(plan, (&a_map, &b_map), &ring, walk);
-        } else if warp.eq_(0u32) {
-            kb.comment("role: MMA consumer 0");
-            mma_consumer(plan, 0, &ring, tmem_base, walk)?;
-        } else if consumers == 2 {
-            if warp.eq_(1u32) {
-                kb.comment("role: MMA consumer 1");
-                mma_consumer(plan, 1, &ring, tmem_base, walk)?;
-            }
-        }
-    } else if wg.eq_(0u32) {
-        kb.comment("role: writeback 0");
-        writeback(plan, 0, &ring, (tmem_base, staging, &d_map), walk)?;
-    } else if consumers == 2 {
-        kb.comment("role: writeback 1");
-        let second = staging + (BLOCK_M * cfg.epilogue_columns);
-        writeback(plan, 1, &ring, (tmem_base, second, &d_map), walk)?;
-    }
+    let maps = (&a_map, &b_map, &d_map);
+    roles(plan, kb, &ring, maps, (tmem_base, staging), walk)?;
 
     // --- Cleanup: every thread, then the allocating warp frees TMEM ---
     kb.comment("role: cleanup");

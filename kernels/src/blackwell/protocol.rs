@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use dsl_core::ir::op::{
-    AddressOp, Arith, BinOp, Bulk, CtaGroup, Data, Mbarrier, TensorMapRef, Tcgen05,
+    AddressOp, Arith, BinOp, Bulk, CtaGroup, Data, Mbarrier, Tcgen05, TensorMapRef,
 };
 use dsl_core::ir::{AddrBase, Address, Kernel, Op, Operand, Reg, Scope, Stmt};
 

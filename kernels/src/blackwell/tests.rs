@@ -8,7 +8,13 @@ use super::protocol::{barrier_uses, BarrierAction, BarrierUse};
 use super::*;
 
 /// A use of barrier `barrier` (slot, block) by `role`.
-fn u(role: &str, barrier: &str, slot: Option<i64>, cta: Option<i64>, action: BarrierAction) -> BarrierUse {
+fn u(
+    role: &str,
+    barrier: &str,
+    slot: Option<i64>,
+    cta: Option<i64>,
+    action: BarrierAction,
+) -> BarrierUse {
     BarrierUse {
         role: role.to_string(),
         barrier: barrier.to_string(),
@@ -43,7 +49,15 @@ fn seed_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
         }
     }
     let producer = "TMA producer";
-    out.push(u(producer, "mma2tma", None, None, Wait { initial_parity: Some(1) }));
+    out.push(u(
+        producer,
+        "mma2tma",
+        None,
+        None,
+        Wait {
+            initial_parity: Some(1),
+        },
+    ));
     let load = |map: &str| TmaLoad {
         map: map.to_string(),
         group: tma_group,
@@ -60,14 +74,38 @@ fn seed_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     out.push(u(producer, "tma2mma", None, even, ArriveExpectTx { bytes }));
     for c in 0..nc {
         let role = format!("MMA consumer {c}");
-        out.push(u(&role, "ld2mma", Some(c), None, Wait { initial_parity: Some(1) }));
-        out.push(u(&role, "tma2mma", None, None, Wait { initial_parity: Some(0) }));
+        out.push(u(
+            &role,
+            "ld2mma",
+            Some(c),
+            None,
+            Wait {
+                initial_parity: Some(1),
+            },
+        ));
+        out.push(u(
+            &role,
+            "tma2mma",
+            None,
+            None,
+            Wait {
+                initial_parity: Some(0),
+            },
+        ));
         out.push(u(&role, "mma2tma", None, None, Commit { group, mask }));
         out.push(u(&role, "mma2ld", Some(c), None, Commit { group, mask }));
     }
     for c in 0..nc {
         let role = format!("writeback {c}");
-        out.push(u(&role, "mma2ld", Some(c), None, Wait { initial_parity: Some(0) }));
+        out.push(u(
+            &role,
+            "mma2ld",
+            Some(c),
+            None,
+            Wait {
+                initial_parity: Some(0),
+            },
+        ));
         let scope = if pair { Scope::Cluster } else { Scope::Cta };
         out.push(u(&role, "ld2mma", Some(c), even, Arrive { scope }));
     }
@@ -137,12 +175,22 @@ fn check_against_the_seed(plan: &BlackwellPlan) -> Result<(), String> {
 }
 
 fn configs() -> Vec<BlackwellConfig> {
-    let mut out: Vec<BlackwellConfig> = Step::ALL.iter().map(|s| s.config(s.seed_depth())).collect();
+    let mut out: Vec<BlackwellConfig> =
+        Step::ALL.iter().map(|s| s.config(s.seed_depth())).collect();
     // Deeper rings, narrower B, the orthogonal combinations the seed does not list.
     out.push(BlackwellConfig::step7(5));
-    out.push(BlackwellConfig { tile_n: 64, ..BlackwellConfig::step8(3) });
-    out.push(BlackwellConfig { cta_group: CtaGroup::One, ..BlackwellConfig::step9(2) });
-    out.push(BlackwellConfig { epilogue_columns: 32, ..BlackwellConfig::step8(2) });
+    out.push(BlackwellConfig {
+        tile_n: 64,
+        ..BlackwellConfig::step8(3)
+    });
+    out.push(BlackwellConfig {
+        cta_group: CtaGroup::One,
+        ..BlackwellConfig::step9(2)
+    });
+    out.push(BlackwellConfig {
+        epilogue_columns: 32,
+        ..BlackwellConfig::step8(2)
+    });
     out
 }
 
@@ -178,15 +226,30 @@ fn the_seeds_numbers() {
     };
     assert_eq!(
         inits(BlackwellConfig::step7(2)),
-        named(&[("tma2mma", 1), ("mma2tma", 1), ("mma2ld", 1), ("ld2mma", 128)])
+        named(&[
+            ("tma2mma", 1),
+            ("mma2tma", 1),
+            ("mma2ld", 1),
+            ("ld2mma", 128)
+        ])
     );
     assert_eq!(
         inits(BlackwellConfig::step8(4)),
-        named(&[("tma2mma", 1), ("mma2tma", 1), ("mma2ld", 1), ("ld2mma", 256)])
+        named(&[
+            ("tma2mma", 1),
+            ("mma2tma", 1),
+            ("mma2ld", 1),
+            ("ld2mma", 256)
+        ])
     );
     assert_eq!(
         inits(BlackwellConfig::step9(4)),
-        named(&[("tma2mma", 1), ("mma2tma", 2), ("mma2ld", 1), ("ld2mma", 256)])
+        named(&[
+            ("tma2mma", 1),
+            ("mma2tma", 2),
+            ("mma2ld", 1),
+            ("ld2mma", 256)
+        ])
     );
     for (cfg, bytes, mask) in [
         (BlackwellConfig::step7(2), 32768, None),
@@ -195,7 +258,9 @@ fn the_seeds_numbers() {
     ] {
         let plan = BlackwellPlan::new(cfg, GemmDtype::F16).unwrap();
         let p = kernel_protocol(&plan);
-        assert!(p.iter().any(|x| x.action == BarrierAction::ArriveExpectTx { bytes }));
+        assert!(p
+            .iter()
+            .any(|x| x.action == BarrierAction::ArriveExpectTx { bytes }));
         let masks: Vec<Option<i64>> = p
             .iter()
             .filter_map(|x| match x.action {
@@ -203,7 +268,10 @@ fn the_seeds_numbers() {
                 _ => None,
             })
             .collect();
-        assert!(!masks.is_empty() && masks.iter().all(|m| *m == mask), "{cfg}: {masks:?}");
+        assert!(
+            !masks.is_empty() && masks.iter().all(|m| *m == mask),
+            "{cfg}: {masks:?}"
+        );
     }
 }
 
@@ -213,14 +281,17 @@ fn the_seeds_numbers() {
 fn the_planted_bugs_break_the_protocol() {
     for cfg in [BlackwellConfig::step7(2), BlackwellConfig::step9(4)] {
         let bug = cfg.with_planted(PlantedBug::BothPhasesZero);
-        let e = check_against_the_seed(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap())
-            .unwrap_err();
-        assert!(e.contains("initial_parity: Some(0)") && e.contains("mma2tma"), "{e}");
+        let e =
+            check_against_the_seed(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap()).unwrap_err();
+        assert!(
+            e.contains("initial_parity: Some(0)") && e.contains("mma2tma"),
+            "{e}"
+        );
     }
     for cfg in [BlackwellConfig::step8(4), BlackwellConfig::step9(4)] {
         let bug = cfg.with_planted(PlantedBug::ExpectTxWithoutCtaGroup);
-        let e = check_against_the_seed(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap())
-            .unwrap_err();
+        let e =
+            check_against_the_seed(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap()).unwrap_err();
         assert!(e.contains("ArriveExpectTx"), "{e}");
     }
 }
@@ -229,7 +300,9 @@ fn the_planted_bugs_break_the_protocol() {
 fn only_sm100a_assembles_the_program() {
     let k = blackwell_kernel(BlackwellConfig::step7(2), GemmDtype::F16).unwrap();
     assert!(codegen_ptx::emit(&k, Target::Sm100a).is_ok());
-    let e = codegen_ptx::emit(&k, Target::Sm90a).unwrap_err().to_string();
+    let e = codegen_ptx::emit(&k, Target::Sm90a)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("tcgen05"), "{e}");
 }
 
@@ -252,4 +325,31 @@ fn launches_are_persistent_and_whole_clusters() {
     assert!(plan.launch(128, 128, 6, 148).is_err());
     let one = BlackwellPlan::new(BlackwellConfig::step7(2), GemmDtype::F16).unwrap();
     assert_eq!(one.launch(100, 104, 96, 148).unwrap().cluster, None);
+}
+
+/// The pair's MMA sees `2 x 128` rows of A and of B, the odd block's at the same offsets as the
+/// even block's (of its own shared memory): the view is the ring's tile with a stride-0 mode
+/// for the block; consumer `c`'s rows start `c` tiles into a stage.
+#[test]
+fn the_pairs_view_puts_both_blocks_rows_at_the_same_offsets() {
+    use dsl_core::layout::IntTuple;
+    let plan = BlackwellPlan::new(BlackwellConfig::step9(4), GemmDtype::F16).unwrap();
+    let at = |l: &dsl_core::layout::ComposedLayout, c: &[i64]| {
+        l.layout
+            .crd2idx(&IntTuple::ints(c))
+            .map(|i| l.swizzle.apply(l.offset + i))
+            .unwrap()
+    };
+    for c in 0..2i64 {
+        let view = &plan.mma_a[c as usize];
+        for (r, k, s) in [(0, 0, 0), (5, 17, 1), (127, 63, 3), (64, 32, 2)] {
+            let ring = at(&plan.smem_a, &[r, k, c, s]);
+            assert_eq!(at(view, &[r, k, s]), ring, "consumer {c} ({r}, {k}, {s})");
+            assert_eq!(at(view, &[r + 128, k, s]), ring, "odd block, consumer {c}");
+        }
+    }
+    for (r, k, s) in [(3, 9, 0), (100, 60, 3)] {
+        let ring = at(&plan.smem_b, &[r, k, s]);
+        assert_eq!(at(&plan.mma_b, &[r + 128, k, s]), ring);
+    }
 }

@@ -100,8 +100,7 @@ impl OpInfo for Bulk {
     fn requires(&self) -> Requirement {
         match self {
             Bulk::TensorLoad {
-                cta_group: Some(_),
-                ..
+                cta_group: Some(_), ..
             } => Requirement::only(Target::Sm100a),
             _ => Requirement::at_least(Target::Sm90a),
         }
@@ -109,8 +108,7 @@ impl OpInfo for Bulk {
     fn ptx_version(&self) -> PtxVersion {
         match self {
             Bulk::TensorLoad {
-                cta_group: Some(_),
-                ..
+                cta_group: Some(_), ..
             } => PtxVersion::new(8, 6),
             _ => PtxVersion::new(8, 0),
         }
