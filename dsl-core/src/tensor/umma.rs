@@ -32,6 +32,7 @@
 //! .unwrap();
 //! ```
 
+use super::mma::instruction_grid;
 use super::{DescriptorFragment, MmaOperand, STensor, TTensor};
 use crate::atom::gmma::GmmaMajor;
 use crate::atom::umma::{make_umma_desc, UMMA_DESC_VERSION};
@@ -98,22 +99,8 @@ pub fn gemm_tmem(
     b: &impl MmaOperand,
     first: Accumulate,
 ) -> Result<(), LayoutError> {
-    let (sa, sb) = mma.atom.sources();
-    if (a.kind(), b.kind()) != (sa, sb) {
-        return Err(bad(
-            acc.layout(),
-            format!(
-                "{} reads A from {sa:?} and B from {sb:?}; the fragments are {:?} and {:?}",
-                mma.atom.name(),
-                a.kind(),
-                b.kind()
-            ),
-        ));
-    }
+    let (mm, nn, kk, kb) = instruction_grid("gemm_tmem", mma, acc.layout(), a, b)?;
     let (al, bl) = (a.fragment_layout(), b.fragment_layout());
-    let (mm, nn) = (al.mode(1)?.size(), bl.mode(1)?.size());
-    let kk = if al.rank() > 2 { al.mode(2)?.size() } else { 1 };
-    let kb = if bl.rank() > 2 { bl.mode(2)?.size() } else { 1 };
     let cl = acc.layout();
     if kk != kb || cl.rank() != 2 {
         return Err(bad(
