@@ -100,9 +100,7 @@ impl BlackwellPlan {
                 group_view(&ring, BLOCK_M, blocks, cfg.depth)
             })
             .collect::<Result<Vec<_>, LayoutError>>()?;
-        let ring_b =
-            sw128.tile_to_shape(&IntTuple::ints(&[i64::from(cfg.tile_n), bk, depth]), None)?;
-        let mma_b = group_view(&ring_b, cfg.tile_n, blocks, cfg.depth)?;
+        let mma_b = group_view(&smem_b, cfg.tile_n, blocks, cfg.depth)?;
         let global = TmaGlobal::row_major(val);
         let load_kind = match cfg.cta_group {
             CtaGroup::One => TmaKind::Load,

@@ -341,11 +341,13 @@ pub fn blackwell_ws<T: GemmElem>(
 
     // --- Allocation ---
     let tmem = TmemAllocation::new(kb, "tmem_addr", cfg.tmem_columns(), cfg.cta_group);
-    let tma2mma = TmaBarriers::new(kb, "tma2mma", cfg.depth, 1);
-    let mma2tma = MmaBarriers::new(kb, "mma2tma", cfg.depth, consumers);
-    let mma2ld = MmaBarriers::new(kb, "mma2ld", consumers, 1);
-    // Every writeback thread of every block of the group.
-    let ld2mma = Barriers::new(kb, "ld2mma", consumers, 128 * cfg.cluster_blocks());
+    // Counts 1, C (one commit per consumer), 1 and 128 G (every writeback thread of every block
+    // of the group): BlackwellConfig::barrier_counts.
+    let counts = cfg.barrier_counts();
+    let tma2mma = TmaBarriers::new(kb, "tma2mma", cfg.depth, counts.tma2mma);
+    let mma2tma = MmaBarriers::new(kb, "mma2tma", cfg.depth, counts.mma2tma);
+    let mma2ld = MmaBarriers::new(kb, "mma2ld", consumers, counts.mma2ld);
+    let ld2mma = Barriers::new(kb, "ld2mma", consumers, counts.ld2mma);
     let smem = kb.dynamic_shared::<T>(1024);
     let ring = Ring {
         a: smem,
