@@ -168,8 +168,10 @@ impl BlackwellPlan {
     /// multiprocessors: persistent, as many clusters as run at once (no more than there are
     /// cluster tiles), each of [`BlackwellConfig::cluster_blocks`] blocks; the arguments are
     /// the tensor maps of A (`m x k`), B (`n x k`) and D (`m x n`), all row-major, then `m`, `n`,
-    /// `k`. The maps need `k` and `n` to be multiples of 8 (16-byte rows); anything else is
-    /// out of bounds of the tiles and handled by TMA (loads fill zeros, stores clip).
+    /// `k`. The maps need `k` and `n` to be multiples of 8 (16-byte rows: an error names the
+    /// stride otherwise); `m`, `n` and `k` at least 1 (the runtime's checks refuse a zero
+    /// dimension: with no k-tile the accumulator would not be written). Residues of the tiles
+    /// are TMA's: loads past the matrices fill zeros, stores past them are dropped.
     pub fn launch(&self, m: u32, n: u32, k: u32, sms: u32) -> Result<LaunchPlan, LayoutError> {
         let cfg = &self.cfg;
         let (rows, cols) = cfg.cluster_tile();
