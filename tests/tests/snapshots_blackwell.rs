@@ -1,4 +1,4 @@
-//! The warp-specialized Blackwell GEMM's PTX: one insta snapshot per step of the seed and element
+//! The warp-specialized Blackwell GEMM's PTX: one insta snapshot per step of the tutorial and element
 //! type (`blackwell_<step>_<config>_<dtype>_sm_100a.snap`, under the repository's `snapshots/`),
 //! each assembled by ptxas for sm_100a with no spills and no stack frame. The program has not
 //! run on Blackwell hardware; these are the checks it has without one.
@@ -10,11 +10,11 @@ use kernels::blackwell::{blackwell_kernel, BlackwellConfig, Step, SMEM_PER_BLOCK
 use kernels::gemm::GemmDtype;
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
-/// Every step at the seed's depth (and step 7 deeper), for both element types.
+/// Every step at the tutorial's depth (and step 7 deeper), for both element types.
 fn published() -> Vec<(Step, BlackwellConfig, GemmDtype, String)> {
     let mut out = Vec::new();
     for step in Step::ALL {
-        let mut depths = vec![step.seed_depth()];
+        let mut depths = vec![step.tutorial_depth()];
         if step == Step::Seven {
             depths.push(4);
         }

@@ -1,5 +1,5 @@
 //! The Blackwell program's schedule: orthogonal parts, each a value whose wrong combinations
-//! cannot be written ([`BlackwellConfig`]), the seed's three steps as named values of it
+//! cannot be written ([`BlackwellConfig`]), the tutorial's three steps as named values of it
 //! ([`Step`]), and what follows from a configuration: tile shapes, thread and role counts,
 //! barrier counts, the bytes each stage's loads bring, shared memory and TMEM columns.
 
@@ -22,11 +22,11 @@ pub const ELEM_BYTES: u32 = 2;
 /// The shared memory a block of an sm_100 SM may have (227 KiB).
 pub const SMEM_PER_BLOCK: u32 = 232_448;
 
-/// The first named barrier of the writeback warpgroups (`bar.sync 10 + c, 128`, as the seed's
+/// The first named barrier of the writeback warpgroups (`bar.sync 10 + c, 128`, as the tutorial's
 /// `warpgroup_sync(wg_id + 10)`).
 pub const WRITEBACK_BARRIER: u32 = 10;
 
-/// The MMA consumers of each stage (the seed's `NUM_CONSUMER`): one, or two that compute
+/// The MMA consumers of each stage (the tutorial's `NUM_CONSUMER`): one, or two that compute
 /// different rows of A against the same staged B tile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Consumers {
@@ -51,16 +51,16 @@ impl Consumers {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PlantedBug {
-    /// The TMA producer's `PipelineState` starts at phase 0 like the MMA's (the seed's first
+    /// The TMA producer's `PipelineState` starts at phase 0 like the MMA's (the tutorial's first
     /// exercise): both first waits block, on barriers nobody will complete.
     BothPhasesZero,
-    /// The even block's arrival expects one block's bytes instead of the pair's (the seed's
+    /// The even block's arrival expects one block's bytes instead of the pair's (the tutorial's
     /// second exercise): its phase completes before the odd block's loads land. Only a
     /// configuration with [`CtaGroup::Two`] has the factor to drop.
     ExpectTxWithoutCtaGroup,
 }
 
-/// The seed's steps, each a configuration of [`BlackwellConfig`] ([`Step::config`]).
+/// The tutorial's steps, each a configuration of [`BlackwellConfig`] ([`Step::config`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Step {
     /// Step 7: warp specialization in one block: a TMA producer warp, an MMA warp, a writeback
@@ -78,7 +78,7 @@ impl Step {
     /// The three steps.
     pub const ALL: [Step; 3] = [Step::Seven, Step::Eight, Step::Nine];
 
-    /// The step's configuration with a ring of `depth` stages (the seed: 2 for step 7, 4 for
+    /// The step's configuration with a ring of `depth` stages (the tutorial: 2 for step 7, 4 for
     /// steps 8 and 9).
     pub fn config(self, depth: u32) -> BlackwellConfig {
         let (cta_group, consumers, epilogue_columns) = match self {
@@ -96,8 +96,8 @@ impl Step {
         }
     }
 
-    /// The depth the seed gives the step.
-    pub fn seed_depth(self) -> u32 {
+    /// The depth the tutorial gives the step.
+    pub fn tutorial_depth(self) -> u32 {
         match self {
             Step::Seven => 2,
             Step::Eight | Step::Nine => 4,
@@ -120,17 +120,17 @@ impl Step {
 /// and TMEM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlackwellConfig {
-    /// Stages of the A/B ring (the seed's `PIPE_DEPTH`), at least 2.
+    /// Stages of the A/B ring (the tutorial's `PIPE_DEPTH`), at least 2.
     pub depth: u32,
-    /// Rows of B one block loads per stage (the seed's `BLK_N`): the MMA's N is this times the
+    /// Rows of B one block loads per stage (the tutorial's `BLK_N`): the MMA's N is this times the
     /// CTA group. A multiple of 16, at most 256 / the group.
     pub tile_n: u32,
-    /// One block per MMA, or the pair of a two-block cluster (the seed's `CTA_GROUP`).
+    /// One block per MMA, or the pair of a two-block cluster (the tutorial's `CTA_GROUP`).
     pub cta_group: CtaGroup,
-    /// MMA consumers per stage (the seed's `NUM_CONSUMER`).
+    /// MMA consumers per stage (the tutorial's `NUM_CONSUMER`).
     pub consumers: Consumers,
     /// Accumulator columns a writeback warpgroup reads, converts and stores at a time (the
-    /// seed's `EPI_N`): 16, 32, 64 or 128, dividing the MMA's N.
+    /// tutorial's `EPI_N`): 16, 32, 64 or 128, dividing the MMA's N.
     pub epilogue_columns: u32,
     #[doc(hidden)]
     pub planted: Option<PlantedBug>,
@@ -220,7 +220,7 @@ impl BlackwellConfig {
         Ok(())
     }
 
-    /// The MMA's N: the B rows of every block of the group (the seed's `MMA_N`).
+    /// The MMA's N: the B rows of every block of the group (the tutorial's `MMA_N`).
     pub fn mma_n(&self) -> u32 {
         self.tile_n * self.cta_group.count()
     }
@@ -231,7 +231,7 @@ impl BlackwellConfig {
     }
 
     /// The output tile one cluster computes per step of its walk, `(rows, columns)`: every
-    /// consumer's MMA rows, the MMA's columns (the seed's 128 x 128, 256 x 256, 512 x 256).
+    /// consumer's MMA rows, the MMA's columns (the tutorial's 128 x 128, 256 x 256, 512 x 256).
     pub fn cluster_tile(&self) -> (u32, u32) {
         (self.consumers.count() * self.mma_m(), self.mma_n())
     }
@@ -242,7 +242,7 @@ impl BlackwellConfig {
     }
 
     /// Warpgroups of a block: one writeback warpgroup per consumer, then the one whose warps
-    /// are the TMA producer (warp 3) and the MMA consumers (warps 0, 1): the seed's
+    /// are the TMA producer (warp 3) and the MMA consumers (warps 0, 1): the tutorial's
     /// `WG_NUMBER`.
     pub fn warpgroups(&self) -> u32 {
         self.consumers.count() + 1
@@ -271,7 +271,7 @@ impl BlackwellConfig {
 
     /// What the stage's one `arrive.expect_tx` announces: the bytes every load that completes
     /// on the barrier brings. With a pair both blocks' loads complete on the even block's
-    /// barrier, so it is `CTA_GROUP` times [`BlackwellConfig::stage_bytes`] (the seed's second
+    /// barrier, so it is `CTA_GROUP` times [`BlackwellConfig::stage_bytes`] (the tutorial's second
     /// exercise: [`super::exercises::expect_tx_per_barrier`]).
     pub fn expect_tx_bytes(&self) -> u32 {
         match self.planted {
@@ -365,11 +365,11 @@ impl fmt::Display for BlackwellConfig {
 mod tests {
     use super::*;
 
-    /// The seed's numbers: tiles, threads, barrier counts, the expect-tx bytes and the shared
+    /// The tutorial's numbers: tiles, threads, barrier counts, the expect-tx bytes and the shared
     /// memory of its "Pipeline Depth" section ((128 x 64 + 128 x 64) x 2 = 32 KiB a stage,
     /// 32 KiB of staging: depth 4 160 KiB, depth 6 224 KiB).
     #[test]
-    fn the_steps_have_the_seeds_numbers() {
+    fn the_steps_have_the_tutorials_numbers() {
         let s7 = BlackwellConfig::step7(2);
         assert_eq!((s7.cluster_tile(), s7.threads()), ((128, 128), 256));
         assert_eq!(s7.stage_bytes(), 32 * 1024);
@@ -399,7 +399,10 @@ mod tests {
         assert_eq!(s9.tmem_columns(), 512);
         assert_eq!(s9.smem_bytes(), 4 * 48 * 1024 + 32 * 1024);
         for step in Step::ALL {
-            assert!(step.config(step.seed_depth()).check().is_ok(), "{step:?}");
+            assert!(
+                step.config(step.tutorial_depth()).check().is_ok(),
+                "{step:?}"
+            );
         }
     }
 

@@ -1,4 +1,4 @@
-//! The seed's three exercises, answered with the program's own numbers.
+//! The tutorial's three exercises, answered with the program's own numbers.
 //!
 //! # 1. Both `PipelineState`s at phase 0
 //!
@@ -21,7 +21,7 @@
 //!
 //! Every role waits on a barrier that only another waiting role can complete: a deadlock, with
 //! no load issued. (With both at 1 instead, the MMA's first wait passes on an empty stage and it
-//! multiplies whatever the shared memory holds: the other failure the seed names.)
+//! multiplies whatever the shared memory holds: the other failure the tutorial names.)
 //! [`ring_model`] runs the ring's two ends on the host and reports either outcome;
 //! [`PlantedBug::BothPhasesZero`](super::PlantedBug) builds the real program with it, for the
 //! simulator.
@@ -43,15 +43,15 @@
 //! # 3. Why the consumers share B and not A
 //!
 //! [`bytes_per_output_tile`] counts, for a configuration, what the cluster loads per stage and
-//! per output element for three choices: two consumers sharing B (the seed's, a `2*G*128 x
+//! per output element for three choices: two consumers sharing B (the tutorial's, a `2*G*128 x
 //! G*BLK_N` tile), two sharing A (a `G*128 x 2*G*BLK_N` tile) and two independent consumers.
-//! With the seed's square blocks (`BLK_M = BLK_N = 128`) sharing either operand loads the same
+//! With the tutorial's square blocks (`BLK_M = BLK_N = 128`) sharing either operand loads the same
 //! bytes per output element, 25% fewer than not sharing (48 KiB a stage per block instead of 64
 //! for the same output): the bytes decide *that* an operand is shared, not *which*; each
 //! shared stage saves one block of the shared operand per extra consumer, so the operand with
 //! the larger block is the one to share. In this program a block of A is always 128 rows (one
 //! TMEM lane per output row) and a block of B `tile_n <= 128`, so sharing B never saves more than
-//! sharing A would; the seed shares B because the consumer then owns output *rows* (its A rows,
+//! sharing A would; the tutorial shares B because the consumer then owns output *rows* (its A rows,
 //! its TMEM lanes, its writeback warpgroup's rows), which is how the pair already splits the
 //! MMA, and the tests show the two choices' bytes are equal at its configuration.
 
@@ -66,7 +66,7 @@ pub enum RingOutcome {
     Completed,
     /// Neither end can move: each waits on a barrier phase only the other could complete.
     Deadlock {
-        /// The producer's stage and the parity it waits for (on `empty`, the seed's `mma2tma`).
+        /// The producer's stage and the parity it waits for (on `empty`, the tutorial's `mma2tma`).
         producer: (u32, u32),
         /// The consumer's stage and parity (on `full`, `tma2mma`).
         consumer: (u32, u32),
@@ -177,7 +177,7 @@ impl ExpectTx {
     }
 }
 
-/// The seed's second exercise for `cfg`: every block of the group loads
+/// The tutorial's second exercise for `cfg`: every block of the group loads
 /// [`BlackwellConfig::stage_bytes`] per stage onto the even block's barrier, and the even block
 /// announces [`BlackwellConfig::expect_tx_bytes`].
 pub fn expect_tx_per_barrier(cfg: &BlackwellConfig) -> ExpectTx {
@@ -190,7 +190,7 @@ pub fn expect_tx_per_barrier(cfg: &BlackwellConfig) -> ExpectTx {
 /// Which operand two MMA consumers share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sharing {
-    /// Both read the stage's B tile; each has its own A rows (the seed's step 9).
+    /// Both read the stage's B tile; each has its own A rows (the tutorial's step 9).
     B,
     /// Both read the stage's A tile; each has its own B rows.
     A,
@@ -209,7 +209,7 @@ pub struct TileBytes {
     pub per_output_element: f64,
 }
 
-/// The seed's third exercise: what two consumers in `cfg`'s cluster (its CTA group, its
+/// The tutorial's third exercise: what two consumers in `cfg`'s cluster (its CTA group, its
 /// `tile_n`, 128-row A blocks) load per stage for an output tile, for each [`Sharing`].
 pub fn bytes_per_output_tile(cfg: &BlackwellConfig, sharing: Sharing) -> TileBytes {
     let g = cfg.cta_group.count();
@@ -245,7 +245,7 @@ mod tests {
     use super::*;
     use crate::blackwell::{BlackwellConfig, PlantedBug};
 
-    /// The seed's phases (producer 1, consumer 0) run every k-tile through any depth; both at 0
+    /// The tutorial's phases (producer 1, consumer 0) run every k-tile through any depth; both at 0
     /// deadlock at once, each end waiting on stage 0 for parity 0; both at 1 read stage 0
     /// before it was filled.
     #[test]

@@ -1,11 +1,12 @@
 //! The warp-specialized Blackwell GEMM (`blackwell_ws`, sm_100a): `D = A B^T` with f16 or bf16
-//! A, B and D and f32 accumulation in tensor memory, written as the seed's warp-specialization
-//! chapter builds it in three steps, each a configuration of one program ([`Step`]).
+//! A, B and D and f32 accumulation in tensor memory, written as the warp-specialization chapter
+//! of TVM's TIRx GEMM tutorial ("the tutorial" below: "Scaling GEMM with Warp Specialization and
+//! Clusters", steps 7, 8 and 9) builds it, each step a configuration of one program ([`Step`]).
 //!
 //! **Status: this program has not run on Blackwell hardware.** No sm_100 GPU was available
 //! while it was written. What has checked it: `ptxas` for sm_100a assembles every step with no
 //! spills (the snapshot tests); the tests read each kernel's barrier protocol back from its IR
-//! and hold it against the seed's ([`protocol`]); the UMMA descriptors and the atoms' layouts are
+//! and hold it against the tutorial's ([`protocol`]); the UMMA descriptors and the atoms' layouts are
 //! tested against values worked out by hand from the PTX ISA's tables. It is meant to run in
 //! rute's simulator next; until it has run there (and on a B200), treat its results as
 //! unverified.
@@ -41,7 +42,7 @@
 //! accumulator starts free), the writeback at 0. The writeback warpgroup meets on its own named
 //! barrier (`bar.sync 10 + c, 128`) around each chunk's TMA store, never on the block's.
 //!
-//! Where rute differs from the seed's listing: the blocks of a pair meet at a cluster barrier
+//! Where rute differs from the tutorial's listing: the blocks of a pair meet at a cluster barrier
 //! after initializing their barriers (the odd block's loads and arrivals reach the even block's
 //! barriers, which must be initialized first); the MMA fences after its `ld2mma` wait and the
 //! writeback before its arrival (`tcgen05.fence::{after,before}_thread_sync`: the TMEM reads
@@ -51,7 +52,7 @@
 //!
 //! # The exercises
 //!
-//! The seed's three exercises are answered in [`exercises`], each with a function and a test:
+//! The tutorial's three exercises are answered in [`exercises`], each with a function and a test:
 //! the deadlock of two phases at 0 (drawn, and a host model of the ring), the bytes each
 //! barrier sees with a pair, and the bytes per output tile of sharing B or A.
 //!

@@ -1,4 +1,4 @@
-//! The program, top-down as the seed writes it: allocation, barrier init, TMEM allocation, the
+//! The program, top-down as the tutorial writes it: allocation, barrier init, TMEM allocation, the
 //! tile scheduler, then the roles, each a short `#[device]` function, and the cleanup.
 //!
 //! | warpgroup | warp | role | loop |
@@ -42,7 +42,7 @@ struct Walk {
 }
 
 impl Walk {
-    /// A role's own walk over the cluster tiles (the seed's `ClusterPersistentScheduler2D` with
+    /// A role's own walk over the cluster tiles (the tutorial's `ClusterPersistentScheduler2D` with
     /// groups of 8 along M): the two blocks of a pair walk together.
     fn scheduler(&self, plan: &BlackwellPlan) -> PersistentScheduler {
         PersistentScheduler::new(
@@ -73,7 +73,7 @@ struct Ring<'a, T> {
     ld2mma: &'a Barriers,
 }
 
-/// This block's place in its pair (the seed's `cbx`): 0 for one block.
+/// This block's place in its pair (the tutorial's `cbx`): 0 for one block.
 fn cbx(plan: &BlackwellPlan) -> Var<u32> {
     cluster(plan).rank()
 }

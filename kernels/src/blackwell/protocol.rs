@@ -8,7 +8,7 @@
 //! address arithmetic: `mov` of the allocation's symbol, adds (a constant add moves the slot by
 //! `constant / 8`; a register add makes it a stage chosen at run time), `mapa` to a block.
 //!
-//! This is what the tests hold against the seed's protocol; it reads any kernel.
+//! This is what the tests hold against the tutorial's protocol; it reads any kernel.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! The program's IR against the seed: who waits and who arrives on each barrier, the counts, the
+//! The program's IR against the tutorial: who waits and who arrives on each barrier, the counts, the
 //! CTA masks, the bytes, and the phases each role's waits start at; the planted bugs break it.
 
 use dsl_core::ir::op::CtaGroup;
@@ -24,9 +24,9 @@ fn u(
     }
 }
 
-/// The seed's protocol for `plan`'s configuration, use by use in program order: what the
+/// The tutorial's protocol for `plan`'s configuration, use by use in program order: what the
 /// kernel must show.
-fn seed_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
+fn tutorial_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     use BarrierAction::*;
     let cfg = &plan.cfg;
     let (nc, depth) = (cfg.consumers.count() as i64, i64::from(cfg.depth));
@@ -112,7 +112,7 @@ fn seed_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     out
 }
 
-/// The kernel's barrier uses, ordered as [`seed_protocol`] lists them (roles in the seed's
+/// The kernel's barrier uses, ordered as [`tutorial_protocol`] lists them (roles in the tutorial's
 /// order, each role's uses in program order).
 fn kernel_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     let k = kernel_of(plan).unwrap();
@@ -128,11 +128,11 @@ fn kernel_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     uses
 }
 
-/// Every barrier use of the kernel is the seed's, in order, and the bytes the arrival announces
+/// Every barrier use of the kernel is the tutorial's, in order, and the bytes the arrival announces
 /// are the bytes of the loads that complete on the barrier, times the blocks whose loads do.
-fn check_against_the_seed(plan: &BlackwellPlan) -> Result<(), String> {
+fn check_against_the_tutorial(plan: &BlackwellPlan) -> Result<(), String> {
     let got = kernel_protocol(plan);
-    let want = seed_protocol(plan);
+    let want = tutorial_protocol(plan);
     if got != want {
         let diff: Vec<String> = want
             .iter()
@@ -141,7 +141,7 @@ fn check_against_the_seed(plan: &BlackwellPlan) -> Result<(), String> {
             .map(|(w, g)| format!("  want {w:?}\n   got {g:?}"))
             .collect();
         return Err(format!(
-            "{}: {} uses, the seed's {}:\n{}",
+            "{}: {} uses, the tutorial's {}:\n{}",
             plan.cfg,
             got.len(),
             want.len(),
@@ -175,9 +175,11 @@ fn check_against_the_seed(plan: &BlackwellPlan) -> Result<(), String> {
 }
 
 fn configs() -> Vec<BlackwellConfig> {
-    let mut out: Vec<BlackwellConfig> =
-        Step::ALL.iter().map(|s| s.config(s.seed_depth())).collect();
-    // Deeper rings, narrower B, the orthogonal combinations the seed does not list.
+    let mut out: Vec<BlackwellConfig> = Step::ALL
+        .iter()
+        .map(|s| s.config(s.tutorial_depth()))
+        .collect();
+    // Deeper rings, narrower B, the orthogonal combinations the tutorial does not list.
     out.push(BlackwellConfig::step7(5));
     out.push(BlackwellConfig {
         tile_n: 64,
@@ -195,20 +197,20 @@ fn configs() -> Vec<BlackwellConfig> {
 }
 
 #[test]
-fn every_configuration_speaks_the_seeds_protocol() {
+fn every_configuration_speaks_the_tutorials_protocol() {
     for cfg in configs() {
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             let plan = BlackwellPlan::new(cfg, dtype).unwrap();
-            check_against_the_seed(&plan).unwrap_or_else(|e| panic!("{e}"));
+            check_against_the_tutorial(&plan).unwrap_or_else(|e| panic!("{e}"));
         }
     }
 }
 
-/// The seed's numbers, literally: counts 1, 1, 1, 128 (step 7); ld2mma 256 with two blocks
+/// The tutorial's numbers, literally: counts 1, 1, 1, 128 (step 7); ld2mma 256 with two blocks
 /// (steps 8, 9); mma2tma 2 in step 9; commits to both blocks (mask 3) with a pair; 32 KiB,
 /// 64 KiB and 96 KiB announced per stage.
 #[test]
-fn the_seeds_numbers() {
+fn the_tutorials_numbers() {
     let inits = |cfg: BlackwellConfig| -> Vec<(String, i64)> {
         let plan = BlackwellPlan::new(cfg, GemmDtype::F16).unwrap();
         let mut v: Vec<(String, i64)> = kernel_protocol(&plan)
@@ -275,14 +277,14 @@ fn the_seeds_numbers() {
     }
 }
 
-/// The planted bugs are what the seed's exercises describe, and this test's check sees them:
+/// The planted bugs are what the tutorial's exercises describe, and this test's check sees them:
 /// the producer's first wait for parity 0, the pair's arrival announcing one block's bytes.
 #[test]
 fn the_planted_bugs_break_the_protocol() {
     for cfg in [BlackwellConfig::step7(2), BlackwellConfig::step9(4)] {
         let bug = cfg.with_planted(PlantedBug::BothPhasesZero);
-        let e =
-            check_against_the_seed(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap()).unwrap_err();
+        let e = check_against_the_tutorial(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap())
+            .unwrap_err();
         assert!(
             e.contains("initial_parity: Some(0)") && e.contains("mma2tma"),
             "{e}"
@@ -290,8 +292,8 @@ fn the_planted_bugs_break_the_protocol() {
     }
     for cfg in [BlackwellConfig::step8(4), BlackwellConfig::step9(4)] {
         let bug = cfg.with_planted(PlantedBug::ExpectTxWithoutCtaGroup);
-        let e =
-            check_against_the_seed(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap()).unwrap_err();
+        let e = check_against_the_tutorial(&BlackwellPlan::new(bug, GemmDtype::F16).unwrap())
+            .unwrap_err();
         assert!(e.contains("ArriveExpectTx"), "{e}");
     }
 }
