@@ -47,8 +47,9 @@
 //! barriers, which must be initialized first); the MMA fences after its `ld2mma` wait and the
 //! writeback before its arrival (`tcgen05.fence::{after,before}_thread_sync`: the TMEM reads
 //! and the next tile's MMA writes are ordered through the barrier); the writeback frees the
-//! accumulator after its last chunk's TMEM load rather than after its last store; the block
-//! allocates the TMEM columns its accumulators need (128, 256, 512) rather than always 512.
+//! accumulator after its last chunk's TMEM load (the tutorial's steps 8 and 9: after its last
+//! store); the block allocates the TMEM columns its accumulators need (128, 256, 512) rather
+//! than always 512.
 //!
 //! # The exercises
 //!
