@@ -1478,6 +1478,7 @@ fn tma_loads_2d_to_5d_with_and_without_multicast() {
                 coords: coords.clone(),
                 mbar: Address::symbol("bar", 0),
                 multicast: m,
+                cta_group: None,
                 cache_policy: policy,
             });
         }
@@ -1541,6 +1542,44 @@ fn setmaxnreg_on_sm90a_and_sm100a() {
         })],
     });
     family(&k.k, Sm90a, &[Sm100a], &[Sm80], "setmaxnreg");
+}
+
+/// A TMA load whose barrier may be the pair peer's (`.cta_group::2`, CuTe's
+/// `SM100_TMA_2SM_LOAD`): both blocks of a pair load into their own shared memory and complete
+/// on the even block's barrier, reached through `mapa`; sm_100a only.
+#[test]
+fn tma_loads_for_a_pair_are_sm100a_only() {
+    let mut k = tma_kernel("tma_load_2sm");
+    k.k.hints.cluster_dims = Some([2, 1, 1]);
+    let (bar, lead) = (k.reg(Type::U32), k.reg(Type::U32));
+    k.op(Data::AddressOf {
+        dst: bar,
+        symbol: "bar".into(),
+    })
+    .op(AddressOp::Mapa {
+        space: StateSpace::SharedCluster,
+        dst: lead,
+        src: bar.into(),
+        cta_rank: imm(0),
+    });
+    for group in [CtaGroup::One, CtaGroup::Two] {
+        k.op(Bulk::TensorLoad {
+            dst: Address::symbol("smem", 0),
+            tensor_map: TensorMapRef::Param("tmap".into()),
+            coords: vec![imm(0), imm(64)],
+            mbar: Address::reg(lead, 0),
+            multicast: None,
+            cta_group: Some(group),
+            cache_policy: None,
+        });
+    }
+    let text = assemble_ok(&k.k, Sm100a).0;
+    assert!(
+        text.contains(".mbarrier::complete_tx::bytes.cta_group::2 [smem], [")
+            && text.contains(".cta_group::1 "),
+        "{text}"
+    );
+    family(&k.k, Sm100a, &[], &[Sm90a], "cp.async.bulk.tensor");
 }
 
 /// Every tcgen05 op of one CTA group (ptxas refuses a kernel mixing groups).

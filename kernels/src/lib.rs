@@ -15,6 +15,10 @@
 //! - [`multistage`]: the multistage GEMM (`cp.async`, `ldmatrix`, `mma.sync`) as a `#[kernel]`
 //!   program, f16/bf16 in, f16 or f32 accumulate, any M, N and K; the GEMM program
 //!   [`multistage::Multistage`].
+//! - [`blackwell`]: the warp-specialized Blackwell GEMM (`tcgen05`, TMEM, two-block clusters),
+//!   the seed's steps 7, 8 and 9 as configurations of one program for sm_100a; checked by ptxas
+//!   and by tests of its barrier protocol, not yet run on Blackwell hardware or wired to the
+//!   runtime.
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).
@@ -36,6 +40,7 @@
 
 #![warn(missing_docs)]
 
+pub mod blackwell;
 pub mod examples;
 pub mod gemm;
 pub mod hopper;

@@ -309,6 +309,7 @@ impl Writer<'_> {
                 coords,
                 mbar,
                 multicast,
+                cta_group,
                 cache_policy,
             } => {
                 let d = self.addr(dst, StateSpace::SharedCluster)?;
@@ -316,8 +317,11 @@ impl Writer<'_> {
                 let b = self.addr(mbar, StateSpace::Shared)?;
                 let (mc, mask) = self.multicast(multicast.as_ref())?;
                 let (hint, policy) = cache_hint(*cache_policy);
+                let group = cta_group
+                    .map(|g| format!(".cta_group::{}", g.count()))
+                    .unwrap_or_default();
                 self.emit(format_args!(
-                    "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}{hint} {d}, {tile}, {b}{mask}{policy}",
+                    "cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}{group}{hint} {d}, {tile}, {b}{mask}{policy}",
                     coords.len()
                 ));
             }

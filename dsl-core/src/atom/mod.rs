@@ -14,7 +14,9 @@
 //! | `SM75_*_LDSM_*`, `SM90_*_STSM_N` | `copy_ldsm.rs` | `ldmatrix`, `stmatrix` |
 //! | `SM80_16x8x16_*_TN` | `mma_sm80.rs` | `mma.sync.m16n8k16` |
 //! | `SM90_64xNx16_*_{SS,RS}` | `mma_sm90.rs` | `wgmma.mma_async` |
-//! | `SM90_TMA_LOAD`, `_MULTICAST`, `SM90_TMA_STORE` | [`tma`] | `cp.async.bulk.tensor` |
+//! | `SM90_TMA_LOAD`, `_MULTICAST`, `SM90_TMA_STORE`, `SM100_TMA_2SM_LOAD` | [`tma`] | `cp.async.bulk.tensor` |
+//! | `SM100_MMA_F16BF16{_2x1SM}_SS` | `mma_sm100.rs`, descriptors in [`umma`] | `tcgen05.mma` |
+//! | `SM100_TMEM_{LOAD,STORE}_*` | `copy_tmem.rs` | `tcgen05.ld`, `tcgen05.st` |
 
 //!
 //! ```
@@ -32,20 +34,25 @@
 mod copy;
 mod copy_ldsm;
 mod copy_sm80;
+mod copy_tmem;
 mod copy_universal;
 pub mod gmma;
 mod mma;
+mod mma_sm100;
 mod mma_sm80;
 mod mma_sm90;
 pub mod registry;
 pub mod tma;
+pub mod umma;
 mod value;
 
 pub use copy::{CopyAtom, CopyEnd, CopyOperation, CopyTraits, EndKind};
 pub use copy_ldsm::{LdsmN, LdsmT, StsmN};
 pub use copy_sm80::{CpAsyncCacheAlways, CpAsyncCacheGlobal};
+pub use copy_tmem::{TmemCopy, TmemDirection};
 pub use copy_universal::UniversalCopy;
 pub use mma::{Accumulate, MmaAtom, MmaCall, MmaOperation, MmaSource, MmaSourceKind, MmaTraits};
+pub use mma_sm100::Umma;
 pub use mma_sm80::Sm80Mma;
 pub use mma_sm90::{Gmma, GmmaA};
 pub use registry::{

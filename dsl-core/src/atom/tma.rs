@@ -49,6 +49,10 @@ pub enum TmaKind {
     LoadMulticast,
     /// `SM90_TMA_STORE`: `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`.
     Store,
+    /// `SM100_TMA_2SM_LOAD` (sm_100a): a load into this block's shared memory that completes on
+    /// the barrier of the even block of its pair (`.cta_group::2`), which counts the bytes of
+    /// both blocks' loads for the MMA the pair shares ([`TmaCopy::load_2sm`]).
+    Load2Sm,
 }
 
 impl TmaKind {
@@ -58,6 +62,7 @@ impl TmaKind {
             TmaKind::Load => "SM90_TMA_LOAD",
             TmaKind::LoadMulticast => "SM90_TMA_LOAD_MULTICAST",
             TmaKind::Store => "SM90_TMA_STORE",
+            TmaKind::Load2Sm => "SM100_TMA_2SM_LOAD",
         }
     }
 }
@@ -557,6 +562,41 @@ impl TmaCopy {
                 coords: self.coords(origin, b),
                 mbar: bar.address(),
                 multicast: multicast.map(|m| m.operand()),
+                cta_group: None,
+                cache_policy: self.cache_hint.map(CacheHint::policy),
+            });
+        }
+    }
+
+    /// `SM100_TMA_2SM_LOAD`: the loads of the tile at `origin` into this block's shared memory
+    /// at `smem`, completing on the barrier at `shared::cluster` address `pair_bar`, the even
+    /// block's of this block's pair (a remote view of the barrier array:
+    /// [`crate::pipeline::MbarrierArray::remote_view`]). Both blocks of the pair issue their
+    /// loads so, and the even block's one arrival expects the bytes of both (twice
+    /// [`TmaCopy::bytes`]). A copy not made as [`TmaKind::Load2Sm`] is recorded as a build error.
+    pub fn load_2sm<T: crate::kernel::DeviceType>(
+        &self,
+        map: &TensorMap,
+        origin: &[Var<u32>],
+        smem: SharedPtr<T>,
+        pair_bar: Var<u32>,
+    ) {
+        if self.kind != TmaKind::Load2Sm {
+            let kind = self.kind.cute_name();
+            crate::kernel::context::record_error(|kernel| crate::kernel::BuildError::BadArgument {
+                kernel,
+                message: format!("load_2sm is SM100_TMA_2SM_LOAD's; this copy was made as {kind}"),
+            });
+        }
+        let bar = crate::ir::Address::reg(pair_bar.to_reg(), 0);
+        for b in &self.boxes {
+            emit(Bulk::TensorLoad {
+                dst: self.box_smem(smem, b),
+                tensor_map: map.to_ref(),
+                coords: self.coords(origin, b),
+                mbar: bar.clone(),
+                multicast: None,
+                cta_group: Some(crate::ir::op::CtaGroup::Two),
                 cache_policy: self.cache_hint.map(CacheHint::policy),
             });
         }

@@ -305,6 +305,7 @@ fn table() -> Vec<(Op, Target, bool, PtxVersion)> {
                 coords: vec![Operand::Imm(0); 2],
                 mbar: smem(8),
                 multicast: Some(Operand::Imm(3)),
+                cta_group: None,
                 cache_policy: None,
             }
             .into(),

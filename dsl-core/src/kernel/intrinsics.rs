@@ -377,6 +377,7 @@ pub fn tma_load<T: DeviceType>(
         coords,
         mbar: bar.address(),
         multicast: None,
+        cta_group: None,
         cache_policy: None,
     });
 }
@@ -397,6 +398,7 @@ pub fn tma_load_multicast<T: DeviceType>(
         coords,
         mbar: bar.address(),
         multicast: Some(mask),
+        cta_group: None,
         cache_policy: None,
     });
 }

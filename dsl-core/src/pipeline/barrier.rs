@@ -136,6 +136,19 @@ impl RemoteBarriers {
         });
     }
 
+    /// One arrival releasing at cluster scope (`mbarrier.arrive.release.cluster.shared::cluster`):
+    /// for an arrival that hands this block's work to a thread of another block, which acquires
+    /// it with its wait (a writeback warpgroup telling the pair's MMA that it has read its TMEM).
+    pub fn arrive_release_cluster(&self, stage: impl IntoVar<u32>) {
+        emit(Mbarrier::Arrive {
+            state: None,
+            space: StateSpace::SharedCluster,
+            scope: Scope::Cluster,
+            addr: Address::reg(self.at(stage).to_reg(), 0),
+            count: None,
+        });
+    }
+
     /// One arrival that also raises the expected transaction bytes by `bytes`.
     pub fn arrive_expect_tx(&self, stage: impl IntoVar<u32>, bytes: impl IntoVar<u32>) {
         let tx_count = bytes.into_var().operand();
@@ -214,7 +227,18 @@ impl MmaBarriers {
         group: crate::ir::op::CtaGroup,
         cta_mask: Option<u32>,
     ) {
-        let mbar = self.at(state.stage()).address();
+        self.commit_at(state.stage(), group, cta_mask);
+    }
+
+    /// [`MmaBarriers::commit`] to barrier `stage` (a slot named by the caller: the accumulator a
+    /// consumer's MMAs wrote, say).
+    pub fn commit_at(
+        &self,
+        stage: impl IntoVar<u32>,
+        group: crate::ir::op::CtaGroup,
+        cta_mask: Option<u32>,
+    ) {
+        let mbar = self.at(stage).address();
         emit(Tcgen05::Commit {
             cta_group: group,
             mbar,

@@ -12,6 +12,8 @@
 //! - [`PersistentScheduler`]: the persistent walk over output tiles, [`Raster`] orders.
 //! - [`StreamKScheduler`]: the persistent walk that shares out k-tiles where the tiles are few
 //!   ([`StreamKSplit`] chooses the split on the host).
+//! - [`TmemAllocation`]: a block's (or a pair's) tensor memory, allocated, read and freed in
+//!   the order the hardware needs.
 //! - [`TileQueue`]: tiles handed out at run time from an atomic counter, a block's producer
 //!   passing them to its consumers in shared memory (with [`StreamKScheduler::jump_to`]).
 //!
@@ -53,6 +55,7 @@ pub mod roles;
 pub mod scheduler;
 pub mod state;
 pub mod stream_k;
+pub mod tmem;
 
 pub use barrier::{Barriers, MbarrierArray, MmaBarriers, RemoteBarriers, TmaBarriers};
 pub use cluster::{cluster_size, cluster_sync, ClusterShape};
@@ -67,3 +70,4 @@ pub use state::PipelineState;
 pub use stream_k::{
     stream_k_walk, StreamKRegion, StreamKScheduler, StreamKSplit, StreamKUnit, TailReuse,
 };
+pub use tmem::TmemAllocation;

@@ -137,6 +137,36 @@ impl MmaOperand for DescriptorFragment {
     }
 }
 
+/// The instructions `a` and `b` make for `mma`, `(MMA_M, MMA_N, A's MMA_K, B's MMA_K)`, once
+/// the fragments are checked to be what the atom reads (registers or descriptors); `op` and
+/// `acc` (the accumulator's layout) name the call in the error.
+pub(crate) fn instruction_grid(
+    op: &'static str,
+    mma: &TiledMma,
+    acc: &Layout,
+    a: &impl MmaOperand,
+    b: &impl MmaOperand,
+) -> Result<(i64, i64, i64, i64), LayoutError> {
+    let (sa, sb) = mma.atom.sources();
+    if (a.kind(), b.kind()) != (sa, sb) {
+        return Err(bad(
+            op,
+            acc,
+            format!(
+                "{} reads A from {sa:?} and B from {sb:?}; the fragments are {:?} and {:?}",
+                mma.atom.name(),
+                a.kind(),
+                b.kind()
+            ),
+        ));
+    }
+    let (al, bl) = (a.fragment_layout(), b.fragment_layout());
+    let (mm, nn) = (al.mode(1)?.size(), bl.mode(1)?.size());
+    let kk = if al.rank() > 2 { al.mode(2)?.size() } else { 1 };
+    let kb = if bl.rank() > 2 { bl.mode(2)?.size() } else { 1 };
+    Ok((mm, nn, kk, kb))
+}
+
 /// CuTe's `gemm(tiled_mma, acc, a, b, acc)`: `a` is `(MMA, MMA_M[, MMA_K])`, `b`
 /// `(MMA, MMA_N[, MMA_K])`, `acc` `(MMA, MMA_M, MMA_N)` (f16 pairs in u32 registers or f32
 /// registers, as [`Fragment::vals_per_reg`] says); one atom call per `(m, n, k)`: k outer, then n,
@@ -160,23 +190,8 @@ pub fn gemm_accumulate<C: DeviceType>(
     b: &impl MmaOperand,
     first: Accumulate,
 ) -> Result<(), LayoutError> {
-    let (sa, sb) = mma.atom.sources();
-    if (a.kind(), b.kind()) != (sa, sb) {
-        return Err(bad(
-            "gemm",
-            &acc.layout,
-            format!(
-                "{} reads A from {sa:?} and B from {sb:?}; the fragments are {:?} and {:?}",
-                mma.atom.name(),
-                a.kind(),
-                b.kind()
-            ),
-        ));
-    }
+    let (mm, nn, kk, kb) = instruction_grid("gemm", mma, &acc.layout, a, b)?;
     let (al, bl) = (a.fragment_layout(), b.fragment_layout());
-    let (mm, nn) = (al.mode(1)?.size(), bl.mode(1)?.size());
-    let kk = if al.rank() > 2 { al.mode(2)?.size() } else { 1 };
-    let kb = if bl.rank() > 2 { bl.mode(2)?.size() } else { 1 };
     if acc.layout.mode(1)?.size() != mm || acc.layout.mode(2)?.size() != nn || kk != kb {
         return Err(bad(
             "gemm",

@@ -134,6 +134,8 @@ mod fragment;
 mod global;
 mod mma;
 mod shared;
+mod tmem;
+mod umma;
 
 pub use copy::{
     clear, copy, copy_s2g, cp_async_fence, cp_async_wait, cp_async_wait_n, store_fragment,
@@ -147,6 +149,11 @@ pub use mma::{
     DescriptorFragment, MmaOperand,
 };
 pub use shared::STensor;
+pub use tmem::{
+    tmem_fence_after_sync, tmem_fence_before_sync, tmem_load, tmem_store, tmem_wait_ld,
+    tmem_wait_st, TTensor, TmemAccumulator, TMEM_COLUMNS, TMEM_LANE, TMEM_LANES,
+};
+pub use umma::{gemm_tmem, UmmaDescriptorFragment};
 
 pub use crate::tiled::Idx;
 

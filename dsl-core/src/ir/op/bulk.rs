@@ -3,6 +3,7 @@
 //! the cluster), tile stores shared::cta -> global tracked by bulk groups, tile prefetches
 //! global -> L2, and `prefetch.tensormap`.
 
+use super::tcgen05::CtaGroup;
 use super::OpInfo;
 use crate::ir::error::IrError;
 use crate::ir::target::{PtxVersion, Requirement, Target};
@@ -24,8 +25,8 @@ pub enum TensorMapRef {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bulk {
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    /// {.multicast::cluster}{.L2::cache_hint} [dst], [tmap, {coords}], [mbar]{, cta_mask}{,
-    /// policy}`.
+    /// {.multicast::cluster}{.cta_group::N}{.L2::cache_hint} [dst], [tmap, {coords}], [mbar]{,
+    /// cta_mask}{, policy}`.
     TensorLoad {
         /// Shared destination (a shared::cta address is valid shared::cluster).
         dst: Address,
@@ -37,6 +38,12 @@ pub enum Bulk {
         mbar: Address,
         /// Copy to every block whose bit is set in this u16 mask, at the same offsets.
         multicast: Option<Operand>,
+        /// `.cta_group::N` (sm_100a, PTX 8.6), which says where `mbar` may be: with `None` or
+        /// `.cta_group::1` in the block the data lands in; with `.cta_group::2` in that block or
+        /// in its peer of the pair (the other block of its even/odd pair in the cluster), so
+        /// that both blocks' loads complete on the even block's barrier, which counts the
+        /// pair's bytes (CuTe's `SM100_TMA_2SM_LOAD`). PTX ISA 9.7.9.25.5.1.
+        cta_group: Option<CtaGroup>,
         /// An L2 cache policy for the reads (`.L2::cache_hint`): a 64-bit policy word such as
         /// those of [`crate::atom::tma::CacheHint`].
         cache_policy: Option<u64>,
@@ -91,10 +98,20 @@ impl OpInfo for Bulk {
         }
     }
     fn requires(&self) -> Requirement {
-        Requirement::at_least(Target::Sm90a)
+        match self {
+            Bulk::TensorLoad {
+                cta_group: Some(_), ..
+            } => Requirement::only(Target::Sm100a),
+            _ => Requirement::at_least(Target::Sm90a),
+        }
     }
     fn ptx_version(&self) -> PtxVersion {
-        PtxVersion::new(8, 0)
+        match self {
+            Bulk::TensorLoad {
+                cta_group: Some(_), ..
+            } => PtxVersion::new(8, 6),
+            _ => PtxVersion::new(8, 0),
+        }
     }
     fn check(&self) -> Result<(), IrError> {
         let coords = match self {

@@ -379,6 +379,7 @@ impl Regs for Bulk {
                 coords,
                 mbar,
                 multicast,
+                cta_group: _,
                 cache_policy: _,
             } => {
                 a(f, dst);

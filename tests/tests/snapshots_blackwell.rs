@@ -1,0 +1,87 @@
+//! The warp-specialized Blackwell GEMM's PTX: one insta snapshot per step of the tutorial and element
+//! type (`blackwell_<step>_<config>_<dtype>_sm_100a.snap`, under the repository's `snapshots/`),
+//! each assembled by ptxas for sm_100a with no spills and no stack frame. The program has not
+//! run on Blackwell hardware; these are the checks it has without one.
+//!
+//! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
+
+use dsl_core::ir::Target;
+use kernels::blackwell::{blackwell_kernel, BlackwellConfig, Step, SMEM_PER_BLOCK};
+use kernels::gemm::GemmDtype;
+use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
+
+/// Every step at the tutorial's depth (and step 7 deeper), for both element types.
+fn published() -> Vec<(Step, BlackwellConfig, GemmDtype, String)> {
+    let mut out = Vec::new();
+    for step in Step::ALL {
+        let mut depths = vec![step.tutorial_depth()];
+        if step == Step::Seven {
+            depths.push(4);
+        }
+        for depth in depths {
+            let cfg = step.config(depth);
+            for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+                let name = format!("blackwell_{}_{cfg}_{dtype}_sm_100a", step.name());
+                out.push((step, cfg, dtype, name));
+            }
+        }
+    }
+    out
+}
+
+fn ptx_of(cfg: BlackwellConfig, dtype: GemmDtype) -> String {
+    let k = blackwell_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"));
+    codegen_ptx::emit(&k, Target::Sm100a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
+}
+
+#[test]
+fn ptx_snapshots() {
+    let mut expected = Vec::new();
+    for (step, cfg, dtype, name) in published() {
+        insta::with_settings!({
+            snapshot_path => SNAPSHOTS,
+            prepend_module_to_snapshot => false,
+            description => format!("blackwell_ws {} ({cfg}) {dtype} for sm_100a", step.name()),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name.clone(), ptx_of(cfg, dtype));
+        });
+        expected.push(format!("{name}.snap"));
+    }
+    assert_no_stale_snapshots("blackwell_", &expected);
+}
+
+/// ptxas assembles every step with no spills and no stack frame, its registers fit the block
+/// (one block per SM), and its shared memory the SM. The table it prints is the resources per
+/// role: registers (one count for the kernel: no role changes its budget), the dynamic shared
+/// memory each role's buffers take, and the TMEM columns of each accumulator.
+#[test]
+fn every_step_assembles_without_spills() {
+    let mut table = vec![format!(
+        "{:<48} {:>5} {:>8} {:>7} {:>10} {:>5} {:>8}",
+        "kernel", "regs", "threads", "ring B", "staging B", "tmem", "per acc"
+    )];
+    for (_, cfg, dtype, name) in published() {
+        let report = assemble_clean(&ptx_of(cfg, dtype), Target::Sm100a, &name);
+        assert!(
+            report.registers * cfg.threads() <= 65536,
+            "{name}: {} registers x {} threads",
+            report.registers,
+            cfg.threads()
+        );
+        assert!(
+            cfg.smem_bytes() + report.shared_bytes as u32 <= SMEM_PER_BLOCK,
+            "{name}"
+        );
+        table.push(format!(
+            "{name:<48} {:>5} {:>8} {:>7} {:>10} {:>5} {:>8}",
+            report.registers,
+            cfg.threads(),
+            cfg.depth * cfg.stage_bytes(),
+            cfg.staging_bytes(),
+            cfg.tmem_columns(),
+            cfg.mma_n(),
+        ));
+    }
+    println!("{}", table.join("\n"));
+}
