@@ -30,8 +30,10 @@ pub mod context;
 pub mod control;
 pub mod error;
 mod fold;
+pub mod half2;
 pub mod intrinsics;
 pub mod macro_support;
+pub mod math;
 pub mod memory;
 pub mod ops;
 pub mod value;
@@ -42,7 +44,9 @@ pub use control::{
     HostValue, Iterate, LoopCond, LoopPart, MakeRange, Merge, RangeInt, ValueCond,
 };
 pub use error::BuildError;
+pub use half2::Pair;
 pub use intrinsics::*;
+pub use math::Float;
 pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};
 pub use value::{BF16x2, Const, DeviceType, F16x2, IntoVar, Var};
