@@ -152,3 +152,5 @@ pub use crate::tiled::Idx;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_half_fragments;

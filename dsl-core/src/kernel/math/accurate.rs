@@ -278,11 +278,7 @@ fn trig_reduce(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
     let c = (r1 - (r - b)) + (m - b);
     let c = j.mul_add(-PIO2_LO, c + m_lo);
     let zero = j.eq_(0.0f32);
-    (
-        select(zero, x, r),
-        select(zero, 0.0f32, c),
-        j.cast::<i32>(),
-    )
+    (select(zero, x, r), select(zero, 0.0f32, c), j.cast::<i32>())
 }
 
 /// sin(r + c) for the reduced argument and its quadrant `q`: sin or cos by `q & 1`, negated by
