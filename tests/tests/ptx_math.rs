@@ -123,7 +123,10 @@ fn check_functions<T: Float>(ty: &str) {
         let text = ptx(&k, Target::Sm90a);
         let (want, forbid) = expected(name, ty);
         for w in &want {
-            assert!(text.contains(w.as_str()), "{name} on {ty}: no `{w}` in\n{text}");
+            assert!(
+                text.contains(w.as_str()),
+                "{name} on {ty}: no `{w}` in\n{text}"
+            );
         }
         for w in forbid {
             assert!(!text.contains(w), "{name} on {ty}: `{w}` in\n{text}");
