@@ -11,7 +11,7 @@
 //! each table says what it approximates on which interval, highest degree first.
 
 use super::super::ops::select;
-use super::super::value::Var;
+use super::super::value::{IntoVar, Var};
 use super::rounded;
 use crate::ir::op::RoundedOp;
 
@@ -128,6 +128,23 @@ const COS_POLY: [f32; 4] = [
     -0.5,
 ];
 
+/// `a + b`, `a - b` and `a * b` rounded once, as `fma.rn` (`a * 1 + b`, `a * b + -0`): PTX lets
+/// ptxas fuse a plain `mul.f32` and a following `add.f32` into one fma, which would change the
+/// bits (and break the exact-error steps below); an `fma.rn` it keeps as written.
+fn add(a: impl IntoVar<f32>, b: impl IntoVar<f32>) -> Var<f32> {
+    a.into_var().mul_add(1.0f32, b)
+}
+
+/// `a - b` rounded once (see [`add`]).
+fn sub(a: impl IntoVar<f32>, b: impl IntoVar<f32>) -> Var<f32> {
+    a.into_var().mul_add(1.0f32, -b.into_var())
+}
+
+/// `a * b` rounded once (see [`add`]); `+ -0` keeps the product's zero sign.
+fn mul(a: impl IntoVar<f32>, b: impl IntoVar<f32>) -> Var<f32> {
+    a.into_var().mul_add(b, -0.0f32)
+}
+
 /// Horner's scheme with `fma.rn`: `coeffs[0] x^n + ... + coeffs[n]`.
 fn horner(x: Var<f32>, coeffs: &[f32]) -> Var<f32> {
     let mut p = Var::konst(coeffs[0]);
@@ -139,7 +156,7 @@ fn horner(x: Var<f32>, coeffs: &[f32]) -> Var<f32> {
 
 /// `v` rounded to the nearest integer (ties to even), for |v| < 2^22, still as an f32.
 fn round_int(v: Var<f32>) -> Var<f32> {
-    (v + SHIFT) - SHIFT
+    sub(add(v, SHIFT), SHIFT)
 }
 
 /// `p * 2^i` for i in [-252, 128] with one rounding (CUDA's scaling: two factors so that
@@ -149,7 +166,7 @@ fn scale_pow2(p: Var<f32>, i: Var<i32>) -> Var<f32> {
     let bias = select(i.gt(0), 0i32, 0x8300_0000u32 as i32);
     let s = (bias + 0x7f00_0000i32).bitcast::<f32>();
     let t = ((i << 23u32) - bias).bitcast::<f32>();
-    p * s * t
+    mul(mul(p, s), t)
 }
 
 /// `mag` with the sign bit of `sign` (`mag` non-negative).
@@ -161,7 +178,7 @@ fn copysign(mag: Var<f32>, sign: Var<f32>) -> Var<f32> {
 /// e^x, |x| < 104 through the reduction; beyond it +inf or 0.
 pub(super) fn exp(x: Var<f32>) -> Var<f32> {
     // x = j ln2 + f, |f| <= ln2/2: the first fma is exact (both on a 2^-25 grid, |f| < 1/2).
-    let j = round_int(x * LOG2E);
+    let j = round_int(mul(x, LOG2E));
     let f = j.mul_add(-LN2, x);
     let f = j.mul_add(-LN2_LO, f);
     let r = scale_pow2(horner(f, &EXP_POLY), j.cast::<i32>());
@@ -179,7 +196,7 @@ fn saturate_exp(x: Var<f32>, limit: f32, r: Var<f32>) -> Var<f32> {
 pub(super) fn exp2(x: Var<f32>) -> Var<f32> {
     // x = j + f exactly, |f| <= 1/2.
     let j = round_int(x);
-    let f = x - j;
+    let f = sub(x, j);
     let r = scale_pow2(horner(f, &EXP2_POLY), j.cast::<i32>());
     saturate_exp(x, 150.0, r)
 }
@@ -188,12 +205,12 @@ pub(super) fn exp2(x: Var<f32>) -> Var<f32> {
 /// positive finite `a` (subnormals scaled by 2^23 first).
 fn log_reduce(a: Var<f32>) -> (Var<f32>, Var<f32>) {
     let tiny = a.lt(f32::MIN_POSITIVE);
-    let m = select(tiny, a * 8_388_608.0f32, a);
+    let m = select(tiny, mul(a, 8_388_608.0), a);
     let bits = m.bitcast::<i32>();
     let e = (bits - 0x3f2a_aaabi32) & (0xff80_0000u32 as i32);
     let m = (bits - e).bitcast::<f32>();
-    let i = (e >> 23u32).cast::<f32>() + select(tiny, -23.0f32, 0.0f32);
-    (i, m - 1.0f32)
+    let i = add((e >> 23u32).cast::<f32>(), select(tiny, -23.0f32, 0.0f32));
+    (i, sub(m, 1.0))
 }
 
 /// `r` for a positive finite `a`, else what a logarithm is there: -inf at 0, NaN below,
@@ -202,7 +219,7 @@ fn log_special(a: Var<f32>, r: Var<f32>) -> Var<f32> {
     let special = select(
         a.eq_(0.0f32),
         f32::NEG_INFINITY,
-        select(a.lt(0.0f32), f32::NAN, a + a),
+        select(a.lt(0.0f32), f32::NAN, add(a, a)),
     );
     let finite = a.gt(0.0f32) & a.le(f32::MAX);
     select(finite, r, special)
@@ -214,12 +231,12 @@ pub(super) fn ln(a: Var<f32>) -> Var<f32> {
     let p = horner(f, &LOG1P_POLY);
     // ln a = i ln2 + f + f^2 P(f): i * LN2_HI16 is exact, and the sum with f is kept as an
     // unevaluated pair (Fast2Sum: |i LN2_HI16| >= |f| whenever i != 0).
-    let hi = i * LN2_HI16;
-    let s = hi + f;
-    let err = (hi - s) + f;
+    let hi = mul(i, LN2_HI16);
+    let s = add(hi, f);
+    let err = add(sub(hi, s), f);
     let tail = i.mul_add(LN2_LO16, err);
-    let tail = p.mul_add(f * f, tail);
-    log_special(a, s + tail)
+    let tail = p.mul_add(mul(f, f), tail);
+    log_special(a, add(s, tail))
 }
 
 /// log2(a).
@@ -227,24 +244,24 @@ pub(super) fn log2(a: Var<f32>) -> Var<f32> {
     let (i, f) = log_reduce(a);
     let p = horner(f, &LOG1P_POLY);
     // log2 a = i + log2(e) (f + f^2 P(f)); f log2(e) exactly as hi + lo, then i + hi as a pair.
-    let hi = f * LOG2E;
+    let hi = mul(f, LOG2E);
     let lo = f.mul_add(LOG2E, -hi);
-    let s = i + hi;
-    let err = (i - s) + hi;
-    let tail = f.mul_add(LOG2E_LO, lo + err);
-    let tail = (p * (f * f)).mul_add(LOG2E, tail);
-    log_special(a, s + tail)
+    let s = add(i, hi);
+    let err = add(sub(i, s), hi);
+    let tail = f.mul_add(LOG2E_LO, add(lo, err));
+    let tail = mul(p, mul(f, f)).mul_add(LOG2E, tail);
+    log_special(a, add(s, tail))
 }
 
 /// tanh(x).
 pub(super) fn tanh(x: Var<f32>) -> Var<f32> {
     // tanh |x|, then x's sign (also on -0).
     let ax = x.abs();
-    let s = x * x;
-    let small = (horner(s, &TANH_POLY) * s).mul_add(ax, ax);
+    let s = mul(x, x);
+    let small = mul(horner(s, &TANH_POLY), s).mul_add(ax, ax);
     // tanh|x| = 1 - 2 / (e^2|x| + 1); e^2|x| = +inf gives 1.
-    let e = exp(ax + ax);
-    let large = 1.0f32 - 2.0f32 / (e + 1.0f32);
+    let e = exp(add(ax, ax));
+    let large = sub(1.0f32, 2.0f32 / add(e, 1.0f32));
     copysign(select(ax.lt(TANH_SPLIT), small, large), x)
 }
 
@@ -257,10 +274,10 @@ pub(super) fn erf(x: Var<f32>) -> Var<f32> {
 /// `ex2.approx`).
 pub(super) fn erf_with(x: Var<f32>, exp: fn(Var<f32>) -> Var<f32>) -> Var<f32> {
     let t = x.abs();
-    let small = horner(x * x, &ERF_POLY).mul_add(x, x);
+    let small = horner(mul(x, x), &ERF_POLY).mul_add(x, x);
     // Clamped by a comparison, not `min`, so that NaN stays NaN.
     let q = horner(select(t.ge(ERF_ONE), ERF_ONE, t), &ERFC_LOG_POLY);
-    let large = select(t.ge(ERF_ONE), 1.0f32, 1.0f32 - exp(q));
+    let large = select(t.ge(ERF_ONE), 1.0f32, sub(1.0f32, exp(q)));
     select(t.lt(ERF_SPLIT), small, copysign(large, x))
 }
 
@@ -269,14 +286,14 @@ pub(super) fn erf_with(x: Var<f32>, exp: fn(Var<f32>) -> Var<f32>) -> Var<f32> {
 /// with the middle part of pi/2 and the sum with it are kept exact, 2Sum). Where j = 0, `r` is
 /// `x` itself (keeps tiny inputs exact).
 fn trig_reduce(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
-    let j = round_int(x * TWO_OVER_PI);
+    let j = round_int(mul(x, TWO_OVER_PI));
     let r1 = j.mul_add(-PIO2_HI, x);
-    let m = j * -PIO2_MID;
+    let m = mul(j, -PIO2_MID);
     let m_lo = j.mul_add(-PIO2_MID, -m);
-    let r = r1 + m;
-    let b = r - r1;
-    let c = (r1 - (r - b)) + (m - b);
-    let c = j.mul_add(-PIO2_LO, c + m_lo);
+    let r = add(r1, m);
+    let b = sub(r, r1);
+    let c = add(sub(r1, sub(r, b)), sub(m, b));
+    let c = j.mul_add(-PIO2_LO, add(c, m_lo));
     let zero = j.eq_(0.0f32);
     (select(zero, x, r), select(zero, 0.0f32, c), j.cast::<i32>())
 }
@@ -286,8 +303,8 @@ fn trig_reduce(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
 /// sin(r + c) = r + (c + r s S(s)) and cos(r + c) = 1 + s' (C(s') s' - 1/2) with
 /// s' = r^2 + 2 r c, each rounded once at the end.
 fn trig_eval(r: Var<f32>, c: Var<f32>, q: Var<i32>) -> Var<f32> {
-    let s = r.mul_add(r, (r + r) * c);
-    let sin = r + horner(s, &SIN_POLY).mul_add(r * s, c);
+    let s = r.mul_add(r, mul(add(r, r), c));
+    let sin = add(r, horner(s, &SIN_POLY).mul_add(mul(r, s), c));
     let cos = horner(s, &COS_POLY).mul_add(s, 1.0f32);
     let v = select((q & 1i32).eq_(0i32), sin, cos);
     select((q & 2i32).eq_(0i32), v, -v)
@@ -321,11 +338,11 @@ pub(super) fn recip(x: Var<f32>) -> Var<f32> {
 /// that nothing goes subnormal for large x).
 pub(super) fn rsqrt(x: Var<f32>) -> Var<f32> {
     let y = recip(sqrt(x));
-    let p = x * y;
+    let p = mul(x, y);
     let l = x.mul_add(y, -p);
     let e = (-p).mul_add(y, 1.0f32);
     let e = (-l).mul_add(y, e);
-    let refined = (y * 0.5f32).mul_add(e, y);
+    let refined = mul(y, 0.5).mul_add(e, y);
     // 0, infinities and NaN make the product NaN; y is the answer there (+inf, 0, NaN).
     select(refined.eq_(refined), refined, y)
 }
