@@ -99,7 +99,12 @@ fn every_accepted_binary_op_assembles_at_its_lowest_target() {
                 );
             }
             for op in RoundedOp::ALL {
-                for rnd in [FloatRound::Rn, FloatRound::Rz, FloatRound::Rm, FloatRound::Rp] {
+                for rnd in [
+                    FloatRound::Rn,
+                    FloatRound::Rz,
+                    FloatRound::Rm,
+                    FloatRound::Rp,
+                ] {
                     ops.push(
                         Arith::Rounded {
                             op,

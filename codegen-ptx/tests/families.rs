@@ -224,7 +224,10 @@ fn arith_integer_and_float() {
         });
         outs.push(d);
     }
-    for (op, rnd) in [(RoundedOp::Sqrt, FloatRound::Rn), (RoundedOp::Rcp, FloatRound::Rn)] {
+    for (op, rnd) in [
+        (RoundedOp::Sqrt, FloatRound::Rn),
+        (RoundedOp::Rcp, FloatRound::Rn),
+    ] {
         for (ty, src) in [(Type::F32, x), (Type::F64, xd)] {
             let d = k.reg(ty);
             k.op(Arith::Rounded {

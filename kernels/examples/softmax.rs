@@ -31,7 +31,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dy = jit.alloc_zeros::<f32>(rows * cols)?;
     f.launch(
         &Launch::new((rows as u32, 1, 1), (softmax::THREADS, 1, 1)),
-        &[jit.buffer(&dx), jit.buffer_mut(&mut dy), KernelArg::U32(cols as u32)],
+        &[
+            jit.buffer(&dx),
+            jit.buffer_mut(&mut dy),
+            KernelArg::U32(cols as u32),
+        ],
     )?;
     let got = jit.download(&dy)?;
 

@@ -10,7 +10,7 @@ use crate::ir::{Address, Operand, Reg, StateSpace, Type};
 /// Whether an access of `n` elements of `ty` goes through words: more elements than a vector
 /// access takes, of a 16-bit type, in pairs.
 pub(super) fn applies(ty: Type, n: usize) -> bool {
-    ty.bits() == 16 && n > 4 && n % 2 == 0
+    ty.bits() == 16 && n > 4 && n.is_multiple_of(2)
 }
 
 /// A new 32-bit word register.

@@ -156,7 +156,7 @@ impl<T: Reduce> BlockReduce<T> {
     /// Allocates the shared array `name` (one `T` per warp) for blocks of `threads` threads.
     /// A thread count that is not a multiple of 32 in 32..=1024 is a build error.
     pub fn new(k: &KernelBuilder, name: &str, threads: u32) -> Self {
-        if threads == 0 || threads % 32 != 0 || threads > 1024 {
+        if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
             super::context::record_error(|kernel| {
                 super::error::BuildError::BadArgument {
                 kernel,

@@ -71,11 +71,17 @@ pub fn reference(x: &[f32], gamma: &[f32], beta: &[f32], cols: usize, eps: f32) 
         .flat_map(|row| {
             let n = cols as f64;
             let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-            let var = row.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / n;
+            let var = row
+                .iter()
+                .map(|&v| (f64::from(v) - mean).powi(2))
+                .sum::<f64>()
+                / n;
             let rstd = 1.0 / (var + f64::from(eps)).sqrt();
             row.iter()
                 .zip(gamma.iter().zip(beta))
-                .map(move |(&v, (&g, &b))| ((f64::from(v) - mean) * rstd * f64::from(g) + f64::from(b)) as f32)
+                .map(move |(&v, (&g, &b))| {
+                    ((f64::from(v) - mean) * rstd * f64::from(g) + f64::from(b)) as f32
+                })
         })
         .collect()
 }
