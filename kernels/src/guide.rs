@@ -110,8 +110,8 @@
 //!
 //! ## What to read next
 //!
-//! - [`examples::softmax`](crate::examples::softmax) is this kernel as a registered example,
-//!   and [`examples::layernorm`](crate::examples::layernorm) a second one; `cargo run -p kernels
+//! - [`examples::softmax`](mod@crate::examples::softmax) is this kernel as a registered example,
+//!   and [`examples::layernorm`](mod@crate::examples::layernorm) a second one; `cargo run -p kernels
 //!   --example softmax` runs it, `rute ptx softmax --target sm_90a` prints its PTX.
 //! - [`dsl_core::kernel::math`]: `exp`, `ln`, `tanh`, `erf`, `sin`, ... for f32, f16, bf16 and
 //!   the 16-bit pairs, accurate and fast, with their measured errors.
