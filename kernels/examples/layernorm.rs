@@ -8,7 +8,7 @@
 use codegen_ptx::emit;
 use codegen_ptx::jit::{Jit, KernelArg, Launch};
 use dsl_core::ir::Target;
-use kernels::examples::layernorm;
+use kernels::examples::{self, layernorm};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kernel = layernorm::layernorm(layernorm::THREADS)?;
@@ -22,9 +22,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let (rows, cols, eps) = (512usize, 4099usize, 1e-5f32);
-    let x: Vec<f32> = (0..rows * cols).map(|i| 1.0 + 4.0 * scatter(i)).collect();
-    let gamma: Vec<f32> = (0..cols).map(|j| 0.5 + scatter(j + 7)).collect();
-    let beta: Vec<f32> = (0..cols).map(|j| 2.0 * scatter(j + 13) - 1.0).collect();
+    let x: Vec<f32> = (0..rows * cols)
+        .map(|i| 1.0 + 4.0 * examples::scatter(i))
+        .collect();
+    let gamma: Vec<f32> = (0..cols).map(|j| 0.5 + examples::scatter(j + 7)).collect();
+    let beta: Vec<f32> = (0..cols)
+        .map(|j| 2.0 * examples::scatter(j + 13) - 1.0)
+        .collect();
     let want = layernorm::reference(&x, &gamma, &beta, cols, eps);
 
     let f = jit.load(&ptx)?.function(&kernel.name)?;
@@ -49,19 +53,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .zip(&want)
         .map(|(g, w)| (g - w).abs())
         .fold(0.0f32, f32::max);
-    let pass = worst < 1e-4;
-    println!(
-        "layernorm {rows} x {cols} on {}: worst absolute error {worst:.2e}: {}",
-        jit.device_name()?,
-        if pass { "PASS" } else { "FAIL" }
-    );
-    if !pass {
+    let what = format!("layernorm {rows} x {cols} on {}", jit.device_name()?);
+    if !examples::verdict(&what, "absolute error", worst, 1e-4) {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// A value in [0, 1) that jumps around with `i` (Knuth's multiplicative hash, 16 bits).
-fn scatter(i: usize) -> f32 {
-    ((i as u32).wrapping_mul(2_654_435_761) >> 16) as f32 / 65536.0
 }

@@ -8,7 +8,7 @@
 use codegen_ptx::emit;
 use codegen_ptx::jit::{Jit, KernelArg, Launch};
 use dsl_core::ir::Target;
-use kernels::examples::softmax;
+use kernels::examples::{self, softmax};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kernel = softmax::softmax(softmax::THREADS)?;
@@ -23,7 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let (rows, cols) = (1000usize, 3001usize);
     // Values in [-8, 8): exp spans six orders of magnitude within a row.
-    let x: Vec<f32> = (0..rows * cols).map(|i| 16.0 * scatter(i) - 8.0).collect();
+    let x: Vec<f32> = (0..rows * cols)
+        .map(|i| 16.0 * examples::scatter(i) - 8.0)
+        .collect();
     let want = softmax::reference(&x, cols);
 
     let f = jit.load(&ptx)?.function(&kernel.name)?;
@@ -45,19 +47,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .zip(&want)
         .map(|(g, w)| ((g - w) / w).abs())
         .fold(0.0f32, f32::max);
-    let pass = worst < 1e-5;
-    println!(
-        "softmax {rows} x {cols} on {}: worst relative error {worst:.2e}: {}",
-        jit.device_name()?,
-        if pass { "PASS" } else { "FAIL" }
-    );
-    if !pass {
+    let what = format!("softmax {rows} x {cols} on {}", jit.device_name()?);
+    if !examples::verdict(&what, "relative error", worst, 1e-5) {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// A value in [0, 1) that jumps around with `i` (Knuth's multiplicative hash, 16 bits).
-fn scatter(i: usize) -> f32 {
-    ((i as u32).wrapping_mul(2_654_435_761) >> 16) as f32 / 65536.0
 }

@@ -44,3 +44,20 @@ fn config_error(kernel: &str, e: &dyn std::fmt::Display) -> dsl_core::kernel::Bu
         message: e.to_string(),
     }
 }
+
+/// A value in [0, 1) that jumps around with `i` (Knuth's multiplicative hash, 16 bits): the
+/// reproducible input data of the runnable examples (`cargo run -p kernels --example NAME`).
+pub fn scatter(i: usize) -> f32 {
+    ((i as u32).wrapping_mul(2_654_435_761) >> 16) as f32 / 65536.0
+}
+
+/// The verdict line of a runnable example: `what: worst <error> <measure> (bound <bound>):
+/// PASS` or `FAIL`, printed; whether it passed.
+pub fn verdict(what: &str, measure: &str, worst: f32, bound: f32) -> bool {
+    let pass = worst <= bound;
+    println!(
+        "{what}: worst {measure} {worst:.2e} (bound {bound:.0e}): {}",
+        if pass { "PASS" } else { "FAIL" }
+    );
+    pass
+}

@@ -104,35 +104,14 @@ pub trait Float: Num + Signed + sealed::Sealed {
     fn has_native(op: ApproxOp) -> bool;
 }
 
-impl Float for f32 {
-    fn map_f32(x: Var<f32>, f: fn(Var<f32>) -> Var<f32>) -> Var<f32> {
-        f(x)
-    }
-    fn has_native(_: ApproxOp) -> bool {
-        true
-    }
-}
-
-macro_rules! half_float {
-    ($($t:ty, native: $native:expr;)*) => {$(
+/// `impl Float` for each type: how it maps an f32 function over its elements, and which
+/// `.approx` instructions it has natively.
+macro_rules! float_types {
+    ($($t:ty: map $map:expr, native $native:expr;)*) => {$(
         impl Float for $t {
             fn map_f32(x: Var<$t>, f: fn(Var<f32>) -> Var<f32>) -> Var<$t> {
-                f(x.cast::<f32>()).cast::<$t>()
-            }
-            fn has_native(op: ApproxOp) -> bool {
-                let native: fn(ApproxOp) -> bool = $native;
-                native(op)
-            }
-        }
-    )*};
-}
-
-macro_rules! pair_float {
-    ($($t:ty, native: $native:expr;)*) => {$(
-        impl Float for $t {
-            fn map_f32(x: Var<$t>, f: fn(Var<f32>) -> Var<f32>) -> Var<$t> {
-                let [lo, hi] = x.to_f32();
-                Var::<$t>::from_f32(f(lo), f(hi))
+                let map: fn(Var<$t>, fn(Var<f32>) -> Var<f32>) -> Var<$t> = $map;
+                map(x, f)
             }
             fn has_native(op: ApproxOp) -> bool {
                 let native: fn(ApproxOp) -> bool = $native;
@@ -143,13 +122,19 @@ macro_rules! pair_float {
 }
 
 // ex2.approx and tanh.approx take f16 and f16x2 from sm_75; their bf16 forms need sm_90.
-half_float! {
-    f16, native: |op| matches!(op, ApproxOp::Ex2 | ApproxOp::Tanh);
-    bf16, native: |_| false;
-}
-pair_float! {
-    F16x2, native: |op| matches!(op, ApproxOp::Ex2 | ApproxOp::Tanh);
-    BF16x2, native: |_| false;
+float_types! {
+    f32: map |x, f| f(x), native |_| true;
+    f16: map |x, f| f(x.cast::<f32>()).cast::<f16>(),
+        native |op| matches!(op, ApproxOp::Ex2 | ApproxOp::Tanh);
+    bf16: map |x, f| f(x.cast::<f32>()).cast::<bf16>(), native |_| false;
+    F16x2: map |x, f| {
+        let [lo, hi] = x.to_f32();
+        Var::<F16x2>::from_f32(f(lo), f(hi))
+    }, native |op| matches!(op, ApproxOp::Ex2 | ApproxOp::Tanh);
+    BF16x2: map |x, f| {
+        let [lo, hi] = x.to_f32();
+        Var::<BF16x2>::from_f32(f(lo), f(hi))
+    }, native |_| false;
 }
 
 /// `op.rn.f32 x` (`sqrt.rn`, `rcp.rn`), folded on the host for a constant.
