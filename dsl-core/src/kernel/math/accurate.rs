@@ -5,11 +5,14 @@
 //! fully determined by the PTX ISA: the builder folds the same sequence on the host for constant
 //! inputs, bit for bit what the GPU computes, and the accuracy tests measure that fold.
 //!
-//! Every branch is a `selp` (both sides computed): a warp never diverges inside a function.
+//! Every branch is a `selp` (both sides computed), so a warp does not diverge inside a
+//! function, except in `sin` and `cos` of |x| > 105615, whose exact reduction is a branch that
+//! only the lanes with such arguments take.
 //!
 //! The coefficients are minimax fits (Lawson's algorithm, 50-digit arithmetic) rounded to f32;
 //! each table says what it approximates on which interval, highest degree first.
 
+use super::super::control::Cond;
 use super::super::ops::select;
 use super::super::value::{IntoVar, Var};
 use super::rounded;
@@ -281,10 +284,31 @@ pub(super) fn erf_with(x: Var<f32>, exp: fn(Var<f32>) -> Var<f32>) -> Var<f32> {
     select(t.lt(ERF_SPLIT), small, copysign(large, x))
 }
 
-/// The Cody-Waite reduction `x = j pi/2 + r + c`, |r| <= pi/4 (to rounding), as `(r, c, j)`:
-/// `r + c` is the reduced argument to about 2^-24 |r| more bits than `r` alone (the product
-/// with the middle part of pi/2 and the sum with it are kept exact, 2Sum). Where j = 0, `r` is
-/// `x` itself (keeps tiny inputs exact).
+/// Up to this |x| the Cody-Waite reduction is accurate; beyond it, [`payne_hanek`].
+const TRIG_FAST_LIMIT: f32 = 105_615.0;
+
+/// The bits of 2/pi after the binary point, 32 to a word, after one word of zeros (the window
+/// of a small exponent starts before the point).
+const TWO_OVER_PI_BITS: [u32; 8] = [
+    0,
+    0xa2f9_836e,
+    0x4e44_1529,
+    0xfc27_57d1,
+    0xf534_ddc0,
+    0xdb62_9599,
+    0x3c43_9041,
+    0xfe51_63ab,
+];
+
+/// pi/2 * 2^-62: the value of one unit of a 2.62 fixed-point fraction of a quadrant.
+const PIO2_2M62: f64 = 3.406_121_580_086_554_5e-19;
+
+/// The reduction `x = j pi/2 + r + c`, |r| <= pi/4 (to rounding), as `(r, c, j)`.
+///
+/// Up to |x| = 105615 it is Cody and Waite's: `r + c` is the reduced argument to about
+/// 2^-24 |r| more bits than `r` alone (the product with the middle part of pi/2 and the sum
+/// with it are kept exact, 2Sum); where j = 0, `r` is `x` itself (keeps tiny inputs exact).
+/// Beyond, a branch taken only by the lanes that need it runs [`payne_hanek`].
 fn trig_reduce(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
     let j = round_int(mul(x, TWO_OVER_PI));
     let r1 = j.mul_add(-PIO2_HI, x);
@@ -295,7 +319,59 @@ fn trig_reduce(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
     let c = add(sub(r1, sub(r, b)), sub(m, b));
     let c = j.mul_add(-PIO2_LO, add(c, m_lo));
     let zero = j.eq_(0.0f32);
-    (select(zero, x, r), select(zero, 0.0f32, c), j.cast::<i32>())
+    let (mut r, mut c, mut q) = (select(zero, x, r), select(zero, 0.0f32, c), j.cast::<i32>());
+    x.abs().gt(TRIG_FAST_LIMIT).if_(|_| {
+        let (far_r, far_c, far_q) = payne_hanek(x);
+        r.set(far_r);
+        c.set(far_c);
+        q.set(far_q);
+    });
+    (r, c, q)
+}
+
+/// The word `k` (0..8) of [`TWO_OVER_PI_BITS`], by a chain of `selp`.
+fn two_over_pi_word(k: Var<u32>) -> Var<u32> {
+    let mut w = Var::konst(TWO_OVER_PI_BITS[0]);
+    for (t, &bits) in TWO_OVER_PI_BITS.iter().enumerate().skip(1) {
+        w = select(k.eq_(t as u32), bits, w);
+    }
+    w
+}
+
+/// Payne and Hanek's reduction of |x| >= 2^16: `x 2/pi mod 4` in 2.62 fixed point from the
+/// 96 bits of 2/pi that matter at x's exponent (those of weight 4 and more times x are
+/// multiples of 4 and dropped, those past the window add less than 2^-62), as `(r, c, q)`:
+/// `r + c` in [-pi/4, pi/4] (`r` the f32 rounding, `c` the rest) and `q` the quadrant. +-inf
+/// gives NaN.
+fn payne_hanek(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
+    let bits = x.bitcast::<u32>();
+    // x = ia 2^(E - 31), ia the significand with its leading one at bit 31.
+    let ia = ((bits & 0x007f_ffffu32) << 8u32) | 0x8000_0000u32;
+    // The window starts at bit E - 1 of the table (E - 33 after the point, one zero word first).
+    let start = ((bits >> 23u32) & 0xffu32) - 128u32;
+    let (i, sh) = (start >> 5u32, start & 31u32);
+    let w = |k: u32| two_over_pi_word(i + k);
+    let (t0, t1, t2, t3) = (w(0), w(1), w(2), w(3));
+    // Shifts by 32 (sh = 0) give 0 in PTX, as the fold does.
+    let rs = 32u32 - sh;
+    let hi = (t0 << sh) | (t1 >> rs);
+    let mid = (t1 << sh) | (t2 >> rs);
+    let lo = (t2 << sh) | (t3 >> rs);
+    // Bits 32..96 of ia * (hi, mid, lo): the 2.62 fixed-point x 2/pi mod 4.
+    let ia64 = ia.cast::<u64>();
+    let p0 = ia64 * lo.cast::<u64>();
+    let p1 = ia64 * mid.cast::<u64>() + (p0 >> 32u32);
+    let p = p1 + ((ia * hi).cast::<u64>() << 32u32);
+    // Round to the nearest quadrant: the fraction in [-1/2, 1/2), two's complement.
+    let up = (p & (1u64 << 61)).ne_(0u64);
+    let frac = (p & ((1u64 << 62) - 1)) - select(up, 1u64 << 62, 0u64);
+    let q = ((p >> 62u32) + select(up, 1u64, 0u64)).cast::<i32>();
+    // r + c: the f64 product split into its f32 rounding and the rest.
+    let d = frac.bitcast::<i64>().cast::<f64>() * PIO2_2M62;
+    let r = select(x.abs().lt(f32::INFINITY), d.cast::<f32>(), f32::NAN);
+    let c = (d - r.cast::<f64>()).cast::<f32>();
+    let neg = x.lt(0.0f32);
+    (select(neg, -r, r), select(neg, -c, c), select(neg, -q, q))
 }
 
 /// sin(r + c) for the reduced argument and its quadrant `q`: sin or cos by `q & 1`, negated by

@@ -25,35 +25,49 @@
 //! # Accuracy
 //!
 //! Errors are in units in the last place (ulp) of the result's type, the worst over the range,
-//! against the exact value (f64). "CPU" is the bound measured on the host by folding the
-//! accurate sequence over a dense sample of the range (every f32 near the splits and the
-//! reduction boundaries, and at least 2^20 more points per function; `cargo test -p dsl-core
-//! math`); "GPU" is measured on an H200 by `tests/tests/gpu_math.rs` for every function and type,
-//! the fast variants beside the accurate ones.
+//! against the exact value (f64). "CPU" is measured on the host by folding the accurate f32
+//! sequence (the same bits the GPU computes) over about 2^21 values spread evenly over the
+//! range's bit patterns plus every value near the splits and the reduction boundaries
+//! (`cargo test -p dsl-core --release math -- --nocapture` prints the worst and where). "GPU"
+//! is measured on an H200 by `tests/tests/gpu_math.rs`, which also checks that the GPU's bits
+//! equal the host fold's.
 //!
-//! | f32 function | range | accurate: CPU | accurate: GPU | fast: GPU |
-//! |--------------|-------|---------------|---------------|-----------|
-//! | `exp` | [-87.3, 88.7] | 1 ulp (0.88) | GPU: TBD | GPU: TBD |
-//! | `exp2` | [-126, 128) | 1 ulp (0.58) | GPU: TBD | GPU: TBD |
-//! | `ln` | (0, +inf) | 1 ulp (0.83) | GPU: TBD | GPU: TBD |
-//! | `log2` | (0, +inf) | 1 ulp (0.75) | GPU: TBD | GPU: TBD |
-//! | `tanh` | all f32 | 2 ulp (1.21) | GPU: TBD | GPU: TBD |
-//! | `erf` | all f32 | 2 ulp (1.09) | GPU: TBD | GPU: TBD |
-//! | `sin`, `cos` | \[-105615, 105615\] | 2 ulp (1.34) | GPU: TBD | GPU: TBD |
-//! | `sqrt`, `recip` | all f32 | 0.5 ulp (correctly rounded) | GPU: TBD | GPU: TBD |
-//! | `rsqrt` | (0, +inf) | 1 ulp (0.97) | GPU: TBD | GPU: TBD |
+//! | f32 function | range | bound | accurate: CPU | accurate: GPU | fast: GPU |
+//! |--------------|-------|-------|---------------|---------------|-----------|
+//! | `exp` | [-87.33, 88.72] | 1 | 0.863 | GPU: TBD | GPU: TBD |
+//! | `exp2` | [-126, 128) | 1 | 0.946 | GPU: TBD | GPU: TBD |
+//! | `ln` | (0, +inf) | 1 | 0.874 | GPU: TBD | GPU: TBD |
+//! | `log2` | (0, +inf) | 1.1 | 1.040 | GPU: TBD | GPU: TBD |
+//! | `tanh` | all | 1 | 0.949 | GPU: TBD | GPU: TBD |
+//! | `erf` | all | 1.1 | 1.039 | GPU: TBD | GPU: TBD |
+//! | `sin` | all | 1 | 0.846 | GPU: TBD | GPU: TBD |
+//! | `cos` | all | 1 | 0.849 | GPU: TBD | GPU: TBD |
+//! | `sqrt`, `recip` | all | 0.5 | 0.500 (correctly rounded) | GPU: TBD | GPU: TBD |
+//! | `rsqrt` | (0, +inf) | 1 | 0.500 | GPU: TBD | GPU: TBD |
 //!
-//! The 16-bit accurate functions round an f32 result whose error is below 2 f32 ulp (2^-13 of
-//! an f16 ulp, 2^-15 of a bf16 ulp), so they are within 1 ulp of the exact value and almost
-//! always correctly rounded; `sqrt` and `recip` are always correctly rounded (double rounding
-//! from 24 to 11 or 8 bits is innocuous for them). GPU: TBD (f16, bf16, f16x2 and bf16x2 rows of
-//! the same test).
+//! How the bounds arise: each polynomial's own error is below 2^-27 of the result (its table in
+//! the source says), the reductions are exact or carry their rounding error along (Cody-Waite
+//! with 2Sum, Fast2Sum in the logarithms, an exact product in `rsqrt`'s Newton step), so what is
+//! left is the final rounding (0.5 ulp) and the rounding of the polynomial's last steps.
+//! `log2` and `erf` exceed 1 ulp by a few hundredths where their reductions leave the most
+//! work to the polynomial (log2 near 4/3, erf near its split at 0.9277). `sin` and `cos`
+//! reduce |x| <= 105615 by Cody and Waite's three-part pi/2 and larger |x| by Payne and
+//! Hanek's exact method (96 bits of 2/pi, f64 at the end), in a branch that only lanes with
+//! such arguments take.
 //!
-//! Outside the table's ranges the functions keep IEEE 754's special values (`exp` of a large
-//! argument is +inf or 0, `ln(0)` is -inf, `ln` of a negative is NaN, NaN stays NaN). `sin` and
-//! `cos` beyond |x| = 105615 reduce with the same three-part pi/2 and lose accuracy as |x|
-//! grows (at |x| = 2^24 the reduced argument has about 4 correct bits), where CUDA's `sinf` goes on
-//! to an exact (Payne-Hanek) reduction.
+//! The 16-bit accurate functions round an f32 result whose error is below 1.05 f32 ulp (2^-13 of
+//! an f16 ulp, 2^-16 of a bf16 ulp), so they are within 0.5 + 2^-13 ulp of the exact value and
+//! almost always correctly rounded; `sqrt` and `recip` are always correctly rounded (double
+//! rounding from 24 to 11 or 8 bits is innocuous for them). GPU: TBD (the f16, bf16, f16x2 and
+//! bf16x2 rows of the same test).
+//!
+//! The fast variants' errors are what the hardware gives: GPU: TBD (the same test's "fast"
+//! column; `ex2.approx` is relative, `sin.approx` and `cos.approx` absolute and meant for
+//! [-pi, pi], `exp_fast` loses accuracy as |x| grows since `x log2 e` is rounded first).
+//!
+//! Outside the ranges the functions keep IEEE 754's special values: `exp` of a large argument
+//! is +inf or 0, `ln(0)` is -inf, `ln` of a negative is NaN, `sin(inf)` is NaN, NaN stays NaN,
+//! `sin`, `tanh` and `erf` keep the sign of zero.
 //!
 //! ```
 //! use dsl_core::kernel::*;
@@ -203,24 +217,24 @@ math_fns! {
     ln => accurate::ln;
     /// The natural logarithm as `lg2.approx(x) * ln 2` (CUDA's `__logf`).
     ln_fast => |x| T::map_f32(x, fast::ln);
-    /// log2 x, accurate (CUDA's `log2f`): within 1 ulp for f32.
+    /// log2 x, accurate (CUDA's `log2f`): within 1.1 ulp for f32.
     log2 => accurate::log2;
     /// log2 x as `lg2.approx.f32`.
     log2_fast => |x| T::map_f32(x, fast::log2);
     /// tanh x, accurate (CUDA's `tanhf`): an odd polynomial below |x| = 0.9, `1 - 2/(e^2|x| + 1)`
-    /// above; within 2 ulp for f32.
+    /// above; within 1 ulp for f32.
     tanh => accurate::tanh;
     /// tanh x as `tanh.approx` (native for f32, f16 and f16x2; CUDA's `__tanhf`): a relative
     /// error near 2^-11, enough for activations.
     tanh_fast => |x| approx_or_f32(ApproxOp::Tanh, x, fast::tanh);
     /// The error function, accurate (CUDA's `erff`): an odd polynomial below |x| = 0.9277,
-    /// `1 - e^q(|x|)` above; within 2 ulp for f32.
+    /// `1 - e^q(|x|)` above; within 1.1 ulp for f32.
     erf => accurate::erf;
     /// The error function with `ex2.approx` as the tail's exponential (the hardware has no erf
     /// instruction).
     erf_fast => |x| T::map_f32(x, fast::erf);
-    /// sin x, accurate (CUDA's `sinf`): a three-part Cody-Waite reduction by pi/2 and two
-    /// polynomials; within 2 ulp for f32 on |x| <= 105615 (see the [module](self) on larger |x|).
+    /// sin x, accurate (CUDA's `sinf`): a reduction by pi/2 (Cody-Waite up to |x| = 105615,
+    /// Payne-Hanek beyond) and two polynomials; within 1 ulp for f32 over all of f32.
     sin => accurate::sin;
     /// sin x as `sin.approx.f32` (CUDA's `__sinf`): an absolute error near 2^-21 on [-pi, pi],
     /// growing outside it.
@@ -233,7 +247,8 @@ math_fns! {
     sqrt => accurate::sqrt;
     /// The square root as `sqrt.approx.f32` (CUDA's `sqrtf` under `-use_fast_math`).
     sqrt_fast => |x| T::map_f32(x, fast::sqrt);
-    /// 1/sqrt(x) as `rcp.rn(sqrt.rn(x))`: within 1 ulp for f32.
+    /// 1/sqrt(x) as `rcp.rn(sqrt.rn(x))` and one Newton step: within 1 ulp for f32 (CUDA's
+    /// `rsqrtf` is the approximation, `rsqrt_fast` here).
     rsqrt => accurate::rsqrt;
     /// 1/sqrt(x) as `rsqrt.approx.f32` (CUDA's `rsqrtf`).
     rsqrt_fast => |x| T::map_f32(x, fast::rsqrt);

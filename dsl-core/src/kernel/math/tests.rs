@@ -215,3 +215,18 @@ fn special_values_are_ieee() {
     }
     assert!(fold(accurate::sin, inf).is_nan() && fold(accurate::cos, -inf).is_nan());
 }
+
+#[test]
+fn sin_and_cos_of_large_arguments_are_within_1_ulp() {
+    // Past 105615 the exact (Payne-Hanek) reduction; up to the largest f32.
+    let xs = sample(-f32::MAX, -105_616.0, N / 4)
+        .into_iter()
+        .chain(sample(105_616.0, f32::MAX, N / 4))
+        .chain(around(
+            &[105_615.0, 1e6, 6.5e6, 8.375_521e8, 3.463_930_4e12],
+            200,
+        ))
+        .collect::<Vec<_>>();
+    check("sin", accurate::sin, f64::sin, xs.clone(), 1.0);
+    check("cos", accurate::cos, f64::cos, xs, 1.0);
+}
