@@ -12,11 +12,13 @@
 //! The coefficients are minimax fits (Lawson's algorithm, 50-digit arithmetic) rounded to f32;
 //! each table says what it approximates on which interval, highest degree first.
 
+use super::super::context::emit;
 use super::super::control::Cond;
 use super::super::ops::select;
 use super::super::value::{IntoVar, Var};
 use super::rounded;
-use crate::ir::op::RoundedOp;
+use crate::ir::op::{Arith, FloatRound, RoundedOp};
+use crate::ir::{Operand, Type};
 
 /// An f32 constant by its bits (exact, and free of decimal rounding).
 const fn c(bits: u32) -> f32 {
@@ -146,6 +148,27 @@ fn sub(a: impl IntoVar<f32>, b: impl IntoVar<f32>) -> Var<f32> {
 /// `a * b` rounded once (see [`add`]); `+ -0` keeps the product's zero sign.
 fn mul(a: impl IntoVar<f32>, b: impl IntoVar<f32>) -> Var<f32> {
     a.into_var().mul_add(b, -0.0f32)
+}
+
+/// `a * b` on f64 rounded once, as `fma.rn.f64 a, b, -0` (see [`add`]: the product below
+/// feeds a subtraction ptxas could otherwise fuse with it); folded for constants.
+fn mul_f64(a: Var<f64>, b: f64) -> Var<f64> {
+    if let Some(a) = a.as_const() {
+        return Var::konst(a.mul_add(b, -0.0));
+    }
+    let x = a.operand();
+    let out = Var::<f64>::uninit();
+    if let Some(dst) = out.reg() {
+        emit(Arith::Fma {
+            rnd: FloatRound::Rn,
+            ty: Type::F64,
+            dst,
+            a: x,
+            b: Operand::ImmF(b),
+            c: Operand::ImmF(-0.0),
+        });
+    }
+    out
 }
 
 /// Horner's scheme with `fma.rn`: `coeffs[0] x^n + ... + coeffs[n]`.
@@ -367,7 +390,7 @@ fn payne_hanek(x: Var<f32>) -> (Var<f32>, Var<f32>, Var<i32>) {
     let frac = (p & ((1u64 << 62) - 1)) - select(up, 1u64 << 62, 0u64);
     let q = ((p >> 62u32) + select(up, 1u64, 0u64)).cast::<i32>();
     // r + c: the f64 product split into its f32 rounding and the rest.
-    let d = frac.bitcast::<i64>().cast::<f64>() * PIO2_2M62;
+    let d = mul_f64(frac.bitcast::<i64>().cast::<f64>(), PIO2_2M62);
     let r = select(x.abs().lt(f32::INFINITY), d.cast::<f32>(), f32::NAN);
     let c = (d - r.cast::<f64>()).cast::<f32>();
     let neg = x.lt(0.0f32);
