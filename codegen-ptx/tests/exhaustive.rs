@@ -98,6 +98,25 @@ fn every_accepted_binary_op_assembles_at_its_lowest_target() {
                     .into(),
                 );
             }
+            for op in RoundedOp::ALL {
+                for rnd in [
+                    FloatRound::Rn,
+                    FloatRound::Rz,
+                    FloatRound::Rm,
+                    FloatRound::Rp,
+                ] {
+                    ops.push(
+                        Arith::Rounded {
+                            op,
+                            rnd,
+                            ty,
+                            dst: d,
+                            a: a.into(),
+                        }
+                        .into(),
+                    );
+                }
+            }
             ops.push(
                 Arith::Fma {
                     rnd: FloatRound::Rn,

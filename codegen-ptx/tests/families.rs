@@ -224,6 +224,22 @@ fn arith_integer_and_float() {
         });
         outs.push(d);
     }
+    for (op, rnd) in [
+        (RoundedOp::Sqrt, FloatRound::Rn),
+        (RoundedOp::Rcp, FloatRound::Rn),
+    ] {
+        for (ty, src) in [(Type::F32, x), (Type::F64, xd)] {
+            let d = k.reg(ty);
+            k.op(Arith::Rounded {
+                op,
+                rnd,
+                ty,
+                dst: d,
+                a: src.into(),
+            });
+            outs.push(d);
+        }
+    }
     for op in [ApproxOp::Rcp, ApproxOp::Sqrt, ApproxOp::Rsqrt] {
         let d = k.reg(Type::F64);
         k.op(Arith::Approx {

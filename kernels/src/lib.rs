@@ -2,6 +2,7 @@
 //!
 //! Programs written in rute, the runtime GEMM call, and the `rute` command line tool.
 //!
+//! - [`guide`]: write your first kernel (a row softmax: the kernel, its PTX, a checked launch).
 //! - [`examples`]: five small kernels written with `#[kernel]`, one idea each:
 //!   [`vector_add`](mod@examples::vector_add) (a dynamic bound and a tail),
 //!   [`transpose`](mod@examples::transpose) (a padded shared tile and `bar.sync`),
@@ -43,6 +44,7 @@
 pub mod blackwell;
 pub mod examples;
 pub mod gemm;
+pub mod guide;
 pub mod hopper;
 pub mod multistage;
 pub mod registry;

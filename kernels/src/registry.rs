@@ -108,6 +108,18 @@ pub const KERNELS: &[Registered] = &[
         configure: None,
     },
     Registered {
+        name: "softmax",
+        targets: examples::softmax::TARGETS,
+        build: |_| examples::softmax::default_kernel(),
+        configure: None,
+    },
+    Registered {
+        name: "layernorm",
+        targets: examples::layernorm::TARGETS,
+        build: |_| examples::layernorm::default_kernel(),
+        configure: None,
+    },
+    Registered {
         name: "async_copy",
         targets: examples::async_copy::TARGETS,
         build: |_| examples::async_copy::default_kernel(),

@@ -25,6 +25,8 @@ fn list_prints_each_kernel_and_its_targets() {
         "vector_add sm_80 sm_90a sm_100a\n\
          transpose sm_80 sm_90a sm_100a\n\
          reduce_sum sm_80 sm_90a sm_100a\n\
+         softmax sm_80 sm_90a sm_100a\n\
+         layernorm sm_80 sm_90a sm_100a\n\
          async_copy sm_80 sm_90a sm_100a\n\
          tma_round_trip sm_90a sm_100a\n\
          tma_pipeline sm_90a sm_100a\n\

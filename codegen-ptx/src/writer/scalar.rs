@@ -176,6 +176,17 @@ impl Writer<'_> {
                 };
                 self.emit(format_args!("{form} {d}, {a}"));
             }
+            Arith::Rounded {
+                op,
+                rnd,
+                ty,
+                dst,
+                a,
+            } => {
+                let d = self.dst(*dst, *ty)?;
+                let a = self.src(a, *ty)?;
+                self.emit(format_args!("{}.{}.{ty} {d}, {a}", op.name(), rnd.name()));
+            }
             Arith::Bfe {
                 ty,
                 dst,

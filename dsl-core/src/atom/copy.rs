@@ -117,17 +117,40 @@ pub(crate) fn constant(text: &str) -> Layout {
 
 /// The error of an operation handed endpoints it does not take.
 pub(crate) fn wrong_ends(op: &dyn CopyOperation, src: &CopyEnd, dst: &CopyEnd) -> LayoutError {
-    LayoutError::precondition(
-        "copy",
-        op.name(),
-        format!(
-            "copies {:?} to {:?}, not {:?} to {:?}",
-            op.src_kind(),
-            op.dst_kind(),
-            src.kind(),
-            dst.kind()
+    wrong_ends_because(op, src, dst, "")
+}
+
+/// [`wrong_ends`] with a sentence saying what the ends must be instead (empty: none).
+pub(crate) fn wrong_ends_because(
+    op: &dyn CopyOperation,
+    src: &CopyEnd,
+    dst: &CopyEnd,
+    instead: &str,
+) -> LayoutError {
+    let registers = |end: &CopyEnd| match end {
+        CopyEnd::Registers(r) => format!(
+            " ({} {} register{})",
+            r.len(),
+            r.first()
+                .map_or("no".to_string(), |r| format!("{}-bit", r.ty.bits())),
+            if r.len() == 1 { "" } else { "s" }
         ),
-    )
+        _ => String::new(),
+    };
+    let mut message = format!(
+        "copies {:?} to {:?}; these ends are {:?}{} to {:?}{}",
+        op.src_kind(),
+        op.dst_kind(),
+        src.kind(),
+        registers(src),
+        dst.kind(),
+        registers(dst),
+    );
+    if !instead.is_empty() {
+        message.push_str(": ");
+        message.push_str(instead);
+    }
+    LayoutError::precondition("copy", op.name(), message)
 }
 
 /// CuTe's `Copy_Atom<Copy_Traits<Op>, T>`: the operation, its traits, and the traits' layouts

@@ -1,7 +1,7 @@
 //! `UniversalCopy<uintN_t>`: a plain load and store of `N` bits by one thread
 //! (`include/cute/arch/copy.hpp`), between any two of global and shared memory.
 
-use super::copy::{wrong_ends, CopyEnd, CopyOperation, CopyTraits, EndKind};
+use super::copy::{wrong_ends_because, CopyEnd, CopyOperation, CopyTraits, EndKind};
 use super::value::ValType;
 use crate::ir::op::{Compare, Memory};
 use crate::ir::{Address, Operand, Reg, StateSpace, Type};
@@ -39,6 +39,20 @@ impl CopyOperation for UniversalCopy {
         EndKind::Any
     }
     fn call(&self, val: ValType, src: &CopyEnd, dst: &CopyEnd) -> Result<(), LayoutError> {
+        let instead = if self.bits >= 32 {
+            let words = self.bits / 32;
+            format!(
+                "a register end holds the {} bits of one access as {words} 32-bit register(s), 16-bit values packed in pairs (a `Fragment<u32>` with two values per register), or as {} 16-bit registers, one value each (a `Fragment<f16>`)",
+                self.bits,
+                2 * words
+            )
+        } else {
+            format!(
+                "a register end is one register of at least {} bits",
+                self.bits
+            )
+        };
+        let wrong_ends = |s: &CopyEnd, d: &CopyEnd| wrong_ends_because(self, s, d, &instead);
         let memory = |end: &CopyEnd| match end {
             CopyEnd::Global { addr, pred } => Some((StateSpace::Global, addr.clone(), *pred)),
             CopyEnd::Shared { addr } => Some((StateSpace::Shared, addr.clone(), None)),
@@ -49,14 +63,11 @@ impl CopyOperation for UniversalCopy {
             16 => (Type::B16, 1),
             bits => (Type::B32, (bits / 32) as usize),
         };
-        // A register end holds the values one per register (32-bit values) or in pairs: either
-        // way the words of the access.
-        let words = |end: &CopyEnd| match end {
-            CopyEnd::Registers(r) if r.len() == n => Some(r.clone()),
-            _ => None,
-        };
+        // A register end holds the words of the access (32-bit values one per register, 16-bit
+        // values packed in pairs), or 16-bit values one per register, two per word (element 2j
+        // in the low half of word j, as in memory).
         let (src_mem, dst_mem) = (memory(src), memory(dst));
-        let regs: Vec<Reg> = match (&src_mem, words(src)) {
+        let regs: Vec<Reg> = match (&src_mem, src) {
             (Some((space, addr, _)), _) => {
                 let regs: Vec<Reg> = (0..n).map(|_| word(ty)).collect();
                 emit(Memory::Ld {
@@ -70,8 +81,19 @@ impl CopyOperation for UniversalCopy {
                 });
                 regs
             }
-            (None, Some(r)) => r,
-            (None, None) => return Err(wrong_ends(self, src, dst)),
+            (None, CopyEnd::Registers(r)) if whole_words(r, n, ty) => r.clone(),
+            (None, CopyEnd::Registers(r)) if halves(r, n, ty) => r
+                .chunks(2)
+                .map(|pair| {
+                    let w = word(ty);
+                    emit(crate::ir::op::Data::Pack {
+                        dst: w,
+                        parts: pair.iter().map(|&h| Operand::Reg(h)).collect(),
+                    });
+                    w
+                })
+                .collect(),
+            _ => return Err(wrong_ends(src, dst)),
         };
         // Zero what a global source out of bounds loaded (from the tile's origin).
         let src_pred = src_mem.as_ref().and_then(|m| m.2);
@@ -94,19 +116,32 @@ impl CopyOperation for UniversalCopy {
             })
             .collect();
         let Some((dst_space, dst_addr, dst_pred)) = dst_mem else {
-            // Into registers: move the words there.
-            let Some(dsts) = words(dst) else {
-                return Err(wrong_ends(self, src, dst));
-            };
+            // Into registers: move the words there, or split them into the halves.
             if !self.bits.is_multiple_of(val.bits()) {
-                return Err(wrong_ends(self, src, dst));
+                return Err(wrong_ends(src, dst));
             }
-            for (d, s) in dsts.iter().zip(srcs) {
-                emit(crate::ir::op::Data::Mov {
-                    ty: d.ty.bits_type(),
-                    dst: *d,
-                    src: s,
-                });
+            match dst {
+                CopyEnd::Registers(r) if whole_words(r, n, ty) => {
+                    for (d, s) in r.iter().zip(srcs) {
+                        emit(crate::ir::op::Data::Mov {
+                            ty: d.ty.bits_type(),
+                            dst: *d,
+                            src: s,
+                        });
+                    }
+                }
+                CopyEnd::Registers(r) if halves(r, n, ty) => {
+                    for (pair, s) in r.chunks(2).zip(srcs) {
+                        let Operand::Reg(w) = s else {
+                            return Err(wrong_ends(src, dst));
+                        };
+                        emit(crate::ir::op::Data::Unpack {
+                            dsts: pair.to_vec(),
+                            src: w,
+                        });
+                    }
+                }
+                _ => return Err(wrong_ends(src, dst)),
             }
             return Ok(());
         };
@@ -130,6 +165,21 @@ impl CopyOperation for UniversalCopy {
         }
         Ok(())
     }
+}
+
+/// Whether `regs` are the `n` words of an access of `ty` words, each in a register of the word's
+/// width (8-bit words in any register of 16 bits or more).
+fn whole_words(regs: &[Reg], n: usize, ty: Type) -> bool {
+    regs.len() == n
+        && regs.iter().all(|r| match ty {
+            Type::B8 => r.ty.bits() >= 16,
+            _ => r.ty.bits() == ty.bits(),
+        })
+}
+
+/// Whether `regs` are 16-bit values one per register, filling the `n` 32-bit words of an access.
+fn halves(regs: &[Reg], n: usize, ty: Type) -> bool {
+    ty == Type::B32 && regs.len() == 2 * n && regs.iter().all(|r| r.ty.bits() == 16)
 }
 
 /// A new register of one `ty` word: b16 words in 16-bit registers, b8 and b32 words in 32-bit

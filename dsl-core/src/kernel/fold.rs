@@ -2,7 +2,7 @@
 //! results for integers and IEEE round-to-nearest for f32/f64).
 
 use super::value::Const;
-use crate::ir::op::{BinOp, CmpOp, UnOp};
+use crate::ir::op::{BinOp, CmpOp, FloatRound, RoundedOp, UnOp};
 use crate::ir::Type;
 
 /// Folding refused because the operation has no defined result.
@@ -124,8 +124,53 @@ pub(crate) fn unary(op: UnOp, ty: Type, a: Const) -> Option<Const> {
         (UnOp::Not, Const::Int(a)) => Some(Const::Int(wrap(ty, !int_of(ty, a)))),
         (UnOp::Neg, Const::Float(a)) if ty == Type::F32 => Some(Const::Float(-(a as f32) as f64)),
         (UnOp::Neg, Const::Float(a)) => Some(Const::Float(-a)),
+        (UnOp::Abs, Const::Int(a)) if ty.is_signed() => {
+            Some(Const::Int(wrap(ty, int_of(ty, a).wrapping_abs())))
+        }
+        (UnOp::Abs, Const::Float(a)) => Some(Const::Float(a.abs())),
         _ => None,
     }
+}
+
+/// A correctly rounded `op a` (round to nearest even only) of type f32 or f64.
+pub(crate) fn rounded(op: RoundedOp, rnd: FloatRound, ty: Type, a: Const) -> Option<Const> {
+    let Const::Float(a) = a else { return None };
+    if rnd != FloatRound::Rn {
+        return None;
+    }
+    // Rust's `sqrt` and `/` are IEEE 754's, rounded to nearest even in the value's width.
+    match ty {
+        Type::F32 => {
+            let x = a as f32;
+            Some(Const::Float(f64::from(match op {
+                RoundedOp::Sqrt => x.sqrt(),
+                RoundedOp::Rcp => 1.0 / x,
+            })))
+        }
+        Type::F64 => Some(Const::Float(match op {
+            RoundedOp::Sqrt => a.sqrt(),
+            RoundedOp::Rcp => 1.0 / a,
+        })),
+        _ => None,
+    }
+}
+
+/// The bits of constant `a` of type `src` read as type `dst` of the same width (`mov.bN`).
+pub(crate) fn bitcast(src: Type, dst: Type, a: Const) -> Option<Const> {
+    if src.bits() != dst.bits() || !folds(src) || !folds(dst) || src == Type::Pred {
+        return None;
+    }
+    let bits: u64 = match (src, a) {
+        (Type::F32, Const::Float(x)) => u64::from((x as f32).to_bits()),
+        (Type::F64, Const::Float(x)) => x.to_bits(),
+        (_, Const::Int(i)) => int_of(src, i) as u64,
+        _ => return None,
+    };
+    Some(match dst {
+        Type::F32 => Const::Float(f64::from(f32::from_bits(bits as u32))),
+        Type::F64 => Const::Float(f64::from_bits(bits)),
+        _ => Const::Int(wrap(dst, i128::from(bits))),
+    })
 }
 
 /// `a cmp b` of type `ty`.

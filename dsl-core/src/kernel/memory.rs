@@ -95,16 +95,28 @@ macro_rules! ptr_common {
                 self.offset(i).store(v)
             }
             /// `N` consecutive elements in one access (`.v2`/`.v4`; at most 16 bytes, aligned to
-            /// their size; other widths are refused when the kernel is finished).
+            /// their size; other widths are refused when the kernel is finished). Eight 16-bit
+            /// elements (f16, bf16: 16 bytes) move as four 32-bit words, `ld.v4.b32`, each
+            /// split into its two halves (element `2j` from the low bits of word `j`).
             pub fn load_vec<const N: usize>(self) -> [Var<T>; N] {
                 let regs: [Var<T>; N] = std::array::from_fn(|_| Var::uninit());
-                let dsts = regs.iter().filter_map(|v| v.reg()).collect();
-                emit_ld(Self::SPACE, self.address(), dsts, T::TY, false);
+                let dsts: Vec<_> = regs.iter().filter_map(|v| v.reg()).collect();
+                if super::half_words::applies(T::TY, N) {
+                    super::half_words::load(Self::SPACE, self.address(), &dsts);
+                } else {
+                    emit_ld(Self::SPACE, self.address(), dsts, T::TY, false);
+                }
                 regs
             }
-            /// Stores `N` consecutive elements in one access.
+            /// Stores `N` consecutive elements in one access (eight 16-bit elements as four
+            /// 32-bit words, as [`Self::load_vec`] loads them).
             pub fn store_vec<const N: usize>(self, vs: [Var<T>; N]) {
-                store(Self::SPACE, self.address(), &vs, None);
+                if super::half_words::applies(T::TY, N) {
+                    let srcs: Vec<_> = vs.iter().map(|v| v.operand()).collect();
+                    super::half_words::store(Self::SPACE, self.address(), &srcs, None);
+                } else {
+                    store(Self::SPACE, self.address(), &vs, None);
+                }
             }
             /// The address as an IR memory operand: a constant address folds into the offset.
             pub fn address(&self) -> Address {
@@ -145,7 +157,12 @@ impl<T: DeviceType> GlobalPtr<T> {
     /// [`GlobalPtr::store_vec`] with a cache operator, e.g. `.cs` (streaming) for data the
     /// kernel does not read again, which the caches evict first; `None` is `store_vec`.
     pub fn store_vec_cached<const N: usize>(self, vs: [Var<T>; N], cache: Option<StCache>) {
-        store(StateSpace::Global, self.address(), &vs, cache);
+        if super::half_words::applies(T::TY, N) {
+            let srcs: Vec<_> = vs.iter().map(|v| v.operand()).collect();
+            super::half_words::store(StateSpace::Global, self.address(), &srcs, cache);
+        } else {
+            store(StateSpace::Global, self.address(), &vs, cache);
+        }
     }
 
     /// `*self` through the read-only non-coherent path (`ld.global.nc`): for data no thread of

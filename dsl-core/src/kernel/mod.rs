@@ -30,10 +30,15 @@ pub mod context;
 pub mod control;
 pub mod error;
 mod fold;
+pub mod half2;
+mod half_words;
 pub mod intrinsics;
 pub mod macro_support;
+mod masked;
+pub mod math;
 pub mod memory;
 pub mod ops;
+pub mod reduce;
 pub mod value;
 
 pub use context::{build_kernel, emit, KernelBuilder};
@@ -42,9 +47,12 @@ pub use control::{
     HostValue, Iterate, LoopCond, LoopPart, MakeRange, Merge, RangeInt, ValueCond,
 };
 pub use error::BuildError;
+pub use half2::Pair;
 pub use intrinsics::*;
+pub use math::Float;
 pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};
+pub use reduce::{warp_max, warp_min, warp_sum, BlockReduce, Reduce, Reduction};
 pub use value::{BF16x2, Const, DeviceType, F16x2, IntoVar, Var};
 
 #[cfg(test)]

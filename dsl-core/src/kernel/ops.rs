@@ -61,7 +61,7 @@ pub(crate) fn binary<T: DeviceType, U: DeviceType>(op: BinOp, a: Var<T>, b: Var<
     dst
 }
 
-fn unary<T: DeviceType>(op: UnOp, a: Var<T>) -> Var<T> {
+pub(crate) fn unary<T: DeviceType>(op: UnOp, a: Var<T>) -> Var<T> {
     if let Repr::Const(x) = a.repr {
         if let Some(c) = fold::unary(op, T::TY, x) {
             return Var::from_repr(Repr::Const(c));
@@ -297,6 +297,39 @@ impl<T: DeviceType> Var<T> {
         }
     }
 
+    /// The same bits read as `U`, a type of the same width (`mov.bN`; no instruction of its
+    /// own once ptxas allocates registers): `x.bitcast::<u32>()` is CUDA's `__float_as_uint`,
+    /// `Var::<u32>::bitcast::<f32>` its `__uint_as_float`. Folded for constants of the folded
+    /// types (integers, f32, f64); types of different widths, or a predicate, are a
+    /// [`BuildError::BadArgument`].
+    pub fn bitcast<U: DeviceType>(self) -> Var<U> {
+        let (src, dst) = (T::TY, U::TY);
+        if src.bits() != dst.bits() || src == Type::Pred || dst == Type::Pred {
+            with(|b| {
+                b.error(|kernel| BuildError::BadArgument {
+                    kernel,
+                    message: format!("cannot reinterpret {src} as {dst}: the widths differ"),
+                })
+            });
+            return Var::uninit();
+        }
+        if let Repr::Const(c) = self.repr {
+            if let Some(r) = fold::bitcast(src, dst, c) {
+                return Var::from_repr(Repr::Const(r));
+            }
+        }
+        let a = self.operand();
+        let out = Var::<U>::uninit();
+        if let Some(reg) = out.reg() {
+            context::emit(Data::Mov {
+                ty: dst.bits_type(),
+                dst: reg,
+                src: a,
+            });
+        }
+        out
+    }
+
     /// Rust's `self as U`: integer widening sign- or zero-extends by the source's signedness,
     /// narrowing truncates, float to integer truncates toward zero and saturates (NaN gives 0),
     /// integer or wider float to float rounds to nearest; `bool` converts to 0/1 and a number to
@@ -418,29 +451,6 @@ pub fn select<T: DeviceType>(cond: Var<bool>, a: impl IntoVar<T>, b: impl IntoVa
         });
     }
     out
-}
-
-impl Var<f32> {
-    /// `fma.rn.f32`: `self * b + c` with one rounding.
-    pub fn mul_add(self, b: impl IntoVar<f32>, c: impl IntoVar<f32>) -> Var<f32> {
-        let (b, c) = (b.into_var(), c.into_var());
-        if let (Some(x), Some(y), Some(z)) = (self.as_const(), b.as_const(), c.as_const()) {
-            return Var::konst(x.mul_add(y, z));
-        }
-        let (ao, bo, co) = (self.operand(), b.operand(), c.operand());
-        let out = Var::<f32>::uninit();
-        if let Some(reg) = out.reg() {
-            context::emit(Arith::Fma {
-                rnd: crate::ir::op::FloatRound::Rn,
-                ty: Type::F32,
-                dst: reg,
-                a: ao,
-                b: bo,
-                c: co,
-            });
-        }
-        out
-    }
 }
 
 /// `Const` is reexported for users who build operands by hand.

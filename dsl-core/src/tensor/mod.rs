@@ -159,3 +159,5 @@ pub use crate::tiled::Idx;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_half_fragments;

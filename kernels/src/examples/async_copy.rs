@@ -1,4 +1,5 @@
 //! `dst = src` through shared memory, double-buffered with `cp.async`.
+#![doc = concat!("\n\n# Source\n\n```rust,ignore\n", include_str!("async_copy.rs"), "```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

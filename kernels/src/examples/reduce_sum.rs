@@ -1,4 +1,5 @@
 //! Sum of `n` floats: per-thread sums, `shfl.down` within warps, shared memory across warps.
+#![doc = concat!("\n\n# Source\n\n```rust,ignore\n", include_str!("reduce_sum.rs"), "```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

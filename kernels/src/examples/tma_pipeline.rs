@@ -17,6 +17,7 @@
 //! Parameters `(out, x_map, rows, cols)`; launch [`launch_grid`] blocks of [`THREADS`] threads
 //! with [`SMEM_BYTES`] of dynamic shared memory; `x_map` is the tensor map
 //! [`RowSum::tma`]`.descriptor([rows, cols], [cols, 1])` over X.
+#![doc = concat!("\n\n# Source\n\n```rust,ignore\n", include_str!("tma_pipeline.rs"), "```")]
 
 use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaGlobal, TmaKind};
 use dsl_core::atom::{CopyAtom, UniversalCopy, ValType};

@@ -1,4 +1,5 @@
 //! A 2-D tile in with TMA, out with TMA, an mbarrier in between (sm_90a and up).
+#![doc = concat!("\n\n# Source\n\n```rust,ignore\n", include_str!("tma_round_trip.rs"), "```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

@@ -164,6 +164,31 @@ impl ApproxOp {
     }
 }
 
+/// Correctly rounded one-input IEEE operations (the `.rn`/`.rz`/`.rm`/`.rp` forms), f32 and f64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RoundedOp {
+    /// `sqrt.rnd`: the square root of `a`, rounded once in mode `rnd` as IEEE 754 specifies:
+    /// `sqrt(+-0) = +-0`, `sqrt(+inf) = +inf`, `sqrt(x < 0) = NaN`, subnormal inputs and results
+    /// kept (no flush to zero).
+    Sqrt,
+    /// `rcp.rnd`: `1 / a` rounded once in mode `rnd` (the same result as `div.rnd 1, a`):
+    /// `1/+-0 = +-inf`, `1/+-inf = +-0`, subnormals kept.
+    Rcp,
+}
+
+impl RoundedOp {
+    /// Every op, in declaration order.
+    pub const ALL: [RoundedOp; 2] = [RoundedOp::Sqrt, RoundedOp::Rcp];
+
+    /// The PTX opcode.
+    pub fn name(self) -> &'static str {
+        match self {
+            RoundedOp::Sqrt => "sqrt",
+            RoundedOp::Rcp => "rcp",
+        }
+    }
+}
+
 /// Which part of a double-width integer product an op keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MulMode {
@@ -283,6 +308,21 @@ pub enum Arith {
         /// Input.
         a: Operand,
     },
+    /// `op.rnd.ty dst, a` (`sqrt.rn.f32`, `rcp.rn.f64`, ...): the IEEE 754 result of `op` on
+    /// `a` rounded once in mode `rnd`, on f32 or f64, subnormals kept (PTX's forms without
+    /// `.ftz`). Available on every target.
+    Rounded {
+        /// The function.
+        op: RoundedOp,
+        /// Rounding mode.
+        rnd: FloatRound,
+        /// f32 or f64.
+        ty: Type,
+        /// Result.
+        dst: Reg,
+        /// Input.
+        a: Operand,
+    },
     /// `bfe.ty dst, a, pos, len`: extract `len` bits starting at `pos` (sign-extended for signed).
     Bfe {
         /// u32, s32, u64 or s64.
@@ -329,6 +369,7 @@ impl OpInfo for Arith {
             Arith::Fma { .. } => "fma",
             Arith::Unary { op, .. } => op.name(),
             Arith::Approx { op, .. } => op.name(),
+            Arith::Rounded { op, .. } => op.name(),
             Arith::Bfe { .. } => "bfe",
             Arith::Bfi { .. } => "bfi",
         }
@@ -449,6 +490,14 @@ impl OpInfo for Arith {
                     return Err(IrError::bad(m, format!("no .approx form on {ty}")));
                 }
             }
+            Arith::Rounded { .. } => {
+                if !matches!(ty, Type::F32 | Type::F64) {
+                    return Err(IrError::bad(
+                        m,
+                        format!("the rounded forms are f32/f64 only, not {ty}"),
+                    ));
+                }
+            }
             Arith::Bfe { .. } => {
                 if !(ty.is_int() && ty.bits() >= 32) {
                     return Err(IrError::bad(
@@ -477,6 +526,7 @@ impl Arith {
             | Arith::Fma { ty, .. }
             | Arith::Unary { ty, .. }
             | Arith::Approx { ty, .. }
+            | Arith::Rounded { ty, .. }
             | Arith::Bfe { ty, .. }
             | Arith::Bfi { ty, .. } => *ty,
         }

@@ -51,7 +51,9 @@ impl Regs for Arith {
                 f(*dst);
                 os(f, &[*x, *b, *c]);
             }
-            Arith::Unary { dst, a: x, .. } | Arith::Approx { dst, a: x, .. } => {
+            Arith::Unary { dst, a: x, .. }
+            | Arith::Approx { dst, a: x, .. }
+            | Arith::Rounded { dst, a: x, .. } => {
                 f(*dst);
                 o(f, x);
             }

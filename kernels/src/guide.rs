@@ -1,0 +1,120 @@
+//! # Write your first kernel
+//!
+//! This page writes a row softmax, `y[r][j] = exp(x[r][j] - max_r) / sum_j exp(x[r][j] - max_r)`,
+//! prints its PTX, and launches it on a GPU against a CPU reference. Its code is one doc test:
+//! `cargo test -p kernels --doc guide` generates the kernel and assembles it with ptxas (set
+//! `RUTE_PTXAS` to a `ptxas` binary); on a machine with an NVIDIA GPU it also runs it.
+//!
+//! ## 1. The kernel
+//!
+//! A kernel is a Rust function marked `#[kernel]`. Running it on the host *generates* the
+//! kernel: host values (`threads` below, marked `#[host]`, and every plain Rust value) are
+//! computed now, while device values ([`Var<T>`](dsl_core::kernel::Var), pointers like
+//! [`GlobalPtr<f32>`](dsl_core::kernel::GlobalPtr)) become PTX registers. `if` and `for` work on
+//! both: a `for` over a range with a device bound becomes a loop in the PTX, one over a host
+//! range unrolls.
+//!
+//! One block per row: each thread strides over the row's columns, and the block combines the
+//! threads' partial results with a [`BlockReduce`](dsl_core::kernel::BlockReduce) (warp
+//! shuffles, then shared memory across warps). [`Var::exp`](dsl_core::kernel::Var::exp) is the
+//! accurate exponential (within 1 ulp, like CUDA's `expf`); `exp_fast` is the hardware's
+//! `ex2.approx` (like `__expf`). See [`dsl_core::kernel::math`] for the other functions and their
+//! accuracy.
+//!
+//! ```
+//! use codegen_ptx::jit::{Jit, KernelArg, Launch};
+//! use dsl_core::ir::Target;
+//! use dsl_core::kernel::*;
+//! use dsl_macros::kernel;
+//!
+//! #[kernel]
+//! fn row_softmax(
+//!     #[host] threads: u32,
+//!     k: &KernelBuilder,
+//!     x: GlobalPtr<f32>,
+//!     y: GlobalPtr<f32>,
+//!     cols: Var<u32>,
+//! ) {
+//!     k.require_threads(threads, 1, 1);
+//!     let red = BlockReduce::<f32>::new(k, "red", threads);
+//!     let t = thread_idx_x();
+//!     let row = block_idx_x() * cols;
+//!     let (x, y) = (x + row, y + row);
+//!
+//!     // The row's maximum: each thread's, then the block's (in every thread).
+//!     let mut m = Var::konst(f32::NEG_INFINITY).fresh();
+//!     for j in (t..cols).step_by(threads) {
+//!         m = m.max(x.load_at(j));
+//!     }
+//!     let m = red.max(m);
+//!
+//!     // The sum of exp(x - max), then its reciprocal.
+//!     let mut s = Var::konst(0.0f32).fresh();
+//!     for j in (t..cols).step_by(threads) {
+//!         s = s + (x.load_at(j) - m).exp();
+//!     }
+//!     let inv = red.sum(s).recip();
+//!
+//!     for j in (t..cols).step_by(threads) {
+//!         y.store_at(j, (x.load_at(j) - m).exp() * inv);
+//!     }
+//! }
+//!
+//! // ## 2. Its PTX
+//! //
+//! // Calling the function with its host arguments builds the kernel's IR; `emit` turns it into
+//! // PTX text for a target, and ptxas (through `RUTE_PTXAS`) checks that it assembles.
+//! let kernel = row_softmax(256).unwrap();
+//! let ptx = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
+//! assert!(ptx.contains(".visible .entry row_softmax("));
+//! assert!(ptx.contains("shfl.sync.bfly.b32") && ptx.contains("bar.sync 0"));
+//! println!("{ptx}");
+//! let report = codegen_ptx::ptxas::assemble(&ptx, Target::Sm90a).unwrap();
+//! assert_eq!(report.spill_store_bytes, 0);
+//!
+//! // ## 3. A checked launch
+//! //
+//! // The JIT loads the PTX, checks every argument against the kernel's parameters (three here:
+//! // two pointers and a u32) and the launch against the device's limits, then launches.
+//! let jit = match Jit::new(0) {
+//!     Ok(jit) => jit,
+//!     Err(e) => {
+//!         println!("no launch on this machine: {e}");
+//!         return;
+//!     }
+//! };
+//! let (rows, cols) = (300usize, 1000usize);
+//! let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 37) % 101) as f32 / 10.0 - 5.0).collect();
+//! let dx = jit.upload(&x).unwrap();
+//! let mut dy = jit.alloc_zeros::<f32>(rows * cols).unwrap();
+//! let f = jit.load(&ptx).unwrap().function("row_softmax").unwrap();
+//! f.launch(
+//!     &Launch::new((rows as u32, 1, 1), (256, 1, 1)),
+//!     &[jit.buffer(&dx), jit.buffer_mut(&mut dy), KernelArg::U32(cols as u32)],
+//! )
+//! .unwrap();
+//! let y = jit.download(&dy).unwrap();
+//!
+//! // The CPU reference, in f64.
+//! for (xr, yr) in x.chunks(cols).zip(y.chunks(cols)) {
+//!     let m = xr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+//!     let e: Vec<f64> = xr.iter().map(|&v| f64::from(v - m).exp()).collect();
+//!     let s: f64 = e.iter().sum();
+//!     for (got, want) in yr.iter().zip(e.iter().map(|v| v / s)) {
+//!         // exp and recip within 1 ulp, a tree of about 20 rounded additions: under 4e-6.
+//!         assert!((f64::from(*got) - want).abs() <= 4e-6 * want, "{got} vs {want}");
+//!     }
+//! }
+//! println!("PASS");
+//! ```
+//!
+//! ## What to read next
+//!
+//! - [`examples::softmax`](mod@crate::examples::softmax) is this kernel as a registered example,
+//!   and [`examples::layernorm`](mod@crate::examples::layernorm) a second one; `cargo run -p kernels
+//!   --example softmax` runs it, `rute ptx softmax --target sm_90a` prints its PTX.
+//! - [`dsl_core::kernel::math`]: `exp`, `ln`, `tanh`, `erf`, `sin`, ... for f32, f16, bf16 and
+//!   the 16-bit pairs, accurate and fast, with their measured errors.
+//! - [`dsl_core::kernel::reduce`]: warp and block sums, maxima and minima.
+//! - Masked loads with a fill value (Triton's `other=`): `x.load_at_or(j, j.lt(cols), 0.0)`.
+//! - [`dsl_core::kernel::half2`]: pack, unpack and broadcast 16-bit pairs.
