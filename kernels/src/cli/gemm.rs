@@ -9,7 +9,9 @@ use std::io::{BufRead, Write};
 use dsl_core::ir::Target;
 use kernels::gemm::check::MAX_DIM;
 use kernels::gemm::rotation::{self, rotating_sets};
-use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
+use kernels::gemm::{
+    check, Accum, BufferLens, Config, ConfigError, Device, GemmDtype, KernelChoice, Problem, PROGRAMS,
+};
 
 use super::args::{self, Flag};
 use super::{report, USAGE_ERROR};
@@ -144,7 +146,7 @@ pub struct Options {
     pub kernel: KernelChoice,
     /// `--config SPEC`: a configuration in the kernel's spelling, one it (or, for `auto`, some
     /// kernel) takes (default: the kernel's for the shape).
-    pub config: Option<String>,
+    pub config: Option<Config>,
     /// `--repeats` (default 20, in `1..=`[`MAX_REPEATS`]).
     pub repeats: usize,
     /// `--seed` (default 1).
@@ -255,8 +257,7 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
         })?;
     }
     if let Some(v) = a.value("--config") {
-        check_config(opts.kernel, v)?;
-        opts.config = Some(v.to_string());
+        opts.config = Some(check_config(opts.kernel, v)?);
     }
     if let Some(v) = a.value("--repeats") {
         opts.repeats = args::integer("--repeats", v, 1..=MAX_REPEATS as u64)? as usize;
@@ -315,25 +316,11 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
 
 /// Refuses a `--config` spelling the kernel does not take (for `auto`, that no kernel takes),
 /// with each kernel's reason.
-fn check_config(kernel: KernelChoice, spec: &str) -> Result<(), String> {
-    match kernel {
-        KernelChoice::Program(p) => p
-            .check_config(spec)
-            .map_err(|e| format!("--config: the {} kernel: {e}", p.name())),
-        KernelChoice::Auto => {
-            let mut reasons = Vec::new();
-            for p in PROGRAMS {
-                match p.check_config(spec) {
-                    Ok(()) => return Ok(()),
-                    Err(e) => reasons.push(format!("the {} kernel: {e}", p.name())),
-                }
-            }
-            Err(format!(
-                "--config `{spec}` is no kernel's configuration: {}",
-                reasons.join("; ")
-            ))
-        }
-    }
+fn check_config(kernel: KernelChoice, spec: &str) -> Result<Config, String> {
+    Config::parse(kernel, spec).map_err(|e| match e {
+        ConfigError::Refused { .. } => format!("--config: {e}"),
+        ConfigError::NoProgram { .. } => format!("--config {e}"),
+    })
 }
 
 /// Checks, before anything runs, that the `--out` file can be written, leaving the file system
@@ -727,7 +714,7 @@ fn precheck(p: &Problem, targets: &[Target]) -> Result<(), String> {
     })?;
     let mut refusals: Vec<(Target, String)> = Vec::new();
     for &t in targets {
-        match check(p, lens, t) {
+        match check(p, lens, &Device::unknown(t)) {
             Ok(_) => return Ok(()),
             Err(e) => refusals.push((t, e.to_string())),
         }
@@ -872,7 +859,7 @@ mod gpu {
             Ok(Ctx {
                 jit: &jit,
                 gemm: match config {
-                    Some(c) => gemm.with_config(c),
+                    Some(c) => gemm.with_schedule(c),
                     None => gemm,
                 },
                 cublas: CublasRef::new(&jit)?,
@@ -1059,7 +1046,7 @@ mod gpu {
             "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}{}",
             opts.kernel,
             opts.config
-                .as_deref()
+                .as_ref()
                 .map_or(String::new(), |c| format!(" config={c}"))
         );
         let mut ok = true;
@@ -1123,7 +1110,7 @@ mod gpu {
         format!(
             "# {title}\n\n- device: {device}\n- kernel: {}\n- config: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
             opts.kernel,
-            opts.config.as_deref().unwrap_or("the kernel's default for the shape"),
+            opts.config.as_ref().map_or("the kernel's default for the shape", kernels::gemm::Config::spelling),
             opts.seed,
             opts.repeats
         )
@@ -1341,7 +1328,7 @@ mod tests {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
                     kernel: kernel("multistage"),
-                    config: Some("t256x128s4_r2_se".into()),
+                    config: Config::parse(kernel("multistage"), "t256x128s4_r2_se").ok(),
                     repeats: 5,
                     seed: 9,
                 },

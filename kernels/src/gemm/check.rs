@@ -4,37 +4,16 @@
 //! unit-tested without a GPU. The runtime (`Gemm`, feature `gpu`) adds what only a device can
 //! tell: which context a buffer belongs to, and where it starts.
 
-use dsl_core::ir::Target;
-use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use super::program::{GemmProgram, KernelChoice, Plan, PROGRAMS};
+use super::device::Device;
+use super::program::{AnyProgram, KernelChoice, Plan, Problem};
+use super::programs::PROGRAMS;
 use super::{Accum, GemmDtype};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
 /// parameters, so `i32::MAX` bounds both.
 pub const MAX_DIM: usize = i32::MAX as usize;
-
-/// A GEMM problem: `D (m x n) = A (m x k) * B (n x k)^T` with its types, kernel choice and
-/// configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// Rows of A and D.
-    pub m: usize,
-    /// Rows of B, columns of D.
-    pub n: usize,
-    /// Columns of A and B (the contiguous axis of both).
-    pub k: usize,
-    /// Element type of A, B and D.
-    pub dtype: GemmDtype,
-    /// The type products are summed in.
-    pub acc: Accum,
-    /// The program asked for.
-    pub kernel: KernelChoice,
-    /// The configuration asked for, in the program's spelling (`rute gemm --config`; `None`:
-    /// the program's default for the shape).
-    pub config: Option<String>,
-}
 
 /// Element counts of the three buffers, as the caller hands them over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,44 +102,14 @@ pub enum InputError {
     },
 }
 
-/// Why a plan's kernel could not be generated (a bug in the program or its configuration: the
-/// plan's checks passed).
-#[derive(Debug, Error)]
-pub enum KernelBuildError {
-    /// The `#[kernel]` builder failed.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    /// The program refused its configuration or failed in its own way.
-    #[error("{source}")]
-    Program {
-        /// The program's name.
-        program: &'static str,
-        /// The program's error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-}
-
-impl KernelBuildError {
-    /// `error`, from the program `program`.
-    pub fn program(
-        program: &'static str,
-        error: impl std::error::Error + Send + Sync + 'static,
-    ) -> KernelBuildError {
-        KernelBuildError::Program {
-            program,
-            source: Box::new(error),
-        }
-    }
-}
-
-/// Checks `problem` against the buffers' lengths and picks its [`Plan`] for `target`.
+/// Checks `problem` against the buffers' lengths and picks its [`Plan`] for `device`.
 ///
 /// On success: M, N, K are in `1..=MAX_DIM`; `lens` are exactly `m*k`, `n*k`, `m*n`; the type
-/// pair is supported; and the plan's program takes the configuration and computes this problem
-/// with this accumulator on `target`, its grid within the device limits every CUDA GPU has.
-/// `Auto` takes the first such program of [`PROGRAMS`] (the fastest first). Checks run in that
-/// order, so the first error is the most basic one.
-pub fn check(problem: &Problem, lens: BufferLens, target: Target) -> Result<Plan, InputError> {
+/// pair is supported; and the plan's program takes the schedule and computes this problem
+/// with this accumulator on the device's target, its grid within the device limits every CUDA
+/// GPU has. `Auto` takes the first such program of [`PROGRAMS`] (the fastest first). Checks run
+/// in that order, so the first error is the most basic one.
+pub fn check(problem: &Problem, lens: BufferLens, device: &Device) -> Result<Plan, InputError> {
     check_shapes(problem.m, problem.n, problem.k, lens)?;
     if problem.dtype == GemmDtype::Bf16 && problem.acc == Accum::F16 {
         return Err(InputError::UnsupportedAccum {
@@ -168,7 +117,7 @@ pub fn check(problem: &Problem, lens: BufferLens, target: Target) -> Result<Plan
             acc: problem.acc,
         });
     }
-    select(problem, target)
+    select(problem, device)
 }
 
 /// The shape part of [`check`]: dimensions in range, buffers exactly as long as the shape needs.
@@ -207,17 +156,17 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
 }
 
 /// Picks the plan for a problem whose shapes and types passed: the named program's, or for
-/// `Auto` the first program's of [`PROGRAMS`] that takes the configuration (if one is given) and
-/// runs the problem, saying why it passed over those before it that take the configuration.
-fn select(p: &Problem, target: Target) -> Result<Plan, InputError> {
-    let config = p.config.as_deref();
-    // The spelling's refusal apart (`Err(Err(..))`): a program that does not take it was never
+/// `Auto` the first program's of [`PROGRAMS`] that takes the schedule (if one is given) and
+/// runs the problem, saying why it passed over those before it that take the schedule.
+fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
+    // The schedule's refusal apart (`Err(Err(..))`): a program that does not take it was never
     // a candidate, so a fallback's description leaves it out.
-    let plan = |program: &dyn GemmProgram| -> Result<Plan, Result<String, String>> {
-        if let Some(c) = config {
-            program.check_config(c).map_err(Err)?;
-        }
-        program.plan(p, target, config).map_err(Ok)
+    let plan = |program: &dyn AnyProgram| -> Result<Plan, Result<String, String>> {
+        let schedule = match &p.config {
+            None => None,
+            Some(c) => Some(c.schedule_for(program.name()).map_err(Err)?),
+        };
+        program.plan_any(p, device, schedule).map_err(Ok)
     };
     match p.kernel {
         KernelChoice::Program(program) => {
@@ -229,7 +178,7 @@ fn select(p: &Problem, target: Target) -> Result<Plan, InputError> {
         KernelChoice::Auto => {
             let mut refused: Vec<(&str, Result<String, String>)> = Vec::new();
             // A program that does not run on the target at all is not tried, nor named.
-            for program in PROGRAMS.iter().filter(|p| p.runs_on(target)) {
+            for program in PROGRAMS.iter().filter(|p| p.runs_on(device.target)) {
                 match plan(*program) {
                     Ok(chosen) => {
                         let passed_over: Vec<String> = refused

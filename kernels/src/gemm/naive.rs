@@ -7,8 +7,8 @@ use dsl_macros::kernel;
 use half::{bf16, f16};
 
 use super::{
-    Accum, GemmArg, GemmDtype, GemmElem, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem,
-    ProgramPlan,
+    Accum, Device, GemmArg, GemmDtype, GemmElem, GemmProgram, KernelBuildError, LaunchPlan,
+    NoSchedule, Plan, Problem, ProgramPlan,
 };
 
 /// Threads per block along N (x) and along M (y).
@@ -73,6 +73,8 @@ pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
 pub struct Naive;
 
 impl GemmProgram for Naive {
+    type Schedule = NoSchedule;
+
     fn name(&self) -> &'static str {
         "naive"
     }
@@ -85,7 +87,8 @@ impl GemmProgram for Naive {
         "none: it has no configurations"
     }
 
-    fn plan(&self, p: &Problem, target: Target, _: Option<&str>) -> Result<Plan, String> {
+    fn plan(&self, p: &Problem, device: &Device, _: Option<&NoSchedule>) -> Result<Plan, String> {
+        let target = device.target;
         if p.acc != Accum::F32 {
             return Err(format!(
                 "it accumulates in f32 only, and {} accumulation was asked for",
@@ -141,7 +144,7 @@ impl ProgramPlan for NaivePlan {
         2
     }
 
-    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+    fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
         use GemmArg::*;
         LaunchPlan {
             grid: (n.div_ceil(BLOCK.0), m.div_ceil(BLOCK.1), 1),

@@ -12,8 +12,12 @@ use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::Target;
 use thiserror::Error;
 
-use super::check::{check, BufferLens, InputError, KernelBuildError, Problem};
-use super::program::{GemmArg, GemmOperand, LaunchPlan, Plan};
+use super::check::{BufferLens, InputError};
+use super::device::Device;
+use super::launch_plan::{GemmArg, GemmOperand, LaunchPlan};
+use super::program::{Config, KernelBuildError, Plan, Problem};
+use super::programs::ConfigError;
+use super::tuning::Tuned;
 use super::{Accum, GemmElem, KernelChoice};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -22,6 +26,9 @@ pub enum GemmError {
     /// The shapes, lengths or options were refused before anything was launched.
     #[error("{0}")]
     Input(#[from] InputError),
+    /// The schedule's spelling (`Gemm::with_config`) is no program's.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
     /// A buffer the runtime's stream cannot use safely: allocated in another CUDA context (its
     /// address means nothing there), or on another stream that cudarc's event tracking cannot
     /// order with the runtime's (see `codegen_ptx::jit::admit`). Buffers of another `Jit` or
@@ -142,11 +149,14 @@ fn programmatic_contract(launch: &LaunchPlan, waits: bool) -> Result<(), String>
 }
 
 /// The runtime GEMM for one device: owns a cache of compiled plans and one of the tables plans
-/// pass their kernels (thread-safe: share it behind an `Arc` or by reference).
+/// pass their kernels (thread-safe: share it behind an `Arc` or by reference). It plans for the
+/// device's facts ([`Device::query`]) and prefers a tuning record's schedule to a program's
+/// default ([`Tuned`]: the records of `rute tune`'s file, read when it is made).
 pub struct Gemm<'j> {
     jit: &'j Jit,
-    target: Target,
-    config: Option<String>,
+    device: Device,
+    config: Option<Config>,
+    tuned: Tuned,
     compiled: Mutex<HashMap<Plan, Loaded>>,
     tables: Mutex<Tables>,
     /// The f32 scratch buffer of plans that ask for one ([`GemmArg::Workspace`]), grown to the
@@ -165,7 +175,7 @@ const MAX_CACHED_LAUNCHES: usize = 4096;
 impl std::fmt::Debug for Gemm<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gemm")
-            .field("target", &self.target)
+            .field("device", &self.device)
             .field("compiled", &self.compiled_plans())
             .finish_non_exhaustive()
     }
@@ -188,12 +198,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'j> Gemm<'j> {
-    /// A GEMM runtime on `jit`'s device. Refuses devices older than sm_80.
+    /// A GEMM runtime on `jit`'s device, with the tuning records of the default file
+    /// ([`Tuned::from_default_file`]). Refuses devices older than sm_80.
     pub fn new(jit: &'j Jit) -> Result<Self, GemmError> {
         Ok(Gemm {
             jit,
-            target: target_for(jit.limits().compute_capability)?,
+            device: Device::query(jit)?,
             config: None,
+            tuned: Tuned::from_default_file(),
             compiled: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
             workspace: Mutex::new(None),
@@ -201,18 +213,41 @@ impl<'j> Gemm<'j> {
         })
     }
 
-    /// Run every GEMM in this configuration, in the program's spelling (`rute gemm --config`,
-    /// e.g. `128x256x32s4_r2_se` for the multistage program), instead of the program's default
-    /// for the shape: the problem's [`Problem::config`]. With [`KernelChoice::Auto`] the first
-    /// program that takes the spelling and the problem runs.
-    pub fn with_config(mut self, config: impl Into<String>) -> Self {
-        self.config = Some(config.into());
+    /// Run every GEMM in the schedule spelled `spelling` (`rute gemm --config`, e.g.
+    /// `128x256x32s4_r2_se` for the multistage program), instead of the program's default for
+    /// the shape: parsed here, once, by every program ([`Config::parse`] for `auto`); each call
+    /// runs its program's parse. With [`KernelChoice::Auto`] the first program that takes the
+    /// spelling and the problem runs.
+    pub fn with_config(self, spelling: &str) -> Result<Self, GemmError> {
+        Ok(self.with_schedule(Config::parse(KernelChoice::Auto, spelling)?))
+    }
+
+    /// Run every GEMM in `config`'s schedule (parsed already, or given as a value:
+    /// [`Config::of`]).
+    pub fn with_schedule(mut self, config: Config) -> Self {
+        self.config = Some(config);
         self
+    }
+
+    /// Plan with `tuned`'s records in place of the default file's (none: `Tuned::default()`).
+    pub fn with_tuning(mut self, tuned: Tuned) -> Self {
+        self.tuned = tuned;
+        self
+    }
+
+    /// The device plans are made for.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The tuning records plans prefer.
+    pub fn tuning(&self) -> &Tuned {
+        &self.tuned
     }
 
     /// The PTX target plans are emitted for.
     pub fn target(&self) -> Target {
-        self.target
+        self.device.target
     }
 
     /// Plans compiled so far, in no particular order.
@@ -271,9 +306,9 @@ impl<'j> Gemm<'j> {
         kernel: &dsl_core::ir::Kernel,
         entry: &str,
     ) -> Result<(JitFunction, bool), GemmError> {
-        let ptx = emit(kernel, self.target).map_err(|source| GemmError::Codegen {
+        let ptx = emit(kernel, self.device.target).map_err(|source| GemmError::Codegen {
             plan: plan.describe(),
-            target: self.target,
+            target: self.device.target,
             source,
         })?;
         Ok((
@@ -293,7 +328,8 @@ impl<'j> Gemm<'j> {
         Ok(t)
     }
 
-    /// Checks `args` (see [`check`]: shapes, lengths, types, the program's limits on this target;
+    /// Checks `args` (see [`check`](super::check()): shapes, lengths, types, the program's
+    /// limits on this device, a tuning record's schedule preferred where one runs the problem;
     /// then that every buffer lives in this runtime's context and A, B and D start as aligned as
     /// the kernel reads and writes them), then queues the GEMM on the `Jit`'s stream and returns
     /// the plan it ran. Nothing is launched when a check fails. A fault inside the kernel shows at
@@ -314,7 +350,7 @@ impl<'j> Gemm<'j> {
             b: args.b.len(),
             d: args.d.len(),
         };
-        let plan = check(&problem, lens, self.target)?;
+        let plan = self.tuned.check(&problem, lens, &self.device)?;
         self.check_context("A", args.a)?;
         self.check_context("B", args.b)?;
         self.check_context("D", args.d)?;
@@ -392,7 +428,7 @@ impl<'j> Gemm<'j> {
         if let Some(l) = lock(&self.launches).get(&key) {
             return Ok(Arc::clone(l));
         }
-        let launch = plan.launch(mnk.0, mnk.1, mnk.2, self.jit.limits().multiprocessors);
+        let launch = plan.launch(mnk.0, mnk.1, mnk.2, &self.device);
         launch.check().map_err(|reason| GemmError::BadLaunch {
             plan: plan.describe(),
             reason,
@@ -560,14 +596,14 @@ mod tests {
     /// hopper_ws kernel does, the multistage one does not (and is not launched so).
     #[test]
     fn a_programmatic_launch_needs_a_kernel_that_waits() {
-        use crate::hopper::{hopper_kernel, HopperConfig};
+        use crate::hopper::{hopper_kernel, HopperSchedule};
         let plain = LaunchPlan::new((1, 1, 1), (32, 1, 1), vec![]);
         let programmatic = LaunchPlan {
             programmatic: true,
             ..plain.clone()
         };
         // The IR's answer is the PTX's.
-        let hopper = hopper_kernel(HopperConfig::WIDE, crate::gemm::GemmDtype::Bf16).unwrap();
+        let hopper = hopper_kernel(HopperSchedule::WIDE, crate::gemm::GemmDtype::Bf16).unwrap();
         assert!(hopper.waits_on_grids());
         assert!(emit(&hopper, Target::Sm90a)
             .unwrap()

@@ -6,7 +6,9 @@ use dsl_core::ir::{Kernel, Target};
 
 use super::{multistage_kernel, Epilogue, MultistageConfig, MultistageError, Tune, TARGETS};
 use crate::gemm::naive::MAX_GRID_Y;
-use crate::gemm::{GemmArg, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem, ProgramPlan};
+use crate::gemm::{
+    Device, GemmArg, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem, ProgramPlan,
+};
 
 /// The multistage program (`cp.async` + `ldmatrix` + `mma.sync`, see [`super`]).
 ///
@@ -22,6 +24,8 @@ pub struct Multistage;
 pub const MAX_K: usize = 1 << 24;
 
 impl GemmProgram for Multistage {
+    type Schedule = Tune;
+
     fn name(&self) -> &'static str {
         "multistage"
     }
@@ -40,12 +44,8 @@ impl GemmProgram for Multistage {
          the reference with the widest copies K allows where K is not a multiple of 8"
     }
 
-    fn check_config(&self, config: &str) -> Result<(), String> {
-        config.parse::<Tune>().map(drop).map_err(|e| e.to_string())
-    }
-
-    fn plan(&self, p: &Problem, target: Target, config: Option<&str>) -> Result<Plan, String> {
-        self.config_for(p, target, config).map(Plan::new)
+    fn plan(&self, p: &Problem, device: &Device, tune: Option<&Tune>) -> Result<Plan, String> {
+        self.config_for(p, device.target, tune).map(Plan::new)
     }
 }
 
@@ -56,18 +56,15 @@ impl Multistage {
         &self,
         p: &Problem,
         target: Target,
-        config: Option<&str>,
+        tune: Option<&Tune>,
     ) -> Result<MultistageConfig, String> {
         if !TARGETS.contains(&target) {
             return Err(format!("it runs on sm_80 and newer, not {target}"));
         }
-        let cfg = match config {
+        let cfg = match tune {
             None if p.k.is_multiple_of(8) => Tune::for_shape(p.m, p.n, p.k).config(p.dtype, p.acc),
             None => MultistageConfig::reference_for_k(p.dtype, p.acc, p.k as u32),
-            Some(spec) => spec
-                .parse::<Tune>()
-                .map_err(|e| e.to_string())?
-                .config(p.dtype, p.acc),
+            Some(tune) => tune.config(p.dtype, p.acc),
         }
         .for_target(target);
         if !p.k.is_multiple_of(cfg.k_multiple() as usize) {
@@ -166,7 +163,7 @@ impl ProgramPlan for MultistageConfig {
         u64::from(self.copy_bits / 8)
     }
 
-    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+    fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
         use GemmArg::*;
         LaunchPlan {
             grid: self.grid(m, n),

@@ -1,0 +1,327 @@
+//! Why a schedule is refused: [`Refusal`], one variant per rule, each carrying the values that
+//! broke it and saying so in a sentence; [`ScheduleError`], a refusal with the spelling it came
+//! from; and [`HopperSchedule::check`], the rules the types leave: ranges that depend on the
+//! tile, the reach of a cluster and of a resident B, and the shared-memory fit.
+
+use dsl_core::atom::tma::CacheHint;
+use dsl_core::pipeline::Raster;
+use thiserror::Error;
+
+use super::parts::{Buffers, Cluster, Consumers, InFlight, LastWave, Store, SubTile, TileSource};
+use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, REGISTERS, SMEM_LIMIT};
+
+/// The most accumulators a consumer thread holds: what ptxas fits beside the epilogue's
+/// registers in the consumers' [`REGISTERS`] without spilling (a 256 x 160 cooperative tile's
+/// 160; 176 spill).
+pub const MAX_ACCUMULATORS: u32 = 160;
+
+/// A spelling refused, naming it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ScheduleError {
+    /// The spelling and why it is not a schedule of the program.
+    #[error("`{spelling}` is not a hopper_ws configuration: {refusal}")]
+    Spelled {
+        /// What was given.
+        spelling: String,
+        /// Why.
+        refusal: Refusal,
+    },
+    /// A schedule built from its parts that the program does not take.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+}
+
+impl ScheduleError {
+    /// The rule that refused it.
+    pub fn refusal(&self) -> &Refusal {
+        match self {
+            ScheduleError::Spelled { refusal, .. } | ScheduleError::Refused(refusal) => refusal,
+        }
+    }
+}
+
+/// Why the program has no such schedule: a rule, with the values that broke it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Refusal {
+    /// The spelling is not read as a schedule (an unknown part, a number missing, a part given
+    /// twice).
+    #[error("{0}")]
+    Spelling(String),
+    /// Tile M.
+    #[error(
+        "tile M is 64, 128 or 256 (one consumer warpgroup of 64 rows, or two of 64 or 128), not {0}"
+    )]
+    TileM(u32),
+    /// Tile N.
+    #[error(
+        "tile N is a multiple of 8 up to 256 (one wgmma), above 64 a multiple of 16 (the \
+         output's `stmatrix` writes 16 columns at a time), not {0}"
+    )]
+    TileN(u32),
+    /// A tile N the staging's `stmatrix` cannot write.
+    #[error(
+        "tile N = {0} stored through a staging tile by `stmatrix` is a multiple of 16 (it writes \
+         16 columns at a time); a swapped tile (_t) or D stored from the registers (_u4) takes \
+         multiples of 8"
+    )]
+    StagedTileN(u32),
+    /// Tile K.
+    #[error("tile K is 64 or 128 (one or two 128-byte swizzled rows), not {0}")]
+    TileK(u32),
+    /// The ring's depth.
+    #[error("stages is 2..=16, not {0}")]
+    Stages(u32),
+    /// The cluster's shape.
+    #[error("the cluster is 1x1, 2x1, 1x2, 4x1 or 1x4, not {0}x{1}")]
+    Cluster(u32, u32),
+    /// The grouped order's group.
+    #[error("_g takes a group size of at least 1")]
+    Group,
+    /// `wgmma` batches in flight.
+    #[error("at most one wgmma batch stays in flight (_f1), not {0}")]
+    InFlight(u32),
+    /// A batch in flight holds a stage.
+    #[error("a batch in flight holds a stage: at least 3 stages with _f1, not {0}")]
+    InFlightStages(u32),
+    /// The staging's sub-tile width.
+    #[error(
+        "the epilogue's sub-tiles (_eE) are a multiple of 16 columns that divides tile N and is \
+         less than it, not {0}"
+    )]
+    SubTile(u32),
+    /// Staging tiles per consumer.
+    #[error("a consumer has one or two staging tiles (_d2), not {0}")]
+    Buffers(u32),
+    /// Two staging tiles take turns.
+    #[error(
+        "two staging tiles (_d2) take turns on an even number of sub-tiles (_eE) per tile, not {0}"
+    )]
+    TwoBuffers(u32),
+    /// A resident B's k-tiles.
+    #[error("a resident B (_rR) has 1 to 16 k-tiles, not {0}")]
+    ResidentKTiles(u32),
+    /// A resident B's reach.
+    #[error(
+        "a resident B (_rR) is one block's, or shared by a cluster along M, of a tile not swapped"
+    )]
+    ResidentB,
+    /// The start's prefetch of A.
+    #[error(
+        "the start's prefetch of A (_a{0}) takes 1 to 4 waves of a B of one tile (_rR) in \
+         one-block clusters, whole tiles (no _b)"
+    )]
+    Prefetch(u32),
+    /// A ping-pong consumer's tile.
+    #[error(
+        "ping-pong consumers (_p) each own a whole tile of 64 or 128 rows, at most 128 x 128 \
+         (its accumulators), not {0} x {1}"
+    )]
+    PingPongTile(u32, u32),
+    /// Ping-pong consumers' reach.
+    #[error(
+        "ping-pong consumers (_p) work in one block (or, with B resident, a cluster along M), not \
+         swapped"
+    )]
+    PingPong,
+    /// Ping-pong consumers have no stream-K.
+    #[error("ping-pong consumers (_p) walk whole tiles only: no stream-K region to place (_w)")]
+    PingPongRegion,
+    /// One staging tile for two.
+    #[error(
+        "one staging tile (_o) is for ping-pong consumers (_p), whose epilogues take turns, \
+         storing through it"
+    )]
+    OneStaging,
+    /// A cooperative consumer's accumulators.
+    #[error(
+        "a cooperative consumer of a {0} x {1} tile holds {2} accumulators per thread; at most \
+         {MAX_ACCUMULATORS} fit its registers beside the epilogue's"
+    )]
+    Accumulators(u32, u32, u32),
+    /// A swapped tile's staging.
+    #[error("a swapped tile (_t) stages its output whole (no _eE)")]
+    SwappedSubTile,
+    /// Direct stores' width.
+    #[error("D stored from the registers (_uB) takes 4, 8 or 16 bytes per store, not {0}")]
+    DirectWidth(u32),
+    /// Direct stores have no staging.
+    #[error(
+        "D stored from the registers (_uB) has no staging tile to swap, split or share (no _t, \
+         _eE, _d2 or _o)"
+    )]
+    DirectStaging,
+    /// Direct stores' hint.
+    #[error("D stored from the registers (_uB) takes D's hint f (streaming stores) or n")]
+    DirectHint,
+    /// Direct stores' span.
+    #[error("D stored {0} bytes at a time (_u{0}) takes tile N a multiple of {1}")]
+    DirectSpan(u32, u32),
+    /// The last wave's rows shared out.
+    #[error(
+        "the last wave's rows shared out (_b) cut one column of tiles (B resident, _rR) walked \
+         whole and in order (no _h) by ping-pong consumers (_p) in one block, each piece stored \
+         from the registers (_uB) or through a swizzled staging tile (its columns a multiple of \
+         64, not swapped) in blocks of 16 rows"
+    )]
+    RowSplit,
+    /// Evened waves.
+    #[error(
+        "evened waves (_n) take fewer blocks for a walk in order; tiles from a queue (_q) or the \
+         last wave's rows shared out (_b) even the blocks' ends already"
+    )]
+    EvenedWaves,
+    /// Tiles from a queue.
+    #[error(
+        "tiles from a queue (_q) go to ping-pong consumers (_p, whole tiles, never shared out by \
+         stream-K) of one-block clusters"
+    )]
+    Queue,
+    /// A cluster's multicast slices.
+    #[error(
+        "a cluster's blocks each multicast a slice of whole 8-row swizzle atoms: tile K is 64, \
+         and tile N a multiple of 8 per block of a cluster row, not {0} x {1} in a {2}x{3} cluster"
+    )]
+    Multicast(u32, u32, u32, u32),
+    /// The shared-memory fit.
+    #[error(
+        "{stages} stages of {m}x{n}x{k} take {dynamic} bytes of shared memory with the output's \
+         staging, and {fixed} of barriers before it; {limit} fit"
+    )]
+    SharedMemory {
+        /// Stages.
+        stages: u32,
+        /// Tile M.
+        m: u32,
+        /// Tile N.
+        n: u32,
+        /// Tile K.
+        k: u32,
+        /// Dynamic shared memory.
+        dynamic: u32,
+        /// Static shared memory, padded to the dynamic memory's alignment.
+        fixed: u32,
+        /// The limit.
+        limit: u32,
+    },
+}
+
+impl HopperSchedule {
+    /// Why the program does not take this schedule, if it does not: ranges that depend on the
+    /// tile, the reach of a cluster and of a resident B, and the shared-memory fit
+    /// ([`SMEM_LIMIT`], static barriers included).
+    pub fn check(&self) -> Result<(), Refusal> {
+        self.check_ranges()?;
+        self.check_reach()?;
+        self.check_fit(SMEM_LIMIT)
+    }
+
+    /// The ranges of one part that depend on another (the tile, mostly).
+    fn check_ranges(&self) -> Result<(), Refusal> {
+        let (m, n, k) = self.tile.mnk();
+        if self.order == (Raster::Grouped { group: 0 }) {
+            return Err(Refusal::Group);
+        }
+        if self.in_flight == InFlight::One && self.tile.stages() < 3 {
+            return Err(Refusal::InFlightStages(self.tile.stages()));
+        }
+        if let Some(SubTile::Columns(c)) = self.sub_tile() {
+            if !n.is_multiple_of(c.cols()) || c.cols() >= n {
+                return Err(Refusal::SubTile(c.cols()));
+            }
+            if c.buffers() == Buffers::Two && !(n / c.cols()).is_multiple_of(2) {
+                return Err(Refusal::TwoBuffers(n / c.cols()));
+            }
+        }
+        match self.store() {
+            Store::Tma(_) if !self.swapped() && !n.is_multiple_of(16) => {
+                return Err(Refusal::StagedTileN(n))
+            }
+            Store::Direct(w) => {
+                if !n.is_multiple_of(w.span()) {
+                    return Err(Refusal::DirectSpan(w.bytes(), w.span()));
+                }
+                if matches!(
+                    self.l2.hints.d,
+                    Some(CacheHint::EvictNormal | CacheHint::EvictLast)
+                ) {
+                    return Err(Refusal::DirectHint);
+                }
+            }
+            Store::Tma(_) => {}
+        }
+        match self.consumers {
+            // A ping-pong consumer holds a whole tile's accumulators: at most 128 per thread.
+            Consumers::PingPong(_) if !matches!(m, 64 | 128) || m * n > 128 * 128 => {
+                Err(Refusal::PingPongTile(m, n))
+            }
+            Consumers::Cooperative(_) if self.consumer_rows() * n / 128 > MAX_ACCUMULATORS => {
+                Err(Refusal::Accumulators(m, n, self.consumer_rows() * n / 128))
+            }
+            _ => Ok(()),
+        }?;
+        let (x, _) = self.cluster.blocks();
+        if self.cluster != Cluster::One && (k != 64 || !n.is_multiple_of(8 * x)) {
+            let (x, y) = self.cluster.blocks();
+            return Err(Refusal::Multicast(k, n, x, y));
+        }
+        debug_assert!(REGISTERS.1 >= MAX_ACCUMULATORS);
+        Ok(())
+    }
+
+    /// What a cluster, a resident B and the ping-pong walk's variants reach.
+    fn check_reach(&self) -> Result<(), Refusal> {
+        let one_block = self.cluster == Cluster::One;
+        // Each ping-pong consumer owns a ring stage: a stage that the cluster shares would be
+        // freed by one block's owner while the other's still reads it.
+        if let Consumers::PingPong(p) = self.consumers {
+            if self.ring_shared() {
+                return Err(Refusal::PingPong);
+            }
+            if matches!(p.source, TileSource::Queue(_)) && !one_block {
+                return Err(Refusal::Queue);
+            }
+            if matches!(p.source, TileSource::Queue(_)) && p.last_wave == LastWave::Evened {
+                return Err(Refusal::EvenedWaves);
+            }
+            let swizzled = matches!(self.store(), Store::Direct(_))
+                || self.epilogue_cols().is_multiple_of(64);
+            if p.last_wave == LastWave::RowsSharedOut
+                && (self.resident_b().is_none()
+                    || !one_block
+                    || self.order == Raster::Hilbert
+                    || !swizzled)
+            {
+                return Err(Refusal::RowSplit);
+            }
+        }
+        if let Some(r) = self.resident_b() {
+            if matches!(self.cluster, Cluster::AlongN(_)) {
+                return Err(Refusal::ResidentB);
+            }
+            if r.prefetch_waves() > 0
+                && (!one_block || self.row_split() || self.b_column_resident())
+            {
+                return Err(Refusal::Prefetch(r.prefetch_waves()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the rings, the staging and the static barriers fit in `limit` bytes of shared
+    /// memory.
+    pub fn check_fit(&self, limit: u32) -> Result<(), Refusal> {
+        if self.block_smem_bytes() > limit {
+            let (m, n, k) = self.tile.mnk();
+            return Err(Refusal::SharedMemory {
+                stages: self.tile.stages(),
+                m,
+                n,
+                k,
+                dynamic: self.smem_bytes(),
+                fixed: self.static_smem_bytes().next_multiple_of(DYNAMIC_SMEM_ALIGN),
+                limit,
+            });
+        }
+        Ok(())
+    }
+}
