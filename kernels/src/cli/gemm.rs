@@ -10,7 +10,8 @@ use dsl_core::ir::Target;
 use kernels::gemm::check::MAX_DIM;
 use kernels::gemm::rotation::{self, rotating_sets};
 use kernels::gemm::{
-    check, Accum, BufferLens, Config, ConfigError, Device, GemmDtype, KernelChoice, Problem, PROGRAMS,
+    check, Accum, BufferLens, Config, ConfigError, Device, GemmDtype, KernelChoice, Problem,
+    PROGRAMS,
 };
 
 use super::args::{self, Flag};
@@ -1339,7 +1340,7 @@ mod tests {
                 Request::Single { opts, .. } => opts.config,
                 _ => None,
             }),
-            Ok(Some("tuned".into()))
+            Ok(Config::parse(KernelChoice::Auto, "tuned").ok())
         );
         // A spelling no kernel takes is a usage error, with each kernel's reason.
         let e = parse(&args("--k 8 --m 2 --n 3 --config fastest")).unwrap_err();

@@ -212,9 +212,22 @@ fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
 mod tests {
     use super::*;
     use crate::gemm::naive::{Naive, NaivePlan};
+    use crate::gemm::Config;
     use crate::multistage::{Multistage, MultistageConfig, Tune};
+    use dsl_core::ir::Target;
 
-    const T: Target = Target::Sm90a;
+    fn h200() -> Device {
+        Device::h200()
+    }
+
+    fn sm80() -> Device {
+        Device::unknown(Target::Sm80)
+    }
+
+    /// `spelling` parsed for `auto`, as the command line parses `--config`.
+    fn config(spelling: &str) -> Option<Config> {
+        Some(Config::parse(KernelChoice::Auto, spelling).unwrap())
+    }
 
     fn problem(m: usize, n: usize, k: usize) -> Problem {
         Problem {
@@ -275,14 +288,27 @@ mod tests {
                     ..problem(m, n, k)
                 };
                 let want = match runs {
-                    Hopper => Plan::new(HopperGemm {
-                        cfg: HopperWs::default_config(m, n, k),
-                        dtype,
-                    }),
+                    Hopper => {
+                        let h = check(
+                            &Problem {
+                                kernel: KernelChoice::Program(&HopperWs),
+                                ..p.clone()
+                            },
+                            lens(m, n, k),
+                            &h200(),
+                        )
+                        .unwrap();
+                        let schedule = HopperWs::default_schedule(m, n, k, &h200());
+                        assert_eq!(
+                            h.downcast_ref::<HopperGemm>().unwrap().schedule(),
+                            &schedule
+                        );
+                        h
+                    }
                     Multistage => ms(dtype, Accum::F32, k),
                     Naive => Plan::new(NaivePlan { dtype }),
                 };
-                let got = check(&p, lens(m, n, k), T);
+                let got = check(&p, lens(m, n, k), &h200());
                 assert_eq!(got, Ok(want), "{m} x {n} x {k}");
                 // A fallback says why.
                 let got = got.unwrap();
@@ -300,7 +326,7 @@ mod tests {
                 }
                 // Below sm_90a the hopper program is not tried, so not named.
                 if runs == Multistage {
-                    let on_80 = check(&p, lens(m, n, k), Target::Sm80).unwrap();
+                    let on_80 = check(&p, lens(m, n, k), &sm80()).unwrap();
                     assert_eq!(on_80.program(), "multistage");
                     assert_eq!(on_80.fallback(), None);
                 }
@@ -312,35 +338,37 @@ mod tests {
     fn a_configuration_goes_to_the_first_program_that_takes_it() {
         // `auto` with a multistage spelling: the multistage plan in that configuration.
         let p = Problem {
-            config: Some("256x128x32s4_r2_se".into()),
+            config: config("256x128x32s4_r2_se"),
             ..problem(64, 64, 16)
         };
         let want = "256x128x32s4_r2_se"
             .parse::<Tune>()
             .unwrap()
             .config(GemmDtype::F16, Accum::F32);
-        assert_eq!(check(&p, lens(64, 64, 16), T), Ok(Plan::new(want)));
+        assert_eq!(check(&p, lens(64, 64, 16), &h200()), Ok(Plan::new(want)));
         // Where it cannot run the problem, no program takes it: naive has no configurations.
         let p = Problem {
-            config: Some("tuned".into()),
+            config: config("tuned"),
             ..problem(100, 37, 13)
         };
         assert_eq!(
-            check(&p, lens(100, 37, 13), T).unwrap_err().to_string(),
+            check(&p, lens(100, 37, 13), &h200())
+                .unwrap_err()
+                .to_string(),
             "no kernel of this build runs this problem: the hopper_ws kernel: `tuned` is not a \
              hopper_ws configuration: it starts with MxNxKsS, e.g. 128x256x64s3; the multistage \
              kernel: K = 13 is not a multiple of 8, and its 128-bit cp.async copies need rows of \
              A and B aligned to them; the reference configuration (no --config) takes any K; the \
              naive kernel: it takes no --config, and `tuned` was given"
         );
-        // A named program is asked whether it takes the spelling first.
+        // A named program gets its own parse of the spelling, and its reason for refusing it.
         let p = Problem {
             kernel: KernelChoice::Program(&Naive),
-            config: Some("tuned".into()),
+            config: config("tuned"),
             ..problem(64, 64, 16)
         };
         assert_eq!(
-            check(&p, lens(64, 64, 16), T),
+            check(&p, lens(64, 64, 16), &h200()),
             Err(InputError::KernelCannot {
                 kernel: "naive",
                 reason: "it takes no --config, and `tuned` was given".into()
@@ -348,13 +376,16 @@ mod tests {
         );
         let p = Problem {
             kernel: KernelChoice::Program(&Multistage),
-            config: Some("fastest".into()),
+            config: config("128x256x64s3_h"),
             ..problem(64, 64, 16)
         };
-        let e = check(&p, lens(64, 64, 16), T).unwrap_err().to_string();
+        let e = check(&p, lens(64, 64, 16), &h200())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
-                "the multistage kernel cannot run this problem: `fastest` is not a configuration"
+                "the multistage kernel cannot run this problem: `128x256x64s3_h` is not a \
+                 configuration"
             ),
             "{e}"
         );
@@ -363,7 +394,7 @@ mod tests {
     #[test]
     fn zero_dims_are_refused_by_name() {
         for (m, n, k, dim) in [(0, 4, 4, "M"), (4, 0, 4, "N"), (4, 4, 0, "K")] {
-            let e = check(&problem(m, n, k), lens(m, n, k), T).unwrap_err();
+            let e = check(&problem(m, n, k), lens(m, n, k), &h200()).unwrap_err();
             assert_eq!(e, InputError::ZeroDim { dim });
             assert_eq!(
                 e.to_string(),
@@ -382,7 +413,7 @@ mod tests {
                 b: big,
                 d: big,
             },
-            T,
+            &h200(),
         )
         .unwrap_err();
         assert_eq!(
@@ -432,7 +463,7 @@ mod tests {
             ),
         ];
         for (l, buffer, shape, expected, given) in cases {
-            let e = check(&problem(m, n, k), l, T).unwrap_err();
+            let e = check(&problem(m, n, k), l, &h200()).unwrap_err();
             assert_eq!(
                 e,
                 InputError::BufferLength {
@@ -444,7 +475,7 @@ mod tests {
             );
         }
         // Swapped M and N: A and B have the other's length.
-        let e = check(&problem(n, m, k), good, T).unwrap_err();
+        let e = check(&problem(n, m, k), good, &h200()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "A has 1300 elements but its shape M x K = 70 x 13 needs exactly 910"
@@ -458,7 +489,7 @@ mod tests {
             acc: Accum::F16,
             ..problem(64, 64, 64)
         };
-        let e = check(&p, lens(64, 64, 64), T).unwrap_err();
+        let e = check(&p, lens(64, 64, 64), &h200()).unwrap_err();
         assert!(matches!(e, InputError::UnsupportedAccum { .. }), "{e}");
         assert!(e
             .to_string()

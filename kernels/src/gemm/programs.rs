@@ -92,12 +92,12 @@ impl Config {
     /// ```
     pub fn parse(kernel: KernelChoice, spelling: &str) -> Result<Config, ConfigError> {
         match kernel {
-            KernelChoice::Program(p) => Config::parse_with(&[p], spelling).map_err(|mut why| {
-                ConfigError::Refused {
+            KernelChoice::Program(p) => {
+                Config::parse_with(&[p], spelling).map_err(|mut why| ConfigError::Refused {
                     kernel: p.name(),
                     reason: why.pop().map(|(_, r)| r).unwrap_or_default(),
-                }
-            }),
+                })
+            }
             KernelChoice::Auto => {
                 Config::parse_with(PROGRAMS, spelling).map_err(|why| ConfigError::NoProgram {
                     spelling: spelling.to_string(),
@@ -143,7 +143,10 @@ mod tests {
         let c = Config::parse(KernelChoice::Auto, "tuned").unwrap();
         assert!(c.schedule_for("multistage").is_ok());
         let hopper = c.schedule_for("hopper_ws").unwrap_err();
-        assert!(hopper.starts_with("`tuned` is not a hopper_ws configuration"), "{hopper}");
+        assert!(
+            hopper.starts_with("`tuned` is not a hopper_ws configuration"),
+            "{hopper}"
+        );
         let e = Config::parse(KernelChoice::Auto, "fastest").unwrap_err();
         let e = e.to_string();
         assert!(

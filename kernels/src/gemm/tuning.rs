@@ -78,7 +78,9 @@ impl fmt::Display for ShapeClass {
 impl FromStr for ShapeClass {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a shape class: write m{{M}} n{{N}} k{{K}}, each a power of two");
+        let bad = || {
+            format!("`{s}` is not a shape class: write m{{M}} n{{N}} k{{K}}, each a power of two")
+        };
         let words: Vec<&str> = s.split_whitespace().collect();
         let [m, n, k] = words[..] else {
             return Err(bad());
@@ -145,7 +147,9 @@ pub enum TuningError {
         source: std::io::Error,
     },
     /// A record's field holds the separator or a line break.
-    #[error("a record's {field} `{value}` holds ` | ` or a line break, which the file separates by")]
+    #[error(
+        "a record's {field} `{value}` holds ` | ` or a line break, which the file separates by"
+    )]
     Field {
         /// The field.
         field: &'static str,
@@ -254,7 +258,9 @@ impl TuningFile {
                 ("program", &r.program),
                 ("schedule", &r.schedule),
             ] {
-                if value.contains(" | ") || value.contains(['\n', '\r', '#']) || value.trim() != value
+                if value.contains(" | ")
+                    || value.contains(['\n', '\r', '#'])
+                    || value.trim() != value
                 {
                     return Err(TuningError::Field {
                         field,
@@ -311,7 +317,9 @@ fn parse_record(line: &str) -> Result<TuningRecord, String> {
         t.strip_suffix(" us")
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| v.is_finite() && *v > 0.0)
-            .ok_or_else(|| format!("a time is a positive number of microseconds, `12.5 us`, not `{t}`"))
+            .ok_or_else(|| {
+                format!("a time is a positive number of microseconds, `12.5 us`, not `{t}`")
+            })
     };
     let class: ShapeClass = class.parse()?;
     if class != ShapeClass::of(m, n, k) {

@@ -15,8 +15,8 @@ use dsl_core::pipeline::{
     StreamKScheduler, TileQueue, QUEUE_SLOTS, WARPGROUP_THREADS,
 };
 use dsl_core::tensor::{
-    gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait,
-    DescriptorFragment, Fragment, Idx, STensor,
+    gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, DescriptorFragment,
+    Fragment, Idx, STensor,
 };
 use dsl_macros::device;
 
@@ -115,12 +115,22 @@ pub(super) fn consumer<T: GemmElem>(
         .map(|q| (q, PipelineState::consumer(QUEUE_SLOTS)));
     let walked = (tiles, cs, queue);
     match plan.schedule.consumers {
-        Consumers::Cooperative(_) => {
-            cooperative(plan, c, (ring, out), (&mine, walked), (walk, trace, first), bars)?
-        }
-        Consumers::PingPong(_) => {
-            pingpong(plan, c, (ring, out), (&mine, walked), (walk, trace, first), bars)?
-        }
+        Consumers::Cooperative(_) => cooperative(
+            plan,
+            c,
+            (ring, out),
+            (&mine, walked),
+            (walk, trace, first),
+            bars,
+        )?,
+        Consumers::PingPong(_) => pingpong(
+            plan,
+            c,
+            (ring, out),
+            (&mine, walked),
+            (walk, trace, first),
+            bars,
+        )?,
     }
     // The TMA stores have read their staging tiles (and written D) before the block exits.
     if !mine.staging.is_empty() {

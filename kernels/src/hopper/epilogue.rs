@@ -272,4 +272,3 @@ fn store_direct<T: GemmElem>(
         }
     });
 }
-

@@ -183,4 +183,3 @@ pub fn tile_order(cfg: &HopperSchedule, m: u32, n: u32) -> Vec<u32> {
 pub fn cluster_tiles(cfg: &HopperSchedule, m: u32, n: u32) -> (u32, u32) {
     cfg.cluster_tiles(m, n)
 }
-

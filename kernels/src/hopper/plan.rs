@@ -6,8 +6,8 @@ use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaK
 use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::tiled::{
-    local_tile, make_identity_tensor, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy,
-    TiledMma, View,
+    local_tile, make_identity_tensor, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma,
+    View,
 };
 
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
@@ -367,4 +367,157 @@ pub enum PlanError {
     /// A layout operation failed (a bug for a schedule that passed the checks).
     #[error("layout: {0}")]
     Layout(#[from] LayoutError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hopper::schedule::Consumers;
+    use dsl_core::atom::tma::{CacheHint, L2Promotion};
+
+    /// `_l{B}` sets the L2 promotion of A's and B's tensor maps, not D's (a store), and is
+    /// spelled only where it is not CuTe's default of 128 bytes.
+    #[test]
+    fn l2_promotion_goes_to_the_loads_maps() {
+        for (spec, want) in [
+            ("128x80x64s7_l256", L2Promotion::B256),
+            ("128x16x64s8_l0_t", L2Promotion::None),
+            ("128x256x64s3", L2Promotion::B128),
+        ] {
+            let cfg: HopperSchedule = spec.parse().unwrap();
+            assert_eq!(cfg.to_string(), spec);
+            let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
+            let [a, b, d] = plan.descriptors(1000, 2048, 512).unwrap();
+            assert_eq!((a.l2_promotion, b.l2_promotion), (want, want), "{spec}");
+            assert_eq!(d.l2_promotion, L2Promotion::B128, "{spec}");
+        }
+        assert_eq!(
+            "128x80x64s7_l128"
+                .parse::<HopperSchedule>()
+                .unwrap()
+                .to_string(),
+            "128x80x64s7"
+        );
+    }
+
+    /// `_v{A}{B}{D}` puts its hints on the copies it names (the multicast loads too), and is
+    /// spelled only where some copy has one.
+    #[test]
+    fn cache_hints_go_to_the_copies_they_name() {
+        let (f, l, e) = (
+            Some(CacheHint::EvictFirst),
+            Some(CacheHint::EvictLast),
+            Some(CacheHint::EvictNormal),
+        );
+        for (spec, want) in [
+            ("64x256x64s8_f1_e128_r4_p_vfnf", [f, None, f]),
+            ("128x256x64s3_c2x1_vlle", [l, l, e]),
+            ("128x64x64s8_vfln_t", [f, l, None]),
+            ("128x256x64s3", [None; 3]),
+        ] {
+            let cfg: HopperSchedule = spec.parse().unwrap();
+            assert_eq!(cfg.l2.hints.each(), want, "{spec}");
+            assert_eq!(cfg.to_string(), spec);
+            let p = HopperPlan::new(cfg, GemmDtype::F16).unwrap();
+            let got = [p.tma_a.cache_hint, p.tma_b.cache_hint, p.tma_d.cache_hint];
+            assert_eq!(got, want, "{spec}");
+            assert_eq!(
+                (p.tma_a_multicast.cache_hint, p.tma_b_multicast.cache_hint),
+                (want[0], want[1]),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            "128x256x64s3_vnnn"
+                .parse::<HopperSchedule>()
+                .unwrap()
+                .to_string(),
+            "128x256x64s3"
+        );
+        for spec in [
+            "128x256x64s3_vff",
+            "128x256x64s3_vffff",
+            "128x256x64s3_vfxf",
+        ] {
+            let e = spec.parse::<HopperSchedule>().unwrap_err().to_string();
+            assert!(e.contains("_v takes three letters"), "{spec}: {e}");
+        }
+    }
+
+    /// The sub-tile check passes the plans' own fragments and names the value that a wrong
+    /// sub-tile width would put elsewhere.
+    #[test]
+    fn epilogue_slices_are_checked() {
+        let p = HopperPlan::new("128x256x64s4_e64".parse().unwrap(), GemmDtype::F16).unwrap();
+        assert_eq!(p.epilogue_values(), 32);
+        let plan = |spec: &str| HopperPlan::new(spec.parse().unwrap(), GemmDtype::F16).unwrap();
+        let (wide, narrow) = (plan("128x256x64s3"), plan("128x128x64s6_e64"));
+        let narrow_mma_frag = HopperPlan::new("128x64x64s8".parse().unwrap(), GemmDtype::F16)
+            .unwrap()
+            .frag_c;
+        // The 64-wide fragment seen as 128-wide sub-tiles of the 256-wide tile: misplaced.
+        let e = check_epilogue_slices(
+            &wide.mma,
+            &narrow.mma,
+            &wide.frag_c,
+            &narrow_mma_frag,
+            (64, 256, 128),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("is not at"), "{e}");
+    }
+
+    /// A 256-row tile's consumer holds two 64-row `wgmma` blocks: a sub-tile is the same run of
+    /// values in each block, not one run of the whole fragment.
+    #[test]
+    fn epilogue_sub_tiles_take_their_run_in_every_block() {
+        // One block: sub-tile 1 of 2 is the second half of the values.
+        assert_eq!(epilogue_source(64, 32, 1, 1, 5), 37);
+        // Two blocks of 80 values, sub-tiles of 40 (20 per block): value 25 of sub-tile 1 is
+        // value 5 of block 1's second run.
+        assert_eq!(epilogue_source(160, 40, 2, 1, 25), 80 + 20 + 5);
+        let plan = HopperPlan::new("256x160x64s3_e80".parse().unwrap(), GemmDtype::Bf16).unwrap();
+        assert_eq!(plan.epilogue_values(), 80);
+        let sources: Vec<u32> = (0..80).map(|v| plan.epilogue_source(1, v)).collect();
+        assert_eq!(&sources[..3], &[40, 41, 42]);
+        assert_eq!(&sources[40..43], &[120, 121, 122]);
+    }
+
+    #[test]
+    fn plans_of_every_sweep_configuration() {
+        for s in HopperSchedule::SWEEP {
+            let cfg: HopperSchedule = s.parse().unwrap();
+            for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+                let p = HopperPlan::new(cfg, dtype).unwrap();
+                let (m, n, k) = cfg.tile.mnk();
+                // One box per 64 of K (a 128-byte swizzled row each).
+                assert_eq!(p.tma_a.box_dims, vec![64, m.min(256)], "{s}");
+                assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
+                assert_eq!(p.tma_a.boxes.len() as u32, k / 64, "{s}");
+                // In a cluster each block multicasts its slice of the shared tile's rows.
+                let (cx, cy) = cfg.cluster.blocks();
+                assert_eq!(p.multicast_slice_rows(), (m / cy, n / cx), "{s}");
+                assert_eq!(p.tma_b_multicast.box_dims, vec![64, n / cx], "{s}");
+                assert_eq!(
+                    p.tma_a_multicast.box_dims,
+                    vec![64, (m / cy).min(256)],
+                    "{s}"
+                );
+                let b_in_ring = if cfg.resident_b().is_some() { 0 } else { n };
+                assert_eq!(p.stage_bytes(), (m + b_in_ring) * k * 2, "{s}");
+                assert_eq!(p.mma.size(), 128);
+                let rows = cfg.consumer_rows();
+                assert_eq!(p.tma_d.bytes(), rows * cfg.epilogue_cols() * 2, "{s}");
+                assert_eq!(p.smem_a_consumer.len() as u32, cfg.consumers(), "{s}");
+                if let Some(second) = p.smem_a_consumer.get(1) {
+                    let offset = match cfg.consumers {
+                        Consumers::PingPong(_) => 0,
+                        Consumers::Cooperative(_) => rows * 64,
+                    };
+                    assert_eq!(second.base, i64::from(offset), "{s}");
+                }
+            }
+        }
+    }
 }

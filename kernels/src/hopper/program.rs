@@ -99,9 +99,7 @@ pub fn hopper_ws<T: GemmElem>(
         s.tile.stages(),
         s.stage_consumers() * s.ring_sharers(),
     );
-    let b_full = s
-        .resident_b()
-        .map(|_| TmaBarriers::new(kb, "b_full", 1, 1));
+    let b_full = s.resident_b().map(|_| TmaBarriers::new(kb, "b_full", 1, 1));
     // The phases' timestamps, in a diagnostic build only (nothing otherwise).
     let trace = Trace::new(plan.trace, workspace);
     // Tiles from a queue: its words at the workspace's start (past the trace's records), its

@@ -216,7 +216,8 @@ impl ProgramPlan for HopperGemm {
 
     fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan {
         let s = &self.schedule;
-        let plan = host_plan(*s, self.dtype).expect("the plan was made when the problem was planned");
+        let plan =
+            host_plan(*s, self.dtype).expect("the plan was made when the problem was planned");
         let resident = device.sms / s.cluster.size();
         // Swapped, the kernel's A is B and its M is N.
         let (km, kn) = s.kernel_dims(m, n);

@@ -181,7 +181,7 @@ impl ProgramPlan for MultistageConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice};
+    use crate::gemm::{check, Accum, BufferLens, Config, GemmDtype, KernelChoice};
 
     fn problem(m: usize, n: usize, k: usize) -> Problem {
         Problem {
@@ -197,7 +197,11 @@ mod tests {
 
     fn plan(p: &Problem, target: Target) -> Result<MultistageConfig, String> {
         let lens = BufferLens::for_shape(p.m, p.n, p.k).unwrap();
-        check(p, lens, target)
+        let device = Device {
+            target,
+            ..Device::h200()
+        };
+        check(p, lens, &device)
             .map(|plan| *plan.downcast_ref::<MultistageConfig>().unwrap())
             .map_err(|e| e.to_string())
     }
@@ -206,7 +210,7 @@ mod tests {
     fn multistage_refuses_what_it_cannot_run() {
         // A named configuration keeps its 16-byte copies: K = 13 is refused, not narrowed.
         let p = Problem {
-            config: Some("tuned".into()),
+            config: Config::parse(KernelChoice::Program(&Multistage), "tuned").ok(),
             ..problem(100, 37, 13)
         };
         assert_eq!(
@@ -256,7 +260,7 @@ mod tests {
         );
         // A named configuration is what runs.
         let p = Problem {
-            config: Some("256x128x32s4_r2_se".into()),
+            config: Config::parse(KernelChoice::Program(&Multistage), "256x128x32s4_r2_se").ok(),
             ..problem(64, 64, 16)
         };
         assert_eq!(
@@ -289,7 +293,7 @@ mod tests {
             "multistage bf16 (f32 acc, 64x64x32 tile, 4 stages, 2x2 warps, 16-bit copies)"
         );
         assert_eq!(odd.operand_alignment(), 2);
-        let l = odd.launch(100, 70, 13, 132);
+        let l = odd.launch(100, 70, 13, &Device::h200());
         assert_eq!((l.grid, l.block, l.cluster), ((2, 2, 1), (128, 1, 1), None));
         assert_eq!(l.dynamic_smem_bytes, odd.smem_bytes());
     }

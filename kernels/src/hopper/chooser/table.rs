@@ -59,9 +59,7 @@ impl Cond {
                 let tiles = (m.div_ceil(128) * n.div_ceil(64)) as u64;
                 StreamKSplit::few_enough_to_share_all(tiles, sms as u64)
             }
-            Cond::PastL2 => {
-                (m as u128) * ((k + n) as u128) * 2 > u128::from(device.l2_bytes)
-            }
+            Cond::PastL2 => (m as u128) * ((k + n) as u128) * 2 > u128::from(device.l2_bytes),
         }
     }
 }

@@ -283,8 +283,8 @@ impl HopperSchedule {
             if matches!(p.source, TileSource::Queue(_)) && p.last_wave == LastWave::Evened {
                 return Err(Refusal::EvenedWaves);
             }
-            let swizzled = matches!(self.store(), Store::Direct(_))
-                || self.epilogue_cols().is_multiple_of(64);
+            let swizzled =
+                matches!(self.store(), Store::Direct(_)) || self.epilogue_cols().is_multiple_of(64);
             if p.last_wave == LastWave::RowsSharedOut
                 && (self.resident_b().is_none()
                     || !one_block
@@ -318,7 +318,9 @@ impl HopperSchedule {
                 n,
                 k,
                 dynamic: self.smem_bytes(),
-                fixed: self.static_smem_bytes().next_multiple_of(DYNAMIC_SMEM_ALIGN),
+                fixed: self
+                    .static_smem_bytes()
+                    .next_multiple_of(DYNAMIC_SMEM_ALIGN),
                 limit,
             });
         }

@@ -408,7 +408,9 @@ impl HopperSchedule {
     /// Shared memory a block takes: the static barriers, padded to the dynamic memory's
     /// alignment, and the dynamic memory.
     pub fn block_smem_bytes(&self) -> u32 {
-        self.static_smem_bytes().next_multiple_of(DYNAMIC_SMEM_ALIGN) + self.smem_bytes()
+        self.static_smem_bytes()
+            .next_multiple_of(DYNAMIC_SMEM_ALIGN)
+            + self.smem_bytes()
     }
 
     /// Whether a resident B may be narrower than the problem's N: each block then keeps the B

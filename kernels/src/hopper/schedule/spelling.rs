@@ -248,13 +248,15 @@ impl Parts {
                         once(&mut self.resident, r, "_r")
                     }
                     "l" => {
-                        let l = rest.parse().ok().and_then(L2Promotion::from_bytes).ok_or_else(
-                            || {
+                        let l = rest
+                            .parse()
+                            .ok()
+                            .and_then(L2Promotion::from_bytes)
+                            .ok_or_else(|| {
                                 Refusal::Spelling(
                                     "_l takes an L2 promotion of 0, 64, 128 or 256 bytes".into(),
                                 )
-                            },
-                        )?;
+                            })?;
                         once(&mut self.promotion, l, "_l")
                     }
                     "v" => {
@@ -277,7 +279,9 @@ impl Parts {
                         }
                         once(&mut self.order, Raster::Grouped { group }, order)
                     }
-                    _ => Err(Refusal::Spelling(format!("unknown part `_{part}` ({KNOWN})"))),
+                    _ => Err(Refusal::Spelling(format!(
+                        "unknown part `_{part}` ({KNOWN})"
+                    ))),
                 }
             }
         }
