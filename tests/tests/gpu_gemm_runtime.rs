@@ -22,7 +22,7 @@ use kernels::gemm::harness::{case_seed, poison, Case, Harness, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
 use kernels::gemm::naive::Naive;
 use kernels::gemm::{
-    check, Accum, BufferLens, CublasRef, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem, GemmError,
+    check, Accum, BufferLens, CublasRef, Device, NoSchedule, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem, GemmError,
     GemmOperand, GemmProgram, InputError, KernelBuildError, KernelChoice, LaunchPlan, Plan,
     Problem, ProgramPlan, PROGRAMS,
 };
@@ -87,7 +87,7 @@ fn matches_cublas(harness: &Harness<'_>, kernel: KernelChoice) -> usize {
                 config: None,
             };
             let lens = BufferLens::for_shape(m, n, k).unwrap();
-            if let Err(e) = check(&problem, lens, harness.gemm.target()) {
+            if let Err(e) = check(&problem, lens, harness.gemm.device()) {
                 println!("{kernel} {dtype} {acc} {shape:?}: refused: {e}");
                 continue;
             }
@@ -270,7 +270,7 @@ fn auto_plan(gemm: &Gemm<'_>, (m, n, k): (usize, usize, usize)) -> Plan {
     check(
         &problem,
         BufferLens::for_shape(m, n, k).unwrap(),
-        gemm.target(),
+        gemm.device(),
     )
     .unwrap()
 }
@@ -640,6 +640,8 @@ fn probe_tma<T: GemmElem>(
 struct Probe;
 
 impl GemmProgram for Probe {
+    type Schedule = NoSchedule;
+
     fn name(&self) -> &'static str {
         "probe_tma"
     }
@@ -649,7 +651,8 @@ impl GemmProgram for Probe {
     fn config_syntax(&self) -> &'static str {
         "none"
     }
-    fn plan(&self, p: &Problem, target: Target, _: Option<&str>) -> Result<Plan, String> {
+    fn plan(&self, p: &Problem, device: &Device, _: Option<&NoSchedule>) -> Result<Plan, String> {
+        let target = device.target;
         if target < Target::Sm90a {
             return Err(format!("it needs TMA (sm_90a and newer), not {target}"));
         }
@@ -713,7 +716,7 @@ impl ProgramPlan for ProbePlan {
     fn output_alignment(&self) -> u64 {
         16
     }
-    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+    fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
         let (tiles_m, tiles_n) = (m.div_ceil(PROBE_TILE), n.div_ceil(PROBE_TILE));
         // The tiles last to first: a block that read the wrong entry would leave its tile
         // poisoned.
@@ -769,14 +772,14 @@ fn probe_problem(m: usize, n: usize, k: usize, dtype: GemmDtype) -> Problem {
 fn the_probe_program_plugs_into_the_seam() {
     let lens = BufferLens::for_shape(100, 72, 40).unwrap();
     let p = probe_problem(100, 72, 40, GemmDtype::Bf16);
-    let e = check(&p, lens, Target::Sm80).unwrap_err();
+    let e = check(&p, lens, &Device::unknown(Target::Sm80)).unwrap_err();
     assert_eq!(
         e.to_string(),
         "the probe_tma kernel cannot run this problem: it needs TMA (sm_90a and newer), not sm_80"
     );
-    let plan = check(&p, lens, Target::Sm90a).unwrap();
+    let plan = check(&p, lens, &Device::h200()).unwrap();
     assert_eq!(plan.describe(), "probe_tma bf16 (f32 acc, 16x16 tiles)");
-    let launch = plan.launch(100, 72, 40, 132);
+    let launch = plan.launch(100, 72, 40, &Device::h200());
     assert_eq!(launch.check(), Ok(()));
     assert_eq!(launch.grid, (7 * 5, 1, 1));
     let GemmArg::TensorMap { descriptor, .. } = &launch.args[0] else {
@@ -798,7 +801,7 @@ fn the_probe_program_plugs_into_the_seam() {
     let e = check(
         &odd_n,
         BufferLens::for_shape(100, 70, 40).unwrap(),
-        Target::Sm90a,
+        &Device::h200(),
     );
     assert!(e
         .unwrap_err()

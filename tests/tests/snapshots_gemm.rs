@@ -245,10 +245,16 @@ fn other_configurations_assemble() {
 /// long).
 #[test]
 fn every_program_s_arguments_fit_its_kernel() {
-    use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
+    use kernels::gemm::{
+        check, Accum, BufferLens, Device, GemmDtype, KernelChoice, Problem, PROGRAMS,
+    };
     for program in PROGRAMS {
         let mut plans = 0;
         for target in Target::ALL {
+            let device = Device {
+                target,
+                ..Device::h200()
+            };
             for (m, n, k) in [
                 (100, 70, 13),
                 (300, 200, 24),
@@ -265,11 +271,11 @@ fn every_program_s_arguments_fit_its_kernel() {
                         kernel: KernelChoice::Program(*program),
                         config: None,
                     };
-                    let Ok(plan) = check(&p, BufferLens::for_shape(m, n, k).unwrap(), target)
+                    let Ok(plan) = check(&p, BufferLens::for_shape(m, n, k).unwrap(), &device)
                     else {
                         continue;
                     };
-                    let launch = plan.launch(m as u32, n as u32, k as u32, 132);
+                    let launch = plan.launch(m as u32, n as u32, k as u32, &device);
                     assert_eq!(launch.check(), Ok(()), "{}", plan.describe());
                     rute_tests::gemm::assert_args_fit(&plan, &launch, target);
                     plans += 1;
