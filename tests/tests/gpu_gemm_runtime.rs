@@ -22,9 +22,9 @@ use kernels::gemm::harness::{case_seed, poison, Case, Harness, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
 use kernels::gemm::naive::Naive;
 use kernels::gemm::{
-    check, Accum, BufferLens, CublasRef, Device, NoSchedule, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem, GemmError,
-    GemmOperand, GemmProgram, InputError, KernelBuildError, KernelChoice, LaunchPlan, Plan,
-    Problem, ProgramPlan, PROGRAMS,
+    check, Accum, BufferLens, CublasRef, Device, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem,
+    GemmError, GemmOperand, GemmProgram, InputError, KernelBuildError, KernelChoice, LaunchPlan,
+    NoSchedule, Plan, Problem, ProgramPlan, PROGRAMS,
 };
 use kernels::multistage::{Multistage, MultistageConfig, Tune};
 

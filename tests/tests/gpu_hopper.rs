@@ -243,7 +243,10 @@ fn forced(c: &Compiled, shape: (usize, usize, usize), blocks: u32, hybrid: bool)
 /// of time; a name that does not parse is an error, so a typo does not pass as an empty run.
 fn sweep() -> Vec<String> {
     let Ok(only) = std::env::var("RUTE_CONFIGS") else {
-        return HopperSchedule::SWEEP.iter().map(|s| s.to_string()).collect();
+        return HopperSchedule::SWEEP
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     };
     only.split(',')
         .map(|name| {
@@ -302,17 +305,18 @@ fn every_configuration_matches_f64() {
             // A resident B takes only a B of one tile: its own shapes (residues in M and K,
             // N below the tile's), the sweep's shapes that fit it, and stream-K forced.
             // Ping-pong consumers own whole tiles: never shared out.
-            let forced_runs: &[((usize, usize, usize), u32, bool)] = if matches!(cfg.consumers, Consumers::PingPong(_)) {
-                &[]
-            } else if cfg.resident_b().is_some() {
-                &[((2048, 256, 256), 5, false), ((1000, 200, 240), 3, true)]
-            } else {
-                &[
-                    ((300, 520, 1000), 7, false),
-                    ((129, 136, 520), 5, false),
-                    ((640, 768, 1024), 11, true),
-                ]
-            };
+            let forced_runs: &[((usize, usize, usize), u32, bool)] =
+                if matches!(cfg.consumers, Consumers::PingPong(_)) {
+                    &[]
+                } else if cfg.resident_b().is_some() {
+                    &[((2048, 256, 256), 5, false), ((1000, 200, 240), 3, true)]
+                } else {
+                    &[
+                        ((300, 520, 1000), 7, false),
+                        ((129, 136, 520), 5, false),
+                        ((640, 768, 1024), 11, true),
+                    ]
+                };
             let own: &[(usize, usize, usize)] = if cfg.resident_b().is_some() {
                 &RESIDENT_SHAPES
             } else {
@@ -329,7 +333,11 @@ fn every_configuration_matches_f64() {
                         .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)), None)),
                 )
                 // Tiles from a queue on three blocks: 104-105 tiles each, the ring wrapping.
-                .chain(cfg.queue().is_some().then_some(((20000, 256, 256), None, Some(3))));
+                .chain(
+                    cfg.queue()
+                        .is_some()
+                        .then_some(((20000, 256, 256), None, Some(3))),
+                );
             for (j, (shape, force, blocks)) in runs_of.enumerate() {
                 watchdog.step(format!(
                     "{spec} {dtype} {shape:?} split {force:?} blocks {blocks:?}"
@@ -384,8 +392,12 @@ fn small_shape_of_every_configuration() {
             };
             // Ping-pong consumers own whole tiles: the second shape walked whole too. Tiles
             // from a queue also on three blocks, 16 tiles: the queue's ring wraps.
-            let shared = (!matches!(cfg.consumers, Consumers::PingPong(_))).then(|| forced(&c, split, 3, false));
-            let queued = cfg.queue().is_some().then_some(((1000, 256, 136), None, Some(3)));
+            let shared = (!matches!(cfg.consumers, Consumers::PingPong(_)))
+                .then(|| forced(&c, split, 3, false));
+            let queued = cfg
+                .queue()
+                .is_some()
+                .then_some(((1000, 256, 136), None, Some(3)));
             for (shape, force, blocks) in [(whole, None, None), (split, shared, None)]
                 .into_iter()
                 .chain(queued)

@@ -19,6 +19,7 @@ mod fuzz;
 mod gemm;
 mod layout;
 mod ptx;
+mod tune;
 
 /// A subcommand's entry point: arguments, stdin, stdout, stderr; returns the exit status.
 type Run = fn(&[String], &mut dyn BufRead, &mut dyn Write, &mut dyn Write) -> i32;
@@ -112,6 +113,11 @@ const SUBCOMMANDS: &[Subcommand] = &[
         name: "gemm",
         summary: "run rute's GEMM on random data: --check against cuBLAS, --bench, --suite",
         run: gemm::run,
+    },
+    Subcommand {
+        name: "tune",
+        summary: "time schedules for one GEMM shape on the GPU and record the fastest",
+        run: tune::run,
     },
 ];
 

@@ -42,7 +42,7 @@ pub mod row_split;
 pub mod schedule;
 pub mod seam;
 pub mod trace;
-// TUNE pub mod tune;
+pub mod tune;
 
 pub use fixup::workspace_elems;
 pub use launch::{cluster_tiles, launch, tile_order, HopperLaunch};

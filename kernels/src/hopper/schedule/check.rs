@@ -54,17 +54,10 @@ pub enum Refusal {
     TileM(u32),
     /// Tile N.
     #[error(
-        "tile N is a multiple of 8 up to 256 (one wgmma), above 64 a multiple of 16 (the \
-         output's `stmatrix` writes 16 columns at a time), not {0}"
+        "tile N is a multiple of 16 up to 256 (one wgmma, whose accumulators the epilogue's \
+         `stmatrix` copy takes 16 columns at a time), not {0}"
     )]
     TileN(u32),
-    /// A tile N the staging's `stmatrix` cannot write.
-    #[error(
-        "tile N = {0} stored through a staging tile by `stmatrix` is a multiple of 16 (it writes \
-         16 columns at a time); a swapped tile (_t) or D stored from the registers (_u4) takes \
-         multiples of 8"
-    )]
-    StagedTileN(u32),
     /// Tile K.
     #[error("tile K is 64 or 128 (one or two 128-byte swizzled rows), not {0}")]
     TileK(u32),
@@ -233,9 +226,6 @@ impl HopperSchedule {
             }
         }
         match self.store() {
-            Store::Tma(_) if !self.swapped() && !n.is_multiple_of(16) => {
-                return Err(Refusal::StagedTileN(n))
-            }
             Store::Direct(w) => {
                 if !n.is_multiple_of(w.span()) {
                     return Err(Refusal::DirectSpan(w.bytes(), w.span()));

@@ -54,7 +54,8 @@ pub use check::{Refusal, ScheduleError};
 pub use parts::{
     BPlacement, Buffers, CacheHints, Cluster, ClusterSize, Columns, Consumers, Cooperative,
     InFlight, L2Policy, LastWave, Operands, PingPong, PingPongStore, ResidentB, Staging, Store,
-    StoreWidth, SubTile, Take, Tile, TileSource, Waves,
+    StoreWidth, SubTile, Take, Tile, TileSource, Waves, MAX_PREFETCH_WAVES, MAX_RESIDENT_K_TILES,
+    MAX_STAGES,
 };
 
 use dsl_core::pipeline::{ClusterShape, Raster, StreamKRegion, QUEUE_SLOTS};

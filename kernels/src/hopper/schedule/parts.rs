@@ -12,9 +12,9 @@ use super::check::Refusal;
 
 /// The block tile `(M, N, K)` and the depth of the shared-memory ring.
 ///
-/// M is 64 (one consumer warpgroup), 128 or 256; N a multiple of 8 up to 256 (one `wgmma` N;
-/// above 64 a multiple of 16); K 64 or 128 (one or two 128-byte swizzled rows of 16-bit
-/// elements); 2 to 16 stages. What else a tile needs depends on the rest of the schedule
+/// M is 64 (one consumer warpgroup), 128 or 256; N a multiple of 16 up to 256 (one `wgmma` N,
+/// whose accumulators the epilogue's `stmatrix` copy takes 16 columns at a time); K 64 or 128
+/// (one or two 128-byte swizzled rows of 16-bit elements); 2 to 16 stages. What else a tile needs depends on the rest of the schedule
 /// ([`HopperSchedule::check`](super::HopperSchedule::check)).
 ///
 /// ```
@@ -41,7 +41,7 @@ impl Tile {
         if !matches!(m, 64 | 128 | 256) {
             return Err(Refusal::TileM(m));
         }
-        if !(8..=256).contains(&n) || !n.is_multiple_of(8) || (n > 64 && !n.is_multiple_of(16)) {
+        if !(16..=256).contains(&n) || !n.is_multiple_of(16) {
             return Err(Refusal::TileN(n));
         }
         if !matches!(k, 64 | 128) {
