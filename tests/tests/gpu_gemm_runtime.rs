@@ -385,6 +385,7 @@ fn multistage_takes_narrower_copies_for_odd_k() {
             (200, 72, 40),
             Tune::for_shape(200, 72, 40)
                 .config(GemmDtype::F16, Accum::F32)
+                .unwrap()
                 .for_target(gemm.target()),
         ),
         (

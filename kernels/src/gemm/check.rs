@@ -244,7 +244,7 @@ mod tests {
     /// The plan the multistage program makes without `--config` on sm_90a.
     fn ms(dtype: GemmDtype, acc: Accum, k: usize) -> Plan {
         let config = if k.is_multiple_of(8) {
-            Tune::for_shape(1, 1, k).config(dtype, acc)
+            Tune::for_shape(1, 1, k).config(dtype, acc).unwrap()
         } else {
             MultistageConfig::reference_for_k(dtype, acc, k as u32)
         };
@@ -344,7 +344,8 @@ mod tests {
         let want = "256x128x32s4_r2_se"
             .parse::<Tune>()
             .unwrap()
-            .config(GemmDtype::F16, Accum::F32);
+            .config(GemmDtype::F16, Accum::F32)
+            .unwrap();
         assert_eq!(check(&p, lens(64, 64, 16), &h200()), Ok(Plan::new(want)));
         // Where it cannot run the problem, no program takes it: naive has no configurations.
         let p = Problem {

@@ -63,9 +63,15 @@ impl Multistage {
         }
         let cfg = match tune {
             None if p.k.is_multiple_of(8) => Tune::for_shape(p.m, p.n, p.k).config(p.dtype, p.acc),
-            None => MultistageConfig::reference_for_k(p.dtype, p.acc, p.k as u32),
+            None => Ok(MultistageConfig::reference_for_k(
+                p.dtype, p.acc, p.k as u32,
+            )),
             Some(tune) => tune.config(p.dtype, p.acc),
         }
+        .map_err(|e| match e {
+            MultistageError::Config { reason, .. } => reason,
+            other => other.to_string(),
+        })?
         .for_target(target);
         if !p.k.is_multiple_of(cfg.k_multiple() as usize) {
             return Err(format!(
@@ -251,7 +257,7 @@ mod tests {
         );
         // K = 4096: the tuned tiles, with stmatrix on sm_90a and st.shared on sm_80.
         let big = problem(4096, 4096, 4096);
-        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32);
+        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32).unwrap();
         assert_eq!(plan(&big, Target::Sm90a), Ok(tuned));
         let sm80 = plan(&big, Target::Sm80).unwrap();
         assert_eq!(
@@ -268,14 +274,15 @@ mod tests {
             Ok("256x128x32s4_r2_se"
                 .parse::<Tune>()
                 .unwrap()
-                .config(GemmDtype::F16, Accum::F32))
+                .config(GemmDtype::F16, Accum::F32)
+                .unwrap())
         );
     }
 
     /// The descriptions and kernel names are the ones `rute gemm` printed before the seam.
     #[test]
     fn descriptions_and_keys() {
-        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32);
+        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32).unwrap();
         assert_eq!(
             tuned.describe(),
             "multistage f16 (f32 acc, 128x256x32 tile, 4 stages, 2x4 warps, rasterized, stmatrix epilogue)"

@@ -8,12 +8,17 @@ use dsl_core::pipeline::Raster;
 use thiserror::Error;
 
 use super::parts::{Buffers, Cluster, Consumers, InFlight, LastWave, Store, SubTile, TileSource};
-use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, REGISTERS, SMEM_LIMIT};
+use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, SMEM_LIMIT};
 
 /// The most accumulators a consumer thread holds: what ptxas fits beside the epilogue's
-/// registers in the consumers' [`REGISTERS`] without spilling (a 256 x 160 cooperative tile's
-/// 160; 176 spill).
+/// registers without spilling. ptxas allocates the whole kernel within what a block of 384
+/// threads may have at entry (168 per thread), before `setmaxnreg` raises the consumers' share:
+/// a 256 x 160 cooperative tile's 160 fit with its staging, 176 spill.
 pub const MAX_ACCUMULATORS: u32 = 160;
+
+/// The most accumulators a consumer thread holds where it stores D from the registers, whose
+/// rounded pairs are all live at once: 144 (160 spill, whatever the store's width).
+pub const MAX_ACCUMULATORS_DIRECT: u32 = 144;
 
 /// A spelling refused, naming it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -128,7 +133,8 @@ pub enum Refusal {
     /// A cooperative consumer's accumulators.
     #[error(
         "a cooperative consumer of a {0} x {1} tile holds {2} accumulators per thread; at most \
-         {MAX_ACCUMULATORS} fit its registers beside the epilogue's"
+         {MAX_ACCUMULATORS} fit its registers beside the epilogue's ({MAX_ACCUMULATORS_DIRECT} \
+         where it stores D from the registers, _uB)"
     )]
     Accumulators(u32, u32, u32),
     /// A swapped tile's staging.
@@ -239,13 +245,18 @@ impl HopperSchedule {
             }
             Store::Tma(_) => {}
         }
+        let accumulators = self.consumer_rows() * n / 128;
+        let most = match self.store() {
+            Store::Direct(_) => MAX_ACCUMULATORS_DIRECT,
+            Store::Tma(_) => MAX_ACCUMULATORS,
+        };
         match self.consumers {
             // A ping-pong consumer holds a whole tile's accumulators: at most 128 per thread.
             Consumers::PingPong(_) if !matches!(m, 64 | 128) || m * n > 128 * 128 => {
                 Err(Refusal::PingPongTile(m, n))
             }
-            Consumers::Cooperative(_) if self.consumer_rows() * n / 128 > MAX_ACCUMULATORS => {
-                Err(Refusal::Accumulators(m, n, self.consumer_rows() * n / 128))
+            Consumers::Cooperative(_) if accumulators > most => {
+                Err(Refusal::Accumulators(m, n, accumulators))
             }
             _ => Ok(()),
         }?;
@@ -254,7 +265,6 @@ impl HopperSchedule {
             let (x, y) = self.cluster.blocks();
             return Err(Refusal::Multicast(k, n, x, y));
         }
-        debug_assert!(REGISTERS.1 >= MAX_ACCUMULATORS);
         Ok(())
     }
 

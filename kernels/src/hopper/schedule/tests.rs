@@ -293,32 +293,35 @@ fn the_parts_constructors_refuse_out_of_range_values() {
 }
 
 /// The shared-memory fit counts the static barriers before the dynamic memory (padded to its
-/// 1 KiB alignment): a ring that fits the limit by itself but not with them is refused.
+/// 1 KiB alignment): a limit that holds the rings and the staging but not the barriers too is
+/// refused.
 #[test]
 fn the_static_barriers_count_in_the_fit() {
-    let fits: HopperSchedule = "128x128x64s6_f1_p_o".parse().unwrap();
-    assert_eq!(fits.block_smem_bytes(), fits.smem_bytes() + 1024);
-    assert!(fits.block_smem_bytes() <= SMEM_LIMIT);
-    // 14 stages of a 128x24 tile with one resident k-tile of B: 232448 bytes of dynamic
-    // memory, the limit itself; with the barriers, 1 KiB past it.
-    let at_the_limit = HopperSchedule {
-        tile: Tile::new(128, 24, 64, 14).unwrap(),
-        consumers: Consumers::Cooperative(Cooperative {
-            operands: Operands::AsGiven {
-                b: BPlacement::Resident(ResidentB::new(1, 0).unwrap()),
-                store: Store::Direct(StoreWidth::B4),
-            },
-            stream_k: StreamKRegion::First,
-            waves: Waves::AsMany,
-        }),
-        ..HopperSchedule::WIDE
-    };
-    assert_eq!(at_the_limit.smem_bytes(), SMEM_LIMIT);
+    let s: HopperSchedule = "128x128x64s6_f1_p_o".parse().unwrap();
+    assert_eq!(s.static_smem_bytes(), 2 * 8 * 6);
+    assert_eq!(s.block_smem_bytes(), s.smem_bytes() + 1024);
+    assert!(s.block_smem_bytes() <= SMEM_LIMIT);
+    assert_eq!(s.check_fit(s.block_smem_bytes()), Ok(()));
     assert!(matches!(
-        at_the_limit.check(),
+        s.check_fit(s.smem_bytes()),
         Err(Refusal::SharedMemory { fixed: 1024, .. })
     ));
-    let e = "128x24x64s14_r1_u4".parse::<HopperSchedule>().unwrap_err();
-    assert!(e.to_string().contains("1024 of barriers"), "{e}");
-    assert!("128x24x64s13_r1_u4".parse::<HopperSchedule>().is_ok());
+    // The tile queue's slots and barriers, and a resident B's barrier.
+    let q: HopperSchedule = "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf".parse().unwrap();
+    assert_eq!(q.static_smem_bytes(), 2 * 8 * 7 + 8 + 16 + 2 * 32);
+}
+
+/// A cooperative consumer's accumulators within what ptxas fits without spilling: 160 per
+/// thread through the staging, 144 stored from the registers.
+#[test]
+fn a_consumer_holds_no_more_accumulators_than_fit() {
+    assert!("256x160x64s3_e80".parse::<HopperSchedule>().is_ok());
+    for (spec, accumulators) in [("256x176x64s2_e16", 176), ("256x160x64s2_u4", 160)] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert!(
+            matches!(e.refusal(), Refusal::Accumulators(256, _, a) if *a == accumulators),
+            "{spec}: {e}"
+        );
+    }
+    assert!("256x128x64s3_u16".parse::<HopperSchedule>().is_ok());
 }
