@@ -888,3 +888,77 @@ fn a_tma_program_runs_through_the_seam() {
         other => panic!("expected D misaligned, got {other:?}"),
     }
 }
+
+/// The tuner on the device: it times the candidates of a shape (the default first among them),
+/// the winner computes what cuBLAS does, its record goes to the file, and a fresh runtime that
+/// reads the file runs the recorded schedule on another shape of the same class, saying so in
+/// its plan; a runtime on the default file's records (none for this class) runs the default.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn a_tuned_schedule_is_recorded_and_preferred() {
+    use kernels::gemm::tuning::Tuned;
+    use kernels::gemm::{Origin, TuningFile};
+    use kernels::hopper::tune::{record, tune, TuneRequest};
+    use kernels::hopper::HopperGemm;
+    let jit = jit();
+    if jit.limits().compute_capability != (9, 0) {
+        return;
+    }
+    let request = TuneRequest {
+        m: 200,
+        n: 3072,
+        k: 2048,
+        dtype: GemmDtype::Bf16,
+        repeats: 5,
+    };
+    let outcome = tune(&jit, &request).unwrap();
+    print!("{}", outcome.table());
+    assert!(outcome.timed.len() > 5, "{}", outcome.timed.len());
+    assert!(outcome.timed.windows(2).all(|w| w[0].micros <= w[1].micros));
+    assert!(outcome.winner.micros > 0.0 && outcome.winner.micros <= outcome.default.micros * 1.5);
+    let dir = std::env::temp_dir().join(format!("rute-gpu-tune-{}", std::process::id()));
+    let path = dir.join("tuning.txt");
+    record(&outcome, &path).unwrap();
+    let file = TuningFile::load(&path).unwrap();
+    assert_eq!(file.records(), std::slice::from_ref(&outcome.record));
+    // Another shape of the class m256 n4096 k2048, in a runtime that reads the file.
+    let gemm = Gemm::new(&jit)
+        .unwrap()
+        .with_tuning(Tuned::new(&file, &path.display().to_string()));
+    let cublas = CublasRef::new(&jit).unwrap();
+    let harness = Harness {
+        jit: &jit,
+        gemm: &gemm,
+        cublas: &cublas,
+    };
+    let case = Case {
+        shape: (240, 4096, 2048),
+        acc: Accum::F32,
+        kernel: KernelChoice::Auto,
+        seed: 5,
+    };
+    let c = harness.check::<bf16>(&case).unwrap();
+    assert!(c.passed(), "{c:?}");
+    let h = c.plan.downcast_ref::<HopperGemm>().unwrap();
+    assert_eq!(h.schedule(), &outcome.winner.schedule);
+    assert!(
+        matches!(h.origin(), Origin::Record { .. }),
+        "{}",
+        c.plan.describe()
+    );
+    assert!(c
+        .plan
+        .describe()
+        .contains("schedule from a tuning record in"));
+    // Without the record: the table's or the model's.
+    let plain = Gemm::new(&jit).unwrap().with_tuning(Tuned::default());
+    let harness = Harness {
+        jit: &jit,
+        gemm: &plain,
+        cublas: &cublas,
+    };
+    let c = harness.check::<bf16>(&case).unwrap();
+    let h = c.plan.downcast_ref::<HopperGemm>().unwrap();
+    assert!(!matches!(h.origin(), Origin::Record { .. }));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

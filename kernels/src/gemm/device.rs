@@ -34,7 +34,7 @@ pub struct Device {
 }
 
 impl Device {
-    /// The H200's facts (as [`Device::query`] reads them there): 132 SMs, 60 MiB of L2, 227 KiB
+    /// The H200's facts (as `Device::query` reads them there): 132 SMs, 60 MiB of L2, 227 KiB
     /// of shared memory per block, 989 TFLOP/s of dense bf16, 4.8 TB/s. For tests and examples
     /// on a host without a GPU; a program run on a device uses the device's own.
     pub fn h200() -> Device {

@@ -5,7 +5,7 @@
 //! on which device and why not, and makes a [`Plan`] for those it takes: a scheduled program
 //! ([`ProgramPlan`]) that generates its kernel and says how to launch it — grid, block,
 //! cluster, dynamic shared memory and the kernel's parameters in order
-//! ([`LaunchPlan`](super::LaunchPlan), [`GemmArg`](super::GemmArg)). The runtime (`Gemm`,
+//! ([`LaunchPlan`], [`GemmArg`](super::GemmArg)). The runtime (`Gemm`,
 //! feature `gpu`) compiles each plan once, keyed by the plan, and builds the arguments from the
 //! call's operands; `check` (with [`KernelChoice::Auto`]), the command line (`rute gemm --kernel
 //! NAME --config SPEC`), the suites and the tests iterate the programs

@@ -4,7 +4,7 @@
 //! ([`super::fixup`]); ping-pong consumers own alternate tiles and take turns on their main
 //! loops (and, with one staging tile, on it), each a loop of its own here.
 //!
-//! The block's named barriers are handed out once ([`ConsumerBarriers::allocate`]), each with
+//! The block's named barriers are handed out once, in order (`NamedBarriers`), each with
 //! its thread count: each consumer warpgroup's own, then ping-pong's turns and staging.
 
 use dsl_core::atom::gmma::GmmaMajor;

@@ -1,12 +1,12 @@
 //! The tuner: for one problem on the device, time a few dozen candidate schedules against each
 //! other and record the fastest as a tuning record, which the runtime then prefers to the
 //! table and the model ([`crate::gemm::tuning`]). What Triton's `autotune` and cuTile's tuner give
-//! their users, as `rute tune --m M --n N --k K` or [`tune`].
+//! their users, as `rute tune --m M --n N --k K` or `tune` (feature `gpu`).
 //!
 //! The candidates ([`candidates`], on the host) are the default's schedule and its neighbours:
 //! the cost model's tiles in both orders, the table's rows that take the problem, and the
 //! default with each lever moved (a batch in flight, stages, evened waves, the order, the
-//! L2's hints and promotion, a cluster). On the device ([`tune`], feature `gpu`) each is run on
+//! L2's hints and promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on
 //! the same rotating input sets, in interleaved rounds so that clocks and heat weigh on all
 //! alike; the fastest whose result matches cuBLAS's wins.
 //!

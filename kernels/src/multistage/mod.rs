@@ -8,10 +8,10 @@
 //!
 //! The kernel's parameters, in order: `d` (D's global pointer), `a`, `b`, `m`, `n`, `k` (all
 //! `u32`). Launch it with [`MultistageConfig::grid`], [`MultistageConfig::block`] and
-//! [`MultistageConfig::smem_bytes`] of dynamic shared memory.
+//! [`MultistageParts::smem_bytes`] of dynamic shared memory.
 //!
 //! Requirements the caller checks (the kernel does not): `K` a multiple of
-//! [`MultistageConfig::k_multiple`] (8 for the reference's 16-byte `cp.async`, which needs
+//! [`MultistageParts::k_multiple`] (8 for the reference's 16-byte `cp.async`, which needs
 //! 16-byte aligned rows; configurations with 8- or 4-byte copies take K a multiple of 4 or 2, and
 //! one with element-wise copies any K, see [`MultistageConfig::reference_for_k`]), A, B 16-byte
 //! aligned,

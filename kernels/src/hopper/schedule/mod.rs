@@ -146,8 +146,8 @@ impl HopperSchedule {
         l2: L2Policy::DEFAULT,
     };
 
-    /// The schedules the tuning sweep times, as spelled (see [`sweep`]'s comments for why each
-    /// is there).
+    /// The schedules the tuning sweep times, as spelled (the source's comments say why each is
+    /// there); each has a PTX snapshot.
     pub const SWEEP: [&'static str; 60] = sweep::SWEEP;
 
     /// Consumer warpgroups: one for a cooperative 64-row tile, else two, each with half of the
@@ -417,7 +417,7 @@ impl HopperSchedule {
     /// Whether a resident B may be narrower than the problem's N: each block then keeps the B
     /// of one column of tiles. That needs a walk that never moves a block to another column:
     /// along N one tile at a time (`_g1`, tile `t` in column `t % tiles_n`) over a grid that is
-    /// a multiple of the columns ([`super::launch`] sizes it so), by ping-pong consumers (whole
+    /// a multiple of the columns ([`super::launch()`] sizes it so), by ping-pong consumers (whole
     /// tiles, never shared out by stream-K), one block per cluster and whole tiles (no `_b`).
     /// Each block then reads `1 / tiles_n` of B from L2 at its start instead of all of it.
     pub fn b_column_resident(&self) -> bool {

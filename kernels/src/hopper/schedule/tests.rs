@@ -325,3 +325,26 @@ fn a_consumer_holds_no_more_accumulators_than_fit() {
     }
     assert!("256x128x64s3_u16".parse::<HopperSchedule>().is_ok());
 }
+
+/// The schedules the untyped spelling accepted and could not build: tiles N of 8, 24, 40 and
+/// 56 (no `stmatrix` copy of them), cooperative 256-row tiles whose accumulators spill.
+#[test]
+fn what_could_not_be_built_is_refused_at_the_parse() {
+    for n in [8, 24, 40, 56] {
+        for spec in [
+            format!("64x{n}x64s4"),
+            format!("128x{n}x64s8_t"),
+            format!("64x{n}x128s6_f1_vfln_t"),
+        ] {
+            let e = spec.parse::<HopperSchedule>().unwrap_err();
+            assert_eq!(e.refusal(), &Refusal::TileN(n), "{spec}");
+        }
+    }
+    for spec in ["256x256x64s2_e64", "256x192x64s2_e64", "256x176x64s3_e16"] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert!(
+            matches!(e.refusal(), Refusal::Accumulators(256, ..)),
+            "{spec}: {e}"
+        );
+    }
+}

@@ -122,7 +122,6 @@ fn tune_as<T: GemmElem + DeviceRepr>(
     let timings = (0..gemms.len())
         .try_for_each(&mut piece)
         .and_then(|()| jit.time_interleaved(repeats.max(1), gemms.len(), &mut piece));
-    drop(piece);
     let timings = timings.map_err(|e| failure.take().unwrap_or(GemmError::Jit(e)))?;
     jit.synchronize()?;
     let mut timed: Vec<Timed> = schedules
