@@ -23,7 +23,7 @@ use dsl_macros::device;
 use super::epilogue::{epilogue, staging_tiles, StagingTile};
 use super::fixup::hand_over;
 use super::plan::HopperPlan;
-use super::roles::{Output, Ring, Walk};
+use super::roles::{Output, Ring, Unit, Walk};
 use super::schedule::{Consumers, InFlight, CONSUMERS, REGISTERS};
 use super::trace::{FirstUnit, Phase, Trace};
 use super::HopperError;
@@ -62,14 +62,42 @@ impl ConsumerBarriers {
     }
 }
 
-/// What one consumer holds through its walk: its accumulators, its stages of A and B as GMMA
-/// descriptors, its staging tiles, and its thread index.
-struct Mainloop<T: GemmElem> {
+/// What one consumer holds through its walk: which consumer it is (`c`) and its thread index,
+/// its accumulators, its stages of A and B as GMMA descriptors, its staging tiles; and what it
+/// shares: the plan, the ring, the output, the walk, the trace and the barriers.
+struct Consumer<'a, T: GemmElem> {
+    plan: &'a HopperPlan,
+    c: u32,
+    t: Var<u32>,
     ta_stages: STensor<T>,
     tb_stages: STensor<T>,
     acc: Fragment<f32>,
     staging: Vec<StagingTile<T>>,
-    t: Var<u32>,
+    ring: &'a Ring<'a, T>,
+    out: &'a Output<'a, T>,
+    walk: Walk,
+    trace: Trace,
+    bars: &'a ConsumerBarriers,
+}
+
+impl<T: GemmElem> Consumer<'_, T> {
+    /// Stamps `phase` of the first unit (consumer 0, one thread; a traced build only).
+    fn mark(&self, first: &FirstUnit, phase: Phase) {
+        if self.c == 0 {
+            self.trace.mark(|| self.t.eq_(0u32) & first.holds(), phase);
+        }
+    }
+
+    /// This consumer's warpgroup's barrier.
+    fn own(&self) -> NamedBarrier {
+        self.bars.own[self.c as usize]
+    }
+
+    /// The epilogue of `unit` ([`epilogue`]).
+    fn epilogue(&self, unit: &Unit) -> Result<(), HopperError> {
+        let staging = (self.t, &self.staging[..], self.own());
+        epilogue(self.plan, self.c, &self.acc, self.out, unit, staging)
+    }
 }
 
 /// Consumer `c` (a host value: each consumer has its own rows and named barrier): every unit's
@@ -93,12 +121,19 @@ pub(super) fn consumer<T: GemmElem>(
     let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
     // Its output tiles in shared memory, the `stmatrix` partition of each.
     let staging = staging_tiles(plan, out, c, t)?;
-    let mine = Mainloop {
+    let me = Consumer {
+        plan,
+        c,
+        t,
         ta_stages,
         tb_stages,
         acc,
         staging,
-        t,
+        ring,
+        out,
+        walk,
+        trace,
+        bars,
     };
 
     if let Some(b_full) = ring.b_full {
@@ -115,25 +150,11 @@ pub(super) fn consumer<T: GemmElem>(
         .map(|q| (q, PipelineState::consumer(QUEUE_SLOTS)));
     let walked = (tiles, cs, queue);
     match plan.schedule.consumers {
-        Consumers::Cooperative(_) => cooperative(
-            plan,
-            c,
-            (ring, out),
-            (&mine, walked),
-            (walk, trace, first),
-            bars,
-        )?,
-        Consumers::PingPong(_) => pingpong(
-            plan,
-            c,
-            (ring, out),
-            (&mine, walked),
-            (walk, trace, first),
-            bars,
-        )?,
+        Consumers::Cooperative(_) => cooperative(&me, walked, first)?,
+        Consumers::PingPong(_) => pingpong(&me, walked, first)?,
     }
     // The TMA stores have read their staging tiles (and written D) before the block exits.
-    if !mine.staging.is_empty() {
+    if !me.staging.is_empty() {
         if t.eq_(0u32) {
             bulk_wait_group(0);
         }
@@ -155,32 +176,23 @@ type Walked = (
 /// the unit is a share of a tile, and the epilogue of every unit that ends a tile.
 #[device]
 fn cooperative<T: GemmElem>(
-    plan: &HopperPlan,
-    c: u32,
-    (ring, out): (&Ring<T>, &Output<T>),
-    (mine, walked): (&Mainloop<T>, Walked),
-    (walk, trace, first): (Walk, Trace, FirstUnit),
-    bars: &ConsumerBarriers,
+    me: &Consumer<T>,
+    walked: Walked,
+    first: FirstUnit,
 ) -> Result<(), HopperError> {
     let (mut tiles, mut cs, _) = walked;
-    let t = mine.t;
-    let own = bars.own[c as usize];
     while tiles.valid() {
-        let unit = walk.unit(plan, &tiles);
+        let unit = me.walk.unit(me.plan, &tiles);
         // ---- Main loop: one stage per k-tile ----
-        main_loop(plan, ring, mine, &mut cs, unit.k_tiles)?;
-        if c == 0 {
-            trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstMainLoop);
-        }
+        main_loop(me, &mut cs, unit.k_tiles)?;
+        me.mark(&first, Phase::FirstMainLoop);
         // ---- Stream-K: a start hands its sums to the tile's end, an end adds its peers' ----
-        hand_over(&tiles, &out.partials, &mine.acc, (c, t), own);
+        hand_over(&tiles, &me.out.partials, &me.acc, (me.c, me.t), me.own());
         if tiles.writes_tile() {
-            epilogue(plan, c, &mine.acc, out, &unit, (t, &mine.staging, own))?;
+            me.epilogue(&unit)?;
         }
         tiles.next_unit();
-        if c == 0 {
-            trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstEpilogue);
-        }
+        me.mark(&first, Phase::FirstEpilogue);
         first.done();
     }
     Ok(())
@@ -198,18 +210,14 @@ fn cooperative<T: GemmElem>(
 /// tile's wait.
 #[device]
 fn pingpong<T: GemmElem>(
-    plan: &HopperPlan,
-    c: u32,
-    (ring, out): (&Ring<T>, &Output<T>),
-    (mine, walked): (&Mainloop<T>, Walked),
-    (walk, trace, first): (Walk, Trace, FirstUnit),
-    bars: &ConsumerBarriers,
+    me: &Consumer<T>,
+    walked: Walked,
+    first: FirstUnit,
 ) -> Result<(), HopperError> {
     let (mut tiles, mut cs, mut queue) = walked;
-    let t = mine.t;
-    let own = bars.own[c as usize];
-    let turn = bars.turn.expect("ping-pong consumers have turns");
-    let shared = bars.staging_free;
+    let (c, t, k_tiles) = (me.c as usize, me.t, me.walk.k_tiles);
+    let turn = me.bars.turn.expect("ping-pong consumers have turns");
+    let shared = me.bars.staging_free;
     if c == 1 {
         if tiles.valid() {
             turn[0].arrive();
@@ -218,27 +226,25 @@ fn pingpong<T: GemmElem>(
                 free[0].arrive();
             }
         }
-        skip_unit((&mut tiles, &mut queue), &mut cs, walk.k_tiles);
+        skip_unit((&mut tiles, &mut queue), &mut cs, k_tiles);
     }
     while tiles.valid() {
-        turn[c as usize].sync();
-        let unit = walk.unit(plan, &tiles);
+        turn[c].sync();
+        let unit = me.walk.unit(me.plan, &tiles);
         // ---- Main loop: one stage per k-tile ----
-        main_loop(plan, ring, mine, &mut cs, unit.k_tiles)?;
-        if c == 0 {
-            trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstMainLoop);
-        }
+        main_loop(me, &mut cs, unit.k_tiles)?;
+        me.mark(&first, Phase::FirstMainLoop);
         // The other consumer's turn, if it has a unit; this tile's epilogue meanwhile; then
         // past the other's unit (past the walk's end too: this walk is over then).
         next_unit(&mut tiles, &mut queue);
         let other_has_next = tiles.valid();
         if other_has_next {
-            turn[1 - c as usize].arrive();
+            turn[1 - c].arrive();
         }
         if let Some(free) = shared {
-            free[c as usize].sync();
+            free[c].sync();
         }
-        epilogue(plan, c, &mine.acc, out, &unit, (t, &mine.staging, own))?;
+        me.epilogue(&unit)?;
         // One staging tile: the other consumer's next tile writes it once this store has
         // read it.
         if let Some(free) = shared {
@@ -246,14 +252,12 @@ fn pingpong<T: GemmElem>(
                 if t.eq_(0u32) {
                     bulk_wait_group_read(0);
                 }
-                own.sync();
-                free[1 - c as usize].arrive();
+                me.own().sync();
+                free[1 - c].arrive();
             }
         }
-        skip_unit((&mut tiles, &mut queue), &mut cs, walk.k_tiles);
-        if c == 0 {
-            trace.mark(|| t.eq_(0u32) & first.holds(), Phase::FirstEpilogue);
-        }
+        skip_unit((&mut tiles, &mut queue), &mut cs, k_tiles);
+        me.mark(&first, Phase::FirstEpilogue);
         first.done();
     }
     Ok(())
@@ -266,15 +270,14 @@ fn pingpong<T: GemmElem>(
 /// the next batch is issued, keeping one in flight.
 #[device]
 fn main_loop<T: GemmElem>(
-    plan: &HopperPlan,
-    ring: &Ring<T>,
-    mine: &Mainloop<T>,
+    me: &Consumer<T>,
     cs: &mut PipelineState,
     (k_begin, k_end): (Var<u32>, Var<u32>),
 ) -> Result<(), HopperError> {
+    let (plan, ring) = (me.plan, me.ring);
     let s = &plan.schedule;
     let cluster = s.cluster_shape();
-    let t = mine.t;
+    let t = me.t;
     // Frees a stage once its wgmma have read it: where the cluster shares the ring, in
     // every block of it (a multicast load may write the stage in all of them).
     let release = |stage: Var<u32>| {
@@ -293,13 +296,13 @@ fn main_loop<T: GemmElem>(
         ring.full.wait(cs);
         let stage = [All, All, All, Dyn(cs.stage())];
         let b_at = [All, All, All, Dyn(if resident { kt } else { cs.stage() })];
-        let ta = DescriptorFragment::new(&mine.ta_stages.slice(&stage)?, GmmaMajor::K)?;
-        let tb = DescriptorFragment::new(&mine.tb_stages.slice(&b_at)?, GmmaMajor::K)?;
+        let ta = DescriptorFragment::new(&me.ta_stages.slice(&stage)?, GmmaMajor::K)?;
+        let tb = DescriptorFragment::new(&me.tb_stages.slice(&b_at)?, GmmaMajor::K)?;
         warpgroup_arrive();
         // The first k-tile overwrites the accumulators: no clear between tiles.
         gemm_accumulate(
             &plan.mma,
-            &mine.acc,
+            &me.acc,
             &ta,
             &tb,
             Accumulate::When(kt.ne_(k_begin)),
