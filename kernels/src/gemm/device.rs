@@ -1,6 +1,6 @@
 //! [`Device`]: the facts about a GPU that choosing a GEMM's schedule and launching it need,
-//! read from the device at run time (`Device::query`, feature `gpu`), or given by a test on a
-//! host without one.
+//! read from the device at run time (`Device::query`, feature `gpu`, beside the runtime), or
+//! given by a test on a host without one.
 //!
 //! ```
 //! use dsl_core::ir::Target;
@@ -73,54 +73,5 @@ impl Device {
     /// more per FLOP waits on memory.
     pub fn balance(&self) -> f64 {
         self.dram_bytes_per_s / self.tensor_flops
-    }
-}
-
-#[cfg(feature = "gpu")]
-mod query {
-    use codegen_ptx::jit::{Jit, JitError};
-    use cudarc::driver::sys::CUdevice_attribute as A;
-
-    use super::Device;
-    use crate::gemm::runtime::{target_for, GemmError};
-
-    /// Dense 16-bit tensor FLOP per SM and clock with an f32 sum: sm_80's `mma.sync` 1024
-    /// multiply-adds, sm_90's `wgmma` and sm_100's twice that again.
-    fn tensor_flop_per_clock(cc: (u32, u32)) -> f64 {
-        match cc.0 {
-            8 => 2048.0,
-            9 => 4096.0,
-            _ => 8192.0,
-        }
-    }
-
-    impl Device {
-        /// The device `jit` runs on, as its driver describes it.
-        pub fn query(jit: &Jit) -> Result<Device, GemmError> {
-            let limits = jit.limits();
-            let attr = |a: A| -> Result<u64, GemmError> {
-                let v = jit.context().attribute(a).map_err(|e| JitError::Driver {
-                    call: "cuDeviceGetAttribute",
-                    reason: e.to_string(),
-                })?;
-                Ok(u64::try_from(v).unwrap_or(0))
-            };
-            let clock_hz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 * 1e3;
-            let memory_hz = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as f64 * 1e3;
-            let bus_bytes = attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as f64 / 8.0;
-            let sms = limits.multiprocessors;
-            Ok(Device {
-                name: jit.device_name()?,
-                target: target_for(limits.compute_capability)?,
-                sms,
-                l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
-                smem_per_block: limits.max_smem_per_block_optin,
-                tensor_flops: f64::from(sms)
-                    * clock_hz
-                    * tensor_flop_per_clock(limits.compute_capability),
-                // Double data rate.
-                dram_bytes_per_s: 2.0 * memory_hz * bus_bytes,
-            })
-        }
     }
 }

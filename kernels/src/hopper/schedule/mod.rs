@@ -47,16 +47,17 @@
 pub mod check;
 mod describe;
 pub mod parts;
+pub mod refusal;
 pub mod spelling;
 mod sweep;
 
-pub use check::{Refusal, ScheduleError};
 pub use parts::{
     BPlacement, Buffers, CacheHints, Cluster, ClusterSize, Columns, Consumers, Cooperative,
     InFlight, L2Policy, LastWave, Operands, PingPong, PingPongStore, ResidentB, Staging, Store,
     StoreWidth, SubTile, Take, Tile, TileSource, Waves, MAX_PREFETCH_WAVES, MAX_RESIDENT_K_TILES,
     MAX_STAGES,
 };
+pub use refusal::{Refusal, ScheduleError, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT};
 
 use dsl_core::pipeline::{ClusterShape, Raster, StreamKRegion, QUEUE_SLOTS};
 

@@ -8,7 +8,7 @@
 use dsl_core::atom::tma::{CacheHint, L2Promotion};
 use dsl_core::pipeline::{ClusterShape, StreamKRegion};
 
-use super::check::Refusal;
+use super::refusal::Refusal;
 
 /// The block tile `(M, N, K)` and the depth of the shared-memory ring.
 ///

@@ -9,12 +9,12 @@ use std::str::FromStr;
 use dsl_core::atom::tma::{CacheHint, L2Promotion};
 use dsl_core::pipeline::{Raster, StreamKRegion};
 
-use super::check::{Refusal, ScheduleError};
 use super::parts::{
     BPlacement, Buffers, CacheHints, Cluster, Columns, Consumers, Cooperative, InFlight, L2Policy,
     LastWave, Operands, PingPong, PingPongStore, ResidentB, Staging, Store, StoreWidth, SubTile,
     Take, Tile, TileSource, Waves,
 };
+use super::refusal::{Refusal, ScheduleError};
 use super::HopperSchedule;
 
 impl fmt::Display for HopperSchedule {

@@ -63,14 +63,14 @@ fn it_refuses_what_tma_and_wgmma_cannot_run() {
     assert!(e.contains("102400 fit"), "{e}");
 }
 
-/// The known bad case of the untyped spelling: a 24-wide staged tile was accepted and panicked
+/// The known bad case of the untyped spelling: a 24-wide tile was accepted and panicked
 /// in the launch's plan. Now it is refused at its parse, with a sentence.
 #[test]
-fn a_staged_tile_stmatrix_cannot_write_is_refused_at_its_parse() {
+fn a_tile_stmatrix_cannot_write_is_refused_at_its_parse() {
     let e = Config::parse(KernelChoice::Program(&HopperWs), "64x24x64s4").unwrap_err();
     assert!(
         e.to_string()
-            .contains("tile N = 24 stored through a staging tile"),
+            .contains("tile N is a multiple of 16 up to 256"),
         "{e}"
     );
 }
