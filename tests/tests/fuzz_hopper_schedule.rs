@@ -5,8 +5,8 @@
 //! without spills or a stack frame within the consumers' registers; everything else is refused
 //! with a sentence; nothing panics.
 //!
-//! `RUTE_FUZZ_CASES` sets the cases (default 400) and `RUTE_FUZZ_PTXAS` one accepted schedule
-//! in how many goes through ptxas (default 12; 1 for all). The ptxas part needs `RUTE_PTXAS`.
+//! `RUTE_FUZZ_CASES` sets the cases (default 1200) and `RUTE_FUZZ_PTXAS` one accepted schedule
+//! in how many goes through ptxas (default 8; 1 for all). The ptxas part needs `RUTE_PTXAS`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -431,8 +431,8 @@ fn builds(schedule: HopperSchedule, assemble: bool, rng: &mut Rng, failures: &mu
 
 #[test]
 fn every_accepted_schedule_builds_fits_and_assembles() {
-    let cases = env("RUTE_FUZZ_CASES", 400);
-    let ptxas_every = env("RUTE_FUZZ_PTXAS", 12).max(1);
+    let cases = env("RUTE_FUZZ_CASES", 1200);
+    let ptxas_every = env("RUTE_FUZZ_PTXAS", 8).max(1);
     let mut rng = Rng::new(0x5eed_0f40_77e5);
     let (mut accepted, mut assembled) = (0, 0);
     let mut failures = Vec::new();
