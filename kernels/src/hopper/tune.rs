@@ -48,7 +48,7 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
         }
     };
     add(base);
-    for s in neighbours(&base) {
+    for s in neighbours(&base, device.smem_per_block) {
         add(s);
     }
     // The cost model's tiles, each in evened waves, grouped and in Hilbert order.
@@ -66,7 +66,7 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
     for row in table::TABLE {
         if let Ok(s) = row.schedule.fill((m, n), device).parse::<HopperSchedule>() {
             add(match row.schedule.most_stages {
-                Some(cap) => s.with_most_stages(cap),
+                Some(cap) => s.with_most_stages(cap, device.smem_per_block),
                 None => s,
             });
         }
@@ -76,8 +76,8 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
 }
 
 /// `base` with one lever moved at a time (some of them invalid; [`candidates`] keeps the valid
-/// ones).
-fn neighbours(base: &HopperSchedule) -> Vec<HopperSchedule> {
+/// ones), its stages fitting `smem_per_block`.
+fn neighbours(base: &HopperSchedule, smem_per_block: u32) -> Vec<HopperSchedule> {
     let mut out = Vec::new();
     let flip = match base.in_flight {
         InFlight::Zero => InFlight::One,
@@ -88,7 +88,7 @@ fn neighbours(base: &HopperSchedule) -> Vec<HopperSchedule> {
         ..*base
     });
     // The most stages that fit, and one fewer.
-    out.push(base.with_most_stages(MAX_STAGES));
+    out.push(base.with_most_stages(MAX_STAGES, smem_per_block));
     if let Ok(tile) = base.tile.with_stages(base.tile.stages().saturating_sub(1)) {
         out.push(HopperSchedule { tile, ..*base });
     }

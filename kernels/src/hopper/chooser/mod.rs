@@ -33,8 +33,9 @@ pub struct Choice {
     pub origin: Origin,
 }
 
-/// The default schedule for `m x n x k` on `device`: the first table row that holds the shape,
-/// else the cost model's.
+/// The default schedule for `m x n x k` on `device`: the first table row that holds the shape
+/// (and whose schedule fits the device's shared memory, with fewer stages if it must), else the
+/// cost model's.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
     let shape = (m, n, k);
     for row in table::TABLE {
@@ -44,9 +45,12 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
                 .parse()
                 .unwrap_or_else(|e| panic!("the table's row for {}: {e}", row.class));
             let schedule = match row.schedule.most_stages {
-                Some(cap) => schedule.with_most_stages(cap),
-                None => schedule,
+                Some(cap) => schedule.with_most_stages(cap, device.smem_per_block),
+                None => fitted(schedule, device),
             };
+            if schedule.check_fit(device.smem_per_block).is_err() {
+                continue;
+            }
             return Choice {
                 schedule,
                 origin: Origin::Table {
@@ -59,6 +63,15 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
     Choice {
         schedule: model::choose(m, n, k, device),
         origin: Origin::Model,
+    }
+}
+
+/// `schedule`, or on a device with less shared memory per block than it takes, the same with
+/// as many of its stages as fit there.
+pub(super) fn fitted(schedule: HopperSchedule, device: &Device) -> HopperSchedule {
+    match schedule.check_fit(device.smem_per_block) {
+        Ok(()) => schedule,
+        Err(_) => schedule.with_most_stages(schedule.tile.stages(), device.smem_per_block),
     }
 }
 

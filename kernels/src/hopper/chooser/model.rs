@@ -117,19 +117,26 @@ pub fn estimate(c: &Candidate, (m, n, k): (usize, usize, usize), device: &Device
 /// its size.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
     let shape = (m, n, k);
+    // Each candidate's schedule, with as many stages as fit the device where its own do not.
+    let schedule_of = |c: &Candidate| -> HopperSchedule {
+        let s = format!("{}x{}x64{}_n", c.m, c.n, c.rest)
+            .parse()
+            .expect("the model's candidates are schedules");
+        super::fitted(s, device)
+    };
+    let fits = |c: &&Candidate| schedule_of(c).check_fit(device.smem_per_block).is_ok();
     let best = CANDIDATES
         .iter()
         .filter(|c| c.one_row || m > 128)
+        .filter(fits)
         .min_by(|a, b| {
             let (ea, eb) = (estimate(a, shape, device), estimate(b, shape, device));
             ea.time()
                 .total_cmp(&eb.time())
                 .then(ea.compute.total_cmp(&eb.compute))
         })
-        .expect("candidates");
-    let schedule: HopperSchedule = format!("{}x{}x64{}_n", best.m, best.n, best.rest)
-        .parse()
-        .expect("the model's candidates are schedules");
+        .unwrap_or(&CANDIDATES[CANDIDATES.len() - 1]);
+    let schedule = schedule_of(best);
     if schedule.order != Raster::Hilbert {
         return schedule;
     }

@@ -144,3 +144,24 @@ fn hilbert_orders_past_their_table_walk_grouped() {
     assert!(e.contains("Hilbert order"), "{e}");
     assert!(hilbert.takes(4096, 4096, 4096).is_ok());
 }
+
+/// On a device with less shared memory per block, the default takes as many stages as fit it,
+/// and the program plans it.
+#[test]
+fn a_smaller_shared_memory_takes_fewer_stages() {
+    let small = Device {
+        smem_per_block: 160 * 1024,
+        ..Device::h200()
+    };
+    for (m, n, k) in [
+        (4096, 4096, 4096),
+        (16, 4096, 4096),
+        (81920, 256, 256),
+        (512, 28672, 4096),
+    ] {
+        let c = choose(m, n, k, &small).schedule;
+        assert!(c.block_smem_bytes() <= 160 * 1024, "{m} {n} {k}: {c}");
+        let big = choose(m, n, k, &Device::h200()).schedule;
+        assert!(c.tile.stages() <= big.tile.stages(), "{c} {big}");
+    }
+}

@@ -470,15 +470,17 @@ impl HopperSchedule {
         )
     }
 
-    /// The same schedule with the most stages, up to `cap`, whose shared memory fits
-    /// ([`SMEM_LIMIT`]), and that a batch in flight leaves valid; at least 2.
-    pub fn with_most_stages(self, cap: u32) -> HopperSchedule {
+    /// The same schedule with the most stages, up to `cap`, that the program takes and whose
+    /// shared memory fits `limit` bytes (a device's, at most [`SMEM_LIMIT`]); itself where none
+    /// does.
+    pub fn with_most_stages(self, cap: u32, limit: u32) -> HopperSchedule {
         let with = |stages: u32| -> Option<HopperSchedule> {
             let s = HopperSchedule {
                 tile: self.tile.with_stages(stages).ok()?,
                 ..self
             };
-            s.check().ok().map(|()| s)
+            s.check().ok()?;
+            s.check_fit(limit).ok().map(|()| s)
         };
         (2..=cap.min(parts::MAX_STAGES))
             .rev()
