@@ -577,9 +577,15 @@ impl Device {
             })?;
             Ok(u64::try_from(v).unwrap_or(0))
         };
-        let clock_hz = attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 * 1e3;
-        let memory_hz = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as f64 * 1e3;
-        let bus_bytes = attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as f64 / 8.0;
+        // The rates only weigh the cost model's terms against each other: a driver that does not
+        // say them (the clock attributes are deprecated) gets nominal ones, 1 GHz and 4 TB/s.
+        let rate = |a: A, nominal: f64| match attr(a) {
+            Ok(v) if v > 0 => v as f64,
+            _ => nominal,
+        };
+        let clock_hz = rate(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1e6) * 1e3;
+        let memory_hz = rate(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2.5e6) * 1e3;
+        let bus_bytes = rate(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 6400.0) / 8.0;
         let sms = limits.multiprocessors;
         Ok(Device {
             name: jit.device_name()?,
