@@ -256,7 +256,8 @@ fn cublas_and_naive_match_an_f64_cpu_product() {
     both_match_the_cpu::<bf16>(6e-3);
 }
 
-/// The plan `auto` makes for an f16 `m x n x k` with f32 sums on this GPU.
+/// The plan `auto` makes for an f16 `m x n x k` with f32 sums on this GPU (a tuning record's
+/// where the runtime has one).
 fn auto_plan(gemm: &Gemm<'_>, (m, n, k): (usize, usize, usize)) -> Plan {
     let problem = Problem {
         m,
@@ -267,12 +268,13 @@ fn auto_plan(gemm: &Gemm<'_>, (m, n, k): (usize, usize, usize)) -> Plan {
         kernel: KernelChoice::Auto,
         config: None,
     };
-    check(
-        &problem,
-        BufferLens::for_shape(m, n, k).unwrap(),
-        gemm.device(),
-    )
-    .unwrap()
+    gemm.tuning()
+        .check(
+            &problem,
+            BufferLens::for_shape(m, n, k).unwrap(),
+            gemm.device(),
+        )
+        .unwrap()
 }
 
 /// Each plan compiles once, also when several threads ask for it at once.
