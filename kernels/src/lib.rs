@@ -13,6 +13,10 @@
 //!   `rute-tests`, feature `gpu`).
 //! - [`gemm`]: the GEMM programs behind one seam ([`gemm::GemmProgram`]; [`gemm::PROGRAMS`] lists
 //!   this build's), the checks, the metric and (feature `gpu`) the runtime call `Gemm`.
+//! - [`hopper`]: the warp-specialized Hopper GEMM, its schedule a typed value
+//!   ([`hopper::HopperSchedule`]), its default chosen by a table and a cost model over the
+//!   device ([`hopper::chooser`]), and a tuner that records faster schedules ([`hopper::tune`],
+//!   `rute tune`).
 //! - [`multistage`]: the multistage GEMM (`cp.async`, `ldmatrix`, `mma.sync`) as a `#[kernel]`
 //!   program, f16/bf16 in, f16 or f32 accumulate, any M, N and K; the GEMM program
 //!   [`multistage::Multistage`].

@@ -15,7 +15,7 @@ use codegen_ptx::jit::{Jit, JitFunction, KernelArg, Launch};
 use dsl_core::ir::Target;
 use half::{bf16, f16};
 use kernels::gemm::{Accum, GemmDtype};
-use kernels::multistage::{multistage_kernel, MultistageConfig};
+use kernels::multistage::{multistage_kernel, MultistageConfig, MultistageParts};
 use rute_tests::gpu::{jit, Rng};
 
 const POISON: u16 = 0xFFFF;
@@ -191,13 +191,14 @@ fn multistage_larger_tiles() {
     let jit = jit();
     for (warps, tile_m, tile_n, stages) in [((2, 4), 128, 256, 4), ((4, 2), 256, 128, 3)] {
         for (acc, tol) in [(Accum::F16, 1e-2), (Accum::F32, 2e-3)] {
-            let cfg = MultistageConfig {
+            let cfg = MultistageConfig::new(MultistageParts {
                 warps,
                 tile_m,
                 tile_n,
                 stages,
-                ..MultistageConfig::reference(GemmDtype::F16, acc)
-            };
+                ..MultistageConfig::reference(GemmDtype::F16, acc).parts()
+            })
+            .unwrap();
             let f = load(&jit, &cfg, Target::Sm90a);
             for &(m, n, k) in &[(256, 256, 256), (300, 270, 72), (1000, 513, 136)] {
                 check_shape(&jit, &f, &cfg, &cfg.name(), (m, n, k), tol);
@@ -212,10 +213,11 @@ fn multistage_larger_tiles() {
 fn multistage_rasterized() {
     let jit = jit();
     for s in [1, 2] {
-        let cfg = MultistageConfig {
+        let cfg = MultistageConfig::new(MultistageParts {
             raster_log2: s,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-        };
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+        })
+        .unwrap();
         let f = load(&jit, &cfg, Target::Sm90a);
         for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (1000, 1000, 64)] {
             check_shape(&jit, &f, &cfg, &cfg.name(), (m, n, k), 2e-3);
@@ -231,14 +233,15 @@ fn multistage_smem_epilogue() {
     let jit = jit();
     for (acc, tol) in [(Accum::F16, 1e-2), (Accum::F32, 2e-3)] {
         for (warps, tile_n, stages, raster_log2) in [((2, 2), 128, 3, 0), ((2, 4), 256, 4, 2)] {
-            let cfg = MultistageConfig {
+            let cfg = MultistageConfig::new(MultistageParts {
                 epilogue: Epilogue::Smem,
                 warps,
                 tile_n,
                 stages,
                 raster_log2,
-                ..MultistageConfig::reference(GemmDtype::F16, acc)
-            };
+                ..MultistageConfig::reference(GemmDtype::F16, acc).parts()
+            })
+            .unwrap();
             let f = load(&jit, &cfg, Target::Sm90a);
             for &(m, n, k) in &[
                 (256, 256, 256),
@@ -267,7 +270,7 @@ fn multistage_tuned_on_both_targets() {
             (GemmDtype::Bf16, Accum::F32, 4e-3),
         ] {
             for target in [Target::Sm90a, Target::Sm80] {
-                let cfg = tune.config(dtype, acc).for_target(target);
+                let cfg = tune.config(dtype, acc).unwrap().for_target(target);
                 let f = load(&jit, &cfg, target);
                 for &(m, n, k) in SHAPES {
                     let label = format!("{} {target}", cfg.name());

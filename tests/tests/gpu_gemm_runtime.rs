@@ -22,9 +22,9 @@ use kernels::gemm::harness::{case_seed, poison, Case, Harness, Operands, Rng};
 use kernels::gemm::metric::count_non_finite;
 use kernels::gemm::naive::Naive;
 use kernels::gemm::{
-    check, Accum, BufferLens, CublasRef, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem, GemmError,
-    GemmOperand, GemmProgram, InputError, KernelBuildError, KernelChoice, LaunchPlan, Plan,
-    Problem, ProgramPlan, PROGRAMS,
+    check, Accum, BufferLens, CublasRef, Device, Gemm, GemmArg, GemmArgs, GemmDtype, GemmElem,
+    GemmError, GemmOperand, GemmProgram, InputError, KernelBuildError, KernelChoice, LaunchPlan,
+    NoSchedule, Plan, Problem, ProgramPlan, PROGRAMS,
 };
 use kernels::multistage::{Multistage, MultistageConfig, Tune};
 
@@ -87,7 +87,7 @@ fn matches_cublas(harness: &Harness<'_>, kernel: KernelChoice) -> usize {
                 config: None,
             };
             let lens = BufferLens::for_shape(m, n, k).unwrap();
-            if let Err(e) = check(&problem, lens, harness.gemm.target()) {
+            if let Err(e) = check(&problem, lens, harness.gemm.device()) {
                 println!("{kernel} {dtype} {acc} {shape:?}: refused: {e}");
                 continue;
             }
@@ -256,7 +256,8 @@ fn cublas_and_naive_match_an_f64_cpu_product() {
     both_match_the_cpu::<bf16>(6e-3);
 }
 
-/// The plan `auto` makes for an f16 `m x n x k` with f32 sums on this GPU.
+/// The plan `auto` makes for an f16 `m x n x k` with f32 sums on this GPU (a tuning record's
+/// where the runtime has one).
 fn auto_plan(gemm: &Gemm<'_>, (m, n, k): (usize, usize, usize)) -> Plan {
     let problem = Problem {
         m,
@@ -267,12 +268,13 @@ fn auto_plan(gemm: &Gemm<'_>, (m, n, k): (usize, usize, usize)) -> Plan {
         kernel: KernelChoice::Auto,
         config: None,
     };
-    check(
-        &problem,
-        BufferLens::for_shape(m, n, k).unwrap(),
-        gemm.target(),
-    )
-    .unwrap()
+    gemm.tuning()
+        .check(
+            &problem,
+            BufferLens::for_shape(m, n, k).unwrap(),
+            gemm.device(),
+        )
+        .unwrap()
 }
 
 /// Each plan compiles once, also when several threads ask for it at once.
@@ -385,6 +387,7 @@ fn multistage_takes_narrower_copies_for_odd_k() {
             (200, 72, 40),
             Tune::for_shape(200, 72, 40)
                 .config(GemmDtype::F16, Accum::F32)
+                .unwrap()
                 .for_target(gemm.target()),
         ),
         (
@@ -640,6 +643,8 @@ fn probe_tma<T: GemmElem>(
 struct Probe;
 
 impl GemmProgram for Probe {
+    type Schedule = NoSchedule;
+
     fn name(&self) -> &'static str {
         "probe_tma"
     }
@@ -649,7 +654,8 @@ impl GemmProgram for Probe {
     fn config_syntax(&self) -> &'static str {
         "none"
     }
-    fn plan(&self, p: &Problem, target: Target, _: Option<&str>) -> Result<Plan, String> {
+    fn plan(&self, p: &Problem, device: &Device, _: Option<&NoSchedule>) -> Result<Plan, String> {
+        let target = device.target;
         if target < Target::Sm90a {
             return Err(format!("it needs TMA (sm_90a and newer), not {target}"));
         }
@@ -713,7 +719,7 @@ impl ProgramPlan for ProbePlan {
     fn output_alignment(&self) -> u64 {
         16
     }
-    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+    fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
         let (tiles_m, tiles_n) = (m.div_ceil(PROBE_TILE), n.div_ceil(PROBE_TILE));
         // The tiles last to first: a block that read the wrong entry would leave its tile
         // poisoned.
@@ -769,14 +775,14 @@ fn probe_problem(m: usize, n: usize, k: usize, dtype: GemmDtype) -> Problem {
 fn the_probe_program_plugs_into_the_seam() {
     let lens = BufferLens::for_shape(100, 72, 40).unwrap();
     let p = probe_problem(100, 72, 40, GemmDtype::Bf16);
-    let e = check(&p, lens, Target::Sm80).unwrap_err();
+    let e = check(&p, lens, &Device::unknown(Target::Sm80)).unwrap_err();
     assert_eq!(
         e.to_string(),
         "the probe_tma kernel cannot run this problem: it needs TMA (sm_90a and newer), not sm_80"
     );
-    let plan = check(&p, lens, Target::Sm90a).unwrap();
+    let plan = check(&p, lens, &Device::h200()).unwrap();
     assert_eq!(plan.describe(), "probe_tma bf16 (f32 acc, 16x16 tiles)");
-    let launch = plan.launch(100, 72, 40, 132);
+    let launch = plan.launch(100, 72, 40, &Device::h200());
     assert_eq!(launch.check(), Ok(()));
     assert_eq!(launch.grid, (7 * 5, 1, 1));
     let GemmArg::TensorMap { descriptor, .. } = &launch.args[0] else {
@@ -798,7 +804,7 @@ fn the_probe_program_plugs_into_the_seam() {
     let e = check(
         &odd_n,
         BufferLens::for_shape(100, 70, 40).unwrap(),
-        Target::Sm90a,
+        &Device::h200(),
     );
     assert!(e
         .unwrap_err()
@@ -883,4 +889,78 @@ fn a_tma_program_runs_through_the_seam() {
         }) => {}
         other => panic!("expected D misaligned, got {other:?}"),
     }
+}
+
+/// The tuner on the device: it times the candidates of a shape (the default first among them),
+/// the winner computes what cuBLAS does, its record goes to the file, and a fresh runtime that
+/// reads the file runs the recorded schedule on another shape of the same class, saying so in
+/// its plan; a runtime on the default file's records (none for this class) runs the default.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn a_tuned_schedule_is_recorded_and_preferred() {
+    use kernels::gemm::tuning::Tuned;
+    use kernels::gemm::{Origin, TuningFile};
+    use kernels::hopper::tune::{record, tune, TuneRequest};
+    use kernels::hopper::HopperGemm;
+    let jit = jit();
+    if jit.limits().compute_capability != (9, 0) {
+        return;
+    }
+    let request = TuneRequest {
+        m: 200,
+        n: 3072,
+        k: 2048,
+        dtype: GemmDtype::Bf16,
+        repeats: 5,
+    };
+    let outcome = tune(&jit, &request).unwrap();
+    print!("{}", outcome.table());
+    assert!(outcome.timed.len() > 5, "{}", outcome.timed.len());
+    assert!(outcome.timed.windows(2).all(|w| w[0].micros <= w[1].micros));
+    assert!(outcome.winner.micros > 0.0 && outcome.winner.micros <= outcome.default.micros * 1.5);
+    let dir = std::env::temp_dir().join(format!("rute-gpu-tune-{}", std::process::id()));
+    let path = dir.join("tuning.txt");
+    record(&outcome, &path).unwrap();
+    let file = TuningFile::load(&path).unwrap();
+    assert_eq!(file.records(), std::slice::from_ref(&outcome.record));
+    // Another shape of the class m256 n4096 k2048, in a runtime that reads the file.
+    let gemm = Gemm::new(&jit)
+        .unwrap()
+        .with_tuning(Tuned::new(&file, &path.display().to_string()));
+    let cublas = CublasRef::new(&jit).unwrap();
+    let harness = Harness {
+        jit: &jit,
+        gemm: &gemm,
+        cublas: &cublas,
+    };
+    let case = Case {
+        shape: (240, 4096, 2048),
+        acc: Accum::F32,
+        kernel: KernelChoice::Auto,
+        seed: 5,
+    };
+    let c = harness.check::<bf16>(&case).unwrap();
+    assert!(c.passed(), "{c:?}");
+    let h = c.plan.downcast_ref::<HopperGemm>().unwrap();
+    assert_eq!(h.schedule(), &outcome.winner.schedule);
+    assert!(
+        matches!(h.origin(), Origin::Record { .. }),
+        "{}",
+        c.plan.describe()
+    );
+    assert!(c
+        .plan
+        .describe()
+        .contains("schedule from a tuning record in"));
+    // Without the record: the table's or the model's.
+    let plain = Gemm::new(&jit).unwrap().with_tuning(Tuned::default());
+    let harness = Harness {
+        jit: &jit,
+        gemm: &plain,
+        cublas: &cublas,
+    };
+    let c = harness.check::<bf16>(&case).unwrap();
+    let h = c.plan.downcast_ref::<HopperGemm>().unwrap();
+    assert!(!matches!(h.origin(), Origin::Record { .. }));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

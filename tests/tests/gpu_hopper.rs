@@ -15,8 +15,9 @@ use kernels::gemm::harness::{poison, Rng};
 use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
 use kernels::hopper::fixup::FLAG_WORDS;
+use kernels::hopper::schedule::Consumers;
 use kernels::hopper::{
-    cluster_tiles, hopper_kernel, launch, tile_order, HopperConfig, HopperLaunch, HopperPlan,
+    cluster_tiles, hopper_kernel, launch, tile_order, HopperLaunch, HopperPlan, HopperSchedule,
 };
 use rute_tests::gpu::{jit, Watchdog};
 
@@ -26,9 +27,11 @@ struct Compiled {
     f: JitFunction,
     /// Clusters the device runs at once for this kernel.
     resident: u32,
+    /// The device's L2, bytes.
+    l2_bytes: u64,
 }
 
-fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
+fn compile(jit: &Jit, cfg: HopperSchedule, dtype: GemmDtype) -> Compiled {
     let kernel = hopper_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{cfg}: {e}"));
     compile_kernel(jit, cfg, dtype, kernel)
 }
@@ -36,7 +39,7 @@ fn compile(jit: &Jit, cfg: HopperConfig, dtype: GemmDtype) -> Compiled {
 /// [`compile`] of a kernel already generated for `cfg` (its diagnostic build, say).
 fn compile_kernel(
     jit: &Jit,
-    cfg: HopperConfig,
+    cfg: HopperSchedule,
     dtype: GemmDtype,
     kernel: dsl_core::ir::Kernel,
 ) -> Compiled {
@@ -57,6 +60,7 @@ fn compile_kernel(
     assert!(resident > 0, "{cfg}: the device cannot run one cluster");
     Compiled {
         plan: HopperPlan::new(cfg, dtype).unwrap(),
+        l2_bytes: kernels::gemm::harness::l2_bytes(jit) as u64,
         f,
         resident,
     }
@@ -64,14 +68,14 @@ fn compile_kernel(
 
 /// The kernel's `(m, n)` for a problem's: swapped for a `_t` configuration.
 fn kernel_dims(c: &Compiled, m: usize, n: usize) -> (u32, u32) {
-    c.plan.cfg.kernel_dims(m as u32, n as u32)
+    c.plan.schedule.kernel_dims(m as u32, n as u32)
 }
 
 /// The cluster tiles and k-tiles of `shape` for `c`.
 fn tiles_of(c: &Compiled, (m, n, k): (usize, usize, usize)) -> (u32, u32) {
     let (km, kn) = kernel_dims(c, m, n);
-    let (tm, tn) = cluster_tiles(&c.plan.cfg, km, kn);
-    (tm * tn, (k as u32).div_ceil(c.plan.cfg.tile.2))
+    let (tm, tn) = cluster_tiles(&c.plan.schedule, km, kn);
+    (tm * tn, (k as u32).div_ceil(c.plan.schedule.tile.k()))
 }
 
 /// What a launch of `shape` needs beside the operands: the launch (its stream-K split as
@@ -84,7 +88,7 @@ fn prepare(
     force: Option<StreamKSplit>,
 ) -> (HopperLaunch, CudaSlice<u32>, CudaSlice<f32>) {
     let (km, kn) = kernel_dims(c, m, n);
-    let mut l = launch(&c.plan.cfg, km, kn, k as u32, c.resident);
+    let mut l = launch(&c.plan.schedule, km, kn, k as u32, c.resident, c.l2_bytes);
     if let Some(split) = force {
         let (tiles, kt) = tiles_of(c, (m, n, k));
         assert!(
@@ -92,15 +96,15 @@ fn prepare(
                 && split.sk_blocks <= c.resident
                 && split.sk_blocks <= split.sk_tiles * kt,
             "{}: {split:?} does not fit {tiles} tiles of {kt} k-tiles on {} clusters",
-            c.plan.cfg,
+            c.plan.schedule,
             c.resident
         );
         l.split = split;
-        l.grid.0 = c.resident * c.plan.cfg.cluster_shape().size();
+        l.grid.0 = c.resident * c.plan.schedule.cluster_shape().size();
     }
-    let order = jit.upload(&tile_order(&c.plan.cfg, km, kn)).unwrap();
+    let order = jit.upload(&tile_order(&c.plan.schedule, km, kn)).unwrap();
     let ws = jit
-        .alloc_zeros::<f32>(l.workspace_elems(&c.plan.cfg).max(1) as usize)
+        .alloc_zeros::<f32>(l.workspace_elems(&c.plan.schedule).max(1) as usize)
         .unwrap();
     (l, order, ws)
 }
@@ -121,7 +125,7 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     let spec = |desc| tensor_map_spec(&desc).unwrap();
     // Swapped, the kernel's A is B, its (m, n) are (n, m), and it sees D transposed.
     let (km, kn) = kernel_dims(c, m, n);
-    let (ka, kb) = if p.cfg.swap_ab { (b, a) } else { (a, b) };
+    let (ka, kb) = if p.schedule.swapped() { (b, a) } else { (a, b) };
     let [a_desc, b_desc, d_desc] = p.descriptors(km, kn, k as u32).unwrap();
     let map_a = jit.tensor_map(&spec(a_desc), ka).unwrap();
     let map_b = jit.tensor_map(&spec(b_desc), kb).unwrap();
@@ -149,7 +153,7 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
             jit.buffer_mut(workspace),
         ],
     )
-    .unwrap_or_else(|e| panic!("{}: {e}", p.cfg));
+    .unwrap_or_else(|e| panic!("{}: {e}", p.schedule));
 }
 
 /// Runs `shape` (stream-K as [`launch`] chooses, or `force`; on a grid of `blocks` blocks
@@ -176,14 +180,14 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     run(jit, c, shape, &a, &b, &mut d, &order, (&l, &mut ws));
     // Tiles from a queue: the launch lowers the queue's words again, and a second launch on
     // the same workspace (poisoned D) takes every tile once more.
-    if c.plan.cfg.tile_queue {
+    if c.plan.schedule.queue().is_some() {
         let words = jit.download(&ws).unwrap();
         assert!(
             words[..QUEUE_WORDS as usize]
                 .iter()
                 .all(|w| w.to_bits() == 0),
             "{} {m}x{n}x{k}: the queue's words left {:?}",
-            c.plan.cfg,
+            c.plan.schedule,
             &words[..QUEUE_WORDS as usize]
         );
         d = jit.upload(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
@@ -191,12 +195,12 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     }
     let hd = jit
         .download(&d)
-        .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", c.plan.cfg));
+        .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", c.plan.schedule));
     let unwritten = hd.iter().filter(|v| !v.to_f64().is_finite()).count();
     assert_eq!(
         unwritten, 0,
         "{} {m}x{n}x{k}: {unwritten} elements not written",
-        c.plan.cfg
+        c.plan.schedule
     );
     if l.split.sk_tiles > 0 {
         let flags = jit.download(&ws).unwrap();
@@ -207,7 +211,7 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
         assert_eq!(
             raised, 0,
             "{} {m}x{n}x{k} {:?}: {raised} flags left raised",
-            c.plan.cfg, l.split
+            c.plan.schedule, l.split
         );
     }
     let samples = if m * n <= 1 << 16 { m * n } else { 4096 };
@@ -239,12 +243,15 @@ fn forced(c: &Compiled, shape: (usize, usize, usize), blocks: u32, hybrid: bool)
 /// of time; a name that does not parse is an error, so a typo does not pass as an empty run.
 fn sweep() -> Vec<String> {
     let Ok(only) = std::env::var("RUTE_CONFIGS") else {
-        return HopperConfig::SWEEP.iter().map(|s| s.to_string()).collect();
+        return HopperSchedule::SWEEP
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     };
     only.split(',')
         .map(|name| {
             let name = name.trim();
-            if let Err(e) = name.parse::<HopperConfig>() {
+            if let Err(e) = name.parse::<HopperSchedule>() {
                 panic!("RUTE_CONFIGS: {e}");
             }
             name.to_string()
@@ -289,7 +296,7 @@ fn every_configuration_matches_f64() {
     let mut worst = [0f64; 2];
     let mut runs = 0;
     for spec in sweep() {
-        let cfg: HopperConfig = spec.parse().unwrap();
+        let cfg: HopperSchedule = spec.parse().unwrap();
         for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
             let c = compile(&jit, cfg, dtype);
             eprintln!("{spec} {dtype}: {} clusters resident", c.resident);
@@ -298,18 +305,19 @@ fn every_configuration_matches_f64() {
             // A resident B takes only a B of one tile: its own shapes (residues in M and K,
             // N below the tile's), the sweep's shapes that fit it, and stream-K forced.
             // Ping-pong consumers own whole tiles: never shared out.
-            let forced_runs: &[((usize, usize, usize), u32, bool)] = if cfg.pingpong {
-                &[]
-            } else if cfg.b_resident > 0 {
-                &[((2048, 256, 256), 5, false), ((1000, 200, 240), 3, true)]
-            } else {
-                &[
-                    ((300, 520, 1000), 7, false),
-                    ((129, 136, 520), 5, false),
-                    ((640, 768, 1024), 11, true),
-                ]
-            };
-            let own: &[(usize, usize, usize)] = if cfg.b_resident > 0 {
+            let forced_runs: &[((usize, usize, usize), u32, bool)] =
+                if matches!(cfg.consumers, Consumers::PingPong(_)) {
+                    &[]
+                } else if cfg.resident_b().is_some() {
+                    &[((2048, 256, 256), 5, false), ((1000, 200, 240), 3, true)]
+                } else {
+                    &[
+                        ((300, 520, 1000), 7, false),
+                        ((129, 136, 520), 5, false),
+                        ((640, 768, 1024), 11, true),
+                    ]
+                };
+            let own: &[(usize, usize, usize)] = if cfg.resident_b().is_some() {
                 &RESIDENT_SHAPES
             } else {
                 &[]
@@ -325,7 +333,11 @@ fn every_configuration_matches_f64() {
                         .map(|&(s, blocks, hybrid)| (s, Some(forced(&c, s, blocks, hybrid)), None)),
                 )
                 // Tiles from a queue on three blocks: 104-105 tiles each, the ring wrapping.
-                .chain(cfg.tile_queue.then_some(((20000, 256, 256), None, Some(3))));
+                .chain(
+                    cfg.queue()
+                        .is_some()
+                        .then_some(((20000, 256, 256), None, Some(3))),
+                );
             for (j, (shape, force, blocks)) in runs_of.enumerate() {
                 watchdog.step(format!(
                     "{spec} {dtype} {shape:?} split {force:?} blocks {blocks:?}"
@@ -346,7 +358,7 @@ fn every_configuration_matches_f64() {
                 eprintln!("  {shape:?} {split:?}: error {err:.2e}");
                 // The decode shape is shared out where its tiles are few: swapped (32 weight
                 // tiles) and on the 128x256 tiles (16 of them).
-                if shape == (16, 4096, 4096) && (cfg.swap_ab || spec == "128x256x64s3") {
+                if shape == (16, 4096, 4096) && (cfg.swapped() || spec == "128x256x64s3") {
                     assert!(split.sk_tiles > 0, "{spec}: 16x4096x4096 is walked whole");
                 }
                 worst[i] = worst[i].max(err);
@@ -369,19 +381,23 @@ fn every_configuration_matches_f64() {
 fn small_shape_of_every_configuration() {
     let jit = jit();
     for spec in sweep() {
-        let cfg: HopperConfig = spec.parse().unwrap();
+        let cfg: HopperSchedule = spec.parse().unwrap();
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             let c = compile(&jit, cfg, dtype);
             // A resident B takes N up to its tile's and K up to its k-tiles.
-            let (whole, split) = if cfg.b_resident > 0 {
+            let (whole, split) = if cfg.resident_b().is_some() {
                 ((200, 256, 136), (40, 256, 256))
             } else {
                 ((200, 264, 136), (40, 264, 520))
             };
             // Ping-pong consumers own whole tiles: the second shape walked whole too. Tiles
             // from a queue also on three blocks, 16 tiles: the queue's ring wraps.
-            let shared = (!cfg.pingpong).then(|| forced(&c, split, 3, false));
-            let queued = cfg.tile_queue.then_some(((1000, 256, 136), None, Some(3)));
+            let shared = (!matches!(cfg.consumers, Consumers::PingPong(_)))
+                .then(|| forced(&c, split, 3, false));
+            let queued = cfg
+                .queue()
+                .is_some()
+                .then_some(((1000, 256, 136), None, Some(3)));
             for (shape, force, blocks) in [(whole, None, None), (split, shared, None)]
                 .into_iter()
                 .chain(queued)
@@ -683,8 +699,8 @@ where
         let mut runs = Vec::new();
         for l in &levers {
             let c = of(&l.spec);
-            if c.plan.cfg.swap_ab && m > 128
-                || c.plan.cfg.takes(m as u32, n as u32, k as u32).is_err()
+            if c.plan.schedule.swapped() && m > 128
+                || c.plan.schedule.takes(m as u32, n as u32, k as u32).is_err()
             {
                 continue;
             }
@@ -754,7 +770,7 @@ where
     for &(m, n, k) in shapes {
         let mut bench = Bench::<T>::new(jit, &blas, (m, n, k));
         for (spec, c) in configs.iter().zip(&compiled) {
-            if c.plan.cfg.takes(m as u32, n as u32, k as u32).is_err() {
+            if c.plan.schedule.takes(m as u32, n as u32, k as u32).is_err() {
                 continue;
             }
             let (split, ours, theirs) = bench.check_and_time(c, spec, None);
@@ -916,7 +932,7 @@ fn skinny_lever_sweep() {
     for (m, n, k) in shapes {
         let mut bench = Bench::<half::bf16>::new(&jit, &blas, (m, n, k));
         for (spec, c) in configs.iter().zip(&compiled) {
-            if c.plan.cfg.swap_ab && m > 128 {
+            if c.plan.schedule.swapped() && m > 128 {
                 continue;
             }
             // As the launch chooses, every tile whole, every tile shared out over all the
@@ -985,7 +1001,7 @@ fn trace_of_the_phases() {
         .unwrap_or_else(|_| "64x256x64s6_f1_e128_r4_p_l256_vnnf".into());
     let shapes = shapes_from_env("RUTE_TRACE_SHAPES", "81920x256x256,8448x256x256");
     for spec in configs.split(',') {
-        let cfg: HopperConfig = spec.parse().unwrap_or_else(|e| panic!("{e}"));
+        let cfg: HopperSchedule = spec.parse().unwrap_or_else(|e| panic!("{e}"));
         let kernel = kernels::hopper::traced_kernel(cfg, GemmDtype::Bf16).unwrap();
         let c = compile_kernel(&jit, cfg, GemmDtype::Bf16, kernel);
         for &shape in &shapes {

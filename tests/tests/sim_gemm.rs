@@ -25,7 +25,7 @@ use dsl_core::ir::{
 };
 use half::{bf16, f16};
 use kernels::gemm::{Accum, GemmDtype};
-use kernels::multistage::{multistage_kernel, MultistageConfig};
+use kernels::multistage::{multistage_kernel, MultistageConfig, MultistageParts};
 
 /// Global buffers at fixed, far-apart bases.
 struct Global {
@@ -804,13 +804,14 @@ fn simulated_other_configurations() {
         (64, 64, 32, 2),
         (128, 128, 32, 5),
     ] {
-        let cfg = MultistageConfig {
+        let cfg = MultistageConfig::new(MultistageParts {
             tile_m: tm,
             tile_n: tn,
             tile_k: tk,
             stages: st,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-        };
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+        })
+        .unwrap();
         for &(m, n, k) in &[(100, 70, 200), (64, 64, 8)] {
             assert_simulates(&cfg, (m, n, k), 2e-3);
         }
@@ -855,13 +856,14 @@ fn simulated_other_warps() {
         ((4, 2), 256, 128, 3),
         ((1, 1), 64, 64, 2),
     ] {
-        let cfg = MultistageConfig {
+        let cfg = MultistageConfig::new(MultistageParts {
             warps,
             tile_m,
             tile_n,
             stages,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-        };
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+        })
+        .unwrap();
         for &(m, n, k) in &[(300, 270, 72), (64, 64, 8)] {
             assert_simulates(&cfg, (m, n, k), 2e-3);
         }
@@ -873,10 +875,11 @@ fn simulated_other_warps() {
 #[test]
 fn simulated_rasterization() {
     for s in [1, 2] {
-        let cfg = MultistageConfig {
+        let cfg = MultistageConfig::new(MultistageParts {
             raster_log2: s,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-        };
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+        })
+        .unwrap();
         for &(m, n, k) in &[(300, 270, 40), (129, 300, 16), (64, 64, 8)] {
             assert_simulates(&cfg, (m, n, k), 2e-3);
         }
@@ -896,12 +899,13 @@ fn simulated_smem_epilogue() {
             (GemmDtype::Bf16, Accum::F32, (2, 2), 128),
             (GemmDtype::F16, Accum::F32, (2, 4), 256),
         ] {
-            let cfg = MultistageConfig {
+            let cfg = MultistageConfig::new(MultistageParts {
                 epilogue,
                 warps,
                 tile_n,
-                ..MultistageConfig::reference(dtype, acc)
-            };
+                ..MultistageConfig::reference(dtype, acc).parts()
+            })
+            .unwrap();
             for &(m, n, k) in &[(128, 128, 32), (200, 136, 72), (77, 45, 16), (1, 1, 8)] {
                 let (e, stores) = simulate_counting(&cfg, m, n, k);
                 assert!(
@@ -928,6 +932,7 @@ fn simulated_tuned() {
         name.parse::<kernels::multistage::Tune>()
             .unwrap()
             .config(kernels::gemm::GemmDtype::F16, kernels::gemm::Accum::F32)
+            .unwrap()
     }));
     cfgs.dedup();
     for cfg in &cfgs {

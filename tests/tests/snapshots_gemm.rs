@@ -162,7 +162,7 @@ fn every_snapshot_assembles_without_spills() {
 #[test]
 fn other_configurations_assemble() {
     use kernels::gemm::{Accum, GemmDtype};
-    use kernels::multistage::{multistage_kernel, MultistageConfig};
+    use kernels::multistage::{multistage_kernel, MultistageConfig, MultistageParts};
     let mut cfgs = Vec::new();
     for (dtype, acc) in [
         (GemmDtype::F16, Accum::F16),
@@ -175,35 +175,44 @@ fn other_configurations_assemble() {
     }
     for (tile_m, tile_n, tile_k, stages) in [(128, 128, 32, 4), (64, 128, 32, 4), (128, 128, 64, 3)]
     {
-        cfgs.push(MultistageConfig {
-            tile_m,
-            tile_n,
-            tile_k,
-            stages,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-        });
+        cfgs.push(
+            MultistageConfig::new(MultistageParts {
+                tile_m,
+                tile_n,
+                tile_k,
+                stages,
+                ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+            })
+            .unwrap(),
+        );
     }
     for (warps, tile_m, tile_n, stages) in [((2, 4), 128, 256, 4), ((4, 2), 256, 128, 3)] {
         for acc in [Accum::F16, Accum::F32] {
-            cfgs.push(MultistageConfig {
-                warps,
-                tile_m,
-                tile_n,
-                stages,
-                ..MultistageConfig::reference(GemmDtype::F16, acc)
-            });
+            cfgs.push(
+                MultistageConfig::new(MultistageParts {
+                    warps,
+                    tile_m,
+                    tile_n,
+                    stages,
+                    ..MultistageConfig::reference(GemmDtype::F16, acc).parts()
+                })
+                .unwrap(),
+            );
         }
     }
     for acc in [Accum::F16, Accum::F32] {
         for (warps, tile_n, stages) in [((2, 2), 128, 3), ((2, 4), 256, 4)] {
-            cfgs.push(MultistageConfig {
-                epilogue: kernels::multistage::Epilogue::Smem,
-                raster_log2: 2,
-                warps,
-                tile_n,
-                stages,
-                ..MultistageConfig::reference(GemmDtype::F16, acc)
-            });
+            cfgs.push(
+                MultistageConfig::new(MultistageParts {
+                    epilogue: kernels::multistage::Epilogue::Smem,
+                    raster_log2: 2,
+                    warps,
+                    tile_n,
+                    stages,
+                    ..MultistageConfig::reference(GemmDtype::F16, acc).parts()
+                })
+                .unwrap(),
+            );
         }
     }
     // Every configuration the sweep times, for every type pair.
@@ -214,7 +223,7 @@ fn other_configurations_assemble() {
             (GemmDtype::F16, Accum::F32),
             (GemmDtype::Bf16, Accum::F32),
         ] {
-            cfgs.push(tune.config(dtype, acc));
+            cfgs.push(tune.config(dtype, acc).unwrap());
         }
     }
     cfgs.dedup();
@@ -245,10 +254,16 @@ fn other_configurations_assemble() {
 /// long).
 #[test]
 fn every_program_s_arguments_fit_its_kernel() {
-    use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem, PROGRAMS};
+    use kernels::gemm::{
+        check, Accum, BufferLens, Device, GemmDtype, KernelChoice, Problem, PROGRAMS,
+    };
     for program in PROGRAMS {
         let mut plans = 0;
         for target in Target::ALL {
+            let device = Device {
+                target,
+                ..Device::h200()
+            };
             for (m, n, k) in [
                 (100, 70, 13),
                 (300, 200, 24),
@@ -265,11 +280,11 @@ fn every_program_s_arguments_fit_its_kernel() {
                         kernel: KernelChoice::Program(*program),
                         config: None,
                     };
-                    let Ok(plan) = check(&p, BufferLens::for_shape(m, n, k).unwrap(), target)
+                    let Ok(plan) = check(&p, BufferLens::for_shape(m, n, k).unwrap(), &device)
                     else {
                         continue;
                     };
-                    let launch = plan.launch(m as u32, n as u32, k as u32, 132);
+                    let launch = plan.launch(m as u32, n as u32, k as u32, &device);
                     assert_eq!(launch.check(), Ok(()), "{}", plan.describe());
                     rute_tests::gemm::assert_args_fit(&plan, &launch, target);
                     plans += 1;

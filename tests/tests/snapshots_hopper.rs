@@ -6,14 +6,14 @@
 
 use dsl_core::ir::Target;
 use kernels::gemm::GemmDtype;
-use kernels::hopper::{hopper_kernel, HopperConfig, REGISTERS};
+use kernels::hopper::{hopper_kernel, HopperSchedule, REGISTERS};
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
 /// Every (configuration, element type) the sweep times, with its snapshot's name.
-fn published() -> Vec<(HopperConfig, GemmDtype, String)> {
+fn published() -> Vec<(HopperSchedule, GemmDtype, String)> {
     let mut out = Vec::new();
-    for spec in HopperConfig::SWEEP {
-        let cfg: HopperConfig = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+    for spec in HopperSchedule::SWEEP {
+        let cfg: HopperSchedule = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
         for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
             out.push((cfg, dtype, format!("hopper_{cfg}_{dtype}_sm_90a")));
         }
@@ -21,14 +21,14 @@ fn published() -> Vec<(HopperConfig, GemmDtype, String)> {
     out
 }
 
-fn ptx_of(cfg: HopperConfig, dtype: GemmDtype) -> String {
+fn ptx_of(cfg: HopperSchedule, dtype: GemmDtype) -> String {
     let k = hopper_kernel(cfg, dtype).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"));
     codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
 }
 
 #[test]
 fn ptx_snapshots() {
-    assert_eq!(published().len(), 2 * HopperConfig::SWEEP.len());
+    assert_eq!(published().len(), 2 * HopperSchedule::SWEEP.len());
     let mut expected = Vec::new();
     for (cfg, dtype, name) in published() {
         insta::with_settings!({
@@ -45,8 +45,10 @@ fn ptx_snapshots() {
 }
 
 /// ptxas allocates at most the consumers' `setmaxnreg` budget at entry (a block of 256 or 384
-/// threads must fit the SM's 64K registers before the producer gives its share back), with no spills; the
-/// shared memory is the plan's rings plus the epilogue's staging, within the SM's 227 KiB.
+/// threads must fit the SM's 64K registers before the producer gives its share back), with no
+/// spills; the shared memory is the plan's rings plus the epilogue's staging and the static
+/// barriers before them (as ptxas counts them: padded to the dynamic memory's 1 KiB alignment),
+/// within the SM's 227 KiB.
 #[test]
 fn every_configuration_assembles_within_its_register_budget() {
     let mut table = Vec::new();
@@ -63,10 +65,20 @@ fn every_configuration_assembles_within_its_register_budget() {
             "{name}: {}",
             report.registers
         );
+        assert_eq!(
+            report.shared_bytes,
+            u64::from(cfg.block_smem_bytes() - cfg.smem_bytes()),
+            "{name}: static shared memory"
+        );
+        assert!(
+            cfg.block_smem_bytes() <= kernels::hopper::SMEM_LIMIT,
+            "{name}"
+        );
         table.push(format!(
-            "{name:<36} {:>3} regs at entry, 0 spills, smem {:>6} B (dynamic)",
+            "{name:<36} {:>3} regs at entry, 0 spills, smem {:>6} B (dynamic) + {} B (static)",
             report.registers,
-            cfg.smem_bytes()
+            cfg.smem_bytes(),
+            report.shared_bytes
         ));
     }
     println!("{}", table.join("\n"));

@@ -6,7 +6,8 @@
 //!   `arrive_expect_tx`, `wait` and [`MbarrierArray::remote_view`].
 //! - [`PipelineState`]: the stage and phase a role uses next; [`PipelineState::producer`]
 //!   starts at phase 1, [`PipelineState::consumer`] at phase 0.
-//! - [`NamedBarrier`] and [`warpgroup_sync`]: barriers for a subset of the block.
+//! - [`NamedBarrier`] and [`warpgroup_sync`]: barriers for a subset of the block; [`NamedBarriers`]
+//!   hands out their ids in order.
 //! - [`roles`]: [`warpgroup_id`], [`warp_id_in_warpgroup`], [`elect_one`], [`RegisterBudget`].
 //! - [`ClusterShape`]: a block's place in its cluster and the multicast masks.
 //! - [`PersistentScheduler`]: the persistent walk over output tiles, [`Raster`] orders.
@@ -59,7 +60,7 @@ pub mod tmem;
 
 pub use barrier::{Barriers, MbarrierArray, MmaBarriers, RemoteBarriers, TmaBarriers};
 pub use cluster::{cluster_size, cluster_sync, ClusterShape};
-pub use named::{warpgroup_sync, NamedBarrier, NAMED_BARRIERS};
+pub use named::{warpgroup_sync, NamedBarrier, NamedBarriers, NAMED_BARRIERS};
 pub use queue::{TileQueue, QUEUE_SLOTS, QUEUE_WORDS};
 pub use roles::{
     elect_one, lane, thread_id_in_warpgroup, warp_id_in_block, warp_id_in_warpgroup, warpgroup_id,

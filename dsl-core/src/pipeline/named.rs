@@ -55,6 +55,48 @@ impl NamedBarrier {
     }
 }
 
+/// Hands out a block's named barriers in order, each with its thread count, so that the ids
+/// follow from the order a program asks for them (CUTLASS's `NamedBarrierManager`), not from
+/// arithmetic on ids: id 1 first (0 is the block's `bar.sync`), then the next. Asking past the
+/// 15th records a build error.
+///
+/// ```
+/// use dsl_core::pipeline::NamedBarriers;
+/// let mut ids = NamedBarriers::new();
+/// let [own0, own1] = ids.take::<2>(128);
+/// let turn = ids.next(256);
+/// assert_eq!((own0.id(), own1.id(), turn.id(), turn.threads()), (1, 2, 3, 256));
+/// ```
+#[derive(Debug, Clone)]
+pub struct NamedBarriers {
+    next: u32,
+}
+
+impl Default for NamedBarriers {
+    fn default() -> Self {
+        NamedBarriers::new()
+    }
+}
+
+impl NamedBarriers {
+    /// None handed out yet.
+    pub fn new() -> NamedBarriers {
+        NamedBarriers { next: 1 }
+    }
+
+    /// The next barrier, for `threads` threads.
+    pub fn next(&mut self, threads: u32) -> NamedBarrier {
+        let b = NamedBarrier::new(self.next, threads);
+        self.next += 1;
+        b
+    }
+
+    /// The next `N` barriers, each for `threads` threads.
+    pub fn take<const N: usize>(&mut self, threads: u32) -> [NamedBarrier; N] {
+        std::array::from_fn(|_| self.next(threads))
+    }
+}
+
 /// The seed's `warpgroup_sync(id)`: `bar.sync id, 128`, the 128 threads of one warpgroup.
 pub fn warpgroup_sync(id: u32) {
     NamedBarrier::new(id, 128).sync();

@@ -215,23 +215,44 @@ pub(crate) fn raster_tile(
 /// square holding the grid, with the points outside the grid left out (so every tile appears
 /// once, and consecutive entries are neighbours except where the curve left the grid).
 ///
+/// The walk is linear in the tiles it visits, not in the square's points: the curve's first
+/// `4^j` points from any multiple of `4^j` fill one aligned `2^j x 2^j` square, so a square
+/// wholly outside the grid is stepped over at once (`hilbert_order(1, 65535)` visits 65535
+/// tiles and a few hundred squares, not the 2^32 points of its square).
+///
 /// `None` when a side is 0 or above 65535 (the packing's 16 bits).
 ///
 /// ```
 /// use dsl_core::pipeline::hilbert_order;
 /// let order = hilbert_order(2, 2).unwrap();
 /// assert_eq!(order, vec![0, 1, (1 << 16) | 1, 1 << 16]);
+/// // One row of 65535 tiles: every tile once, in a blink.
+/// assert_eq!(hilbert_order(1, 65535).unwrap().len(), 65535);
 /// ```
 pub fn hilbert_order(tiles_m: u32, tiles_n: u32) -> Option<Vec<u32>> {
     if tiles_m == 0 || tiles_n == 0 || tiles_m > 0xFFFF || tiles_n > 0xFFFF {
         return None;
     }
     let side = tiles_m.max(tiles_n).next_power_of_two() as u64;
+    let levels = side.trailing_zeros();
+    let (rows, cols) = (u64::from(tiles_m), u64::from(tiles_n));
     let mut out = Vec::with_capacity(tiles_m as usize * tiles_n as usize);
-    for d in 0..side * side {
+    let mut d = 0u64;
+    while d < side * side {
         let (x, y) = hilbert_d2xy(side, d);
-        if x < u64::from(tiles_m) && y < u64::from(tiles_n) {
-            out.push(((x as u32) << 16) | y as u32);
+        // The largest aligned square the curve fills from `d` on that lies outside the grid.
+        let aligned = (d.trailing_zeros() / 2).min(levels);
+        let outside = (1..=aligned)
+            .rev()
+            .find(|&j| ((x >> j) << j) >= rows || ((y >> j) << j) >= cols);
+        match outside {
+            Some(j) => d += 1 << (2 * j),
+            None => {
+                if x < rows && y < cols {
+                    out.push(((x as u32) << 16) | y as u32);
+                }
+                d += 1;
+            }
         }
     }
     Some(out)
@@ -339,6 +360,47 @@ mod tests {
             assert_eq!(a.0.abs_diff(b.0) + a.1.abs_diff(b.1), 1, "{a:?} -> {b:?}");
         }
         assert!(hilbert_order(0, 3).is_none() && hilbert_order(70000, 1).is_none());
+    }
+
+    /// The brute walk over every point of the square, as the table was first made.
+    fn hilbert_order_by_every_point(tiles_m: u32, tiles_n: u32) -> Vec<u32> {
+        let side = tiles_m.max(tiles_n).next_power_of_two() as u64;
+        (0..side * side)
+            .map(|d| hilbert_d2xy(side, d))
+            .filter(|&(x, y)| x < u64::from(tiles_m) && y < u64::from(tiles_n))
+            .map(|(x, y)| ((x as u32) << 16) | y as u32)
+            .collect()
+    }
+
+    #[test]
+    fn hilbert_squares_outside_the_grid_are_stepped_over_in_order() {
+        for tm in 1..=20 {
+            for tn in 1..=20 {
+                assert_eq!(
+                    hilbert_order(tm, tn).unwrap(),
+                    hilbert_order_by_every_point(tm, tn),
+                    "{tm} x {tn}"
+                );
+            }
+        }
+        for (tm, tn) in [(1, 300), (300, 1), (33, 257), (129, 64), (1000, 3)] {
+            assert_eq!(
+                hilbert_order(tm, tn).unwrap(),
+                hilbert_order_by_every_point(tm, tn),
+                "{tm} x {tn}"
+            );
+        }
+    }
+
+    /// Linear in the tiles: the longest rows and columns the packing holds take milliseconds.
+    #[test]
+    fn hilbert_order_of_one_long_row_is_fast() {
+        let start = std::time::Instant::now();
+        for (tm, tn) in [(1, 65535), (65535, 1), (2, 65535), (65535, 3)] {
+            let o = hilbert_order(tm, tn).unwrap();
+            assert_eq!(o.len() as u32, tm * tn);
+        }
+        assert!(start.elapsed().as_secs_f64() < 1.0, "{:?}", start.elapsed());
     }
 
     #[test]

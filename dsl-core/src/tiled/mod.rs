@@ -62,6 +62,7 @@
 //! with arithmetic-tuple (identity) strides, and the `Step` projections of `local_tile`.
 
 mod copy;
+mod identity;
 mod local;
 mod mma;
 mod util;
@@ -71,6 +72,7 @@ pub use copy::{
     make_tiled_copy, make_tiled_copy_a, make_tiled_copy_b, make_tiled_copy_c, make_tiled_copy_impl,
     Side, ThrCopy, TiledCopy,
 };
+pub use identity::{make_identity_tensor, IdentityTensor};
 pub use local::{local_partition, local_partition_at, local_tile};
 pub use mma::{make_tiled_mma, Operand, ThrMma, TiledMma};
 pub use util::{get_flat_coord, make_fragment_like};

@@ -25,6 +25,7 @@ mod layout;
 mod progress;
 mod ptx;
 mod streams;
+mod tune;
 
 pub use streams::Streams;
 
@@ -51,6 +52,7 @@ enum Command {
     Layout(layout::Args),
     Ptx(ptx::Args),
     Gemm(gemm::Args),
+    Tune(tune::Args),
 }
 
 /// Run `rute` with `args` (without the program name); returns the exit status. An argument that
@@ -75,6 +77,7 @@ pub fn run(args: &[OsString], io: &mut Streams) -> i32 {
         Command::Layout(a) => layout::run(a, io),
         Command::Ptx(a) => ptx::run(a, io),
         Command::Gemm(a) => gemm::run(a, io),
+        Command::Tune(a) => tune::run(a, io),
     };
     ran.unwrap_or_else(|usage| refuse(Rute::command(), &args, &usage, io.err))
 }
@@ -94,7 +97,7 @@ pub(crate) mod tests {
         for help in ["--help", "-h", "help"] {
             let (code, out, _) = rute(&[help], "");
             assert_eq!(code, 0);
-            for sub in ["layout", "ptx", "gemm"] {
+            for sub in ["layout", "ptx", "gemm", "tune"] {
                 assert!(out.contains(&format!("  {sub} ")), "{out}");
             }
             assert!(out.contains("Exit status"), "{out}");

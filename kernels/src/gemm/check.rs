@@ -4,37 +4,16 @@
 //! unit-tested without a GPU. The runtime (`Gemm`, feature `gpu`) adds what only a device can
 //! tell: which context a buffer belongs to, and where it starts.
 
-use dsl_core::ir::Target;
-use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use super::program::{GemmProgram, KernelChoice, Plan, PROGRAMS};
+use super::device::Device;
+use super::program::{AnyProgram, KernelChoice, Plan, Problem};
+use super::programs::PROGRAMS;
 use super::{Accum, GemmDtype};
 
 /// The largest M, N or K: cuBLAS takes dimensions as C `int`, and the kernels as 32-bit
 /// parameters, so `i32::MAX` bounds both.
 pub const MAX_DIM: usize = i32::MAX as usize;
-
-/// A GEMM problem: `D (m x n) = A (m x k) * B (n x k)^T` with its types, kernel choice and
-/// configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// Rows of A and D.
-    pub m: usize,
-    /// Rows of B, columns of D.
-    pub n: usize,
-    /// Columns of A and B (the contiguous axis of both).
-    pub k: usize,
-    /// Element type of A, B and D.
-    pub dtype: GemmDtype,
-    /// The type products are summed in.
-    pub acc: Accum,
-    /// The program asked for.
-    pub kernel: KernelChoice,
-    /// The configuration asked for, in the program's spelling (`rute gemm --config`; `None`:
-    /// the program's default for the shape).
-    pub config: Option<String>,
-}
 
 /// Element counts of the three buffers, as the caller hands them over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,44 +102,14 @@ pub enum InputError {
     },
 }
 
-/// Why a plan's kernel could not be generated (a bug in the program or its configuration: the
-/// plan's checks passed).
-#[derive(Debug, Error)]
-pub enum KernelBuildError {
-    /// The `#[kernel]` builder failed.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    /// The program refused its configuration or failed in its own way.
-    #[error("{source}")]
-    Program {
-        /// The program's name.
-        program: &'static str,
-        /// The program's error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-}
-
-impl KernelBuildError {
-    /// `error`, from the program `program`.
-    pub fn program(
-        program: &'static str,
-        error: impl std::error::Error + Send + Sync + 'static,
-    ) -> KernelBuildError {
-        KernelBuildError::Program {
-            program,
-            source: Box::new(error),
-        }
-    }
-}
-
-/// Checks `problem` against the buffers' lengths and picks its [`Plan`] for `target`.
+/// Checks `problem` against the buffers' lengths and picks its [`Plan`] for `device`.
 ///
 /// On success: M, N, K are in `1..=MAX_DIM`; `lens` are exactly `m*k`, `n*k`, `m*n`; the type
-/// pair is supported; and the plan's program takes the configuration and computes this problem
-/// with this accumulator on `target`, its grid within the device limits every CUDA GPU has.
-/// `Auto` takes the first such program of [`PROGRAMS`] (the fastest first). Checks run in that
-/// order, so the first error is the most basic one.
-pub fn check(problem: &Problem, lens: BufferLens, target: Target) -> Result<Plan, InputError> {
+/// pair is supported; and the plan's program takes the schedule and computes this problem
+/// with this accumulator on the device's target, its grid within the device limits every CUDA
+/// GPU has. `Auto` takes the first such program of [`PROGRAMS`] (the fastest first). Checks run
+/// in that order, so the first error is the most basic one.
+pub fn check(problem: &Problem, lens: BufferLens, device: &Device) -> Result<Plan, InputError> {
     check_shapes(problem.m, problem.n, problem.k, lens)?;
     if problem.dtype == GemmDtype::Bf16 && problem.acc == Accum::F16 {
         return Err(InputError::UnsupportedAccum {
@@ -168,7 +117,7 @@ pub fn check(problem: &Problem, lens: BufferLens, target: Target) -> Result<Plan
             acc: problem.acc,
         });
     }
-    select(problem, target)
+    select(problem, device)
 }
 
 /// The shape part of [`check`]: dimensions in range, buffers exactly as long as the shape needs.
@@ -207,17 +156,17 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
 }
 
 /// Picks the plan for a problem whose shapes and types passed: the named program's, or for
-/// `Auto` the first program's of [`PROGRAMS`] that takes the configuration (if one is given) and
-/// runs the problem, saying why it passed over those before it that take the configuration.
-fn select(p: &Problem, target: Target) -> Result<Plan, InputError> {
-    let config = p.config.as_deref();
-    // The spelling's refusal apart (`Err(Err(..))`): a program that does not take it was never
+/// `Auto` the first program's of [`PROGRAMS`] that takes the schedule (if one is given) and
+/// runs the problem, saying why it passed over those before it that take the schedule.
+fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
+    // The schedule's refusal apart (`Err(Err(..))`): a program that does not take it was never
     // a candidate, so a fallback's description leaves it out.
-    let plan = |program: &dyn GemmProgram| -> Result<Plan, Result<String, String>> {
-        if let Some(c) = config {
-            program.check_config(c).map_err(Err)?;
-        }
-        program.plan(p, target, config).map_err(Ok)
+    let plan = |program: &dyn AnyProgram| -> Result<Plan, Result<String, String>> {
+        let schedule = match &p.config {
+            None => None,
+            Some(c) => Some(c.schedule_for(program.name()).map_err(Err)?),
+        };
+        program.plan_any(p, device, schedule).map_err(Ok)
     };
     match p.kernel {
         KernelChoice::Program(program) => {
@@ -229,7 +178,7 @@ fn select(p: &Problem, target: Target) -> Result<Plan, InputError> {
         KernelChoice::Auto => {
             let mut refused: Vec<(&str, Result<String, String>)> = Vec::new();
             // A program that does not run on the target at all is not tried, nor named.
-            for program in PROGRAMS.iter().filter(|p| p.runs_on(target)) {
+            for program in PROGRAMS.iter().filter(|p| p.runs_on(device.target)) {
                 match plan(*program) {
                     Ok(chosen) => {
                         let passed_over: Vec<String> = refused
@@ -263,9 +212,22 @@ fn select(p: &Problem, target: Target) -> Result<Plan, InputError> {
 mod tests {
     use super::*;
     use crate::gemm::naive::{Naive, NaivePlan};
+    use crate::gemm::Config;
     use crate::multistage::{Multistage, MultistageConfig, Tune};
+    use dsl_core::ir::Target;
 
-    const T: Target = Target::Sm90a;
+    fn h200() -> Device {
+        Device::h200()
+    }
+
+    fn sm80() -> Device {
+        Device::unknown(Target::Sm80)
+    }
+
+    /// `spelling` parsed for `auto`, as the command line parses `--config`.
+    fn config(spelling: &str) -> Option<Config> {
+        Some(Config::parse(KernelChoice::Auto, spelling).unwrap())
+    }
 
     fn problem(m: usize, n: usize, k: usize) -> Problem {
         Problem {
@@ -282,7 +244,7 @@ mod tests {
     /// The plan the multistage program makes without `--config` on sm_90a.
     fn ms(dtype: GemmDtype, acc: Accum, k: usize) -> Plan {
         let config = if k.is_multiple_of(8) {
-            Tune::for_shape(1, 1, k).config(dtype, acc)
+            Tune::for_shape(1, 1, k).config(dtype, acc).unwrap()
         } else {
             MultistageConfig::reference_for_k(dtype, acc, k as u32)
         };
@@ -326,14 +288,27 @@ mod tests {
                     ..problem(m, n, k)
                 };
                 let want = match runs {
-                    Hopper => Plan::new(HopperGemm {
-                        cfg: HopperWs::default_config(m, n, k),
-                        dtype,
-                    }),
+                    Hopper => {
+                        let h = check(
+                            &Problem {
+                                kernel: KernelChoice::Program(&HopperWs),
+                                ..p.clone()
+                            },
+                            lens(m, n, k),
+                            &h200(),
+                        )
+                        .unwrap();
+                        let schedule = HopperWs::default_schedule(m, n, k, &h200());
+                        assert_eq!(
+                            h.downcast_ref::<HopperGemm>().unwrap().schedule(),
+                            &schedule
+                        );
+                        h
+                    }
                     Multistage => ms(dtype, Accum::F32, k),
                     Naive => Plan::new(NaivePlan { dtype }),
                 };
-                let got = check(&p, lens(m, n, k), T);
+                let got = check(&p, lens(m, n, k), &h200());
                 assert_eq!(got, Ok(want), "{m} x {n} x {k}");
                 // A fallback says why.
                 let got = got.unwrap();
@@ -351,7 +326,7 @@ mod tests {
                 }
                 // Below sm_90a the hopper program is not tried, so not named.
                 if runs == Multistage {
-                    let on_80 = check(&p, lens(m, n, k), Target::Sm80).unwrap();
+                    let on_80 = check(&p, lens(m, n, k), &sm80()).unwrap();
                     assert_eq!(on_80.program(), "multistage");
                     assert_eq!(on_80.fallback(), None);
                 }
@@ -363,35 +338,38 @@ mod tests {
     fn a_configuration_goes_to_the_first_program_that_takes_it() {
         // `auto` with a multistage spelling: the multistage plan in that configuration.
         let p = Problem {
-            config: Some("256x128x32s4_r2_se".into()),
+            config: config("256x128x32s4_r2_se"),
             ..problem(64, 64, 16)
         };
         let want = "256x128x32s4_r2_se"
             .parse::<Tune>()
             .unwrap()
-            .config(GemmDtype::F16, Accum::F32);
-        assert_eq!(check(&p, lens(64, 64, 16), T), Ok(Plan::new(want)));
+            .config(GemmDtype::F16, Accum::F32)
+            .unwrap();
+        assert_eq!(check(&p, lens(64, 64, 16), &h200()), Ok(Plan::new(want)));
         // Where it cannot run the problem, no program takes it: naive has no configurations.
         let p = Problem {
-            config: Some("tuned".into()),
+            config: config("tuned"),
             ..problem(100, 37, 13)
         };
         assert_eq!(
-            check(&p, lens(100, 37, 13), T).unwrap_err().to_string(),
+            check(&p, lens(100, 37, 13), &h200())
+                .unwrap_err()
+                .to_string(),
             "no kernel of this build runs this problem: the hopper_ws kernel: `tuned` is not a \
              hopper_ws configuration: it starts with MxNxKsS, e.g. 128x256x64s3; the multistage \
              kernel: K = 13 is not a multiple of 8, and its 128-bit cp.async copies need rows of \
              A and B aligned to them; the reference configuration (no --config) takes any K; the \
              naive kernel: it takes no --config, and `tuned` was given"
         );
-        // A named program is asked whether it takes the spelling first.
+        // A named program gets its own parse of the spelling, and its reason for refusing it.
         let p = Problem {
             kernel: KernelChoice::Program(&Naive),
-            config: Some("tuned".into()),
+            config: config("tuned"),
             ..problem(64, 64, 16)
         };
         assert_eq!(
-            check(&p, lens(64, 64, 16), T),
+            check(&p, lens(64, 64, 16), &h200()),
             Err(InputError::KernelCannot {
                 kernel: "naive",
                 reason: "it takes no --config, and `tuned` was given".into()
@@ -399,13 +377,16 @@ mod tests {
         );
         let p = Problem {
             kernel: KernelChoice::Program(&Multistage),
-            config: Some("fastest".into()),
+            config: config("128x256x64s3_h"),
             ..problem(64, 64, 16)
         };
-        let e = check(&p, lens(64, 64, 16), T).unwrap_err().to_string();
+        let e = check(&p, lens(64, 64, 16), &h200())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
-                "the multistage kernel cannot run this problem: `fastest` is not a configuration"
+                "the multistage kernel cannot run this problem: `128x256x64s3_h` is not a \
+                 configuration"
             ),
             "{e}"
         );
@@ -414,7 +395,7 @@ mod tests {
     #[test]
     fn zero_dims_are_refused_by_name() {
         for (m, n, k, dim) in [(0, 4, 4, "M"), (4, 0, 4, "N"), (4, 4, 0, "K")] {
-            let e = check(&problem(m, n, k), lens(m, n, k), T).unwrap_err();
+            let e = check(&problem(m, n, k), lens(m, n, k), &h200()).unwrap_err();
             assert_eq!(e, InputError::ZeroDim { dim });
             assert_eq!(
                 e.to_string(),
@@ -433,7 +414,7 @@ mod tests {
                 b: big,
                 d: big,
             },
-            T,
+            &h200(),
         )
         .unwrap_err();
         assert_eq!(
@@ -483,7 +464,7 @@ mod tests {
             ),
         ];
         for (l, buffer, shape, expected, given) in cases {
-            let e = check(&problem(m, n, k), l, T).unwrap_err();
+            let e = check(&problem(m, n, k), l, &h200()).unwrap_err();
             assert_eq!(
                 e,
                 InputError::BufferLength {
@@ -495,7 +476,7 @@ mod tests {
             );
         }
         // Swapped M and N: A and B have the other's length.
-        let e = check(&problem(n, m, k), good, T).unwrap_err();
+        let e = check(&problem(n, m, k), good, &h200()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "A has 1300 elements but its shape M x K = 70 x 13 needs exactly 910"
@@ -509,7 +490,7 @@ mod tests {
             acc: Accum::F16,
             ..problem(64, 64, 64)
         };
-        let e = check(&p, lens(64, 64, 64), T).unwrap_err();
+        let e = check(&p, lens(64, 64, 64), &h200()).unwrap_err();
         assert!(matches!(e, InputError::UnsupportedAccum { .. }), "{e}");
         assert!(e
             .to_string()

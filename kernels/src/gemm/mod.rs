@@ -1,37 +1,45 @@
 //! GEMM: `D = A * B^T` with A (`M x K`) and B (`N x K`) K-major and D (`M x N`) row-major, f16 or
 //! bf16 in and out, by one of several programs behind one seam.
 //!
-//! - [`program`](mod@program): the seam: [`GemmProgram`] (which problems a program takes, and its
-//!   [`Plan`] for them), [`ProgramPlan`] (a plan's kernel and its launch: [`LaunchPlan`],
-//!   [`GemmArg`]), and [`PROGRAMS`], the programs of this build; its docs show how to add one.
+//! - [`program`](mod@program): the seam: [`GemmProgram`] (its schedule type, which problems a
+//!   program takes, and its [`Plan`] for them), [`ProgramPlan`] (a plan's kernel and its
+//!   launch: [`LaunchPlan`], [`GemmArg`]); its docs show how to add a program.
+//! - [`programs`]: [`PROGRAMS`], the programs of this build, and what needs their list: a
+//!   kernel by name, a `--config` parsed for the programs it may go to ([`Config::parse`]).
+//! - [`device`]: [`Device`], the facts about a GPU that choosing and launching a schedule need.
+//! - [`tuning`]: tuning records (`rute tune`'s file), which the runtime prefers to a program's
+//!   default.
 //! - [`naive`](mod@naive): the baseline `#[kernel]`, one thread per element of D, f32 accumulation
 //!   ([`naive::Naive`]); the multistage program is `crate::multistage::Multistage`.
 //! - [`check`](mod@check): the input checks as a pure function of shapes, buffer lengths and the
 //!   target, and the choice of program; no GPU needed, so it is unit-tested here.
 //! - [`metric`]: the correctness metric, relative Frobenius error in f64, and the check's verdict.
 //! - [`rotation`]: how many input sets the timing rotates through.
-//! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan, JIT-compiles each plan
+//! - `Gemm` (feature `gpu`): the runtime call — checks, picks the plan (a tuning record's
+//!   schedule first), JIT-compiles each plan
 //!   once (a thread-safe cache), builds the plan's arguments and launches; `CublasRef`: cuBLAS's
 //!   `cublasGemmEx` as the reference, on the same stream.
 //!
 //! ```
 //! use dsl_core::ir::Target;
-//! use kernels::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice, Problem};
+//! use kernels::gemm::{check, Accum, BufferLens, Device, GemmDtype, KernelChoice, Problem};
 //!
+//! let h200 = Device::h200();
 //! let p = Problem { m: 100, n: 70, k: 13, dtype: GemmDtype::Bf16, acc: Accum::F32,
 //!                   kernel: KernelChoice::Auto, config: None };
-//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }, Target::Sm90a).unwrap();
+//! let plan = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 100 * 70 }, &h200).unwrap();
 //! // K = 13: the multistage kernel with element copies on 64x64 tiles.
 //! assert!(plan.describe().starts_with("multistage bf16 (f32 acc, 64x64x32 tile"), "{}", plan.describe());
-//! assert_eq!(plan.launch(100, 70, 13, 132).grid, (2, 2, 1));
-//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }, Target::Sm90a).unwrap_err();
+//! assert_eq!(plan.launch(100, 70, 13, &h200).grid, (2, 2, 1));
+//! let e = check(&p, BufferLens { a: 100 * 13, b: 70 * 13, d: 7000 - 1 }, &h200).unwrap_err();
 //! assert!(e.to_string().contains("D has 6999 elements"), "{e}");
 //! // K = 4096 on sm_90a: the warp-specialized TMA + wgmma program; on sm_80 the multistage one.
 //! let p = Problem { m: 4096, n: 4096, k: 4096, ..p };
 //! let lens = BufferLens::for_shape(4096, 4096, 4096).unwrap();
-//! let plan = check(&p, lens, Target::Sm90a).unwrap();
+//! let plan = check(&p, lens, &h200).unwrap();
 //! assert!(plan.describe().starts_with("hopper_ws bf16 (f32 acc, 128x256x64 tile"), "{}", plan.describe());
-//! let on_80 = check(&p, lens, Target::Sm80).unwrap();
+//! let a100 = Device { name: "NVIDIA A100".into(), sms: 108, ..Device::unknown(Target::Sm80) };
+//! let on_80 = check(&p, lens, &a100).unwrap();
 //! assert!(on_80.describe().contains("128x256x32 tile, 4 stages, 2x4 warps"), "{}", on_80.describe());
 //! assert!(on_80.describe().ends_with("smem epilogue)"));
 //! ```
@@ -39,22 +47,30 @@
 pub mod check;
 #[cfg(feature = "gpu")]
 mod cublas;
+pub mod device;
 #[cfg(feature = "gpu")]
 pub mod harness;
+pub mod launch_plan;
 pub mod metric;
 pub mod naive;
 pub mod program;
+pub mod programs;
 pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
+pub mod tuning;
 
-pub use check::{check, BufferLens, InputError, KernelBuildError, Problem};
+pub use check::{check, BufferLens, InputError};
+pub use device::Device;
+pub use launch_plan::{GemmArg, GemmOperand, LaunchPlan};
 pub use metric::relative_frobenius_error;
 pub use naive::gemm_naive;
 pub use program::{
-    GemmArg, GemmOperand, GemmProgram, KernelChoice, LaunchPlan, Plan, ProgramPlan, UnknownKernel,
-    PROGRAMS,
+    AnyProgram, AnySchedule, Config, GemmProgram, KernelBuildError, KernelChoice, NoSchedule,
+    Origin, Plan, Problem, ProgramPlan, Schedule, UnknownKernel,
 };
+pub use programs::{ConfigError, PROGRAMS};
+pub use tuning::{ShapeClass, TuningFile, TuningRecord};
 
 #[cfg(feature = "gpu")]
 pub use cublas::CublasRef;

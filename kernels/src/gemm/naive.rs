@@ -7,8 +7,8 @@ use dsl_macros::kernel;
 use half::{bf16, f16};
 
 use super::{
-    Accum, GemmArg, GemmDtype, GemmElem, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem,
-    ProgramPlan,
+    Accum, Device, GemmArg, GemmDtype, GemmElem, GemmProgram, KernelBuildError, LaunchPlan,
+    NoSchedule, Plan, Problem, ProgramPlan,
 };
 
 /// Threads per block along N (x) and along M (y).
@@ -73,6 +73,8 @@ pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
 pub struct Naive;
 
 impl GemmProgram for Naive {
+    type Schedule = NoSchedule;
+
     fn name(&self) -> &'static str {
         "naive"
     }
@@ -85,7 +87,8 @@ impl GemmProgram for Naive {
         "none: it has no configurations"
     }
 
-    fn plan(&self, p: &Problem, target: Target, _: Option<&str>) -> Result<Plan, String> {
+    fn plan(&self, p: &Problem, device: &Device, _: Option<&NoSchedule>) -> Result<Plan, String> {
+        let target = device.target;
         if p.acc != Accum::F32 {
             return Err(format!(
                 "it accumulates in f32 only, and {} accumulation was asked for",
@@ -141,7 +144,7 @@ impl ProgramPlan for NaivePlan {
         2
     }
 
-    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+    fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
         use GemmArg::*;
         LaunchPlan {
             grid: (n.div_ceil(BLOCK.0), m.div_ceil(BLOCK.1), 1),
@@ -161,6 +164,10 @@ mod tests {
     use super::*;
     use crate::gemm::{check, BufferLens, KernelChoice};
 
+    fn sm80() -> Device {
+        Device::unknown(Target::Sm80)
+    }
+
     #[test]
     fn naive_refuses_f16_accumulation_and_too_many_rows() {
         let problem = |m: usize, acc| Problem {
@@ -173,26 +180,21 @@ mod tests {
             config: None,
         };
         let lens = |m| BufferLens::for_shape(m, 1, 1).unwrap();
-        let e = check(&problem(64, Accum::F16), lens(64), Target::Sm80).unwrap_err();
+        let e = check(&problem(64, Accum::F16), lens(64), &sm80()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "the naive kernel cannot run this problem: it accumulates in f32 only, and f16 accumulation was asked for"
         );
         // 65535 * 16 rows is the last M the naive grid covers.
         let max_m = 65535 * 16;
-        let plan = check(&problem(max_m, Accum::F32), lens(max_m), Target::Sm80).unwrap();
+        let plan = check(&problem(max_m, Accum::F32), lens(max_m), &sm80()).unwrap();
         assert_eq!(
             plan,
             Plan::new(NaivePlan {
                 dtype: GemmDtype::F16
             })
         );
-        let e = check(
-            &problem(max_m + 1, Accum::F32),
-            lens(max_m + 1),
-            Target::Sm80,
-        )
-        .unwrap_err();
+        let e = check(&problem(max_m + 1, Accum::F32), lens(max_m + 1), &sm80()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "the naive kernel cannot run this problem: M = 1048561 needs more than 65535 blocks along grid y; it handles M up to 1048560"
@@ -207,7 +209,7 @@ mod tests {
             let s = NaivePlan {
                 dtype: GemmDtype::F16,
             }
-            .launch(m, n, 7, 132);
+            .launch(m, n, 7, &Device::h200());
             let (bx, by) = (s.block.0, s.block.1);
             assert!(u64::from(s.grid.0 * bx) >= u64::from(n) && (s.grid.0 - 1) * bx < n);
             assert!(u64::from(s.grid.1 * by) >= u64::from(m) && (s.grid.1 - 1) * by < m);

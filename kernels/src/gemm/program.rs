@@ -1,31 +1,38 @@
-//! The GEMM program seam: one trait every GEMM program implements, and the list of the programs
-//! in this build.
+//! The GEMM program seam: the trait every GEMM program implements, and what crosses it.
 //!
-//! A program ([`GemmProgram`]) says which problems it takes on which target and why not, and
-//! makes a [`Plan`] for those it takes: a configured program ([`ProgramPlan`]) that generates its
-//! kernel and says how to launch it — grid, block, cluster, dynamic shared memory and the
-//! kernel's parameters in order ([`LaunchPlan`], [`GemmArg`]: the operands, the dimensions, TMA
-//! descriptors, small tables, scalars). The runtime (`Gemm`, feature `gpu`) compiles each plan
-//! once, keyed by the plan, and builds the arguments from the call's operands; `check` (with
-//! [`KernelChoice::Auto`]), the command line (`rute gemm --kernel NAME --config SPEC`), the suites
-//! and the tests iterate [`PROGRAMS`].
+//! A program ([`GemmProgram`]) names its schedule type ([`GemmProgram::Schedule`]: how
+//! `--config` is spelled for it, parsed once into a typed value), says which problems it takes
+//! on which device and why not, and makes a [`Plan`] for those it takes: a scheduled program
+//! ([`ProgramPlan`]) that generates its kernel and says how to launch it — grid, block,
+//! cluster, dynamic shared memory and the kernel's parameters in order
+//! ([`LaunchPlan`], [`GemmArg`](super::GemmArg)). The runtime (`Gemm`,
+//! feature `gpu`) compiles each plan once, keyed by the plan, and builds the arguments from the
+//! call's operands; `check` (with [`KernelChoice::Auto`]), the command line (`rute gemm --kernel
+//! NAME --config SPEC`), the suites and the tests iterate the programs
+//! ([`PROGRAMS`](super::PROGRAMS), each seen through [`AnyProgram`]).
 //!
-//! Adding a program is its module and one line in [`PROGRAMS`]: a struct, its [`GemmProgram`]
-//! and [`ProgramPlan`] impls. Here one that runs the naive kernel for f16 only:
+//! A `--config` is parsed at the edge into a [`Config`]: for one program, its typed schedule;
+//! for `auto`, each program's parse of it. The typed value crosses the seam; nothing parses it
+//! again.
+//!
+//! Adding a program is its module and one line in `PROGRAMS`: a struct, its [`GemmProgram`]
+//! and [`ProgramPlan`] impls. Here one that runs the naive kernel for f16 only, and has no
+//! schedules ([`NoSchedule`]):
 //!
 //! ```
-//! use dsl_core::ir::{Kernel, Target};
+//! use dsl_core::ir::Kernel;
 //! use half::f16;
 //! use kernels::gemm::naive::gemm_naive;
 //! use kernels::gemm::{
-//!     check, Accum, BufferLens, GemmArg, GemmDtype, GemmProgram, KernelBuildError, KernelChoice,
-//!     LaunchPlan, Plan, Problem, ProgramPlan,
+//!     check, Accum, BufferLens, Device, GemmArg, GemmDtype, GemmProgram, KernelBuildError,
+//!     KernelChoice, LaunchPlan, NoSchedule, Plan, Problem, ProgramPlan,
 //! };
 //!
 //! /// The program: which problems it takes, and its plan for them.
 //! struct Tiny;
 //!
 //! impl GemmProgram for Tiny {
+//!     type Schedule = NoSchedule;
 //!     fn name(&self) -> &'static str {
 //!         "tiny"
 //!     }
@@ -35,7 +42,7 @@
 //!     fn config_syntax(&self) -> &'static str {
 //!         "none (it has no configurations)"
 //!     }
-//!     fn plan(&self, p: &Problem, _: Target, _: Option<&str>) -> Result<Plan, String> {
+//!     fn plan(&self, p: &Problem, _: &Device, _: Option<&NoSchedule>) -> Result<Plan, String> {
 //!         if p.dtype != GemmDtype::F16 || p.acc != Accum::F32 {
 //!             return Err(format!("it takes f16 with an f32 sum, not {} with {}", p.dtype, p.acc));
 //!         }
@@ -66,32 +73,25 @@
 //!     fn operand_alignment(&self) -> u64 {
 //!         2
 //!     }
-//!     fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+//!     fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
 //!         use GemmArg::*;
-//!         LaunchPlan {
-//!             grid: (n.div_ceil(16), m.div_ceil(16), 1),
-//!             block: (16, 16, 1),
-//!             cluster: None,
-//!             dynamic_smem_bytes: 0,
-//!             args: vec![D, A, B, M, N, K],
-//!             workspace: 0,
-//!             then: None,
-//!             programmatic: false,
-//!         }
+//!         LaunchPlan::new((n.div_ceil(16), m.div_ceil(16), 1), (16, 16, 1), vec![D, A, B, M, N, K])
 //!     }
 //! }
 //!
 //! // Registered, it is one line in PROGRAMS (`&tiny::Tiny,`) and `--kernel tiny` names it; a
 //! // program outside the list runs when asked for by value.
+//! static TINY: Tiny = Tiny;
 //! let p = Problem {
 //!     m: 100, n: 70, k: 13, dtype: GemmDtype::F16, acc: Accum::F32,
-//!     kernel: KernelChoice::Program(&Tiny), config: None,
+//!     kernel: KernelChoice::Program(&TINY), config: None,
 //! };
-//! let plan = check(&p, BufferLens::for_shape(100, 70, 13).unwrap(), Target::Sm90a).unwrap();
+//! let device = Device::h200();
+//! let plan = check(&p, BufferLens::for_shape(100, 70, 13).unwrap(), &device).unwrap();
 //! assert_eq!((plan.program(), plan.describe()), ("tiny", "tiny f16 (f32 acc)".to_string()));
-//! assert_eq!(plan.launch(100, 70, 13, 132).grid, (5, 7, 1));
+//! assert_eq!(plan.launch(100, 70, 13, &device).grid, (5, 7, 1));
 //! let bf16 = Problem { dtype: GemmDtype::Bf16, ..p };
-//! let e = check(&bf16, BufferLens::for_shape(100, 70, 13).unwrap(), Target::Sm90a).unwrap_err();
+//! let e = check(&bf16, BufferLens::for_shape(100, 70, 13).unwrap(), &device).unwrap_err();
 //! assert_eq!(e.to_string(), "the tiny kernel cannot run this problem: it takes f16 with an f32 sum, not bf16 with f32");
 //! ```
 
@@ -101,25 +101,55 @@ use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use dsl_core::atom::tma::TmaDescriptor;
 use dsl_core::ir::{Kernel, Target};
+use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use super::check::{KernelBuildError, Problem};
+use super::device::Device;
+use super::launch_plan::LaunchPlan;
+use super::{Accum, GemmDtype};
 
-/// The programs of this build, in the order [`KernelChoice::Auto`] tries them (fastest first);
-/// `rute gemm --help` lists them in this order.
-pub static PROGRAMS: &[&dyn GemmProgram] = &[
-    &crate::hopper::HopperWs,
-    &crate::multistage::Multistage,
-    &super::naive::Naive,
-];
+/// A GEMM problem: `D (m x n) = A (m x k) * B (n x k)^T` with its types, the program asked for
+/// and its schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Rows of A and D.
+    pub m: usize,
+    /// Rows of B, columns of D.
+    pub n: usize,
+    /// Columns of A and B (the contiguous axis of both).
+    pub k: usize,
+    /// Element type of A, B and D.
+    pub dtype: GemmDtype,
+    /// The type products are summed in.
+    pub acc: Accum,
+    /// The program asked for.
+    pub kernel: KernelChoice,
+    /// The schedule asked for (`rute gemm --config`, parsed; `None`: the program's default for
+    /// the shape and the device).
+    pub config: Option<Config>,
+}
+
+/// What a program's schedule is: a typed value, spelled by `Display` and read by `FromStr`.
+pub trait Schedule:
+    FromStr<Err: fmt::Display> + fmt::Display + fmt::Debug + Clone + Send + Sync + 'static
+{
+}
+
+impl<S> Schedule for S where
+    S: FromStr<Err: fmt::Display> + fmt::Display + fmt::Debug + Clone + Send + Sync + 'static
+{
+}
 
 /// A GEMM program: `D (m x n) = A (m x k) * B (n x k)^T`, A, B and D row-major (K contiguous in
 /// A and B).
-pub trait GemmProgram: Sync {
-    /// The name `rute gemm --kernel NAME` takes (`naive`, `multistage`), unique among
-    /// [`PROGRAMS`].
+pub trait GemmProgram: Sync + 'static {
+    /// Its schedules: how `--config` is spelled for it, as a typed value ([`NoSchedule`] for a
+    /// program that has none).
+    type Schedule: Schedule;
+
+    /// The name `rute gemm --kernel NAME` takes (`naive`, `multistage`), unique among the
+    /// programs of a build.
     fn name(&self) -> &'static str;
 
     /// One line for `--help`: what the program is and which problems it takes.
@@ -135,43 +165,304 @@ pub trait GemmProgram: Sync {
         true
     }
 
-    /// Whether `config` is spelled as one of this program's configurations, apart from any
-    /// problem; the error a clause naming the spelling. `check` asks this before [`plan`]
-    /// whenever a configuration is given (and `auto` tries only the programs that accept it); the
-    /// command line refuses a spelling no program accepts before it runs anything. The default:
-    /// the program has no configurations.
-    ///
-    /// [`plan`]: GemmProgram::plan
-    fn check_config(&self, config: &str) -> Result<(), String> {
-        Err(format!("it takes no --config, and `{config}` was given"))
-    }
-
-    /// The plan for `problem` (shape and types already checked by `check`) on `target`: the
-    /// default configuration by shape when `config` is `None`, else `config` (the problem's, in
-    /// this program's spelling, already accepted by [`check_config`]); or why this program cannot
-    /// run the problem, as a clause ("K = 13 is not a multiple of 8, ..."). Adaptations to the
-    /// target (an instruction it lacks) are made here, so that the plan is what runs.
-    ///
-    /// [`check_config`]: GemmProgram::check_config
-    fn plan(&self, problem: &Problem, target: Target, config: Option<&str>)
-        -> Result<Plan, String>;
+    /// The plan for `problem` (shape and types already checked by `check`) on `device`: the
+    /// default schedule for the shape and the device when `schedule` is `None`, else
+    /// `schedule`; or why this program cannot run the problem, as a clause ("K = 13 is not a
+    /// multiple of 8, ..."). Adaptations to the target (an instruction it lacks) are made here,
+    /// so that the plan is what runs.
+    fn plan(
+        &self,
+        problem: &Problem,
+        device: &Device,
+        schedule: Option<&Self::Schedule>,
+    ) -> Result<Plan, String>;
 }
 
-/// A configured program for one problem class: what the runtime compiles (once, cached by
+/// The schedule of a program that has none: no value (so `plan` is only ever asked for its
+/// default), and every spelling refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NoSchedule {}
+
+impl fmt::Display for NoSchedule {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {}
+    }
+}
+
+impl FromStr for NoSchedule {
+    type Err = String;
+    fn from_str(spelling: &str) -> Result<Self, String> {
+        Err(format!("it takes no --config, and `{spelling}` was given"))
+    }
+}
+
+/// A [`GemmProgram`] with its schedule type erased: what the list of programs, `check` and the
+/// command line hold. Every `GemmProgram` is one.
+pub trait AnyProgram: Sync {
+    /// [`GemmProgram::name`].
+    fn name(&self) -> &'static str;
+    /// [`GemmProgram::summary`].
+    fn summary(&self) -> &'static str;
+    /// [`GemmProgram::config_syntax`].
+    fn config_syntax(&self) -> &'static str;
+    /// [`GemmProgram::runs_on`].
+    fn runs_on(&self, target: Target) -> bool;
+    /// The program's schedule spelled `spelling`, parsed; the error a clause naming it.
+    fn parse_schedule(&self, spelling: &str) -> Result<AnySchedule, String>;
+    /// [`GemmProgram::plan`], `schedule` one of this program's (else refused).
+    fn plan_any(
+        &self,
+        problem: &Problem,
+        device: &Device,
+        schedule: Option<&AnySchedule>,
+    ) -> Result<Plan, String>;
+}
+
+impl<P: GemmProgram> AnyProgram for P {
+    fn name(&self) -> &'static str {
+        GemmProgram::name(self)
+    }
+
+    fn summary(&self) -> &'static str {
+        GemmProgram::summary(self)
+    }
+
+    fn config_syntax(&self) -> &'static str {
+        GemmProgram::config_syntax(self)
+    }
+
+    fn runs_on(&self, target: Target) -> bool {
+        GemmProgram::runs_on(self, target)
+    }
+
+    fn parse_schedule(&self, spelling: &str) -> Result<AnySchedule, String> {
+        let schedule: P::Schedule = spelling.parse().map_err(|e| format!("{e}"))?;
+        Ok(AnySchedule::of(self, schedule))
+    }
+
+    fn plan_any(
+        &self,
+        problem: &Problem,
+        device: &Device,
+        schedule: Option<&AnySchedule>,
+    ) -> Result<Plan, String> {
+        let typed = match schedule {
+            None => None,
+            Some(s) => Some(s.downcast_ref::<P::Schedule>().ok_or_else(|| {
+                format!(
+                    "`{s}` is a schedule of the {} kernel, not of this one",
+                    s.program()
+                )
+            })?),
+        };
+        self.plan(problem, device, typed)
+    }
+}
+
+/// One program's schedule with its type erased: the program it belongs to, its spelling and
+/// the value. Cloning is cheap.
+#[derive(Clone)]
+pub struct AnySchedule {
+    program: &'static str,
+    spelling: Arc<str>,
+    value: Arc<dyn Any + Send + Sync>,
+}
+
+impl AnySchedule {
+    /// `program`'s `schedule`.
+    pub fn of<P: GemmProgram + ?Sized>(program: &P, schedule: P::Schedule) -> AnySchedule {
+        AnySchedule {
+            program: GemmProgram::name(program),
+            spelling: schedule.to_string().into(),
+            value: Arc::new(schedule),
+        }
+    }
+
+    /// The program it is a schedule of.
+    pub fn program(&self) -> &'static str {
+        self.program
+    }
+
+    /// The value, if it is an `S`.
+    pub fn downcast_ref<S: 'static>(&self) -> Option<&S> {
+        self.value.downcast_ref()
+    }
+}
+
+impl fmt::Display for AnySchedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spelling)
+    }
+}
+
+impl fmt::Debug for AnySchedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({})", self.program, self.spelling)
+    }
+}
+
+/// A schedule asked for (`--config`, `Gemm::with_config`): its spelling, parsed once by each
+/// program it may go to (one program's, or for `auto` every program's, each a schedule or the
+/// program's reason for refusing the spelling), or a typed schedule given as a value
+/// ([`Config::of`]). Made at the edge (the parse: `Config::parse`); `check` hands each program its
+/// own parse.
+#[derive(Clone)]
+pub struct Config {
+    spelling: Arc<str>,
+    parsed: Arc<[(&'static str, Result<AnySchedule, String>)]>,
+    origin: Origin,
+}
+
+impl Config {
+    /// `program`'s `schedule`, given as a value.
+    pub fn of<P: GemmProgram + ?Sized>(program: &P, schedule: P::Schedule) -> Config {
+        let schedule = AnySchedule::of(program, schedule);
+        Config {
+            spelling: schedule.to_string().into(),
+            parsed: Arc::new([(GemmProgram::name(program), Ok(schedule))]),
+            origin: Origin::Given,
+        }
+    }
+
+    /// `spelling` as each of `programs` parses it; `None` if none of them takes it, with each
+    /// one's reason.
+    pub fn parse_with(
+        programs: &[&dyn AnyProgram],
+        spelling: &str,
+    ) -> Result<Config, Vec<(&'static str, String)>> {
+        let parsed: Vec<(&'static str, Result<AnySchedule, String>)> = programs
+            .iter()
+            .map(|p| (p.name(), p.parse_schedule(spelling)))
+            .collect();
+        if parsed.iter().any(|(_, r)| r.is_ok()) {
+            Ok(Config {
+                spelling: spelling.into(),
+                parsed: parsed.into(),
+                origin: Origin::Given,
+            })
+        } else {
+            Err(parsed
+                .into_iter()
+                .map(|(name, r)| (name, r.err().unwrap_or_default()))
+                .collect())
+        }
+    }
+
+    /// The same schedules, chosen by the runtime from a tuning record kept in `file`.
+    pub fn from_record(self, file: impl Into<Arc<str>>) -> Config {
+        Config {
+            origin: Origin::Record { file: file.into() },
+            ..self
+        }
+    }
+
+    /// The spelling as given.
+    pub fn spelling(&self) -> &str {
+        &self.spelling
+    }
+
+    /// Where the schedule came from: given, or a tuning record.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The schedule for the program called `program`, or why there is none: the program refused
+    /// the spelling, or it was not parsed for that program.
+    pub fn schedule_for(&self, program: &str) -> Result<&AnySchedule, String> {
+        match self.parsed.iter().find(|(name, _)| *name == program) {
+            Some((_, Ok(s))) => Ok(s),
+            Some((_, Err(reason))) => Err(reason.clone()),
+            None => Err(format!(
+                "the configuration `{}` was given for the {} kernel, not this one",
+                self.spelling,
+                self.parsed
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Config {
+    /// The spelling.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spelling)
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Config({:?}, {:?})", self.spelling, self.origin)
+    }
+}
+
+impl PartialEq for Config {
+    /// Equal spellings parsed for the same programs (each program's parse is a function of the
+    /// spelling) from the same place.
+    fn eq(&self, other: &Config) -> bool {
+        self.spelling == other.spelling
+            && self.origin == other.origin
+            && self
+                .parsed
+                .iter()
+                .map(|(n, r)| (n, r.is_ok()))
+                .eq(other.parsed.iter().map(|(n, r)| (n, r.is_ok())))
+    }
+}
+
+impl Eq for Config {}
+
+/// Where a plan's schedule came from, for its description.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Given (`--config`, `Gemm::with_config`, a schedule by value).
+    Given,
+    /// A tuning record (`rute tune`) kept in this file.
+    Record {
+        /// The tuning file.
+        file: Arc<str>,
+    },
+    /// A row of the program's table of defaults, measured in a results file.
+    Table {
+        /// The row's shape class, in words.
+        row: &'static str,
+        /// The results file that measured it.
+        results: &'static str,
+    },
+    /// The program's cost model, for a shape between its table's rows.
+    Model,
+}
+
+impl fmt::Display for Origin {
+    /// `a tuning record in FILE`, `the table's row for ROW (RESULTS)`, `the cost model`, or
+    /// `given`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Given => write!(f, "given"),
+            Origin::Record { file } => write!(f, "a tuning record in {file}"),
+            Origin::Table { row, results } => write!(f, "the table's row for {row} ({results})"),
+            Origin::Model => write!(f, "the cost model"),
+        }
+    }
+}
+
+/// A scheduled program for one problem class: what the runtime compiles (once, cached by
 /// [`key`](ProgramPlan::key)) and how it launches it.
 pub trait ProgramPlan: Any + fmt::Debug + Send + Sync {
     /// The [`GemmProgram::name`] of the program that made it.
     fn program(&self) -> &'static str;
 
-    /// Unique per distinct kernel among this program's plans (types, configuration spelled by
-    /// its `Display`, target adaptations): with the program's name, the compile cache's key.
+    /// Unique per distinct kernel among this program's plans (types, schedule spelled by its
+    /// `Display`, target adaptations): with the program's name, the compile cache's key.
     fn key(&self) -> String;
 
-    /// A few words: which program runs and its configuration, e.g. `multistage f16 (f32 acc,
+    /// A few words: which program runs and its schedule, e.g. `multistage f16 (f32 acc,
     /// 128x256x32 tile, 4 stages, 2x4 warps, rasterized, stmatrix epilogue)`.
     fn describe(&self) -> String;
 
-    /// The kernel, generated with the plan's configuration (PTX entry: [`entry`]).
+    /// The kernel, generated with the plan's schedule (PTX entry: [`entry`]).
     ///
     /// [`entry`]: ProgramPlan::entry
     fn kernel(&self) -> Result<Kernel, KernelBuildError>;
@@ -188,10 +479,10 @@ pub trait ProgramPlan: Any + fmt::Debug + Send + Sync {
         2
     }
 
-    /// The launch for an `m x n x k` problem (one the program's `plan` took) on a device with
-    /// `sms` multiprocessors. The arguments must name D at most once as a pointer and once as a
-    /// tensor map (the runtime borrows it mutably once), see [`LaunchPlan::check`].
-    fn launch(&self, m: u32, n: u32, k: u32, sms: u32) -> LaunchPlan;
+    /// The launch for an `m x n x k` problem (one the program's `plan` took) on `device`. The
+    /// arguments must name D at most once as a pointer and once as a tensor map (the runtime
+    /// borrows it mutably once), see [`LaunchPlan::check`].
+    fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan;
 
     /// The kernel a launch's [`then`](LaunchPlan::then) runs after the main one (a split-K
     /// reduction over the workspace), with its PTX entry named by its `name`; `None` (the
@@ -280,8 +571,8 @@ impl Plan {
     }
 
     /// [`ProgramPlan::launch`].
-    pub fn launch(&self, m: u32, n: u32, k: u32, sms: u32) -> LaunchPlan {
-        self.plan.launch(m, n, k, sms)
+    pub fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan {
+        self.plan.launch(m, n, k, device)
     }
 
     /// [`ProgramPlan::reduction`].
@@ -316,201 +607,53 @@ impl fmt::Debug for Plan {
     }
 }
 
-/// One launch of a plan's kernel: the grid, block, cluster, dynamic shared memory and the
-/// kernel's parameters in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchPlan {
-    /// Blocks, (x, y, z).
-    pub grid: (u32, u32, u32),
-    /// Threads per block, (x, y, z).
-    pub block: (u32, u32, u32),
-    /// Blocks per cluster, (x, y, z) (`None`: no cluster launch).
-    pub cluster: Option<(u32, u32, u32)>,
-    /// Dynamic shared memory per block, in bytes.
-    pub dynamic_smem_bytes: u32,
-    /// The kernel's parameters, in order.
-    pub args: Vec<GemmArg>,
-    /// f32 elements of scratch memory the launches use ([`GemmArg::Workspace`]); 0 for none.
-    pub workspace: u64,
-    /// A launch of the plan's [`reduction`](ProgramPlan::reduction) kernel queued right after
-    /// this one (same stream, so it sees everything this one wrote): a split-K reduction.
-    pub then: Option<Box<LaunchPlan>>,
-    /// Launch it as a programmatic dependent launch (`Launch::programmatic` in codegen-ptx's
-    /// JIT): its blocks may start while the stream's previous kernel finishes. Only for a
-    /// kernel that runs `griddepcontrol.wait` before its first access to global memory.
-    pub programmatic: bool,
-}
-
-impl LaunchPlan {
-    /// A launch of `grid` blocks of `block` threads with `args`: no cluster, no dynamic shared
-    /// memory, no workspace, nothing after it.
-    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32), args: Vec<GemmArg>) -> LaunchPlan {
-        LaunchPlan {
-            grid,
-            block,
-            cluster: None,
-            dynamic_smem_bytes: 0,
-            args,
-            workspace: 0,
-            then: None,
-            programmatic: false,
-        }
-    }
-
-    /// Why the runtime cannot make these arguments, as a clause: D named more than once as a
-    /// pointer, or as a tensor map, in one launch, since the runtime borrows D mutably once (D
-    /// as a pointer beside a map over it is the map's buffer: one borrow); a workspace named
-    /// without elements. `Ok` for every other list.
-    pub fn check(&self) -> Result<(), String> {
-        if self.workspace == 0 && self.uses_workspace() {
-            return Err("its arguments name the workspace, and it asks for none".into());
-        }
-        if let Some(then) = &self.then {
-            if then.then.is_some() {
-                return Err("a launch after the main one has another after it".into());
-            }
-            if then.workspace > self.workspace {
-                return Err("the launch after the main one asks for more workspace".into());
-            }
-            then.check_args()?;
-        }
-        self.check_args()
-    }
-
-    fn uses_workspace(&self) -> bool {
-        let here = self.args.contains(&GemmArg::Workspace);
-        here || self
-            .then
-            .as_ref()
-            .is_some_and(|t| t.args.contains(&GemmArg::Workspace))
-    }
-
-    fn check_args(&self) -> Result<(), String> {
-        let pointers = self.args.iter().filter(|a| **a == GemmArg::D).count();
-        let maps = self
-            .args
-            .iter()
-            .filter(|a| {
-                matches!(
-                    a,
-                    GemmArg::TensorMap {
-                        operand: GemmOperand::D,
-                        ..
-                    }
-                )
-            })
-            .count();
-        if pointers > 1 || maps > 1 {
-            return Err(format!(
-                "its arguments name D {pointers} times as a pointer and {maps} as a tensor map, and the runtime borrows D once: at most one of each (a pointer beside a map is the map's buffer)"
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// One of a GEMM's three matrices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GemmOperand {
-    /// `m x k`, read.
-    A,
-    /// `n x k`, read.
-    B,
-    /// `m x n`, written.
-    D,
-}
-
-/// One kernel parameter, in order, as the runtime makes it from the call's operands.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum GemmArg {
-    /// D's global address (written).
-    D,
-    /// A's global address.
-    A,
-    /// B's global address.
-    B,
-    /// M, a `u32`.
-    M,
-    /// N, a `u32`.
-    N,
-    /// K, a `u32`.
-    K,
-    /// A TMA descriptor over operand A, B or D (D written through it: the runtime encodes it
-    /// with `Jit::tensor_map_mut`), its fields from the program's TMA atom
-    /// ([`TmaCopy::descriptor`](dsl_core::atom::tma::TmaCopy::descriptor) of the operand's
-    /// dimensions and strides; the runtime turns it into the driver's `TensorMapSpec` with
-    /// `codegen_ptx::jit::tensor_map_spec`).
-    TensorMap {
-        /// The matrix the map addresses.
-        operand: GemmOperand,
-        /// The map's fields.
-        descriptor: TmaDescriptor,
+/// Why a plan's kernel could not be generated (a bug in the program or its schedule: the plan's
+/// checks passed).
+#[derive(Debug, Error)]
+pub enum KernelBuildError {
+    /// The `#[kernel]` builder failed.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The program refused its schedule or failed in its own way.
+    #[error("{source}")]
+    Program {
+        /// The program's name.
+        program: &'static str,
+        /// The program's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A small read-only table the kernel reads (a persistent scheduler's tile order, `u32`s):
-    /// the runtime uploads it once per content (a cache) and passes its buffer's address.
-    Table(Arc<Vec<u32>>),
-    /// A scalar computed by the program (a tile count, say), a `u32`.
-    U32(u32),
-    /// The runtime's f32 scratch buffer of at least [`LaunchPlan::workspace`] elements, zeroed
-    /// when allocated (stream-K's flags and partial sums, which a launch leaves as it found the
-    /// flags; or partial sums a launch after the main one reads).
-    Workspace,
+}
+
+impl KernelBuildError {
+    /// `error`, from the program `program`.
+    pub fn program(
+        program: &'static str,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> KernelBuildError {
+        KernelBuildError::Program {
+            program,
+            source: Box::new(error),
+        }
+    }
 }
 
 /// Which program computes the product.
 #[derive(Clone, Copy)]
 pub enum KernelChoice {
-    /// The first program of [`PROGRAMS`] that runs the problem (with a configuration, the first
-    /// that accepts its spelling and runs the problem).
+    /// The first program of the build's list (`PROGRAMS`) that runs the problem (with a
+    /// schedule, the first that takes its spelling and runs the problem).
     Auto,
-    /// This program (one of [`PROGRAMS`] by [`KernelChoice::named`], or any other by value).
-    Program(&'static dyn GemmProgram),
+    /// This program (one of the list by `KernelChoice::named`, or any other by value).
+    Program(&'static dyn AnyProgram),
 }
 
 impl KernelChoice {
-    /// `auto` or the program of [`PROGRAMS`] called `name`.
-    ///
-    /// Errors: [`UnknownKernel`], naming the choices.
-    pub fn named(name: &str) -> Result<KernelChoice, UnknownKernel> {
-        if name == "auto" {
-            return Ok(KernelChoice::Auto);
-        }
-        program(name)
-            .map(KernelChoice::Program)
-            .ok_or_else(|| UnknownKernel {
-                name: name.to_string(),
-                known: KernelChoice::names().join(", "),
-            })
-    }
-
     /// The name the command line takes and prints: `auto` or the program's.
     pub fn name(&self) -> &'static str {
         match self {
             KernelChoice::Auto => "auto",
             KernelChoice::Program(p) => p.name(),
         }
-    }
-
-    /// Every name [`KernelChoice::named`] takes: `auto`, then the programs in [`PROGRAMS`]'s
-    /// order.
-    pub fn names() -> Vec<&'static str> {
-        std::iter::once("auto")
-            .chain(PROGRAMS.iter().map(|p| p.name()))
-            .collect()
-    }
-}
-
-/// The program of [`PROGRAMS`] called `name`.
-pub fn program(name: &str) -> Option<&'static dyn GemmProgram> {
-    PROGRAMS.iter().copied().find(|p| p.name() == name)
-}
-
-impl FromStr for KernelChoice {
-    type Err = UnknownKernel;
-
-    /// [`KernelChoice::named`].
-    fn from_str(name: &str) -> Result<KernelChoice, UnknownKernel> {
-        KernelChoice::named(name)
     }
 }
 
@@ -552,107 +695,4 @@ pub struct UnknownKernel {
     pub name: String,
     /// The names it takes, comma-separated.
     pub known: String,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn programs_have_unique_names_and_are_found_by_them() {
-        let names = KernelChoice::names();
-        assert_eq!(names, ["auto", "hopper_ws", "multistage", "naive"]);
-        for (i, p) in PROGRAMS.iter().enumerate() {
-            assert!(!names[..=i].contains(&p.name()), "{} twice", p.name());
-            assert_eq!(KernelChoice::named(p.name()), Ok(KernelChoice::Program(*p)));
-            assert!(!p.summary().contains('\n') && !p.config_syntax().is_empty());
-        }
-        assert_eq!("auto".parse(), Ok(KernelChoice::Auto));
-        let e = KernelChoice::named("fast").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "unknown kernel `fast`; this build has auto, hopper_ws, multistage, naive"
-        );
-        assert_eq!(
-            format!("{:?}", KernelChoice::named("naive").unwrap()),
-            "Program(naive)"
-        );
-    }
-
-    #[test]
-    fn d_is_named_once_at_most() {
-        use dsl_core::atom::tma::TmaSwizzleMode;
-        use dsl_core::atom::ValType;
-        let map = |operand| GemmArg::TensorMap {
-            operand,
-            descriptor: TmaDescriptor {
-                elem: ValType::F16,
-                global_dims: vec![64, 64],
-                global_strides_bytes: vec![128],
-                box_dims: vec![64, 64],
-                element_strides: vec![1, 1],
-                swizzle: TmaSwizzleMode::None,
-                l2_promotion: Default::default(),
-            },
-        };
-        let plan = |args| LaunchPlan::new((1, 1, 1), (32, 1, 1), args);
-        use GemmArg::*;
-        for ok in [
-            vec![D, A, B, M, N, K],
-            vec![
-                map(GemmOperand::D),
-                A,
-                map(GemmOperand::A),
-                map(GemmOperand::B),
-            ],
-            vec![Table(Arc::new(vec![0, 1])), U32(3), A],
-            // A pointer beside the map: the map's buffer, one borrow.
-            vec![map(GemmOperand::D), D, A, B],
-        ] {
-            assert_eq!(plan(ok).check(), Ok(()));
-        }
-        for (twice, counts) in [
-            (
-                vec![map(GemmOperand::D), A, B, D, D],
-                "2 times as a pointer and 1",
-            ),
-            (
-                vec![map(GemmOperand::D), map(GemmOperand::D)],
-                "0 times as a pointer and 2",
-            ),
-        ] {
-            let e = plan(twice).check().unwrap_err();
-            let want = format!("its arguments name D {counts} as a tensor map");
-            assert!(e.starts_with(&want), "{e}");
-        }
-    }
-
-    #[test]
-    fn a_workspace_is_asked_for_by_whoever_names_it() {
-        use GemmArg::*;
-        let reduce = LaunchPlan::new((4, 1, 1), (256, 1, 1), vec![Workspace, D, U32(8)]);
-        let mut split = LaunchPlan::new((132, 1, 1), (384, 1, 1), vec![A, B, Workspace]);
-        split.then = Some(Box::new(reduce.clone()));
-        let e = split.check().unwrap_err();
-        assert_eq!(e, "its arguments name the workspace, and it asks for none");
-        split.workspace = 1 << 20;
-        assert_eq!(split.check(), Ok(()));
-        // The reduction names D once itself, apart from the main launch.
-        split.args.push(D);
-        assert_eq!(split.check(), Ok(()));
-        let mut twice = reduce.clone();
-        twice.args.push(D);
-        split.then = Some(Box::new(twice));
-        assert!(split
-            .check()
-            .unwrap_err()
-            .starts_with("its arguments name D 2 times as a pointer"));
-        let mut chained = reduce.clone();
-        chained.then = Some(Box::new(reduce));
-        split.then = Some(Box::new(chained));
-        assert_eq!(
-            split.check().unwrap_err(),
-            "a launch after the main one has another after it"
-        );
-    }
 }

@@ -9,11 +9,16 @@ use codegen_ptx::jit::{
     Launch, TensorMap,
 };
 use codegen_ptx::{emit, CodegenError};
+use cudarc::driver::sys::CUdevice_attribute as A;
 use dsl_core::ir::Target;
 use thiserror::Error;
 
-use super::check::{check, BufferLens, InputError, KernelBuildError, Problem};
-use super::program::{GemmArg, GemmOperand, LaunchPlan, Plan};
+use super::check::{BufferLens, InputError};
+use super::device::Device;
+use super::launch_plan::{GemmArg, GemmOperand, LaunchPlan};
+use super::program::{Config, KernelBuildError, Plan, Problem};
+use super::programs::ConfigError;
+use super::tuning::Tuned;
 use super::{Accum, GemmElem, KernelChoice};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -22,6 +27,9 @@ pub enum GemmError {
     /// The shapes, lengths or options were refused before anything was launched.
     #[error("{0}")]
     Input(#[from] InputError),
+    /// The schedule's spelling (`Gemm::with_config`) is no program's.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
     /// A buffer the runtime's stream cannot use safely: allocated in another CUDA context (its
     /// address means nothing there), or on another stream that cudarc's event tracking cannot
     /// order with the runtime's (see `codegen_ptx::jit::admit`). Buffers of another `Jit` or
@@ -142,11 +150,14 @@ fn programmatic_contract(launch: &LaunchPlan, waits: bool) -> Result<(), String>
 }
 
 /// The runtime GEMM for one device: owns a cache of compiled plans and one of the tables plans
-/// pass their kernels (thread-safe: share it behind an `Arc` or by reference).
+/// pass their kernels (thread-safe: share it behind an `Arc` or by reference). It plans for the
+/// device's facts ([`Device::query`]) and prefers a tuning record's schedule to a program's
+/// default ([`Tuned`]: the records of `rute tune`'s file, read when it is made).
 pub struct Gemm<'j> {
     jit: &'j Jit,
-    target: Target,
-    config: Option<String>,
+    device: Device,
+    config: Option<Config>,
+    tuned: Tuned,
     compiled: Mutex<HashMap<Plan, Loaded>>,
     tables: Mutex<Tables>,
     /// The f32 scratch buffer of plans that ask for one ([`GemmArg::Workspace`]), grown to the
@@ -165,7 +176,7 @@ const MAX_CACHED_LAUNCHES: usize = 4096;
 impl std::fmt::Debug for Gemm<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gemm")
-            .field("target", &self.target)
+            .field("device", &self.device)
             .field("compiled", &self.compiled_plans())
             .finish_non_exhaustive()
     }
@@ -188,12 +199,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'j> Gemm<'j> {
-    /// A GEMM runtime on `jit`'s device. Refuses devices older than sm_80.
+    /// A GEMM runtime on `jit`'s device, with the tuning records of the default file
+    /// ([`Tuned::from_default_file`]). Refuses devices older than sm_80.
     pub fn new(jit: &'j Jit) -> Result<Self, GemmError> {
         Ok(Gemm {
             jit,
-            target: target_for(jit.limits().compute_capability)?,
+            device: Device::query(jit)?,
             config: None,
+            tuned: Tuned::from_default_file(),
             compiled: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
             workspace: Mutex::new(None),
@@ -201,18 +214,41 @@ impl<'j> Gemm<'j> {
         })
     }
 
-    /// Run every GEMM in this configuration, in the program's spelling (`rute gemm --config`,
-    /// e.g. `128x256x32s4_r2_se` for the multistage program), instead of the program's default
-    /// for the shape: the problem's [`Problem::config`]. With [`KernelChoice::Auto`] the first
-    /// program that takes the spelling and the problem runs.
-    pub fn with_config(mut self, config: impl Into<String>) -> Self {
-        self.config = Some(config.into());
+    /// Run every GEMM in the schedule spelled `spelling` (`rute gemm --config`, e.g.
+    /// `128x256x32s4_r2_se` for the multistage program), instead of the program's default for
+    /// the shape: parsed here, once, by every program ([`Config::parse`] for `auto`); each call
+    /// runs its program's parse. With [`KernelChoice::Auto`] the first program that takes the
+    /// spelling and the problem runs.
+    pub fn with_config(self, spelling: &str) -> Result<Self, GemmError> {
+        Ok(self.with_schedule(Config::parse(KernelChoice::Auto, spelling)?))
+    }
+
+    /// Run every GEMM in `config`'s schedule (parsed already, or given as a value:
+    /// [`Config::of`]).
+    pub fn with_schedule(mut self, config: Config) -> Self {
+        self.config = Some(config);
         self
+    }
+
+    /// Plan with `tuned`'s records in place of the default file's (none: `Tuned::default()`).
+    pub fn with_tuning(mut self, tuned: Tuned) -> Self {
+        self.tuned = tuned;
+        self
+    }
+
+    /// The device plans are made for.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The tuning records plans prefer.
+    pub fn tuning(&self) -> &Tuned {
+        &self.tuned
     }
 
     /// The PTX target plans are emitted for.
     pub fn target(&self) -> Target {
-        self.target
+        self.device.target
     }
 
     /// Plans compiled so far, in no particular order.
@@ -271,9 +307,9 @@ impl<'j> Gemm<'j> {
         kernel: &dsl_core::ir::Kernel,
         entry: &str,
     ) -> Result<(JitFunction, bool), GemmError> {
-        let ptx = emit(kernel, self.target).map_err(|source| GemmError::Codegen {
+        let ptx = emit(kernel, self.device.target).map_err(|source| GemmError::Codegen {
             plan: plan.describe(),
-            target: self.target,
+            target: self.device.target,
             source,
         })?;
         Ok((
@@ -293,7 +329,8 @@ impl<'j> Gemm<'j> {
         Ok(t)
     }
 
-    /// Checks `args` (see [`check`]: shapes, lengths, types, the program's limits on this target;
+    /// Checks `args` (see [`check`](super::check()): shapes, lengths, types, the program's
+    /// limits on this device, a tuning record's schedule preferred where one runs the problem;
     /// then that every buffer lives in this runtime's context and A, B and D start as aligned as
     /// the kernel reads and writes them), then queues the GEMM on the `Jit`'s stream and returns
     /// the plan it ran. Nothing is launched when a check fails. A fault inside the kernel shows at
@@ -314,7 +351,7 @@ impl<'j> Gemm<'j> {
             b: args.b.len(),
             d: args.d.len(),
         };
-        let plan = check(&problem, lens, self.target)?;
+        let plan = self.tuned.check(&problem, lens, &self.device)?;
         self.check_context("A", args.a)?;
         self.check_context("B", args.b)?;
         self.check_context("D", args.d)?;
@@ -392,7 +429,7 @@ impl<'j> Gemm<'j> {
         if let Some(l) = lock(&self.launches).get(&key) {
             return Ok(Arc::clone(l));
         }
-        let launch = plan.launch(mnk.0, mnk.1, mnk.2, self.jit.limits().multiprocessors);
+        let launch = plan.launch(mnk.0, mnk.1, mnk.2, &self.device);
         launch.check().map_err(|reason| GemmError::BadLaunch {
             plan: plan.describe(),
             reason,
@@ -519,6 +556,52 @@ impl<'j> Gemm<'j> {
     }
 }
 
+/// Dense 16-bit tensor FLOP per SM and clock with an f32 sum: sm_80's `mma.sync` 1024
+/// multiply-adds, sm_90's `wgmma` and sm_100's twice that again.
+fn tensor_flop_per_clock(cc: (u32, u32)) -> f64 {
+    match cc.0 {
+        8 => 2048.0,
+        9 => 4096.0,
+        _ => 8192.0,
+    }
+}
+
+impl Device {
+    /// The device `jit` runs on, as its driver describes it.
+    pub fn query(jit: &Jit) -> Result<Device, GemmError> {
+        let limits = jit.limits();
+        let attr = |a: A| -> Result<u64, GemmError> {
+            let v = jit.context().attribute(a).map_err(|e| JitError::Driver {
+                call: "cuDeviceGetAttribute",
+                reason: e.to_string(),
+            })?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        };
+        // The rates only weigh the cost model's terms against each other: a driver that does not
+        // say them (the clock attributes are deprecated) gets nominal ones, 1 GHz and 4 TB/s.
+        let rate = |a: A, nominal: f64| match attr(a) {
+            Ok(v) if v > 0 => v as f64,
+            _ => nominal,
+        };
+        let clock_hz = rate(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1e6) * 1e3;
+        let memory_hz = rate(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2.5e6) * 1e3;
+        let bus_bytes = rate(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 6400.0) / 8.0;
+        let sms = limits.multiprocessors;
+        Ok(Device {
+            name: jit.device_name()?,
+            target: target_for(limits.compute_capability)?,
+            sms,
+            l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            smem_per_block: limits.max_smem_per_block_optin,
+            tensor_flops: f64::from(sms)
+                * clock_hz
+                * tensor_flop_per_clock(limits.compute_capability),
+            // Double data rate.
+            dram_bytes_per_s: 2.0 * memory_hz * bus_bytes,
+        })
+    }
+}
+
 /// Refuses `slice` when `jit`'s stream cannot use it (`Jit::check_buffer`).
 pub(crate) fn check_same_context<T>(
     jit: &Jit,
@@ -560,14 +643,14 @@ mod tests {
     /// hopper_ws kernel does, the multistage one does not (and is not launched so).
     #[test]
     fn a_programmatic_launch_needs_a_kernel_that_waits() {
-        use crate::hopper::{hopper_kernel, HopperConfig};
+        use crate::hopper::{hopper_kernel, HopperSchedule};
         let plain = LaunchPlan::new((1, 1, 1), (32, 1, 1), vec![]);
         let programmatic = LaunchPlan {
             programmatic: true,
             ..plain.clone()
         };
         // The IR's answer is the PTX's.
-        let hopper = hopper_kernel(HopperConfig::WIDE, crate::gemm::GemmDtype::Bf16).unwrap();
+        let hopper = hopper_kernel(HopperSchedule::WIDE, crate::gemm::GemmDtype::Bf16).unwrap();
         assert!(hopper.waits_on_grids());
         assert!(emit(&hopper, Target::Sm90a)
             .unwrap()

@@ -12,12 +12,15 @@
 //! its pairs `(q / w) * w ..`, `w` contiguous pairs, and the quad's four stores cover `4 B`
 //! contiguous bytes of the row: whole 32-byte sectors for 8 and 16.
 //!
+//! The stores themselves are the epilogue's ([`super::epilogue`]); this module holds the host's
+//! part (which accumulators each store takes) and the quad's exchange.
+//!
 //! ```
 //! use kernels::gemm::GemmDtype;
 //! use kernels::hopper::direct::lane_column;
-//! use kernels::hopper::{HopperConfig, HopperPlan};
-//! let cfg: HopperConfig = "64x256x64s6_f1_r4_p_u16".parse().unwrap();
-//! let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
+//! use kernels::hopper::{HopperPlan, HopperSchedule};
+//! let schedule: HopperSchedule = "64x256x64s6_f1_r4_p_u16".parse().unwrap();
+//! let plan = HopperPlan::new(schedule, GemmDtype::Bf16).unwrap();
 //! // Two rows per thread (r and r + 8), each 256 columns in 16 stores of 4 blocks of 8.
 //! assert_eq!(plan.direct.len(), 16);
 //! let first = &plan.direct[0];
@@ -28,20 +31,17 @@
 //! assert_eq!(lane_column(4, 2), 16);
 //! ```
 
-use dsl_core::atom::tma::CacheHint;
-use dsl_core::ir::op::StCache;
 use dsl_core::kernel::*;
-use dsl_core::layout::{IntTuple, Layout, LayoutError};
-use dsl_core::tensor::Fragment;
-use dsl_core::tiled::{TiledMma, View};
+use dsl_core::layout::{Layout, LayoutError};
+use dsl_core::tiled::{make_identity_tensor, TiledMma};
+use thiserror::Error;
 
-use super::config::{HopperPlan, PlanError};
-use crate::gemm::GemmElem;
+use super::schedule::StoreWidth;
 
 /// One store of a consumer thread's part of D: `w` blocks of 8 columns of one row, `w` the
 /// store's bytes over 4.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirectStore {
+pub struct ThreadStore {
     /// The row, from the thread's first (`16 * warp + lane / 4` of the consumer's tile).
     pub row: u32,
     /// The first block's first column in the consumer's tile.
@@ -51,62 +51,112 @@ pub struct DirectStore {
     pub pairs: Vec<u32>,
 }
 
-/// The stores of `bytes` each (4, 8 or 16) that write a consumer's accumulators `frag_c` of
-/// `mma` over its `rows x bn` tile, rows in order, then columns. An error where the
-/// accumulators are not held as [`quad_exchange`] takes them: value pairs side by side in a
-/// row, thread `t`'s at row `16 * (t / 32) + (t % 32) / 4` and column `2 * (t % 4)` from thread
-/// 0's.
+/// Why the accumulators cannot be stored as [`quad_exchange`] takes them (a bug in the layouts
+/// for a schedule that passed the checks).
+#[derive(Debug, Error)]
+pub enum DirectLayoutError {
+    /// A thread's accumulator is not thread 0's moved by the thread's place in the quads.
+    #[error(
+        "D stored from the registers (_u): thread {thread}'s accumulator {reg} is at {at:?}, not \
+         thread 0's {zero:?} moved by {shift:?}"
+    )]
+    NotShifted {
+        /// The thread.
+        thread: i64,
+        /// The accumulator.
+        reg: usize,
+        /// Where it is.
+        at: Option<Vec<i64>>,
+        /// Where thread 0's is.
+        zero: Option<Vec<i64>>,
+        /// The shift expected of the thread.
+        shift: (i64, i64),
+    },
+    /// Two accumulators that should be a pair at a block's start are not.
+    #[error(
+        "D stored from the registers (_u): accumulators {first} and {second} are at {at:?} and \
+         {next:?}, not a pair at a block's start"
+    )]
+    NotAPair {
+        /// The pair's first accumulator.
+        first: usize,
+        /// The second.
+        second: usize,
+        /// Where the first is.
+        at: Option<Vec<i64>>,
+        /// Where the second is.
+        next: Option<Vec<i64>>,
+    },
+    /// A row lacks a block of columns a store takes.
+    #[error("D stored from the registers (_u): row {row} lacks a block of columns {col}..")]
+    MissingBlock {
+        /// The row.
+        row: i64,
+        /// The block's first column.
+        col: i64,
+    },
+    /// A layout operation failed.
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+}
+
+/// The stores of `width` each that write a consumer's accumulators `frag_c` of `mma` over its
+/// `rows x bn` tile, rows in order, then columns. Each thread's accumulator coordinates are its
+/// partition of the tile's identity tensor. An error where the accumulators are not held as
+/// [`quad_exchange`] takes them: value pairs side by side in a row, thread `t`'s at row
+/// `16 * (t / 32) + (t % 32) / 4` and column `2 * (t % 4)` from thread 0's.
 pub fn direct_stores(
     mma: &TiledMma,
     frag_c: &Layout,
     (rows, bn): (i64, i64),
-    bytes: u32,
-) -> Result<Vec<DirectStore>, PlanError> {
-    let view = View::from(Layout::new(
-        IntTuple::ints(&[rows, bn]),
-        IntTuple::ints(&[bn, 1]),
-    )?);
+    width: StoreWidth,
+) -> Result<Vec<ThreadStore>, DirectLayoutError> {
+    let id = make_identity_tensor(&[rows, bn])?;
     let regs = frag_c.cosize() as usize;
-    // Register -> (row, column) of thread t's accumulators.
-    let at = |t: i64| -> Result<Vec<Option<(i64, i64)>>, LayoutError> {
-        let part = mma.get_slice(t)?.partition_c(&view)?;
+    // Register -> [row, column] of thread t's accumulators.
+    let at = |t: i64| -> Result<Vec<Option<Vec<i64>>>, LayoutError> {
+        let coords = id.coords_of(&mma.get_slice(t)?.partition_c(id.view())?)?;
         let mut at = vec![None; regs];
-        for i in 0..frag_c.size() {
-            let off = part.base + part.layout.eval(i)?;
-            at[frag_c.eval(i)? as usize] = Some((off / bn, off % bn));
+        for (i, c) in coords.into_iter().enumerate() {
+            at[frag_c.eval(i as i64)? as usize] = Some(c);
         }
         Ok(at)
     };
-    let bad = |why: String| PlanError::Config(format!("D stored from the registers (_u): {why}"));
     let first = at(0)?;
     for t in 1..mma.size() {
-        let (dr, dc) = (16 * (t / 32) + (t % 32) / 4, 2 * (t % 4));
-        for (r, (mine, zero)) in at(t)?.iter().zip(&first).enumerate() {
-            if *mine != zero.map(|(row, col)| (row + dr, col + dc)) {
-                return Err(bad(format!(
-                    "thread {t}'s accumulator {r} is at {mine:?}, not thread 0's {zero:?} moved \
-                     by ({dr}, {dc})"
-                )));
+        let shift = (16 * (t / 32) + (t % 32) / 4, 2 * (t % 4));
+        for (reg, (mine, zero)) in at(t)?.into_iter().zip(&first).enumerate() {
+            let moved = zero.as_ref().map(|c| vec![c[0] + shift.0, c[1] + shift.1]);
+            if mine != moved {
+                return Err(DirectLayoutError::NotShifted {
+                    thread: t,
+                    reg,
+                    at: mine,
+                    zero: zero.clone(),
+                    shift,
+                });
             }
         }
     }
     // (row, block) -> the pair thread 0 holds there.
     let mut pair_at = std::collections::BTreeMap::new();
     for p in 0..regs / 2 {
-        match (first[2 * p], first[2 * p + 1]) {
-            (Some((r, c)), Some(next)) if c % 8 == 0 && next == (r, c + 1) => {
+        let (a, b) = (&first[2 * p], &first[2 * p + 1]);
+        match (a.as_deref(), b.as_deref()) {
+            (Some(&[r, c]), Some(&[r2, c2])) if c % 8 == 0 && (r2, c2) == (r, c + 1) => {
                 pair_at.insert((r, c / 8), p as u32);
             }
-            other => {
-                return Err(bad(format!(
-                    "accumulators {} and {} are at {other:?}, not a pair at a block's start",
-                    2 * p,
-                    2 * p + 1
-                )))
+            _ => {
+                return Err(DirectLayoutError::NotAPair {
+                    first: 2 * p,
+                    second: 2 * p + 1,
+                    at: a.clone(),
+                    next: b.clone(),
+                })
             }
         }
     }
-    let w = i64::from(bytes / 4);
+    let w = i64::from(width.bytes() / 4);
     let mut stores = Vec::new();
     let rows_held: std::collections::BTreeSet<i64> = pair_at.keys().map(|(r, _)| *r).collect();
     for row in rows_held {
@@ -114,13 +164,11 @@ pub fn direct_stores(
             let pairs = (0..w)
                 .map(|s| pair_at.get(&(row, g * w + s)).copied())
                 .collect::<Option<Vec<u32>>>()
-                .ok_or_else(|| {
-                    bad(format!(
-                        "row {row} lacks a block of columns {}..",
-                        g * w * 8
-                    ))
+                .ok_or(DirectLayoutError::MissingBlock {
+                    row,
+                    col: g * w * 8,
                 })?;
-            stores.push(DirectStore {
+            stores.push(ThreadStore {
                 row: row as u32,
                 col: (g * w * 8) as u32,
                 pairs,
@@ -200,99 +248,13 @@ pub fn lane_column(w: u32, q: u32) -> u32 {
     8 * (q % w) + 2 * w * (q / w)
 }
 
-/// Where a consumer's tile of D is: D (row-major, `n` columns), the row the tile's output ends
-/// before (M, or the end of a piece of rows: [`super::row_split`]) and the tile's first row and
-/// column.
-pub struct DirectTile<T> {
-    /// D's first element.
-    pub d: GlobalPtr<T>,
-    /// `(the row the output ends before, n)`.
-    pub extents: (Var<u32>, Var<u32>),
-    /// The consumer tile's origin in D.
-    pub origin: (Var<u32>, Var<u32>),
-}
-
-/// Consumer thread `t`'s part of the epilogue: its accumulators `acc` rounded to `T`, exchanged
-/// in its quad and stored to `tile` as [`HopperPlan::direct`] lists, each store `_u`'s bytes.
-/// A tile inside D is stored without predicates; one that crosses D's edge stores where each
-/// row and block of 8 columns exists (N is a multiple of 8: a store's columns are all in or all
-/// out). With `_v..f`, the stores are streaming (`st.global.cs`).
-pub fn store_direct<T: GemmElem>(
-    plan: &HopperPlan,
-    acc: &Fragment<f32>,
-    tile: &DirectTile<T>,
-    t: Var<u32>,
-) {
-    let cfg = &plan.cfg;
-    let w = cfg.direct_store / 4;
-    let bf16 = T::TY == dsl_core::ir::Type::BF16;
-    let lane = t & 31u32;
-    let q = lane & 3u32;
-    let mut quad = DeviceQuad::new(q);
-    // Round and exchange every store's pairs first: both paths below store the same registers.
-    let values: Vec<Vec<Var<u32>>> = plan
-        .direct
-        .iter()
-        .map(|s| {
-            let mut slots: Vec<Var<u32>> = s
-                .pairs
-                .iter()
-                .map(|&p| {
-                    let (lo, hi) = (acc.regs[2 * p as usize], acc.regs[2 * p as usize + 1]);
-                    pack_pair_bits(bf16, lo, hi)
-                })
-                .collect();
-            quad_exchange(&mut quad, &mut slots);
-            slots
-        })
-        .collect();
-    let (m, n) = tile.extents;
-    let (row0, col0) = tile.origin;
-    let row = row0 + (t >> 5u32) * 16u32 + (lane >> 2u32);
-    // Lane q's columns: block q % w of each group, pairs from (q / w) * w.
-    // (lane_column's arithmetic, on the device: w is a power of 2.)
-    let lane_col = (q & (w - 1)) * 8u32 + (q >> w.trailing_zeros()) * (2 * w);
-    let col = col0 + lane_col;
-    let base = tile.d + row.cast::<u64>() * n.cast::<u64>() + col;
-    let cache = (cfg.cache_hints[2] == Some(CacheHint::EvictFirst)).then_some(StCache::Cs);
-    // One row pointer per row the thread holds (0, 8; 64, 72 for 128 rows), each made once.
-    let held: std::collections::BTreeSet<u32> = plan.direct.iter().map(|s| s.row).collect();
-    let row_ptr: std::collections::BTreeMap<u32, GlobalPtr<T>> = held
-        .into_iter()
-        .map(|r| (r, if r == 0 { base } else { base + n * r }))
-        .collect();
-    let ptr_of = |s: &DirectStore| row_ptr[&s.row] + s.col;
-    let store = |s: &DirectStore, v: &[Var<u32>]| {
-        let p = ptr_of(s).cast::<u32>();
-        match v {
-            [a] => p.store_vec_cached([*a], cache),
-            [a, b] => p.store_vec_cached([*a, *b], cache),
-            [a, b, c, d] => p.store_vec_cached([*a, *b, *c, *d], cache),
-            _ => unreachable!("a store is 1, 2 or 4 words (HopperConfig::check)"),
-        }
-    };
-    let (rows, bn) = (cfg.consumer_rows(), cfg.tile.1);
-    let whole = (row0 + rows).le(m) & (col0 + bn).le(n);
-    whole.if_else(|arm| match arm {
-        Arm::Then => {
-            for (s, v) in plan.direct.iter().zip(&values) {
-                store(s, v);
-            }
-        }
-        Arm::Else => {
-            for (s, v) in plan.direct.iter().zip(&values) {
-                let inside = (row + s.row).lt(m) & (col + s.col).lt(n);
-                inside.if_(|_| store(s, v));
-            }
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gemm::GemmDtype;
-    use crate::hopper::HopperConfig;
+    use crate::hopper::{HopperPlan, HopperSchedule, Store};
+    use dsl_core::layout::IntTuple;
+    use dsl_core::tiled::View;
 
     /// The four lanes of a quad in lockstep, each value tagged with where it started.
     struct Host;
@@ -344,10 +306,13 @@ mod tests {
             "128x256x64s4_u8",
             "128x48x64s8_u8",
         ] {
-            let cfg: HopperConfig = spec.parse().unwrap();
+            let cfg: HopperSchedule = spec.parse().unwrap();
             let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
-            let (rows, bn) = (cfg.consumer_rows() as i64, cfg.tile.1 as i64);
-            let w = cfg.direct_store / 4;
+            let (rows, bn) = (cfg.consumer_rows() as i64, cfg.tile.n() as i64);
+            let Store::Direct(width) = cfg.store() else {
+                panic!("{spec} stores from the registers")
+            };
+            let w = width.bytes() / 4;
             // Where CuTe puts thread t's register r.
             let view = View::from(
                 Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1])).unwrap(),
@@ -395,11 +360,11 @@ mod tests {
     /// takes the staging's shared memory off.
     #[test]
     fn direct_stores_spell_and_free_the_staging() {
-        let cfg: HopperConfig = "64x256x64s12_f1_r4_p_l0_vfnf_u16".parse().unwrap();
+        let cfg: HopperSchedule = "64x256x64s12_f1_r4_p_l0_vfnf_u16".parse().unwrap();
         assert_eq!(cfg.to_string(), "64x256x64s12_f1_r4_p_l0_vfnf_u16");
         assert_eq!(cfg.staging_tiles(), 0);
         assert_eq!(cfg.smem_bytes(), (12 * 64 + 4 * 256) * 64 * 2);
-        let staged: HopperConfig = "64x256x64s8_f1_e128_r4_p_l0_vfnf".parse().unwrap();
+        let staged: HopperSchedule = "64x256x64s8_f1_e128_r4_p_l0_vfnf".parse().unwrap();
         assert_eq!(
             staged.smem_bytes() - 8 * 64 * 64 * 2,
             cfg.smem_bytes() - 12 * 64 * 64 * 2 + 2 * 64 * 128 * 2
@@ -413,7 +378,7 @@ mod tests {
             ("64x256x64s8_r4_p_vnnl_u16", "D's hint f"),
             ("64x256x64s8_r4_p_ux", "_u takes the bytes"),
         ] {
-            let e = spec.parse::<HopperConfig>().unwrap_err();
+            let e = spec.parse::<HopperSchedule>().unwrap_err().to_string();
             assert!(e.contains(why), "{spec}: {e}");
         }
     }

@@ -21,11 +21,11 @@
 
 use dsl_core::ir::Scope;
 use dsl_core::kernel::*;
-use dsl_core::pipeline::{warpgroup_sync, StreamKScheduler, WARPGROUP_THREADS};
+use dsl_core::pipeline::{NamedBarrier, StreamKScheduler, WARPGROUP_THREADS};
 use dsl_core::tensor::Fragment;
 use dsl_macros::device;
 
-use super::config::{HopperConfig, CONSUMERS};
+use super::schedule::{HopperSchedule, CONSUMERS};
 
 /// The most blocks a launch may have (the flags' room).
 pub const MAX_BLOCKS: u32 = 1024;
@@ -35,8 +35,8 @@ pub const FLAG_WORDS: u32 = MAX_BLOCKS * CONSUMERS;
 
 /// f32 elements of the workspace for `sk_blocks` blocks with a stream-K share: the flags and a
 /// slot of one consumer's accumulators per consumer of each.
-pub fn workspace_elems(cfg: &HopperConfig, sk_blocks: u32) -> u64 {
-    let (bm, bn, _) = cfg.tile;
+pub fn workspace_elems(cfg: &HopperSchedule, sk_blocks: u32) -> u64 {
+    let (bm, bn, _) = cfg.tile.mnk();
     u64::from(FLAG_WORDS) + u64::from(sk_blocks) * u64::from(bm) * u64::from(bn)
 }
 
@@ -53,8 +53,8 @@ pub(super) struct Partials {
 
 impl Partials {
     /// The flags and slots of `workspace` for `cfg`'s tiles.
-    pub(super) fn new(workspace: GlobalPtr<f32>, cfg: &HopperConfig) -> Partials {
-        let bn = cfg.tile.1;
+    pub(super) fn new(workspace: GlobalPtr<f32>, cfg: &HopperSchedule) -> Partials {
+        let bn = cfg.tile.n();
         Partials {
             flags: workspace.cast::<u32>(),
             slots: workspace + FLAG_WORDS,
@@ -115,17 +115,17 @@ fn add_slots(
 const PAIRED_SLOT_REGS: usize = 64;
 
 /// Consumer `c`'s part of the hand-over for the current unit of `tiles` (see the module's
-/// docs): nothing for a whole tile; a start stores and signals; an end waits for all its peers'
-/// flags at once (thread `i` of the warpgroup for peer `first + i`, and so on), then adds their
-/// sums in order. Afterwards the accumulators of a unit that
-/// [`StreamKScheduler::writes_tile`] hold the tile's sums.
+/// docs; thread `t`, `own` its warpgroup's barrier): nothing for a whole tile; a start stores
+/// and signals; an end waits for all its peers' flags at once (thread `i` of the warpgroup for
+/// peer `first + i`, and so on), then adds their sums in order. Afterwards the accumulators of
+/// a unit that [`StreamKScheduler::writes_tile`] hold the tile's sums.
 #[device]
 pub(super) fn hand_over(
     tiles: &StreamKScheduler,
     p: &Partials,
     acc: &Fragment<f32>,
-    c: u32,
-    t: Var<u32>,
+    (c, t): (u32, Var<u32>),
+    own: NamedBarrier,
 ) {
     let size = tiles.cluster().size();
     let me = block_idx_x();
@@ -143,7 +143,7 @@ pub(super) fn hand_over(
                 flag.store_relaxed(0u32, Scope::Gpu);
                 peer += WARPGROUP_THREADS;
             }
-            warpgroup_sync(1 + c);
+            own.sync();
             let mut peer = first.fresh();
             while peer.lt(end) {
                 let block = peer * size + rank;
@@ -158,7 +158,7 @@ pub(super) fn hand_over(
             }
         } else {
             store_slot(p, acc, me, c, t);
-            warpgroup_sync(1 + c);
+            own.sync();
             if t.eq_(0u32) {
                 fence_acq_rel(Scope::Gpu);
                 p.flag(me, c).store_relaxed(1u32, Scope::Gpu);

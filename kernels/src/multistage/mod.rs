@@ -8,10 +8,10 @@
 //!
 //! The kernel's parameters, in order: `d` (D's global pointer), `a`, `b`, `m`, `n`, `k` (all
 //! `u32`). Launch it with [`MultistageConfig::grid`], [`MultistageConfig::block`] and
-//! [`MultistageConfig::smem_bytes`] of dynamic shared memory.
+//! [`MultistageParts::smem_bytes`] of dynamic shared memory.
 //!
 //! Requirements the caller checks (the kernel does not): `K` a multiple of
-//! [`MultistageConfig::k_multiple`] (8 for the reference's 16-byte `cp.async`, which needs
+//! [`MultistageParts::k_multiple`] (8 for the reference's 16-byte `cp.async`, which needs
 //! 16-byte aligned rows; configurations with 8- or 4-byte copies take K a multiple of 4 or 2, and
 //! one with element-wise copies any K, see [`MultistageConfig::reference_for_k`]), A, B 16-byte
 //! aligned,
@@ -81,9 +81,9 @@ impl Epilogue {
     }
 }
 
-/// A configuration of the multistage GEMM.
+/// The parts of a [`MultistageConfig`], any values: [`MultistageConfig::new`] checks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MultistageConfig {
+pub struct MultistageParts {
     /// Element type of A, B and D.
     pub dtype: GemmDtype,
     /// Accumulator type: f16 (f16 inputs only, `SM80_16x8x16_F16F16F16F16_TN`) or f32
@@ -113,14 +113,37 @@ pub struct MultistageConfig {
     pub epilogue: Epilogue,
 }
 
+/// A configuration of the multistage GEMM: [`MultistageParts`] the program supports, checked
+/// when made ([`MultistageConfig::new`]), so that its grid, block and shared memory are what a
+/// launch can take (no tile of 0, no stages past 8). Its parts read as fields (`cfg.tile_m`).
+///
+/// ```
+/// use kernels::gemm::{Accum, GemmDtype};
+/// use kernels::multistage::{MultistageConfig, MultistageParts};
+/// let reference = MultistageConfig::reference(GemmDtype::F16, Accum::F32);
+/// let deeper = MultistageConfig::new(MultistageParts { stages: 4, ..reference.parts() }).unwrap();
+/// assert_eq!((deeper.tile_m, deeper.stages), (128, 4));
+/// let zero = MultistageParts { tile_m: 0, ..reference.parts() };
+/// assert!(MultistageConfig::new(zero).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MultistageConfig(MultistageParts);
+
+impl std::ops::Deref for MultistageConfig {
+    type Target = MultistageParts;
+    fn deref(&self) -> &MultistageParts {
+        &self.0
+    }
+}
+
 /// Why a multistage kernel could not be generated.
 #[derive(Debug, Error)]
 pub enum MultistageError {
     /// The configuration is outside what the program supports.
     #[error("unsupported multistage configuration {cfg:?}: {reason}")]
     Config {
-        /// The configuration.
-        cfg: MultistageConfig,
+        /// The configuration's parts.
+        cfg: MultistageParts,
         /// Why.
         reason: String,
     },
@@ -134,9 +157,20 @@ pub enum MultistageError {
 }
 
 impl MultistageConfig {
+    /// The configuration of `parts`, or why the program does not support it.
+    pub fn new(parts: MultistageParts) -> Result<MultistageConfig, MultistageError> {
+        parts.check()?;
+        Ok(MultistageConfig(parts))
+    }
+
+    /// Its parts, to change some and make another ([`MultistageConfig::new`]).
+    pub fn parts(&self) -> MultistageParts {
+        self.0
+    }
+
     /// The seed's configuration: 128x128x32 tiles, 3 stages.
     pub fn reference(dtype: GemmDtype, acc: Accum) -> Self {
-        MultistageConfig {
+        MultistageConfig(MultistageParts {
             dtype,
             acc,
             tile_m: 128,
@@ -147,7 +181,7 @@ impl MultistageConfig {
             warps: (2, 2),
             raster_log2: 0,
             epilogue: Epilogue::Registers,
-        }
+        })
     }
 
     /// The tuned configuration: 128x256 tiles computed by 2x4 warps (each still 64x64, so the
@@ -157,24 +191,25 @@ impl MultistageConfig {
     /// given. The best across the H200 sweeps (`results/h200_gemm_sweep*.md`). For sm_80 take
     /// [`MultistageConfig::for_target`] of it.
     pub fn tuned(dtype: GemmDtype, acc: Accum) -> Self {
-        MultistageConfig {
+        MultistageConfig(MultistageParts {
             tile_n: 256,
             warps: (2, 4),
             stages: 4,
             raster_log2: 2,
             epilogue: Epilogue::Stmatrix,
-            ..Self::reference(dtype, acc)
-        }
+            ..Self::reference(dtype, acc).0
+        })
     }
 
     /// This configuration as `target` can run it: [`Epilogue::Stmatrix`] becomes
     /// [`Epilogue::Smem`] below sm_90 (`stmatrix` is sm_90's); everything else stays.
     pub fn for_target(self, target: Target) -> Self {
         if self.epilogue == Epilogue::Stmatrix && target < Target::Sm90a {
-            MultistageConfig {
+            // The same tile through shared memory: the check does not tell the two apart.
+            MultistageConfig(MultistageParts {
                 epilogue: Epilogue::Smem,
-                ..self
-            }
+                ..self.0
+            })
         } else {
             self
         }
@@ -205,18 +240,13 @@ impl MultistageConfig {
         } else {
             (128, 128, 3)
         };
-        MultistageConfig {
+        MultistageConfig(MultistageParts {
             copy_bits,
             tile_m,
             tile_n,
             stages,
-            ..Self::reference(dtype, acc)
-        }
-    }
-
-    /// K must be a multiple of this (copies of `copy_bits` stay inside aligned rows).
-    pub fn k_multiple(&self) -> u32 {
-        self.copy_bits / 16
+            ..Self::reference(dtype, acc).0
+        })
     }
 
     /// The PTX entry name: `multistage_f16` (f16 accumulate), `multistage_f16_f32acc`,
@@ -261,11 +291,6 @@ impl MultistageConfig {
         (self.threads(), 1, 1)
     }
 
-    /// Threads per block.
-    pub fn threads(&self) -> u32 {
-        32 * self.warps.0 * self.warps.1
-    }
-
     /// The grid for an `m x n` output: x over N tiles, y over M tiles; with rasterization
     /// (`raster_log2 = s`), x over `2^s` M tiles of each N tile and y over groups of `2^s` M tiles.
     pub fn grid(&self, m: u32, n: u32) -> (u32, u32, u32) {
@@ -273,15 +298,36 @@ impl MultistageConfig {
         let s = self.raster_log2;
         (tn << s, tm.div_ceil(1 << s), 1)
     }
+}
 
-    /// Dynamic shared memory per block: `stages` tiles of A and of B.
+impl MultistageParts {
+    /// K must be a multiple of this (copies of `copy_bits` stay inside aligned rows).
+    pub fn k_multiple(&self) -> u32 {
+        self.copy_bits / 16
+    }
+
+    /// Threads per block (saturating: parts out of range have no launch).
+    pub fn threads(&self) -> u32 {
+        32u32
+            .saturating_mul(self.warps.0)
+            .saturating_mul(self.warps.1)
+    }
+
+    /// Dynamic shared memory per block: `stages` tiles of A and of B (saturating: parts out of
+    /// range do not fit).
     pub fn smem_bytes(&self) -> u32 {
-        let pipeline = (self.tile_m + self.tile_n) * self.tile_k * self.stages * 2;
-        if self.epilogue.via_smem() {
-            pipeline.max(self.tile_m * self.tile_n * 2)
+        let (m, n, k) = (
+            u64::from(self.tile_m),
+            u64::from(self.tile_n),
+            u64::from(self.tile_k),
+        );
+        let pipeline = (m + n) * k * u64::from(self.stages) * 2;
+        let bytes = if self.epilogue.via_smem() {
+            pipeline.max(m * n * 2)
         } else {
             pipeline
-        }
+        };
+        u32::try_from(bytes).unwrap_or(u32::MAX)
     }
 
     fn fail(&self, reason: impl Into<String>) -> MultistageError {

@@ -6,7 +6,9 @@ use dsl_core::ir::{Kernel, Target};
 
 use super::{multistage_kernel, Epilogue, MultistageConfig, MultistageError, Tune, TARGETS};
 use crate::gemm::naive::MAX_GRID_Y;
-use crate::gemm::{GemmArg, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem, ProgramPlan};
+use crate::gemm::{
+    Device, GemmArg, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem, ProgramPlan,
+};
 
 /// The multistage program (`cp.async` + `ldmatrix` + `mma.sync`, see [`super`]).
 ///
@@ -22,6 +24,8 @@ pub struct Multistage;
 pub const MAX_K: usize = 1 << 24;
 
 impl GemmProgram for Multistage {
+    type Schedule = Tune;
+
     fn name(&self) -> &'static str {
         "multistage"
     }
@@ -40,12 +44,8 @@ impl GemmProgram for Multistage {
          the reference with the widest copies K allows where K is not a multiple of 8"
     }
 
-    fn check_config(&self, config: &str) -> Result<(), String> {
-        config.parse::<Tune>().map(drop).map_err(|e| e.to_string())
-    }
-
-    fn plan(&self, p: &Problem, target: Target, config: Option<&str>) -> Result<Plan, String> {
-        self.config_for(p, target, config).map(Plan::new)
+    fn plan(&self, p: &Problem, device: &Device, tune: Option<&Tune>) -> Result<Plan, String> {
+        self.config_for(p, device.target, tune).map(Plan::new)
     }
 }
 
@@ -56,19 +56,22 @@ impl Multistage {
         &self,
         p: &Problem,
         target: Target,
-        config: Option<&str>,
+        tune: Option<&Tune>,
     ) -> Result<MultistageConfig, String> {
         if !TARGETS.contains(&target) {
             return Err(format!("it runs on sm_80 and newer, not {target}"));
         }
-        let cfg = match config {
+        let cfg = match tune {
             None if p.k.is_multiple_of(8) => Tune::for_shape(p.m, p.n, p.k).config(p.dtype, p.acc),
-            None => MultistageConfig::reference_for_k(p.dtype, p.acc, p.k as u32),
-            Some(spec) => spec
-                .parse::<Tune>()
-                .map_err(|e| e.to_string())?
-                .config(p.dtype, p.acc),
+            None => Ok(MultistageConfig::reference_for_k(
+                p.dtype, p.acc, p.k as u32,
+            )),
+            Some(tune) => tune.config(p.dtype, p.acc),
         }
+        .map_err(|e| match e {
+            MultistageError::Config { reason, .. } => reason,
+            other => other.to_string(),
+        })?
         .for_target(target);
         if !p.k.is_multiple_of(cfg.k_multiple() as usize) {
             return Err(format!(
@@ -166,7 +169,7 @@ impl ProgramPlan for MultistageConfig {
         u64::from(self.copy_bits / 8)
     }
 
-    fn launch(&self, m: u32, n: u32, _k: u32, _sms: u32) -> LaunchPlan {
+    fn launch(&self, m: u32, n: u32, _k: u32, _device: &Device) -> LaunchPlan {
         use GemmArg::*;
         LaunchPlan {
             grid: self.grid(m, n),
@@ -184,7 +187,7 @@ impl ProgramPlan for MultistageConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gemm::{check, Accum, BufferLens, GemmDtype, KernelChoice};
+    use crate::gemm::{check, Accum, BufferLens, Config, GemmDtype, KernelChoice};
 
     fn problem(m: usize, n: usize, k: usize) -> Problem {
         Problem {
@@ -200,7 +203,11 @@ mod tests {
 
     fn plan(p: &Problem, target: Target) -> Result<MultistageConfig, String> {
         let lens = BufferLens::for_shape(p.m, p.n, p.k).unwrap();
-        check(p, lens, target)
+        let device = Device {
+            target,
+            ..Device::h200()
+        };
+        check(p, lens, &device)
             .map(|plan| *plan.downcast_ref::<MultistageConfig>().unwrap())
             .map_err(|e| e.to_string())
     }
@@ -209,7 +216,7 @@ mod tests {
     fn multistage_refuses_what_it_cannot_run() {
         // A named configuration keeps its 16-byte copies: K = 13 is refused, not narrowed.
         let p = Problem {
-            config: Some("tuned".into()),
+            config: Config::parse(KernelChoice::Program(&Multistage), "tuned").ok(),
             ..problem(100, 37, 13)
         };
         assert_eq!(
@@ -250,7 +257,7 @@ mod tests {
         );
         // K = 4096: the tuned tiles, with stmatrix on sm_90a and st.shared on sm_80.
         let big = problem(4096, 4096, 4096);
-        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32);
+        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32).unwrap();
         assert_eq!(plan(&big, Target::Sm90a), Ok(tuned));
         let sm80 = plan(&big, Target::Sm80).unwrap();
         assert_eq!(
@@ -259,7 +266,7 @@ mod tests {
         );
         // A named configuration is what runs.
         let p = Problem {
-            config: Some("256x128x32s4_r2_se".into()),
+            config: Config::parse(KernelChoice::Program(&Multistage), "256x128x32s4_r2_se").ok(),
             ..problem(64, 64, 16)
         };
         assert_eq!(
@@ -267,14 +274,15 @@ mod tests {
             Ok("256x128x32s4_r2_se"
                 .parse::<Tune>()
                 .unwrap()
-                .config(GemmDtype::F16, Accum::F32))
+                .config(GemmDtype::F16, Accum::F32)
+                .unwrap())
         );
     }
 
     /// The descriptions and kernel names are the ones `rute gemm` printed before the seam.
     #[test]
     fn descriptions_and_keys() {
-        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32);
+        let tuned = Tune::TUNED.config(GemmDtype::F16, Accum::F32).unwrap();
         assert_eq!(
             tuned.describe(),
             "multistage f16 (f32 acc, 128x256x32 tile, 4 stages, 2x4 warps, rasterized, stmatrix epilogue)"
@@ -292,7 +300,7 @@ mod tests {
             "multistage bf16 (f32 acc, 64x64x32 tile, 4 stages, 2x2 warps, 16-bit copies)"
         );
         assert_eq!(odd.operand_alignment(), 2);
-        let l = odd.launch(100, 70, 13, 132);
+        let l = odd.launch(100, 70, 13, &Device::h200());
         assert_eq!((l.grid, l.block, l.cluster), ((2, 2, 1), (128, 1, 1), None));
         assert_eq!(l.dynamic_smem_bytes, odd.smem_bytes());
     }

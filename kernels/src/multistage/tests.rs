@@ -18,10 +18,11 @@ fn names() {
     assert_eq!(n(GemmDtype::F16, Accum::F16), "multistage_f16");
     assert_eq!(n(GemmDtype::F16, Accum::F32), "multistage_f16_f32acc");
     assert_eq!(n(GemmDtype::Bf16, Accum::F32), "multistage_bf16");
-    let cfg = MultistageConfig {
+    let cfg = MultistageConfig::new(MultistageParts {
         stages: 4,
-        ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-    };
+        ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+    })
+    .unwrap();
     assert_eq!(cfg.name(), "multistage_f16_f32acc_128x128x32s4");
     assert_eq!(multistage_kernel(&cfg).unwrap().name, cfg.name());
 }
@@ -41,24 +42,53 @@ fn plan_of_the_seed() {
 
 #[test]
 fn unsupported_configurations_are_refused() {
+    let f16 = MultistageConfig::reference(GemmDtype::F16, Accum::F16).parts();
     let bad = [
-        MultistageConfig::reference(GemmDtype::Bf16, Accum::F16),
-        MultistageConfig {
-            tile_k: 48,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F16)
-        },
-        MultistageConfig {
+        MultistageConfig::reference(GemmDtype::Bf16, Accum::F16).parts(),
+        MultistageParts { tile_k: 48, ..f16 },
+        MultistageParts {
             tile_m: 96 + 8,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F16)
+            ..f16
         },
-        MultistageConfig {
-            stages: 1,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F16)
+        MultistageParts { stages: 1, ..f16 },
+        // What would make the launch divide by zero or overflow.
+        MultistageParts { tile_m: 0, ..f16 },
+        MultistageParts { tile_n: 0, ..f16 },
+        MultistageParts {
+            stages: u32::MAX,
+            ..f16
+        },
+        MultistageParts {
+            raster_log2: 40,
+            ..f16
+        },
+        MultistageParts {
+            warps: (u32::MAX, 2),
+            ..f16
         },
     ];
-    for cfg in bad {
-        let e = multistage_kernel(&cfg).unwrap_err();
-        assert!(matches!(e, MultistageError::Config { .. }), "{cfg:?}: {e}");
+    for parts in bad {
+        let e = MultistageConfig::new(parts).unwrap_err();
+        assert!(
+            matches!(e, MultistageError::Config { .. }),
+            "{parts:?}: {e}"
+        );
+    }
+    // The named configurations are the program's.
+    for (d, a) in [
+        (GemmDtype::F16, Accum::F16),
+        (GemmDtype::F16, Accum::F32),
+        (GemmDtype::Bf16, Accum::F32),
+    ] {
+        for cfg in [
+            MultistageConfig::reference(d, a),
+            MultistageConfig::tuned(d, a),
+            MultistageConfig::tuned(d, a).for_target(Target::Sm80),
+            MultistageConfig::reference_for_k(d, a, 13),
+            MultistageConfig::reference_for_k(d, a, 66),
+        ] {
+            assert_eq!(MultistageConfig::new(cfg.parts()).unwrap(), cfg);
+        }
     }
 }
 
@@ -72,13 +102,14 @@ fn other_configurations_generate() {
         (128, 128, 64, 3),
         (64, 64, 32, 2),
     ] {
-        let cfg = MultistageConfig {
+        let cfg = MultistageConfig::new(MultistageParts {
             tile_m: m,
             tile_n: n,
             tile_k: k,
             stages: s,
-            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32)
-        };
+            ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
+        })
+        .unwrap();
         let kernel = multistage_kernel(&cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
         for t in TARGETS {
             codegen_ptx::emit(&kernel, *t).unwrap_or_else(|e| panic!("{cfg:?} {t}: {e}"));

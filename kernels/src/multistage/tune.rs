@@ -24,7 +24,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::{Epilogue, MultistageConfig, MultistageError, Setup};
+use super::{Epilogue, MultistageConfig, MultistageError, MultistageParts, Setup};
 use crate::gemm::{Accum, GemmDtype};
 
 /// The type-independent levers of a [`MultistageConfig`]: tile, stages, warps, rasterization,
@@ -151,10 +151,10 @@ impl Tune {
         Some(t)
     }
 
-    /// Its configuration for these types.
-    pub fn config(self, dtype: GemmDtype, acc: Accum) -> MultistageConfig {
+    /// Its configuration for these types, or why the program does not support it.
+    pub fn config(self, dtype: GemmDtype, acc: Accum) -> Result<MultistageConfig, MultistageError> {
         let (tile_m, tile_n, tile_k) = self.tile;
-        MultistageConfig {
+        MultistageConfig::new(MultistageParts {
             tile_m,
             tile_n,
             tile_k,
@@ -162,8 +162,8 @@ impl Tune {
             warps: self.warps,
             raster_log2: self.raster_log2,
             epilogue: self.epilogue,
-            ..MultistageConfig::reference(dtype, acc)
-        }
+            ..MultistageConfig::reference(dtype, acc).parts()
+        })
     }
 }
 
@@ -201,7 +201,10 @@ impl FromStr for Tune {
                 }
             })?,
         };
-        Setup::new(&t.config(GemmDtype::F16, Accum::F32)).map_err(|e| TuneError::Unsupported {
+        let checked = t
+            .config(GemmDtype::F16, Accum::F32)
+            .and_then(|c| Setup::new(&c));
+        checked.map_err(|e| TuneError::Unsupported {
             spec: spec.to_string(),
             // The program's reason without the configuration dump it carries.
             reason: match e {
@@ -260,7 +263,7 @@ mod tests {
             ((1, 2), "64x64x32s2_w1x2".to_string())
         );
         assert_eq!(
-            Tune::TUNED.config(GemmDtype::F16, Accum::F32),
+            Tune::TUNED.config(GemmDtype::F16, Accum::F32).unwrap(),
             MultistageConfig::tuned(GemmDtype::F16, Accum::F32)
         );
     }

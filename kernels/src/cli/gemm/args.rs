@@ -1,12 +1,12 @@
 //! `rute gemm`'s arguments: the flags (read by clap, each value checked as it is read), then the
 //! rules across them (a shape or a suite), into a [`Request`]; the `--out` file's check.
 //!
-//! `--config` is read in one place, [`config`]: the spelling is checked against the kernel
-//! asked for and carried on as given.
+//! `--config` is read in one place, [`config`]: the spelling is parsed into the kernel's typed
+//! schedule, which is what runs.
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use kernels::gemm::check::MAX_DIM;
-use kernels::gemm::{Accum, GemmDtype, KernelChoice, PROGRAMS};
+use kernels::gemm::{Accum, Config, ConfigError, GemmDtype, KernelChoice, PROGRAMS};
 
 use super::request::{Options, Request, Suite, DEFAULT_REPEATS, MAX_REPEATS};
 use crate::cli::args::{integer, named, Usage};
@@ -140,29 +140,16 @@ fn wrap(text: &str, first: usize) -> String {
     lines.join("\n")
 }
 
-/// `--config SPEC` for `kernel`: the spelling as given, once the kernel takes it (for `auto`,
-/// once some kernel does); refused with each kernel's reason. The one place the command line
-/// reads a configuration.
-fn config(kernel: KernelChoice, spec: &str) -> Result<String, Usage> {
-    match kernel {
-        KernelChoice::Program(p) => p
-            .check_config(spec)
-            .map_err(|e| Usage(format!("--config: the {} kernel: {e}", p.name())))?,
-        KernelChoice::Auto => {
-            let mut reasons = Vec::new();
-            for p in PROGRAMS {
-                match p.check_config(spec) {
-                    Ok(()) => return Ok(spec.to_string()),
-                    Err(e) => reasons.push(format!("the {} kernel: {e}", p.name())),
-                }
-            }
-            return Err(Usage(format!(
-                "--config `{spec}` is no kernel's configuration: {}",
-                reasons.join("; ")
-            )));
-        }
-    }
-    Ok(spec.to_string())
+/// `--config SPEC` for `kernel`: parsed into the kernel's schedule (for `auto`, the first
+/// kernel's that takes it); refused with each kernel's reason. The one place the command line
+/// reads a configuration: what runs carries the parsed value.
+fn config(kernel: KernelChoice, spec: &str) -> Result<Config, Usage> {
+    Config::parse(kernel, spec).map_err(|e| {
+        Usage(match e {
+            ConfigError::Refused { .. } => format!("--config: {e}"),
+            ConfigError::NoProgram { .. } => format!("--config {e}"),
+        })
+    })
 }
 
 impl Args {
@@ -296,7 +283,7 @@ mod tests {
                     dtype: Some(GemmDtype::Bf16),
                     acc: Some(Accum::F32),
                     kernel: kernel("multistage"),
-                    config: Some("t256x128s4_r2_se".into()),
+                    config: Config::parse(kernel("multistage"), "t256x128s4_r2_se").ok(),
                     repeats: 5,
                     seed: 9,
                 },
@@ -307,7 +294,7 @@ mod tests {
                 Request::Single { opts, .. } => opts.config,
                 _ => None,
             }),
-            Ok(Some("tuned".into()))
+            Ok(Config::parse(KernelChoice::Auto, "tuned").ok())
         );
         // A spelling no kernel takes is a usage error, with each kernel's reason.
         let e = parse("--k 8 --m 2 --n 3 --config fastest").unwrap_err();

@@ -1,7 +1,7 @@
 //! What `rute gemm` is asked to do, as a typed value read once from the arguments: one shape
 //! (run, checked, timed) or a suite, with the options every form takes.
 
-use kernels::gemm::{Accum, GemmDtype, KernelChoice};
+use kernels::gemm::{Accum, Config, GemmDtype, KernelChoice};
 
 /// Which fixed list of shapes `--suite` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,7 +45,7 @@ pub struct Options {
     pub kernel: KernelChoice,
     /// `--config SPEC`: a configuration in the kernel's spelling, one it (or, for `auto`, some
     /// kernel) takes (default: the kernel's for the shape).
-    pub config: Option<String>,
+    pub config: Option<Config>,
     /// `--repeats` (default [`DEFAULT_REPEATS`], in `1..=`[`MAX_REPEATS`]).
     pub repeats: usize,
     /// `--seed` (default 1).

@@ -2,7 +2,7 @@
 //! suite runs, and the check of one case without a GPU.
 
 use dsl_core::ir::Target;
-use kernels::gemm::{check, Accum, BufferLens, GemmDtype, Problem};
+use kernels::gemm::{check, Accum, BufferLens, Device, GemmDtype, Problem};
 
 use super::request::{Options, Suite};
 
@@ -173,7 +173,7 @@ pub fn precheck(p: &Problem, targets: &[Target]) -> Result<(), String> {
     })?;
     let mut refusals: Vec<(Target, String)> = Vec::new();
     for &t in targets {
-        match check(p, lens, t) {
+        match check(p, lens, &Device::unknown(t)) {
             Ok(_) => return Ok(()),
             Err(e) => refusals.push((t, e.to_string())),
         }

@@ -53,7 +53,7 @@ pub fn execute(request: &Request, io: &mut Streams) -> i32 {
         Ok(Ctx {
             jit: &jit,
             gemm: match config {
-                Some(c) => gemm.with_config(c),
+                Some(c) => gemm.with_schedule(c),
                 None => gemm,
             },
             cublas: CublasRef::new(&jit)?,
@@ -143,7 +143,7 @@ fn single(
         "gemm: M={m} N={n} K={k} dtype={dtype} acc={acc} kernel={}{}",
         opts.kernel,
         opts.config
-            .as_deref()
+            .as_ref()
             .map_or(String::new(), |c| format!(" config={c}"))
     );
     let mut ok = true;

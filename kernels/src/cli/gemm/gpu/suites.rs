@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use kernels::gemm::{Accum, GemmDtype, GemmError};
+use kernels::gemm::{Accum, Config, GemmDtype, GemmError};
 
 use super::super::request::{Options, Suite};
 use super::super::suites::{pairs, precheck, problem, shapes};
@@ -32,7 +32,7 @@ fn header(title: &str, device: &str, opts: &Options) -> String {
     format!(
         "# {title}\n\n- device: {device}\n- kernel: {}\n- config: {}\n- seed: {}, repeats: {}\n- unix time: {when}\n\n",
         opts.kernel,
-        opts.config.as_deref().unwrap_or("the kernel's default for the shape"),
+        opts.config.as_ref().map_or("the kernel's default for the shape", Config::spelling),
         opts.seed,
         opts.repeats
     )

@@ -1,0 +1,79 @@
+//! The default schedule for a problem on a device: the first row of a table of shape classes
+//! that holds the shape ([`table`]), each row's schedule measured in a results file, and a cost
+//! model for the shapes between the rows ([`model`]). The device's facts come from the device
+//! ([`Device`]); a tuning record, where there is one, comes before both (the runtime's choice:
+//! `kernels::gemm::tuning`).
+//!
+//! ```
+//! use kernels::gemm::{Device, Origin};
+//! use kernels::hopper::chooser::choose;
+//! let h200 = Device::h200();
+//! let short_k = choose(81920, 256, 256, &h200);
+//! assert_eq!(short_k.schedule.to_string(), "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf");
+//! assert!(matches!(short_k.origin, Origin::Table { .. }));
+//! let square = choose(4096, 4096, 4096, &h200);
+//! assert_eq!((square.schedule.to_string(), square.origin), ("128x256x64s3_h_n".into(), Origin::Model));
+//! // A device with fewer SMs: one wave of a narrower tile is wider.
+//! let fewer = kernels::gemm::Device { sms: 66, ..Device::h200() };
+//! assert_eq!(choose(128, 6144, 4096, &fewer).schedule.to_string(), "128x96x64s7_f1_l256_vlfn");
+//! ```
+
+pub mod model;
+pub mod table;
+
+use super::schedule::HopperSchedule;
+use crate::gemm::{Device, Origin};
+
+/// A default schedule and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    /// The schedule.
+    pub schedule: HopperSchedule,
+    /// The table's row, or the model.
+    pub origin: Origin,
+}
+
+/// The default schedule for `m x n x k` on `device`: the first table row that holds the shape
+/// (and whose schedule fits the device's shared memory, with fewer stages if it must), else the
+/// cost model's.
+pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
+    let shape = (m, n, k);
+    for row in table::TABLE {
+        if row.when.iter().all(|c| c.holds(shape, device)) {
+            let spelled = row.schedule.fill((m, n), device);
+            let schedule: HopperSchedule = spelled
+                .parse()
+                .unwrap_or_else(|e| panic!("the table's row for {}: {e}", row.class));
+            let schedule = match row.schedule.most_stages {
+                Some(cap) => schedule.with_most_stages(cap, device.smem_per_block),
+                None => fitted(schedule, device),
+            };
+            if schedule.check_fit(device.smem_per_block).is_err() {
+                continue;
+            }
+            return Choice {
+                schedule,
+                origin: Origin::Table {
+                    row: row.class,
+                    results: row.results,
+                },
+            };
+        }
+    }
+    Choice {
+        schedule: model::choose(m, n, k, device),
+        origin: Origin::Model,
+    }
+}
+
+/// `schedule`, or on a device with less shared memory per block than it takes, the same with
+/// as many of its stages as fit there.
+pub(super) fn fitted(schedule: HopperSchedule, device: &Device) -> HopperSchedule {
+    match schedule.check_fit(device.smem_per_block) {
+        Ok(()) => schedule,
+        Err(_) => schedule.with_most_stages(schedule.tile.stages(), device.smem_per_block),
+    }
+}
+
+#[cfg(test)]
+mod tests;

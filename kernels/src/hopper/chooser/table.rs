@@ -1,0 +1,190 @@
+//! The table of defaults: each row a shape class (a few conditions on M, N, K and the device's
+//! facts), the schedule measured best there, and the results file that measured it. The first
+//! row whose conditions all hold gives the schedule; a shape no row holds goes to the cost model
+//! ([`super::model`]). Why each row is what it is: `results/hopper_default_notes.md`.
+
+use dsl_core::pipeline::StreamKSplit;
+
+use crate::gemm::Device;
+
+/// One condition of a row, on the problem `m x n x k` and the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    /// `m <= v`.
+    MAtMost(usize),
+    /// `m > v`.
+    MAbove(usize),
+    /// `n == v`.
+    NIs(usize),
+    /// `n >= v`.
+    NAtLeast(usize),
+    /// `k <= v`.
+    KAtMost(usize),
+    /// `k > v`.
+    KAbove(usize),
+    /// `k >= v`.
+    KAtLeast(usize),
+    /// `n` in tiles of `v` rows (swapped, the weights' tiles) fit in one wave of the SMs.
+    NTilesInOneWave(usize),
+    /// `n` in tiles of `v` rows take more than one wave.
+    NTilesPastOneWave(usize),
+    /// The width of one row of tiles filling the SMs in one wave (N over the SMs, rounded up
+    /// to 16) is in `lo..=hi`.
+    OneWaveWidth(u32, u32),
+    /// 128 x 64 tiles few enough for stream-K to share every one out
+    /// ([`StreamKSplit::few_enough_to_share_all`]).
+    FewTilesToShareOut,
+    /// A, B and D (16-bit) together pass the L2.
+    PastL2,
+}
+
+impl Cond {
+    /// Whether the condition holds for `m x n x k` on `device`.
+    pub fn holds(self, (m, n, k): (usize, usize, usize), device: &Device) -> bool {
+        let sms = device.sms.max(1) as usize;
+        match self {
+            Cond::MAtMost(v) => m <= v,
+            Cond::MAbove(v) => m > v,
+            Cond::NIs(v) => n == v,
+            Cond::NAtLeast(v) => n >= v,
+            Cond::KAtMost(v) => k <= v,
+            Cond::KAbove(v) => k > v,
+            Cond::KAtLeast(v) => k >= v,
+            Cond::NTilesInOneWave(rows) => n.div_ceil(rows) <= sms,
+            Cond::NTilesPastOneWave(rows) => n.div_ceil(rows) > sms,
+            Cond::OneWaveWidth(lo, hi) => {
+                (lo as usize..=hi as usize).contains(&one_wave_width(n, device))
+            }
+            Cond::FewTilesToShareOut => {
+                let tiles = (m.div_ceil(128) * n.div_ceil(64)) as u64;
+                StreamKSplit::few_enough_to_share_all(tiles, sms as u64)
+            }
+            Cond::PastL2 => (m as u128) * ((k + n) as u128) * 2 > u128::from(device.l2_bytes),
+        }
+    }
+}
+
+/// The width of one row of tiles that fills the device's SMs in one wave: N over the SMs,
+/// rounded up to 16.
+pub fn one_wave_width(n: usize, device: &Device) -> usize {
+    n.div_ceil(device.sms.max(1) as usize).next_multiple_of(16)
+}
+
+/// The schedule a row gives: a spelling whose holes the shape fills, `{m16}` (M rounded up to
+/// 16) and `{wave16}` ([`one_wave_width`]), and whether its stages are as written or the most
+/// that fit up to a cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Template {
+    /// The spelling, with holes.
+    pub spelling: &'static str,
+    /// `Some(cap)`: the most stages that fit, up to `cap`, in place of the spelling's.
+    pub most_stages: Option<u32>,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The shape class, in words.
+    pub class: &'static str,
+    /// The conditions that make a shape the row's (all of them).
+    pub when: &'static [Cond],
+    /// The schedule.
+    pub schedule: Template,
+    /// The results file that measured it.
+    pub results: &'static str,
+}
+
+const fn spelled(spelling: &'static str) -> Template {
+    Template {
+        spelling,
+        most_stages: None,
+    }
+}
+
+const fn most_stages(spelling: &'static str, cap: u32) -> Template {
+    Template {
+        spelling,
+        most_stages: Some(cap),
+    }
+}
+
+/// The rows, in the order they are tried.
+pub const TABLE: &[Row] = &[
+    Row {
+        class: "decode (M up to 64) whose 64-row weight tiles fit in one wave",
+        when: &[Cond::MAtMost(64), Cond::NTilesInOneWave(64)],
+        schedule: most_stages("64x{m16}x128s3_f1_vfln_t", 12),
+        results: "results/h200_hopper_levers_2026-12-01g.md",
+    },
+    Row {
+        class: "decode 64 wide past a wave of 128-row weight tiles",
+        when: &[
+            Cond::MAtMost(64),
+            Cond::MAbove(48),
+            Cond::NTilesPastOneWave(128),
+        ],
+        schedule: spelled("128x64x64s8_c4x1_f1_vfln_t"),
+        results: "results/h200_hopper_levers_2026-12-02b.md",
+    },
+    Row {
+        class: "decode past a wave of 64-row weight tiles",
+        when: &[Cond::MAtMost(64)],
+        schedule: spelled("128x{m16}x64s8_vfln_t"),
+        results: "results/h200_hopper_levers_2026-12-01g.md",
+    },
+    Row {
+        class: "one row of tiles (M up to 128) 48 to 160 wide in one wave",
+        when: &[Cond::MAtMost(128), Cond::OneWaveWidth(48, 160)],
+        schedule: most_stages("128x{wave16}x64s3_f1_l256_vlfn", 8),
+        results: "results/h200_hopper_levers_2026-12-01g.md",
+    },
+    Row {
+        class: "a long K (8192 on) over one row of tiles, few enough to share out",
+        when: &[
+            Cond::MAtMost(128),
+            Cond::KAtLeast(8192),
+            Cond::FewTilesToShareOut,
+        ],
+        schedule: spelled("128x64x64s8_c1x2_f1_vlfn"),
+        results: "results/h200_hopper_levers_2026-12-02b.md",
+    },
+    Row {
+        class: "a short K (128 to 256) whose B is one 256-wide tile, past the L2",
+        when: &[
+            Cond::MAbove(128),
+            Cond::NIs(256),
+            Cond::KAbove(128),
+            Cond::KAtMost(256),
+            Cond::PastL2,
+        ],
+        schedule: spelled("64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf"),
+        results: "results/h200_hopper_ws.md",
+    },
+    Row {
+        class: "a short K (up to 256) whose B is one 256-wide tile",
+        when: &[Cond::MAbove(128), Cond::NIs(256), Cond::KAtMost(256)],
+        schedule: spelled("64x256x64s8_f1_e128_r4_p_l0_vfnf"),
+        results: "results/h200_hopper_levers_2026-12-02b.md",
+    },
+    Row {
+        class: "a short K (up to 512), N 256 or more",
+        when: &[Cond::MAbove(128), Cond::KAtMost(512), Cond::NAtLeast(256)],
+        schedule: spelled("128x256x64s4_e128"),
+        results: "results/h200_hopper_levers_2026-12-01h.md",
+    },
+    Row {
+        class: "a short K (up to 512), N below 256",
+        when: &[Cond::MAbove(128), Cond::KAtMost(512)],
+        schedule: spelled("128x128x64s5"),
+        results: "results/h200_hopper_stream_k_levers.md",
+    },
+];
+
+impl Template {
+    /// The spelling with its holes filled for `m x n` on `device`.
+    pub fn fill(&self, (m, n): (usize, usize), device: &Device) -> String {
+        self.spelling
+            .replace("{m16}", &m.div_ceil(16).saturating_mul(16).to_string())
+            .replace("{wave16}", &one_wave_width(n, device).to_string())
+    }
+}

@@ -1,0 +1,167 @@
+//! The chooser against the decision tree it replaced, and on devices other than the H200.
+
+use super::model::{estimate, CANDIDATES};
+use super::table::{Cond, TABLE};
+use super::*;
+
+/// Every shape of the bench, llm and correctness suites (and a grid of others) gets, for the
+/// H200's facts, the schedule the hand-written decision tree gave before the chooser was a
+/// table and a model (`pinned_defaults.txt`, made from that code).
+#[test]
+fn the_table_chooses_as_the_decision_tree_did() {
+    let h200 = Device::h200();
+    let pinned = include_str!("pinned_defaults.txt");
+    let mut checked = std::collections::BTreeMap::<&str, usize>::new();
+    let mut wrong = Vec::new();
+    for line in pinned.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [set, m, n, k, want] = f[..] else {
+            panic!("`{line}` is not `set M N K schedule`");
+        };
+        let (m, n, k) = (m.parse().unwrap(), n.parse().unwrap(), k.parse().unwrap());
+        let got = choose(m, n, k, &h200).schedule.to_string();
+        if got != want {
+            wrong.push(format!("{set} {m} x {n} x {k}: {got}, not {want}"));
+        }
+        *checked.entry(set).or_default() += 1;
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Every suite's shapes are there.
+    assert_eq!(checked["bench"], 5);
+    assert_eq!(checked["llm"], 28);
+    assert!(
+        checked["correctness"] >= 40 && checked["grid"] > 9000,
+        "{checked:?}"
+    );
+}
+
+/// Every row's schedule is a schedule, for shapes of the row and devices of other sizes.
+#[test]
+fn every_row_gives_a_schedule_that_takes_its_shapes() {
+    let devices = [
+        Device::h200(),
+        Device {
+            sms: 114,
+            l2_bytes: 50 << 20,
+            ..Device::h200()
+        },
+        Device {
+            sms: 66,
+            ..Device::h200()
+        },
+        Device::unknown(dsl_core::ir::Target::Sm90a),
+    ];
+    let (ms, ns, ks) = (
+        [1, 16, 33, 64, 65, 100, 128, 129, 512, 4096, 81920],
+        [8, 64, 128, 256, 264, 1000, 6144, 28672, 57344],
+        [8, 64, 128, 256, 512, 1024, 8192, 14336],
+    );
+    let mut rows_seen = std::collections::BTreeSet::new();
+    for device in &devices {
+        for &m in &ms {
+            for &n in &ns {
+                for &k in &ks {
+                    let c = choose(m, n, k, device);
+                    assert_eq!(c.schedule.check(), Ok(()), "{m} x {n} x {k}");
+                    let takes = c.schedule.takes(m as u32, n as u32, k as u32);
+                    assert!(takes.is_ok(), "{m} x {n} x {k}: {takes:?}");
+                    if let Origin::Table { row, .. } = c.origin {
+                        rows_seen.insert(row);
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(rows_seen.len(), TABLE.len(), "{rows_seen:?}");
+    for row in TABLE {
+        assert!(row.results.starts_with("results/") && row.results.ends_with(".md"));
+    }
+}
+
+/// The device's facts move the choice: the one-wave width follows the SM count, and the short
+/// K past the L2 follows the L2's size.
+#[test]
+fn the_device_moves_the_choice() {
+    let h200 = Device::h200();
+    let fewer = Device {
+        sms: 66,
+        ..h200.clone()
+    };
+    assert_eq!(
+        choose(128, 6144, 4096, &h200).schedule.to_string(),
+        "128x48x64s8_f1_l256_vlfn"
+    );
+    assert_eq!(
+        choose(128, 6144, 4096, &fewer).schedule.to_string(),
+        "128x96x64s7_f1_l256_vlfn"
+    );
+    let big_l2 = Device {
+        l2_bytes: 1 << 30,
+        ..h200.clone()
+    };
+    assert_eq!(
+        choose(81920, 256, 256, &big_l2).schedule.to_string(),
+        "64x256x64s8_f1_e128_r4_p_l0_vfnf"
+    );
+    assert!(Cond::PastL2.holds((81920, 256, 256), &h200));
+    assert!(!Cond::PastL2.holds((81920, 256, 256), &big_l2));
+}
+
+/// The model's estimate: waves of a tile's FLOPs at its rate, or the bytes at the DRAM's; the
+/// faster compute where memory holds every candidate back.
+#[test]
+fn the_model_counts_waves_and_bytes() {
+    let h200 = Device::h200();
+    let wide = &CANDIDATES[0];
+    // 512 tiles of 128x256 on 132 SMs: 4 waves.
+    let e = estimate(wide, (4096, 4096, 4096), &h200);
+    let per_sm = h200.tensor_flops / 132.0;
+    let wave = 2.0 * 128.0 * 256.0 * 4096.0 / per_sm;
+    assert!((e.compute - 4.0 * wave).abs() < 1e-12, "{e:?}");
+    assert!(e.compute > e.memory);
+    // A short K is bound by its bytes.
+    let short = estimate(wide, (81920, 1024, 64), &h200);
+    assert!(short.memory > short.compute, "{short:?}");
+    assert_eq!(short.time(), short.memory);
+    // Between rows: the 128x256 tile where it fills the waves; a narrower one where 128x256
+    // would leave a last wave nearly empty.
+    assert_eq!(choose(4096, 4096, 4096, &h200).origin, Origin::Model);
+    assert_eq!(
+        choose(512, 6144, 4096, &h200).schedule.to_string(),
+        "128x192x64s4_n"
+    );
+}
+
+/// A Hilbert order's table is bounded: past it, the model walks grouped, and a schedule asked
+/// for in Hilbert order refuses the problem instead of building the table.
+#[test]
+fn hilbert_orders_past_their_table_walk_grouped() {
+    let h200 = Device::h200();
+    let huge = choose(1 << 24, 1 << 16, 1024, &h200).schedule;
+    assert_eq!(huge.order, dsl_core::pipeline::Raster::Grouped { group: 8 });
+    let hilbert: HopperSchedule = "128x256x64s3_h".parse().unwrap();
+    let e = hilbert.takes(1 << 24, 1 << 16, 1024).unwrap_err();
+    assert!(e.contains("Hilbert order"), "{e}");
+    assert!(hilbert.takes(4096, 4096, 4096).is_ok());
+}
+
+/// On a device with less shared memory per block, the default takes as many stages as fit it,
+/// and the program plans it.
+#[test]
+fn a_smaller_shared_memory_takes_fewer_stages() {
+    let small = Device {
+        smem_per_block: 160 * 1024,
+        ..Device::h200()
+    };
+    for (m, n, k) in [
+        (4096, 4096, 4096),
+        (16, 4096, 4096),
+        (81920, 256, 256),
+        (512, 28672, 4096),
+    ] {
+        let c = choose(m, n, k, &small).schedule;
+        assert!(c.block_smem_bytes() <= 160 * 1024, "{m} {n} {k}: {c}");
+        let big = choose(m, n, k, &Device::h200()).schedule;
+        assert!(c.tile.stages() <= big.tile.stages(), "{c} {big}");
+    }
+}

@@ -1,0 +1,523 @@
+//! [`HopperPlan`]: what the program computes on the host from a schedule and the element type:
+//! the atoms, the tiled MMA of one consumer, the shared layouts and the TMA copies.
+
+use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
+use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
+use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
+use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
+use dsl_core::tiled::{
+    local_tile, make_identity_tensor, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma,
+    View,
+};
+
+use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
+use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
+use crate::gemm::GemmDtype;
+
+/// What the program computes on the host from a schedule and the element type: the atoms, the
+/// tiled MMA of one consumer, the shared layouts and the TMA copies.
+#[derive(Debug, Clone)]
+pub struct HopperPlan {
+    /// The schedule.
+    pub schedule: HopperSchedule,
+    /// The element type of A, B and D.
+    pub dtype: GemmDtype,
+    /// One consumer's tiled MMA: `SM90_64x{N}x16_F32{T}{T}_SS` over its `(consumer_rows, tile_n)`.
+    pub mma: TiledMma,
+    /// The ring of A: `(tile_m, tile_k, stages)`, K-major, 128-byte swizzled.
+    pub smem_a: ComposedLayout,
+    /// The ring of B: `(tile_n, tile_k, stages)`.
+    pub smem_b: ComposedLayout,
+    /// Consumer `c`'s rows of the ring of A (`View` of `smem_a` offset to them).
+    pub smem_a_consumer: Vec<View>,
+    /// One consumer's output staging tile in shared memory, `(consumer_rows, E)` for the epilogue's
+    /// `E` columns, 128-byte swizzled (or plain where `E` is not a multiple of 64; column-major
+    /// when A and B are swapped).
+    pub smem_d: ComposedLayout,
+    /// TMA loads of one stage of A and of B.
+    pub tma_a: TmaCopy,
+    /// The B load (multicast in a cluster along M).
+    pub tma_b: TmaCopy,
+    /// A block's slice of the A load, multicast (a cluster along N): each of the `cluster.y`
+    /// blocks that share the A tile loads `tile_m / cluster.y` of its rows into all of them.
+    pub tma_a_multicast: TmaCopy,
+    /// A block's slice of the B load, multicast (a cluster along M): `tile_n / cluster.x` rows
+    /// of the shared B tile each.
+    pub tma_b_multicast: TmaCopy,
+    /// The TMA store of one consumer's output tile (in the kernel's coordinates: swapped, D is
+    /// seen column-major).
+    pub tma_d: TmaCopy,
+    /// The accumulators of a consumer thread: `(MMA, MMA_M, MMA_N)`.
+    pub frag_c: Layout,
+    /// Registers -> shared (`stmatrix.x4`) of one epilogue sub-tile (the whole tile without
+    /// `_eE`): `make_tiled_copy_C` of an MMA as wide as the sub-tile.
+    pub r2s: TiledCopy,
+    /// `retile_S` of a sub-tile's accumulators for that copy: sub-tile `j`'s values are the
+    /// tile's [`HopperPlan::epilogue_source`] names ([`check_epilogue_slices`] proves it per plan).
+    pub retile_c: Layout,
+    /// With D stored from the registers (`_u`), a consumer thread's stores
+    /// ([`direct_stores`]); empty otherwise.
+    pub direct: Vec<ThreadStore>,
+    /// Whether the kernel stamps its phases into the workspace ([`super::trace`]): false
+    /// except in [`super::traced_kernel`]'s diagnostic build.
+    pub trace: bool,
+}
+
+impl HopperPlan {
+    /// The plan of `schedule` for elements of `dtype` (f32 accumulation), or why the program
+    /// does not take the schedule.
+    pub fn new(schedule: HopperSchedule, dtype: GemmDtype) -> Result<HopperPlan, PlanError> {
+        schedule.check()?;
+        let cfg = &schedule;
+        let (bm, bn, bk) = (
+            i64::from(cfg.tile.m()),
+            i64::from(cfg.tile.n()),
+            i64::from(cfg.tile.k()),
+        );
+        let st = i64::from(cfg.tile.stages());
+        let val = dtype.val_type();
+        let rows = i64::from(cfg.consumer_rows());
+        let atom = MmaAtom::new(Gmma::ss(cfg.tile.n(), ValType::F32, val));
+        let perm = [
+            Some(Layout::vector(rows, 1)?),
+            Some(Layout::vector(bn, 1)?),
+            Some(Layout::vector(16, 1)?),
+        ];
+        let mma = make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?;
+        let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
+        let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
+        let b_slots = i64::from(cfg.b_slots());
+        let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, b_slots]), None)?;
+        // Ping-pong, each consumer reads the whole stage of its own tile.
+        let smem_a_consumer = (0..i64::from(cfg.consumers()))
+            .map(|c| {
+                let half = match cfg.consumers {
+                    Consumers::PingPong(_) => 0,
+                    Consumers::Cooperative(_) => c,
+                };
+                local_tile(
+                    &View::from(smem_a.clone()),
+                    &[rows, bk, st],
+                    &[Idx::At(half), Idx::At(0), Idx::At(0)],
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // One stage of A and of B, the tile each TMA load fills.
+        let stage = |rows: i64| sw128.tile_to_shape(&IntTuple::ints(&[rows, bk]), None);
+        let global = TmaGlobal::row_major(val);
+        let (a_stage, b_stage) = (stage(bm)?, stage(bn)?);
+        let [hint_a, hint_b, hint_d] = cfg.l2.hints.each();
+        let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?.with_cache_hint(hint_a);
+        let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?.with_cache_hint(hint_b);
+        // A slice of a shared tile is whole 8-row swizzle atoms, contiguous in the stage (K is
+        // one atom deep in a cluster: check() asks it), so it lands at its rows' offset.
+        let (cx, cy) = cfg.cluster.blocks();
+        let (cx, cy) = (i64::from(cx), i64::from(cy));
+        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?
+            .with_cache_hint(hint_a);
+        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?
+            .with_cache_hint(hint_b);
+        let epi = i64::from(cfg.epilogue_cols());
+        let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
+            Ok(ComposedLayout::new(
+                dsl_core::layout::Swizzle::identity(),
+                0,
+                Layout::new(IntTuple::ints(&[rows, epi]), IntTuple::ints(&stride))?,
+            ))
+        };
+        // Swapped, the kernel's tile is D's transposed: its rows run along D's rows, so the
+        // staging tile is column-major and D, seen in the kernel's coordinates, too.
+        let (smem_d, d_global) = if cfg.swapped() {
+            let column_major = TmaGlobal {
+                contiguous: 0,
+                ..global
+            };
+            (plain([1, rows])?, column_major)
+        } else if epi % 64 == 0 {
+            (
+                sw128.tile_to_shape(&IntTuple::ints(&[rows, epi]), None)?,
+                global,
+            )
+        } else {
+            // Rows of a width the 128-byte swizzle does not tile: plain rows, whose `stmatrix`
+            // stores meet some bank conflicts (an epilogue's cost, not the main loop's).
+            (plain([epi, 1])?, global)
+        };
+        let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?.with_cache_hint(hint_d);
+        // Pieces of the last wave end inside D: boxes of 16 rows, so that a piece's store stops
+        // at its last (check() took the swizzled, unswapped staging tile).
+        let tma_d = if cfg.row_split() && cfg.sub_tile().is_some() {
+            tma_d.split_boxes(0, STAGING_BLOCK_ROWS)?
+        } else {
+            tma_d
+        };
+        let row_major = |cols: i64| -> Result<View, LayoutError> {
+            Ok(View::from(Layout::new(
+                IntTuple::ints(&[rows, cols]),
+                IntTuple::ints(&[cols, 1]),
+            )?))
+        };
+        let frag_c = mma.get_slice(0)?.partition_fragment_c(&row_major(bn)?)?;
+        // The epilogue's sub-tile: the same accumulators, `epi` columns of them at a time, seen
+        // as the fragment of a consumer MMA that is `epi` wide.
+        let epi_mma = if epi == bn {
+            mma.clone()
+        } else {
+            let atom = MmaAtom::new(Gmma::ss(epi as u32, ValType::F32, val));
+            let perm = [
+                Some(Layout::vector(rows, 1)?),
+                Some(Layout::vector(epi, 1)?),
+                Some(Layout::vector(16, 1)?),
+            ];
+            make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?
+        };
+        let frag_epi = epi_mma
+            .get_slice(0)?
+            .partition_fragment_c(&row_major(epi)?)?;
+        check_epilogue_slices(&mma, &epi_mma, &frag_c, &frag_epi, (rows, bn, epi))?;
+        let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &epi_mma)?;
+        let retile_c = r2s.get_slice(0)?.retile_s(&frag_epi)?;
+        let direct = match cfg.store() {
+            Store::Tma(_) => Vec::new(),
+            Store::Direct(width) => direct_stores(&mma, &frag_c, (rows, bn), width)?,
+        };
+        Ok(HopperPlan {
+            schedule,
+            dtype,
+            mma,
+            smem_a,
+            smem_b,
+            smem_a_consumer,
+            smem_d,
+            tma_a,
+            tma_b,
+            tma_a_multicast,
+            tma_b_multicast,
+            tma_d,
+            frag_c,
+            r2s,
+            retile_c,
+            direct,
+            trace: false,
+        })
+    }
+
+    /// Bytes a stage's loads bring to one block (A's and B's tiles; A's alone with B resident).
+    pub fn stage_bytes(&self) -> u32 {
+        if self.schedule.resident_b().is_some() {
+            self.tma_a.bytes()
+        } else {
+            self.tma_a.bytes() + self.tma_b.bytes()
+        }
+    }
+
+    /// The fields of the kernel's three tensor maps for its `km x kn x k` (the problem's, with
+    /// M and N swapped for a swapped schedule: [`HopperSchedule::kernel_dims`]): its A (`km x
+    /// k`), its B (`kn x k`), and D in its coordinates (`km x kn`; swapped, D's transposed, so
+    /// column-major), each row-major with rows of `k` (or D's row) elements. An error where a
+    /// row is not a multiple of 16 bytes.
+    pub fn descriptors(&self, km: u32, kn: u32, k: u32) -> Result<[TmaDescriptor; 3], LayoutError> {
+        let (mu, nu, ku) = (u64::from(km), u64::from(kn), u64::from(k));
+        let d_strides = if self.schedule.swapped() {
+            [1, mu]
+        } else {
+            [nu, 1]
+        };
+        // A shared tile's loads are its blocks' slices: the tensor map holds the slice's box.
+        let (cx, cy) = self.schedule.cluster.blocks();
+        let a = if cy > 1 {
+            &self.tma_a_multicast
+        } else {
+            &self.tma_a
+        };
+        let b = if cx > 1 {
+            &self.tma_b_multicast
+        } else {
+            &self.tma_b
+        };
+        let promotion = self.schedule.l2.promotion;
+        Ok([
+            a.descriptor(&[mu, ku], &[ku, 1])?
+                .with_l2_promotion(promotion),
+            b.descriptor(&[nu, ku], &[ku, 1])?
+                .with_l2_promotion(promotion),
+            self.tma_d.descriptor(&[mu, nu], &d_strides)?,
+        ])
+    }
+
+    /// Accumulator values of one thread in one epilogue sub-tile.
+    pub fn epilogue_values(&self) -> u32 {
+        (self.frag_c.cosize() as u32) * self.schedule.epilogue_cols() / self.schedule.tile.n()
+    }
+
+    /// The accumulator that value `v` of epilogue sub-tile `j` is ([`epilogue_source`] for
+    /// this plan's fragment).
+    pub fn epilogue_source(&self, j: u32, v: u32) -> u32 {
+        let rows = self.schedule.consumer_rows();
+        epilogue_source(
+            self.frag_c.cosize() as u32,
+            self.epilogue_values(),
+            rows / 64,
+            j,
+            v,
+        )
+    }
+
+    /// This block's slice of a stage's A and B tiles, shared in a cluster: the rows each loads
+    /// for all the blocks that share the tile (0 for an unshared tile), as `(A's, B's)`.
+    pub fn multicast_slice_rows(&self) -> (u32, u32) {
+        let (m, n, _) = self.schedule.tile.mnk();
+        let (cx, cy) = self.schedule.cluster.blocks();
+        (m / cy, n / cx)
+    }
+
+    /// Elements of one stage of A and of B.
+    pub fn stage_elems(&self) -> (u32, u32) {
+        let (m, n, k) = self.schedule.tile.mnk();
+        (m * k, n * k)
+    }
+}
+
+/// The accumulator that value `v` of epilogue sub-tile `j` is, for a thread holding `full`
+/// accumulators, `per` of them in each sub-tile, over `blocks` 64-row `wgmma` blocks: each
+/// block's values run along the columns, so a sub-tile is the same run of `per / blocks` values
+/// in every block ([`check_epilogue_slices`] proves it per plan).
+pub fn epilogue_source(full: u32, per: u32, blocks: u32, j: u32, v: u32) -> u32 {
+    let (in_block, sub_in_block) = (full / blocks, per / blocks);
+    (v / sub_in_block) * in_block + j * sub_in_block + v % sub_in_block
+}
+
+/// That sub-tile `j` of `epi` columns of every thread's accumulators (the fragment `frag_c` of
+/// the consumer's `mma` over `rows x bn`) is the fragment `frag_epi` of `epi_mma` over `rows x
+/// epi`, its value `v` being accumulator [`epilogue_source`]`(j, v)`: the epilogue copies it to
+/// column `j * epi` on. An error names the first
+/// value that lands elsewhere.
+pub fn check_epilogue_slices(
+    mma: &TiledMma,
+    epi_mma: &TiledMma,
+    frag_c: &Layout,
+    frag_epi: &Layout,
+    (rows, bn, epi): (i64, i64, i64),
+) -> Result<(), PlanError> {
+    let (full_id, epi_id) = (
+        make_identity_tensor(&[rows, bn])?,
+        make_identity_tensor(&[rows, epi])?,
+    );
+    let per = frag_epi.cosize();
+    for t in 0..mma.size() {
+        let full = full_id.coords_of(&mma.get_slice(t)?.partition_c(full_id.view())?)?;
+        let sub = epi_id.coords_of(&epi_mma.get_slice(t)?.partition_c(epi_id.view())?)?;
+        // Accumulator -> (row, column) of this thread's values.
+        let mut at = vec![Vec::new(); frag_c.cosize() as usize];
+        for (i, c) in full.into_iter().enumerate() {
+            at[frag_c.eval(i as i64)? as usize] = c;
+        }
+        for j in 0..bn / epi {
+            for (i, c) in sub.iter().enumerate() {
+                let want = vec![c[0], c[1] + j * epi];
+                let v = epilogue_source(
+                    frag_c.cosize() as u32,
+                    per as u32,
+                    (rows / 64) as u32,
+                    j as u32,
+                    frag_epi.eval(i as i64)? as u32,
+                );
+                if at.get(v as usize) != Some(&want) {
+                    return Err(PlanError::EpilogueSlice {
+                        sub_tile: j,
+                        cols: epi,
+                        thread: t,
+                        value: v,
+                        at: want,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The program does not take the schedule.
+    #[error(transparent)]
+    Schedule(#[from] Refusal),
+    /// An epilogue sub-tile's values are not the accumulators the epilogue copies (a bug in
+    /// the layouts for a schedule that passed the checks).
+    #[error(
+        "epilogue sub-tile {sub_tile} of {cols} columns: thread {thread}'s value {value} is not at \
+         {at:?} of the tile"
+    )]
+    EpilogueSlice {
+        /// The sub-tile.
+        sub_tile: i64,
+        /// Its columns.
+        cols: i64,
+        /// The consumer thread.
+        thread: i64,
+        /// The accumulator.
+        value: u32,
+        /// The coordinate of the tile the sub-tile's value is at.
+        at: Vec<i64>,
+    },
+    /// The accumulators are not held as the direct stores take them.
+    #[error(transparent)]
+    Direct(#[from] DirectLayoutError),
+    /// A layout operation failed (a bug for a schedule that passed the checks).
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hopper::schedule::Consumers;
+    use dsl_core::atom::tma::{CacheHint, L2Promotion};
+
+    /// `_l{B}` sets the L2 promotion of A's and B's tensor maps, not D's (a store), and is
+    /// spelled only where it is not CuTe's default of 128 bytes.
+    #[test]
+    fn l2_promotion_goes_to_the_loads_maps() {
+        for (spec, want) in [
+            ("128x80x64s7_l256", L2Promotion::B256),
+            ("128x16x64s8_l0_t", L2Promotion::None),
+            ("128x256x64s3", L2Promotion::B128),
+        ] {
+            let cfg: HopperSchedule = spec.parse().unwrap();
+            assert_eq!(cfg.to_string(), spec);
+            let plan = HopperPlan::new(cfg, GemmDtype::Bf16).unwrap();
+            let [a, b, d] = plan.descriptors(1000, 2048, 512).unwrap();
+            assert_eq!((a.l2_promotion, b.l2_promotion), (want, want), "{spec}");
+            assert_eq!(d.l2_promotion, L2Promotion::B128, "{spec}");
+        }
+        assert_eq!(
+            "128x80x64s7_l128"
+                .parse::<HopperSchedule>()
+                .unwrap()
+                .to_string(),
+            "128x80x64s7"
+        );
+    }
+
+    /// `_v{A}{B}{D}` puts its hints on the copies it names (the multicast loads too), and is
+    /// spelled only where some copy has one.
+    #[test]
+    fn cache_hints_go_to_the_copies_they_name() {
+        let (f, l, e) = (
+            Some(CacheHint::EvictFirst),
+            Some(CacheHint::EvictLast),
+            Some(CacheHint::EvictNormal),
+        );
+        for (spec, want) in [
+            ("64x256x64s8_f1_e128_r4_p_vfnf", [f, None, f]),
+            ("128x256x64s3_c2x1_vlle", [l, l, e]),
+            ("128x64x64s8_vfln_t", [f, l, None]),
+            ("128x256x64s3", [None; 3]),
+        ] {
+            let cfg: HopperSchedule = spec.parse().unwrap();
+            assert_eq!(cfg.l2.hints.each(), want, "{spec}");
+            assert_eq!(cfg.to_string(), spec);
+            let p = HopperPlan::new(cfg, GemmDtype::F16).unwrap();
+            let got = [p.tma_a.cache_hint, p.tma_b.cache_hint, p.tma_d.cache_hint];
+            assert_eq!(got, want, "{spec}");
+            assert_eq!(
+                (p.tma_a_multicast.cache_hint, p.tma_b_multicast.cache_hint),
+                (want[0], want[1]),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            "128x256x64s3_vnnn"
+                .parse::<HopperSchedule>()
+                .unwrap()
+                .to_string(),
+            "128x256x64s3"
+        );
+        for spec in [
+            "128x256x64s3_vff",
+            "128x256x64s3_vffff",
+            "128x256x64s3_vfxf",
+        ] {
+            let e = spec.parse::<HopperSchedule>().unwrap_err().to_string();
+            assert!(e.contains("_v takes three letters"), "{spec}: {e}");
+        }
+    }
+
+    /// The sub-tile check passes the plans' own fragments and names the value that a wrong
+    /// sub-tile width would put elsewhere.
+    #[test]
+    fn epilogue_slices_are_checked() {
+        let p = HopperPlan::new("128x256x64s4_e64".parse().unwrap(), GemmDtype::F16).unwrap();
+        assert_eq!(p.epilogue_values(), 32);
+        let plan = |spec: &str| HopperPlan::new(spec.parse().unwrap(), GemmDtype::F16).unwrap();
+        let (wide, narrow) = (plan("128x256x64s3"), plan("128x128x64s6_e64"));
+        let narrow_mma_frag = HopperPlan::new("128x64x64s8".parse().unwrap(), GemmDtype::F16)
+            .unwrap()
+            .frag_c;
+        // The 64-wide fragment seen as 128-wide sub-tiles of the 256-wide tile: misplaced.
+        let e = check_epilogue_slices(
+            &wide.mma,
+            &narrow.mma,
+            &wide.frag_c,
+            &narrow_mma_frag,
+            (64, 256, 128),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("is not at"), "{e}");
+    }
+
+    /// A 256-row tile's consumer holds two 64-row `wgmma` blocks: a sub-tile is the same run of
+    /// values in each block, not one run of the whole fragment.
+    #[test]
+    fn epilogue_sub_tiles_take_their_run_in_every_block() {
+        // One block: sub-tile 1 of 2 is the second half of the values.
+        assert_eq!(epilogue_source(64, 32, 1, 1, 5), 37);
+        // Two blocks of 80 values, sub-tiles of 40 (20 per block): value 25 of sub-tile 1 is
+        // value 5 of block 1's second run.
+        assert_eq!(epilogue_source(160, 40, 2, 1, 25), 80 + 20 + 5);
+        let plan = HopperPlan::new("256x160x64s3_e80".parse().unwrap(), GemmDtype::Bf16).unwrap();
+        assert_eq!(plan.epilogue_values(), 80);
+        let sources: Vec<u32> = (0..80).map(|v| plan.epilogue_source(1, v)).collect();
+        assert_eq!(&sources[..3], &[40, 41, 42]);
+        assert_eq!(&sources[40..43], &[120, 121, 122]);
+    }
+
+    #[test]
+    fn plans_of_every_sweep_configuration() {
+        for s in HopperSchedule::SWEEP {
+            let cfg: HopperSchedule = s.parse().unwrap();
+            for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+                let p = HopperPlan::new(cfg, dtype).unwrap();
+                let (m, n, k) = cfg.tile.mnk();
+                // One box per 64 of K (a 128-byte swizzled row each).
+                assert_eq!(p.tma_a.box_dims, vec![64, m.min(256)], "{s}");
+                assert_eq!(p.tma_b.box_dims, vec![64, n], "{s}");
+                assert_eq!(p.tma_a.boxes.len() as u32, k / 64, "{s}");
+                // In a cluster each block multicasts its slice of the shared tile's rows.
+                let (cx, cy) = cfg.cluster.blocks();
+                assert_eq!(p.multicast_slice_rows(), (m / cy, n / cx), "{s}");
+                assert_eq!(p.tma_b_multicast.box_dims, vec![64, n / cx], "{s}");
+                assert_eq!(
+                    p.tma_a_multicast.box_dims,
+                    vec![64, (m / cy).min(256)],
+                    "{s}"
+                );
+                let b_in_ring = if cfg.resident_b().is_some() { 0 } else { n };
+                assert_eq!(p.stage_bytes(), (m + b_in_ring) * k * 2, "{s}");
+                assert_eq!(p.mma.size(), 128);
+                let rows = cfg.consumer_rows();
+                assert_eq!(p.tma_d.bytes(), rows * cfg.epilogue_cols() * 2, "{s}");
+                assert_eq!(p.smem_a_consumer.len() as u32, cfg.consumers(), "{s}");
+                if let Some(second) = p.smem_a_consumer.get(1) {
+                    let offset = match cfg.consumers {
+                        Consumers::PingPong(_) => 0,
+                        Consumers::Cooperative(_) => rows * 64,
+                    };
+                    assert_eq!(second.base, i64::from(offset), "{s}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! What the kernel's roles share, built once by the kernel ([`super::program`]): the walk over
+//! the tiles ([`Walk`], and the unit it is on: [`Unit`]), the shared-memory ring ([`Ring`]) and
+//! where the output goes ([`Output`]).
+
+use dsl_core::kernel::*;
+use dsl_core::pipeline::{Barriers, StreamKRegion, StreamKScheduler, TileQueue, TmaBarriers};
+
+use super::fixup::Partials;
+use super::plan::HopperPlan;
+
+/// What both roles walk: the stream-K walk ([`StreamKScheduler`]) over the grid of cluster
+/// tiles, the first `sk_tiles` of them (in the order's) shared out by k-tiles between the first
+/// `sk_blocks` clusters, the rest whole.
+///
+/// With the last wave's rows shared out (`_b`), `rows` is `(full, piece)`: the whole tiles
+/// along M, then pieces of `piece` rows ([`super::row_split`]); the walk's tiles along M are
+/// its units then. With tiles from a queue (`_q`), each block's units past its first come from
+/// `queue` instead of every grid-th ([`TileQueue`]).
+#[derive(Clone, Copy)]
+pub(super) struct Walk {
+    pub(super) cluster_tiles: (Var<u32>, Var<u32>),
+    pub(super) k_tiles: Var<u32>,
+    pub(super) sk_tiles: Var<u32>,
+    pub(super) sk_blocks: Var<u32>,
+    pub(super) order: GlobalPtr<u32>,
+    pub(super) m: Var<u32>,
+    pub(super) rows: Option<(Var<u32>, Var<u32>)>,
+    pub(super) queue: Option<TileQueue>,
+}
+
+/// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
+/// stage's loads complete (`full`) and the one its consumers free it on (`empty`). With B
+/// resident (`_r`), `b` holds B's k-tiles instead of stages, loaded once on `b_full`.
+pub(super) struct Ring<'a, T> {
+    pub(super) a: SharedPtr<T>,
+    pub(super) b: SharedPtr<T>,
+    pub(super) full: &'a TmaBarriers,
+    pub(super) empty: &'a Barriers,
+    pub(super) b_full: Option<&'a TmaBarriers>,
+}
+
+/// Where a consumer's output goes: its staging tile in shared memory and D's tensor map (or,
+/// stored from the registers, D itself and its row length `n`); the stream-K partials on the
+/// way.
+pub(super) struct Output<'a, T> {
+    pub(super) staging: SharedPtr<T>,
+    pub(super) d_map: &'a TensorMap,
+    pub(super) d: GlobalPtr<T>,
+    pub(super) n: Var<u32>,
+    pub(super) partials: Partials,
+}
+
+/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)`, the
+/// row its output ends before (M, or a piece's end), and the unit's k-tiles.
+pub(super) struct Unit {
+    pub(super) m0: Var<u32>,
+    pub(super) n0: Var<u32>,
+    pub(super) m_end: Var<u32>,
+    pub(super) k_tiles: (Var<u32>, Var<u32>),
+}
+
+impl Walk {
+    /// This role's own walk (its own registers) over the cluster tiles.
+    pub(super) fn scheduler(&self, plan: &HopperPlan) -> StreamKScheduler {
+        let s = &plan.schedule;
+        StreamKScheduler::new(
+            self.cluster_tiles.0,
+            self.cluster_tiles.1,
+            self.k_tiles,
+            self.sk_tiles,
+            self.sk_blocks,
+            s.order,
+            s.cluster_shape(),
+            Some(self.order),
+            // Ping-pong consumers walk whole tiles: the region is never walked.
+            s.stream_k_region().unwrap_or(StreamKRegion::First),
+        )
+    }
+
+    /// The work unit the scheduler is on.
+    pub(super) fn unit(&self, plan: &HopperPlan, tiles: &StreamKScheduler) -> Unit {
+        let (bm, bn, _) = plan.schedule.tile.mnk();
+        let cluster = plan.schedule.cluster_shape();
+        let (rx, ry) = cluster.coords();
+        let n0 = (tiles.n() * cluster.y + ry) * bn;
+        let k_tiles = tiles.k_tiles();
+        match self.rows {
+            // One block per cluster (the schedule's check): unit i is tile i, or past the
+            // whole tiles piece i - full.
+            Some((full, piece)) => {
+                let i = tiles.m();
+                let whole = i.lt(full);
+                let m0 = select(whole, i * bm, full * bm + (i - full) * piece);
+                let end = m0 + select(whole, Var::konst(bm), piece);
+                Unit {
+                    m0,
+                    n0,
+                    m_end: end.min(self.m),
+                    k_tiles,
+                }
+            }
+            None => Unit {
+                m0: (tiles.m() * cluster.x + rx) * bm,
+                n0,
+                m_end: self.m,
+                k_tiles,
+            },
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! The schedule's spelling, its refusals and its derived sizes.
+
+use dsl_core::pipeline::{Raster, StreamKRegion};
+
+use super::*;
+
+/// The H200's L2, for the launches these tests make.
+const L2: u64 = 60 << 20;
+
+/// Each of `specs` is refused with a sentence containing `why`.
+fn refused(specs: &[&str], why: &str) {
+    for spec in specs {
+        let e = spec.parse::<HopperSchedule>().unwrap_err().to_string();
+        assert!(e.contains(why), "{spec}: {e}");
+    }
+}
+
+#[test]
+fn spellings_round_trip_and_refusals_say_why() {
+    for s in HopperSchedule::SWEEP {
+        let c: HopperSchedule = s.parse().unwrap();
+        assert_eq!(c.to_string(), s);
+    }
+    assert_eq!(
+        "wide".parse::<HopperSchedule>().unwrap(),
+        HopperSchedule::WIDE
+    );
+    refused(&["128x256x64s5"], "shared memory");
+    refused(&["96x256x64s3"], "tile M is 64, 128 or 256");
+    refused(&["128x256x64s3_c8x1"], "1x1, 2x1, 1x2, 4x1 or 1x4");
+    refused(&["128x256x64s3_c2x2"], "4x1 or 1x4");
+    // Four blocks share a 16-wide B: 4 rows each, not whole atoms.
+    assert!("128x64x64s8_c4x1_t".parse::<HopperSchedule>().is_ok());
+    refused(
+        &["128x128x128s3_c2x1", "128x16x64s8_c4x1_t"],
+        "multicast a slice",
+    );
+    refused(&["128x256x64s3_z"], "unknown part `_z`");
+    // The list of parts names every one the spelling has.
+    refused(
+        &["128x256x64s3_z"],
+        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _n, _t)",
+    );
+    let even: HopperSchedule = "128x256x64s3_n".parse().unwrap();
+    assert!(even.even_waves() && even.to_string() == "128x256x64s3_n");
+    refused(
+        &["64x256x64s7_f1_e128_r4_p_ql_n", "64x256x64s8_r4_p_u16_b_n"],
+        "evened waves (_n)",
+    );
+    refused(
+        &[
+            "128x256x64s4_e96",
+            "128x256x64s4_e256",
+            "128x64x64s8_e64",
+            "256x160x64s4_e40",
+        ],
+        "multiple of 16 columns that divides tile N",
+    );
+    // Widths the 128-byte swizzle does not tile stage plain rows.
+    refused(&["128x200x64s4"], "multiple of 16");
+    for ok in ["128x160x64s5", "256x160x64s4_e32", "128x224x64s4_e112"] {
+        assert!(ok.parse::<HopperSchedule>().is_ok(), "{ok}");
+    }
+    // Ping-pong: each consumer a tile of its own (64 or 128 rows), staged apart.
+    let p: HopperSchedule = "64x256x64s8_e128_r4_p".parse().unwrap();
+    assert_eq!(
+        (p.consumers(), p.consumer_rows(), p.stage_consumers()),
+        (2, 64, 1)
+    );
+    assert_eq!(p.threads(), 384);
+    assert_eq!(p.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 2 * 64 * 128 * 2);
+    let q: HopperSchedule = "128x128x64s5_p".parse().unwrap();
+    assert_eq!((q.consumers(), q.consumer_rows()), (2, 128));
+    assert_eq!(q.smem_bytes(), 5 * 256 * 128 + 2 * 128 * 128 * 2);
+    // One staging tile for both: room for a stage more, or for a whole tile's store.
+    let o: HopperSchedule = "128x128x64s6_f1_p_o".parse().unwrap();
+    assert_eq!(o.staging_tiles(), 1);
+    assert_eq!(o.smem_bytes(), 6 * 256 * 128 + 128 * 128 * 2);
+    refused(&["128x128x64s6_f1_p"], "shared memory");
+    let w: HopperSchedule = "64x256x64s8_f1_r4_p_o".parse().unwrap();
+    assert_eq!(w.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 64 * 256 * 2);
+    refused(
+        &["128x256x64s3_o", "128x128x64s5_o"],
+        "for ping-pong consumers",
+    );
+    refused(
+        &[
+            "128x256x64s3_p",
+            "256x64x64s5_p",
+            "64x64x64s8_p_t",
+            "64x256x64s4_c2x1_p",
+        ],
+        "ping-pong",
+    );
+    refused(&["128x256x64s4_e128_t"], "stages its output whole");
+    // A resident B: one block's (or a cluster along M's, each block loading a slice), one
+    // tile of N and at most its k-tiles of K.
+    refused(&["128x256x64s5_e64_r4_c1x2"], "shared by a cluster along M");
+    let shared: HopperSchedule = "64x256x64s8_c2x1_e128_r4_p".parse().unwrap();
+    assert!(!shared.ring_shared() && shared.ring_sharers() == 1);
+    let ring: HopperSchedule = "128x256x64s3_c2x1".parse().unwrap();
+    assert!(ring.ring_shared() && ring.ring_sharers() == 2);
+    refused(&["128x256x64s5_r4"], "shared memory");
+    let r: HopperSchedule = "128x256x64s5_e64_r4".parse().unwrap();
+    assert_eq!(r.smem_bytes(), (5 * 128 + 4 * 256) * 64 * 2 + 128 * 64 * 2);
+    assert!(r.takes(81920, 256, 256).is_ok());
+    let e = r.takes(81920, 264, 256).unwrap_err();
+    assert!(e.contains("N = 264 and K = 256 do not fit"), "{e}");
+    assert!(r.takes(100, 256, 320).is_err());
+    // Sub-tiles leave room for a stage more: 4 stages of 128x256 do not fit staged whole.
+    refused(&["128x256x64s4"], "shared memory");
+    // Two staging tiles per consumer, in turns over an even number of sub-tiles.
+    let d: HopperSchedule = "64x256x64s8_f1_e64_d2_r4_p_l0_vfnf".parse().unwrap();
+    assert_eq!((d.staging_buffers(), d.staging_tiles()), (2, 4));
+    assert_eq!(d.smem_bytes(), (8 * 64 + 4 * 256) * 128 + 4 * 64 * 64 * 2);
+    refused(&["64x256x64s6_f1_e128_d2_r4_p"], "shared memory");
+    refused(
+        &["128x256x64s3_d2", "128x192x64s4_e64_d2"],
+        "an even number of sub-tiles",
+    );
+    // With one staging for both ping-pong consumers (`_o`), the two tiles are theirs in
+    // turns: two in all, not four.
+    let o: HopperSchedule = "64x256x64s10_f1_e64_d2_r4_p_o_l0_vfnf".parse().unwrap();
+    assert_eq!(o.staging_tiles(), 2);
+    assert_eq!(o.smem_bytes(), (10 * 64 + 4 * 256) * 128 + 2 * 64 * 64 * 2);
+    refused(
+        &["128x256x64s4_e64_d3", "128x256x64s4_e64_d0"],
+        "one or two staging",
+    );
+    refused(&["128x256x64s4_e64_dx"], "a number of staging tiles");
+    // The stream-K region last: not for ping-pong consumers, which have none.
+    let w: HopperSchedule = "128x256x64s3_w".parse().unwrap();
+    assert_eq!(w.stream_k_region(), Some(StreamKRegion::Last));
+    refused(&["64x256x64s8_f1_e128_r4_p_w"], "no stream-K region");
+    refused(
+        &["128x80x64s7_l100", "128x80x64s7_l", "128x80x64s7_l512"],
+        "0, 64, 128 or 256 bytes",
+    );
+    // `_g1` walks along N (Triton's group of one row), `_gm` along M.
+    let g1: HopperSchedule = "128x256x64s3_g1".parse().unwrap();
+    assert_eq!(g1.order, Raster::Grouped { group: 1 });
+    let gm: HopperSchedule = "128x256x64s3_gm".parse().unwrap();
+    assert_eq!(
+        (gm.order, gm.to_string().as_str()),
+        (Raster::AlongM, "128x256x64s3_gm")
+    );
+    refused(&["128x256x64s3_g0", "128x256x64s3_gx"], "group size");
+}
+
+/// Tiles from a queue: ping-pong consumers of one-block clusters, tiles walked whole; the
+/// spelling round-trips, and the launch gives the queue its words.
+#[test]
+fn tiles_from_a_queue_go_to_pingpong_blocks_alone() {
+    let q: HopperSchedule = "64x256x64s6_f1_e128_r4_p_q_l256_vnnf".parse().unwrap();
+    assert_eq!(q.queue(), Some(Take::Early));
+    assert_eq!(q.to_string(), "64x256x64s6_f1_e128_r4_p_q_l256_vnnf");
+    let late: HopperSchedule = "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf".parse().unwrap();
+    assert_eq!(late.queue(), Some(Take::Late));
+    assert_eq!(late.to_string(), "64x256x64s7_f1_e128_r4_p_ql_l256_vnnf");
+    refused(&["128x256x64s3_ql"], "tiles from a queue (_q)");
+    let l = crate::hopper::launch(&q, 81920, 256, 256, 132, L2);
+    assert_eq!((l.grid.0, l.split.sk_tiles), (132, 0));
+    assert_eq!(
+        l.workspace_elems(&q),
+        u64::from(dsl_core::pipeline::QUEUE_WORDS)
+    );
+    refused(
+        &["128x256x64s3_q", "64x256x64s8_c2x1_f1_e128_r4_p_q"],
+        "tiles from a queue (_q)",
+    );
+    // With the last wave's rows cut into pieces (_b), the queue hands out the pieces too:
+    // the walk's units past the whole tiles, finer at the end.
+    let pieces: HopperSchedule = "64x256x64s12_f1_r4_p_q_l256_vnnf_u16_b".parse().unwrap();
+    assert!(pieces.queue().is_some() && pieces.row_split());
+    assert_eq!(
+        crate::hopper::launch(&pieces, 81920, 256, 256, 132, L2)
+            .grid
+            .0,
+        132
+    );
+}
+
+/// A resident B wider than the tile only where each block stays on one column of tiles:
+/// ping-pong consumers walking along N, one block per cluster, whole tiles.
+#[test]
+fn a_resident_b_is_one_tile_or_one_column_per_block() {
+    let column: HopperSchedule = "64x128x64s8_g1_f1_r4_p".parse().unwrap();
+    assert!(column.b_column_resident());
+    assert!(column.takes(81920, 256, 256).is_ok());
+    assert!(column.takes(300, 520, 200).is_ok());
+    assert!(column.takes(81920, 256, 320).is_err(), "K past the slots");
+    for spec in [
+        "64x128x64s8_f1_r4_p",          // grouped by 8: a block changes column
+        "64x128x64s8_gm_f1_r4_p",       // along M: likewise
+        "128x128x64s4_g1_r4",           // cooperative: stream-K may share tiles out
+        "64x128x64s8_g1_f1_r4_p_u16_b", // the last wave cut into rows
+        "64x128x64s8_c2x1_g1_f1_r4_p",  // a cluster
+    ] {
+        let cfg: HopperSchedule = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert!(!cfg.b_column_resident(), "{spec}");
+        let e = cfg.takes(81920, 256, 256).unwrap_err();
+        assert!(e.contains("N = 256 and K = 256 do not fit"), "{spec}: {e}");
+        assert!(cfg.takes(81920, 128, 256).is_ok(), "{spec}");
+    }
+}
+
+/// Each part at most once: a part given twice is refused, not taken at its last value.
+#[test]
+fn a_part_given_twice_is_refused() {
+    for (spec, part) in [
+        ("128x256x64s3_f1_f1", "`_f`"),
+        ("128x256x64s4_e64_e128", "`_e`"),
+        ("128x256x64s3_h_g4", "`_h, _gG or _gm`"),
+        ("128x256x64s3_gm_gm", "`_h, _gG or _gm`"),
+        ("64x256x64s7_r4_p_q_ql", "`_q`"),
+        ("128x256x64s3_c2x1_c1x2", "`_c`"),
+        ("128x256x64s3_vfnf_vnnn", "`_v`"),
+        ("128x256x64s3_l0_l256", "`_l`"),
+        ("64x256x64s8_r4_r4_p", "`_r`"),
+        ("128x16x64s8_t_t", "`_t`"),
+        ("64x256x64s8_r4_p_p", "`_p`"),
+    ] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err().to_string();
+        assert!(e.contains(&format!("{part} is given twice")), "{spec}: {e}");
+    }
+}
+
+/// What only one kind of consumers has is under its variant: a spelling that puts it with the
+/// other kind has no value to build, and says so.
+#[test]
+fn a_part_without_its_place_is_refused_by_the_types() {
+    for (spec, why) in [
+        ("128x256x64s3_o", Refusal::OneStaging),
+        ("128x256x64s3_q", Refusal::Queue),
+        ("128x256x64s3_b", Refusal::RowSplit),
+        ("64x256x64s8_r4_p_w", Refusal::PingPongRegion),
+        ("64x64x64s8_p_t", Refusal::PingPong),
+        ("128x64x64s8_r4_t", Refusal::ResidentB),
+        ("128x64x64s8_e32_t", Refusal::SwappedSubTile),
+        ("128x64x64s8_u8_t", Refusal::DirectStaging),
+        ("64x256x64s8_r4_p_o_u16", Refusal::DirectStaging),
+        ("128x256x64s4_d2", Refusal::TwoBuffers(1)),
+        ("128x256x64s3_a2", Refusal::Prefetch(2)),
+        ("64x256x64s8_r4_p_n_b", Refusal::EvenedWaves),
+    ] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert_eq!(e.refusal(), &why, "{spec}: {e}");
+    }
+}
+
+/// The parts' constructors refuse the values that would make a launch divide by zero or
+/// overflow: no tile, stage, cluster, sub-tile or resident B of zero or past its range.
+#[test]
+fn the_parts_constructors_refuse_out_of_range_values() {
+    assert_eq!(Tile::new(0, 256, 64, 3), Err(Refusal::TileM(0)));
+    assert_eq!(Tile::new(128, 0, 64, 3), Err(Refusal::TileN(0)));
+    assert_eq!(Tile::new(128, 264, 64, 3), Err(Refusal::TileN(264)));
+    assert_eq!(Tile::new(128, 256, 0, 3), Err(Refusal::TileK(0)));
+    assert_eq!(Tile::new(128, 256, 64, 0), Err(Refusal::Stages(0)));
+    assert_eq!(
+        Tile::new(128, 256, 64, u32::MAX),
+        Err(Refusal::Stages(u32::MAX))
+    );
+    assert_eq!(Cluster::new(0, 1), Err(Refusal::Cluster(0, 1)));
+    assert_eq!(Cluster::new(2, 2), Err(Refusal::Cluster(2, 2)));
+    assert_eq!(Cluster::new(1, 4).unwrap().blocks(), (1, 4));
+    assert_eq!(Columns::new(0, Buffers::One), Err(Refusal::SubTile(0)));
+    assert_eq!(Columns::new(24, Buffers::One), Err(Refusal::SubTile(24)));
+    assert_eq!(Columns::new(256, Buffers::Two), Err(Refusal::SubTile(256)));
+    assert_eq!(ResidentB::new(0, 0), Err(Refusal::ResidentKTiles(0)));
+    assert_eq!(ResidentB::new(17, 0), Err(Refusal::ResidentKTiles(17)));
+    assert_eq!(ResidentB::new(4, 5), Err(Refusal::Prefetch(5)));
+    // A value built from parts is checked as a parsed one is.
+    let pingpong = HopperSchedule {
+        tile: Tile::new(256, 128, 64, 4).unwrap(),
+        consumers: Consumers::PingPong(PingPong {
+            b: BPlacement::Ring,
+            store: PingPongStore::Tma {
+                sub_tile: SubTile::Whole,
+                staging: Staging::Own,
+            },
+            source: TileSource::Static,
+            last_wave: LastWave::AsIs,
+        }),
+        ..HopperSchedule::WIDE
+    };
+    assert_eq!(pingpong.check(), Err(Refusal::PingPongTile(256, 128)));
+    let grouped_by_none = HopperSchedule {
+        order: Raster::Grouped { group: 0 },
+        ..HopperSchedule::WIDE
+    };
+    assert_eq!(grouped_by_none.check(), Err(Refusal::Group));
+}
+
+/// The shared-memory fit counts the static barriers before the dynamic memory (padded to its
+/// 1 KiB alignment): a limit that holds the rings and the staging but not the barriers too is
+/// refused.
+#[test]
+fn the_static_barriers_count_in_the_fit() {
+    let s: HopperSchedule = "128x128x64s6_f1_p_o".parse().unwrap();
+    assert_eq!(s.static_smem_bytes(), 2 * 8 * 6);
+    assert_eq!(s.block_smem_bytes(), s.smem_bytes() + 1024);
+    assert!(s.block_smem_bytes() <= SMEM_LIMIT);
+    assert_eq!(s.check_fit(s.block_smem_bytes()), Ok(()));
+    assert!(matches!(
+        s.check_fit(s.smem_bytes()),
+        Err(Refusal::SharedMemory { fixed: 1024, .. })
+    ));
+    // The tile queue's slots and barriers, and a resident B's barrier.
+    let q: HopperSchedule = "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf".parse().unwrap();
+    assert_eq!(q.static_smem_bytes(), 2 * 8 * 7 + 8 + 16 + 2 * 32);
+}
+
+/// A cooperative consumer's accumulators within what ptxas fits without spilling: 160 per
+/// thread through the staging, 144 stored from the registers.
+#[test]
+fn a_consumer_holds_no_more_accumulators_than_fit() {
+    assert!("256x160x64s3_e80".parse::<HopperSchedule>().is_ok());
+    for (spec, accumulators) in [("256x176x64s2_e16", 176), ("256x160x64s2_u4", 160)] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert!(
+            matches!(e.refusal(), Refusal::Accumulators(256, _, a) if *a == accumulators),
+            "{spec}: {e}"
+        );
+    }
+    assert!("256x128x64s3_u16".parse::<HopperSchedule>().is_ok());
+}
+
+/// The schedules the untyped spelling accepted and could not build: tiles N of 8, 24, 40 and
+/// 56 (no `stmatrix` copy of them), cooperative 256-row tiles whose accumulators spill.
+#[test]
+fn what_could_not_be_built_is_refused_at_the_parse() {
+    for n in [8, 24, 40, 56] {
+        for spec in [
+            format!("64x{n}x64s4"),
+            format!("128x{n}x64s8_t"),
+            format!("64x{n}x128s6_f1_vfln_t"),
+        ] {
+            let e = spec.parse::<HopperSchedule>().unwrap_err();
+            assert_eq!(e.refusal(), &Refusal::TileN(n), "{spec}");
+        }
+    }
+    for spec in ["256x256x64s2_e64", "256x192x64s2_e64", "256x176x64s3_e16"] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert!(
+            matches!(e.refusal(), Refusal::Accumulators(256, ..)),
+            "{spec}: {e}"
+        );
+    }
+}

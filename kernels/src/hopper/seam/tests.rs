@@ -1,0 +1,233 @@
+//! The program behind the seam: what it refuses, its descriptions, its launches.
+
+use super::*;
+use crate::gemm::{check, BufferLens, Config, KernelChoice};
+
+fn problem(m: usize, n: usize, k: usize) -> Problem {
+    Problem {
+        m,
+        n,
+        k,
+        dtype: GemmDtype::Bf16,
+        acc: Accum::F32,
+        kernel: KernelChoice::Program(&HopperWs),
+        config: None,
+    }
+}
+
+/// `spelling` for the hopper program alone.
+fn given(spelling: &str) -> Option<Config> {
+    Some(Config::parse(KernelChoice::Program(&HopperWs), spelling).unwrap())
+}
+
+fn plan(p: &Problem, device: &Device) -> Result<Plan, String> {
+    let lens = BufferLens::for_shape(p.m, p.n, p.k).unwrap();
+    check(p, lens, device).map_err(|e| e.to_string())
+}
+
+fn sm80() -> Device {
+    Device::unknown(Target::Sm80)
+}
+
+#[test]
+fn it_refuses_what_tma_and_wgmma_cannot_run() {
+    let h200 = Device::h200();
+    let e = plan(&problem(64, 64, 64), &sm80()).unwrap_err();
+    assert!(e.ends_with("it runs on sm_90a only, not sm_80"), "{e}");
+    let e = plan(&problem(64, 64, 12), &h200).unwrap_err();
+    assert!(
+        e.ends_with("K = 12 is not a multiple of 8, and TMA needs rows of 16 bytes"),
+        "{e}"
+    );
+    let e = plan(&problem(64, 60, 64), &h200).unwrap_err();
+    assert!(e.contains("N = 60 is not a multiple of 8"), "{e}");
+    let f16_sum = Problem {
+        dtype: GemmDtype::F16,
+        acc: Accum::F16,
+        ..problem(64, 64, 64)
+    };
+    let e = plan(&f16_sum, &h200).unwrap_err();
+    assert!(e.ends_with("it sums in f32, not f16"), "{e}");
+    let e = Config::parse(KernelChoice::Program(&HopperWs), "128x256x64s17").unwrap_err();
+    assert!(e.to_string().contains("stages is 2..=16"), "{e}");
+    // A schedule too large for the device's shared memory is refused before anything runs.
+    let small = Device {
+        smem_per_block: 100 * 1024,
+        ..Device::h200()
+    };
+    let wide = Problem {
+        config: given("128x256x64s3"),
+        ..problem(4096, 4096, 4096)
+    };
+    let e = plan(&wide, &small).unwrap_err();
+    assert!(e.contains("102400 fit"), "{e}");
+}
+
+/// The known bad case of the untyped spelling: a 24-wide tile was accepted and panicked
+/// in the launch's plan. Now it is refused at its parse, with a sentence.
+#[test]
+fn a_tile_stmatrix_cannot_write_is_refused_at_its_parse() {
+    let e = Config::parse(KernelChoice::Program(&HopperWs), "64x24x64s4").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("tile N is a multiple of 16 up to 256"),
+        "{e}"
+    );
+}
+
+#[test]
+fn auto_takes_it_on_sm_90a_and_falls_back_with_the_reason() {
+    let h200 = Device::h200();
+    let auto = |m, n, k| Problem {
+        kernel: KernelChoice::Auto,
+        ..problem(m, n, k)
+    };
+    let p = plan(&auto(4096, 4096, 4096), &h200).unwrap();
+    assert_eq!(p.program(), "hopper_ws");
+    assert_eq!(
+        p.describe(),
+        "hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, Hilbert order, stream-K by shape, \
+         else evened waves; schedule from the cost model)"
+    );
+    let staged = Problem {
+        config: given("128x256x64s4_e64"),
+        ..problem(4096, 4096, 4096)
+    };
+    let d = plan(&staged, &h200).unwrap().describe();
+    assert!(
+        d.contains("4 stages, groups of 8, output staged 64 columns at a time, stream-K")
+            && d.ends_with("stream-K by shape)"),
+        "the sub-tiled epilogue is in the plan's description, and a given schedule's origin \
+         is not: {d}"
+    );
+    // The short K past the L2: whole tiles handed out from the queue, from the table's row.
+    let queued = plan(&auto(81920, 256, 256), &h200).unwrap().describe();
+    assert!(
+        queued.contains("7 stages")
+            && queued.contains("ping-pong consumers")
+            && queued.contains(
+                ", whole tiles from a queue, each taken once the last one's loads are issued; \
+                 schedule from the table's row for a short K (128 to 256) whose B is one \
+                 256-wide tile, past the L2 (results/"
+            ),
+        "{queued}"
+    );
+    let hinted = Problem {
+        config: given("128x64x64s8_vfln_t"),
+        ..problem(64, 4096, 4096)
+    };
+    let d = plan(&hinted, &h200).unwrap().describe();
+    assert!(
+        d.contains("A and B swapped, A evict-first in L2, B evict-last in L2, stream-K"),
+        "{d}"
+    );
+    // Two staging tiles, which both ping-pong consumers share in turns.
+    let shared = Problem {
+        config: given("64x256x64s8_f1_e128_d2_r4_p_o_l0_vfnf"),
+        ..problem(81920, 256, 256)
+    };
+    let short = plan(&shared, &h200).unwrap().describe();
+    assert!(
+        short.contains(
+            "output staged 128 columns at a time through two tiles in turns, B's 4 k-tiles \
+             resident, ping-pong consumers sharing one staging in turns"
+        ),
+        "{short}"
+    );
+    let odd = plan(&auto(100, 100, 100), &h200).unwrap();
+    assert_eq!(odd.program(), "multistage");
+    assert!(
+        odd.describe()
+            .contains("the hopper_ws kernel cannot run it: K = 100 is not a multiple of 8"),
+        "{}",
+        odd.describe()
+    );
+    let a100 = Device {
+        sms: 108,
+        ..Device::unknown(Target::Sm80)
+    };
+    assert_eq!(
+        plan(&auto(4096, 4096, 4096), &a100).unwrap().program(),
+        "multistage"
+    );
+}
+
+#[test]
+fn launches_stream_k_where_the_tiles_are_few() {
+    let h200 = Device::h200();
+    let p = plan(&problem(4096, 4096, 4096), &h200).unwrap();
+    let l = p.launch(4096, 4096, 4096, &h200);
+    assert_eq!(l.check(), Ok(()));
+    // 512 tiles: whole, in 4 evened waves of 128, no workspace.
+    assert_eq!(
+        (l.grid, l.block, l.then.is_none()),
+        ((128, 1, 1), (384, 1, 1), true)
+    );
+    assert_eq!(l.workspace, 1);
+    assert_eq!(l.args[8..10], [GemmArg::U32(0), GemmArg::U32(0)]);
+    let decode = plan(&problem(16, 4096, 4096), &h200).unwrap();
+    let h = decode.downcast_ref::<HopperGemm>().unwrap();
+    assert_eq!(h.schedule().to_string(), "64x16x128s11_f1_vfln_t");
+    let l = decode.launch(16, 4096, 4096, &h200);
+    assert_eq!(l.check(), Ok(()));
+    // Swapped: the kernel's A is B (4096 rows), its M and N are N and M, and D is seen
+    // transposed.
+    assert!(matches!(
+        &l.args[0],
+        GemmArg::TensorMap { operand: GemmOperand::B, descriptor } if descriptor.global_dims == [4096, 4096]
+    ));
+    assert!(matches!(
+        &l.args[2],
+        GemmArg::TensorMap { operand: GemmOperand::D, descriptor }
+            if descriptor.global_dims == [4096, 16] && descriptor.global_strides_bytes == [4096 * 2]
+    ));
+    assert_eq!(l.args[4..6], [GemmArg::U32(4096), GemmArg::U32(16)]);
+    // 64 weight tiles of 32 k-tiles, shared by all 132 SMs; no launch after.
+    assert_eq!((l.grid, l.block), ((132, 1, 1), (256, 1, 1)));
+    assert_eq!(l.args[8..10], [GemmArg::U32(64), GemmArg::U32(132)]);
+    assert_eq!(
+        l.workspace,
+        u64::from(super::super::fixup::FLAG_WORDS) + 132 * 64 * 16
+    );
+    assert!(l.then.is_none());
+}
+
+/// The launch's arguments are the kernel's parameters, one for one and in order: both come from
+/// one struct.
+#[test]
+fn the_launch_names_the_kernels_parameters_in_order() {
+    let h200 = Device::h200();
+    let p = plan(&problem(1000, 2048, 512), &h200).unwrap();
+    let l = p.launch(1000, 2048, 512, &h200);
+    let kernel = p.kernel().unwrap();
+    let names: Vec<&str> = kernel.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, HopperParams::NAMES);
+    assert_eq!(l.args.len(), names.len());
+    let kinds: Vec<&str> = l
+        .args
+        .iter()
+        .map(|a| match a {
+            GemmArg::TensorMap { .. } => "map",
+            GemmArg::D => "d",
+            GemmArg::Table(_) => "table",
+            GemmArg::Workspace => "workspace",
+            _ => "u32",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "map",
+            "map",
+            "map",
+            "d",
+            "u32",
+            "u32",
+            "u32",
+            "table",
+            "u32",
+            "u32",
+            "workspace"
+        ]
+    );
+}
