@@ -31,6 +31,7 @@ pub mod control;
 pub mod error;
 mod fold;
 pub mod intrinsics;
+pub mod location;
 pub mod macro_support;
 pub mod memory;
 pub mod ops;
@@ -43,6 +44,7 @@ pub use control::{
 };
 pub use error::BuildError;
 pub use intrinsics::*;
+pub use location::{current_location, location_scope, set_location, LocationScope};
 pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};
 pub use value::{BF16x2, Const, DeviceType, F16x2, IntoVar, Var};
