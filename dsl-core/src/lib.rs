@@ -17,5 +17,6 @@ pub mod ir;
 pub mod kernel;
 pub mod layout;
 pub mod pipeline;
+pub mod sim;
 pub mod tensor;
 pub mod tiled;

@@ -1,0 +1,350 @@
+//! A block's shared memory with its shadow: per byte, the epoch and site of the last write and
+//! of the last read (or a vector clock of concurrent reads), as FastTrack keeps them. A write
+//! epoch of 0 means the byte was never written (the uninitialized-read check).
+//!
+//! The async-proxy rule is checked here too: an access made in the async proxy to bytes whose
+//! last write was generic needs, besides happens-before, a `fence.proxy.async` by the writer
+//! after its write and before the access ([`ProxyFences`]).
+
+use super::clock::{clock_of, comp_of, Vc};
+
+/// The flag of a read state that indexes a read vector clock.
+const SHARED_READS: u32 = 1 << 31;
+
+/// An op's position in the program and the lane that ran it, packed: the site of an access.
+pub(crate) fn site(pc: u32, lane: u32) -> u32 {
+    (pc << 5) | lane
+}
+
+/// The program position and lane of a site.
+pub(crate) fn unsite(s: u32) -> (u32, u32) {
+    (s >> 5, s & 31)
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Cell {
+    /// Epoch of the last write; 0 when never written.
+    w: u32,
+    /// Epoch of the last read, 0, or `SHARED_READS | index` of a read vector clock.
+    r: u32,
+    wsite: u32,
+    rsite: u32,
+}
+
+/// The clocks at which each component executed `fence.proxy.async` (ascending). A component's
+/// clock advances at each such fence, so a write at clock `c` precedes a fence at clock `f`
+/// exactly when `c <= f`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProxyFences(Vec<Vec<u32>>);
+
+impl ProxyFences {
+    pub fn new(components: usize) -> Self {
+        ProxyFences(vec![Vec::new(); components])
+    }
+
+    pub fn record(&mut self, comp: u32, clock: u32) {
+        self.0[comp as usize].push(clock);
+    }
+
+    /// Whether component `comp` fenced after its write at clock `c`, and the fence happens
+    /// before a thread with clock `vc`.
+    pub fn fenced(&self, comp: u32, c: u32, vc: &Vc) -> bool {
+        let fs = &self.0[comp as usize];
+        let i = fs.partition_point(|&f| f < c);
+        fs.get(i).is_some_and(|&f| f <= vc.0[comp as usize])
+    }
+}
+
+/// Who accesses: the epoch and vector clock of the accessing component, and the site.
+pub(crate) struct Accessor<'a> {
+    pub epoch: u32,
+    pub vc: &'a Vc,
+    pub site: u32,
+    /// For an access in the async proxy: the fences that make generic writes visible to it,
+    /// and which components are generic.
+    pub proxy: Option<(&'a ProxyFences, &'a dyn Fn(u32) -> bool)>,
+}
+
+/// A conflict with an earlier access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Conflict {
+    /// The byte's offset in shared memory.
+    pub offset: u32,
+    /// The other access's component and site.
+    pub comp: u32,
+    pub site: u32,
+    /// Whether the other access wrote.
+    pub write: bool,
+    /// Happens-before orders the two, but the async proxy lacks the fence that makes the
+    /// generic write visible to it.
+    pub proxy_only: bool,
+}
+
+/// What an access found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// The first conflicting earlier access.
+    pub conflict: Option<Conflict>,
+    /// The first byte read that was never written.
+    pub uninit: Option<u32>,
+}
+
+/// A block's shared memory and its shadow.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedMem {
+    pub data: Vec<u8>,
+    cells: Vec<Cell>,
+    read_vcs: Vec<Vc>,
+    free: Vec<u32>,
+    components: usize,
+    races: bool,
+    uninit: bool,
+    /// Bumped by every write, for warps that poll shared memory.
+    pub generation: u64,
+}
+
+impl SharedMem {
+    /// `bytes` of shared memory for a cluster of `components` clocks; the shadow is kept only
+    /// for the checks that need it.
+    pub fn new(bytes: usize, components: usize, races: bool, uninit: bool) -> SharedMem {
+        let shadow = races || uninit;
+        SharedMem {
+            data: vec![0; bytes],
+            cells: if shadow {
+                vec![Cell::default(); bytes]
+            } else {
+                Vec::new()
+            },
+            read_vcs: Vec::new(),
+            free: Vec::new(),
+            components,
+            races,
+            uninit,
+            generation: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Records a read of `len` bytes at `off` (in bounds).
+    pub fn read(&mut self, off: u32, len: u32, who: &Accessor<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        if self.cells.is_empty() {
+            return out;
+        }
+        let me = comp_of(who.epoch);
+        for i in off..off + len {
+            let c = self.cells[i as usize];
+            if self.uninit && c.w == 0 && out.uninit.is_none() {
+                out.uninit = Some(i);
+            }
+            if !self.races || c.r == who.epoch {
+                continue;
+            }
+            if out.conflict.is_none() {
+                out.conflict = self.check_write(i, c, who);
+            }
+            let cell = &mut self.cells[i as usize];
+            if c.r & SHARED_READS != 0 {
+                self.read_vcs[(c.r & !SHARED_READS) as usize].0[me as usize] = clock_of(who.epoch);
+            } else if c.r == 0 || who.vc.covers(c.r) {
+                cell.r = who.epoch;
+            } else {
+                let mut v = match self.free.pop() {
+                    Some(k) => {
+                        let v = &mut self.read_vcs[k as usize];
+                        v.0.fill(0);
+                        k
+                    }
+                    None => {
+                        self.read_vcs.push(Vc::new(self.components));
+                        (self.read_vcs.len() - 1) as u32
+                    }
+                };
+                let vc = &mut self.read_vcs[v as usize].0;
+                vc[comp_of(c.r) as usize] = clock_of(c.r);
+                vc[me as usize] = clock_of(who.epoch);
+                v |= SHARED_READS;
+                cell.r = v;
+            }
+            cell.rsite = who.site;
+        }
+        out
+    }
+
+    /// Records a write of `len` bytes at `off` (in bounds).
+    pub fn write(&mut self, off: u32, len: u32, who: &Accessor<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        self.generation += 1;
+        if self.cells.is_empty() {
+            return out;
+        }
+        for i in off..off + len {
+            let c = self.cells[i as usize];
+            if self.races && c.w != who.epoch {
+                if out.conflict.is_none() {
+                    out.conflict = self
+                        .check_write(i, c, who)
+                        .or_else(|| self.check_reads(i, c, who));
+                }
+                if c.r & SHARED_READS != 0 {
+                    self.free.push(c.r & !SHARED_READS);
+                }
+            }
+            self.cells[i as usize] = Cell {
+                w: who.epoch,
+                r: 0,
+                wsite: who.site,
+                rsite: 0,
+            };
+        }
+        out
+    }
+
+    /// Records an atomic read-modify-write of `len` bytes at `off`: atomics do not race with
+    /// each other (they are morally strong), so only the uninitialized check runs; the write is
+    /// recorded, so that a plain access unordered with it is a race.
+    pub fn atomic(&mut self, off: u32, len: u32, who: &Accessor<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        self.generation += 1;
+        if self.cells.is_empty() {
+            return out;
+        }
+        for i in off..off + len {
+            let c = self.cells[i as usize];
+            if self.uninit && c.w == 0 && out.uninit.is_none() {
+                out.uninit = Some(i);
+            }
+            if c.r & SHARED_READS != 0 {
+                self.free.push(c.r & !SHARED_READS);
+            }
+            self.cells[i as usize] = Cell {
+                w: who.epoch,
+                r: 0,
+                wsite: who.site,
+                rsite: 0,
+            };
+        }
+        out
+    }
+
+    /// The last write of a byte against an access.
+    fn check_write(&self, i: u32, c: Cell, who: &Accessor<'_>) -> Option<Conflict> {
+        if c.w == 0 {
+            return None;
+        }
+        let conflict = |proxy_only| Conflict {
+            offset: i,
+            comp: comp_of(c.w),
+            site: c.wsite,
+            write: true,
+            proxy_only,
+        };
+        if !who.vc.covers(c.w) {
+            return Some(conflict(false));
+        }
+        match who.proxy {
+            Some((fences, generic)) if generic(comp_of(c.w)) => {
+                (!fences.fenced(comp_of(c.w), clock_of(c.w), who.vc)).then(|| conflict(true))
+            }
+            _ => None,
+        }
+    }
+
+    /// The reads of a byte since its last write against a write.
+    fn check_reads(&self, i: u32, c: Cell, who: &Accessor<'_>) -> Option<Conflict> {
+        let racing = if c.r & SHARED_READS != 0 {
+            let v = &self.read_vcs[(c.r & !SHARED_READS) as usize].0;
+            v.iter()
+                .zip(&who.vc.0)
+                .position(|(r, mine)| r > mine)
+                .map(|k| k as u32)
+        } else if c.r != 0 && !who.vc.covers(c.r) {
+            Some(comp_of(c.r))
+        } else {
+            None
+        };
+        racing.map(|comp| Conflict {
+            offset: i,
+            comp,
+            site: c.rsite,
+            write: false,
+            proxy_only: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clock::epoch;
+    use super::*;
+
+    fn who(e: u32, vc: &Vc) -> Accessor<'_> {
+        Accessor {
+            epoch: e,
+            vc,
+            site: site(3, 1),
+            proxy: None,
+        }
+    }
+
+    #[test]
+    fn unordered_accesses_conflict_and_ordered_ones_do_not() {
+        let mut m = SharedMem::new(16, 3, true, true);
+        let mut a = Vc::new(3);
+        a.0[0] = 1;
+        let mut b = Vc::new(3);
+        b.0[1] = 1;
+        // An uninitialized read.
+        assert_eq!(m.read(0, 4, &who(a.epoch(0), &a)).uninit, Some(0));
+        assert!(m.write(0, 4, &who(a.epoch(0), &a)).conflict.is_none());
+        // b reads what a wrote with nothing between them: a race with a's write.
+        let c = m.read(2, 2, &who(b.epoch(1), &b)).conflict.unwrap();
+        assert_eq!((c.offset, c.comp, c.write), (2, 0, true));
+        // After b joins a's clock (a barrier), the read is ordered.
+        b.join(&a);
+        assert!(m.read(0, 4, &who(b.epoch(1), &b)).conflict.is_none());
+        // Concurrent readers a and c, then a write by b ordered after a only: races c's read.
+        let mut c3 = Vc::new(3);
+        c3.0[2] = 1;
+        c3.join(&a);
+        m.read(8, 1, &who(a.epoch(0), &a));
+        m.read(8, 1, &who(c3.epoch(2), &c3));
+        let w = m.write(8, 1, &who(b.epoch(1), &b)).conflict.unwrap();
+        assert_eq!((w.comp, w.write), (2, false));
+    }
+
+    #[test]
+    fn async_proxy_accesses_need_the_writers_fence() {
+        let mut m = SharedMem::new(8, 2, true, false);
+        let mut t = Vc::new(2);
+        t.0[0] = 1;
+        m.write(0, 4, &who(t.epoch(0), &t));
+        let mut fences = ProxyFences::new(2);
+        let generic = |c: u32| c == 0;
+        // The agent is ordered after the write (its clock covers it) but there is no fence.
+        let mut agent = t.clone();
+        agent.0[1] = 1;
+        let acc = Accessor {
+            epoch: epoch(1, 1),
+            vc: &agent,
+            site: 0,
+            proxy: Some((&fences, &generic)),
+        };
+        assert!(m.read(0, 4, &acc).conflict.unwrap().proxy_only);
+        // The writer fences at clock 1 (then ticks to 2); a later access of the agent (a new
+        // epoch) whose clock covers the fence is fine.
+        fences.record(0, 1);
+        agent.0[1] = 2;
+        let acc = Accessor {
+            epoch: epoch(1, 2),
+            vc: &agent,
+            site: 0,
+            proxy: Some((&fences, &generic)),
+        };
+        assert!(m.read(0, 4, &acc).conflict.is_none());
+        assert!(fences.fenced(0, 1, &agent) && !fences.fenced(0, 2, &agent));
+    }
+}
