@@ -8,7 +8,7 @@ use super::launch::{Arg, Launch, Options};
 use super::memory::{Memory, GLOBAL_BASE};
 use super::program::Program;
 use super::report::SimError;
-use crate::ir::{Kernel, ParamKind};
+use crate::ir::{Kernel, ParamKind, Type};
 
 /// Generic addresses `SHARED_WINDOW + a` are shared-state-space address `a` (of this block, or
 /// of another block of the cluster when `a` carries [`CLUSTER_FLAG`]).
@@ -193,7 +193,7 @@ fn layout_params(
                 }
                 (8, bits.to_le_bytes().to_vec())
             }
-            (ParamKind::Scalar(t), Arg::Scalar { ty, bits }) if ty.bits() == t.bits() => {
+            (ParamKind::Scalar(t), Arg::Scalar { ty, bits }) if scalar_fits(t, *ty) => {
                 let n = t.bytes() as usize;
                 (n, bits.to_le_bytes()[..n].to_vec())
             }
@@ -212,6 +212,18 @@ fn layout_params(
         bytes.extend(value);
     }
     Ok((ParamBlock { bytes }, symbols))
+}
+
+/// Whether an argument of type `arg` may fill a parameter of type `param`: the same type, or
+/// the same width where one is raw bits or both are integers (signedness is the kernel's
+/// reading of the bits).
+fn scalar_fits(param: Type, arg: Type) -> bool {
+    use crate::ir::TypeKind::*;
+    param == arg
+        || (param.bits() == arg.bits()
+            && (matches!(param.kind(), Bits)
+                || matches!(arg.kind(), Bits)
+                || (param.is_int() && arg.is_int())))
 }
 
 fn describe_kind(k: ParamKind) -> String {

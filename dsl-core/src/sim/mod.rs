@@ -130,6 +130,8 @@ mod report;
 mod sched;
 mod shadow;
 mod state;
+#[cfg(test)]
+mod tests;
 
 pub use launch::{Arg, Checks, Launch, Options, Schedule};
 pub use memory::{BufferId, Element, Memory};

@@ -203,10 +203,20 @@ impl SharedMem {
         out
     }
 
-    /// Records an atomic read-modify-write of `len` bytes at `off`: atomics do not race with
-    /// each other (they are morally strong), so only the uninitialized check runs; the write is
-    /// recorded, so that a plain access unordered with it is a race.
-    pub fn atomic(&mut self, off: u32, len: u32, who: &Accessor<'_>) -> Outcome {
+    /// A morally strong read (ordered or atomic): it does not race with other strong accesses,
+    /// so only the uninitialized check runs.
+    pub fn strong_read(&mut self, off: u32, len: u32) -> Outcome {
+        let mut out = Outcome::default();
+        if self.uninit && !self.cells.is_empty() {
+            out.uninit = (off..off + len).find(|&i| self.cells[i as usize].w == 0);
+        }
+        out
+    }
+
+    /// Records an atomic read-modify-write (`reads`) or a strong store of `len` bytes at `off`:
+    /// morally strong accesses do not race with each other, so only the uninitialized check of
+    /// an atomic runs; the write is recorded, so that a weak access unordered with it is a race.
+    pub fn strong_write(&mut self, off: u32, len: u32, who: &Accessor<'_>, reads: bool) -> Outcome {
         let mut out = Outcome::default();
         self.generation += 1;
         if self.cells.is_empty() {
@@ -214,7 +224,7 @@ impl SharedMem {
         }
         for i in off..off + len {
             let c = self.cells[i as usize];
-            if self.uninit && c.w == 0 && out.uninit.is_none() {
+            if reads && self.uninit && c.w == 0 && out.uninit.is_none() {
                 out.uninit = Some(i);
             }
             if c.r & SHARED_READS != 0 {

@@ -118,7 +118,7 @@ fn read_modify(
                 let changed = new[..len] != *old;
                 m.data[at].copy_from_slice(&new[..len]);
                 let gen = m.generation;
-                let o = m.atomic(
+                let o = m.strong_write(
                     off,
                     len as u32,
                     &Accessor {
@@ -127,6 +127,7 @@ fn read_modify(
                         site: site(pc, lane),
                         proxy: None,
                     },
+                    true,
                 );
                 if !changed {
                     m.generation = gen;

@@ -96,7 +96,7 @@ fn issue(
         };
         if read > 0 {
             if let Some(p) = place(x, StateSpace::Global, srcs[l], read as u32, lane)? {
-                load(x, p, lane, &mut b.data[l][..read as usize]);
+                load(x, p, lane, &mut b.data[l][..read as usize], false);
             }
         }
         b.lanes |= 1 << l;

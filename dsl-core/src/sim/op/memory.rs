@@ -4,7 +4,9 @@
 //! Each lane's access is checked where it lands: global bytes inside one buffer (else
 //! out of bounds), written before they are read, not in a read-only buffer when written; shared
 //! bytes inside the block's shared memory, and against the shadow (races, uninitialized reads);
-//! every access aligned to its size. A lane whose access is out of bounds reads zeros and writes
+//! every access aligned to its size. Ordered accesses are morally strong: they do not race
+//! with each other (nor with atomics), and are not checked against weak ones except that a weak
+//! access unordered with an earlier strong write is a race. A lane whose access is out of bounds reads zeros and writes
 //! nothing. An ordered access (`.relaxed`, `.acquire`, `.release`, `.volatile`) to shared memory
 //! synchronizes through its location (release: the warp's clock is published there; acquire:
 //! joined from there); one that reads the same value at the same position twice with no write
@@ -205,8 +207,9 @@ pub(crate) fn report_shared(
     }
 }
 
-/// Reads `out.len()` bytes at `p` for `lane`, with the checks.
-pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8]) {
+/// Reads `out.len()` bytes at `p` for `lane`, with the checks; a `strong` (ordered) read does
+/// not race with other strong accesses.
+pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], strong: bool) {
     let len = out.len();
     match p {
         Place::Global { buf, off } => {
@@ -227,6 +230,9 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8]) {
             let (pc, cta, warp) = (x.pc, x.cta, x.warp);
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
                 out.copy_from_slice(&m.data[off as usize..off as usize + len]);
+                if strong {
+                    return m.strong_read(off, len as u32);
+                }
                 m.read(
                     off,
                     len as u32,
@@ -243,8 +249,9 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8]) {
     }
 }
 
-/// Writes `bytes` at `p` for `lane`, with the checks.
-pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8]) {
+/// Writes `bytes` at `p` for `lane`, with the checks; a `strong` (ordered) write does not race
+/// with other strong accesses.
+pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], strong: bool) {
     let len = bytes.len();
     match p {
         Place::Global { buf, off } => {
@@ -263,16 +270,17 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8]) {
             let (pc, cta, warp) = (x.pc, x.cta, x.warp);
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
                 m.data[off as usize..off as usize + len].copy_from_slice(bytes);
-                m.write(
-                    off,
-                    len as u32,
-                    &Accessor {
-                        epoch: vc.epoch(comp),
-                        vc,
-                        site: site(pc, lane),
-                        proxy: None,
-                    },
-                )
+                let who = Accessor {
+                    epoch: vc.epoch(comp),
+                    vc,
+                    site: site(pc, lane),
+                    proxy: None,
+                };
+                if strong {
+                    m.strong_write(off, len as u32, &who, false)
+                } else {
+                    m.write(off, len as u32, &who)
+                }
             });
             report_shared(x, o, lane, rank, len as u32, true);
         }
@@ -368,7 +376,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
             for l in lanes(x.mask) {
                 let mut buf = [0u8; 16];
                 if let Some(p) = place(x, *space, addrs[l], total as u32, l as u32)? {
-                    load(x, p, l as u32, &mut buf[..total]);
+                    load(x, p, l as u32, &mut buf[..total], order.is_some());
                     if order.is_some() {
                         acquire_after(x, *order, p);
                     }
@@ -411,7 +419,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
                     buf[i * esize..(i + 1) * esize].copy_from_slice(&bits.to_le_bytes()[..esize]);
                 }
                 if let Some(p) = place(x, *space, addrs[l], total as u32, l as u32)? {
-                    store(x, p, l as u32, &buf[..total]);
+                    store(x, p, l as u32, &buf[..total], order.is_some());
                     if let Some(vc) = &release {
                         sync_release(x, p, vc);
                     }
