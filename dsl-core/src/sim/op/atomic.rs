@@ -40,7 +40,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> 
     let mut old = [0u64; 32];
     let mut hash = 0u64;
     for l in lanes(x.mask) {
-        let Some(p) = place(x, space, addrs[l], len, l as u32)? else {
+        let Some(p) = place(x, space, addrs[l], len, len, l as u32)? else {
             continue;
         };
         let mut buf = [0u8; 8];

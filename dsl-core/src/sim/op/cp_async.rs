@@ -90,12 +90,13 @@ fn issue(
             });
             read = u64::from(bytes);
         }
-        let Some(Place::Shared { off, .. }) = place(x, StateSpace::Shared, dsts[l], bytes, lane)?
+        let Some(Place::Shared { off, .. }) =
+            place(x, StateSpace::Shared, dsts[l], bytes, bytes, lane)?
         else {
             continue;
         };
         if read > 0 {
-            if let Some(p) = place(x, StateSpace::Global, srcs[l], read as u32, lane)? {
+            if let Some(p) = place(x, StateSpace::Global, srcs[l], read as u32, bytes, lane)? {
                 load(x, p, lane, &mut b.data[l][..read as usize], false);
             }
         }

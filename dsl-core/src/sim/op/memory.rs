@@ -66,18 +66,19 @@ fn shared_cluster(x: &Exec<'_, '_>, a: u64) -> Option<(u32, u32)> {
     }
 }
 
-/// Where `len` bytes at `addr` in `space` land for `lane`, after the bounds and alignment
-/// checks (`None`: out of bounds, reported).
+/// Where `len` bytes at `addr` in `space` land for `lane`, after the bounds check and the
+/// check that `addr` is aligned to `align` (`None`: out of bounds, reported).
 pub(crate) fn place(
     x: &mut Exec<'_, '_>,
     space: StateSpace,
     addr: u64,
     len: u32,
+    align: u32,
     lane: u32,
 ) -> Result<Option<Place>, SimError> {
-    if addr % u64::from(len.max(1)) != 0 && x.env.opts.checks.bounds {
+    if addr % u64::from(align.max(1)) != 0 && x.env.opts.checks.bounds {
         x.find(FindingKind::Misaligned, lane, || {
-            format!("{len} bytes at {addr:#x} are not aligned to {len}")
+            format!("{len} bytes at {addr:#x} are not aligned to {align}")
         });
     }
     let (space, a) = match space {
@@ -375,7 +376,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
             let mut hash = 0u64;
             for l in lanes(x.mask) {
                 let mut buf = [0u8; 16];
-                if let Some(p) = place(x, *space, addrs[l], total as u32, l as u32)? {
+                if let Some(p) = place(x, *space, addrs[l], total as u32, total as u32, l as u32)? {
                     load(x, p, l as u32, &mut buf[..total], order.is_some());
                     if order.is_some() {
                         acquire_after(x, *order, p);
@@ -418,7 +419,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
                     let bits = v[l] & width_mask(*ty);
                     buf[i * esize..(i + 1) * esize].copy_from_slice(&bits.to_le_bytes()[..esize]);
                 }
-                if let Some(p) = place(x, *space, addrs[l], total as u32, l as u32)? {
+                if let Some(p) = place(x, *space, addrs[l], total as u32, total as u32, l as u32)? {
                     store(x, p, l as u32, &buf[..total], order.is_some());
                     if let Some(vc) = &release {
                         sync_release(x, p, vc);
