@@ -14,13 +14,15 @@ pub(crate) mod convert;
 pub(crate) mod cp_async;
 pub(crate) mod data;
 pub(crate) mod fence;
+pub(crate) mod matrix;
 pub(crate) mod memory;
+pub(crate) mod mma;
 pub(crate) mod setmaxnreg;
 pub(crate) mod warp;
 
 use super::exec::{Exec, Flow};
 use super::report::SimError;
-use crate::ir::op::{Matrix, Warp};
+use crate::ir::op::Warp;
 use crate::ir::{Op, OpInfo, Type};
 
 /// Runs `op` on the executing lanes.
@@ -38,23 +40,15 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Op) -> Result<Flow, SimError> {
         Op::Address(o) => address::exec(x, o),
         Op::CpAsync(o) => cp_async::exec(x, o),
         Op::Setmaxnreg(o) => setmaxnreg::exec(x, o),
-        Op::Matrix(_)
-        | Op::Mma(_)
-        | Op::Wgmma(_)
-        | Op::Mbarrier(_)
-        | Op::Bulk(_)
-        | Op::Tcgen05(_) => Err(unsupported(op, x)),
+        Op::Matrix(o) => matrix::exec(x, o),
+        Op::Mma(o) => mma::exec(x, o),
+        Op::Wgmma(_) | Op::Mbarrier(_) | Op::Bulk(_) | Op::Tcgen05(_) => Err(unsupported(op, x)),
     }
 }
 
 fn unsupported(op: &Op, x: &Exec<'_, '_>) -> SimError {
-    let name = match op {
-        Op::Matrix(Matrix::Ldmatrix { .. }) => "ldmatrix",
-        Op::Matrix(Matrix::Stmatrix { .. }) => "stmatrix",
-        o => o.mnemonic(),
-    };
     SimError::Unsupported {
-        op: name.to_string(),
+        op: op.mnemonic().to_string(),
         location: x.loc(),
     }
 }
@@ -63,7 +57,7 @@ fn unsupported(op: &Op, x: &Exec<'_, '_>) -> SimError {
 pub(crate) fn modelled(op: &Op) -> bool {
     !matches!(
         op,
-        Op::Matrix(_) | Op::Mma(_) | Op::Wgmma(_) | Op::Mbarrier(_) | Op::Bulk(_) | Op::Tcgen05(_)
+        Op::Wgmma(_) | Op::Mbarrier(_) | Op::Bulk(_) | Op::Tcgen05(_)
     )
 }
 
@@ -88,7 +82,7 @@ pub(crate) fn sync_lanes(
         | Op::Warp(Warp::Vote { membermask, .. })
         | Op::Warp(Warp::Redux { membermask, .. })
         | Op::Warp(Warp::Elect { membermask, .. }) => mask_of(membermask),
-        Op::Barrier(_) | Op::Setmaxnreg(_) => Ok(Some(live)),
+        Op::Barrier(_) | Op::Setmaxnreg(_) | Op::Matrix(_) | Op::Mma(_) => Ok(Some(live)),
         _ => Ok(None),
     }
 }
