@@ -100,6 +100,16 @@ impl Format {
 
     /// The value of `bits` in this format, exactly, as an f64.
     pub(crate) fn to_f64(self, bits: u64) -> f64 {
+        // Every value of these formats is an f32, exactly.
+        if self == F32 {
+            return f64::from(f32::from_bits(bits as u32));
+        }
+        if self == BF16 {
+            return f64::from(f32::from_bits((bits as u32 & 0xffff) << 16));
+        }
+        if self == F16 {
+            return f64::from(f16_table()[bits as usize & 0xffff]);
+        }
         let sign = if bits & self.sign_bit() != 0 {
             -1.0
         } else {
@@ -127,11 +137,26 @@ impl Format {
     }
 }
 
+/// Every f16 value as an f32 (exact), indexed by its bits: decoding is the tensor-core ops'
+/// inner loop.
+fn f16_table() -> &'static [f32] {
+    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=u16::MAX)
+            .map(|b| half::f16::from_bits(b).to_f32())
+            .collect()
+    })
+}
+
 /// Rounds the exact value `hi + lo` to `fmt` in direction `mode`; `lo` is at most half an f64
 /// ulp of `hi` (as TwoSum and TwoProduct leave it). NaN gives the canonical NaN.
 pub(crate) fn round(fmt: Format, hi: f64, lo: f64, mode: Mode) -> u64 {
     if hi.is_nan() || lo.is_nan() {
         return fmt.nan();
+    }
+    if fmt == F32 && lo == 0.0 && mode == Mode::Nearest {
+        // The host's f64 -> f32 conversion rounds to nearest even.
+        return u64::from((hi as f32).to_bits());
     }
     let neg = hi.is_sign_negative();
     let sign = if neg { fmt.sign_bit() } else { 0 };

@@ -21,7 +21,7 @@ pub(crate) fn unsite(s: u32) -> (u32, u32) {
     (s >> 5, s & 31)
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Cell {
     /// Epoch of the last write; 0 when never written.
     w: u32,
@@ -90,17 +90,34 @@ pub(crate) struct Outcome {
 }
 
 /// A block's shared memory and its shadow.
+///
+/// An access whose bytes all have the same shadow state (the common case: a word or a row
+/// written by one lane and read together) is checked once for all of them; concurrent reads of
+/// such bytes share one reference-counted read vector clock (copied on write when their states
+/// part).
 #[derive(Debug, Clone)]
 pub(crate) struct SharedMem {
     pub data: Vec<u8>,
     cells: Vec<Cell>,
     read_vcs: Vec<Vc>,
+    /// How many cells point at each read vector clock.
+    refs: Vec<u32>,
     free: Vec<u32>,
     components: usize,
     races: bool,
     uninit: bool,
     /// Bumped by every write, for warps that poll shared memory.
     pub generation: u64,
+}
+
+/// What one shadow update does to a run of identical cells.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Update {
+    Read,
+    Write,
+    /// A morally strong write (atomic or ordered store): recorded, not checked; `true` when it
+    /// also reads (an atomic).
+    Strong(bool),
 }
 
 impl SharedMem {
@@ -116,6 +133,7 @@ impl SharedMem {
                 Vec::new()
             },
             read_vcs: Vec::new(),
+            refs: Vec::new(),
             free: Vec::new(),
             components,
             races,
@@ -130,77 +148,13 @@ impl SharedMem {
 
     /// Records a read of `len` bytes at `off` (in bounds).
     pub fn read(&mut self, off: u32, len: u32, who: &Accessor<'_>) -> Outcome {
-        let mut out = Outcome::default();
-        if self.cells.is_empty() {
-            return out;
-        }
-        let me = comp_of(who.epoch);
-        for i in off..off + len {
-            let c = self.cells[i as usize];
-            if self.uninit && c.w == 0 && out.uninit.is_none() {
-                out.uninit = Some(i);
-            }
-            if !self.races || c.r == who.epoch {
-                continue;
-            }
-            if out.conflict.is_none() {
-                out.conflict = self.check_write(i, c, who);
-            }
-            let cell = &mut self.cells[i as usize];
-            if c.r & SHARED_READS != 0 {
-                self.read_vcs[(c.r & !SHARED_READS) as usize].0[me as usize] = clock_of(who.epoch);
-            } else if c.r == 0 || who.vc.covers(c.r) {
-                cell.r = who.epoch;
-            } else {
-                let mut v = match self.free.pop() {
-                    Some(k) => {
-                        let v = &mut self.read_vcs[k as usize];
-                        v.0.fill(0);
-                        k
-                    }
-                    None => {
-                        self.read_vcs.push(Vc::new(self.components));
-                        (self.read_vcs.len() - 1) as u32
-                    }
-                };
-                let vc = &mut self.read_vcs[v as usize].0;
-                vc[comp_of(c.r) as usize] = clock_of(c.r);
-                vc[me as usize] = clock_of(who.epoch);
-                v |= SHARED_READS;
-                cell.r = v;
-            }
-            cell.rsite = who.site;
-        }
-        out
+        self.access(off, len, who, Update::Read)
     }
 
     /// Records a write of `len` bytes at `off` (in bounds).
     pub fn write(&mut self, off: u32, len: u32, who: &Accessor<'_>) -> Outcome {
-        let mut out = Outcome::default();
         self.generation += 1;
-        if self.cells.is_empty() {
-            return out;
-        }
-        for i in off..off + len {
-            let c = self.cells[i as usize];
-            if self.races && c.w != who.epoch {
-                if out.conflict.is_none() {
-                    out.conflict = self
-                        .check_write(i, c, who)
-                        .or_else(|| self.check_reads(i, c, who));
-                }
-                if c.r & SHARED_READS != 0 {
-                    self.free.push(c.r & !SHARED_READS);
-                }
-            }
-            self.cells[i as usize] = Cell {
-                w: who.epoch,
-                r: 0,
-                wsite: who.site,
-                rsite: 0,
-            };
-        }
-        out
+        self.access(off, len, who, Update::Write)
     }
 
     /// A morally strong read (ordered or atomic): it does not race with other strong accesses,
@@ -217,27 +171,127 @@ impl SharedMem {
     /// morally strong accesses do not race with each other, so only the uninitialized check of
     /// an atomic runs; the write is recorded, so that a weak access unordered with it is a race.
     pub fn strong_write(&mut self, off: u32, len: u32, who: &Accessor<'_>, reads: bool) -> Outcome {
-        let mut out = Outcome::default();
         self.generation += 1;
+        self.access(off, len, who, Update::Strong(reads))
+    }
+
+    fn access(&mut self, off: u32, len: u32, who: &Accessor<'_>, u: Update) -> Outcome {
+        let mut out = Outcome::default();
         if self.cells.is_empty() {
             return out;
         }
-        for i in off..off + len {
-            let c = self.cells[i as usize];
-            if reads && self.uninit && c.w == 0 && out.uninit.is_none() {
-                out.uninit = Some(i);
+        let range = off as usize..(off + len) as usize;
+        let first = self.cells[range.start];
+        if self.cells[range.clone()].iter().all(|c| *c == first) {
+            let new = self.update(off, first, len, who, u, &mut out);
+            self.cells[range].fill(new);
+        } else {
+            for i in range {
+                let c = self.cells[i];
+                self.cells[i] = self.update(i as u32, c, 1, who, u, &mut out);
             }
-            if c.r & SHARED_READS != 0 {
-                self.free.push(c.r & !SHARED_READS);
-            }
-            self.cells[i as usize] = Cell {
-                w: who.epoch,
-                r: 0,
-                wsite: who.site,
-                rsite: 0,
-            };
         }
         out
+    }
+
+    /// The new state of `n` identical cells in state `c` (the first at offset `i`).
+    fn update(
+        &mut self,
+        i: u32,
+        c: Cell,
+        n: u32,
+        who: &Accessor<'_>,
+        u: Update,
+        out: &mut Outcome,
+    ) -> Cell {
+        let reads = matches!(u, Update::Read | Update::Strong(true));
+        if reads && self.uninit && c.w == 0 && out.uninit.is_none() {
+            out.uninit = Some(i);
+        }
+        match u {
+            Update::Read => {
+                if !self.races || c.r == who.epoch {
+                    return c;
+                }
+                if out.conflict.is_none() {
+                    out.conflict = self.check_write(i, c, who);
+                }
+                let me = comp_of(who.epoch) as usize;
+                let r = if c.r & SHARED_READS != 0 {
+                    let k = self.own(c.r & !SHARED_READS, n);
+                    self.read_vcs[k as usize].0[me] = clock_of(who.epoch);
+                    k | SHARED_READS
+                } else if c.r == 0 || who.vc.covers(c.r) {
+                    who.epoch
+                } else {
+                    let k = self.alloc(n);
+                    let vc = &mut self.read_vcs[k as usize].0;
+                    vc[comp_of(c.r) as usize] = clock_of(c.r);
+                    vc[me] = clock_of(who.epoch);
+                    k | SHARED_READS
+                };
+                Cell {
+                    r,
+                    rsite: who.site,
+                    ..c
+                }
+            }
+            Update::Write | Update::Strong(_) => {
+                if u == Update::Write && self.races && c.w != who.epoch && out.conflict.is_none() {
+                    out.conflict = self
+                        .check_write(i, c, who)
+                        .or_else(|| self.check_reads(i, c, who));
+                }
+                self.release(c.r, n);
+                Cell {
+                    w: who.epoch,
+                    r: 0,
+                    wsite: who.site,
+                    rsite: 0,
+                }
+            }
+        }
+    }
+
+    /// A fresh read vector clock pointed at by `n` cells.
+    fn alloc(&mut self, n: u32) -> u32 {
+        match self.free.pop() {
+            Some(k) => {
+                self.read_vcs[k as usize].0.fill(0);
+                self.refs[k as usize] = n;
+                k
+            }
+            None => {
+                self.read_vcs.push(Vc::new(self.components));
+                self.refs.push(n);
+                (self.read_vcs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Read vector clock `k` for `n` of the cells pointing at it alone: a copy when others
+    /// point at it too.
+    fn own(&mut self, k: u32, n: u32) -> u32 {
+        if self.refs[k as usize] <= n {
+            return k;
+        }
+        self.refs[k as usize] -= n;
+        let copy = self.read_vcs[k as usize].clone();
+        let c = self.alloc(n);
+        self.read_vcs[c as usize] = copy;
+        c
+    }
+
+    /// Drops `n` cells' references to read state `r`.
+    fn release(&mut self, r: u32, n: u32) {
+        if r & SHARED_READS == 0 {
+            return;
+        }
+        let k = (r & !SHARED_READS) as usize;
+        self.refs[k] -= n;
+        if self.refs[k] == 0 {
+            self.free.push(k as u32);
+        }
     }
 
     /// The last write of a byte against an access.
@@ -324,6 +378,32 @@ mod tests {
         m.read(8, 1, &who(c3.epoch(2), &c3));
         let w = m.write(8, 1, &who(b.epoch(1), &b)).conflict.unwrap();
         assert_eq!((w.comp, w.write), (2, false));
+    }
+
+    #[test]
+    fn concurrent_reads_of_a_row_share_one_clock_until_they_part() {
+        let mut m = SharedMem::new(16, 3, true, false);
+        let mut w = Vc::new(3);
+        w.0[0] = 1;
+        m.write(0, 16, &who(w.epoch(0), &w));
+        // Readers 1 and 2, both after the write, read the whole row concurrently.
+        let mut r1 = w.clone();
+        r1.0[1] = 1;
+        let mut r2 = w.clone();
+        r2.0[2] = 1;
+        assert!(m.read(0, 16, &who(r1.epoch(1), &r1)).conflict.is_none());
+        assert!(m.read(0, 16, &who(r2.epoch(2), &r2)).conflict.is_none());
+        assert_eq!((m.read_vcs.len(), m.refs[0]), (1, 16));
+        // Reader 1 reads again at a later clock, a part of the row only: its cells part.
+        r1.0[1] = 2;
+        m.read(4, 4, &who(r1.epoch(1), &r1));
+        assert_eq!(m.refs.iter().sum::<u32>(), 16);
+        // A write ordered after reader 1 only races reader 2, on every part of the row.
+        let mut late = r1.clone();
+        late.0[0] = 2;
+        let c = m.write(0, 16, &who(late.epoch(0), &late)).conflict.unwrap();
+        assert_eq!((c.comp, c.write), (2, false));
+        assert_eq!(m.free.len(), m.read_vcs.len());
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! `2t + 8 (j / 2)` and the next; B's register `j` holds rows (k) `2t + 8j` and the next of
 //! column `g`; an f32 accumulator's register `j` holds row `g + 8 (j / 2)`, column `2t + j % 2`;
 //! an f16 one's register `j` holds row `g + 8j`, columns `2t` and `2t + 1`. Each element of D is
-//! the exact sum of its 16 products and C, rounded once to the accumulator type (the ISA does
-//! not fix the hardware's internal order and precision; results agree within that rounding).
+//! the sum of its 16 products and C, each product exact and the sum in f64 (exact unless the
+//! terms span more than f64's 53 bits), rounded once to the accumulator type. The ISA does not
+//! fix the hardware's internal order and precision; results agree within the accumulator's
+//! rounding, and exactly where every partial sum is exact (small integers).
 
 use super::super::exec::{Exec, Flow};
 use super::super::float::{round, Format, Mode, F16, F32};
@@ -58,8 +60,6 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, m: &MmaSync) -> Result<Flow, SimError> 
     let fmt: Format = if m.acc_ty == Type::F32 { F32 } else { F16 };
     for i in 0..16 {
         for j in 0..8 {
-            // Products of 11-bit significands are exact in f64, and so is a sum of 17 of them
-            // spanning f16's range.
             let s: f64 = (0..16).map(|k| a[i][k] * b[k][j]).sum::<f64>() + c[i][j];
             d[i][j] = round(fmt, s, 0.0, Mode::Nearest);
         }
