@@ -1,38 +1,11 @@
-//! Kernels written with the builder API, run in the simulator: values against a host
-//! reference, and each check caught (with its kind and Rust line) in a planted bug while the
-//! fixed twin stays clean.
+//! The checks, each caught in a planted bug (with its kind and Rust line) while the fixed twin
+//! stays clean.
 
 use super::*;
 use crate::ir::op::Memory as MemOp;
 use crate::ir::{Kernel, MemOrder, Operand, Scope, StateSpace, Type};
 use crate::kernel::*;
-
-/// Records the current Rust line as the location of what follows, and returns it.
-macro_rules! here {
-    () => {{
-        let line = line!();
-        set_location(file!(), line, column!());
-        line
-    }};
-}
-
-fn sim(k: &Kernel) -> Simulator {
-    Simulator::new(k.check().expect("a valid kernel"))
-}
-
-fn opts(seed: u64, schedule: Schedule) -> Options {
-    Options::seeded(seed, schedule)
-}
-
-const SCHEDULES: [Schedule; 3] = [
-    Schedule::RoundRobin,
-    Schedule::Random,
-    Schedule::Pct { depth: 3 },
-];
-
-fn line(f: &Finding) -> u32 {
-    f.location.map_or(0, |l| l.line)
-}
+use crate::sim::*;
 
 /// Each thread stores its index to shared memory, then reads its neighbour's (one warp over):
 /// with `sync`, a barrier separates the two.

@@ -1,0 +1,37 @@
+//! Kernels written with the builder API, run in the simulator: values against a host
+//! reference ([`families`]), and each check caught in a planted bug while the fixed twin stays
+//! clean ([`checks`]).
+
+mod checks;
+mod families;
+
+use crate::ir::Kernel;
+use crate::sim::{Finding, Options, Schedule, Simulator};
+
+/// Records the current Rust line as the location of what follows, and returns it.
+macro_rules! here {
+    () => {{
+        let line = line!();
+        crate::kernel::set_location(file!(), line, column!());
+        line
+    }};
+}
+pub(crate) use here;
+
+fn sim(k: &Kernel) -> Simulator {
+    Simulator::new(k.check().expect("a valid kernel"))
+}
+
+fn opts(seed: u64, schedule: Schedule) -> Options {
+    Options::seeded(seed, schedule)
+}
+
+const SCHEDULES: [Schedule; 3] = [
+    Schedule::RoundRobin,
+    Schedule::Random,
+    Schedule::Pct { depth: 3 },
+];
+
+fn line(f: &Finding) -> u32 {
+    f.location.map_or(0, |l| l.line)
+}
