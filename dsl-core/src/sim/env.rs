@@ -105,7 +105,7 @@ fn check_launch(kernel: &Kernel, l: &Launch) -> Result<(), SimError> {
             l.block_threads()
         ));
     }
-    if (0..3).any(|i| l.grid[i] % l.cluster[i] != 0) {
+    if (0..3).any(|i| !l.grid[i].is_multiple_of(l.cluster[i])) {
         return bad(format!(
             "the cluster {:?} does not divide the grid {:?}",
             l.cluster, l.grid

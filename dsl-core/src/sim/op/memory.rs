@@ -76,7 +76,7 @@ pub(crate) fn place(
     align: u32,
     lane: u32,
 ) -> Result<Option<Place>, SimError> {
-    if addr % u64::from(align.max(1)) != 0 && x.env.opts.checks.bounds {
+    if !addr.is_multiple_of(u64::from(align.max(1))) && x.env.opts.checks.bounds {
         x.find(FindingKind::Misaligned, lane, || {
             format!("{len} bytes at {addr:#x} are not aligned to {align}")
         });

@@ -1,9 +1,9 @@
-//! The op families' semantics, one module per family of [`crate::ir::op`]. A family plugs in
-//! with two match arms here: [`exec`] runs an instruction on the executing lanes of a part and
-//! says what happens to the part next ([`Flow`]); [`sync_lanes`] names the lanes of the warp
-//! that must reach the instruction together before it runs (a `.sync` op's member mask, every
-//! live lane for an `.aligned` one), which the machine gathers first. A family the simulator
-//! does not model yet returns [`SimError::Unsupported`] from [`exec`].
+//! The op families' semantics, one module per family of `crate::ir::op`. A family plugs in
+//! with two match arms here: `exec` runs an instruction on the executing lanes of a part and
+//! says what happens to the part next (`Flow`); `sync_lanes` names the lanes of the warp that
+//! must reach the instruction together before it runs (a `.sync` op's member mask, every live
+//! lane for an `.aligned` one), which the machine gathers first. A family the simulator does
+//! not model yet returns `SimError::Unsupported` from `exec`.
 
 pub(crate) mod address;
 pub(crate) mod arith;
