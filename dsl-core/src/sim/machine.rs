@@ -424,10 +424,23 @@ impl<'r, 'p> Machine<'r, 'p> {
         }
     }
 
-    /// An operand's lanes for control flow (a loop bound or step).
-    fn operand(&self, slot: usize, cta: usize, warp: usize, o: &Operand, ty: Type) -> Lanes {
+    /// A loop's start, bound or step in the lanes of `mask` (a register read is checked).
+    #[allow(clippy::too_many_arguments)]
+    fn loop_operand(
+        &mut self,
+        slot: usize,
+        cta: usize,
+        warp: usize,
+        pc: u32,
+        mask: u32,
+        o: &Operand,
+        ty: Type,
+    ) -> Lanes {
         match o {
-            Operand::Reg(r) => self.reg_lanes(slot, cta, warp, *r),
+            Operand::Reg(r) => {
+                self.check_init(slot, cta, warp, pc, *r, mask);
+                self.reg_lanes(slot, cta, warp, *r)
+            }
             Operand::Imm(i) => [*i as u64 & super::regs::width_mask(ty); 32],
             Operand::ImmF(f) => [*f as i64 as u64 & super::regs::width_mask(ty); 32],
         }
@@ -581,22 +594,14 @@ impl<'r, 'p> Machine<'r, 'p> {
                 enter_loop(w, p, *exit, pc);
             }
             Code::ForInit { var, start, exit } => {
-                if let Operand::Reg(r) = start {
-                    self.check_init(slot, cta, warp, pc, *r, mask);
-                }
-                let v = self.operand(slot, cta, warp, start, var.ty);
+                let v = self.loop_operand(slot, cta, warp, pc, mask, start, var.ty);
                 let w = self.warp_mut(slot, cta, warp)?;
                 w.regs.set(*var, &v, mask);
                 enter_loop(w, p, *exit, pc);
             }
             Code::ForTest { var, end, exit } => {
-                if let Operand::Reg(r) = end {
-                    self.check_init(slot, cta, warp, pc, *r, mask);
-                }
-                let (v, e) = (
-                    self.reg_lanes(slot, cta, warp, *var),
-                    self.operand(slot, cta, warp, end, var.ty),
-                );
+                let e = self.loop_operand(slot, cta, warp, pc, mask, end, var.ty);
+                let v = self.reg_lanes(slot, cta, warp, *var);
                 let bits = var.ty.bits();
                 let mut go = 0u32;
                 for l in lanes(mask) {
@@ -620,13 +625,8 @@ impl<'r, 'p> Machine<'r, 'p> {
                 leave_loop(w, p, mask, go, *exit, pc);
             }
             Code::ForStep { var, step, head } => {
-                if let Operand::Reg(r) = step {
-                    self.check_init(slot, cta, warp, pc, *r, mask);
-                }
-                let (v, s) = (
-                    self.reg_lanes(slot, cta, warp, *var),
-                    self.operand(slot, cta, warp, step, var.ty),
-                );
+                let s = self.loop_operand(slot, cta, warp, pc, mask, step, var.ty);
+                let v = self.reg_lanes(slot, cta, warp, *var);
                 let mut next = [0u64; 32];
                 for l in 0..32 {
                     next[l] = v[l].wrapping_add(s[l]);

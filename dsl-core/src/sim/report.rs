@@ -179,6 +179,12 @@ impl Report {
     pub fn of_kind(&self, kind: FindingKind) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(move |f| f.kind == kind)
     }
+
+    /// The first finding of any of `kinds` (a bug may show as one of several: a read of data
+    /// not yet copied is a race or an uninitialized read, by the schedule).
+    pub fn first_of(&self, kinds: &[FindingKind]) -> Option<&Finding> {
+        self.findings.iter().find(|f| kinds.contains(&f.kind))
+    }
 }
 
 impl fmt::Display for Report {

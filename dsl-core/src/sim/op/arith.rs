@@ -15,7 +15,7 @@ use super::super::float::{
 };
 use super::super::regs::{sext, width_mask, Lanes};
 use super::super::report::SimError;
-use crate::ir::op::{ApproxOp, Arith, BinOp, FloatRound, MulMode, UnOp};
+use crate::ir::op::{ApproxOp, Arith, BinOp, FloatRound, MulMode, Regs, UnOp};
 use crate::ir::Type;
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Arith) -> Result<Flow, SimError> {
@@ -101,17 +101,12 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Arith) -> Result<Flow, SimError> {
             out
         }
     };
-    let dst = match op {
-        Arith::Bin { dst, .. }
-        | Arith::MulPart { dst, .. }
-        | Arith::Mad { dst, .. }
-        | Arith::Fma { dst, .. }
-        | Arith::Unary { dst, .. }
-        | Arith::Approx { dst, .. }
-        | Arith::Bfe { dst, .. }
-        | Arith::Bfi { dst, .. } => *dst,
-    };
-    x.set(dst, &out);
+    // Every arithmetic op writes exactly one register.
+    let mut dst = None;
+    op.for_each_def(&mut |r| dst = Some(r));
+    if let Some(d) = dst {
+        x.set(d, &out);
+    }
     Ok(Flow::Next)
 }
 
@@ -193,23 +188,23 @@ pub(crate) fn to_f64(ty: Type, bits: u64) -> f64 {
     }
 }
 
-/// Applies `f` to each 16-bit half of a packed value, or to the value.
-fn per_half(ty: Type, a: u64, b: u64, f: impl Fn(Type, u64, u64) -> u64) -> u64 {
-    match ty {
-        Type::F16x2 | Type::BF16x2 => {
-            let h = if ty == Type::F16x2 {
-                Type::F16
-            } else {
-                Type::BF16
-            };
-            f(h, a & 0xffff, b & 0xffff) | (f(h, a >> 16, b >> 16) << 16)
-        }
-        t => f(t, a, b),
-    }
+/// Applies `f` to the operands `xs` of a scalar type, or to each 16-bit half of a packed type's
+/// (element 0 in the low half) with the element type.
+pub(crate) fn halves<const N: usize>(
+    ty: Type,
+    xs: [u64; N],
+    f: impl Fn(Type, [u64; N]) -> u64,
+) -> u64 {
+    let elem = match ty {
+        Type::F16x2 => Type::F16,
+        Type::BF16x2 => Type::BF16,
+        t => return f(t, xs),
+    };
+    f(elem, xs.map(|v| v & 0xffff)) | (f(elem, xs.map(|v| (v >> 16) & 0xffff)) << 16)
 }
 
 fn float_bin(op: BinOp, ty: Type, a: u64, b: u64) -> u64 {
-    per_half(ty, a, b, |t, p, q| match t {
+    halves(ty, [a, b], |t, [p, q]| match t {
         Type::F32 => {
             let (x, y) = (f32::from_bits(p as u32), f32::from_bits(q as u32));
             match op {
@@ -258,54 +253,37 @@ fn float_bin(op: BinOp, ty: Type, a: u64, b: u64) -> u64 {
 
 fn fma(rnd: FloatRound, ty: Type, a: u64, b: u64, c: u64) -> u64 {
     let mode = Mode::from(rnd);
-    let one = |t: Type, p: u64, q: u64, r: u64| -> u64 {
-        match t {
-            Type::F64 => canon64(f64::from_bits(p).mul_add(f64::from_bits(q), f64::from_bits(r))),
-            Type::F32 if mode == Mode::Nearest => {
-                let (x, y, z) = (
-                    f32::from_bits(p as u32),
-                    f32::from_bits(q as u32),
-                    f32::from_bits(r as u32),
-                );
-                canon32(x.mul_add(y, z))
-            }
-            t => {
-                let Some(fmt) = Format::of(t) else { return 0 };
-                let (x, y, z) = (to_f64(t, p), to_f64(t, q), to_f64(t, r));
-                let (hi, lo) = fma_exact(x, y, z);
-                round(fmt, hi, lo, mode)
-            }
+    halves(ty, [a, b, c], |t, [p, q, r]| match t {
+        Type::F64 => canon64(f64::from_bits(p).mul_add(f64::from_bits(q), f64::from_bits(r))),
+        Type::F32 if mode == Mode::Nearest => {
+            let (x, y, z) = (
+                f32::from_bits(p as u32),
+                f32::from_bits(q as u32),
+                f32::from_bits(r as u32),
+            );
+            canon32(x.mul_add(y, z))
         }
-    };
-    match ty {
-        Type::F16x2 | Type::BF16x2 => {
-            let h = if ty == Type::F16x2 {
-                Type::F16
-            } else {
-                Type::BF16
-            };
-            one(h, a & 0xffff, b & 0xffff, c & 0xffff) | (one(h, a >> 16, b >> 16, c >> 16) << 16)
+        t => {
+            let Some(fmt) = Format::of(t) else { return 0 };
+            let (x, y, z) = (to_f64(t, p), to_f64(t, q), to_f64(t, r));
+            let (hi, lo) = fma_exact(x, y, z);
+            round(fmt, hi, lo, mode)
         }
-        t => one(t, a, b, c),
-    }
+    })
 }
 
 fn unary(op: UnOp, ty: Type, a: u64) -> u64 {
     let bits = ty.bits();
     let m = width_mask(ty);
     match op {
-        UnOp::Neg | UnOp::Abs if ty.is_float() => {
-            // Sign-bit operations (NaN inputs keep their payload, as the ISA allows).
-            let sign = |w: u32| 1u64 << (w - 1);
-            let flip = |v: u64, w: u32| match op {
-                UnOp::Neg => v ^ sign(w),
-                _ => v & !sign(w),
-            };
-            match ty {
-                Type::F16x2 | Type::BF16x2 => flip(a & 0xffff, 16) | (flip(a >> 16, 16) << 16),
-                _ => flip(a, bits),
+        // Sign-bit operations (NaN inputs keep their payload, as the ISA allows).
+        UnOp::Neg | UnOp::Abs if ty.is_float() => halves(ty, [a], |t, [v]| {
+            let sign = 1u64 << (t.bits() - 1);
+            match op {
+                UnOp::Neg => v ^ sign,
+                _ => v & !sign,
             }
-        }
+        }),
         UnOp::Neg => (sext(a, bits).wrapping_neg() as u64) & m,
         UnOp::Abs => (sext(a, bits).wrapping_abs() as u64) & m,
         UnOp::Not => !a & m,
@@ -330,7 +308,7 @@ fn approx(op: ApproxOp, ty: Type, a: u64) -> u64 {
     };
     // The forms codegen writes with `.ftz`.
     let ftz = (op == ApproxOp::Rcp && ty == Type::F64) || (op == ApproxOp::Ex2 && ty.is_bf16());
-    let one = |t: Type, bits: u64| -> u64 {
+    halves(ty, [a], |t, [bits]| {
         let mut x = to_f64(t, bits);
         let tiny = |v: f64, t: Type| match t {
             Type::F64 => v.abs() < f64::MIN_POSITIVE,
@@ -347,18 +325,7 @@ fn approx(op: ApproxOp, ty: Type, a: u64) -> u64 {
             Type::F64 => canon64(y),
             t => Format::of(t).map_or(0, |fmt| round(fmt, y, 0.0, Mode::Nearest)),
         }
-    };
-    match ty {
-        Type::F16x2 | Type::BF16x2 => {
-            let h = if ty == Type::F16x2 {
-                Type::F16
-            } else {
-                Type::BF16
-            };
-            one(h, a & 0xffff) | (one(h, a >> 16) << 16)
-        }
-        t => one(t, a),
-    }
+    })
 }
 
 /// `bfe`: `len` bits from `pos` (both taken mod 256, then clamped to the width), sign-extended

@@ -8,13 +8,14 @@
 //! write anywhere in between, is a polling loop and parks its warp.
 
 use super::super::exec::{Exec, Flow};
-use super::super::float::{round, two_sum, Format, Mode};
+use super::super::float::{canon32, canon64, round, two_sum, Format, Mode};
 use super::super::regs::{lanes, sext, width_mask};
-use super::super::report::{FindingKind, SimError};
+use super::super::report::SimError;
 use super::super::shadow::{site, Accessor};
-use super::arith::to_f64;
+use super::arith::{halves, to_f64};
 use super::memory::{
-    acquire_after, address, place, poll, report_shared, sync_release, with_smem, Place,
+    acquire_after, address, check_global_read, check_global_write, place, poll, report_shared,
+    sync_release, with_smem, Place,
 };
 use crate::ir::op::{AtomOp, Atomic};
 use crate::ir::{MemOrder, Type};
@@ -87,20 +88,8 @@ fn read_modify(
             let mut word = [0u8; 8];
             word[..len].copy_from_slice(old);
             let new = f(u64::from_le_bytes(word)).to_le_bytes();
-            if x.env.opts.checks.uninitialized {
-                if let Some(i) = x.mem.first_uninit(buf, off, len) {
-                    let name = x.mem.buffer_name(buf).to_string();
-                    x.find(FindingKind::UninitializedGlobal, lane, || {
-                        format!("an atomic reads byte {i} of buffer `{name}`, which nothing wrote")
-                    });
-                }
-            }
-            if x.mem.read_only(buf) && x.env.opts.checks.read_only {
-                let name = x.mem.buffer_name(buf).to_string();
-                x.find(FindingKind::ReadOnlyWrite, lane, || {
-                    format!("an atomic writes read-only buffer `{name}`")
-                });
-            }
+            check_global_read(x, buf, off, len, lane);
+            check_global_write(x, buf, off, len, lane);
             if new[..len] != *old {
                 x.mem.data_mut(buf)[off..off + len].copy_from_slice(&new[..len]);
                 x.mem.generation += 1;
@@ -195,28 +184,15 @@ pub(crate) fn apply(op: AtomOp, ty: Type, cur: u64, a: u64, b: u64) -> u64 {
 }
 
 fn float_add(ty: Type, cur: u64, a: u64) -> u64 {
-    let one = |t: Type, p: u64, q: u64| -> u64 {
-        match t {
-            Type::F32 => {
-                super::super::float::canon32(f32::from_bits(p as u32) + f32::from_bits(q as u32))
-            }
-            Type::F64 => super::super::float::canon64(f64::from_bits(p) + f64::from_bits(q)),
-            t => {
-                let Some(fmt) = Format::of(t) else { return p };
-                let (hi, lo) = two_sum(to_f64(t, p), to_f64(t, q));
-                round(fmt, hi, lo, Mode::Nearest)
-            }
+    halves(ty, [cur, a], |t, [p, q]| match t {
+        Type::F32 => canon32(f32::from_bits(p as u32) + f32::from_bits(q as u32)),
+        Type::F64 => canon64(f64::from_bits(p) + f64::from_bits(q)),
+        t => {
+            let Some(fmt) = Format::of(t) else { return p };
+            let (hi, lo) = two_sum(to_f64(t, p), to_f64(t, q));
+            round(fmt, hi, lo, Mode::Nearest)
         }
-    };
-    match ty {
-        Type::F16x2 => {
-            one(Type::F16, cur & 0xffff, a & 0xffff) | (one(Type::F16, cur >> 16, a >> 16) << 16)
-        }
-        Type::BF16x2 => {
-            one(Type::BF16, cur & 0xffff, a & 0xffff) | (one(Type::BF16, cur >> 16, a >> 16) << 16)
-        }
-        t => one(t, cur, a),
-    }
+    })
 }
 
 #[cfg(test)]

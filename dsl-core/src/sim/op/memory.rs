@@ -208,6 +208,41 @@ pub(crate) fn report_shared(
     }
 }
 
+/// Reports a read of `len` bytes at `off` of buffer `buf` that reaches bytes nothing wrote.
+pub(crate) fn check_global_read(
+    x: &mut Exec<'_, '_>,
+    buf: usize,
+    off: usize,
+    len: usize,
+    lane: u32,
+) {
+    if !x.env.opts.checks.uninitialized {
+        return;
+    }
+    if let Some(i) = x.mem.first_uninit(buf, off, len) {
+        let name = x.mem.buffer_name(buf).to_string();
+        x.find(FindingKind::UninitializedGlobal, lane, || {
+            format!("reads byte {i} of buffer `{name}`, which nothing wrote")
+        });
+    }
+}
+
+/// Reports a write of `len` bytes at `off` of buffer `buf` when the buffer is read-only.
+pub(crate) fn check_global_write(
+    x: &mut Exec<'_, '_>,
+    buf: usize,
+    off: usize,
+    len: usize,
+    lane: u32,
+) {
+    if x.mem.read_only(buf) && x.env.opts.checks.read_only {
+        let name = x.mem.buffer_name(buf).to_string();
+        x.find(FindingKind::ReadOnlyWrite, lane, || {
+            format!("writes {len} bytes at byte {off} of read-only buffer `{name}`")
+        });
+    }
+}
+
 /// Reads `out.len()` bytes at `p` for `lane`, with the checks; a `strong` (ordered) read does
 /// not race with other strong accesses.
 pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], strong: bool) {
@@ -215,14 +250,7 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], st
     match p {
         Place::Global { buf, off } => {
             out.copy_from_slice(&x.mem.data(buf)[off..off + len]);
-            if x.env.opts.checks.uninitialized {
-                if let Some(i) = x.mem.first_uninit(buf, off, len) {
-                    let name = x.mem.buffer_name(buf).to_string();
-                    x.find(FindingKind::UninitializedGlobal, lane, || {
-                        format!("reads byte {i} of buffer `{name}`, which nothing wrote")
-                    });
-                }
-            }
+            check_global_read(x, buf, off, len, lane);
         }
         Place::Param { off } => {
             out.copy_from_slice(&x.env.params.bytes[off as usize..off as usize + len]);
@@ -256,12 +284,7 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], str
     let len = bytes.len();
     match p {
         Place::Global { buf, off } => {
-            if x.mem.read_only(buf) && x.env.opts.checks.read_only {
-                let name = x.mem.buffer_name(buf).to_string();
-                x.find(FindingKind::ReadOnlyWrite, lane, || {
-                    format!("writes {len} bytes at byte {off} of read-only buffer `{name}`")
-                });
-            }
+            check_global_write(x, buf, off, len, lane);
             x.mem.data_mut(buf)[off..off + len].copy_from_slice(bytes);
             x.mem.mark_init(buf, off, len);
             x.mem.generation += 1;

@@ -34,14 +34,14 @@ fn a_missing_barrier_is_a_race_and_the_fixed_twin_is_clean() {
             let bad = neighbour_exchange(false, &mut lines);
             let mut mem = Memory::new();
             let out = mem.alloc("out", 512);
-            let r = sim(&bad)
-                .run(
-                    &Launch::linear(1, 128),
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    &opts(seed, schedule),
-                )
-                .unwrap();
+            let r = run_with(
+                &bad,
+                Launch::linear(1, 128),
+                &[Arg::Buffer(out)],
+                &mut mem,
+                opts(seed, schedule),
+            )
+            .unwrap();
             let race = r
                 .of_kind(FindingKind::DataRace)
                 .next()
@@ -56,14 +56,14 @@ fn a_missing_barrier_is_a_race_and_the_fixed_twin_is_clean() {
             let good = neighbour_exchange(true, &mut lines);
             let mut mem = Memory::new();
             let out = mem.alloc("out", 512);
-            let r = sim(&good)
-                .run(
-                    &Launch::linear(1, 128),
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    &opts(seed, schedule),
-                )
-                .unwrap();
+            let r = run_with(
+                &good,
+                Launch::linear(1, 128),
+                &[Arg::Buffer(out)],
+                &mut mem,
+                opts(seed, schedule),
+            )
+            .unwrap();
             assert!(r.is_clean(), "{r}");
             let got = mem.read::<u32>(out);
             let want: Vec<u32> = (0..128).map(|t| ((t + 32) % 128) * 3).collect();
@@ -80,15 +80,15 @@ fn the_same_seed_gives_the_same_report() {
         let text = |seed| {
             let mut mem = Memory::new();
             let out = mem.alloc("out", 512);
-            sim(&bad)
-                .run(
-                    &Launch::linear(1, 128),
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    &opts(seed, schedule),
-                )
-                .unwrap()
-                .to_string()
+            run_with(
+                &bad,
+                Launch::linear(1, 128),
+                &[Arg::Buffer(out)],
+                &mut mem,
+                opts(seed, schedule),
+            )
+            .unwrap()
+            .to_string()
         };
         assert_eq!(text(5), text(5));
     }
@@ -124,14 +124,14 @@ fn shuffles_reduce_and_divergent_lanes_rejoin() {
         let mut mem = Memory::new();
         let xb = mem.upload("x", &x);
         let out = mem.alloc_zeroed("out", 4 * 66);
-        let r = sim(&k)
-            .run(
-                &Launch::linear(1, 64),
-                &[Arg::Buffer(xb), Arg::Buffer(out)],
-                &mut mem,
-                &opts(1, schedule),
-            )
-            .unwrap();
+        let r = run_with(
+            &k,
+            Launch::linear(1, 64),
+            &[Arg::Buffer(xb), Arg::Buffer(out)],
+            &mut mem,
+            opts(1, schedule),
+        )
+        .unwrap();
         assert!(r.is_clean(), "{r}");
         let got = mem.read::<u32>(out);
         for t in 0..64u32 {
@@ -160,14 +160,14 @@ fn a_barrier_in_divergent_code_deadlocks_with_its_line() {
     .unwrap();
     let mut mem = Memory::new();
     let out = mem.alloc("out", 256);
-    let r = sim(&k)
-        .run(
-            &Launch::linear(1, 64),
-            &[Arg::Buffer(out)],
-            &mut mem,
-            &Options::default(),
-        )
-        .unwrap();
+    let r = run_with(
+        &k,
+        Launch::linear(1, 64),
+        &[Arg::Buffer(out)],
+        &mut mem,
+        Options::default(),
+    )
+    .unwrap();
     let d = r.of_kind(FindingKind::Deadlock).next().expect("a deadlock");
     assert_eq!(line(d), at, "{r}");
     assert_eq!(d.op, "bar.sync");
@@ -180,14 +180,14 @@ fn a_barrier_in_divergent_code_deadlocks_with_its_line() {
         out.store_at(t, t);
     })
     .unwrap();
-    let r = sim(&k)
-        .run(
-            &Launch::linear(1, 64),
-            &[Arg::Buffer(out)],
-            &mut mem,
-            &Options::default(),
-        )
-        .unwrap();
+    let r = run_with(
+        &k,
+        Launch::linear(1, 64),
+        &[Arg::Buffer(out)],
+        &mut mem,
+        Options::default(),
+    )
+    .unwrap();
     assert!(r.is_clean(), "{r}");
 }
 
@@ -221,14 +221,14 @@ fn a_named_barrier_with_the_wrong_count_is_caught() {
         for seed in 0..4 {
             let mut mem = Memory::new();
             let out = mem.alloc("out", 256);
-            let r = sim(&k)
-                .run(
-                    &Launch::linear(1, 128),
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    &opts(seed, Schedule::Random),
-                )
-                .unwrap();
+            let r = run_with(
+                &k,
+                Launch::linear(1, 128),
+                &[Arg::Buffer(out)],
+                &mut mem,
+                opts(seed, Schedule::Random),
+            )
+            .unwrap();
             if clean {
                 assert!(r.is_clean(), "{r}");
                 let want: Vec<u32> = (100..164).collect();
@@ -250,9 +250,7 @@ fn a_named_barrier_with_the_wrong_count_is_caught() {
     })
     .unwrap();
     let mut mem = Memory::new();
-    let r = sim(&k)
-        .run(&Launch::linear(1, 96), &[], &mut mem, &Options::default())
-        .unwrap();
+    let r = run_with(&k, Launch::linear(1, 96), &[], &mut mem, Options::default()).unwrap();
     let f = r
         .of_kind(FindingKind::BarrierCount)
         .next()
@@ -293,28 +291,21 @@ fn a_read_of_another_threads_cp_async_needs_a_barrier_after_the_wait() {
                 let mut mem = Memory::new();
                 let s = mem.upload("src", &src);
                 let out = mem.alloc("out", 256);
-                let r = sim(&k)
-                    .run(
-                        &Launch::linear(1, 64),
-                        &[Arg::Buffer(s), Arg::Buffer(out)],
-                        &mut mem,
-                        &opts(seed, schedule),
-                    )
-                    .unwrap();
+                let r = run_with(
+                    &k,
+                    Launch::linear(1, 64),
+                    &[Arg::Buffer(s), Arg::Buffer(out)],
+                    &mut mem,
+                    opts(seed, schedule),
+                )
+                .unwrap();
                 if sync {
                     assert!(r.is_clean(), "{r}");
                     let want: Vec<u32> = (0..64u32).map(|t| ((t * 4 + 128) % 256) * 5).collect();
                     assert_eq!(mem.read::<u32>(out), want);
                 } else {
                     let race = r
-                        .findings
-                        .iter()
-                        .find(|f| {
-                            matches!(
-                                f.kind,
-                                FindingKind::DataRace | FindingKind::UninitializedShared
-                            )
-                        })
+                        .first_of(&[FindingKind::DataRace, FindingKind::UninitializedShared])
                         .unwrap_or_else(|| panic!("{schedule:?} {seed}: {r}"));
                     assert_eq!(line(race), lines.1, "{r}");
                     if race.kind == FindingKind::DataRace {
@@ -349,14 +340,14 @@ fn bounds_read_only_and_uninitialized_memory() {
     let x = mem.upload("x", &[1u32; 8]);
     mem.set_read_only(x, true);
     let out = mem.alloc("out", 4 * 8);
-    let r = sim(&k)
-        .run(
-            &Launch::linear(1, 8),
-            &[Arg::Buffer(x), Arg::Buffer(out)],
-            &mut mem,
-            &Options::default(),
-        )
-        .unwrap();
+    let r = run_with(
+        &k,
+        Launch::linear(1, 8),
+        &[Arg::Buffer(x), Arg::Buffer(out)],
+        &mut mem,
+        Options::default(),
+    )
+    .unwrap();
     let oob = r
         .of_kind(FindingKind::OutOfBounds)
         .next()
@@ -393,9 +384,7 @@ fn an_uninitialized_register_is_reported() {
         b: Operand::Imm(1),
     }));
     let mut mem = Memory::new();
-    let r = sim(&k)
-        .run(&Launch::linear(1, 32), &[], &mut mem, &Options::default())
-        .unwrap();
+    let r = run_with(&k, Launch::linear(1, 32), &[], &mut mem, Options::default()).unwrap();
     let f = r
         .of_kind(FindingKind::UninitializedRegister)
         .next()
@@ -405,8 +394,7 @@ fn an_uninitialized_register_is_reported() {
         checks: Checks::NONE,
         ..Options::default()
     };
-    assert!(sim(&k)
-        .run(&Launch::linear(1, 32), &[], &mut mem, &quiet)
+    assert!(run_with(&k, Launch::linear(1, 32), &[], &mut mem, quiet)
         .unwrap()
         .is_clean());
 }
@@ -470,14 +458,14 @@ fn release_and_acquire_order_a_flag_handoff() {
                 let k = flag_handoff(acquire);
                 let mut mem = Memory::new();
                 let out = mem.alloc("out", 128);
-                let r = sim(&k)
-                    .run(
-                        &Launch::linear(1, 64),
-                        &[Arg::Buffer(out)],
-                        &mut mem,
-                        &opts(seed, schedule),
-                    )
-                    .unwrap();
+                let r = run_with(
+                    &k,
+                    Launch::linear(1, 64),
+                    &[Arg::Buffer(out)],
+                    &mut mem,
+                    opts(seed, schedule),
+                )
+                .unwrap();
                 assert_eq!(r.is_clean(), clean, "{acquire} {schedule:?} {seed}: {r}");
                 assert_eq!(mem.read::<u32>(out), [42; 32]);
             }
@@ -494,26 +482,26 @@ fn a_flag_nobody_raises_is_a_deadlock() {
     .unwrap();
     let mut mem = Memory::new();
     let flag = mem.alloc_zeroed("flag", 4);
-    let r = sim(&k)
-        .run(
-            &Launch::linear(2, 32),
-            &[Arg::Buffer(flag)],
-            &mut mem,
-            &Options::default(),
-        )
-        .unwrap();
+    let r = run_with(
+        &k,
+        Launch::linear(2, 32),
+        &[Arg::Buffer(flag)],
+        &mut mem,
+        Options::default(),
+    )
+    .unwrap();
     let d = r.of_kind(FindingKind::Deadlock).next().expect("a deadlock");
     assert!(d.details.contains("polls"), "{}", d.details);
     // With the flag raised, it ends.
     mem.write(flag, 0, &[1u32]);
-    let r = sim(&k)
-        .run(
-            &Launch::linear(2, 32),
-            &[Arg::Buffer(flag)],
-            &mut mem,
-            &Options::default(),
-        )
-        .unwrap();
+    let r = run_with(
+        &k,
+        Launch::linear(2, 32),
+        &[Arg::Buffer(flag)],
+        &mut mem,
+        Options::default(),
+    )
+    .unwrap();
     assert!(r.is_clean(), "{r}");
 }
 
@@ -542,33 +530,24 @@ fn grids_run_in_waves_and_arguments_are_checked() {
     assert_eq!(r.stats.blocks, 10);
     let got = mem.read::<u32>(out);
     assert_eq!(got[299], 9000 + 11);
-    assert!(matches!(
-        s.run(
-            &Launch::linear(1, 32),
-            &[Arg::Buffer(out)],
-            &mut mem,
-            &Options::default()
+    let wrong = [
+        (Launch::linear(1, 32), vec![Arg::Buffer(out)]),
+        (
+            Launch::linear(1, 32),
+            vec![Arg::Buffer(out), Arg::f32(1.0f32)],
         ),
-        Err(SimError::BadArgument { .. })
-    ));
-    assert!(matches!(
-        s.run(
-            &Launch::linear(1, 32),
-            &[Arg::Buffer(out), Arg::f32(1.0f32)],
-            &mut mem,
-            &Options::default()
+        (Launch::linear(1, 2048), vec![Arg::Buffer(out), Arg::u32(1)]),
+        (
+            Launch::linear(3, 32).with_cluster([2, 1, 1]),
+            vec![Arg::Buffer(out), Arg::u32(1)],
         ),
-        Err(SimError::BadArgument { .. })
-    ));
-    assert!(matches!(
-        s.run(
-            &Launch::linear(1, 2048),
-            &[Arg::Buffer(out), Arg::u32(1)],
-            &mut mem,
-            &Options::default()
-        ),
-        Err(SimError::BadLaunch(_))
-    ));
+    ];
+    for (launch, args) in wrong {
+        match s.run(&launch, &args, &mut mem, &Options::default()) {
+            Err(SimError::BadArgument { .. } | SimError::BadLaunch(_)) => {}
+            other => panic!("{launch:?} {args:?}: {other:?}"),
+        }
+    }
 }
 
 #[test]

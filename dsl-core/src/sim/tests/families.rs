@@ -11,9 +11,7 @@ use crate::kernel::*;
 use crate::sim::*;
 
 fn run(k: &Kernel, launch: Launch, args: &[Arg], mem: &mut Memory) -> Report {
-    sim(k)
-        .run(&launch, args, mem, &Options::default())
-        .unwrap_or_else(|e| panic!("{e}"))
+    run_with(k, launch, args, mem, Options::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A u32 from an IR op writing a fresh register.
@@ -114,14 +112,14 @@ fn votes_ballots_reductions_and_elections() {
     ] {
         let mut mem = Memory::new();
         let out = mem.alloc("out", 32);
-        let r = sim(&k)
-            .run(
-                &Launch::linear(1, 32),
-                &[Arg::Buffer(out)],
-                &mut mem,
-                &opts(seed, schedule),
-            )
-            .unwrap();
+        let r = run_with(
+            &k,
+            Launch::linear(1, 32),
+            &[Arg::Buffer(out)],
+            &mut mem,
+            opts(seed, schedule),
+        )
+        .unwrap();
         assert!(r.is_clean(), "{r}");
         let got = mem.read::<u32>(out);
         assert_eq!(&got[..5], &[0xaaaa_aaaa, 1, 0, 496, 12]);
@@ -282,14 +280,14 @@ fn distributed_shared_memory_across_a_cluster() {
             let mut mem = Memory::new();
             let out = mem.alloc("out", 4 * 64);
             let launch = Launch::linear(2, 32).with_cluster([2, 1, 1]);
-            let r = sim(&k)
-                .run(
-                    &launch,
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    &opts(seed, Schedule::Random),
-                )
-                .unwrap();
+            let r = run_with(
+                &k,
+                launch,
+                &[Arg::Buffer(out)],
+                &mut mem,
+                opts(seed, Schedule::Random),
+            )
+            .unwrap();
             if sync {
                 assert!(r.is_clean(), "{r}");
                 let got = mem.read::<u32>(out);
@@ -362,14 +360,14 @@ fn a_release_fence_before_a_relaxed_store_orders_a_handoff() {
     for schedule in SCHEDULES {
         let mut mem = Memory::new();
         let out = mem.alloc("out", 128);
-        let r = sim(&k)
-            .run(
-                &Launch::linear(1, 64),
-                &[Arg::Buffer(out)],
-                &mut mem,
-                &opts(3, schedule),
-            )
-            .unwrap();
+        let r = run_with(
+            &k,
+            Launch::linear(1, 64),
+            &[Arg::Buffer(out)],
+            &mut mem,
+            opts(3, schedule),
+        )
+        .unwrap();
         assert!(r.is_clean(), "{schedule:?}: {r}");
         assert_eq!(mem.read::<u32>(out), [9; 32]);
     }

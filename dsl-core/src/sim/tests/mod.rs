@@ -6,7 +6,7 @@ mod checks;
 mod families;
 
 use crate::ir::Kernel;
-use crate::sim::{Finding, Options, Schedule, Simulator};
+use crate::sim::{Arg, Finding, Launch, Memory, Options, Report, Schedule, SimError, Simulator};
 
 /// Records the current Rust line as the location of what follows, and returns it.
 macro_rules! here {
@@ -20,6 +20,17 @@ pub(crate) use here;
 
 fn sim(k: &Kernel) -> Simulator {
     Simulator::new(k.check().expect("a valid kernel"))
+}
+
+/// Runs `k` on `launch` with `args` over `mem`.
+fn run_with(
+    k: &Kernel,
+    launch: Launch,
+    args: &[Arg],
+    mem: &mut Memory,
+    opts: Options,
+) -> Result<Report, SimError> {
+    sim(k).run(&launch, args, mem, &opts)
 }
 
 fn opts(seed: u64, schedule: Schedule) -> Options {

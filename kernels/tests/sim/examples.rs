@@ -1,5 +1,4 @@
-//! The example kernels run in the CPU simulator (`dsl_core::sim`) on inputs whose sizes are not
-//! multiples of the block or the tile, under every schedule and four seeds each: the outputs
+//! The example kernels in the simulator, on inputs whose sizes are not multiples of the block or the tile, under every schedule and four seeds each: the outputs
 //! equal a CPU reference (bit for bit where the kernel's arithmetic is exact or ordered), the
 //! reports have no finding, and the same seed gives the same report byte for byte. The examples
 //! that use TMA or wgmma stop with the simulator's `Unsupported` error, naming the op and its
@@ -11,25 +10,14 @@ use half::f16;
 use kernels::examples;
 use kernels::gemm::naive::gemm_naive;
 
+use super::floats;
+
 const SCHEDULES: [Schedule; 3] = [
     Schedule::RoundRobin,
     Schedule::Random,
     Schedule::Pct { depth: 3 },
 ];
 const SEEDS: u64 = 4;
-
-/// Xorshift floats in [-1, 1), deterministic per seed.
-fn floats(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
-}
 
 fn simulator(k: Kernel) -> Simulator {
     Simulator::new(k.check().unwrap_or_else(|e| panic!("{e}")))

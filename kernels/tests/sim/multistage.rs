@@ -1,4 +1,4 @@
-//! The multistage GEMM (cp.async, ldmatrix, mma.sync) in the CPU simulator: on shapes with
+//! The multistage GEMM (cp.async, ldmatrix, mma.sync) in the simulator: on shapes with
 //! residues in M, N and K and more than one k-tile per block it matches the CPU product with no
 //! finding under several schedules and seeds; with the barrier between `cp.async.wait_group` and
 //! the `ldmatrix` reads of the landed stage removed (a planted bug), the simulator reports the
@@ -12,17 +12,11 @@ use kernels::gemm::{Accum, GemmDtype};
 use kernels::multistage::{multistage_kernel, MultistageConfig};
 
 fn inputs(seed: u64, len: usize, dtype: GemmDtype) -> Vec<u16> {
-    let mut s = seed | 1;
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let x = ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
-            match dtype {
-                GemmDtype::F16 => f16::from_f32(x).to_bits(),
-                GemmDtype::Bf16 => bf16::from_f32(x).to_bits(),
-            }
+    super::floats(seed, len)
+        .into_iter()
+        .map(|x| match dtype {
+            GemmDtype::F16 => f16::from_f32(x).to_bits(),
+            GemmDtype::Bf16 => bf16::from_f32(x).to_bits(),
         })
         .collect()
 }
@@ -151,14 +145,7 @@ fn the_mainloop_without_the_barrier_after_the_wait_races_at_the_ldmatrix() {
         let opts = Options::seeded(seed, Schedule::Random);
         let (report, _) = run(&bad, &cfg, (128, 128, 256), &opts);
         let f = report
-            .findings
-            .iter()
-            .find(|f| {
-                matches!(
-                    f.kind,
-                    FindingKind::DataRace | FindingKind::UninitializedShared
-                )
-            })
+            .first_of(&[FindingKind::DataRace, FindingKind::UninitializedShared])
             .unwrap_or_else(|| panic!("seed {seed}: {report}"));
         assert_eq!(f.op, "ldmatrix", "{report}");
         let loc = f.location.expect("a located ldmatrix");
