@@ -65,6 +65,19 @@ pub(crate) struct Accessor<'a> {
     pub proxy: Option<(&'a ProxyFences, &'a dyn Fn(u32) -> bool)>,
 }
 
+impl<'a> Accessor<'a> {
+    /// A warp's generic-proxy access: component `comp` with clock `vc`, at position `pc` in
+    /// `lane`.
+    pub fn warp(vc: &'a Vc, comp: u32, pc: u32, lane: u32) -> Accessor<'a> {
+        Accessor {
+            epoch: vc.epoch(comp),
+            vc,
+            site: site(pc, lane),
+            proxy: None,
+        }
+    }
+}
+
 /// A conflict with an earlier access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Conflict {

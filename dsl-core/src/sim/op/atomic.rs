@@ -11,7 +11,7 @@ use super::super::exec::{Exec, Flow};
 use super::super::float::{canon32, canon64, round, two_sum, Format, Mode};
 use super::super::regs::{lanes, sext, width_mask};
 use super::super::report::SimError;
-use super::super::shadow::{site, Accessor};
+use super::super::shadow::Accessor;
 use super::arith::{halves, to_f64};
 use super::memory::{
     acquire_after, address, check_global_read, check_global_write, place, poll, report_shared,
@@ -107,17 +107,7 @@ fn read_modify(
                 let changed = new[..len] != *old;
                 m.data[at].copy_from_slice(&new[..len]);
                 let gen = m.generation;
-                let o = m.strong_write(
-                    off,
-                    len as u32,
-                    &Accessor {
-                        epoch: vc.epoch(comp),
-                        vc,
-                        site: site(pc, lane),
-                        proxy: None,
-                    },
-                    true,
-                );
+                let o = m.strong_write(off, len as u32, &Accessor::warp(vc, comp, pc, lane), true);
                 if !changed {
                     m.generation = gen;
                 }

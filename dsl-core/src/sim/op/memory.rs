@@ -18,7 +18,7 @@ use super::super::env::{Symbol, CLUSTER_FLAG, PARAM_WINDOW, SHARED_LIMIT, SHARED
 use super::super::exec::{Exec, Flow};
 use super::super::regs::{lanes, sext, width_mask, Lanes};
 use super::super::report::{FindingKind, SimError};
-use super::super::shadow::{site, Accessor, Outcome, SharedMem};
+use super::super::shadow::{Accessor, Outcome, SharedMem};
 use super::super::state::{ClusterState, PollMark, Status};
 use crate::ir::op::Memory;
 use crate::ir::{AddrBase, Address, MemOrder, StateSpace, Type};
@@ -262,16 +262,7 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], st
                 if strong {
                     return m.strong_read(off, len as u32);
                 }
-                m.read(
-                    off,
-                    len as u32,
-                    &Accessor {
-                        epoch: vc.epoch(comp),
-                        vc,
-                        site: site(pc, lane),
-                        proxy: None,
-                    },
-                )
+                m.read(off, len as u32, &Accessor::warp(vc, comp, pc, lane))
             });
             report_shared(x, o, lane, rank, len as u32, false);
         }
@@ -294,12 +285,7 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], str
             let (pc, cta, warp) = (x.pc, x.cta, x.warp);
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
                 m.data[off as usize..off as usize + len].copy_from_slice(bytes);
-                let who = Accessor {
-                    epoch: vc.epoch(comp),
-                    vc,
-                    site: site(pc, lane),
-                    proxy: None,
-                };
+                let who = Accessor::warp(vc, comp, pc, lane);
                 if strong {
                     m.strong_write(off, len as u32, &who, false)
                 } else {

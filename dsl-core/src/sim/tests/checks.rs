@@ -32,16 +32,7 @@ fn a_missing_barrier_is_a_race_and_the_fixed_twin_is_clean() {
         for seed in 0..4 {
             let mut lines = (0, 0);
             let bad = neighbour_exchange(false, &mut lines);
-            let mut mem = Memory::new();
-            let out = mem.alloc("out", 512);
-            let r = run_with(
-                &bad,
-                Launch::linear(1, 128),
-                &[Arg::Buffer(out)],
-                &mut mem,
-                opts(seed, schedule),
-            )
-            .unwrap();
+            let (r, _) = run_out(&bad, Launch::linear(1, 128), 512, opts(seed, schedule));
             let race = r
                 .of_kind(FindingKind::DataRace)
                 .next()
@@ -54,18 +45,9 @@ fn a_missing_barrier_is_a_race_and_the_fixed_twin_is_clean() {
             assert_ne!(race.site.warp, other.site.warp);
 
             let good = neighbour_exchange(true, &mut lines);
-            let mut mem = Memory::new();
-            let out = mem.alloc("out", 512);
-            let r = run_with(
-                &good,
-                Launch::linear(1, 128),
-                &[Arg::Buffer(out)],
-                &mut mem,
-                opts(seed, schedule),
-            )
-            .unwrap();
+            let (r, got) = run_out(&good, Launch::linear(1, 128), 512, opts(seed, schedule));
             assert!(r.is_clean(), "{r}");
-            let got = mem.read::<u32>(out);
+
             let want: Vec<u32> = (0..128).map(|t| ((t + 32) % 128) * 3).collect();
             assert_eq!(got, want);
         }
@@ -158,16 +140,7 @@ fn a_barrier_in_divergent_code_deadlocks_with_its_line() {
         out.store_at(t, t);
     })
     .unwrap();
-    let mut mem = Memory::new();
-    let out = mem.alloc("out", 256);
-    let r = run_with(
-        &k,
-        Launch::linear(1, 64),
-        &[Arg::Buffer(out)],
-        &mut mem,
-        Options::default(),
-    )
-    .unwrap();
+    let (r, _) = run_out(&k, Launch::linear(1, 64), 256, Options::default());
     let d = r.of_kind(FindingKind::Deadlock).next().expect("a deadlock");
     assert_eq!(line(d), at, "{r}");
     assert_eq!(d.op, "bar.sync");
@@ -180,15 +153,9 @@ fn a_barrier_in_divergent_code_deadlocks_with_its_line() {
         out.store_at(t, t);
     })
     .unwrap();
-    let r = run_with(
-        &k,
-        Launch::linear(1, 64),
-        &[Arg::Buffer(out)],
-        &mut mem,
-        Options::default(),
-    )
-    .unwrap();
+    let (r, got) = run_out(&k, Launch::linear(1, 64), 256, Options::default());
     assert!(r.is_clean(), "{r}");
+    assert_eq!(got, (0..64).collect::<Vec<u32>>());
 }
 
 /// Warps 0 and 1 produce into shared memory and arrive at barrier 1; warp 2 and 3 consume
@@ -219,20 +186,16 @@ fn a_named_barrier_with_the_wrong_count_is_caught() {
     for (count, clean) in [(128, true), (160, false)] {
         let k = named_barrier(count, &mut at);
         for seed in 0..4 {
-            let mut mem = Memory::new();
-            let out = mem.alloc("out", 256);
-            let r = run_with(
+            let (r, got) = run_out(
                 &k,
                 Launch::linear(1, 128),
-                &[Arg::Buffer(out)],
-                &mut mem,
+                256,
                 opts(seed, Schedule::Random),
-            )
-            .unwrap();
+            );
             if clean {
                 assert!(r.is_clean(), "{r}");
                 let want: Vec<u32> = (100..164).collect();
-                assert_eq!(mem.read::<u32>(out), want);
+                assert_eq!(got, want);
             } else {
                 let f = r
                     .of_kind(FindingKind::BarrierCount)
@@ -456,18 +419,9 @@ fn release_and_acquire_order_a_flag_handoff() {
         for schedule in SCHEDULES {
             for seed in 0..4 {
                 let k = flag_handoff(acquire);
-                let mut mem = Memory::new();
-                let out = mem.alloc("out", 128);
-                let r = run_with(
-                    &k,
-                    Launch::linear(1, 64),
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    opts(seed, schedule),
-                )
-                .unwrap();
+                let (r, got) = run_out(&k, Launch::linear(1, 64), 128, opts(seed, schedule));
                 assert_eq!(r.is_clean(), clean, "{acquire} {schedule:?} {seed}: {r}");
-                assert_eq!(mem.read::<u32>(out), [42; 32]);
+                assert_eq!(got, [42; 32]);
             }
         }
     }

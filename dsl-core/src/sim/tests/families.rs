@@ -110,18 +110,9 @@ fn votes_ballots_reductions_and_elections() {
         (1, Schedule::Random),
         (2, Schedule::Random),
     ] {
-        let mut mem = Memory::new();
-        let out = mem.alloc("out", 32);
-        let r = run_with(
-            &k,
-            Launch::linear(1, 32),
-            &[Arg::Buffer(out)],
-            &mut mem,
-            opts(seed, schedule),
-        )
-        .unwrap();
+        let (r, got) = run_out(&k, Launch::linear(1, 32), 32, opts(seed, schedule));
         assert!(r.is_clean(), "{r}");
-        let got = mem.read::<u32>(out);
+
         assert_eq!(&got[..5], &[0xaaaa_aaaa, 1, 0, 496, 12]);
         assert_eq!(got[6], 0xff);
         assert_eq!(got[7], u32::MAX);
@@ -290,9 +281,8 @@ fn distributed_shared_memory_across_a_cluster() {
             .unwrap();
             if sync {
                 assert!(r.is_clean(), "{r}");
-                let got = mem.read::<u32>(out);
                 let want: Vec<u32> = (0..64).map(|i| (1 - i / 32) * 1000 + i % 32).collect();
-                assert_eq!(got, want);
+                assert_eq!(mem.read::<u32>(out), want);
             } else {
                 assert!(
                     r.findings.iter().any(|f| matches!(
@@ -358,18 +348,9 @@ fn a_release_fence_before_a_relaxed_store_orders_a_handoff() {
     })
     .unwrap();
     for schedule in SCHEDULES {
-        let mut mem = Memory::new();
-        let out = mem.alloc("out", 128);
-        let r = run_with(
-            &k,
-            Launch::linear(1, 64),
-            &[Arg::Buffer(out)],
-            &mut mem,
-            opts(3, schedule),
-        )
-        .unwrap();
+        let (r, got) = run_out(&k, Launch::linear(1, 64), 128, opts(3, schedule));
         assert!(r.is_clean(), "{schedule:?}: {r}");
-        assert_eq!(mem.read::<u32>(out), [9; 32]);
+        assert_eq!(got, [9; 32]);
     }
 }
 

@@ -33,6 +33,16 @@ fn run_with(
     sim(k).run(&launch, args, mem, &opts)
 }
 
+/// Runs `k` on `launch` with one argument, a fresh uninitialized output buffer of `bytes`;
+/// returns the report and the output's words.
+fn run_out(k: &Kernel, launch: Launch, bytes: usize, opts: Options) -> (Report, Vec<u32>) {
+    let mut mem = Memory::new();
+    let out = mem.alloc("out", bytes);
+    let r =
+        run_with(k, launch, &[Arg::Buffer(out)], &mut mem, opts).unwrap_or_else(|e| panic!("{e}"));
+    (r, mem.read::<u32>(out))
+}
+
 fn opts(seed: u64, schedule: Schedule) -> Options {
     Options::seeded(seed, schedule)
 }
