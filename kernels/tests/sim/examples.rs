@@ -10,7 +10,7 @@ use half::f16;
 use kernels::examples;
 use kernels::gemm::naive::gemm_naive;
 
-use super::floats;
+use super::{floats, gemm_args};
 
 const SCHEDULES: [Schedule; 3] = [
     Schedule::RoundRobin,
@@ -261,14 +261,7 @@ fn gemm_naive_matches_the_cpu_bit_for_bit() {
             let d = mem.alloc("d", 2 * m * n);
             out.set(Some(d));
             let (da, db) = (mem.upload("a", &a), mem.upload("b", &b));
-            vec![
-                Arg::Buffer(d),
-                Arg::Buffer(da),
-                Arg::Buffer(db),
-                Arg::u32(m as u32),
-                Arg::u32(n as u32),
-                Arg::u32(k as u32),
-            ]
+            gemm_args(d, da, db, (m, n, k))
         },
         |mem, what| {
             let got = mem.read::<f16>(out.get().unwrap());

@@ -17,3 +17,21 @@ pub(crate) fn floats(seed: u64, n: usize) -> Vec<f32> {
         })
         .collect()
 }
+
+/// The arguments of the GEMM kernels: D, A, B, then M, N and K.
+pub(crate) fn gemm_args(
+    d: dsl_core::sim::BufferId,
+    a: dsl_core::sim::BufferId,
+    b: dsl_core::sim::BufferId,
+    (m, n, k): (usize, usize, usize),
+) -> Vec<dsl_core::sim::Arg> {
+    use dsl_core::sim::Arg;
+    vec![
+        Arg::Buffer(d),
+        Arg::Buffer(a),
+        Arg::Buffer(b),
+        Arg::u32(m as u32),
+        Arg::u32(n as u32),
+        Arg::u32(k as u32),
+    ]
+}

@@ -6,7 +6,7 @@
 
 use dsl_core::ir::op::{Barrier, CpAsync};
 use dsl_core::ir::{Kernel, Op, Stmt};
-use dsl_core::sim::{Arg, FindingKind, Launch, Memory, Options, Report, Schedule, Simulator};
+use dsl_core::sim::{FindingKind, Launch, Memory, Options, Report, Schedule, Simulator};
 use half::{bf16, f16};
 use kernels::gemm::{Accum, GemmDtype};
 use kernels::multistage::{multistage_kernel, MultistageConfig};
@@ -48,14 +48,7 @@ fn run(
     let launch = Launch::new([gx, gy, gz], [cfg.threads(), 1, 1])
         .with_dynamic_smem(cfg.smem_bytes())
         .with_sms(4);
-    let args = [
-        Arg::Buffer(d),
-        Arg::Buffer(da),
-        Arg::Buffer(db),
-        Arg::u32(m as u32),
-        Arg::u32(n as u32),
-        Arg::u32(k as u32),
-    ];
+    let args = super::gemm_args(d, da, db, (m, n, k));
     let report = sim
         .run(&launch, &args, &mut mem, opts)
         .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));

@@ -385,27 +385,12 @@ fn flag_handoff(acquire: bool) -> Kernel {
                 });
             }
             Arm::Else => {
-                let flag = Var::<u32>::uninit();
                 let order = if acquire {
                     MemOrder::Acquire(Scope::Cta)
                 } else {
                     MemOrder::Relaxed(Scope::Cta)
                 };
-                while_(
-                    || {
-                        emit(MemOp::Ld {
-                            space: StateSpace::Shared,
-                            ty: Type::U32,
-                            dsts: vec![flag.to_reg()],
-                            addr: s.address(),
-                            cache: None,
-                            nc: false,
-                            order: Some(order),
-                        });
-                        flag.eq_(0u32)
-                    },
-                    || {},
-                );
+                spin_while_zero(s, order);
                 out.store_at(thread_idx_x() - 32u32, s.load_at(1u32));
             }
         });
@@ -434,29 +419,24 @@ fn a_flag_nobody_raises_is_a_deadlock() {
         while_(|| flag.load_acquire(Scope::Gpu).eq_(0u32), || {});
     })
     .unwrap();
-    let mut mem = Memory::new();
-    let flag = mem.alloc_zeroed("flag", 4);
-    let r = run_with(
-        &k,
-        Launch::linear(2, 32),
-        &[Arg::Buffer(flag)],
-        &mut mem,
-        Options::default(),
-    )
-    .unwrap();
-    let d = r.of_kind(FindingKind::Deadlock).next().expect("a deadlock");
-    assert!(d.details.contains("polls"), "{}", d.details);
-    // With the flag raised, it ends.
-    mem.write(flag, 0, &[1u32]);
-    let r = run_with(
-        &k,
-        Launch::linear(2, 32),
-        &[Arg::Buffer(flag)],
-        &mut mem,
-        Options::default(),
-    )
-    .unwrap();
-    assert!(r.is_clean(), "{r}");
+    // Unraised, the warps poll forever: a deadlock; raised, the kernel ends.
+    for raised in [0u32, 1] {
+        let mut mem = Memory::new();
+        let flag = mem.upload("flag", &[raised]);
+        let launch = Launch::linear(2, 32);
+        let r = run_with(
+            &k,
+            launch,
+            &[Arg::Buffer(flag)],
+            &mut mem,
+            Options::default(),
+        )
+        .unwrap();
+        let polls = r
+            .of_kind(FindingKind::Deadlock)
+            .any(|d| d.details.contains("polls"));
+        assert_eq!((polls, r.is_clean()), (raised == 0, raised == 1), "{r}");
+    }
 }
 
 #[test]

@@ -325,22 +325,7 @@ fn a_release_fence_before_a_relaxed_store_orders_a_handoff() {
                 });
             }
             Arm::Else => {
-                let flag = Var::<u32>::uninit();
-                while_(
-                    || {
-                        emit(MemOp::Ld {
-                            space: StateSpace::Shared,
-                            ty: Type::U32,
-                            dsts: vec![flag.to_reg()],
-                            addr: s.address(),
-                            cache: None,
-                            nc: false,
-                            order: Some(relaxed),
-                        });
-                        flag.eq_(0u32)
-                    },
-                    || {},
-                );
+                spin_while_zero(s, relaxed);
                 fence();
                 out.store_at(lane_id(), s.load_at(1u32));
             }

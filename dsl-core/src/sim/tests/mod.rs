@@ -43,6 +43,29 @@ fn run_out(k: &Kernel, launch: Launch, bytes: usize, opts: Options) -> (Report, 
     (r, mem.read::<u32>(out))
 }
 
+/// Loads the word at `s` with `order` until it is not zero.
+fn spin_while_zero(s: crate::kernel::SharedPtr<u32>, order: crate::ir::MemOrder) {
+    use crate::ir::op::Memory as MemOp;
+    use crate::ir::{StateSpace, Type};
+    use crate::kernel::{emit, while_, Var};
+    let flag = Var::<u32>::uninit();
+    while_(
+        || {
+            emit(MemOp::Ld {
+                space: StateSpace::Shared,
+                ty: Type::U32,
+                dsts: vec![flag.to_reg()],
+                addr: s.address(),
+                cache: None,
+                nc: false,
+                order: Some(order),
+            });
+            flag.eq_(0u32)
+        },
+        || {},
+    );
+}
+
 fn opts(seed: u64, schedule: Schedule) -> Options {
     Options::seeded(seed, schedule)
 }
