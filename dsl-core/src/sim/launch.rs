@@ -193,6 +193,10 @@ pub struct Options {
     /// Findings kept in the report; later ones are counted in
     /// [`Report::dropped`](super::Report::dropped).
     pub max_findings: usize,
+    /// A run in which no memory changes and no warp ends for this many warp instructions ends
+    /// as a deadlock: its warps spin on values nothing will change (a polling loop the
+    /// simulator does not recognize as one, such as a weak load in a loop).
+    pub stall_steps: u64,
 }
 
 impl Default for Options {
@@ -203,6 +207,7 @@ impl Default for Options {
             checks: Checks::ALL,
             max_steps: 1 << 32,
             max_findings: 100,
+            stall_steps: 1 << 24,
         }
     }
 }

@@ -34,6 +34,10 @@ pub(crate) struct Machine<'r, 'p> {
     findings: Findings,
     sched: Scheduler,
     stats: Stats,
+    /// Parts that reached the end of the kernel.
+    exits: u64,
+    /// The last progress mark (memory generations and exits) and the step it changed at.
+    progress: (u64, u64),
 }
 
 /// Why a part stopped running.
@@ -58,6 +62,8 @@ impl<'r, 'p> Machine<'r, 'p> {
             findings: Findings::new(env.opts.max_findings),
             sched: Scheduler::new(env.opts.schedule, env.opts.seed),
             stats: Stats::default(),
+            exits: 0,
+            progress: (0, 0),
         }
     }
 
@@ -72,7 +78,11 @@ impl<'r, 'p> Machine<'r, 'p> {
                 if self.flush_inflight()? {
                     continue;
                 }
-                self.deadlock();
+                self.deadlock(false);
+                break;
+            }
+            if self.stalled() {
+                self.deadlock(true);
                 break;
             }
             let pick = ready[self.sched.pick(&ready)];
@@ -102,6 +112,23 @@ impl<'r, 'p> Machine<'r, 'p> {
             dropped,
             stats: self.stats,
         })
+    }
+
+    /// Whether nothing has changed memory or ended for the options' stall length.
+    fn stalled(&mut self) -> bool {
+        let shared: u64 = self
+            .slots
+            .iter()
+            .flatten()
+            .map(ClusterState::shared_generation)
+            .sum();
+        let mark = self.mem.generation + shared + self.exits + self.stats.blocks;
+        let steps = self.stats.warp_instructions;
+        if mark != self.progress.0 {
+            self.progress = (mark, steps);
+            return false;
+        }
+        steps - self.progress.1 > self.env.opts.stall_steps
     }
 
     /// Starts clusters in free slots, in grid order.
@@ -681,6 +708,7 @@ impl<'r, 'p> Machine<'r, 'p> {
         let w = &mut cl.ctas[cta].warps[warp];
         let m = w.parts[p].mask;
         w.parts.remove(p);
+        self.exits += 1;
         w.live &= !m;
         if w.done() {
             op::barrier::on_warp_exit(&mut cl.ctas[cta]);
@@ -688,8 +716,9 @@ impl<'r, 'p> Machine<'r, 'p> {
         }
     }
 
-    /// Reports a deadlock: every waiting part, what it waits for, and the operations in flight.
-    fn deadlock(&mut self) {
+    /// Reports a deadlock: every waiting part, what it waits for, and the operations in flight;
+    /// with `stalled`, the parts still running spin without changing memory.
+    fn deadlock(&mut self, stalled: bool) {
         let env = self.env;
         let prog = env.prog;
         let mut lines = Vec::new();
@@ -730,7 +759,9 @@ impl<'r, 'p> Machine<'r, 'p> {
                                 cl.barrier.arrived,
                                 cl.live_warps()
                             ),
-                            Status::Ready => "nothing (ready)".to_string(),
+                            Status::Ready => {
+                                "nothing: it runs, but no memory has changed and no warp has ended for a long time (it spins on values nothing will change)".to_string()
+                            }
                         };
                         // After a parked op the part's pc is past it: name the op it waits at.
                         let (op, at) = match part.status {
@@ -749,7 +780,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                         };
                         if first.is_none() {
                             let pc = match part.status {
-                                Status::Rendezvous(_) => part.pc,
+                                Status::Rendezvous(_) | Status::Ready => part.pc,
                                 _ => part.pc.saturating_sub(1),
                             };
                             first = Some((site, pc));
@@ -785,6 +816,14 @@ impl<'r, 'p> Machine<'r, 'p> {
         for (pc, f) in counts {
             self.findings.push(pc, u32::MAX, f);
         }
+        if self.next < self.clusters {
+            lines.push(format!(
+                "{} of {} clusters of blocks have not started: they wait for a resident one to end (the launch has {} SMs)",
+                self.clusters - self.next,
+                self.clusters,
+                self.env.launch.sms
+            ));
+        }
         let (site, pc) = first.unwrap_or((
             Site {
                 cta: [0; 3],
@@ -800,7 +839,12 @@ impl<'r, 'p> Machine<'r, 'p> {
             location: prog.locs.get(pc as usize).copied().flatten(),
             other: None,
             details: format!(
-                "every live warp waits and nothing in flight can wake one:\n  {}",
+                "{}:\n  {}",
+                if stalled {
+                    "the warps that run change nothing and the others wait"
+                } else {
+                    "every live warp waits and nothing in flight can wake one"
+                },
                 lines.join("\n  ")
             ),
             repeats: 0,

@@ -440,6 +440,32 @@ fn a_flag_nobody_raises_is_a_deadlock() {
 }
 
 #[test]
+fn a_weak_spin_loop_ends_as_a_deadlock_after_the_stall_length() {
+    let k = build_kernel("weak_spin", |k| {
+        let flag = k.param_ptr::<u32>("flag");
+        while_(|| flag.load().eq_(0u32), || {});
+    })
+    .unwrap();
+    let mut mem = Memory::new();
+    let flag = mem.upload("flag", &[0u32]);
+    let quick = Options {
+        stall_steps: 10_000,
+        ..Options::default()
+    };
+    let r = run_with(
+        &k,
+        Launch::linear(2, 32),
+        &[Arg::Buffer(flag)],
+        &mut mem,
+        quick,
+    )
+    .unwrap();
+    let d = r.of_kind(FindingKind::Deadlock).next().expect("a stall");
+    assert!(d.details.contains("change nothing"), "{}", d.details);
+    assert!(r.stats.warp_instructions < 100_000);
+}
+
+#[test]
 fn grids_run_in_waves_and_arguments_are_checked() {
     let k = build_kernel("ids", |k| {
         let out = k.param_ptr::<u32>("out");
