@@ -17,6 +17,9 @@ pub(crate) enum Flow {
     Next,
     /// Go on with the next position once woken (the part parks with this status).
     Park(Status),
+    /// Run this instruction again once woken (the part parks with this status): a wait that
+    /// finishes by succeeding.
+    Retry(Status),
 }
 
 /// One instruction executing on one part of a warp.

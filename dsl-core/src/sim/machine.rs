@@ -234,6 +234,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             },
             sync: Default::default(),
             inflight: Vec::new(),
+            mbarriers: Default::default(),
         }
     }
 
@@ -418,10 +419,17 @@ impl<'r, 'p> Machine<'r, 'p> {
                     };
                     let cl = self.slots[slot].as_mut().ok_or_else(gone)?;
                     let part = &mut cl.ctas[cta].warps[warp].parts[p];
-                    part.pc = pc + 1;
-                    if let Flow::Park(s) = flow {
-                        part.status = s;
-                        return Ok(Stop::Yield);
+                    match flow {
+                        Flow::Next => part.pc = pc + 1,
+                        Flow::Park(s) => {
+                            part.pc = pc + 1;
+                            part.status = s;
+                            return Ok(Stop::Yield);
+                        }
+                        Flow::Retry(s) => {
+                            part.status = s;
+                            return Ok(Stop::Yield);
+                        }
                     }
                 }
                 Code::End => {
@@ -759,6 +767,13 @@ impl<'r, 'p> Machine<'r, 'p> {
                                 cl.barrier.arrived,
                                 cl.live_warps()
                             ),
+                            Status::Mbarrier { rank, off, .. } => match cl.mbarriers.get(&(rank, off)) {
+                                Some(b) => format!(
+                                    "the mbarrier at shared {off:#x} of block rank {rank} to complete its phase: {}",
+                                    b.describe()
+                                ),
+                                None => format!("the mbarrier at shared {off:#x} of block rank {rank}, which was invalidated"),
+                            },
                             Status::Ready => {
                                 "nothing: it runs, but no memory has changed and no warp has ended for a long time (it spins on values nothing will change)".to_string()
                             }
@@ -780,7 +795,9 @@ impl<'r, 'p> Machine<'r, 'p> {
                         };
                         if first.is_none() {
                             let pc = match part.status {
-                                Status::Rendezvous(_) | Status::Ready => part.pc,
+                                Status::Rendezvous(_) | Status::Ready | Status::Mbarrier { .. } => {
+                                    part.pc
+                                }
                                 _ => part.pc.saturating_sub(1),
                             };
                             first = Some((site, pc));

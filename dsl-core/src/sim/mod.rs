@@ -13,9 +13,12 @@
 //! - out-of-bounds and misaligned accesses, writes to read-only buffers;
 //! - barrier misuse: thread counts that disagree or that the threads arriving cannot reach,
 //!   warp-synchronous ops run by lanes outside their member mask, `setmaxnreg` out of order;
+//!   mbarrier misuse (no initialized object, arrivals past the count, transaction counts out
+//!   of range);
 //! - deadlocks: when every live warp waits and nothing can wake one, the report lists each
 //!   waiting warp, the op and Rust line it waits at and what it waits for (barrier arrivals,
-//!   lanes of its warp, memory it polls), then the asynchronous operations in flight.
+//!   an mbarrier's phase, pending arrivals and transaction count, lanes of its warp, memory it
+//!   polls), then the asynchronous operations in flight.
 //!
 //! Each [`Finding`] names its op, the block, warp and lane, the other party of a race, and the
 //! Rust `file:line:column` of the kernel statement that emitted the op (`#[kernel]` and
@@ -89,7 +92,8 @@
 //! | `Matrix` | `ldmatrix`, `stmatrix` (`.x1/.x2/.x4`, `.trans`) | the ISA's fragment layouts |
 //! | `Mma` | `mma.sync.m16n8k16` (f16/bf16 inputs, f16/f32 accumulators) | each element's exact products summed in f64, rounded once |
 //! | `Setmaxnreg` | `setmaxnreg.inc/dec` | no value effect; order and warpgroup checks |
-//! | `Wgmma`, `Mbarrier`, `Bulk` (TMA), `Tcgen05` | not yet | [`SimError::Unsupported`] when a warp reaches one |
+//! | `Mbarrier` | `init`, `inval`, `arrive` (counts, remote `.shared::cluster`), `arrive.expect_tx`, `expect_tx`, `try_wait.parity`, `test_wait.parity` | phases, pending arrivals, transaction counts; arrive releases, a completed wait acquires; `try_wait` waits without timing out |
+//! | `Wgmma`, `Bulk` (TMA), `Tcgen05` | not yet | [`SimError::Unsupported`] when a warp reaches one |
 //!
 //! An op the simulator does not model stops the run with [`SimError::Unsupported`] (its
 //! mnemonic and Rust location) when a warp reaches it, never a silent skip;
@@ -134,6 +138,11 @@
 //!   fence (`fence.acq_rel`, `fence.sc`, `membar`), publishes the warp's clock at its
 //!   shared-memory location; an acquire load or atomic, or a relaxed one followed by an acquire
 //!   fence, joins it (*Memory synchronization*);
+//! - mbarriers (*Parallel Synchronization and Communication Instructions: mbarrier*): an arrive
+//!   (`.release`, at cta or cluster scope; also a remote one on another block's barrier)
+//!   publishes the arriving warp's clock to the barrier's current phase; a `try_wait` or
+//!   `test_wait` that finds the phase complete (`.acquire`) joins it, so every arrival's earlier
+//!   accesses happen before the waiter's later ones;
 //! - asynchronous operations (*Data Movement and Conversion Instructions: cp.async*): a
 //!   `cp.async` is a weak generic-proxy write by the warp's copy agent, ordered after its issue
 //!   and before the `cp.async.wait_group`/`wait_all` that completes it ("no other

@@ -35,8 +35,12 @@ pub enum FindingKind {
     /// the threads that arrive.
     BarrierCount,
     /// A warp-synchronous op (`.sync` with a member mask) run by a lane outside its mask, or by
-    /// lanes that disagree on the mask.
+    /// lanes that disagree on the mask; `setmaxnreg` out of order or not run by a whole
+    /// warpgroup.
     WarpSync,
+    /// mbarrier misuse: an operation on an address holding no initialized mbarrier, arrivals
+    /// past the pending count, a transaction count out of range.
+    Mbarrier,
     /// Every live warp waits and nothing in flight can wake one.
     Deadlock,
 }
@@ -55,6 +59,7 @@ impl FindingKind {
             FindingKind::ReadOnlyWrite => "write to a read-only buffer",
             FindingKind::BarrierCount => "barrier count",
             FindingKind::WarpSync => "warp synchronization",
+            FindingKind::Mbarrier => "mbarrier misuse",
             FindingKind::Deadlock => "deadlock",
         }
     }

@@ -42,6 +42,13 @@ pub(crate) enum Status {
     },
     /// At `barrier.cluster.wait`, waiting for the cluster barrier's phase to pass `phase`.
     ClusterBarrier(u64),
+    /// At `mbarrier.try_wait`, waiting for phase `phase` of the mbarrier at shared offset `off`
+    /// of block rank `rank` to complete (it then runs the wait again).
+    Mbarrier {
+        rank: u32,
+        off: u32,
+        phase: u64,
+    },
 }
 
 /// A set of lanes of a warp at one position.
@@ -195,6 +202,8 @@ pub(crate) struct ClusterState {
     pub sync: std::collections::BTreeMap<(u32, u32), Vc>,
     /// Asynchronous operations in flight, in issue order.
     pub inflight: Vec<InFlight>,
+    /// The mbarrier objects, by (block rank, shared offset).
+    pub mbarriers: std::collections::BTreeMap<(u32, u32), super::op::mbarrier::MbarState>,
 }
 
 impl ClusterState {

@@ -15,6 +15,7 @@ pub(crate) mod cp_async;
 pub(crate) mod data;
 pub(crate) mod fence;
 pub(crate) mod matrix;
+pub(crate) mod mbarrier;
 pub(crate) mod memory;
 pub(crate) mod mma;
 pub(crate) mod setmaxnreg;
@@ -42,7 +43,8 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Op) -> Result<Flow, SimError> {
         Op::Setmaxnreg(o) => setmaxnreg::exec(x, o),
         Op::Matrix(o) => matrix::exec(x, o),
         Op::Mma(o) => mma::exec(x, o),
-        Op::Wgmma(_) | Op::Mbarrier(_) | Op::Bulk(_) | Op::Tcgen05(_) => Err(unsupported(op, x)),
+        Op::Mbarrier(o) => mbarrier::exec(x, o),
+        Op::Wgmma(_) | Op::Bulk(_) | Op::Tcgen05(_) => Err(unsupported(op, x)),
     }
 }
 
@@ -55,10 +57,7 @@ fn unsupported(op: &Op, x: &Exec<'_, '_>) -> SimError {
 
 /// Whether the simulator models `op` (the families [`exec`] does not refuse).
 pub(crate) fn modelled(op: &Op) -> bool {
-    !matches!(
-        op,
-        Op::Wgmma(_) | Op::Mbarrier(_) | Op::Bulk(_) | Op::Tcgen05(_)
-    )
+    !matches!(op, Op::Wgmma(_) | Op::Bulk(_) | Op::Tcgen05(_))
 }
 
 /// The lanes of the warp that must be at `op` before it runs, among `live` (those that have

@@ -4,6 +4,7 @@
 
 mod checks;
 mod families;
+mod mbarrier;
 
 use crate::ir::Kernel;
 use crate::sim::{Arg, Finding, Launch, Memory, Options, Report, Schedule, SimError, Simulator};
