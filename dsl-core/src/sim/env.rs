@@ -16,6 +16,11 @@ pub(crate) const SHARED_WINDOW: u64 = 0x0000_7f00_0000_0000;
 /// Generic addresses `PARAM_WINDOW + o` are byte `o` of the kernel's parameter block; the
 /// parameter state space uses the same addresses.
 pub(crate) const PARAM_WINDOW: u64 = 0x0000_7e00_0000_0000;
+/// Generic addresses `LOCAL_WINDOW + o` are byte `o` of the executing thread's local memory;
+/// the local state space uses offsets from 0.
+pub(crate) const LOCAL_WINDOW: u64 = 0x0000_7d00_0000_0000;
+/// Local memory per thread.
+pub(crate) const LOCAL_BYTES: u32 = 1 << 16;
 /// A shared::cluster address with this bit names block `(a >> 24) & 0x7f` of the cluster.
 pub(crate) const CLUSTER_FLAG: u32 = 1 << 31;
 /// Shared memory per block the encoding allows (16 MiB; hardware has at most 228 KiB).

@@ -205,6 +205,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                         cluster_arrived: None,
                         maxnreg: None,
                         setmaxnreg: Vec::new(),
+                        local: Vec::new(),
                     }
                 })
                 .collect();

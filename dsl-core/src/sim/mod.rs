@@ -9,7 +9,7 @@
 //!   patterns and asynchronous completion mechanisms order accesses, anything else concurrent
 //!   is a race; an async-proxy access against a generic write that no `fence.proxy.async` made
 //!   visible to it is one too;
-//! - reads of uninitialized registers, shared memory and global memory;
+//! - reads of uninitialized registers, shared, global and local memory;
 //! - out-of-bounds and misaligned accesses, writes to read-only buffers;
 //! - barrier misuse: thread counts that disagree or that the threads arriving cannot reach,
 //!   warp-synchronous ops run by lanes outside their member mask, `setmaxnreg` out of order;
@@ -83,11 +83,11 @@
 //! | `Compare` | `setp` (all 14 comparisons), `selp` | ordered/unordered float comparisons |
 //! | `Data` | `mov`, special registers, symbol addresses, pack/unpack | `%clock` counts instructions |
 //! | `Warp` | `shfl.sync` (4 modes, segments, clamp), `vote.sync`, `redux.sync`, `elect.sync`, `activemask` | the ISA's pseudocode |
-//! | `Memory` | `ld`/`st` in global, shared (cta and cluster), param and generic space; vectors; `.relaxed/.acquire/.release`; `prefetch` (no effect) | `.local` and `.const` are [`SimError::Unsupported`] |
+//! | `Memory` | `ld`/`st` in global, shared (cta and cluster), param, local (64 KiB per thread) and generic space; vectors; `.relaxed/.acquire/.release`; `prefetch` (no effect) | `.const` is [`SimError::Unsupported`] |
 //! | `Atomic` | `atom`/`red`: `add` (ints, f32, f64, f16, bf16, pairs), `min max inc dec and or xor exch cas` on global and shared | lanes in lane order |
 //! | `Barrier` | `bar.sync`, `barrier.sync`, `bar.arrive` (ids, thread counts), `barrier.cluster.arrive/wait` | per-warp arrival; exits release all-thread barriers |
 //! | `Fence` | `membar`, `fence.sc/acq_rel`, `fence.proxy.async`, `fence.mbarrier_init`, `griddepcontrol` | a lone grid has nothing to wait for |
-//! | `Address` | `cvta` (global, shared, param), `mapa` | |
+//! | `Address` | `cvta` (global, shared, param, local), `mapa` | |
 //! | `CpAsync` | `cp.async` (4/8/16 bytes, `src-size`), `commit_group`, `wait_group`, `wait_all` | asynchronous, completed by its group's wait |
 //! | `Matrix` | `ldmatrix`, `stmatrix` (`.x1/.x2/.x4`, `.trans`) | the ISA's fragment layouts |
 //! | `Mma` | `mma.sync.m16n8k16` (f16/bf16 inputs, f16/f32 accumulators) | each element's exact products summed in f64, rounded once |
@@ -181,6 +181,9 @@
 //!   async-proxy agents per block for TMA, wgmma and tcgen05.
 //! - Shared memory's shadow (`shadow.rs`) keeps FastTrack's epochs per byte and checks the
 //!   async-proxy rule for accesses an async-proxy agent makes (its `Accessor::proxy`).
+//! - An asynchronous copy that completes on an mbarrier (TMA's complete-tx) lowers the
+//!   barrier's transaction count with `op::mbarrier::change_tx`, after joining its agent's
+//!   clock into the barrier's phase, which then completes as arrivals do.
 
 mod asyncop;
 mod clock;

@@ -24,6 +24,8 @@ pub enum FindingKind {
     UninitializedShared,
     /// A read of global-memory bytes that neither the host nor a kernel wrote.
     UninitializedGlobal,
+    /// A read of a thread's local-memory bytes that it never wrote.
+    UninitializedLocal,
     /// An access outside every buffer, outside the block's shared memory, or to a state space
     /// address that maps nothing.
     OutOfBounds,
@@ -54,6 +56,7 @@ impl FindingKind {
             FindingKind::UninitializedRegister => "uninitialized register",
             FindingKind::UninitializedShared => "uninitialized shared memory",
             FindingKind::UninitializedGlobal => "uninitialized global memory",
+            FindingKind::UninitializedLocal => "uninitialized local memory",
             FindingKind::OutOfBounds => "out of bounds",
             FindingKind::Misaligned => "misaligned access",
             FindingKind::ReadOnlyWrite => "write to a read-only buffer",

@@ -87,6 +87,13 @@ pub(crate) struct PollMark {
     pub shared: u64,
 }
 
+/// A thread's local memory, grown as it is written: bytes and their initialization.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LocalMem {
+    pub data: Vec<u8>,
+    pub init: Vec<bool>,
+}
+
 /// One warp of a block.
 #[derive(Debug, Clone)]
 pub(crate) struct WarpState {
@@ -112,6 +119,8 @@ pub(crate) struct WarpState {
     pub maxnreg: Option<u32>,
     /// Positions of the `setmaxnreg` instructions run, in order.
     pub setmaxnreg: Vec<u32>,
+    /// Each lane's local memory (empty until used).
+    pub local: Vec<LocalMem>,
 }
 
 impl WarpState {

@@ -1,9 +1,10 @@
 //! Address conversions (PTX ISA: cvta, mapa). The simulator's generic address space puts the
 //! block's shared memory in a window (shared address `a` is generic `window + a`), global
-//! addresses where the buffers are, and the parameter block in its own window; a
+//! addresses where the buffers are, the parameter block and the thread's local memory in
+//! windows of their own; a
 //! shared::cluster address names another block of the cluster with its rank in the high bits.
 
-use super::super::env::{CLUSTER_FLAG, SHARED_LIMIT, SHARED_WINDOW};
+use super::super::env::{CLUSTER_FLAG, LOCAL_WINDOW, SHARED_LIMIT, SHARED_WINDOW};
 use super::super::exec::{Exec, Flow};
 use super::super::regs::Lanes;
 use super::super::report::{FindingKind, SimError};
@@ -27,6 +28,8 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &AddressOp) -> Result<Flow, SimErro
                 (StateSpace::Shared | StateSpace::SharedCluster, false) => {
                     v.map(|a| a.wrapping_sub(SHARED_WINDOW) & 0xffff_ffff)
                 }
+                (StateSpace::Local, true) => v.map(|a| LOCAL_WINDOW + (a & 0xffff_ffff)),
+                (StateSpace::Local, false) => v.map(|a| a.wrapping_sub(LOCAL_WINDOW)),
                 (s, _) => return Err(x.unsupported(format!("the .{} state space", s.name()))),
             };
             x.set(*dst, &out);

@@ -115,7 +115,9 @@ fn read_modify(
             });
             report_shared(x, o, lane, rank, len as u32, true);
         }
-        Place::Param { .. } => return Err(x.unsupported("an atomic on a parameter")),
+        Place::Param { .. } | Place::Local { .. } => {
+            return Err(x.unsupported("an atomic outside global and shared memory"))
+        }
     }
     Ok(())
 }

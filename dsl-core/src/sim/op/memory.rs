@@ -14,7 +14,9 @@
 //! nobody raises ends as a deadlock.
 
 use super::super::clock::Vc;
-use super::super::env::{Symbol, CLUSTER_FLAG, PARAM_WINDOW, SHARED_LIMIT, SHARED_WINDOW};
+use super::super::env::{
+    Symbol, CLUSTER_FLAG, LOCAL_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_LIMIT, SHARED_WINDOW,
+};
 use super::super::exec::{Exec, Flow};
 use super::super::regs::{lanes, sext, width_mask, Lanes};
 use super::super::report::{FindingKind, SimError};
@@ -26,9 +28,21 @@ use crate::ir::{AddrBase, Address, MemOrder, StateSpace, Type};
 /// Where a lane's access lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Place {
-    Global { buf: usize, off: usize },
-    Shared { rank: u32, off: u32 },
-    Param { off: u32 },
+    Global {
+        buf: usize,
+        off: usize,
+    },
+    Shared {
+        rank: u32,
+        off: u32,
+    },
+    Param {
+        off: u32,
+    },
+    /// The executing lane's own local memory.
+    Local {
+        off: u32,
+    },
 }
 
 /// Each lane's address of `a` in `space` (the base register plus the offset; a symbol's
@@ -88,6 +102,9 @@ pub(crate) fn place(
         StateSpace::Generic if (PARAM_WINDOW..SHARED_WINDOW).contains(&addr) => {
             (StateSpace::Param, addr)
         }
+        StateSpace::Generic if (LOCAL_WINDOW..PARAM_WINDOW).contains(&addr) => {
+            (StateSpace::Local, addr - LOCAL_WINDOW)
+        }
         StateSpace::Generic => (StateSpace::Global, addr),
         s => (s, addr),
     };
@@ -137,7 +154,17 @@ pub(crate) fn place(
                 )
             }
         }
-        StateSpace::Local | StateSpace::Const | StateSpace::Generic => {
+        StateSpace::Local => {
+            if a + u64::from(len) <= u64::from(LOCAL_BYTES) {
+                Ok(Some(Place::Local { off: a as u32 }))
+            } else {
+                oob(
+                    x,
+                    format!("{len} bytes at local address {a:#x} are past the {LOCAL_BYTES} bytes of a thread's local memory"),
+                )
+            }
+        }
+        StateSpace::Const | StateSpace::Generic => {
             Err(x.unsupported(format!(".{} state space", space.name())))
         }
     }
@@ -255,6 +282,22 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], st
         Place::Param { off } => {
             out.copy_from_slice(&x.env.params.bytes[off as usize..off as usize + len]);
         }
+        Place::Local { off } => {
+            let check = x.env.opts.checks.uninitialized;
+            let m = local(x, lane);
+            let at = off as usize..off as usize + len;
+            let missing = at
+                .clone()
+                .find(|&i| !m.init.get(i).copied().unwrap_or(false));
+            for (o, i) in out.iter_mut().zip(at) {
+                *o = m.data.get(i).copied().unwrap_or(0);
+            }
+            if let (true, Some(i)) = (check, missing) {
+                x.find(FindingKind::UninitializedLocal, lane, || {
+                    format!("reads local byte {i:#x}, which the thread never wrote")
+                });
+            }
+        }
         Place::Shared { rank, off } => {
             let (pc, cta, warp) = (x.pc, x.cta, x.warp);
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
@@ -281,6 +324,16 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], str
             x.mem.generation += 1;
         }
         Place::Param { .. } => {}
+        Place::Local { off } => {
+            let m = local(x, lane);
+            let end = off as usize + len;
+            if m.data.len() < end {
+                m.data.resize(end, 0);
+                m.init.resize(end, false);
+            }
+            m.data[off as usize..end].copy_from_slice(bytes);
+            m.init[off as usize..end].fill(true);
+        }
         Place::Shared { rank, off } => {
             let (pc, cta, warp) = (x.pc, x.cta, x.warp);
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
@@ -295,6 +348,15 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], str
             report_shared(x, o, lane, rank, len as u32, true);
         }
     }
+}
+
+/// Lane `lane`'s local memory in the executing warp.
+fn local<'a>(x: &'a mut Exec<'_, '_>, lane: u32) -> &'a mut super::super::state::LocalMem {
+    let w = x.w();
+    if w.local.is_empty() {
+        w.local = vec![Default::default(); 32];
+    }
+    &mut w.local[lane as usize]
 }
 
 /// Release and acquire through a shared location (the PTX ISA's release and acquire

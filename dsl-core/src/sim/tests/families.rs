@@ -410,3 +410,62 @@ fn setmaxnreg_is_checked_per_warp_and_warpgroup() {
     let k = build_kernel("even", |_| setmaxnreg_dec(40)).unwrap();
     assert!(run(&k, Launch::linear(1, 128), &[], &mut mem).is_clean());
 }
+
+#[test]
+fn local_memory_is_private_to_each_thread() {
+    let k = build_kernel("local", |k| {
+        let out = k.param_ptr::<u32>("out");
+        let t = thread_idx_x();
+        let local = |offset: i64| Address::reg(Var::<u32>::konst(0).to_reg(), offset);
+        emit(MemOp::St {
+            space: StateSpace::Local,
+            ty: Type::U32,
+            srcs: vec![(t * 3u32).operand()],
+            addr: local(8),
+            cache: None,
+            order: None,
+        });
+        // The same local address through the generic window.
+        let generic = Var::<u64>::uninit();
+        emit(AddressOp::Cvta {
+            to_generic: true,
+            space: StateSpace::Local,
+            dst: generic.to_reg(),
+            src: Operand::Imm(8),
+        });
+        let (v, junk) = (Var::<u32>::uninit(), Var::<u32>::uninit());
+        emit(MemOp::Ld {
+            space: StateSpace::Generic,
+            ty: Type::U32,
+            dsts: vec![v.to_reg()],
+            addr: Address::reg(generic.to_reg(), 0),
+            cache: None,
+            nc: false,
+            order: None,
+        });
+        emit(MemOp::Ld {
+            space: StateSpace::Local,
+            ty: Type::U32,
+            dsts: vec![junk.to_reg()],
+            addr: local(64),
+            cache: None,
+            nc: false,
+            order: None,
+        });
+        out.store_at(t, v + junk * 0u32);
+    })
+    .unwrap();
+    let mut mem = Memory::new();
+    let out = mem.alloc("out", 4 * 40);
+    let r = run(&k, Launch::linear(1, 40), &[Arg::Buffer(out)], &mut mem);
+    assert_eq!(
+        mem.read::<u32>(out),
+        (0..40).map(|t| t * 3).collect::<Vec<_>>()
+    );
+    let f = r
+        .of_kind(FindingKind::UninitializedLocal)
+        .next()
+        .expect("uninit local");
+    assert!(f.details.contains("0x40"), "{}", f.details);
+    assert_eq!(r.findings.len(), 1, "{r}");
+}
