@@ -452,7 +452,8 @@ fn local_memory_is_private_to_each_thread() {
             nc: false,
             order: None,
         });
-        out.store_at(t, v + junk * 0u32);
+        out.store_at(t, v);
+        out.store_at(t + 40u32, junk);
     })
     .unwrap();
     let mut mem = Memory::new();
