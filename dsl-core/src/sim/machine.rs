@@ -610,7 +610,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                 } else if t == 0 {
                     w.parts[p].pc = *els;
                 } else {
-                    let rec = w.new_join(mask);
+                    let rec = w.new_join(mask, pc);
                     let part = &mut w.parts[p];
                     part.stack.push(Frame { join: *join, rec });
                     part.mask = t;
@@ -819,8 +819,15 @@ impl<'r, 'p> Machine<'r, 'p> {
                         if !pending {
                             continue;
                         }
+                        let what = match prog.code[j.from as usize] {
+                            Code::Branch { .. } => "the `if`",
+                            _ => "the loop",
+                        };
+                        let at = prog.locs[j.from as usize]
+                            .map(|l| format!(" at {l}"))
+                            .unwrap_or_default();
                         lines.push(format!(
-                            "block ({},{},{}) warp {wi} lanes {:#010x} wait where their control flow joins again for lanes {:#010x}",
+                            "block ({},{},{}) warp {wi} lanes {:#010x} wait at the end of {what}{at} for lanes {:#010x}",
                             cta.ctaid[0], cta.ctaid[1], cta.ctaid[2], j.arrived, j.expected & !j.arrived
                         ));
                     }
@@ -955,7 +962,7 @@ fn lanes_where(v: &Lanes, mask: u32, f: impl Fn(u64) -> bool) -> u32 {
 /// Pushes a loop's join frame: its lanes meet at `exit`.
 fn enter_loop(w: &mut WarpState, p: usize, exit: u32, pc: u32) {
     let mask = w.parts[p].mask;
-    let rec = w.new_join(mask);
+    let rec = w.new_join(mask, pc);
     let part = &mut w.parts[p];
     part.stack.push(Frame { join: exit, rec });
     part.pc = pc + 1;

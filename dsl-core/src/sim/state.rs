@@ -24,6 +24,8 @@ pub(crate) struct Frame {
 pub(crate) struct JoinRec {
     pub expected: u32,
     pub arrived: u32,
+    /// The branch or loop entry that split the lanes (for reports).
+    pub from: u32,
 }
 
 /// Why a part does not run.
@@ -124,10 +126,11 @@ pub(crate) struct WarpState {
 }
 
 impl WarpState {
-    pub fn new_join(&mut self, expected: u32) -> u32 {
+    pub fn new_join(&mut self, expected: u32, from: u32) -> u32 {
         let rec = JoinRec {
             expected,
             arrived: 0,
+            from,
         };
         match self.free_joins.pop() {
             Some(i) => {
