@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::clock::Components;
-use super::launch::{Arg, Launch, Options};
+use super::launch::{Arg, Launch, Limits, Options};
 use super::memory::{Memory, GLOBAL_BASE};
 use super::program::Program;
 use super::report::SimError;
@@ -47,6 +47,7 @@ pub(crate) struct Env<'p> {
     pub prog: &'p Program,
     pub launch: Launch,
     pub opts: Options,
+    pub limits: Limits,
     pub params: ParamBlock,
     pub symbols: HashMap<String, Symbol>,
     /// Static plus dynamic shared memory per block.
@@ -63,6 +64,7 @@ impl<'p> Env<'p> {
         args: &[Arg],
         mem: &Memory,
         opts: &Options,
+        limits: Limits,
     ) -> Result<Env<'p>, SimError> {
         check_launch(kernel, launch)?;
         let (params, mut symbols) = layout_params(kernel, args, mem)?;
@@ -90,6 +92,7 @@ impl<'p> Env<'p> {
             prog,
             launch: *launch,
             opts: *opts,
+            limits,
             params,
             symbols,
             smem_bytes: off as u32,

@@ -134,15 +134,7 @@ impl Exec<'_, '_> {
         if self.seen(kind, u32::MAX) {
             return;
         }
-        let f = Finding {
-            kind,
-            op: self.op,
-            site: self.site(lane),
-            location: self.loc(),
-            other: None,
-            details: details(),
-            repeats: 0,
-        };
+        let f = Finding::at(kind, self.op, self.site(lane), self.loc(), details());
         self.findings.push(self.pc, u32::MAX, f);
     }
 
@@ -163,13 +155,8 @@ impl Exec<'_, '_> {
         }
         let other = self.party(comp, opc, olane, other_write);
         let f = Finding {
-            kind,
-            op: self.op,
-            site: self.site(lane),
-            location: self.loc(),
             other: Some(other),
-            details: details(),
-            repeats: 0,
+            ..Finding::at(kind, self.op, self.site(lane), self.loc(), details())
         };
         self.findings.push(self.pc, opc, f);
     }
@@ -189,15 +176,16 @@ impl Exec<'_, '_> {
             }
             _ => "?",
         };
-        Party {
+        let site = Site {
+            cta: self.cl.ctas[cta as usize].ctaid,
+            warp,
+            lane,
+        };
+        Party::at(
             op,
-            site: Site {
-                cta: self.cl.ctas[cta as usize].ctaid,
-                warp,
-                lane,
-            },
-            location: prog.locs.get(pc as usize).copied().flatten(),
+            site,
+            prog.locs.get(pc as usize).copied().flatten(),
             write,
-        }
+        )
     }
 }

@@ -154,6 +154,16 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Every check ([`Checks::ALL`]).
+    pub fn all() -> Checks {
+        Checks::ALL
+    }
+
+    /// No check ([`Checks::NONE`]).
+    pub fn none() -> Checks {
+        Checks::NONE
+    }
+
     /// Every check.
     pub const ALL: Checks = Checks {
         races: true,
@@ -187,6 +197,32 @@ pub struct Options {
     pub schedule: Schedule,
     /// The checks.
     pub checks: Checks,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            seed: 0,
+            schedule: Schedule::RoundRobin,
+            checks: Checks::ALL,
+        }
+    }
+}
+
+impl Options {
+    /// Every check, with `seed` and `schedule`.
+    pub fn seeded(seed: u64, schedule: Schedule) -> Options {
+        Options {
+            seed,
+            schedule,
+            checks: Checks::ALL,
+        }
+    }
+}
+
+/// How long a run may take and how much it reports (see [`Simulator::with_limits`](super::Simulator::with_limits)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Limits {
     /// A run that executes more warp instructions than this stops with
     /// [`SimError::StepLimit`](super::SimError::StepLimit).
     pub max_steps: u64,
@@ -199,26 +235,12 @@ pub struct Options {
     pub stall_steps: u64,
 }
 
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            seed: 0,
-            schedule: Schedule::RoundRobin,
-            checks: Checks::ALL,
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
             max_steps: 1 << 32,
             max_findings: 100,
             stall_steps: 1 << 24,
-        }
-    }
-}
-
-impl Options {
-    /// The defaults with `seed` and `schedule`.
-    pub fn seeded(seed: u64, schedule: Schedule) -> Options {
-        Options {
-            seed,
-            schedule,
-            ..Options::default()
         }
     }
 }

@@ -59,7 +59,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             slots: (0..slots).map(|_| None).collect(),
             next: 0,
             clusters: l.blocks() / u64::from(per_cluster),
-            findings: Findings::new(env.opts.max_findings),
+            findings: Findings::new(env.limits.max_findings),
             sched: Scheduler::new(env.opts.schedule, env.opts.seed),
             stats: Stats::default(),
             exits: 0,
@@ -98,7 +98,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             if self.sched.complete_now() {
                 self.complete_random()?;
             }
-            if self.stats.warp_instructions > self.env.opts.max_steps {
+            if self.stats.warp_instructions > self.env.limits.max_steps {
                 return Err(SimError::StepLimit {
                     steps: self.stats.warp_instructions,
                 });
@@ -128,7 +128,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             self.progress = (mark, steps);
             return false;
         }
-        steps - self.progress.1 > self.env.opts.stall_steps
+        steps - self.progress.1 > self.env.limits.stall_steps
     }
 
     /// Starts clusters in free slots, in grid order.
@@ -508,22 +508,21 @@ impl<'r, 'p> Machine<'r, 'p> {
         {
             return;
         }
-        let f = Finding {
-            kind: FindingKind::UninitializedRegister,
+        let site = Site {
+            cta: cl.ctas[cta].ctaid,
+            warp: warp as u32,
+            lane: bad.trailing_zeros(),
+        };
+        let f = Finding::at(
+            FindingKind::UninitializedRegister,
             op,
-            site: Site {
-                cta: cl.ctas[cta].ctaid,
-                warp: warp as u32,
-                lane: bad.trailing_zeros(),
-            },
-            location: env.prog.locs[pc as usize],
-            other: None,
-            details: format!(
+            site,
+            env.prog.locs[pc as usize],
+            format!(
                 "reads register %{} ({}) in lanes {bad:#010x}, where nothing wrote it",
                 r.id, r.ty
             ),
-            repeats: 0,
-        };
+        );
         self.findings.push(pc, r.id, f);
     }
 
@@ -857,23 +856,18 @@ impl<'r, 'p> Machine<'r, 'p> {
             },
             0,
         ));
-        let f = Finding {
-            kind: FindingKind::Deadlock,
-            op: op_name(prog, pc),
-            site,
-            location: prog.locs.get(pc as usize).copied().flatten(),
-            other: None,
-            details: format!(
-                "{}:\n  {}",
-                if stalled {
-                    "the warps that run change nothing and the others wait"
-                } else {
-                    "every live warp waits and nothing in flight can wake one"
-                },
-                lines.join("\n  ")
-            ),
-            repeats: 0,
+        let why = if stalled {
+            "the warps that run change nothing and the others wait"
+        } else {
+            "every live warp waits and nothing in flight can wake one"
         };
+        let f = Finding::at(
+            FindingKind::Deadlock,
+            op_name(prog, pc),
+            site,
+            prog.locs.get(pc as usize).copied().flatten(),
+            format!("{why}:\n  {}", lines.join("\n  ")),
+        );
         self.findings.push(pc, u32::MAX, f);
     }
 
@@ -900,24 +894,23 @@ impl<'r, 'p> Machine<'r, 'p> {
                 continue;
             }
             let pc = b.first_pc;
-            let f = Finding {
-                kind: FindingKind::BarrierCount,
-                op: op_name(prog, pc),
-                site: Site {
-                    cta: cta.ctaid,
-                    warp: b.who.trailing_zeros(),
-                    lane: 0,
-                },
-                location: prog.locs.get(pc as usize).copied().flatten(),
-                other: None,
-                details: format!(
+            let site = Site {
+                cta: cta.ctaid,
+                warp: b.who.trailing_zeros(),
+                lane: 0,
+            };
+            let f = Finding::at(
+                FindingKind::BarrierCount,
+                op_name(prog, pc),
+                site,
+                prog.locs.get(pc as usize).copied().flatten(),
+                format!(
                     "barrier {id} expects {} threads, but {} threads arrived and {} more can: the count does not match the threads that arrive",
                     expected * 32,
                     b.arrived * 32,
                     could * 32
                 ),
-                repeats: 0,
-            };
+            );
             out.push((pc, f));
         }
     }

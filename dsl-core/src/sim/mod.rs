@@ -203,9 +203,9 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use launch::{Arg, Checks, Launch, Options, Schedule};
+pub use launch::{Arg, Checks, Launch, Limits, Options, Schedule};
 pub use memory::{BufferId, Element, Memory};
-pub use report::{Finding, FindingKind, Party, Report, SimError, Site, Stats};
+pub use report::{Finding, FindingKind, Party, Report, SimError, Stats};
 
 use crate::ir::{CheckedKernel, Kernel, Location, OpInfo};
 use program::{Code, Program};
@@ -216,6 +216,7 @@ pub struct Simulator {
     /// The kernel's declarations (its body lives in `prog`).
     kernel: Kernel,
     prog: Program,
+    limits: Limits,
 }
 
 impl Simulator {
@@ -233,7 +234,14 @@ impl Simulator {
                 body: Vec::new(),
             },
             prog: Program::compile(kernel),
+            limits: Limits::default(),
         }
+    }
+
+    /// The same simulator with other limits on a run's length and report.
+    pub fn with_limits(mut self, limits: Limits) -> Simulator {
+        self.limits = limits;
+        self
     }
 
     /// The kernel's name.
@@ -270,7 +278,15 @@ impl Simulator {
         mem: &mut Memory,
         opts: &Options,
     ) -> Result<Report, SimError> {
-        let env = env::Env::new(&self.kernel, &self.prog, launch, args, mem, opts)?;
+        let env = env::Env::new(
+            &self.kernel,
+            &self.prog,
+            launch,
+            args,
+            mem,
+            opts,
+            self.limits,
+        )?;
         machine::Machine::new(&env, mem).run()
     }
 }

@@ -70,24 +70,15 @@ impl FindingKind {
 
 /// Where an op ran: a block, a warp in it, a lane in the warp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Site {
-    /// The block's index in the grid (`%ctaid`).
+pub(crate) struct Site {
     pub cta: [u32; 3],
-    /// The warp's index in its block.
     pub warp: u32,
-    /// The lane in the warp.
     pub lane: u32,
 }
 
-impl fmt::Display for Site {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [x, y, z] = self.cta;
-        write!(
-            f,
-            "block ({x},{y},{z}), warp {}, lane {}",
-            self.warp, self.lane
-        )
-    }
+fn site(f: &mut fmt::Formatter<'_>, cta: [u32; 3], warp: u32, lane: u32) -> fmt::Result {
+    let [x, y, z] = cta;
+    write!(f, "block ({x},{y},{z}), warp {warp}, lane {lane}")
 }
 
 /// The other side of a race: the earlier access that the finding's op conflicts with.
@@ -95,8 +86,12 @@ impl fmt::Display for Site {
 pub struct Party {
     /// Its op's PTX mnemonic.
     pub op: &'static str,
-    /// Where it ran.
-    pub site: Site,
+    /// The block it ran in (`%ctaid`).
+    pub cta: [u32; 3],
+    /// The warp's index in its block (`u32::MAX` for an agent acting for the whole block).
+    pub warp: u32,
+    /// The lane.
+    pub lane: u32,
     /// The Rust location of the statement that emitted it.
     pub location: Option<Location>,
     /// Whether it wrote (else it read).
@@ -111,8 +106,12 @@ pub struct Finding {
     /// The PTX mnemonic of the op at fault (for a deadlock, the op the first waiting warp
     /// waits at).
     pub op: &'static str,
-    /// Where the op ran (the first lane at fault).
-    pub site: Site,
+    /// The block the op ran in (`%ctaid`).
+    pub cta: [u32; 3],
+    /// The warp's index in its block.
+    pub warp: u32,
+    /// The first lane at fault.
+    pub lane: u32,
     /// The Rust location of the kernel statement that emitted the op.
     pub location: Option<Location>,
     /// The other party of a race.
@@ -122,6 +121,42 @@ pub struct Finding {
     pub details: String,
     /// How many more times the same op met the same problem (with the same other party).
     pub repeats: u64,
+}
+
+impl Finding {
+    /// A finding of `kind` at `op` run at `site`, with no other party.
+    pub(crate) fn at(
+        kind: FindingKind,
+        op: &'static str,
+        site: Site,
+        location: Option<Location>,
+        details: String,
+    ) -> Finding {
+        Finding {
+            kind,
+            op,
+            cta: site.cta,
+            warp: site.warp,
+            lane: site.lane,
+            location,
+            other: None,
+            details,
+            repeats: 0,
+        }
+    }
+}
+
+impl Party {
+    pub(crate) fn at(op: &'static str, s: Site, location: Option<Location>, write: bool) -> Party {
+        Party {
+            op,
+            cta: s.cta,
+            warp: s.warp,
+            lane: s.lane,
+            location,
+            write,
+        }
+    }
 }
 
 fn at(f: &mut fmt::Formatter<'_>, loc: &Option<Location>) -> fmt::Result {
@@ -135,12 +170,16 @@ impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: `{}`", self.kind.name(), self.op)?;
         at(f, &self.location)?;
-        write!(f, " ({}): {}", self.site, self.details)?;
+        f.write_str(" (")?;
+        site(f, self.cta, self.warp, self.lane)?;
+        write!(f, "): {}", self.details)?;
         if let Some(o) = &self.other {
             let verb = if o.write { "written" } else { "read" };
             write!(f, "; {verb} by `{}`", o.op)?;
             at(f, &o.location)?;
-            write!(f, " ({})", o.site)?;
+            f.write_str(" (")?;
+            site(f, o.cta, o.warp, o.lane)?;
+            f.write_str(")")?;
         }
         if self.repeats > 0 {
             write!(f, " [{} more times]", self.repeats)?;
@@ -171,7 +210,7 @@ pub struct Report {
     pub schedule: Schedule,
     /// The findings, in the order they were found.
     pub findings: Vec<Finding>,
-    /// Findings found past [`Options::max_findings`](super::Options::max_findings).
+    /// Findings found past [`Limits::max_findings`](super::Limits::max_findings).
     pub dropped: u64,
     /// What ran.
     pub stats: Stats,
@@ -252,7 +291,7 @@ pub enum SimError {
         /// What is wrong.
         reason: String,
     },
-    /// The run executed more instructions than [`Options::max_steps`](super::Options::max_steps)
+    /// The run executed more instructions than [`Limits::max_steps`](super::Limits::max_steps)
     /// (a loop that never ends, or a limit too low for the problem).
     #[error("the run stopped after {steps} warp instructions (the step limit)")]
     StepLimit {

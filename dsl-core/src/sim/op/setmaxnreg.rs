@@ -41,25 +41,24 @@ pub(crate) fn check_warpgroups(cta: &CtaState) -> Option<(usize, Finding, u32)> 
                 .or(first.first())
                 .copied()
                 .unwrap_or(0);
-            let f = Finding {
-                kind: FindingKind::WarpSync,
-                op: "setmaxnreg",
-                site: Site {
-                    cta: cta.ctaid,
-                    warp: (g * 4 + i) as u32,
-                    lane: 0,
-                },
-                location: None,
-                other: None,
-                details: format!(
+            let site = Site {
+                cta: cta.ctaid,
+                warp: (g * 4 + i) as u32,
+                lane: 0,
+            };
+            let f = Finding::at(
+                FindingKind::WarpSync,
+                "setmaxnreg",
+                site,
+                None,
+                format!(
                     "warps of warpgroup {g} run different setmaxnreg instructions (warp {} runs {} of them, warp {} runs {})",
                     g * 4,
                     first.len(),
                     g * 4 + i,
                     group[i].setmaxnreg.len()
                 ),
-                repeats: 0,
-            };
+            );
             return Some((g, f, pc));
         }
     }

@@ -42,7 +42,7 @@ fn a_missing_barrier_is_a_race_and_the_fixed_twin_is_clean() {
             let mut sides = [line(race), other.location.unwrap().line];
             sides.sort();
             assert_eq!(sides, [lines.0, lines.1], "{r}");
-            assert_ne!(race.site.warp, other.site.warp);
+            assert_ne!(race.warp, other.warp);
 
             let good = neighbour_exchange(true, &mut lines);
             let (r, got) = run_out(&good, Launch::linear(1, 128), 512, opts(seed, schedule));
@@ -315,7 +315,7 @@ fn bounds_read_only_and_uninitialized_memory() {
         .of_kind(FindingKind::OutOfBounds)
         .next()
         .expect("out of bounds");
-    assert_eq!((line(oob), oob.site.lane), (at.0, 4), "{r}");
+    assert_eq!((line(oob), oob.lane), (at.0, 4), "{r}");
     assert!(
         oob.details.contains("past the end of buffer `x`"),
         "{}",
@@ -448,18 +448,19 @@ fn a_weak_spin_loop_ends_as_a_deadlock_after_the_stall_length() {
     .unwrap();
     let mut mem = Memory::new();
     let flag = mem.upload("flag", &[0u32]);
-    let quick = Options {
+    let quick = Limits {
         stall_steps: 10_000,
-        ..Options::default()
+        ..Limits::default()
     };
-    let r = run_with(
-        &k,
-        Launch::linear(2, 32),
-        &[Arg::Buffer(flag)],
-        &mut mem,
-        quick,
-    )
-    .unwrap();
+    let r = sim(&k)
+        .with_limits(quick)
+        .run(
+            &Launch::linear(2, 32),
+            &[Arg::Buffer(flag)],
+            &mut mem,
+            &Options::default(),
+        )
+        .unwrap();
     let d = r.of_kind(FindingKind::Deadlock).next().expect("a stall");
     assert!(d.details.contains("change nothing"), "{}", d.details);
     assert!(r.stats.warp_instructions < 100_000);
