@@ -238,6 +238,11 @@ impl Simulator {
         }
     }
 
+    /// Checks `kernel` ([`Kernel::check`]) and compiles it.
+    pub fn from_kernel(kernel: &Kernel) -> Result<Simulator, crate::ir::IrError> {
+        Ok(Simulator::new(kernel.check()?))
+    }
+
     /// The same simulator with other limits on a run's length and report.
     pub fn with_limits(mut self, limits: Limits) -> Simulator {
         self.limits = limits;
