@@ -8,21 +8,23 @@ use dsl_core::ir::{for_each_instr, Instr, Kernel, Op, Type};
 use dsl_core::kernel::*;
 use dsl_macros::{device, kernel};
 
+// Each `push(line!() + 1)` records the line of the statement after it.
+
 #[device]
 fn twice(x: Var<u32>, lines: &RefCell<Vec<u32>>) -> Var<u32> {
-    lines.borrow_mut().push(line!());
+    lines.borrow_mut().push(line!() + 1);
     let y = x * 3u32;
     y + y
 }
 
 #[kernel]
 fn located(#[host] lines: &RefCell<Vec<u32>>, _k: &KernelBuilder, out: GlobalPtr<u32>) {
-    lines.borrow_mut().push(line!());
+    lines.borrow_mut().push(line!() + 1);
     let t = thread_idx_x() + 1u32;
-    lines.borrow_mut().push(line!());
+    lines.borrow_mut().push(line!() + 1);
     out.store_at(t, twice(t, lines) - 1u32);
     if t.lt(5u32) {
-        lines.borrow_mut().push(line!());
+        lines.borrow_mut().push(line!() + 1);
         out.store_at(t, t);
     }
 }
@@ -54,7 +56,7 @@ fn instructions_carry_their_statements_line() {
         let l = i.loc.unwrap_or_else(|| panic!("{:?} is not located", i.op));
         assert!(l.file.ends_with("locations.rs"), "{l}");
         // The parameter's load is located at the parameter, on the signature's line.
-        let signature = at_t - 1;
+        let signature = at_t - 2;
         let if_line = at_store + 1;
         let all = [
             signature,
@@ -74,15 +76,15 @@ fn instructions_carry_their_statements_line() {
     // The caller's line is back after the call: the subtraction and the store are the caller's.
     assert_eq!(line_of(&k, bin(BinOp::Sub)), [at_store]);
     let params = line_of(&k, |o| matches!(o, Op::Memory(Memory::Ld { .. })));
-    assert_eq!(params, [at_t - 1]);
+    assert_eq!(params, [at_t - 2]);
     let stores = line_of(&k, |o| matches!(o, Op::Memory(Memory::St { .. })));
     assert_eq!(stores, [at_store, in_if]);
-    // The column is the statement's: the second statement on its line.
+    // The column is where the statement starts (`let t` in the body's indentation).
     let add = instrs(&k)
         .into_iter()
         .find(|i| matches!(i.op, Op::Arith(Arith::Bin { op: BinOp::Add, .. })))
         .unwrap();
-    assert!(add.loc.unwrap().column > 30, "{}", add.loc.unwrap());
+    assert_eq!(add.loc.unwrap().column, 5, "{}", add.loc.unwrap());
 }
 
 #[test]
