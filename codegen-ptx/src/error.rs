@@ -16,8 +16,10 @@ pub enum CodegenError {
         /// The target asked for.
         target: Target,
     },
-    /// An op's own structural check failed (see [`dsl_core::ir::OpInfo::check`]).
-    #[error("malformed op: {0}")]
+    /// The kernel's IR is malformed: an op's own structural check failed (see
+    /// [`dsl_core::ir::OpInfo::check`]), or a register is undeclared, named with another type, or
+    /// of the wrong type for its place (see [`dsl_core::ir::Kernel::check`]).
+    #[error("malformed IR: {0}")]
     Ir(#[from] IrError),
     /// A register that is not in the kernel's register file, or whose type disagrees with it.
     #[error("register {id} of type {ty} is not in kernel `{kernel}`'s register file{detail}")]
@@ -58,6 +60,15 @@ pub enum CodegenError {
 }
 
 impl CodegenError {
+    /// An error of [`dsl_core::ir::Kernel::check`]: a declaration's is [`CodegenError::BadKernel`],
+    /// the others [`CodegenError::Ir`].
+    pub(crate) fn from_ir(e: IrError) -> Self {
+        match e {
+            IrError::BadKernel { kernel, detail } => CodegenError::BadKernel { kernel, detail },
+            e => CodegenError::Ir(e),
+        }
+    }
+
     pub(crate) fn operand(op: impl Into<String>, detail: impl Into<String>) -> Self {
         CodegenError::BadOperand {
             op: op.into(),

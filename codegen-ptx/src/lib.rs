@@ -73,15 +73,23 @@ mod writer;
 pub use dsl_core::ir::Target;
 pub use error::CodegenError;
 
-use dsl_core::ir::Kernel;
+use dsl_core::ir::{CheckedKernel, Kernel};
 
-/// Generates the PTX module for `kernel` on `target`.
+/// Generates the PTX module for `kernel` on `target`: [`Kernel::check`], then [`emit_checked`].
 ///
 /// The result has `.version` = the highest PTX ISA version the target and the kernel's ops need
 /// (the target's minimum: 7.0 for sm_80, 8.0 for sm_90a, 8.6 for sm_100a), `.target`, and
 /// `.address_size 64`, then the shared declarations and one `.visible .entry`. Same input, same
-/// bytes. Errors: an op the target lacks ([`CodegenError::Unsupported`]), a malformed op or
-/// operand, an unknown register or symbol.
+/// bytes. Errors: malformed IR as [`Kernel::check`] finds it ([`CodegenError::Ir`], or
+/// [`CodegenError::BadKernel`] for a declaration), an op the target lacks
+/// ([`CodegenError::Unsupported`]), an operand that does not fit its slot, an unknown symbol.
 pub fn emit(kernel: &Kernel, target: Target) -> Result<String, CodegenError> {
+    let checked = kernel.check().map_err(CodegenError::from_ir)?;
+    emit_checked(checked, target)
+}
+
+/// Generates the PTX module for a kernel that already passed [`Kernel::check`] (so it is not
+/// checked again); otherwise as [`emit`].
+pub fn emit_checked(kernel: CheckedKernel<'_>, target: Target) -> Result<String, CodegenError> {
     writer::Writer::new(kernel, target).write()
 }

@@ -7,8 +7,8 @@ use codegen_ptx::{emit, CodegenError};
 use common::*;
 use dsl_core::ir::op::*;
 use dsl_core::ir::{
-    Address, Dim, DynamicShared, Kernel, Operand, Param, ParamKind, Reg, SpecialReg, StateSpace,
-    Stmt, Target, Type,
+    Address, Dim, DynamicShared, IrError, Kernel, Operand, Param, ParamKind, Reg, SpecialReg,
+    StateSpace, Stmt, Target, Type,
 };
 use std::time::Duration;
 
@@ -350,7 +350,7 @@ fn malformed_ir_is_a_typed_error_not_a_panic() {
     });
     let e = emit(&k.k, Target::Sm80).unwrap_err();
     assert!(
-        matches!(e, CodegenError::UnknownRegister { id: 999, .. }),
+        matches!(e, CodegenError::Ir(IrError::BadRegister { id: 999, .. })),
         "{e}"
     );
     // A register whose type disagrees with the register file.
@@ -365,7 +365,7 @@ fn malformed_ir_is_a_typed_error_not_a_panic() {
         src: Operand::Imm(1),
     });
     let e = emit(&k.k, Target::Sm80).unwrap_err();
-    assert!(e.to_string().contains("it has type u32"), "{e}");
+    assert!(e.to_string().contains("declared as u32"), "{e}");
     // An operand of the wrong width for its slot.
     let mut k = base();
     let (d, wide) = (k.reg(Type::U32), k.reg(Type::U64));
@@ -431,7 +431,7 @@ fn malformed_ir_is_a_typed_error_not_a_panic() {
     });
     assert!(matches!(
         emit(&k.k, Target::Sm80),
-        Err(CodegenError::BadOperand { .. })
+        Err(CodegenError::Ir(IrError::BadRegister { .. }))
     ));
     let mut k = base();
     k.param("flag", ParamKind::Scalar(Type::Pred));

@@ -2,7 +2,8 @@
 //!
 //! The core of rute, a Rust embedded DSL for NVIDIA GPU kernels: CuTe's layout algebra
 //! ([`layout`]), and (in later modules) the kernel IR and its builder, atoms, tiled copies and MMAs,
-//! and pipelines. It knows nothing of PTX syntax or CUDA; `codegen-ptx` turns its IR into PTX.
+//! and pipelines, and a CPU simulator of the IR that checks kernels without a GPU ([`sim`]). It
+//! knows nothing of PTX syntax or CUDA; `codegen-ptx` turns its IR into PTX.
 //!
 //! ```
 //! use dsl_core::layout::Layout;
@@ -17,5 +18,6 @@ pub mod ir;
 pub mod kernel;
 pub mod layout;
 pub mod pipeline;
+pub mod sim;
 pub mod tensor;
 pub mod tiled;

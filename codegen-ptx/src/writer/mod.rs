@@ -13,8 +13,8 @@ use crate::error::CodegenError;
 use crate::literal::{literal, Literal};
 use crate::regs::{RegClass, RegPools};
 use dsl_core::ir::{
-    AddrBase, Address, Guard, Instr, Kernel, Op, OpInfo, Operand, ParamKind, PtxVersion, Reg,
-    Requirement, StateSpace, Stmt, Target, Type,
+    walk, AddrBase, Address, CheckedKernel, Guard, Instr, Kernel, Op, OpInfo, Operand, ParamKind,
+    PtxVersion, Reg, Region, Requirement, StateSpace, Stmt, Target, Type, Visitor,
 };
 use std::fmt::Write as _;
 
@@ -31,6 +31,8 @@ enum SymbolKind {
 /// State of one emission.
 pub(crate) struct Writer<'k> {
     kernel: &'k Kernel,
+    /// Label numbers of the structured statements being written, innermost last.
+    open: Vec<u32>,
     target: Target,
     version: PtxVersion,
     regs: RegPools,
@@ -44,9 +46,11 @@ pub(crate) struct Writer<'k> {
 }
 
 impl<'k> Writer<'k> {
-    pub(crate) fn new(kernel: &'k Kernel, target: Target) -> Self {
+    pub(crate) fn new(kernel: CheckedKernel<'k>, target: Target) -> Self {
+        let kernel = kernel.kernel();
         Writer {
             kernel,
+            open: Vec::new(),
             target,
             version: kernel.ptx_version(target),
             regs: RegPools::new(&kernel.regs),
@@ -59,74 +63,23 @@ impl<'k> Writer<'k> {
 
     /// Writes the whole kernel and returns the PTX module text.
     pub(crate) fn write(mut self) -> Res<String> {
-        self.check_kernel()?;
-        self.write_block(&self.kernel.body)?;
+        self.check_target()?;
+        walk(&self.kernel.body, &mut self)?;
         Ok(self.finish())
     }
 
-    // ---- kernel-level checks and the header ------------------------------------------------
+    // ---- the header ------------------------------------------------------------------------
 
-    fn bad_kernel(&self, detail: impl Into<String>) -> CodegenError {
-        CodegenError::BadKernel {
-            kernel: self.kernel.name.clone(),
-            detail: detail.into(),
-        }
-    }
-
-    fn check_kernel(&self) -> Res {
-        let k = self.kernel;
-        if !is_identifier(&k.name) {
-            return Err(self.bad_kernel("the name is not a PTX identifier"));
-        }
-        let mut names: Vec<&str> = Vec::new();
-        let params = k.params.iter().map(|p| p.name.as_str());
-        let shared = k.shared.iter().map(|s| s.name.as_str());
-        let dynamic = k.dynamic_shared.iter().map(|d| d.name.as_str());
-        for name in params.chain(shared).chain(dynamic) {
-            if !is_identifier(name) {
-                return Err(self.bad_kernel(format!("`{name}` is not a PTX identifier")));
-            }
-            if names.contains(&name) {
-                return Err(self.bad_kernel(format!("`{name}` is declared twice")));
-            }
-            names.push(name);
-        }
-        for p in &k.params {
-            if let ParamKind::Scalar(t) = p.kind {
-                if t == Type::Pred {
-                    return Err(self.bad_kernel(format!(
-                        "parameter `{}` is a predicate; pass a u32 and compare it",
-                        p.name
-                    )));
-                }
-            }
-        }
-        let aligns = k
-            .shared
-            .iter()
-            .map(|s| (&s.name, s.align))
-            .chain(k.dynamic_shared.iter().map(|d| (&d.name, d.align)));
-        for (name, align) in aligns {
-            if !align.is_power_of_two() {
-                return Err(self.bad_kernel(format!(
-                    "shared `{name}` has alignment {align}, not a power of two"
-                )));
-            }
-        }
-        if let Some(s) = k.shared.iter().find(|s| s.bytes == 0) {
-            return Err(self.bad_kernel(format!("shared `{}` has 0 bytes", s.name)));
-        }
+    /// What depends on the target: a cluster hint needs sm_90a. (Everything else about the
+    /// kernel's declarations was checked by [`dsl_core::ir::Kernel::check`].)
+    fn check_target(&self) -> Res {
         let cluster = Requirement::at_least(Target::Sm90a);
-        if k.hints.cluster_dims.is_some() && !cluster.allows(self.target) {
+        if self.kernel.hints.cluster_dims.is_some() && !cluster.allows(self.target) {
             return Err(CodegenError::Unsupported {
                 op: ".reqnctapercluster".into(),
                 needs: cluster,
                 target: self.target,
             });
-        }
-        let dims = [k.hints.maxntid, k.hints.reqntid, k.hints.cluster_dims];
-        if dims.iter().flatten().any(|d| d.contains(&0)) {
-            return Err(self.bad_kernel("a launch hint has a zero dimension"));
         }
         Ok(())
     }
@@ -188,35 +141,6 @@ impl<'k> Writer<'k> {
 
     // ---- statements and control flow -------------------------------------------------------
 
-    fn write_block(&mut self, stmts: &[Stmt]) -> Res {
-        stmts.iter().try_for_each(|s| self.write_stmt(s))
-    }
-
-    fn write_stmt(&mut self, stmt: &Stmt) -> Res {
-        match stmt {
-            Stmt::Op(i) => self.write_instr(i),
-            Stmt::Comment(c) => {
-                for line in c.lines() {
-                    let _ = writeln!(self.body, "\t// {line}");
-                }
-                Ok(())
-            }
-            Stmt::If { cond, then, else_ } => self.write_if(*cond, then, else_),
-            Stmt::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-            } => self.write_for(*var, start, end, step, body),
-            Stmt::While {
-                cond_block,
-                cond,
-                body,
-            } => self.write_while(cond_block, *cond, body),
-        }
-    }
-
     fn label(&mut self) -> u32 {
         let n = self.labels;
         self.labels += 1;
@@ -227,31 +151,28 @@ impl<'k> Writer<'k> {
         let _ = writeln!(self.body, "{name}:");
     }
 
-    fn write_if(&mut self, cond: Reg, then: &[Stmt], else_: &[Stmt]) -> Res {
+    /// The label number of the innermost structured statement being written.
+    fn innermost(&self) -> u32 {
+        match self.open.last() {
+            Some(&n) => n,
+            None => unreachable!("a region ends inside its statement"),
+        }
+    }
+
+    /// `@!p bra` to the else block, or to the end when there is none.
+    fn write_if_head(&mut self, cond: Reg, has_else: bool) -> Res {
         self.op = "if";
         let p = self.reg_of(cond, Type::Pred)?;
         let n = self.label();
-        let (l_else, l_end) = (format!("$L{n}_else"), format!("$L{n}_end"));
-        let first = if else_.is_empty() { &l_end } else { &l_else };
-        let _ = writeln!(self.body, "\t@!{p} bra {first};");
-        self.write_block(then)?;
-        if !else_.is_empty() {
-            let _ = writeln!(self.body, "\tbra.uni {l_end};");
-            self.place_label(&l_else);
-            self.write_block(else_)?;
-        }
-        self.place_label(&l_end);
+        self.open.push(n);
+        let first = if has_else { "else" } else { "end" };
+        let _ = writeln!(self.body, "\t@!{p} bra $L{n}_{first};");
         Ok(())
     }
 
-    fn write_for(
-        &mut self,
-        var: Reg,
-        start: &Operand,
-        end: &Operand,
-        step: &Operand,
-        body: &[Stmt],
-    ) -> Res {
+    /// The loop variable's start, the head label and the exit test. The bound is read on every
+    /// iteration: the body may change its register.
+    fn write_for_head(&mut self, var: Reg, start: &Operand, end: &Operand) -> Res {
         self.op = "for";
         let ty = var.ty;
         if !(ty.is_int() || matches!(ty, Type::B32 | Type::B64)) || ty.bits() < 32 {
@@ -264,34 +185,27 @@ impl<'k> Writer<'k> {
         let v = self.reg_of(var, ty)?;
         let start = self.src(start, ty)?;
         let n = self.label();
-        let (l_head, l_end) = (format!("$L{n}_loop"), format!("$L{n}_end"));
+        self.open.push(n);
         let _ = writeln!(self.body, "\tmov.{} {v}, {start};", ty.bits_type());
-        self.place_label(&l_head);
-        // The bound and step are read on every iteration: the body may change their registers.
+        self.place_label(&format!("$L{n}_loop"));
         let end = self.src(end, ty)?;
         let done = self.regs.scratch(RegClass::Pred);
         let _ = writeln!(self.body, "\tsetp.ge.{cmp_ty} {done}, {v}, {end};");
-        let _ = writeln!(self.body, "\t@{done} bra {l_end};");
-        self.write_block(body)?;
-        self.op = "for";
-        let step = self.src(step, ty)?;
-        let _ = writeln!(self.body, "\tadd.{} {v}, {v}, {step};", unsigned_of(ty));
-        let _ = writeln!(self.body, "\tbra.uni {l_head};");
-        self.place_label(&l_end);
+        let _ = writeln!(self.body, "\t@{done} bra $L{n}_end;");
         Ok(())
     }
 
-    fn write_while(&mut self, cond_block: &[Stmt], cond: Reg, body: &[Stmt]) -> Res {
-        let n = self.label();
-        let (l_head, l_end) = (format!("$L{n}_while"), format!("$L{n}_end"));
-        self.place_label(&l_head);
-        self.write_block(cond_block)?;
-        self.op = "while";
-        let p = self.reg_of(cond, Type::Pred)?;
-        let _ = writeln!(self.body, "\t@!{p} bra {l_end};");
-        self.write_block(body)?;
-        let _ = writeln!(self.body, "\tbra.uni {l_head};");
-        self.place_label(&l_end);
+    /// The step, the back edge and the end label.
+    fn write_for_tail(&mut self, var: Reg, step: &Operand) -> Res {
+        self.op = "for";
+        let ty = var.ty;
+        let v = self.reg_of(var, ty)?;
+        let n = self.innermost();
+        let step = self.src(step, ty)?;
+        let _ = writeln!(self.body, "\tadd.{} {v}, {v}, {step};", unsigned_of(ty));
+        let _ = writeln!(self.body, "\tbra.uni $L{n}_loop;");
+        self.place_label(&format!("$L{n}_end"));
+        self.open.pop();
         Ok(())
     }
 
@@ -312,7 +226,6 @@ impl<'k> Writer<'k> {
                 target: self.target,
             });
         }
-        op.check()?;
         self.guard = match instr.guard {
             None => String::new(),
             Some(Guard { pred, negate }) => {
@@ -577,13 +490,6 @@ impl<'k> Writer<'k> {
     }
 }
 
-/// `[A-Za-z_][A-Za-z0-9_$]*`, and not a name PTX reserves (`%...` registers never match).
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-}
-
 /// The type a `.param` declaration uses for a scalar.
 fn param_type(t: Type) -> &'static str {
     match t {
@@ -607,5 +513,70 @@ fn space_label(s: StateSpace) -> &'static str {
     match s {
         StateSpace::Generic => "generic",
         s => s.name(),
+    }
+}
+
+/// The writer as a pass over the body: instructions and comments are written as they come,
+/// structured statements become labels and predicated branches around their regions.
+impl<'a> Visitor<'a> for Writer<'_> {
+    type Error = CodegenError;
+
+    fn instr(&mut self, instr: &'a Instr) -> Res {
+        self.write_instr(instr)
+    }
+
+    fn comment(&mut self, text: &'a str) -> Res {
+        for line in text.lines() {
+            let _ = writeln!(self.body, "\t// {line}");
+        }
+        Ok(())
+    }
+
+    fn enter(&mut self, stmt: &'a Stmt, region: Region) -> Res {
+        match (stmt, region) {
+            (Stmt::If { cond, else_, .. }, Region::IfThen) => {
+                self.write_if_head(*cond, !else_.is_empty())
+            }
+            (
+                Stmt::For {
+                    var, start, end, ..
+                },
+                Region::ForBody,
+            ) => self.write_for_head(*var, start, end),
+            (Stmt::While { .. }, Region::WhileCond) => {
+                let n = self.label();
+                self.open.push(n);
+                self.place_label(&format!("$L{n}_while"));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn leave(&mut self, stmt: &'a Stmt, region: Region) -> Res {
+        let n = self.innermost();
+        match (stmt, region) {
+            (Stmt::If { else_, .. }, Region::IfThen) if !else_.is_empty() => {
+                let _ = writeln!(self.body, "\tbra.uni $L{n}_end;");
+                self.place_label(&format!("$L{n}_else"));
+            }
+            (Stmt::If { .. }, Region::IfElse) => {
+                self.place_label(&format!("$L{n}_end"));
+                self.open.pop();
+            }
+            (Stmt::For { var, step, .. }, Region::ForBody) => self.write_for_tail(*var, step)?,
+            (Stmt::While { cond, .. }, Region::WhileCond) => {
+                self.op = "while";
+                let p = self.reg_of(*cond, Type::Pred)?;
+                let _ = writeln!(self.body, "\t@!{p} bra $L{n}_end;");
+            }
+            (Stmt::While { .. }, Region::WhileBody) => {
+                let _ = writeln!(self.body, "\tbra.uni $L{n}_while;");
+                self.place_label(&format!("$L{n}_end"));
+                self.open.pop();
+            }
+            _ => {}
+        }
+        Ok(())
     }
 }

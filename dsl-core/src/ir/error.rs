@@ -24,9 +24,35 @@ pub enum IrError {
         /// The rule broken.
         rule: String,
     },
+    /// A kernel-level declaration PTX cannot express: a name that is not an identifier or is
+    /// used twice, an alignment that is not a power of two, an empty shared allocation, a
+    /// predicate parameter.
+    #[error("kernel `{kernel}`: {detail}")]
+    BadKernel {
+        /// The kernel's name.
+        kernel: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// An error in an instruction that carries its Rust source location.
+    #[error("{location}: {source}")]
+    At {
+        /// Where the instruction was emitted.
+        location: crate::ir::Location,
+        /// What is wrong with it.
+        source: Box<IrError>,
+    },
 }
 
 impl IrError {
+    /// The error without the location that [`IrError::At`] adds.
+    pub fn without_location(&self) -> &IrError {
+        match self {
+            IrError::At { source, .. } => source.without_location(),
+            e => e,
+        }
+    }
+
     /// Shorthand for [`IrError::BadOperands`].
     pub fn bad(op: &'static str, rule: impl Into<String>) -> Self {
         IrError::BadOperands {

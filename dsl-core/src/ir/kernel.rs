@@ -1,11 +1,12 @@
 //! A kernel: its signature, shared memory, launch hints, register file and body.
 
 use super::error::IrError;
-use super::op::{OpInfo, Regs};
-use super::stmt::{for_each_instr, Stmt};
+use super::op::OpInfo;
+use super::stmt::Stmt;
 use super::target::{PtxVersion, Requirement, Target};
 use super::types::Type;
-use super::value::{Operand, Reg};
+use super::value::Reg;
+use super::visit::{for_each_instr, walk};
 
 /// What a kernel parameter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -146,96 +147,37 @@ impl Kernel {
         v.min(PtxVersion::MAX)
     }
 
-    /// Checks every op's operands ([`OpInfo::check`]) and every register: declared in
+    /// Checks the kernel once, for every consumer: its declarations (names are PTX identifiers
+    /// and unique, alignments are powers of two, no empty shared allocation, no predicate
+    /// parameter), every op's operands ([`OpInfo::check`]) and every register (declared in
     /// [`Kernel::regs`] with the type it is named with, predicates for conditions and guards,
-    /// integers for loop variables. The first failure is returned.
-    pub fn check(&self) -> Result<(), IrError> {
-        self.check_block(&self.body)
+    /// integers for loop variables). The first failure is returned, with the Rust location of
+    /// the instruction at fault when it has one.
+    ///
+    /// The [`CheckedKernel`] it returns is what the PTX writer and the simulator take, so
+    /// they do not check again.
+    pub fn check(&self) -> Result<CheckedKernel<'_>, IrError> {
+        super::check::check_declarations(self)?;
+        walk(&self.body, &mut super::check::Checker { kernel: self })?;
+        Ok(CheckedKernel(self))
     }
+}
 
-    fn check_reg(&self, r: Reg) -> Result<(), IrError> {
-        match self.regs.get(r.id as usize) {
-            Some(&ty) if ty == r.ty => Ok(()),
-            Some(&ty) => Err(IrError::BadRegister {
-                id: r.id,
-                ty: r.ty,
-                rule: format!("declared as {ty}"),
-            }),
-            None => Err(IrError::BadRegister {
-                id: r.id,
-                ty: r.ty,
-                rule: format!("the kernel declares only {} registers", self.regs.len()),
-            }),
-        }
+/// A kernel that passed [`Kernel::check`]: it dereferences to the [`Kernel`], which it borrows
+/// (so the kernel cannot change while a checked view of it exists).
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedKernel<'k>(&'k Kernel);
+
+impl<'k> CheckedKernel<'k> {
+    /// The kernel.
+    pub fn kernel(&self) -> &'k Kernel {
+        self.0
     }
+}
 
-    fn check_pred(&self, r: Reg, what: &str) -> Result<(), IrError> {
-        self.check_reg(r)?;
-        if r.ty != Type::Pred {
-            return Err(IrError::BadRegister {
-                id: r.id,
-                ty: r.ty,
-                rule: format!("{what} must be a predicate"),
-            });
-        }
-        Ok(())
-    }
-
-    fn check_block(&self, stmts: &[Stmt]) -> Result<(), IrError> {
-        for s in stmts {
-            match s {
-                Stmt::Op(i) => {
-                    i.op.check()?;
-                    if let Some(g) = i.guard {
-                        self.check_pred(g.pred, "a guard")?;
-                    }
-                    let mut err = Ok(());
-                    i.op.for_each_reg(&mut |r| {
-                        if err.is_ok() {
-                            err = self.check_reg(r);
-                        }
-                    });
-                    err?;
-                }
-                Stmt::For {
-                    var,
-                    start,
-                    end,
-                    step,
-                    body,
-                } => {
-                    self.check_reg(*var)?;
-                    if !var.ty.is_int() {
-                        return Err(IrError::BadRegister {
-                            id: var.id,
-                            ty: var.ty,
-                            rule: "a loop variable must be an integer".into(),
-                        });
-                    }
-                    for o in [start, end, step] {
-                        if let Operand::Reg(r) = o {
-                            self.check_reg(*r)?;
-                        }
-                    }
-                    self.check_block(body)?;
-                }
-                Stmt::If { cond, then, else_ } => {
-                    self.check_pred(*cond, "an if condition")?;
-                    self.check_block(then)?;
-                    self.check_block(else_)?;
-                }
-                Stmt::While {
-                    cond_block,
-                    cond,
-                    body,
-                } => {
-                    self.check_block(cond_block)?;
-                    self.check_pred(*cond, "a while condition")?;
-                    self.check_block(body)?;
-                }
-                Stmt::Comment(_) => {}
-            }
-        }
-        Ok(())
+impl std::ops::Deref for CheckedKernel<'_> {
+    type Target = Kernel;
+    fn deref(&self) -> &Kernel {
+        self.0
     }
 }

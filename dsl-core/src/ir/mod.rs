@@ -5,8 +5,10 @@
 //! again. Control flow stays structured ([`Stmt::For`], [`Stmt::If`], [`Stmt::While`]); codegen
 //! lowers it to branches. The builder in [`crate::kernel`] is the usual way to make a [`Kernel`].
 
+mod check;
 pub mod error;
 pub mod kernel;
+pub mod location;
 pub mod op;
 pub mod space;
 pub mod special;
@@ -14,16 +16,21 @@ pub mod stmt;
 pub mod target;
 pub mod types;
 pub mod value;
+pub mod visit;
 
 pub use error::IrError;
-pub use kernel::{DynamicShared, Kernel, LaunchHints, Param, ParamKind, SharedAlloc};
+pub use kernel::{
+    CheckedKernel, DynamicShared, Kernel, LaunchHints, Param, ParamKind, SharedAlloc,
+};
+pub use location::Location;
 pub use op::{Op, OpInfo};
 pub use space::{MemOrder, Scope, StateSpace};
 pub use special::{Dim, SpecialReg};
-pub use stmt::{for_each_instr, Instr, Stmt};
+pub use stmt::{Instr, Stmt};
 pub use target::{PtxVersion, Requirement, Target};
 pub use types::{Type, TypeKind};
 pub use value::{AddrBase, Address, Guard, Operand, Reg};
+pub use visit::{for_each_instr, walk, Region, Visitor};
 
 #[cfg(test)]
 mod tests;

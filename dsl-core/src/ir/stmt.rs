@@ -1,16 +1,30 @@
 //! Structured statements: instructions, loops and branches. Codegen lowers them to labels and
 //! branches; the IR keeps them structured so that the builder and tests can read the shape.
 
+use super::location::Location;
 use super::op::Op;
 use super::value::{Guard, Operand, Reg};
 
-/// One instruction, optionally guarded by a predicate (`@p op`).
-#[derive(Debug, Clone, PartialEq)]
+/// One instruction, optionally guarded by a predicate (`@p op`), with the Rust location of the
+/// kernel statement that emitted it.
+///
+/// Equality compares the op and the guard only: two kernels built from different source lines
+/// are the same IR (and the same PTX).
+#[derive(Debug, Clone)]
 pub struct Instr {
     /// The operation.
     pub op: Op,
     /// Run only where the guard holds; `None` runs unconditionally.
     pub guard: Option<Guard>,
+    /// Where in the Rust source the instruction comes from (`None` for IR built by hand, or
+    /// emitted outside any located statement).
+    pub loc: Option<Location>,
+}
+
+impl PartialEq for Instr {
+    fn eq(&self, other: &Self) -> bool {
+        self.op == other.op && self.guard == other.guard
+    }
 }
 
 /// A statement of a kernel body.
@@ -63,6 +77,7 @@ impl Stmt {
         Stmt::Op(Instr {
             op: op.into(),
             guard: None,
+            loc: None,
         })
     }
 
@@ -71,27 +86,7 @@ impl Stmt {
         Stmt::Op(Instr {
             op: op.into(),
             guard: Some(guard),
+            loc: None,
         })
-    }
-}
-
-/// Calls `f` on every instruction of `stmts`, depth first, in program order.
-pub fn for_each_instr<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Instr)) {
-    for s in stmts {
-        match s {
-            Stmt::Op(i) => f(i),
-            Stmt::For { body, .. } => for_each_instr(body, f),
-            Stmt::If { then, else_, .. } => {
-                for_each_instr(then, f);
-                for_each_instr(else_, f);
-            }
-            Stmt::While {
-                cond_block, body, ..
-            } => {
-                for_each_instr(cond_block, f);
-                for_each_instr(body, f);
-            }
-            Stmt::Comment(_) => {}
-        }
     }
 }

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::error::BuildError;
-use crate::ir::{Kernel, Op, Reg, SpecialReg, Stmt, Type};
+use crate::ir::{Kernel, Location, Op, Reg, SpecialReg, Stmt, Type};
 
 /// Kernel ids start at 1; 0 marks values made with no kernel under construction.
 static NEXT_KERNEL: AtomicU32 = AtomicU32::new(1);
@@ -32,10 +32,29 @@ pub(crate) struct Builder {
     pub specials: HashMap<SpecialReg, Reg>,
     /// Names of parameters and shared allocations.
     pub names: HashSet<String>,
+    /// The Rust location instructions emitted now carry (see [`super::location`]).
+    pub loc: Option<Location>,
 }
 
 impl Builder {
+    /// `stmt` with the current location, if it is an instruction without one.
+    pub fn stamp(&self, mut stmt: Stmt) -> Stmt {
+        if let Stmt::Op(i) = &mut stmt {
+            if i.loc.is_none() {
+                i.loc = self.loc;
+            }
+        }
+        stmt
+    }
+
+    /// Emits `stmt` at the kernel's entry, stamped with the current location.
+    pub fn hoist(&mut self, stmt: Stmt) {
+        let stmt = self.stamp(stmt);
+        self.prologue.push(stmt);
+    }
+
     pub fn emit(&mut self, stmt: Stmt) {
+        let stmt = self.stamp(stmt);
         match self.blocks.last_mut() {
             Some(b) => b.push(stmt),
             None => unreachable!("a kernel builder always has its body block open"),
@@ -158,6 +177,7 @@ pub fn build_kernel(name: &str, body: impl FnOnce(&KernelBuilder)) -> Result<Ker
         errors: Vec::new(),
         specials: HashMap::new(),
         names: HashSet::new(),
+        loc: None,
     };
     CTX.with(|c| *c.borrow_mut() = Some(builder));
     let guard = ClearOnDrop;

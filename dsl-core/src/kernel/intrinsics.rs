@@ -44,8 +44,7 @@ pub fn special(sreg: SpecialReg) -> Var<u32> {
             Some(r) => *r,
             None => {
                 let r = b.kernel.new_reg(Type::U32);
-                b.prologue
-                    .push(Stmt::op(Data::ReadSpecial { dst: r, sreg }));
+                b.hoist(Stmt::op(Data::ReadSpecial { dst: r, sreg }));
                 b.specials.insert(sreg, r);
                 r
             }

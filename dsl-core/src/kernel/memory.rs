@@ -346,7 +346,7 @@ impl TensorMap {
 
 /// Emits `stmt` at the kernel's entry.
 fn hoist(b: &mut Builder, stmt: Stmt) {
-    b.prologue.push(stmt);
+    b.hoist(stmt);
 }
 
 impl KernelBuilder {

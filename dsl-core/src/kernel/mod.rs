@@ -33,6 +33,7 @@ mod fold;
 pub mod half2;
 mod half_words;
 pub mod intrinsics;
+pub mod location;
 pub mod macro_support;
 mod masked;
 pub mod math;
@@ -49,6 +50,7 @@ pub use control::{
 pub use error::BuildError;
 pub use half2::Pair;
 pub use intrinsics::*;
+pub use location::{current_location, location_scope, set_location, LocationScope};
 pub use math::Float;
 pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};

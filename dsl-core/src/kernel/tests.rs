@@ -537,7 +537,7 @@ fn example_kernels_build_with_their_targets() {
         ),
     ];
     for (k, target, top) in cases {
-        assert_eq!(k.check(), Ok(()), "{}", k.name);
+        assert!(k.check().is_ok(), "{}", k.name);
         assert_eq!(k.min_target(), Some(target), "{}", k.name);
         assert_eq!(shapes(&k.body), top, "{}", k.name);
     }

@@ -49,7 +49,9 @@ pub fn expand(kernel: &KernelFn) -> TokenStream {
         let name = ident.unraw().to_string();
         // Spanned at the type, so that a type that is no kernel parameter is reported there.
         let span = ty.span();
+        let located = super::location::location_tokens(ident.span());
         quote_spanned! {span=>
+            #located
             #(#attrs)*
             let #mutability #ident: #ty = ::dsl_core::kernel::macro_support::KernelParam::declare(#builder, #name);
         }

@@ -8,6 +8,7 @@
 
 mod check;
 mod expand;
+mod location;
 mod model;
 mod parse;
 mod rewrite;
@@ -40,6 +41,7 @@ fn run(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     })?;
     let mut kernel = parse::parse(item, &mut errors);
     check::check(&kernel, &mut errors);
+    location::stamp_statements(&mut kernel.body);
     rewrite::rewrite_body(&mut kernel, &mut errors);
     match errors.combined() {
         Some(e) => Err(e),
@@ -80,6 +82,7 @@ fn run_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             parse::result_error_type_of_any(ty),
         ),
     };
+    location::stamp_device_body(&mut item.block);
     rewrite::rewrite_block(&mut item.block, error_type, unit, &mut errors);
     match errors.combined() {
         Some(e) => Err(e),

@@ -95,8 +95,11 @@ macro_rules! families {
         }
 
         impl Regs for Op {
-            fn for_each_reg(&self, f: &mut dyn FnMut(crate::ir::Reg)) {
-                match self { $(Op::$variant(x) => x.for_each_reg(f),)* }
+            fn for_each_use(&self, f: &mut dyn FnMut(crate::ir::Reg)) {
+                match self { $(Op::$variant(x) => x.for_each_use(f),)* }
+            }
+            fn for_each_def(&self, f: &mut dyn FnMut(crate::ir::Reg)) {
+                match self { $(Op::$variant(x) => x.for_each_def(f),)* }
             }
         }
     };

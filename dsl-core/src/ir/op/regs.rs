@@ -1,12 +1,26 @@
-//! Visiting the registers an op names (read or written), for checks and for codegen.
+//! The registers an op names, with reads (uses) and writes (defs) kept apart: the kernel's
+//! register check needs both, a liveness or initialization analysis (the simulator's check of
+//! reads of uninitialized registers) needs to know which is which.
 
 use super::*;
 use crate::ir::value::{AddrBase, Address, Operand, Reg};
 
 /// Ops that name registers.
 pub trait Regs {
-    /// Calls `f` on every register the op reads or writes, in operand order.
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg));
+    /// Calls `f` on every register the op may read: value operands, address bases, descriptors,
+    /// and accumulators that are read and written (they are defs too). The guard predicate of an
+    /// [`Instr`](crate::ir::Instr) is not part of its op and is not visited.
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg));
+
+    /// Calls `f` on every register the op writes (results, and read-and-written accumulators).
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg));
+
+    /// Calls `f` on every register the op names: its defs, then its uses (a register read and
+    /// written comes twice).
+    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+        self.for_each_def(f);
+        self.for_each_use(f);
+    }
 }
 
 fn o(f: &mut dyn FnMut(Reg), x: &Operand) {
@@ -36,179 +50,144 @@ fn tm(f: &mut dyn FnMut(Reg), t: &TensorMapRef) {
 }
 
 impl Regs for Arith {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Arith::Bin { dst, a: x, b, .. } | Arith::MulPart { dst, a: x, b, .. } => {
-                f(*dst);
-                os(f, &[*x, *b]);
-            }
-            Arith::Mad {
-                dst, a: x, b, c, ..
-            }
-            | Arith::Fma {
-                dst, a: x, b, c, ..
-            } => {
-                f(*dst);
-                os(f, &[*x, *b, *c]);
-            }
-            Arith::Unary { dst, a: x, .. }
-            | Arith::Approx { dst, a: x, .. }
-            | Arith::Rounded { dst, a: x, .. } => {
-                f(*dst);
-                o(f, x);
-            }
-            Arith::Bfe {
-                dst,
-                a: x,
-                pos,
-                len,
-                ..
-            } => {
-                f(*dst);
-                os(f, &[*x, *pos, *len]);
-            }
+            Arith::Bin { a: x, b, .. } | Arith::MulPart { a: x, b, .. } => os(f, &[*x, *b]),
+            Arith::Mad { a: x, b, c, .. } | Arith::Fma { a: x, b, c, .. } => os(f, &[*x, *b, *c]),
+            Arith::Unary { a: x, .. }
+            | Arith::Approx { a: x, .. }
+            | Arith::Rounded { a: x, .. } => o(f, x),
+            Arith::Bfe { a: x, pos, len, .. } => os(f, &[*x, *pos, *len]),
             Arith::Bfi {
-                dst,
-                f: x,
-                b,
-                pos,
-                len,
-                ..
-            } => {
-                f(*dst);
-                os(f, &[*x, *b, *pos, *len]);
-            }
+                f: x, b, pos, len, ..
+            } => os(f, &[*x, *b, *pos, *len]),
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            Arith::Bin { dst, .. }
+            | Arith::MulPart { dst, .. }
+            | Arith::Mad { dst, .. }
+            | Arith::Fma { dst, .. }
+            | Arith::Unary { dst, .. }
+            | Arith::Approx { dst, .. }
+            | Arith::Rounded { dst, .. }
+            | Arith::Bfe { dst, .. }
+            | Arith::Bfi { dst, .. } => f(*dst),
         }
     }
 }
 
 impl Regs for Convert {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Convert::Cvt { dst, src, .. } => {
-                f(*dst);
-                o(f, src);
-            }
-            Convert::PackF32 { dst, hi, lo, .. } => {
-                f(*dst);
-                os(f, &[*hi, *lo]);
-            }
+            Convert::Cvt { src, .. } => o(f, src),
+            Convert::PackF32 { hi, lo, .. } => os(f, &[*hi, *lo]),
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            Convert::Cvt { dst, .. } | Convert::PackF32 { dst, .. } => f(*dst),
         }
     }
 }
 
 impl Regs for Compare {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Compare::Setp { dst, a: x, b, .. } => {
-                f(*dst);
-                os(f, &[*x, *b]);
-            }
-            Compare::Selp {
-                dst, a: x, b, cond, ..
-            } => {
-                f(*dst);
-                os(f, &[*x, *b, *cond]);
-            }
+            Compare::Setp { a: x, b, .. } => os(f, &[*x, *b]),
+            Compare::Selp { a: x, b, cond, .. } => os(f, &[*x, *b, *cond]),
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            Compare::Setp { dst, .. } | Compare::Selp { dst, .. } => f(*dst),
         }
     }
 }
 
 impl Regs for Data {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Data::Mov { dst, src, .. } => {
-                f(*dst);
-                o(f, src);
-            }
-            Data::ReadSpecial { dst, .. } | Data::AddressOf { dst, .. } => f(*dst),
-            Data::Pack { dst, parts } => {
-                f(*dst);
-                os(f, parts);
-            }
-            Data::Unpack { dsts, src } => {
-                rs(f, dsts);
-                f(*src);
-            }
+            Data::Mov { src, .. } => o(f, src),
+            Data::ReadSpecial { .. } | Data::AddressOf { .. } => {}
+            Data::Pack { parts, .. } => os(f, parts),
+            Data::Unpack { src, .. } => f(*src),
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            Data::Mov { dst, .. }
+            | Data::ReadSpecial { dst, .. }
+            | Data::AddressOf { dst, .. }
+            | Data::Pack { dst, .. } => f(*dst),
+            Data::Unpack { dsts, .. } => rs(f, dsts),
         }
     }
 }
 
 impl Regs for Warp {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
             Warp::Shfl {
-                dst,
-                dst_pred,
                 a: x,
                 b,
                 c,
                 membermask,
                 ..
-            } => {
+            } => os(f, &[*x, *b, *c, *membermask]),
+            Warp::Vote {
+                pred, membermask, ..
+            } => os(f, &[*pred, *membermask]),
+            Warp::Redux {
+                src, membermask, ..
+            } => os(f, &[*src, *membermask]),
+            Warp::Elect { membermask, .. } => o(f, membermask),
+            Warp::Activemask { .. } => {}
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            Warp::Shfl { dst, dst_pred, .. } => {
                 f(*dst);
                 if let Some(p) = dst_pred {
                     f(*p);
                 }
-                os(f, &[*x, *b, *c, *membermask]);
             }
-            Warp::Vote {
-                dst,
-                pred,
-                membermask,
-                ..
-            } => {
-                f(*dst);
-                os(f, &[*pred, *membermask]);
-            }
-            Warp::Redux {
-                dst,
-                src,
-                membermask,
-                ..
-            } => {
-                f(*dst);
-                os(f, &[*src, *membermask]);
-            }
+            Warp::Vote { dst, .. } | Warp::Redux { dst, .. } | Warp::Activemask { dst } => f(*dst),
             Warp::Elect {
-                dst_lane,
-                dst_pred,
-                membermask,
+                dst_lane, dst_pred, ..
             } => {
                 if let Some(l) = dst_lane {
                     f(*l);
                 }
                 f(*dst_pred);
-                o(f, membermask);
             }
-            Warp::Activemask { dst } => f(*dst),
         }
     }
 }
 
 impl Regs for Memory {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Memory::Ld { dsts, addr, .. } => {
-                rs(f, dsts);
-                a(f, addr);
-            }
+            Memory::Ld { addr, .. } | Memory::Prefetch { addr, .. } => a(f, addr),
             Memory::St { srcs, addr, .. } => {
                 a(f, addr);
                 os(f, srcs);
             }
-            Memory::Prefetch { addr, .. } => a(f, addr),
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        if let Memory::Ld { dsts, .. } = self {
+            rs(f, dsts);
         }
     }
 }
 
 impl Regs for Atomic {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Atomic::Atom {
-                dst, addr, a: x, b, ..
-            } => {
-                f(*dst);
+            Atomic::Atom { addr, a: x, b, .. } => {
                 a(f, addr);
                 o(f, x);
                 if let Some(b) = b {
@@ -221,10 +200,15 @@ impl Regs for Atomic {
             }
         }
     }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        if let Atomic::Atom { dst, .. } = self {
+            f(*dst);
+        }
+    }
 }
 
 impl Regs for Barrier {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
             Barrier::Sync { id, count } | Barrier::SyncUnaligned { id, count } => {
                 o(f, id);
@@ -236,31 +220,30 @@ impl Regs for Barrier {
             Barrier::ClusterArrive { .. } | Barrier::ClusterWait { .. } => {}
         }
     }
+    fn for_each_def(&self, _: &mut dyn FnMut(Reg)) {}
 }
 
 impl Regs for Fence {
-    fn for_each_reg(&self, _: &mut dyn FnMut(Reg)) {}
+    fn for_each_use(&self, _: &mut dyn FnMut(Reg)) {}
+    fn for_each_def(&self, _: &mut dyn FnMut(Reg)) {}
 }
 
 impl Regs for AddressOp {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            AddressOp::Cvta { dst, src, .. } => {
-                f(*dst);
-                o(f, src);
-            }
-            AddressOp::Mapa {
-                dst, src, cta_rank, ..
-            } => {
-                f(*dst);
-                os(f, &[*src, *cta_rank]);
-            }
+            AddressOp::Cvta { src, .. } => o(f, src),
+            AddressOp::Mapa { src, cta_rank, .. } => os(f, &[*src, *cta_rank]),
+        }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            AddressOp::Cvta { dst, .. } | AddressOp::Mapa { dst, .. } => f(*dst),
         }
     }
 }
 
 impl Regs for CpAsync {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         if let CpAsync::Copy {
             dst, src, src_size, ..
         } = self
@@ -272,36 +255,44 @@ impl Regs for CpAsync {
             }
         }
     }
+    fn for_each_def(&self, _: &mut dyn FnMut(Reg)) {}
 }
 
 impl Regs for Matrix {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
-            Matrix::Ldmatrix { dsts, addr, .. } => {
-                rs(f, dsts);
-                a(f, addr);
-            }
+            Matrix::Ldmatrix { addr, .. } => a(f, addr),
             Matrix::Stmatrix { addr, srcs, .. } => {
                 a(f, addr);
                 os(f, srcs);
             }
         }
     }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        if let Matrix::Ldmatrix { dsts, .. } = self {
+            rs(f, dsts);
+        }
+    }
 }
 
 impl Regs for MmaSync {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
-        rs(f, &self.d);
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         rs(f, &self.a);
         rs(f, &self.b);
         os(f, &self.c);
     }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        rs(f, &self.d);
+    }
 }
 
 impl Regs for Wgmma {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         if let Wgmma::MmaAsync(w) = self {
-            rs(f, &w.d);
+            // The accumulator is read unless scale-d is a host `false`.
+            if w.scale_d != ScaleD::Const(false) {
+                rs(f, &w.d);
+            }
             match &w.a {
                 WgmmaA::Desc(d) => o(f, d),
                 WgmmaA::Regs(r) => rs(f, r),
@@ -312,68 +303,67 @@ impl Regs for Wgmma {
             }
         }
     }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        if let Wgmma::MmaAsync(w) = self {
+            rs(f, &w.d);
+        }
+    }
 }
 
 impl Regs for Mbarrier {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
             Mbarrier::Init { addr, count } => {
                 a(f, addr);
                 o(f, count);
             }
             Mbarrier::Inval { addr } => a(f, addr),
-            Mbarrier::Arrive {
-                state, addr, count, ..
-            } => {
-                if let Some(s) = state {
-                    f(*s);
-                }
+            Mbarrier::Arrive { addr, count, .. } => {
                 a(f, addr);
                 if let Some(c) = count {
                     o(f, c);
                 }
             }
-            Mbarrier::ArriveExpectTx {
-                state,
-                addr,
-                tx_count,
-                ..
-            } => {
-                if let Some(s) = state {
-                    f(*s);
-                }
-                a(f, addr);
-                o(f, tx_count);
-            }
-            Mbarrier::ExpectTx { addr, tx_count, .. } => {
+            Mbarrier::ArriveExpectTx { addr, tx_count, .. }
+            | Mbarrier::ExpectTx { addr, tx_count, .. } => {
                 a(f, addr);
                 o(f, tx_count);
             }
             Mbarrier::TryWaitParity {
-                done,
                 addr,
                 parity,
                 suspend_hint,
                 ..
             } => {
-                f(*done);
                 a(f, addr);
                 o(f, parity);
                 if let Some(h) = suspend_hint {
                     o(f, h);
                 }
             }
-            Mbarrier::TestWaitParity { done, addr, parity } => {
-                f(*done);
+            Mbarrier::TestWaitParity { addr, parity, .. } => {
                 a(f, addr);
                 o(f, parity);
             }
         }
     }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        match self {
+            Mbarrier::Arrive { state, .. } | Mbarrier::ArriveExpectTx { state, .. } => {
+                if let Some(s) = state {
+                    f(*s);
+                }
+            }
+            Mbarrier::TryWaitParity { done, .. } | Mbarrier::TestWaitParity { done, .. } => {
+                f(*done)
+            }
+            Mbarrier::Init { .. } | Mbarrier::Inval { .. } | Mbarrier::ExpectTx { .. } => {}
+        }
+    }
 }
 
 impl Regs for Bulk {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
             Bulk::TensorLoad {
                 dst,
@@ -414,14 +404,16 @@ impl Regs for Bulk {
             Bulk::CommitGroup | Bulk::WaitGroup { .. } => {}
         }
     }
+    fn for_each_def(&self, _: &mut dyn FnMut(Reg)) {}
 }
 
 impl Regs for Setmaxnreg {
-    fn for_each_reg(&self, _: &mut dyn FnMut(Reg)) {}
+    fn for_each_use(&self, _: &mut dyn FnMut(Reg)) {}
+    fn for_each_def(&self, _: &mut dyn FnMut(Reg)) {}
 }
 
 impl Regs for Tcgen05 {
-    fn for_each_reg(&self, f: &mut dyn FnMut(Reg)) {
+    fn for_each_use(&self, f: &mut dyn FnMut(Reg)) {
         match self {
             Tcgen05::Alloc { dst, ncols, .. } => {
                 a(f, dst);
@@ -450,10 +442,7 @@ impl Regs for Tcgen05 {
                     o(f, m);
                 }
             }
-            Tcgen05::Ld { dsts, taddr, .. } => {
-                rs(f, dsts);
-                o(f, taddr);
-            }
+            Tcgen05::Ld { taddr, .. } => o(f, taddr),
             Tcgen05::St { taddr, srcs, .. } => {
                 o(f, taddr);
                 os(f, srcs);
@@ -464,5 +453,101 @@ impl Regs for Tcgen05 {
             | Tcgen05::FenceBeforeThreadSync
             | Tcgen05::FenceAfterThreadSync => {}
         }
+    }
+    fn for_each_def(&self, f: &mut dyn FnMut(Reg)) {
+        if let Tcgen05::Ld { dsts, .. } = self {
+            rs(f, dsts);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::types::Type;
+    use crate::ir::StateSpace;
+
+    fn r(id: u32, ty: Type) -> Reg {
+        Reg { id, ty }
+    }
+
+    fn uses_defs(op: &Op) -> (Vec<u32>, Vec<u32>) {
+        let (mut u, mut d) = (Vec::new(), Vec::new());
+        op.for_each_use(&mut |x| u.push(x.id));
+        op.for_each_def(&mut |x| d.push(x.id));
+        (u, d)
+    }
+
+    #[test]
+    fn loads_write_their_destinations_and_read_their_address() {
+        let ld: Op = Memory::Ld {
+            space: StateSpace::Global,
+            ty: Type::U32,
+            dsts: vec![r(1, Type::U32), r(2, Type::U32)],
+            addr: Address::reg(r(0, Type::U64), 0),
+            cache: None,
+            nc: false,
+            order: None,
+        }
+        .into();
+        assert_eq!(uses_defs(&ld), (vec![0], vec![1, 2]));
+        let st: Op = Memory::St {
+            space: StateSpace::Shared,
+            ty: Type::U32,
+            srcs: vec![r(1, Type::U32).into(), Operand::Imm(3)],
+            addr: Address::reg(r(0, Type::U32), 0),
+            cache: None,
+            order: None,
+        }
+        .into();
+        assert_eq!(uses_defs(&st), (vec![0, 1], vec![]));
+        let mut all = Vec::new();
+        st.for_each_reg(&mut |x| all.push(x.id));
+        assert_eq!(all, [0, 1]);
+    }
+
+    #[test]
+    fn accumulators_are_read_unless_overwritten() {
+        let acc = vec![
+            r(5, Type::F32),
+            r(6, Type::F32),
+            r(7, Type::F32),
+            r(8, Type::F32),
+        ];
+        let mma = |scale_d| -> Op {
+            Wgmma::MmaAsync(WgmmaMma {
+                n: 8,
+                d_ty: Type::F32,
+                ab_ty: Type::F16,
+                d: acc.clone(),
+                a: WgmmaA::Desc(r(1, Type::U64).into()),
+                b_desc: r(2, Type::U64).into(),
+                scale_d,
+                scale_a: 1,
+                scale_b: 1,
+                tnsp_a: false,
+                tnsp_b: false,
+            })
+            .into()
+        };
+        assert_eq!(
+            uses_defs(&mma(ScaleD::Pred(r(3, Type::Pred)))),
+            (vec![5, 6, 7, 8, 1, 2, 3], vec![5, 6, 7, 8])
+        );
+        assert_eq!(
+            uses_defs(&mma(ScaleD::Const(false))),
+            (vec![1, 2], vec![5, 6, 7, 8])
+        );
+        let shfl: Op = Warp::Shfl {
+            mode: ShflMode::Down,
+            dst: r(1, Type::B32),
+            dst_pred: Some(r(2, Type::Pred)),
+            a: r(1, Type::B32).into(),
+            b: Operand::Imm(1),
+            c: Operand::Imm(31),
+            membermask: Operand::Imm(-1),
+        }
+        .into();
+        assert_eq!(uses_defs(&shfl), (vec![1], vec![1, 2]));
     }
 }

@@ -1,0 +1,36 @@
+//! Fences (PTX ISA: membar, fence; griddepcontrol).
+//!
+//! `fence.sc`, `fence.acq_rel` and `membar` are release and acquire fences (the ISA's release
+//! and acquire patterns): the clock at the fence is what later relaxed stores publish, and
+//! what earlier relaxed loads observed is acquired. `fence.proxy.async` records that the warp's
+//! generic writes so far are visible to the async proxy (the async-proxy rule of the shadow).
+//! `fence.mbarrier_init` is a release fence. A kernel run alone has no grid before it, so
+//! `griddepcontrol.wait` returns at once and `griddepcontrol.launch_dependents` does nothing.
+
+use super::super::exec::{Exec, Flow};
+use super::super::report::SimError;
+use crate::ir::op::Fence;
+
+pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Fence) -> Result<Flow, SimError> {
+    match op {
+        Fence::Membar { .. } | Fence::Fence { .. } | Fence::MbarrierInit => {
+            let w = x.w();
+            let pending = std::mem::replace(
+                &mut w.pending_acquire,
+                super::super::clock::Vc::new(w.vc.0.len()),
+            );
+            w.vc.join(&pending);
+            w.release_vc = Some(w.vc.clone());
+            w.vc.tick(w.comp)?;
+        }
+        Fence::ProxyAsync { .. } => {
+            let (cta, warp) = (x.cta, x.warp);
+            let cl = &mut *x.cl;
+            let w = &mut cl.ctas[cta].warps[warp];
+            cl.fences.record(w.comp, w.vc.0[w.comp as usize]);
+            w.vc.tick(w.comp)?;
+        }
+        Fence::GridDependencyWait | Fence::LaunchDependents => {}
+    }
+    Ok(Flow::Next)
+}
