@@ -7,33 +7,18 @@ use cudarc::driver::{
     result, sys, CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 
-use super::args::{
-    admit, AnyBitPattern, BufferOwner, DeviceBuffer, DeviceBufferMut, DevicePointer, ForeignBuffer,
-    KernelArg,
-};
+use super::args::KernelArg;
+use super::buffer::{AnyBitPattern, DeviceBuffer, DeviceBufferMut, DevicePointer};
+use super::context::Shared;
 use super::error::{describe, driver, JitError};
 use super::launch::DeviceLimits;
 use super::module::{load_module, ptx_hash, JitModule};
+use super::owner::{admit, BufferOwner, ForeignBuffer};
+use super::tensor_map::TensorMap;
+use super::tensor_map_spec::TensorMapSpec;
 
 /// Oldest driver the runtime accepts (CUDA 12.0: cluster launch and tensor maps).
 const MIN_DRIVER_VERSION: i32 = 12000;
-
-/// What modules and functions share with the `Jit` that loaded them.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
-    pub(crate) limits: DeviceLimits,
-    pub(crate) driver_version: i32,
-}
-
-impl Shared {
-    pub(crate) fn bind(&self) -> Result<(), JitError> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| driver("cuCtxSetCurrent", e))
-    }
-}
 
 /// A cache entry: the PTX text it stands for and, once loaded, its module. Loading happens
 /// under the entry's own lock, so one text is compiled once while other texts load in parallel.
@@ -359,6 +344,55 @@ impl Jit {
 
     pub(crate) fn bind(&self) -> Result<(), JitError> {
         self.shared.bind()
+    }
+}
+
+impl Jit {
+    /// A TMA descriptor over `buffer`, which kernels only read through it (TMA loads): `spec`
+    /// is checked against the buffer's address and length ([`TensorMapSpec::validate_for`]),
+    /// encoded, and the buffer stays borrowed, its use ordered on this `Jit`'s stream like a
+    /// [`Jit::buffer`] argument's, until the map is dropped. Needs an sm_90 or newer device.
+    pub fn tensor_map<'a, T: AnyBitPattern, B: DeviceBuffer<T>>(
+        &'a self,
+        spec: &TensorMapSpec,
+        buffer: &'a B,
+    ) -> Result<TensorMap<'a>, JitError> {
+        let pointer = DevicePointer::read(buffer, self.stream());
+        TensorMap::encode_over(&self.shared, spec, pointer, 0)
+    }
+
+    /// [`Jit::tensor_map`] over a buffer that kernels may also write through the map (TMA
+    /// stores), borrowed mutably.
+    pub fn tensor_map_mut<'a, T: AnyBitPattern, B: DeviceBufferMut<T>>(
+        &'a self,
+        spec: &TensorMapSpec,
+        buffer: &'a mut B,
+    ) -> Result<TensorMap<'a>, JitError> {
+        let pointer = DevicePointer::write(buffer, self.stream());
+        TensorMap::encode_over(&self.shared, spec, pointer, 0)
+    }
+}
+
+impl TensorMap<'static> {
+    /// Validates `spec` against the buffer (see [`TensorMapSpec::validate_for`]) and encodes
+    /// it with `cuTensorMapEncodeTiled` over `address`. Needs an sm_90 or newer device.
+    ///
+    /// # Safety
+    ///
+    /// `address` is the start of `buffer_bytes` bytes of one live allocation in `jit`'s context,
+    /// and for every launch that takes the map, until its kernel has finished, those bytes obey
+    /// the contract of [`KernelArg::raw_pointer`]: not freed, not used by another stream, earlier
+    /// writes ordered before the launch, and what the TMA unit writes there valid for the types
+    /// the host reads it as.
+    pub unsafe fn encode_tiled_raw(
+        jit: &Jit,
+        spec: &TensorMapSpec,
+        address: u64,
+        buffer_bytes: u64,
+    ) -> Result<TensorMap<'static>, JitError> {
+        // SAFETY: the caller takes on the raw pointer's contract.
+        let pointer = unsafe { DevicePointer::raw(address) };
+        TensorMap::encode_over(&jit.shared, spec, pointer, buffer_bytes)
     }
 }
 

@@ -2,10 +2,10 @@
 
 use cudarc::driver::{sys, DriverError};
 
-use super::args::ForeignBuffer;
 use super::launch::LaunchError;
+use super::owner::ForeignBuffer;
 use super::signature::SignatureError;
-use super::tensor_map::TensorMapError;
+use super::tensor_map_spec::TensorMapError;
 
 /// Everything that can go wrong between PTX text and a finished kernel, each as a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -63,18 +63,20 @@
 #![warn(missing_docs)]
 
 mod args;
+mod buffer;
+mod context;
 mod device;
 mod error;
 mod launch;
 mod module;
+mod owner;
 mod signature;
 mod tensor_map;
+mod tensor_map_spec;
 mod timing;
 
-pub use args::{
-    admit, check_args, AnyBitPattern, BufferOwner, DeviceBuffer, DeviceBufferMut, DevicePointer,
-    ForeignBuffer, ForeignReason, KernelArg,
-};
+pub use args::{check_args, KernelArg};
+pub use buffer::{AnyBitPattern, DeviceBuffer, DeviceBufferMut, DevicePointer};
 pub use device::Jit;
 pub use error::JitError;
 pub use launch::{
@@ -82,13 +84,15 @@ pub use launch::{
     MAX_NON_PORTABLE_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
 };
 pub use module::{ptx_entries, ptx_hash, JitFunction, JitModule};
+pub use owner::{admit, BufferOwner, ForeignBuffer, ForeignReason};
 pub use signature::{
     ptx_signature, ptx_signatures, PtxClass, PtxEntry, PtxParam, PtxParamKind, PtxScalar, PtxSpace,
     SignatureError,
 };
-pub use tensor_map::{
-    tensor_map_spec, TensorMap, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave,
-    TmaL2Promotion, TmaOobFill, TmaSwizzle,
+pub use tensor_map::TensorMap;
+pub use tensor_map_spec::{
+    tensor_map_spec, TensorMapError, TensorMapSpec, TmaDataType, TmaInterleave, TmaL2Promotion,
+    TmaOobFill, TmaSwizzle,
 };
 pub use timing::{shuffled_order, Timing, MAX_SPIN_NS, SPIN_NS, SPIN_PTX};
 

@@ -6,10 +6,11 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{sys, DriverError};
 
-use super::args::{check_args, BufferOwner, KernelArg};
-use super::device::Shared;
+use super::args::{check_args, KernelArg};
+use super::context::Shared;
 use super::error::{check, describe, error_name, JitError};
 use super::launch::{validate_for_kernel, validate_launch, KernelFacts, Launch};
+use super::owner::BufferOwner;
 use super::signature::{ptx_signature, ptx_signatures, PtxParam};
 
 /// Bytes reserved for each of the JIT's error and info logs.

@@ -10,8 +10,10 @@
 
 use cudarc::driver::sys;
 
+use super::args::KernelArg;
+use super::device::Jit;
 use super::error::{driver, JitError};
-use super::{Jit, KernelArg, Launch};
+use super::launch::Launch;
 
 /// The spin kernel: one thread that waits `ns` nanoseconds of `%globaltimer`.
 pub const SPIN_PTX: &str = "\
