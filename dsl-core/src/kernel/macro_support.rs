@@ -1,6 +1,6 @@
 //! The few helpers `#[kernel]` writes besides the builder's own entry points: kernel parameters
 //! declared by type, `let` that copies device values and moves everything else, short-circuit
-//! `&&`/`||` on host conditions, and inclusive ranges. Each is public so that what the
+//! `&&`/`||` (from [`super::operators`]), and inclusive ranges. Each is public so that what the
 //! macro writes can be written by hand.
 
 use std::cell::Cell;
@@ -128,34 +128,8 @@ impl<T> LetMove for &Let<T> {
     }
 }
 
-/// An operand of `&&` or `||` in a `#[kernel]` condition: a host `bool` only. A device predicate
-/// cannot short-circuit (the right side would be evaluated on the device anyway: a load it guards
-/// would run out of bounds), so it is refused with a sentence instead of a type mismatch.
-#[diagnostic::on_unimplemented(
-    message = "`&&` and `||` take host `bool`s, not `{Self}`",
-    label = "a device predicate cannot short-circuit",
-    note = "on device predicates write `p & q` or `p | q` (both sides are evaluated), or nest the `if`s when the right side must not run"
-)]
-pub trait ShortCircuit {
-    /// The host value.
-    fn value(self) -> bool;
-}
-
-impl ShortCircuit for bool {
-    fn value(self) -> bool {
-        self
-    }
-}
-
-/// `a && b()` for host `bool`s: `b` runs only when `a` holds.
-pub fn and<A: ShortCircuit, B: ShortCircuit>(a: A, b: impl FnOnce() -> B) -> bool {
-    a.value() && b().value()
-}
-
-/// `a || b()` for host `bool`s: `b` runs only when `a` does not hold.
-pub fn or<A: ShortCircuit, B: ShortCircuit>(a: A, b: impl FnOnce() -> B) -> bool {
-    a.value() || b().value()
-}
+/// `&&` and `||` in `#[kernel]` bodies: see [`super::operators`].
+pub use super::operators::{and, or, ShortCircuit};
 
 /// The successor of a range's last index, for `a..=b`.
 pub trait InclusiveEnd: Sized {

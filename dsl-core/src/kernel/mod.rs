@@ -33,6 +33,7 @@ mod fold;
 pub mod intrinsics;
 pub mod macro_support;
 pub mod memory;
+pub mod operators;
 pub mod ops;
 pub mod value;
 

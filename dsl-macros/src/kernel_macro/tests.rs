@@ -174,17 +174,60 @@ fn let_of_a_path_and_let_mut_go_through_let_and_other_lets_do_not() {
 }
 
 #[test]
-fn short_circuit_operators_are_rewritten_in_conditions_only() {
+fn short_circuit_operators_are_rewritten_everywhere_but_in_let_chains() {
     let out = expanded(
         "fn k() {
             if a && b || c {}
             while (d || e) && f {}
             let z = g && h;
+            let w = |x: bool| x || y;
+            if let Some(v) = o && v {}
+            m!(p && q);
         }",
     );
-    assert_eq!(count(&out, "macro_support :: and"), 2, "{out}");
-    assert_eq!(count(&out, "macro_support :: or"), 2, "{out}");
-    assert_eq!(count(&out, "g && h"), 1, "{out}");
+    assert_eq!(count(&out, "operators :: and"), 3, "{out}");
+    assert_eq!(count(&out, "operators :: or"), 3, "{out}");
+    assert_eq!(count(&out, "&& v"), 1, "a let chain stays Rust's: {out}");
+    assert_eq!(
+        count(&out, "p && q"),
+        1,
+        "macro insides are left alone: {out}"
+    );
+}
+
+#[test]
+fn comparisons_are_rewritten_with_their_operands_borrowed() {
+    let out = expanded(
+        "fn k(x: Var<u32>) {
+            let a = x < 4;
+            let b = 1 + 2 >= x as u32;
+            if x == y {}
+            const C: bool = 1 < 2;
+            m!(x != y);
+        }",
+    );
+    for method in ["op_lt", "op_ge", "op_eq"] {
+        assert_eq!(count(&out, method), 1, "{method}: {out}");
+    }
+    assert_eq!(count(&out, "op_ne"), 0, "{out}");
+    assert_eq!(count(&out, "Cmp (& x , & 4)"), 1, "{out}");
+    assert_eq!(count(&out, "Cmp (& (1 + 2) , & (x as u32))"), 1, "{out}");
+    assert_eq!(count(&out, "1 < 2"), 1, "a const item stays Rust's: {out}");
+}
+
+#[test]
+fn jumps_out_of_the_right_side_of_a_short_circuit_are_refused() {
+    let errors = refused("fn k(n: Var<u32>) { while n > 0 { let b = n > 1 || { break; }; } }");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("right side of `&&` or `||`"),
+        "{errors:?}"
+    );
+    let errors = refused("fn k() -> Result<(), E> { let b = a && f()?; Ok(()) }");
+    assert!(
+        errors[0].contains("the right side of `&&` or `||`"),
+        "{errors:?}"
+    );
 }
 
 #[test]
