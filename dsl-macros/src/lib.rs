@@ -113,8 +113,11 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// - A parameter of type `&KernelBuilder` receives the builder handle, for shared memory and
 ///   launch hints. It is optional.
 /// - Every other parameter is a kernel parameter, declared in order under its own name through
-///   [`dsl_core::kernel::macro_support::KernelParam`]: `Var<T>` (a scalar), `GlobalPtr<T>`,
-///   `TensorMap`.
+///   [`dsl_core::kernel::macro_support::KernelParam`]: `Var<T>` (a scalar), `GlobalPtr<T>` (a
+///   buffer the kernel may write), `ConstPtr<T>` (one it only reads), `TensorMap` (may be stored
+///   through), `ConstTensorMap` (loads only). A buffer parameter may carry `#[len(expr)]`, the
+///   number of elements the kernel reaches through it, from integer literals, integer constants
+///   and the kernel's scalar parameters with `+ - * /` (`#[len(rows * cols)]`).
 /// - The PTX entry is named after the function. Generic and const-generic parameters are kept.
 /// - The function returns nothing; or `Result<(), E>` with `E: From<BuildError>`, so that `?`
 ///   works at the top level of the body (on host errors, say of the layout algebra), and the
@@ -163,6 +166,25 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// assert!(!then.iter().any(|s| matches!(s, Stmt::For { .. })), "the host loop unrolled");
 /// assert!(else_.iter().any(|s| matches!(s, Stmt::For { .. })), "the tail is a device loop");
 /// ```
+///
+/// # The typed signature
+///
+/// Beside the function, `#[kernel]` generates its typed signature (unless the function takes
+/// `self`, as items cannot be declared in an `impl`): a type named after the function in
+/// CamelCase with `Kernel` appended (`vector_add` gives `VectorAddKernel`, with the function's
+/// generic parameters), implementing [`dsl_core::kernel::signature::KernelSignature`], with
+///
+/// - `build(host inputs..)`: the function's kernel as a
+///   [`dsl_core::kernel::TypedKernel`], tagged with the signature;
+/// - `launch(to, args..)`: one argument per kernel parameter, in order and by type, lowered by a
+///   launcher `to` (codegen-ptx's JIT: `TypedFunction::with`), each `#[len(..)]` checked against
+///   its buffer before the launch. A wrong argument type or count is a compile error: a `Var<T>`
+///   takes a `T`, a `ConstPtr<T>` a shared device buffer of `T`s, a `GlobalPtr<T>` a mutable one.
+///
+/// The safe launch needs the signature to implement the `unsafe` trait
+/// [`dsl_core::kernel::TrustedKernel`], by which the kernel's author states that it stays inside
+/// its buffers: `unsafe impl TrustedKernel for VectorAddKernel {}` with a `// SAFETY:` comment.
+/// See [`dsl_core::kernel::signature`].
 ///
 /// # What is rewritten
 ///

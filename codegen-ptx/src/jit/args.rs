@@ -15,7 +15,7 @@ use super::buffer::DevicePointer;
 use super::error::JitError;
 use super::owner::BufferOwner;
 use super::signature::{PtxClass, PtxParam, PtxParamKind, PtxSpace};
-use super::tensor_map::TensorMap;
+use super::tensor_map::{TensorMap, TensorMapMut};
 
 /// One kernel argument, passed by value as the driver ABI expects (`kernelParams[i]` points at
 /// the argument's bytes, which the driver copies at launch). Scalars are built directly
@@ -45,6 +45,10 @@ pub enum KernelArg<'a> {
     F32(f32),
     /// `.f64` / `.b64` parameter.
     F64(f64),
+    /// `.f16` / `.b16` parameter (rute declares f16 scalars `.b16`).
+    F16(half::f16),
+    /// `.bf16` / `.b16` parameter (rute declares bf16 scalars `.b16`).
+    BF16(half::bf16),
     /// A device address (`.u64` / `.b64`, or `.ptr` to global or generic memory).
     Pointer(DevicePointer<'a>),
     /// A `CUtensorMap` passed by value (`.param .align 64 .b8 name[128]`), with the buffer it
@@ -79,7 +83,7 @@ impl KernelArg<'_> {
     pub fn size_bytes(&self) -> usize {
         match self {
             KernelArg::U8(_) | KernelArg::I8(_) => 1,
-            KernelArg::U16(_) | KernelArg::I16(_) => 2,
+            KernelArg::U16(_) | KernelArg::I16(_) | KernelArg::F16(_) | KernelArg::BF16(_) => 2,
             KernelArg::U32(_) | KernelArg::I32(_) | KernelArg::F32(_) => 4,
             KernelArg::U64(_)
             | KernelArg::I64(_)
@@ -120,6 +124,7 @@ impl KernelArg<'_> {
             KernelArg::U64(_) => scalar(Unsigned, 64),
             KernelArg::I64(_) => scalar(Signed, 64),
             KernelArg::F64(_) => scalar(Float, 64),
+            KernelArg::F16(_) | KernelArg::BF16(_) => scalar(Float, 16),
             KernelArg::Pointer(ptr) => pointer_fits(p, ptr.is_raw()),
             KernelArg::MapBuffer(m) => pointer_fits(p, m.pointer().is_raw()),
             KernelArg::TensorMap(_) => p.is_tensor_map(),
@@ -140,6 +145,8 @@ impl KernelArg<'_> {
             KernelArg::I64(v) => (v as *const i64).cast(),
             KernelArg::F32(v) => (v as *const f32).cast(),
             KernelArg::F64(v) => (v as *const f64).cast(),
+            KernelArg::F16(v) => (v as *const half::f16).cast(),
+            KernelArg::BF16(v) => (v as *const half::bf16).cast(),
             KernelArg::Pointer(p) => (p.address_ref() as *const u64).cast(),
             KernelArg::TensorMap(m) => m.as_bytes().as_ptr().cast(),
             KernelArg::MapBuffer(m) => (m.pointer().address_ref() as *const u64).cast(),
@@ -161,6 +168,8 @@ impl fmt::Debug for KernelArg<'_> {
             KernelArg::I64(v) => write!(f, "I64({v})"),
             KernelArg::F32(v) => write!(f, "F32({v})"),
             KernelArg::F64(v) => write!(f, "F64({v})"),
+            KernelArg::F16(v) => write!(f, "F16({v})"),
+            KernelArg::BF16(v) => write!(f, "BF16({v})"),
             KernelArg::Pointer(p) => write!(f, "{p:?}"),
             KernelArg::TensorMap(m) => write!(f, "TensorMap(over {:?})", m.pointer()),
             KernelArg::MapBuffer(m) => write!(f, "MapBuffer({:?})", m.pointer()),
@@ -178,10 +187,16 @@ macro_rules! kernel_arg_from {
     )*};
 }
 kernel_arg_from!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32,
-    u64 => U64, i64 => I64, f32 => F32, f64 => F64);
+    u64 => U64, i64 => I64, f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16);
 
 impl<'a> From<&'a TensorMap<'a>> for KernelArg<'a> {
     fn from(m: &'a TensorMap<'a>) -> Self {
+        KernelArg::TensorMap(m)
+    }
+}
+
+impl<'a> From<&'a TensorMapMut<'a>> for KernelArg<'a> {
+    fn from(m: &'a TensorMapMut<'a>) -> Self {
         KernelArg::TensorMap(m)
     }
 }
@@ -255,4 +270,41 @@ pub fn check_args(
         ptr.check_owner(jit, what)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::signature::PtxScalar;
+
+    fn param(class: PtxClass, bits: u32) -> PtxParam {
+        PtxParam {
+            name: "x".into(),
+            kind: PtxParamKind::Scalar(PtxScalar { class, bits }),
+            size: bits as usize / 8,
+            align: bits as usize / 8,
+            offset: 0,
+        }
+    }
+
+    /// rute declares f16 and bf16 scalars `.b16`; a 16-bit float argument fills them (and a
+    /// `.f16`), not a 32-bit or an integer parameter.
+    #[test]
+    fn half_scalars_fill_16_bit_parameters() {
+        for arg in [
+            KernelArg::F16(half::f16::from_f32(1.5)),
+            KernelArg::BF16(half::bf16::from_f32(-2.0)),
+        ] {
+            assert_eq!(arg.size_bytes(), 2);
+            assert!(arg.fits(&param(PtxClass::Bits, 16)), "{arg:?}");
+            assert!(arg.fits(&param(PtxClass::Float, 16)), "{arg:?}");
+            assert!(!arg.fits(&param(PtxClass::Unsigned, 16)), "{arg:?}");
+            assert!(!arg.fits(&param(PtxClass::Float, 32)), "{arg:?}");
+        }
+        let bits = KernelArg::from(half::f16::from_f32(1.5));
+        // The driver copies the argument's 2 bytes: the f16's own bits.
+        let p = bits.as_param_ptr().cast::<u16>();
+        // SAFETY: `as_param_ptr` points at the argument's value, a 2-byte f16, alive here.
+        assert_eq!(unsafe { p.read() }, half::f16::from_f32(1.5).to_bits());
+    }
 }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cudarc::driver::{
     result, sys, CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
+use dsl_core::ir::Target;
 
 use super::args::KernelArg;
 use super::buffer::{AnyBitPattern, DeviceBuffer, DeviceBufferMut, DevicePointer};
@@ -14,7 +15,7 @@ use super::error::{describe, driver, JitError};
 use super::launch::DeviceLimits;
 use super::module::{load_module, ptx_hash, JitModule};
 use super::owner::{admit, BufferOwner, ForeignBuffer};
-use super::tensor_map::TensorMap;
+use super::tensor_map::{TensorMap, TensorMapMut};
 use super::tensor_map_spec::TensorMapSpec;
 
 /// Oldest driver the runtime accepts (CUDA 12.0: cluster launch and tensor maps).
@@ -173,6 +174,25 @@ impl Jit {
         &self.shared.limits
     }
 
+    /// The PTX target for this device: its own `a` target where rute has one (sm_90a on
+    /// compute capability 9.0, sm_100a on 10.0), otherwise sm_80 PTX, which the driver compiles
+    /// for any newer device; [`JitError::Unsupported`] before sm_80.
+    pub fn target(&self) -> Result<Target, JitError> {
+        let (major, minor) = self.shared.limits.compute_capability;
+        match (major, minor) {
+            (9, 0) => Ok(Target::Sm90a),
+            (10, 0) => Ok(Target::Sm100a),
+            (major, _) if major >= 8 => Ok(Target::Sm80),
+            _ => Err(JitError::Unsupported {
+                feature: "rute's PTX (sm_80 and up)",
+                needs_major: 8,
+                needs_minor: 0,
+                major,
+                minor,
+            }),
+        }
+    }
+
     /// The driver's CUDA version, e.g. 13000 for CUDA 13.0.
     pub fn driver_version(&self) -> i32 {
         self.shared.driver_version
@@ -276,8 +296,11 @@ impl Jit {
     /// the argument is dropped, after the launches that used it were queued. The launch refuses
     /// the argument if [`Jit::check_buffer`] would.
     ///
-    /// A kernel that writes the buffer must get it through [`Jit::buffer_mut`], or readers on
-    /// other streams are not ordered after the write.
+    /// A kernel that writes the buffer must get it through [`Jit::buffer_mut`]: the buffer is
+    /// shared for as long as the argument lives, so a write through it breaks the contract of
+    /// the (`unsafe`) [`JitFunction::launch`](super::JitFunction::launch), and readers on other
+    /// streams are not ordered after it. The typed launch passes `&` buffers only to `ConstPtr`
+    /// parameters.
     pub fn buffer<'a, T: AnyBitPattern, B: DeviceBuffer<T>>(
         &'a self,
         buffer: &'a B,
@@ -362,14 +385,14 @@ impl Jit {
     }
 
     /// [`Jit::tensor_map`] over a buffer that kernels may also write through the map (TMA
-    /// stores), borrowed mutably.
+    /// stores), borrowed mutably: a [`TensorMapMut`], which dereferences to the map.
     pub fn tensor_map_mut<'a, T: AnyBitPattern, B: DeviceBufferMut<T>>(
         &'a self,
         spec: &TensorMapSpec,
         buffer: &'a mut B,
-    ) -> Result<TensorMap<'a>, JitError> {
+    ) -> Result<TensorMapMut<'a>, JitError> {
         let pointer = DevicePointer::write(buffer, self.stream());
-        TensorMap::encode_over(&self.shared, spec, pointer, 0)
+        TensorMap::encode_over(&self.shared, spec, pointer, 0).map(TensorMapMut::of_written)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The one error type of the JIT runtime, and the turning of driver results into sentences.
 
 use cudarc::driver::{sys, DriverError};
+use dsl_core::ir::Target;
+use dsl_core::kernel::signature::ExtentError;
 
 use super::launch::LaunchError;
 use super::owner::ForeignBuffer;
@@ -114,6 +116,24 @@ pub enum JitError {
         kernel: String,
         /// Where and why reading stopped.
         error: SignatureError,
+    },
+    /// A typed launch refused before the driver saw it: a buffer shorter than its `#[len(..)]`.
+    #[error("launch of `{kernel}` refused: {error}")]
+    Extent {
+        /// The kernel's name.
+        kernel: String,
+        /// Which buffer and why.
+        error: ExtentError,
+    },
+    /// A kernel that cannot be emitted as PTX for the target asked for.
+    #[error("the kernel `{kernel}` cannot be emitted for {target}: {reason}")]
+    Codegen {
+        /// The kernel's name.
+        kernel: String,
+        /// The target.
+        target: Target,
+        /// The code generator's error.
+        reason: String,
     },
     /// The driver refused or failed the launch itself.
     #[error("launch of `{kernel}` failed: {reason}")]

@@ -51,6 +51,38 @@ impl TensorMap<'_> {
     }
 }
 
+/// A tensor map encoded over a buffer borrowed mutably ([`Jit::tensor_map_mut`]): one a kernel
+/// may store through (TMA stores), which the typed launch requires for a writable `TensorMap`
+/// parameter. Dereferences to the [`TensorMap`], and converts into it.
+pub struct TensorMapMut<'a>(TensorMap<'a>);
+
+impl<'a> TensorMapMut<'a> {
+    /// `map`, which must have been encoded over a buffer borrowed mutably.
+    pub(crate) fn of_written(map: TensorMap<'a>) -> Self {
+        debug_assert!(map.pointer().writes() || map.pointer().bytes().is_none());
+        TensorMapMut(map)
+    }
+}
+
+impl<'a> std::ops::Deref for TensorMapMut<'a> {
+    type Target = TensorMap<'a>;
+    fn deref(&self) -> &TensorMap<'a> {
+        &self.0
+    }
+}
+
+impl<'a> From<TensorMapMut<'a>> for TensorMap<'a> {
+    fn from(map: TensorMapMut<'a>) -> TensorMap<'a> {
+        map.0
+    }
+}
+
+impl fmt::Debug for TensorMapMut<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TensorMapMut({:?})", self.0)
+    }
+}
+
 impl<'a> TensorMap<'a> {
     /// The map of `spec` over `pointer`'s buffer: `spec` validated against its address and
     /// length ([`TensorMapSpec::validate_for`]; a raw address is taken to be `raw_bytes` long),

@@ -161,7 +161,10 @@ impl Jit {
         for round in 0..repeats.max(1) {
             for i in order(round) {
                 let wait = (2 * host_ns[i]).clamp(SPIN_NS, MAX_SPIN_NS);
-                spin.launch(&Launch::new((1, 1, 1), (1, 1, 1)), &[KernelArg::U64(wait)])?;
+                // SAFETY: SPIN_PTX reads its one `.u64` scalar and touches no memory.
+                unsafe {
+                    spin.launch(&Launch::new((1, 1, 1), (1, 1, 1)), &[KernelArg::U64(wait)])
+                }?;
                 start
                     .record(stream)
                     .map_err(|e| driver("cuEventRecord", e))?;

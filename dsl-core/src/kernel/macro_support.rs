@@ -10,14 +10,16 @@ use super::control::Assign;
 use super::control::{range, DeviceRange, HostRange, Iterate, MakeRange, RangeInt};
 use super::error::BuildError;
 use super::memory::{GlobalPtr, SharedPtr, TensorMap};
+use super::readonly::ConstPtr;
 use super::value::{DeviceType, IntoVar, Var};
 
-/// A type a kernel parameter can have: `Var<T>` (a scalar), `GlobalPtr<T>`, `TensorMap`.
+/// A type a kernel parameter can have: `Var<T>` (a scalar), `GlobalPtr<T>`, `ConstPtr<T>`,
+/// `TensorMap`, `ConstTensorMap`.
 /// `#[kernel]` declares each parameter of its function with [`KernelParam::declare`], in order.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a kernel parameter",
     label = "not a device type",
-    note = "a kernel parameter is `Var<T>` (a scalar), `GlobalPtr<T>` or `TensorMap`; mark a value that configures generation `#[host]`"
+    note = "a kernel parameter is `Var<T>` (a scalar), `GlobalPtr<T>`, `ConstPtr<T>`, `TensorMap` or `ConstTensorMap`; mark a value that configures generation `#[host]`"
 )]
 pub trait KernelParam: Sized {
     /// Declares the parameter `name` of the kernel under construction and returns its value.
@@ -111,7 +113,7 @@ macro_rules! pointer_lets {
         }
     )*};
 }
-pointer_lets!(GlobalPtr, SharedPtr);
+pointer_lets!(GlobalPtr, SharedPtr, ConstPtr);
 
 /// `let` of any other value: a move.
 pub trait LetMove {

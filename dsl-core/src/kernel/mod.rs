@@ -35,6 +35,8 @@ pub mod macro_support;
 pub mod memory;
 pub mod operators;
 pub mod ops;
+mod readonly;
+pub mod signature;
 pub mod value;
 
 pub use context::{build_kernel, emit, KernelBuilder};
@@ -46,6 +48,8 @@ pub use error::BuildError;
 pub use intrinsics::*;
 pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};
+pub use readonly::{ConstPtr, ConstTensorMap};
+pub use signature::{KernelSignature, TrustedKernel, TypedKernel};
 pub use value::{BF16x2, Const, DeviceType, F16x2, IntoVar, Var};
 
 #[cfg(test)]

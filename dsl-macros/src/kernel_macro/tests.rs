@@ -70,7 +70,20 @@ fn rewritten_statements_keep_their_semicolons() {
     // Without the added `;` the loop call would run into the `let` and not parse back.
     let out = expanded("fn k(n: Var<u32>) { for i in 0..n { f(i); } let a = 1; while a < 2 {} }");
     let file: syn::File = syn::parse_str(&out).expect("the expansion is Rust");
-    assert_eq!(file.items.len(), 1);
+    // The function, then its typed signature: a struct and two impls.
+    assert_eq!(file.items.len(), 4);
+    assert!(matches!(&file.items[0], syn::Item::Fn(f) if f.sig.ident == "k"));
+    assert!(matches!(&file.items[1], syn::Item::Struct(s) if s.ident == "KKernel"));
+}
+
+#[test]
+fn a_kernel_taking_self_has_no_signature_type() {
+    let out = expanded("fn fill(&self, out: GlobalPtr<u32>) {}");
+    assert!(!out.contains("struct"), "{out}");
+    assert_eq!(
+        super::signature::signature_name(&syn::parse_str("r#my_kernel_2").unwrap()).to_string(),
+        "MyKernel2Kernel"
+    );
 }
 
 #[test]

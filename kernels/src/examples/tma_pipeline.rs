@@ -169,8 +169,8 @@ fn consumer(
 pub fn tma_pipeline(
     #[host] cfg: &RowSum,
     kb: &KernelBuilder,
-    out: GlobalPtr<f32>,
-    x_map: TensorMap,
+    #[len(rows)] out: GlobalPtr<f32>,
+    x_map: ConstTensorMap,
     rows: Var<u32>,
     cols: Var<u32>,
 ) -> Result<(), RowSumError> {
@@ -218,6 +218,11 @@ pub fn tma_pipeline(
     }
     Ok(())
 }
+
+// SAFETY: X is read only through its map, whose extent the encoder checked against its buffer
+// (TMA fills what lies past it with zeros), and `out` is written only at rows below `rows`,
+// checked against its length (`#[len(rows)]`).
+unsafe impl TrustedKernel for TmaPipelineKernel {}
 
 /// The registry's `tma_pipeline`.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {
