@@ -29,7 +29,9 @@ pub(super) fn rewrites(b: &ExprBinary) -> bool {
 impl Rewriter<'_> {
     /// `b`, one of the operators [`rewrites`] accepts, as a call.
     pub(super) fn rewrite_operator(&mut self, mut b: ExprBinary) -> Expr {
-        let span = b.op.span();
+        // Located at the operator, for messages, but of the expansion's context: lints about
+        // the closure or the borrows it writes are not the user's to fix.
+        let span = b.op.span().resolved_at(Span::mixed_site());
         let k = kernel_path(span);
         let short_circuit = match b.op {
             BinOp::And(_) => Some("and"),
