@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The suites' geometric means, the way a before/after comparison needs them: `rute gemm --suite S
 # --dtype D` for every suite and dtype named, one process each, tables into OUT_DIR, the summary
-# lines last. Stage first: ../shared/gpu/stage.sh -p kernels --features kernels/gpu (or copy a
+# lines last. Stage first: bash scripts/stage_gpu.sh -p kernels --features kernels/gpu (or copy a
 # release `rute` built with `--features gpu` into .gpu/bin).
 #   bash scripts/gpu_suites.sh OUT_DIR [SUITES (default "bench llm")] [DTYPES (default "bf16 f16")]
 set -uo pipefail

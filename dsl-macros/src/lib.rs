@@ -224,11 +224,13 @@ pub fn layout(input: TokenStream) -> TokenStream {
 ///
 /// Each of these is a compile error at its span that says what to write instead:
 ///
-/// - `return` or `?` inside a rewritten `if`/`for`/`while` (the branch is a closure, and a device
+/// - `return` inside a rewritten `if`/`for`/`while` (the branch is a closure, and a device
 ///   branch cannot end the kernel early): move the rest into the `else` branch, or put the exit
 ///   into a `while` condition; `return`, `?`, `break` and `continue` in the right side of `&&` or
-///   `||` (a closure too);
-/// - `?` anywhere when the function does not return `Result<(), E>`;
+///   `||` (a closure too), and `?` inside an `if` used as a value;
+/// - `?` anywhere when the function does not return `Result<(), E>`. With that return type, `?`
+///   works anywhere else, also inside device `if`/`for`/`while` statements: each rewritten
+///   statement passes the error on, and it leaves the function as Rust's `?` does;
 /// - `break`/`continue` out of a rewritten loop, or across a rewritten `if`; labels on rewritten
 ///   loops; `loop { .. }` (write `while cond { .. }`);
 /// - destructuring assignment (`(a, b) = (x, y)`): assign each variable on its own;

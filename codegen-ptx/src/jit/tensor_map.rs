@@ -51,7 +51,7 @@ impl TensorMap<'_> {
     }
 }
 
-/// A tensor map encoded over a buffer borrowed mutably ([`Jit::tensor_map_mut`]): one a kernel
+/// A tensor map encoded over a buffer borrowed mutably ([`Jit::tensor_map_mut`](super::Jit::tensor_map_mut)): one a kernel
 /// may store through (TMA stores), which the typed launch requires for a writable `TensorMap`
 /// parameter. Dereferences to the [`TensorMap`], and converts into it.
 pub struct TensorMapMut<'a>(TensorMap<'a>);

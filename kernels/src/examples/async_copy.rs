@@ -1,4 +1,5 @@
 //! `dst = src` through shared memory, double-buffered with `cp.async`.
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("async_copy.rs"), "\n```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

@@ -1,4 +1,5 @@
 //! Sum of `n` floats: per-thread sums, `shfl.down` within warps, shared memory across warps.
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("reduce_sum.rs"), "\n```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

@@ -1,6 +1,6 @@
 //! A warp-specialized pipeline (sm_90a): the row sums of a large f32 matrix, `out[r] =
 //! sum_c X[r][c]`, read by one TMA producer warp into a ring of [`STAGES`] shared buffers and
-//! consumed by two consumer warpgroups, with the seed's vocabulary: full/empty barriers,
+//! consumed by two consumer warpgroups, in the vocabulary of warp-specialized kernels: full/empty barriers,
 //! `PipelineState`, `elect_one`, named barriers and register budgets per role.
 //!
 //! Block `b` sums rows `64 b .. 64 b + 63` over every 64-column tile:
@@ -17,6 +17,7 @@
 //! Parameters `(out, x_map, rows, cols)`; launch [`launch_grid`] blocks of [`THREADS`] threads
 //! with [`SMEM_BYTES`] of dynamic shared memory; `x_map` is the tensor map
 //! [`RowSum::tma`]`.descriptor([rows, cols], [cols, 1])` over X.
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("tma_pipeline.rs"), "\n```")]
 
 use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaGlobal, TmaKind};
 use dsl_core::atom::{CopyAtom, UniversalCopy, ValType};

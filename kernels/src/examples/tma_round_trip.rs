@@ -1,4 +1,5 @@
 //! A 2-D tile in with TMA, out with TMA, an mbarrier in between (sm_90a and up).
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("tma_round_trip.rs"), "\n```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

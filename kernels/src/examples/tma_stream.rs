@@ -30,6 +30,7 @@
 //! // A store may only trail the loads by less than the ring.
 //! assert!(TmaStream::new(64, 4, 4).is_err());
 //! ```
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("tma_stream.rs"), "\n```")]
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
 use dsl_core::atom::tma::{make_tma_copy, L2Promotion, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};

@@ -1,4 +1,5 @@
 //! `dst = src^T` through a padded 32x32 shared-memory tile.
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("transpose.rs"), "\n```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

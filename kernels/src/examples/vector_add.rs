@@ -1,4 +1,5 @@
 //! `c = a + b` over `n` floats, `VEC` consecutive elements per thread.
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("vector_add.rs"), "\n```")]
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;

@@ -12,6 +12,7 @@
 //!
 //! It is the smallest program that puts a GMMA atom in front of the hardware; the Hopper GEMM
 //! builds on the same pieces.
+#![doc = concat!("\n# The code\n\n```rust,ignore\n", include_str!("wgmma_tile.rs"), "\n```")]
 
 use dsl_core::atom::gmma::GmmaMajor;
 use dsl_core::atom::{Accumulate, CopyAtom, UniversalCopy, ValType};
