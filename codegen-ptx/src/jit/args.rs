@@ -52,12 +52,14 @@ pub enum KernelArg<'a> {
     /// A device address (`.u64` / `.b64`, or `.ptr` to global or generic memory).
     Pointer(DevicePointer<'a>),
     /// A `CUtensorMap` passed by value (`.param .align 64 .b8 name[128]`), with the buffer it
-    /// addresses.
+    /// addresses; a kernel may store through it only when it was made by `Jit::tensor_map_mut`.
     TensorMap(&'a TensorMap<'a>),
     /// The address of the buffer a tensor map addresses, as a pointer parameter: for a kernel
     /// that reaches one buffer both through a map and through its address (a GEMM that writes
     /// D with TMA stores or with plain ones), which a second borrow of the buffer could not
-    /// give while the map holds it. The map's borrow, with its ordering, covers both.
+    /// give while the map holds it. The map's borrow, with its ordering, covers both: a kernel
+    /// may write through the address only when the map was made by `Jit::tensor_map_mut` (the
+    /// contract of the `unsafe` launch, `JitFunction::launch`).
     MapBuffer(&'a TensorMap<'a>),
 }
 
