@@ -184,7 +184,9 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// The safe launch needs the signature to implement the `unsafe` trait
 /// [`dsl_core::kernel::TrustedKernel`], by which the kernel's author states that it stays inside
 /// its buffers: `unsafe impl TrustedKernel for VectorAddKernel {}` with a `// SAFETY:` comment.
-/// See [`dsl_core::kernel::signature`].
+/// See [`dsl_core::kernel::signature`]. The expansion's `build` holds one `unsafe` block (it tags
+/// the kernel with its signature) under `#[allow(unsafe_code)]`, so a crate that denies unsafe
+/// code builds it; one that forbids it (`#![forbid(unsafe_code)]`) cannot use `#[kernel]`.
 ///
 /// # What is rewritten
 ///

@@ -315,6 +315,8 @@ pub fn expand(kernel: &KernelFn, lengths: &[Option<Expr>]) -> TokenStream {
         #(#cfgs)*
         impl #impl_generics #name #ty_generics #where_clause {
             #[doc = #build_doc]
+            // The one `unsafe` of the expansion: a crate that denies unsafe code still builds it.
+            #[allow(unsafe_code)]
             #vis #build_unsafety fn build(#(#host_params),*)
                 -> ::core::result::Result<#d::TypedKernel<Self>, #error>
             {
