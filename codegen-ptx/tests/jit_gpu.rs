@@ -1,6 +1,10 @@
 //! The JIT runtime on a real GPU (feature `gpu`; ignored otherwise). Every test opens device 0
 //! and fails loudly without one. Results are compared with a CPU reference on pseudo-random
 //! data whose sizes are not multiples of the block or the tile.
+//!
+//! The file is over 800 lines for one reason: every untyped launch of the hand-written PTX in
+//! `jit_ptx/` is `unsafe` and says why it holds; the tests stay one binary, which
+//! `scripts/gpu_run.sh` runs.
 #![cfg(feature = "jit")]
 
 use std::sync::Arc;
