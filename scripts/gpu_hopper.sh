@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The warp-specialized Hopper program's device run, in one call (the device machine has no cargo:
 # build and stage here, carry .gpu/, then run this there).
-#   stage:  ../shared/gpu/stage.sh -p rute-tests -p kernels --features rute-tests/gpu,kernels/gpu
+#   stage:  bash scripts/stage_gpu.sh -p rute-tests -p kernels --features rute-tests/gpu,kernels/gpu
 #   run:    RUTE_CONFIGS=a,b,c bash scripts/gpu_hopper.sh [OUT_DIR]     (default: $OUT)
 # RUTE_CONFIGS (comma-separated spellings of HopperConfig::SWEEP) narrows the configurations the
 # correctness test, the sanitizer and the square timing take; without it they take the whole sweep

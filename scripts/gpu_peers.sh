@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rute beside Triton on the LLM suite's 28 shapes, in one device call, both against cuBLAS by the
 # same method (uniform [-1, 1) inputs, input sets rotated past L2, interleaved medians): `rute
-# gemm --suite llm` (stage .gpu/bin/rute first: ../shared/gpu/stage.sh -p kernels --features
+# gemm --suite llm` (stage .gpu/bin/rute first: bash scripts/stage_gpu.sh -p kernels --features
 # kernels/gpu), then scripts/triton_peer.py on the shapes its table names, then the two side by
 # side (scripts/peer_table.py).
 #   RUTE_DTYPE=f16|bf16 bash scripts/gpu_peers.sh [OUT_DIR]

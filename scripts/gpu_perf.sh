@@ -3,7 +3,7 @@
 # device call: `rute gemm --suite bench` in bf16 and f16, `--suite llm` in bf16 (both by
 # scripts/gpu_suites.sh), and the f16 llm suite beside Triton by the same method
 # (scripts/gpu_peers.sh), and the older peer script where it was copied into .gpu/. Stage first:
-# ../shared/gpu/stage.sh -p kernels --features kernels/gpu [; cp ../shared/peers/triton_matmul.py .gpu/].
+# bash scripts/stage_gpu.sh -p kernels --features kernels/gpu [; cp ../shared/peers/triton_matmul.py .gpu/].
 #   bash scripts/gpu_perf.sh [OUT_DIR]
 # Writes bench_{bf16,f16}.md, llm_bf16.md, rute_llm_f16.md, triton_llm_f16.md and peers_f16.md
 # into OUT_DIR/perf.tar.gz (the device returns few files) with the logs, and prints each suite's

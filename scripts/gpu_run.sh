@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything rute checks and times on a GPU, in one call (the device machine has no cargo: build and
-# stage here with ../shared/gpu/stage.sh, carry .gpu/, then run this there).
-#   stage:  ../shared/gpu/stage.sh -p rute-tests -p codegen-ptx -p kernels \
+# stage here with bash scripts/stage_gpu.sh, carry .gpu/, then run this there).
+#   stage:  bash scripts/stage_gpu.sh -p rute-tests -p codegen-ptx -p kernels \
 #               --features rute-tests/gpu,codegen-ptx/gpu,kernels/gpu
 #   run:    bash scripts/gpu_run.sh [OUT_DIR]        (default: $OUT, else ./gpu-out)
 # Writes tests.log, run.log and correctness.md, correctness_ref.md, sweep.md, bench.md (the

@@ -2,7 +2,7 @@
 # The suites the way a before/after comparison needs them: `rute gemm --suite S --dtype D` for
 # every suite and dtype named, one process each, tables into OUT_DIR, the summary lines last
 # (the geometric mean of a timed suite, PASS and FAIL counts of correctness). Stage first:
-# ../shared/gpu/stage.sh -p kernels --features kernels/gpu (or copy a release `rute` built with
+# bash scripts/stage_gpu.sh -p kernels --features kernels/gpu (or copy a release `rute` built with
 # `--features gpu` into .gpu/bin).
 #   [SUITE_ROUNDS=1] [SUITE_ARGS="--kernel hopper_ws"] [RUTE_BIN=.gpu/bin/rute]
 #   bash scripts/gpu_suites.sh OUT_DIR [SUITES (default "bench llm")] [DTYPES (default "bf16 f16")]

@@ -2,7 +2,7 @@
 # The whole correctness run of the GPU code on the device, in one call: hopper_ws's every
 # configuration against f64 (with the watchdog) and the sanitizer on each, the correctness suite
 # per type, and every other staged GPU test binary.
-#   stage: ../shared/gpu/stage.sh -p rute-tests -p kernels -p codegen-ptx \
+#   stage: bash scripts/stage_gpu.sh -p rute-tests -p kernels -p codegen-ptx \
 #              --features rute-tests/gpu,kernels/gpu,codegen-ptx/gpu
 #   run:   [VALIDATE_STEPS="configs suites tests"] bash scripts/gpu_validate.sh [OUT_DIR]
 # VALIDATE_STEPS picks the steps: configs (every configuration against f64, the sanitizer),

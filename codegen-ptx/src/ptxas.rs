@@ -1,7 +1,7 @@
 //! Assembling PTX with NVIDIA's `ptxas`, for tests: did it assemble, and what did it cost?
 //!
-//! The binary comes from the environment variable [`PTXAS_ENV`] (CI points it at the `ptxas` of
-//! the `nvidia-cuda-nvcc` wheel). An unset or unusable variable is an error, never a silent
+//! The binary comes from the environment variable `RUTE_PTXAS` (its name is [`PTXAS_ENV`]; CI
+//! points it at the `ptxas` of the `nvidia-cuda-nvcc` wheel). An unset or unusable variable is an error, never a silent
 //! skip: a test that needs ptxas fails without it.
 
 use dsl_core::ir::Target;

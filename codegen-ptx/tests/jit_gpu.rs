@@ -1,6 +1,10 @@
 //! The JIT runtime on a real GPU (feature `gpu`; ignored otherwise). Every test opens device 0
 //! and fails loudly without one. Results are compared with a CPU reference on pseudo-random
 //! data whose sizes are not multiples of the block or the tile.
+//!
+//! The file is over 800 lines for one reason: every untyped launch of the hand-written PTX in
+//! `jit_ptx/` is `unsafe` and says why it holds; the tests stay one binary, which
+//! `scripts/gpu_run.sh` runs.
 #![cfg(feature = "jit")]
 
 use std::sync::Arc;
@@ -54,15 +58,19 @@ fn launch_vadd(jit: &Jit, n: u32, block: u32) -> Result<(Vec<f32>, Vec<f32>), Ji
     let (da, db) = (jit.upload(&a)?, jit.upload(&b)?);
     let mut dc = jit.alloc_zeros::<f32>(n as usize)?;
     let vadd = jit.load(VADD)?.function("vadd")?;
-    vadd.launch(
-        &Launch::linear(n, block),
-        &[
-            jit.buffer(&da),
-            jit.buffer(&db),
-            jit.buffer_mut(&mut dc),
-            KernelArg::U32(n),
-        ],
-    )?;
+    // SAFETY: vadd (jit_ptx/vadd.ptx) reads a[i] and b[i] and writes c[i], f32s, for i below its
+    // last argument, which is the buffers' length; only c is passed writable.
+    unsafe {
+        vadd.launch(
+            &Launch::linear(n, block),
+            &[
+                jit.buffer(&da),
+                jit.buffer(&db),
+                jit.buffer_mut(&mut dc),
+                KernelArg::U32(n),
+            ],
+        )
+    }?;
     let got = jit.download(&dc)?;
     let want = a.iter().zip(&b).map(|(x, y)| x + y).collect();
     Ok((got, want))
@@ -172,14 +180,18 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
     let p = || jit.buffer(&buf);
     let cfg = Launch::linear(16, 32);
     assert_eq!(
-        vadd.launch(&cfg, &[p(), p(), p()]),
+        // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+        // kernel runs.
+        unsafe { vadd.launch(&cfg, &[p(), p(), p()]) },
         Err(JitError::ArgumentCount {
             kernel: "vadd".into(),
             expected: 4,
             given: 3
         })
     );
-    match vadd.launch(&cfg, &[p(), p(), p(), KernelArg::U64(16)]) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe { vadd.launch(&cfg, &[p(), p(), p(), KernelArg::U64(16)]) } {
         Err(JitError::ArgumentKind {
             index: 3,
             expected: 4,
@@ -189,14 +201,20 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
         other => panic!("expected ArgumentKind, got {other:?}"),
     }
     // Same size, other kind: checked on every driver, from the PTX.
-    match vadd.launch(&cfg, &[p(), p(), p(), KernelArg::F32(16.0)]) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe { vadd.launch(&cfg, &[p(), p(), p(), KernelArg::F32(16.0)]) } {
         Err(JitError::ArgumentKind { index: 3, .. }) => {}
         other => panic!("expected ArgumentKind, got {other:?}"),
     }
-    match vadd.launch(
-        &Launch::new((1, 1, 1), (2048, 1, 1)),
-        &[p(), p(), p(), 16u32.into()],
-    ) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe {
+        vadd.launch(
+            &Launch::new((1, 1, 1), (2048, 1, 1)),
+            &[p(), p(), p(), 16u32.into()],
+        )
+    } {
         Err(JitError::InvalidLaunch {
             error:
                 LaunchError::BlockAxisTooLarge {
@@ -209,10 +227,14 @@ fn missing_kernel_and_wrong_arguments_are_typed_errors() {
         other => panic!("expected InvalidLaunch, got {other:?}"),
     }
     // Each axis within its limit, but too many threads in all.
-    match vadd.launch(
-        &Launch::new((1, 1, 1), (64, 64, 1)),
-        &[p(), p(), p(), 16u32.into()],
-    ) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe {
+        vadd.launch(
+            &Launch::new((1, 1, 1), (64, 64, 1)),
+            &[p(), p(), p(), 16u32.into()],
+        )
+    } {
         Err(JitError::InvalidLaunch {
             error: LaunchError::TooManyThreads { threads: 4096, .. },
             ..
@@ -228,20 +250,26 @@ fn driver_refusals_come_back_as_launch_errors() {
     let kernel = jit.load(REQNTID).unwrap().function("fixed_block").unwrap();
     let mut out = jit.alloc_zeros::<u32>(128).unwrap();
     // The block it was compiled for runs.
-    kernel
-        .launch(
+    // SAFETY: fixed_block writes out[tid] (a u32) for its 128 threads; out holds 128.
+    unsafe {
+        kernel.launch(
             &Launch::new((1, 1, 1), (128, 1, 1)),
             &[jit.buffer_mut(&mut out)],
         )
-        .unwrap();
+    }
+    .unwrap();
     assert_eq!(jit.download(&out).unwrap(), (0..128).collect::<Vec<u32>>());
     // A block other than .reqntid's: the driver does not lower the function's thread limit to it
     // (seen on the H200: MAX_THREADS_PER_BLOCK stays 1024), so the refusal comes from the launch.
     for threads in [256, 64] {
-        match kernel.launch(
-            &Launch::new((1, 1, 1), (threads, 1, 1)),
-            &[jit.buffer_mut(&mut out)],
-        ) {
+        // SAFETY: the driver refuses a block other than .reqntid's (what this test checks), so the
+        // kernel never runs.
+        match unsafe {
+            kernel.launch(
+                &Launch::new((1, 1, 1), (threads, 1, 1)),
+                &[jit.buffer_mut(&mut out)],
+            )
+        } {
             Err(JitError::Launch { kernel, reason }) => {
                 println!(
                     "driver refusal at {threads} threads: launch of `{kernel}` failed: {reason}"
@@ -265,12 +293,14 @@ fn dynamic_shared_memory_above_48_kib() {
     let (blocks, threads) = (3u32, 256u32);
     for bytes in [100 * 1024u32, jit.limits().max_smem_per_block_optin] {
         let mut out = jit.alloc_zeros::<u32>((blocks * threads) as usize).unwrap();
-        kernel
-            .launch(
+        // SAFETY: big_smem writes one u32 per thread into out, which holds blocks * threads.
+        unsafe {
+            kernel.launch(
                 &Launch::new((blocks, 1, 1), (threads, 1, 1)).with_dynamic_smem(bytes),
                 &[jit.buffer_mut(&mut out), KernelArg::U32(bytes)],
             )
-            .unwrap_or_else(|e| panic!("{bytes} bytes of dynamic smem: {e}"));
+        }
+        .unwrap_or_else(|e| panic!("{bytes} bytes of dynamic smem: {e}"));
         let got = jit.download(&out).unwrap();
         for (i, &g) in got.iter().enumerate() {
             let t = i as u32 % threads;
@@ -279,10 +309,14 @@ fn dynamic_shared_memory_above_48_kib() {
     }
     let too_much = jit.limits().max_smem_per_block_optin + 1;
     let mut out = jit.alloc_zeros::<u32>(1).unwrap();
-    match kernel.launch(
-        &Launch::new((1, 1, 1), (32, 1, 1)).with_dynamic_smem(too_much),
-        &[jit.buffer_mut(&mut out), KernelArg::U32(too_much)],
-    ) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe {
+        kernel.launch(
+            &Launch::new((1, 1, 1), (32, 1, 1)).with_dynamic_smem(too_much),
+            &[jit.buffer_mut(&mut out), KernelArg::U32(too_much)],
+        )
+    } {
         Err(JitError::InvalidLaunch {
             error: LaunchError::SharedMemoryTooLarge { dynamic, .. },
             ..
@@ -296,7 +330,8 @@ fn cluster_ranks(jit: &Jit, name: &str, cfg: &Launch) -> Result<Vec<(u32, u32)>,
     let kernel = jit.load(CLUSTER)?.function(name)?;
     let blocks = cfg.grid.0 as usize;
     let mut out = jit.upload(&vec![u32::MAX; 2 * blocks])?;
-    kernel.launch(cfg, &[jit.buffer_mut(&mut out)])?;
+    // SAFETY: the cluster kernels write two u32s per block into out, which holds 2 * blocks.
+    unsafe { kernel.launch(cfg, &[jit.buffer_mut(&mut out)]) }?;
     let raw = jit.download(&out)?;
     Ok(raw.chunks_exact(2).map(|p| (p[0], p[1])).collect())
 }
@@ -406,8 +441,10 @@ fn tma_2d_load_places_the_box_row_major_and_fills_out_of_bounds() {
         let map = jit.tensor_map(&spec, &d_in).expect("encode");
         let mut out = jit.upload(&vec![-7.0f32; (ROWS * COLS) as usize]).unwrap();
         let mut nonzero = jit.alloc_zeros::<u32>(1).unwrap();
-        kernel
-            .launch(
+        // SAFETY: the kernel loads boxes through `map` (over d_in, whose extent the map checked) and
+        // writes out[r * COLS + c] for r < ROWS, c < COLS (out holds ROWS * COLS) and nonzero[0].
+        unsafe {
+            kernel.launch(
                 &Launch::new(grid, (128, 1, 1)),
                 &[
                     (&map).into(),
@@ -417,7 +454,8 @@ fn tma_2d_load_places_the_box_row_major_and_fills_out_of_bounds() {
                     KernelArg::U32(COLS),
                 ],
             )
-            .unwrap();
+        }
+        .unwrap();
         let got = jit.download(&out).unwrap();
         for (i, (g, w)) in got.iter().zip(&input).enumerate() {
             assert_eq!(
@@ -444,12 +482,15 @@ fn tma_2d_round_trip_plain_and_swizzled() {
         let spec = tma_spec().with_swizzle(swizzle);
         let map_in = jit.tensor_map(&spec, &d_in).unwrap();
         let map_out = jit.tensor_map_mut(&spec, &mut d_out).unwrap();
-        kernel
-            .launch(
+        // SAFETY: the kernel copies boxes through map_in (over d_in) to map_out (over d_out, borrowed
+        // mutably); both maps' extents were checked against their buffers.
+        unsafe {
+            kernel.launch(
                 &Launch::new(tma_grid(), (32, 1, 1)),
                 &[(&map_in).into(), (&map_out).into()],
             )
-            .unwrap();
+        }
+        .unwrap();
         // The map borrows d_out mutably (the TMA store writes it) until it is dropped.
         drop(map_out);
         let got = jit.download(&d_out).unwrap();
@@ -533,7 +574,11 @@ fn event_timing_measures_a_launch() {
         KernelArg::U32(n as u32),
     ];
     let timing = jit
-        .time(20, || vadd.launch(&Launch::linear(n as u32, 256), &args))
+        // SAFETY: vadd (jit_ptx/vadd.ptx) reads a[i] and b[i] and writes c[i], f32s, for i below its
+        // last argument, which is the buffers' length; only c is passed writable.
+        .time(20, || unsafe {
+            vadd.launch(&Launch::linear(n as u32, 256), &args)
+        })
         .unwrap();
     let ms = timing.median_ms();
     let gbps = (3 * 4 * n) as f64 / (f64::from(ms) * 1e-3) / 1e9;
@@ -569,7 +614,9 @@ fn shuffled_timing_keeps_each_sample_with_its_piece() {
                 jit.buffer_mut(&mut c),
                 KernelArg::U32(len),
             ];
-            vadd.launch(&Launch::linear(len, 256), &args)
+            // SAFETY: vadd (jit_ptx/vadd.ptx) reads a[i] and b[i] and writes c[i], f32s, for i below its
+            // last argument, which is the buffers' length; only c is passed writable.
+            unsafe { vadd.launch(&Launch::linear(len, 256), &args) }
         })
         .unwrap();
     let mut want: Vec<usize> = (0..sizes.len()).collect();
@@ -601,15 +648,19 @@ fn buffers_that_cannot_be_ordered_are_refused() {
         .unwrap()
         .clone_htod(&[2.0f32; 64])
         .unwrap();
-    match vadd.launch(
-        &Launch::linear(64, 64),
-        &[
-            jit.buffer(&own),
-            jit.buffer(&foreign),
-            jit.buffer_mut(&mut out),
-            64u32.into(),
-        ],
-    ) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe {
+        vadd.launch(
+            &Launch::linear(64, 64),
+            &[
+                jit.buffer(&own),
+                jit.buffer(&foreign),
+                jit.buffer_mut(&mut out),
+                64u32.into(),
+            ],
+        )
+    } {
         Err(e @ JitError::ForeignBuffer { .. }) => {
             let JitError::ForeignBuffer { buffer, error } = &e else {
                 unreachable!()
@@ -646,15 +697,19 @@ fn buffers_of_a_default_stream_are_refused() {
     // Same context through another cudarc handle, but on its default stream.
     let handle = CudaContext::new(0).unwrap();
     let on_default = handle.default_stream().clone_htod(&[2.0f32; 64]).unwrap();
-    match vadd.launch(
-        &Launch::linear(64, 64),
-        &[
-            jit.buffer(&own),
-            jit.buffer(&on_default),
-            jit.buffer_mut(&mut out),
-            64u32.into(),
-        ],
-    ) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe {
+        vadd.launch(
+            &Launch::linear(64, 64),
+            &[
+                jit.buffer(&own),
+                jit.buffer(&on_default),
+                jit.buffer_mut(&mut out),
+                64u32.into(),
+            ],
+        )
+    } {
         Err(JitError::ForeignBuffer { buffer, error }) => {
             assert_eq!(buffer, "argument 1 of `vadd`");
             assert_eq!(error.reason, ForeignReason::DefaultStream);
@@ -677,15 +732,19 @@ fn arguments_made_by_another_jit_are_refused() {
     let vadd = first.load(VADD).unwrap().function("vadd").unwrap();
     let a = first.upload(&[1.0f32; 32]).unwrap();
     let mut c = first.alloc_zeros::<f32>(32).unwrap();
-    match vadd.launch(
-        &Launch::linear(32, 32),
-        &[
-            first.buffer(&a),
-            second.buffer(&a),
-            first.buffer_mut(&mut c),
-            32u32.into(),
-        ],
-    ) {
+    // SAFETY: the launch is refused before the driver sees it (what this test checks), so no
+    // kernel runs.
+    match unsafe {
+        vadd.launch(
+            &Launch::linear(32, 32),
+            &[
+                first.buffer(&a),
+                second.buffer(&a),
+                first.buffer_mut(&mut c),
+                32u32.into(),
+            ],
+        )
+    } {
         Err(JitError::ArgumentOfAnotherJit { argument, .. }) => {
             assert_eq!(argument, "argument 1 of `vadd`")
         }
@@ -713,15 +772,19 @@ fn buffers_of_other_streams_and_jits_are_ordered() {
         let da = side.clone_htod(&a).unwrap();
         let db = other_jit.upload(&b).unwrap();
         let mut dc = jit.alloc_zeros::<f32>(n).unwrap();
-        vadd.launch(
-            &Launch::linear(n as u32, 256),
-            &[
-                jit.buffer(&da),
-                jit.buffer(&db),
-                jit.buffer_mut(&mut dc),
-                (n as u32).into(),
-            ],
-        )
+        // SAFETY: vadd (jit_ptx/vadd.ptx) reads a[i] and b[i] and writes c[i], f32s, for i below its
+        // last argument, which is the buffers' length; only c is passed writable.
+        unsafe {
+            vadd.launch(
+                &Launch::linear(n as u32, 256),
+                &[
+                    jit.buffer(&da),
+                    jit.buffer(&db),
+                    jit.buffer_mut(&mut dc),
+                    (n as u32).into(),
+                ],
+            )
+        }
         .unwrap();
         // Freed on their own streams right away: the frees wait for the launch.
         drop((da, db));

@@ -1,9 +1,11 @@
 //! # dsl-core
 //!
 //! The core of rute, a Rust embedded DSL for NVIDIA GPU kernels: CuTe's layout algebra
-//! ([`layout`]), and (in later modules) the kernel IR and its builder, atoms, tiled copies and MMAs,
-//! and pipelines, and a CPU simulator of the IR that checks kernels without a GPU ([`sim`]). It
-//! knows nothing of PTX syntax or CUDA; `codegen-ptx` turns its IR into PTX.
+//! ([`layout`]), the kernel IR ([`ir`]) and the builder that writes it ([`kernel`]: device values,
+//! control flow, intrinsics, typed kernel signatures), atoms ([`atom`]), tiled copies and MMAs
+//! ([`tiled`]), tensors ([`tensor`]), pipelines ([`pipeline`]), and a CPU simulator of the IR that
+//! checks kernels without a GPU ([`sim`]). It knows nothing of PTX syntax or CUDA; `codegen-ptx` turns its IR into PTX, and the `#[kernel]` macro of `dsl-macros` writes
+//! the builder's calls from plain Rust.
 //!
 //! ```
 //! use dsl_core::layout::Layout;

@@ -94,7 +94,10 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// rewrites the body's `if`, `for`, `while`, `=` and `let x = y;` into calls of traits in
 /// [`dsl_core::kernel`] that are implemented for both, so one spelling works for host and device
 /// values: a `bool` condition picks a branch now, a `Var<bool>` emits an `If`; a range with host
-/// bounds unrolls, one with a `Var` bound emits a `For`.
+/// bounds unrolls, one with a `Var` bound emits a `For`. Comparisons (`<`, `<=`, `>`, `>=`, `==`,
+/// `!=`) and `&&`/`||` are rewritten too: on host values they are Rust's, with a `Var` on either
+/// side they are device predicates (`Var<bool>`); an unsuffixed literal takes the type of the
+/// device value it meets (`x + 1`, `x < 4` with `x: Var<u32>`).
 ///
 /// # The function
 ///
@@ -110,8 +113,11 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// - A parameter of type `&KernelBuilder` receives the builder handle, for shared memory and
 ///   launch hints. It is optional.
 /// - Every other parameter is a kernel parameter, declared in order under its own name through
-///   [`dsl_core::kernel::macro_support::KernelParam`]: `Var<T>` (a scalar), `GlobalPtr<T>`,
-///   `TensorMap`.
+///   [`dsl_core::kernel::macro_support::KernelParam`]: `Var<T>` (a scalar), `GlobalPtr<T>` (a
+///   buffer the kernel may write), `ConstPtr<T>` (one it only reads), `TensorMap` (may be stored
+///   through), `ConstTensorMap` (loads only). A buffer parameter may carry `#[len(expr)]`, the
+///   number of elements the kernel reaches through it, from integer literals, integer constants
+///   and the kernel's scalar parameters with `+ - * /` (`#[len(rows * cols)]`).
 /// - The PTX entry is named after the function. Generic and const-generic parameters are kept.
 /// - The function returns nothing; or `Result<(), E>` with `E: From<BuildError>`, so that `?`
 ///   works at the top level of the body (on host errors, say of the layout algebra), and the
@@ -136,7 +142,7 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// ) {
 ///     k.max_threads(256, 1, 1);
 ///     let first = (block_idx_x() * block_dim_x() + thread_idx_x()) * per_thread;
-///     if (first + per_thread).le(n) {
+///     if first + per_thread <= n {
 ///         // The whole chunk is in bounds: a host loop, unrolled.
 ///         for j in 0..per_thread {
 ///             c.store_at(first + j, a.load_at(first + j) + b.load_at(first + j));
@@ -161,6 +167,27 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// assert!(else_.iter().any(|s| matches!(s, Stmt::For { .. })), "the tail is a device loop");
 /// ```
 ///
+/// # The typed signature
+///
+/// Beside the function, `#[kernel]` generates its typed signature (unless the function takes
+/// `self`, as items cannot be declared in an `impl`): a type named after the function in
+/// CamelCase with `Kernel` appended (`vector_add` gives `VectorAddKernel`, with the function's
+/// generic parameters), implementing [`dsl_core::kernel::signature::KernelSignature`], with
+///
+/// - `build(host inputs..)`: the function's kernel as a
+///   [`dsl_core::kernel::TypedKernel`], tagged with the signature;
+/// - `launch(to, args..)`: one argument per kernel parameter, in order and by type, lowered by a
+///   launcher `to` (codegen-ptx's JIT: `TypedFunction::with`), each `#[len(..)]` checked against
+///   its buffer before the launch. A wrong argument type or count is a compile error: a `Var<T>`
+///   takes a `T`, a `ConstPtr<T>` a shared device buffer of `T`s, a `GlobalPtr<T>` a mutable one.
+///
+/// The safe launch needs the signature to implement the `unsafe` trait
+/// [`dsl_core::kernel::TrustedKernel`], by which the kernel's author states that it stays inside
+/// its buffers: `unsafe impl TrustedKernel for VectorAddKernel {}` with a `// SAFETY:` comment.
+/// See [`dsl_core::kernel::signature`]. The expansion's `build` holds one `unsafe` block (it tags
+/// the kernel with its signature) under `#[allow(unsafe_code)]`, so a crate that denies unsafe
+/// code builds it; one that forbids it (`#![forbid(unsafe_code)]`) cannot use `#[kernel]`.
+///
 /// # What is rewritten
 ///
 /// | written | becomes |
@@ -173,7 +200,8 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// | `for p in a..=b`, `(a..b).step_by(s)` | `macro_support::range_inclusive(a, b)`, `range(a, b).step_by(s)` |
 /// | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 /// | `place = e` | `{ let v = e; Assign::assign_(&mut place, v) }`: a device value keeps its register |
-/// | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: Rust's short circuit on `bool`s |
+/// | `a < b`, `a <= b`, `a > b`, `a >= b`, `a == b`, `a != b` | `(&&operators::Cmp(&a, &b)).op_lt()`, ...: a device predicate (`setp`) when either side is a `Var<T>` and the other a `Var<T>` or a `T`, Rust's operator (a `bool`) on host values |
+/// | `a && b`, `a \|\| b` | `operators::and(a, \|\| b)`, `or(..)`: Rust's short circuit on `bool`s; with a device predicate on either side a `Var<bool>`, the right side generated inside a branch on the left (a load it guards is never made out of bounds) |
 /// | `let x = y;` (`y` a path), `let mut x = e;` | `macro_support::Let::new(y).let_()`: a device value (`Var`, array of `Var`s, pointer) is copied into a new register — `x` does not alias `y`, and a constant becomes a register that loops may assign — anything else moves |
 ///
 /// The branches and loop bodies become closures (one closure per `if` and per `while`, so both
@@ -185,8 +213,10 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// `(a..b).into_iter()` — which is a host loop where `break` and `continue` work; `for` over a
 /// range whose two bounds are integer literals (`0..4`: certainly host, and Rust then infers the
 /// index type from its use, `usize` for `v[i]`); compound assignment `x += e` (the operator
-/// traits, which write a `Var`'s register too); `&&`/`||` outside conditions; the insides of macro
-/// invocations and of nested items.
+/// traits, which write a `Var`'s register too); `&&`/`||` whose operands hold a `let` (let
+/// chains); the insides of macro invocations (`assert!(x < n)` is Rust's `<`), of nested items and
+/// of `const` blocks. `!` needs no rewriting: it is `not` on a `Var<bool>` (and on integers, as in
+/// Rust, the bitwise complement).
 ///
 /// Assignment needs [`dsl_core::kernel::Assign`]: `Var`s, global and shared pointers (their
 /// address register is written), and the host types marked [`dsl_core::kernel::HostValue`]
@@ -196,10 +226,13 @@ pub fn layout(input: TokenStream) -> TokenStream {
 ///
 /// Each of these is a compile error at its span that says what to write instead:
 ///
-/// - `return` or `?` inside a rewritten `if`/`for`/`while` (the branch is a closure, and a device
+/// - `return` inside a rewritten `if`/`for`/`while` (the branch is a closure, and a device
 ///   branch cannot end the kernel early): move the rest into the `else` branch, or put the exit
-///   into a `while` condition;
-/// - `?` anywhere when the function does not return `Result<(), E>`;
+///   into a `while` condition; `return`, `?`, `break` and `continue` in the right side of `&&` or
+///   `||` (a closure too), and `?` inside an `if` used as a value;
+/// - `?` anywhere when the function does not return `Result<(), E>`. With that return type, `?`
+///   works anywhere else, also inside device `if`/`for`/`while` statements: each rewritten
+///   statement passes the error on, and it leaves the function as Rust's `?` does;
 /// - `break`/`continue` out of a rewritten loop, or across a rewritten `if`; labels on rewritten
 ///   loops; `loop { .. }` (write `while cond { .. }`);
 /// - destructuring assignment (`(a, b) = (x, y)`): assign each variable on its own;
@@ -207,8 +240,9 @@ pub fn layout(input: TokenStream) -> TokenStream {
 /// - a kernel parameter that is not a plain name, or whose type is plainly a host type (`u32`,
 ///   `&T`, a tuple, an array, `impl Trait`, a bare type parameter); any other type must implement
 ///   [`dsl_core::kernel::macro_support::KernelParam`], whose error names it;
-/// - (type errors with a sentence, from the traits) `&&`/`||` on device predicates (write `p & q`,
-///   or nest the `if`s when the right side must not run on the device); an `if` used as a value on
+/// - (type errors with a sentence, from the traits) a comparison of device values of two types
+///   (`Var<u32> < Var<i32>`, `Var<u32> >= 1.5`: convert with `.cast::<T>()`); `&&`/`||` with an
+///   operand that is neither a `bool` nor a `Var<bool>`; an `if` used as a value on
 ///   a device predicate whose arms are not device values of one type; assignment of a type that
 ///   is neither a device value nor a `HostValue`.
 ///

@@ -6,12 +6,13 @@
 //! `cargo run -p kernels --example layernorm`
 
 use codegen_ptx::emit;
-use codegen_ptx::jit::{Jit, KernelArg, Launch};
+use codegen_ptx::jit::{Jit, Launch};
 use dsl_core::ir::Target;
-use kernels::examples::{self, layernorm};
+use kernels::examples;
+use kernels::examples::layernorm::{self, LayernormKernel};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let kernel = layernorm::layernorm(layernorm::THREADS)?;
+    let kernel = LayernormKernel::build(layernorm::THREADS)?;
     let ptx = emit(&kernel, Target::Sm90a)?;
     println!("{ptx}");
     let jit = match Jit::new(0) {
@@ -31,19 +32,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let want = layernorm::reference(&x, &gamma, &beta, cols, eps);
 
-    let f = jit.load(&ptx)?.function(&kernel.name)?;
+    // The typed launch: arguments by type, each buffer's length checked against its `#[len]`.
+    let f = jit.compile(&kernel, Target::Sm90a)?;
     let (dx, dg, db) = (jit.upload(&x)?, jit.upload(&gamma)?, jit.upload(&beta)?);
     let mut dy = jit.alloc_zeros::<f32>(rows * cols)?;
-    f.launch(
-        &Launch::new((rows as u32, 1, 1), (layernorm::THREADS, 1, 1)),
-        &[
-            jit.buffer(&dx),
-            jit.buffer(&dg),
-            jit.buffer(&db),
-            jit.buffer_mut(&mut dy),
-            KernelArg::U32(cols as u32),
-            KernelArg::F32(eps),
-        ],
+    let grid = Launch::new((rows as u32, 1, 1), (layernorm::THREADS, 1, 1));
+    LayernormKernel::launch(
+        f.with(&grid),
+        &dx,
+        &dg,
+        &db,
+        &mut dy,
+        rows as u32,
+        cols as u32,
+        eps,
     )?;
     let got = jit.download(&dy)?;
 

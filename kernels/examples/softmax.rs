@@ -6,12 +6,13 @@
 //! `cargo run -p kernels --example softmax`
 
 use codegen_ptx::emit;
-use codegen_ptx::jit::{Jit, KernelArg, Launch};
+use codegen_ptx::jit::{Jit, Launch};
 use dsl_core::ir::Target;
-use kernels::examples::{self, softmax};
+use kernels::examples;
+use kernels::examples::softmax::{self, SoftmaxKernel};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let kernel = softmax::softmax(softmax::THREADS)?;
+    let kernel = SoftmaxKernel::build(softmax::THREADS)?;
     let ptx = emit(&kernel, Target::Sm90a)?;
     println!("{ptx}");
     let jit = match Jit::new(0) {
@@ -28,17 +29,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let want = softmax::reference(&x, cols);
 
-    let f = jit.load(&ptx)?.function(&kernel.name)?;
+    // The typed launch: the arguments' types are the kernel's (a wrong one does not compile),
+    // and each buffer is checked to hold `rows * cols` elements before anything runs.
+    let f = jit.compile(&kernel, Target::Sm90a)?;
     let dx = jit.upload(&x)?;
     let mut dy = jit.alloc_zeros::<f32>(rows * cols)?;
-    f.launch(
-        &Launch::new((rows as u32, 1, 1), (softmax::THREADS, 1, 1)),
-        &[
-            jit.buffer(&dx),
-            jit.buffer_mut(&mut dy),
-            KernelArg::U32(cols as u32),
-        ],
-    )?;
+    let grid = Launch::new((rows as u32, 1, 1), (softmax::THREADS, 1, 1));
+    SoftmaxKernel::launch(f.with(&grid), &dx, &mut dy, rows as u32, cols as u32)?;
     let got = jit.download(&dy)?;
 
     // exp within 1 ulp, sums of 3001 terms in a tree: a relative error of a few 2^-24.

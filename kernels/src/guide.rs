@@ -22,7 +22,7 @@
 //! accuracy.
 //!
 //! ```
-//! use codegen_ptx::jit::{Jit, KernelArg, Launch};
+//! use codegen_ptx::jit::{Jit, Launch};
 //! use dsl_core::ir::Target;
 //! use dsl_core::kernel::*;
 //! use dsl_macros::kernel;
@@ -31,40 +31,52 @@
 //! fn row_softmax(
 //!     #[host] threads: u32,
 //!     k: &KernelBuilder,
-//!     x: GlobalPtr<f32>,
-//!     y: GlobalPtr<f32>,
+//!     #[len(rows * cols)] x: ConstPtr<f32>,
+//!     #[len(rows * cols)] y: GlobalPtr<f32>,
+//!     rows: Var<u32>,
 //!     cols: Var<u32>,
 //! ) {
 //!     k.require_threads(threads, 1, 1);
 //!     let red = BlockReduce::<f32>::new(k, "red", threads);
 //!     let t = thread_idx_x();
-//!     let row = block_idx_x() * cols;
-//!     let (x, y) = (x + row, y + row);
+//!     // A block past the last row does nothing: the kernel stays inside `rows * cols` whatever
+//!     // the grid, which is what lets its launch be safe (below).
+//!     if block_idx_x() < rows {
+//!         let row = block_idx_x() * cols;
+//!         let (x, y) = (x + row, y + row);
 //!
-//!     // The row's maximum: each thread's, then the block's (in every thread).
-//!     let mut m = Var::konst(f32::NEG_INFINITY).fresh();
-//!     for j in (t..cols).step_by(threads) {
-//!         m = m.max(x.load_at(j));
-//!     }
-//!     let m = red.max(m);
+//!         // The row's maximum: each thread's, then the block's (in every thread).
+//!         let mut m = Var::konst(f32::NEG_INFINITY).fresh();
+//!         for j in (t..cols).step_by(threads) {
+//!             m = m.max(x.load_at(j));
+//!         }
+//!         let m = red.max(m);
 //!
-//!     // The sum of exp(x - max), then its reciprocal.
-//!     let mut s = Var::konst(0.0f32).fresh();
-//!     for j in (t..cols).step_by(threads) {
-//!         s = s + (x.load_at(j) - m).exp();
-//!     }
-//!     let inv = red.sum(s).recip();
+//!         // The sum of exp(x - max), then its reciprocal.
+//!         let mut s = Var::konst(0.0f32).fresh();
+//!         for j in (t..cols).step_by(threads) {
+//!             s = s + (x.load_at(j) - m).exp();
+//!         }
+//!         let inv = red.sum(s).recip();
 //!
-//!     for j in (t..cols).step_by(threads) {
-//!         y.store_at(j, (x.load_at(j) - m).exp() * inv);
+//!         for j in (t..cols).step_by(threads) {
+//!             y.store_at(j, (x.load_at(j) - m).exp() * inv);
+//!         }
 //!     }
 //! }
+//!
+//! // `#[kernel]` also made `RowSoftmaxKernel`, the kernel's typed signature: `build` generates
+//! // it, `launch` takes one argument per parameter, by type. A safe launch needs the promise
+//! // that the code stays inside what the signature gives it: `x` is only read, and every access
+//! // is below `rows * cols`, the length `#[len]` makes the launch check on each buffer.
+//! // SAFETY: as just said: block `r` touches row `r < rows` only, columns below `cols`.
+//! unsafe impl TrustedKernel for RowSoftmaxKernel {}
 //!
 //! // ## 2. Its PTX
 //! //
 //! // Calling the function with its host arguments builds the kernel's IR; `emit` turns it into
 //! // PTX text for a target, and ptxas (through `RUTE_PTXAS`) checks that it assembles.
-//! let kernel = row_softmax(256).unwrap();
+//! let kernel = RowSoftmaxKernel::build(256).unwrap();
 //! let ptx = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
 //! assert!(ptx.contains(".visible .entry row_softmax("));
 //! assert!(ptx.contains("shfl.sync.bfly.b32") && ptx.contains("bar.sync 0"));
@@ -74,8 +86,9 @@
 //!
 //! // ## 3. A checked launch
 //! //
-//! // The JIT loads the PTX, checks every argument against the kernel's parameters (three here:
-//! // two pointers and a u32) and the launch against the device's limits, then launches.
+//! // The JIT compiles the typed kernel; the launch takes the arguments in the signature's order
+//! // and types (a `&mut` buffer for `y`, which the kernel writes: a `&` one would not compile),
+//! // checks each buffer's length and the launch against the device's limits, then launches.
 //! let jit = match Jit::new(0) {
 //!     Ok(jit) => jit,
 //!     Err(e) => {
@@ -87,12 +100,9 @@
 //! let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 37) % 101) as f32 / 10.0 - 5.0).collect();
 //! let dx = jit.upload(&x).unwrap();
 //! let mut dy = jit.alloc_zeros::<f32>(rows * cols).unwrap();
-//! let f = jit.load(&ptx).unwrap().function("row_softmax").unwrap();
-//! f.launch(
-//!     &Launch::new((rows as u32, 1, 1), (256, 1, 1)),
-//!     &[jit.buffer(&dx), jit.buffer_mut(&mut dy), KernelArg::U32(cols as u32)],
-//! )
-//! .unwrap();
+//! let f = jit.compile(&kernel, Target::Sm90a).unwrap();
+//! let grid = Launch::new((rows as u32, 1, 1), (256, 1, 1));
+//! RowSoftmaxKernel::launch(f.with(&grid), &dx, &mut dy, rows as u32, cols as u32).unwrap();
 //! let y = jit.download(&dy).unwrap();
 //!
 //! // The CPU reference, in f64.

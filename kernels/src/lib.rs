@@ -3,14 +3,17 @@
 //! Programs written in rute, the runtime GEMM call, and the `rute` command line tool.
 //!
 //! - [`guide`]: write your first kernel (a row softmax: the kernel, its PTX, a checked launch).
-//! - [`examples`]: five small kernels written with `#[kernel]`, one idea each:
+//! - [`examples`]: small kernels written with `#[kernel]`, one idea each:
 //!   [`vector_add`](mod@examples::vector_add) (a dynamic bound and a tail),
 //!   [`transpose`](mod@examples::transpose) (a padded shared tile and `bar.sync`),
 //!   [`reduce_sum`](mod@examples::reduce_sum) (warp shuffles and shared memory),
-//!   [`async_copy`](mod@examples::async_copy) (double-buffered `cp.async`) and
-//!   [`tma_round_trip`](mod@examples::tma_round_trip) (mbarrier and TMA, sm_90a and up). Each
-//!   declares the targets it supports and runs on the GPU against a CPU reference (crate
-//!   `rute-tests`, feature `gpu`).
+//!   [`async_copy`](mod@examples::async_copy) (double-buffered `cp.async`),
+//!   [`tma_round_trip`](mod@examples::tma_round_trip) (mbarrier and TMA),
+//!   [`tma_pipeline`](mod@examples::tma_pipeline) (a TMA producer warp and consumer warpgroups),
+//!   [`tma_stream`](mod@examples::tma_stream) (a persistent ring of TMA loads and stores) and
+//!   [`wgmma_tile`](mod@examples::wgmma_tile) (one warpgroup's `wgmma`), the last four sm_90a and
+//!   up. Each declares the targets it supports, shows its code on its page, and runs on the GPU
+//!   through its typed launch against a CPU reference (crate `rute-tests`, feature `gpu`).
 //! - [`gemm`]: the GEMM programs behind one seam ([`gemm::GemmProgram`]; [`gemm::PROGRAMS`] lists
 //!   this build's), the checks, the metric and (feature `gpu`) the runtime call `Gemm`.
 //! - [`hopper`]: the warp-specialized Hopper GEMM, its schedule a typed value
@@ -27,6 +30,11 @@
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).
+//!
+//! Runnable programs live in `examples/` of the repository: `cargo run --example tma_pipeline`
+//! (a TMA producer/consumer pipeline) and `cargo run --example gemm_bias_relu` (a tile GEMM whose
+//! bias + ReLU epilogue is written in the kernel body) print their kernel's PTX, and on an sm_90
+//! GPU run it and print `PASS` against a CPU reference.
 //!
 //! ```
 //! use dsl_core::ir::Target;

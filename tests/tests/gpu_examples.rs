@@ -4,15 +4,25 @@
 //! a CPU reference. Outputs are poisoned (all ones: a NaN) before each launch and are one guard
 //! region longer than the result, so an element not written, or written past the end, shows.
 //!
+//! Each kernel is launched through its typed signature (`#[kernel]`'s `..Kernel::launch`), which
+//! checks the buffers' element types at compile time and their lengths against the kernel's
+//! `#[len(..)]` before the launch.
+//!
 //! Every test opens device 0 and fails loudly without one; without the `gpu` feature they are
 //! compiled and listed as ignored.
 
-use codegen_ptx::emit;
-use codegen_ptx::jit::{
-    CudaSlice, Jit, JitFunction, KernelArg, Launch, TensorMapSpec, TmaDataType,
-};
-use dsl_core::ir::{Kernel, Target};
-use dsl_core::kernel::BuildError;
+use codegen_ptx::jit::{CudaSlice, Jit, Launch, TensorMapSpec, TmaDataType, TypedFunction};
+use dsl_core::ir::Target;
+use dsl_core::kernel::*;
+use dsl_macros::kernel;
+use kernels::examples::async_copy::AsyncCopyKernel;
+use kernels::examples::reduce_sum::ReduceSumKernel;
+use kernels::examples::tma_pipeline::TmaPipelineKernel;
+use kernels::examples::tma_round_trip::TmaRoundTripKernel;
+use kernels::examples::tma_stream::TmaStreamKernel;
+use kernels::examples::transpose::TransposeKernel;
+use kernels::examples::vector_add::VectorAddKernel;
+use kernels::examples::wgmma_tile::WgmmaTileKernel;
 use kernels::examples::{self, tma_round_trip::TmaBox};
 use rute_tests::gpu::{jit, Rng};
 
@@ -30,12 +40,14 @@ fn runnable(supported: &[Target]) -> Vec<Target> {
         .collect()
 }
 
-/// Emits `kernel` for `target` and loads its entry.
-fn load(jit: &Jit, kernel: Result<Kernel, BuildError>, target: Target) -> JitFunction {
+/// Emits `kernel` for `target` and loads it with its signature.
+fn load<K: KernelSignature, E: std::fmt::Display>(
+    jit: &Jit,
+    kernel: Result<TypedKernel<K>, E>,
+    target: Target,
+) -> TypedFunction<K> {
     let kernel = kernel.unwrap_or_else(|e| panic!("generation failed: {e}"));
-    let ptx = emit(&kernel, target).unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name));
-    jit.load(&ptx)
-        .and_then(|m| m.function(&kernel.name))
+    jit.compile(&kernel, target)
         .unwrap_or_else(|e| panic!("{} for {target}: {e}", kernel.name))
 }
 
@@ -96,27 +108,27 @@ fn vector_add_matches_the_cpu() {
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
         for &target in &targets {
-            for vec in [1usize, 2, 4] {
-                let kernel = match vec {
-                    1 => examples::vector_add::<1>(),
-                    2 => examples::vector_add::<2>(),
-                    _ => examples::vector_add::<4>(),
-                };
-                let f = load(&jit, kernel, target);
-                let mut dc = poisoned(&jit, n);
-                let threads = n.div_ceil(vec) as u32;
-                let what = format!("vector_add VEC={vec} {target} n={n}");
-                f.launch(
-                    &Launch::linear(threads, examples::vector_add::THREADS),
-                    &[
-                        jit.buffer(&da),
-                        jit.buffer(&db),
-                        jit.buffer_mut(&mut dc),
-                        KernelArg::U32(n as u32),
-                    ],
-                )
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-                let got = download(&jit, &dc, n, &what);
+            // One launch of `VEC` elements per thread: each `VEC` is a kernel of its own type.
+            fn run<const VEC: usize>(
+                jit: &Jit,
+                target: Target,
+                (da, db): (&CudaSlice<f32>, &CudaSlice<f32>),
+                n: usize,
+            ) -> (Vec<f32>, String) {
+                let f = load(jit, VectorAddKernel::<VEC>::build(), target);
+                let mut dc = poisoned(jit, n);
+                let threads = n.div_ceil(VEC) as u32;
+                let what = format!("vector_add VEC={VEC} {target} n={n}");
+                let cfg = Launch::linear(threads, examples::vector_add::THREADS);
+                VectorAddKernel::launch(f.with(&cfg), da, db, &mut dc, n as u32)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                (download(jit, &dc, n, &what), what)
+            }
+            for (got, what) in [
+                run::<1>(&jit, target, (&da, &db), n),
+                run::<2>(&jit, target, (&da, &db), n),
+                run::<4>(&jit, target, (&da, &db), n),
+            ] {
                 assert_bits(&got, &want, &what, |i| format!("c[{i}]"));
                 runs += 1;
             }
@@ -126,6 +138,84 @@ fn vector_add_matches_the_cpu() {
         "vector_add: {runs} runs ({}; VEC 1, 2, 4; n = 1000003, 4097, 5, 3, 1) equal the CPU bit for bit",
         names(&targets)
     );
+}
+
+/// The typed launch compares each `#[len(..)]` with its buffer before the driver sees the launch:
+/// `vector_add` over 16-element buffers with n = 2^24 is refused, and the output is untouched.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn a_launch_past_its_buffers_is_refused() {
+    use codegen_ptx::jit::JitError;
+    use dsl_core::kernel::signature::ExtentError;
+    let jit = jit();
+    let f = load(&jit, VectorAddKernel::<4>::build(), jit.target().unwrap());
+    let (a, b) = (
+        jit.upload(&[1.0f32; 16]).unwrap(),
+        jit.upload(&[2.0f32; 16]).unwrap(),
+    );
+    let mut c = poisoned(&jit, 16);
+    let n = 1u32 << 24;
+    match VectorAddKernel::launch(f.with(&Launch::linear(n / 4, 256)), &a, &b, &mut c, n) {
+        Err(JitError::Extent {
+            error:
+                ExtentError::TooShort {
+                    param: "a",
+                    need,
+                    have: 16,
+                    ..
+                },
+            ..
+        }) => assert_eq!(need, 1 << 24),
+        other => panic!("expected the launch refused for `a`, got {other:?}"),
+    }
+    let untouched = jit.download(&c).unwrap();
+    assert!(untouched.iter().all(|v| v.to_bits() == POISON));
+}
+
+/// `out[i] = a[i] * s + t` with f16 and bf16 buffers and scalars: the JIT passes 16-bit floats
+/// as kernel arguments (`.b16` parameters) and buffers of them.
+#[kernel]
+fn scale_half(
+    #[len(n)] a: ConstPtr<half::f16>,
+    #[len(n)] out: GlobalPtr<half::f16>,
+    #[len(n)] b: ConstPtr<half::bf16>,
+    #[len(n)] out_b: GlobalPtr<half::bf16>,
+    s: Var<half::f16>,
+    t: Var<half::bf16>,
+    n: Var<u32>,
+) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    if i < n {
+        let x = a.load_at(i).cast::<f32>() * s.cast::<f32>();
+        out.store_at(i, x.cast::<half::f16>());
+        let y = b.load_at(i).cast::<f32>() + t.cast::<f32>();
+        out_b.store_at(i, y.cast::<half::bf16>());
+    }
+}
+// SAFETY: every access is at an index below `n`, checked against the four buffers.
+unsafe impl TrustedKernel for ScaleHalfKernel {}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn half_scalars_and_buffers_are_kernel_arguments() {
+    use half::{bf16, f16};
+    let jit = jit();
+    let f = load(&jit, ScaleHalfKernel::build(), jit.target().unwrap());
+    let n = 1000usize;
+    let a: Vec<f16> = (0..n).map(|i| f16::from_f32(i as f32 / 8.0)).collect();
+    let b: Vec<bf16> = (0..n).map(|i| bf16::from_f32(i as f32 - 500.0)).collect();
+    let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
+    let mut out = jit.alloc_zeros::<f16>(n).unwrap();
+    let mut out_b = jit.alloc_zeros::<bf16>(n).unwrap();
+    let (s, t) = (f16::from_f32(-1.5), bf16::from_f32(0.25));
+    let cfg = Launch::linear(n as u32, 128);
+    ScaleHalfKernel::launch(f.with(&cfg), &da, &mut out, &db, &mut out_b, s, t, n as u32).unwrap();
+    let (got, got_b) = (jit.download(&out).unwrap(), jit.download(&out_b).unwrap());
+    for i in 0..n {
+        let want = f16::from_f32(a[i].to_f32() * s.to_f32());
+        let want_b = bf16::from_f32(b[i].to_f32() + t.to_f32());
+        assert_eq!((got[i], got_b[i]), (want, want_b), "element {i}");
+    }
 }
 
 #[test]
@@ -146,7 +236,7 @@ fn transpose_matches_the_cpu() {
         let dsrc = jit.upload(&src).unwrap();
         for &target in &targets {
             for block_rows in [8u32, 4] {
-                let f = load(&jit, examples::transpose(block_rows), target);
+                let f = load(&jit, TransposeKernel::build(block_rows), target);
                 let mut ddst = poisoned(&jit, rows * cols);
                 let what = format!("transpose {rows}x{cols} {target} block 32x{block_rows}");
                 let grid = (
@@ -154,16 +244,9 @@ fn transpose_matches_the_cpu() {
                     (rows as u32).div_ceil(tile),
                     1,
                 );
-                f.launch(
-                    &Launch::new(grid, (tile, block_rows, 1)),
-                    &[
-                        jit.buffer(&dsrc),
-                        jit.buffer_mut(&mut ddst),
-                        KernelArg::U32(rows as u32),
-                        KernelArg::U32(cols as u32),
-                    ],
-                )
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let cfg = Launch::new(grid, (tile, block_rows, 1));
+                TransposeKernel::launch(f.with(&cfg), &dsrc, &mut ddst, rows as u32, cols as u32)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
                 let got = download(&jit, &ddst, rows * cols, &what);
                 assert_bits(&got, &want, &what, |i| {
                     format!("dst[{}][{}]", i / rows, i % rows)
@@ -195,26 +278,29 @@ fn reduce_sum_matches_the_cpu() {
         for &target in &targets {
             // 96 threads: three warps, not a power of two.
             for (threads, blocks) in [(256u32, 120u32), (96, 7), (256, 1)] {
-                let f = load(&jit, examples::reduce_sum(threads), target);
+                let f = load(&jit, ReduceSumKernel::build(threads), target);
                 let what = format!("reduce_sum n={n} {target} {blocks}x{threads}");
                 let mut partial = poisoned(&jit, blocks as usize);
-                f.launch(
-                    &Launch::new((blocks, 1, 1), (threads, 1, 1)),
-                    &[
-                        jit.buffer(&dx),
-                        jit.buffer_mut(&mut partial),
-                        KernelArg::U32(n as u32),
-                    ],
+                // reduce_sum writes `out[block]`: its safety depends on the grid, which its
+                // signature cannot check, so it is not a `TrustedKernel`.
+                let pass1 = Launch::new((blocks, 1, 1), (threads, 1, 1));
+                // SAFETY: `x` is read below `n`, checked against it; `partial` holds `blocks`
+                // elements, one per block of this grid.
+                ReduceSumKernel::launch(
+                    unsafe { f.with_unchecked(&pass1) },
+                    &dx,
+                    &mut partial,
+                    n as u32,
                 )
                 .unwrap_or_else(|e| panic!("{what}, pass 1: {e}"));
                 let mut out = poisoned(&jit, 1);
-                f.launch(
-                    &Launch::new((1, 1, 1), (threads, 1, 1)),
-                    &[
-                        jit.buffer(&partial),
-                        jit.buffer_mut(&mut out),
-                        KernelArg::U32(blocks),
-                    ],
+                let pass2 = Launch::new((1, 1, 1), (threads, 1, 1));
+                // SAFETY: one block: `out` holds its one element; `partial` is read below `blocks`.
+                ReduceSumKernel::launch(
+                    unsafe { f.with_unchecked(&pass2) },
+                    &partial,
+                    &mut out,
+                    blocks,
                 )
                 .unwrap_or_else(|e| panic!("{what}, pass 2: {e}"));
                 // Pass 1 alone: block b sums the elements its threads visit in the grid stride.
@@ -263,20 +349,14 @@ fn async_copy_matches_the_cpu() {
         for &target in &targets {
             for threads in [128u32, 96] {
                 let chunks = (n as u32).div_ceil(threads * examples::async_copy::PER_THREAD);
-                let f = load(&jit, examples::async_copy(threads), target);
+                let f = load(&jit, AsyncCopyKernel::build(threads), target);
                 // Few blocks (many chunks each: both buffers cycle), one per chunk, more than chunks.
                 for blocks in [3, chunks, chunks + 5] {
                     let what = format!("async_copy n={n} {target} {blocks}x{threads}");
                     let mut ddst = poisoned(&jit, n);
-                    f.launch(
-                        &Launch::new((blocks, 1, 1), (threads, 1, 1)),
-                        &[
-                            jit.buffer(&dsrc),
-                            jit.buffer_mut(&mut ddst),
-                            KernelArg::U32(n as u32),
-                        ],
-                    )
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let cfg = Launch::new((blocks, 1, 1), (threads, 1, 1));
+                    AsyncCopyKernel::launch(f.with(&cfg), &dsrc, &mut ddst, n as u32)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
                     let got = download(&jit, &ddst, n, &what);
                     assert_bits(&got, &src, &what, |i| format!("dst[{i}]"));
                     runs += 1;
@@ -322,15 +402,13 @@ fn tma_round_trip_matches_the_cpu() {
                     "tma_round_trip {rows}x{cols} box {}x{} negate={negate} {target}",
                     tile_box.rows, tile_box.cols
                 );
-                let f = load(&jit, examples::tma_round_trip(tile_box, negate), target);
+                let f = load(&jit, TmaRoundTripKernel::build(tile_box, negate), target);
                 // The map covers `rows x cols`; the guard after it must stay poisoned.
                 let mut ddst = poisoned(&jit, rows * cols);
                 let dst_map = jit.tensor_map_mut(&spec, &mut ddst).unwrap();
-                f.launch(
-                    &Launch::new(grid, (examples::tma_round_trip::THREADS, 1, 1)),
-                    &[(&src_map).into(), (&dst_map).into()],
-                )
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let cfg = Launch::new(grid, (examples::tma_round_trip::THREADS, 1, 1));
+                TmaRoundTripKernel::launch(f.with(&cfg), &src_map, &dst_map)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
                 drop(dst_map);
                 let got = download(&jit, &ddst, rows * cols, &what);
                 let want: Vec<f32> = if negate {
@@ -357,7 +435,8 @@ fn tma_round_trip_matches_the_cpu() {
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn wgmma_tile_matches_the_cpu() {
     let jit = jit();
-    let f = load(&jit, examples::wgmma_tile::default_kernel(), Target::Sm90a);
+    let tile = examples::wgmma_tile::WgmmaTile::new().unwrap();
+    let f = load(&jit, WgmmaTileKernel::build(&tile), Target::Sm90a);
     let n = examples::wgmma_tile::TILE as usize;
     let mut worst = 0f64;
     for seed in [1u64, 2, 3] {
@@ -375,11 +454,9 @@ fn wgmma_tile_matches_the_cpu() {
         let (da, db) = (jit.upload(&a).unwrap(), jit.upload(&b).unwrap());
         let mut dd = poisoned(&jit, n * n);
         let what = format!("wgmma_tile seed {seed}");
-        f.launch(
-            &Launch::linear(examples::wgmma_tile::THREADS, examples::wgmma_tile::THREADS),
-            &[jit.buffer_mut(&mut dd), jit.buffer(&da), jit.buffer(&db)],
-        )
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let cfg = Launch::linear(examples::wgmma_tile::THREADS, examples::wgmma_tile::THREADS);
+        WgmmaTileKernel::launch(f.with(&cfg), &mut dd, &da, &db)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
         let got = download(&jit, &dd, n * n, &what);
         for m in 0..n {
             for j in 0..n {
@@ -409,14 +486,7 @@ fn tma_pipeline_matches_the_cpu() {
     use kernels::examples::tma_pipeline::{self as tp, RowSum};
     let jit = jit();
     let cfg = RowSum::new().unwrap();
-    let f = load(
-        &jit,
-        tp::tma_pipeline(&cfg).map_err(|e| match e {
-            tp::RowSumError::Build(b) => b,
-            other => panic!("{other}"),
-        }),
-        Target::Sm90a,
-    );
+    let f = load(&jit, TmaPipelineKernel::build(&cfg), Target::Sm90a);
     let mut worst = 0f64;
     let mut runs = 0;
     for (rows, cols) in [
@@ -437,17 +507,10 @@ fn tma_pipeline_matches_the_cpu() {
         let map = jit.tensor_map(&spec, &dx).unwrap();
         let mut out = poisoned(&jit, rows);
         let what = format!("tma_pipeline {rows}x{cols}");
-        f.launch(
-            &Launch::new(tp::launch_grid(rows as u32), (tp::THREADS, 1, 1))
-                .with_dynamic_smem(tp::SMEM_BYTES),
-            &[
-                jit.buffer_mut(&mut out),
-                (&map).into(),
-                KernelArg::U32(rows as u32),
-                KernelArg::U32(cols as u32),
-            ],
-        )
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let launch = Launch::new(tp::launch_grid(rows as u32), (tp::THREADS, 1, 1))
+            .with_dynamic_smem(tp::SMEM_BYTES);
+        TmaPipelineKernel::launch(f.with(&launch), &mut out, &map, rows as u32, cols as u32)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
         let got = download(&jit, &out, rows, &what);
         for r in 0..rows {
             let row = &x[r * cols..(r + 1) * cols];
@@ -501,16 +564,17 @@ fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
     use kernels::examples::tma_stream::{self as ts, TmaStream};
     let jit = jit();
     let sms = jit.limits().multiprocessors;
-    let streams: Vec<(TmaStream, TmaL2Promotion, JitFunction)> = stream_configs()
-        .into_iter()
-        .map(|(rows, stages, lag, promotion)| {
-            let cfg = TmaStream::new(rows, stages, lag).unwrap_or_else(|e| panic!("{e}"));
-            let promotion = TmaL2Promotion::from_bytes(promotion)
-                .unwrap_or_else(|| panic!("an L2 promotion of {promotion} bytes"));
-            let f = load(&jit, ts::tma_stream(&cfg), Target::Sm90a);
-            (cfg, promotion, f)
-        })
-        .collect();
+    let streams: Vec<(TmaStream, TmaL2Promotion, TypedFunction<TmaStreamKernel>)> =
+        stream_configs()
+            .into_iter()
+            .map(|(rows, stages, lag, promotion)| {
+                let cfg = TmaStream::new(rows, stages, lag).unwrap_or_else(|e| panic!("{e}"));
+                let promotion = TmaL2Promotion::from_bytes(promotion)
+                    .unwrap_or_else(|| panic!("an L2 promotion of {promotion} bytes"));
+                let f = load(&jit, TmaStreamKernel::build(&cfg), Target::Sm90a);
+                (cfg, promotion, f)
+            })
+            .collect();
     let name = |cfg: &TmaStream, p: TmaL2Promotion| {
         format!(
             "{} stages of {} rows, stores {} behind, L2 promotion {}",
@@ -521,7 +585,7 @@ fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
         )
     };
     // Queues one stream of `a` into `d` (`rows x cols`).
-    let launch = |(cfg, p, f): &(TmaStream, TmaL2Promotion, JitFunction),
+    let launch = |(cfg, p, f): &(TmaStream, TmaL2Promotion, TypedFunction<TmaStreamKernel>),
                   (rows, cols): (usize, usize),
                   a: &CudaSlice<u16>,
                   d: &mut CudaSlice<u16>| {
@@ -532,16 +596,9 @@ fn tma_stream_copies_and_is_timed_beside_a_device_copy() {
             .unwrap();
         let (tiles, k_tiles) = cfg.tiles(rows as u32, cols as u32);
         let grid = tiles.min(sms);
-        let launched = f.launch(
-            &Launch::new((grid, 1, 1), (ts::THREADS, 1, 1)).with_dynamic_smem(cfg.smem_bytes()),
-            &[
-                (&a_map).into(),
-                (&d_map).into(),
-                KernelArg::U32(tiles),
-                KernelArg::U32(k_tiles),
-            ],
-        );
-        launched
+        let shape =
+            Launch::new((grid, 1, 1), (ts::THREADS, 1, 1)).with_dynamic_smem(cfg.smem_bytes());
+        TmaStreamKernel::launch(f.with(&shape), &a_map, &d_map, tiles, k_tiles)
     };
     let mut rng = Rng::new(0x57);
     let mut bits =

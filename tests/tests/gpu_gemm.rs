@@ -55,17 +55,21 @@ fn run(jit: &Jit, f: &JitFunction, cfg: &MultistageConfig, m: usize, n: usize, k
         .expect("upload poisoned D");
     let launch =
         Launch::new(cfg.grid(m as u32, n as u32), cfg.block()).with_dynamic_smem(cfg.smem_bytes());
-    f.launch(
-        &launch,
-        &[
-            jit.buffer_mut(&mut dd),
-            jit.buffer(&da),
-            jit.buffer(&db),
-            KernelArg::U32(m as u32),
-            KernelArg::U32(n as u32),
-            KernelArg::U32(k as u32),
-        ],
-    )
+    // SAFETY: the multistage kernel reads A (m x k) and B (n x k) and writes D (m x n) of 16-bit
+    // elements inside m, n and k, which these buffers hold (D with a guard after it).
+    unsafe {
+        f.launch(
+            &launch,
+            &[
+                jit.buffer_mut(&mut dd),
+                jit.buffer(&da),
+                jit.buffer(&db),
+                KernelArg::U32(m as u32),
+                KernelArg::U32(n as u32),
+                KernelArg::U32(k as u32),
+            ],
+        )
+    }
     .unwrap_or_else(|e| panic!("{m}x{n}x{k}: launch: {e}"));
     let got = jit
         .download(&dd)

@@ -694,7 +694,9 @@ impl ProbePlan {
     }
 }
 
-impl ProgramPlan for ProbePlan {
+// SAFETY: probe_tma stores one 16x16 TMA box per tile of D, clipped by D's map to m x n, and
+// reads only its tile order, one entry per block.
+unsafe impl ProgramPlan for ProbePlan {
     fn program(&self) -> &'static str {
         "probe_tma"
     }

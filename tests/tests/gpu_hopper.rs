@@ -137,22 +137,28 @@ fn run<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPatt
     if l.programmatic {
         cfg = cfg.with_programmatic_launch();
     }
-    c.f.launch(
-        &cfg,
-        &[
-            (&map_a).into(),
-            (&map_b).into(),
-            (&map_d).into(),
-            KernelArg::MapBuffer(&map_d),
-            KernelArg::U32(km),
-            KernelArg::U32(kn),
-            KernelArg::U32(k as u32),
-            jit.buffer(order),
-            KernelArg::U32(l.split.sk_tiles),
-            KernelArg::U32(l.split.sk_blocks),
-            jit.buffer_mut(workspace),
-        ],
-    )
+    // SAFETY: hopper_ws reaches A, B and D only through maps whose extents the encoder checked
+    // against these buffers, and D's direct stores, the tile order and the workspace inside the
+    // lengths `prepare` gave them for this plan and shape; it writes D and the workspace, passed
+    // writable.
+    unsafe {
+        c.f.launch(
+            &cfg,
+            &[
+                (&map_a).into(),
+                (&map_b).into(),
+                (&map_d).into(),
+                KernelArg::MapBuffer(&map_d),
+                KernelArg::U32(km),
+                KernelArg::U32(kn),
+                KernelArg::U32(k as u32),
+                jit.buffer(order),
+                KernelArg::U32(l.split.sk_tiles),
+                KernelArg::U32(l.split.sk_blocks),
+                jit.buffer_mut(workspace),
+            ],
+        )
+    }
     .unwrap_or_else(|e| panic!("{}: {e}", p.schedule));
 }
 
@@ -860,10 +866,13 @@ fn host_time_to_queue_a_gemm() {
             f();
             jit.synchronize().unwrap();
             // 200 calls at up to 100 us each fit under the spin.
-            spin.launch(
-                &Launch::new((1, 1, 1), (1, 1, 1)),
-                &[KernelArg::U64(40_000_000)],
-            )
+            // SAFETY: SPIN_PTX reads its one scalar and touches no memory.
+            unsafe {
+                spin.launch(
+                    &Launch::new((1, 1, 1), (1, 1, 1)),
+                    &[KernelArg::U64(40_000_000)],
+                )
+            }
             .unwrap();
             let t = std::time::Instant::now();
             for _ in 0..calls {

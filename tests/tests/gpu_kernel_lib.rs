@@ -10,7 +10,8 @@ use codegen_ptx::jit::{AnyBitPattern, CudaSlice, Jit, JitFunction, KernelArg, La
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::*;
 use half::f16;
-use kernels::examples::{layernorm, softmax};
+use kernels::examples::layernorm::{self, LayernormKernel};
+use kernels::examples::softmax::{self, SoftmaxKernel};
 use rute_tests::gpu::{jit, Rng};
 
 fn load(jit: &Jit, k: &Kernel, target: Target) -> JitFunction {
@@ -36,17 +37,13 @@ fn softmax_and_layernorm_match_the_cpu() {
             let x: Vec<f32> = rng.vec(rows * cols).iter().map(|v| 6.0 * v).collect();
             let dx = jit.upload(&x).unwrap();
 
-            let f = load(&jit, &softmax::softmax(threads).unwrap(), target);
+            let f = jit
+                .compile(&SoftmaxKernel::build(threads).unwrap(), target)
+                .unwrap();
             let mut dy = poisoned(&jit, rows * cols, f32::from_bits(u32::MAX));
-            f.launch(
-                &Launch::new((rows as u32, 1, 1), (threads, 1, 1)),
-                &[
-                    jit.buffer(&dx),
-                    jit.buffer_mut(&mut dy),
-                    KernelArg::U32(cols as u32),
-                ],
-            )
-            .unwrap_or_else(|e| panic!("softmax {what}: {e}"));
+            let grid = Launch::new((rows as u32, 1, 1), (threads, 1, 1));
+            SoftmaxKernel::launch(f.with(&grid), &dx, &mut dy, rows as u32, cols as u32)
+                .unwrap_or_else(|e| panic!("softmax {what}: {e}"));
             let got = jit.download(&dy).unwrap();
             for (i, (g, w)) in got.iter().zip(softmax::reference(&x, cols)).enumerate() {
                 assert!(
@@ -58,18 +55,20 @@ fn softmax_and_layernorm_match_the_cpu() {
             let gamma = rng.vec(cols);
             let beta = rng.vec(cols);
             let (dg, db) = (jit.upload(&gamma).unwrap(), jit.upload(&beta).unwrap());
-            let f = load(&jit, &layernorm::layernorm(threads).unwrap(), target);
+            let f = jit
+                .compile(&LayernormKernel::build(threads).unwrap(), target)
+                .unwrap();
             let mut dy = poisoned(&jit, rows * cols, f32::from_bits(u32::MAX));
-            f.launch(
-                &Launch::new((rows as u32, 1, 1), (threads, 1, 1)),
-                &[
-                    jit.buffer(&dx),
-                    jit.buffer(&dg),
-                    jit.buffer(&db),
-                    jit.buffer_mut(&mut dy),
-                    KernelArg::U32(cols as u32),
-                    KernelArg::F32(1e-5),
-                ],
+            let grid = Launch::new((rows as u32, 1, 1), (threads, 1, 1));
+            LayernormKernel::launch(
+                f.with(&grid),
+                &dx,
+                &dg,
+                &db,
+                &mut dy,
+                rows as u32,
+                cols as u32,
+                1e-5,
             )
             .unwrap_or_else(|e| panic!("layernorm {what}: {e}"));
             let got = jit.download(&dy).unwrap();
@@ -141,16 +140,20 @@ fn reductions_match_the_cpu() {
         );
         let mut oi = poisoned(&jit, 6 * 128, -1i32);
         let mut of = poisoned(&jit, 8 * 128, f32::from_bits(u32::MAX));
-        f.launch(
-            &Launch::new((1, 1, 1), (128, 1, 1)),
-            &[
-                jit.buffer(&dxi),
-                jit.buffer(&dxf),
-                jit.buffer(&dxh),
-                jit.buffer_mut(&mut oi),
-                jit.buffer_mut(&mut of),
-            ],
-        )
+        // SAFETY: one block of 128 threads; thread `t` reads element `t` of each 128-element
+        // input and writes elements `t + 128 j` of the outputs, which hold 6 and 8 rows of 128.
+        unsafe {
+            f.launch(
+                &Launch::new((1, 1, 1), (128, 1, 1)),
+                &[
+                    jit.buffer(&dxi),
+                    jit.buffer(&dxf),
+                    jit.buffer(&dxh),
+                    jit.buffer_mut(&mut oi),
+                    jit.buffer_mut(&mut of),
+                ],
+            )
+        }
         .unwrap_or_else(|e| panic!("reductions {target}: {e}"));
         let (gi, gf) = (jit.download(&oi).unwrap(), jit.download(&of).unwrap());
         for t in 0..128 {
@@ -243,15 +246,20 @@ fn masked_loads_pairs_and_eight_half_vectors_match_the_cpu() {
         let dx = jit.upload(&x[..n as usize]).unwrap();
         let mut dy = poisoned(&jit, 128, f32::from_bits(u32::MAX));
         let mut dh = jit.upload(&h).unwrap();
-        f.launch(
-            &Launch::new((1, 1, 1), (64, 1, 1)),
-            &[
-                jit.buffer(&dx),
-                jit.buffer_mut(&mut dy),
-                jit.buffer_mut(&mut dh),
-                KernelArg::U32(n),
-            ],
-        )
+        // SAFETY: one block of 64 threads; the loads of `x` are masked below `n` (its length),
+        // thread `t` writes elements `t` and `t + 64` of the 128-element `y` and its own eight
+        // halves of the 512-element `h`.
+        unsafe {
+            f.launch(
+                &Launch::new((1, 1, 1), (64, 1, 1)),
+                &[
+                    jit.buffer(&dx),
+                    jit.buffer_mut(&mut dy),
+                    jit.buffer_mut(&mut dh),
+                    KernelArg::U32(n),
+                ],
+            )
+        }
         .unwrap_or_else(|e| panic!("masked_halves {target}: {e}"));
         let (gy, gh) = (jit.download(&dy).unwrap(), jit.download(&dh).unwrap());
         for t in 0..64usize {

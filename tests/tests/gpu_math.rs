@@ -260,14 +260,18 @@ fn run<B: codegen_ptx::jit::AnyBitPattern + Copy + Default>(
         .unwrap_or_else(|e| panic!("{}: {e}", k.name));
     let dx = jit.upload(xs).unwrap();
     let mut dy = jit.upload(&vec![B::default(); xs.len()]).unwrap();
-    f.launch(
-        &Launch::linear(xs.len() as u32, 256),
-        &[
-            jit.buffer(&dx),
-            jit.buffer_mut(&mut dy),
-            KernelArg::U32(xs.len() as u32),
-        ],
-    )
+    // SAFETY: the math kernels read `x[i]` and write `y[i]` only for `i < n`, and both buffers
+    // hold `n = xs.len()` elements.
+    unsafe {
+        f.launch(
+            &Launch::linear(xs.len() as u32, 256),
+            &[
+                jit.buffer(&dx),
+                jit.buffer_mut(&mut dy),
+                KernelArg::U32(xs.len() as u32),
+            ],
+        )
+    }
     .unwrap_or_else(|e| panic!("{}: {e}", k.name));
     jit.download(&dy).unwrap()
 }

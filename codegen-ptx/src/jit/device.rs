@@ -6,34 +6,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cudarc::driver::{
     result, sys, CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
+use dsl_core::ir::Target;
 
-use super::args::{
-    admit, AnyBitPattern, BufferOwner, DeviceBuffer, DeviceBufferMut, DevicePointer, ForeignBuffer,
-    KernelArg,
-};
+use super::args::KernelArg;
+use super::buffer::{AnyBitPattern, DeviceBuffer, DeviceBufferMut, DevicePointer};
+use super::context::Shared;
 use super::error::{describe, driver, JitError};
 use super::launch::DeviceLimits;
 use super::module::{load_module, ptx_hash, JitModule};
+use super::owner::{admit, BufferOwner, ForeignBuffer};
+use super::tensor_map::{TensorMap, TensorMapMut};
+use super::tensor_map_spec::TensorMapSpec;
 
 /// Oldest driver the runtime accepts (CUDA 12.0: cluster launch and tensor maps).
 const MIN_DRIVER_VERSION: i32 = 12000;
-
-/// What modules and functions share with the `Jit` that loaded them.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
-    pub(crate) limits: DeviceLimits,
-    pub(crate) driver_version: i32,
-}
-
-impl Shared {
-    pub(crate) fn bind(&self) -> Result<(), JitError> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| driver("cuCtxSetCurrent", e))
-    }
-}
 
 /// A cache entry: the PTX text it stands for and, once loaded, its module. Loading happens
 /// under the entry's own lock, so one text is compiled once while other texts load in parallel.
@@ -188,6 +174,25 @@ impl Jit {
         &self.shared.limits
     }
 
+    /// The PTX target for this device: its own `a` target where rute has one (sm_90a on
+    /// compute capability 9.0, sm_100a on 10.0), otherwise sm_80 PTX, which the driver compiles
+    /// for any newer device; [`JitError::Unsupported`] before sm_80.
+    pub fn target(&self) -> Result<Target, JitError> {
+        let (major, minor) = self.shared.limits.compute_capability;
+        match (major, minor) {
+            (9, 0) => Ok(Target::Sm90a),
+            (10, 0) => Ok(Target::Sm100a),
+            (major, _) if major >= 8 => Ok(Target::Sm80),
+            _ => Err(JitError::Unsupported {
+                feature: "rute's PTX (sm_80 and up)",
+                needs_major: 8,
+                needs_minor: 0,
+                major,
+                minor,
+            }),
+        }
+    }
+
     /// The driver's CUDA version, e.g. 13000 for CUDA 13.0.
     pub fn driver_version(&self) -> i32 {
         self.shared.driver_version
@@ -291,8 +296,11 @@ impl Jit {
     /// the argument is dropped, after the launches that used it were queued. The launch refuses
     /// the argument if [`Jit::check_buffer`] would.
     ///
-    /// A kernel that writes the buffer must get it through [`Jit::buffer_mut`], or readers on
-    /// other streams are not ordered after the write.
+    /// A kernel that writes the buffer must get it through [`Jit::buffer_mut`]: the buffer is
+    /// shared for as long as the argument lives, so a write through it breaks the contract of
+    /// the (`unsafe`) [`JitFunction::launch`](super::JitFunction::launch), and readers on other
+    /// streams are not ordered after it. The typed launch passes `&` buffers only to `ConstPtr`
+    /// parameters.
     pub fn buffer<'a, T: AnyBitPattern, B: DeviceBuffer<T>>(
         &'a self,
         buffer: &'a B,
@@ -359,6 +367,55 @@ impl Jit {
 
     pub(crate) fn bind(&self) -> Result<(), JitError> {
         self.shared.bind()
+    }
+}
+
+impl Jit {
+    /// A TMA descriptor over `buffer`, which kernels only read through it (TMA loads): `spec`
+    /// is checked against the buffer's address and length ([`TensorMapSpec::validate_for`]),
+    /// encoded, and the buffer stays borrowed, its use ordered on this `Jit`'s stream like a
+    /// [`Jit::buffer`] argument's, until the map is dropped. Needs an sm_90 or newer device.
+    pub fn tensor_map<'a, T: AnyBitPattern, B: DeviceBuffer<T>>(
+        &'a self,
+        spec: &TensorMapSpec,
+        buffer: &'a B,
+    ) -> Result<TensorMap<'a>, JitError> {
+        let pointer = DevicePointer::read(buffer, self.stream());
+        TensorMap::encode_over(&self.shared, spec, pointer, 0)
+    }
+
+    /// [`Jit::tensor_map`] over a buffer that kernels may also write through the map (TMA
+    /// stores), borrowed mutably: a [`TensorMapMut`], which dereferences to the map.
+    pub fn tensor_map_mut<'a, T: AnyBitPattern, B: DeviceBufferMut<T>>(
+        &'a self,
+        spec: &TensorMapSpec,
+        buffer: &'a mut B,
+    ) -> Result<TensorMapMut<'a>, JitError> {
+        let pointer = DevicePointer::write(buffer, self.stream());
+        TensorMap::encode_over(&self.shared, spec, pointer, 0).map(TensorMapMut::of_written)
+    }
+}
+
+impl TensorMap<'static> {
+    /// Validates `spec` against the buffer (see [`TensorMapSpec::validate_for`]) and encodes
+    /// it with `cuTensorMapEncodeTiled` over `address`. Needs an sm_90 or newer device.
+    ///
+    /// # Safety
+    ///
+    /// `address` is the start of `buffer_bytes` bytes of one live allocation in `jit`'s context,
+    /// and for every launch that takes the map, until its kernel has finished, those bytes obey
+    /// the contract of [`KernelArg::raw_pointer`]: not freed, not used by another stream, earlier
+    /// writes ordered before the launch, and what the TMA unit writes there valid for the types
+    /// the host reads it as.
+    pub unsafe fn encode_tiled_raw(
+        jit: &Jit,
+        spec: &TensorMapSpec,
+        address: u64,
+        buffer_bytes: u64,
+    ) -> Result<TensorMap<'static>, JitError> {
+        // SAFETY: the caller takes on the raw pointer's contract.
+        let pointer = unsafe { DevicePointer::raw(address) };
+        TensorMap::encode_over(&jit.shared, spec, pointer, buffer_bytes)
     }
 }
 

@@ -1,11 +1,13 @@
 //! The one error type of the JIT runtime, and the turning of driver results into sentences.
 
 use cudarc::driver::{sys, DriverError};
+use dsl_core::ir::Target;
+use dsl_core::kernel::signature::ExtentError;
 
-use super::args::ForeignBuffer;
 use super::launch::LaunchError;
+use super::owner::ForeignBuffer;
 use super::signature::SignatureError;
-use super::tensor_map::TensorMapError;
+use super::tensor_map_spec::TensorMapError;
 
 /// Everything that can go wrong between PTX text and a finished kernel, each as a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,6 +116,24 @@ pub enum JitError {
         kernel: String,
         /// Where and why reading stopped.
         error: SignatureError,
+    },
+    /// A typed launch refused before the driver saw it: a buffer shorter than its `#[len(..)]`.
+    #[error("launch of `{kernel}` refused: {error}")]
+    Extent {
+        /// The kernel's name.
+        kernel: String,
+        /// Which buffer and why.
+        error: ExtentError,
+    },
+    /// A kernel that cannot be emitted as PTX for the target asked for.
+    #[error("the kernel `{kernel}` cannot be emitted for {target}: {reason}")]
+    Codegen {
+        /// The kernel's name.
+        kernel: String,
+        /// The target.
+        target: Target,
+        /// The code generator's error.
+        reason: String,
     },
     /// The driver refused or failed the launch itself.
     #[error("launch of `{kernel}` failed: {reason}")]

@@ -10,8 +10,10 @@
 
 use cudarc::driver::sys;
 
+use super::args::KernelArg;
+use super::device::Jit;
 use super::error::{driver, JitError};
-use super::{Jit, KernelArg, Launch};
+use super::launch::Launch;
 
 /// The spin kernel: one thread that waits `ns` nanoseconds of `%globaltimer`.
 pub const SPIN_PTX: &str = "\
@@ -159,7 +161,10 @@ impl Jit {
         for round in 0..repeats.max(1) {
             for i in order(round) {
                 let wait = (2 * host_ns[i]).clamp(SPIN_NS, MAX_SPIN_NS);
-                spin.launch(&Launch::new((1, 1, 1), (1, 1, 1)), &[KernelArg::U64(wait)])?;
+                // SAFETY: SPIN_PTX reads its one `.u64` scalar and touches no memory.
+                unsafe {
+                    spin.launch(&Launch::new((1, 1, 1), (1, 1, 1)), &[KernelArg::U64(wait)])
+                }?;
                 start
                     .record(stream)
                     .map_err(|e| driver("cuEventRecord", e))?;

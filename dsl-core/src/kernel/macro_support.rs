@@ -1,6 +1,6 @@
 //! The few helpers `#[kernel]` writes besides the builder's own entry points: kernel parameters
 //! declared by type, `let` that copies device values and moves everything else, short-circuit
-//! `&&`/`||` on host conditions, and inclusive ranges. Each is public so that what the
+//! `&&`/`||` (from [`super::operators`]), and inclusive ranges. Each is public so that what the
 //! macro writes can be written by hand.
 
 use std::cell::Cell;
@@ -10,14 +10,16 @@ use super::control::Assign;
 use super::control::{range, DeviceRange, HostRange, Iterate, MakeRange, RangeInt};
 use super::error::BuildError;
 use super::memory::{GlobalPtr, SharedPtr, TensorMap};
+use super::readonly::ConstPtr;
 use super::value::{DeviceType, IntoVar, Var};
 
-/// A type a kernel parameter can have: `Var<T>` (a scalar), `GlobalPtr<T>`, `TensorMap`.
+/// A type a kernel parameter can have: `Var<T>` (a scalar), `GlobalPtr<T>`, `ConstPtr<T>`,
+/// `TensorMap`, `ConstTensorMap`.
 /// `#[kernel]` declares each parameter of its function with [`KernelParam::declare`], in order.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a kernel parameter",
     label = "not a device type",
-    note = "a kernel parameter is `Var<T>` (a scalar), `GlobalPtr<T>` or `TensorMap`; mark a value that configures generation `#[host]`"
+    note = "a kernel parameter is `Var<T>` (a scalar), `GlobalPtr<T>`, `ConstPtr<T>`, `TensorMap` or `ConstTensorMap`; mark a value that configures generation `#[host]`"
 )]
 pub trait KernelParam: Sized {
     /// Declares the parameter `name` of the kernel under construction and returns its value.
@@ -111,7 +113,7 @@ macro_rules! pointer_lets {
         }
     )*};
 }
-pointer_lets!(GlobalPtr, SharedPtr);
+pointer_lets!(GlobalPtr, SharedPtr, ConstPtr);
 
 /// `let` of any other value: a move.
 pub trait LetMove {
@@ -128,34 +130,8 @@ impl<T> LetMove for &Let<T> {
     }
 }
 
-/// An operand of `&&` or `||` in a `#[kernel]` condition: a host `bool` only. A device predicate
-/// cannot short-circuit (the right side would be evaluated on the device anyway: a load it guards
-/// would run out of bounds), so it is refused with a sentence instead of a type mismatch.
-#[diagnostic::on_unimplemented(
-    message = "`&&` and `||` take host `bool`s, not `{Self}`",
-    label = "a device predicate cannot short-circuit",
-    note = "on device predicates write `p & q` or `p | q` (both sides are evaluated), or nest the `if`s when the right side must not run"
-)]
-pub trait ShortCircuit {
-    /// The host value.
-    fn value(self) -> bool;
-}
-
-impl ShortCircuit for bool {
-    fn value(self) -> bool {
-        self
-    }
-}
-
-/// `a && b()` for host `bool`s: `b` runs only when `a` holds.
-pub fn and<A: ShortCircuit, B: ShortCircuit>(a: A, b: impl FnOnce() -> B) -> bool {
-    a.value() && b().value()
-}
-
-/// `a || b()` for host `bool`s: `b` runs only when `a` does not hold.
-pub fn or<A: ShortCircuit, B: ShortCircuit>(a: A, b: impl FnOnce() -> B) -> bool {
-    a.value() || b().value()
-}
+/// `&&` and `||` in `#[kernel]` bodies: see [`super::operators`].
+pub use super::operators::{and, or, ShortCircuit};
 
 /// The successor of a range's last index, for `a..=b`.
 pub trait InclusiveEnd: Sized {

@@ -38,8 +38,11 @@ pub mod macro_support;
 mod masked;
 pub mod math;
 pub mod memory;
+pub mod operators;
 pub mod ops;
+mod readonly;
 pub mod reduce;
+pub mod signature;
 pub mod value;
 
 pub use context::{build_kernel, emit, KernelBuilder};
@@ -54,7 +57,9 @@ pub use location::{current_location, location_scope, set_location, LocationScope
 pub use math::Float;
 pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};
+pub use readonly::{ConstPtr, ConstTensorMap};
 pub use reduce::{warp_max, warp_min, warp_sum, BlockReduce, Reduce, Reduction};
+pub use signature::{KernelSignature, TrustedKernel, TypedKernel};
 pub use value::{BF16x2, Const, DeviceType, F16x2, IntoVar, Var};
 
 #[cfg(test)]

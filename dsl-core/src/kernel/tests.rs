@@ -1,6 +1,6 @@
 //! The builder's IR shapes: host control flow emits nothing of its own, device control flow emits
-//! structured statements, constants fold, errors are typed. Plus the five example kernels the
-//! issue asks the API to express.
+//! structured statements, constants fold, errors are typed. Plus five small kernels written with
+//! the builder by hand.
 
 use super::*;
 use crate::ir::op::{Arith, BinOp, Bulk, CpAsync, Data, Memory, Op};

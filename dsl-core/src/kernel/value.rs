@@ -144,7 +144,8 @@ pub(crate) enum Repr {
 ///
 /// Operators (`+ - * / % & | ^ << >> ! -`) emit instructions, or fold when both sides are
 /// constants; comparisons are the methods [`Var::lt`], [`Var::le`], [`Var::gt`], [`Var::ge`],
-/// [`Var::eq_`], [`Var::ne_`].
+/// [`Var::eq_`], [`Var::ne_`], which `#[kernel]` and `#[device]` bodies may also spell `<`, `<=`,
+/// `>`, `>=`, `==` and `!=` (see [`crate::kernel::operators`]).
 pub struct Var<T> {
     pub(crate) repr: Repr,
     _t: PhantomData<fn() -> T>,

@@ -7,13 +7,16 @@ use super::{IntTuple, Layout, LayoutError, Tiler};
 /// CuTe's `detail::composition_impl` for a flat `A` (already `coalesce_x`-ed) and one mode of B.
 ///
 /// `reach[j]` accumulates, over B's modes, the largest coordinate each B mode uses in A's mode `j`;
-/// see [`composition`] for why.
+/// see [`composition`] for why. A's modes from `extending` on are those past which B may run
+/// (the last, and the one before a kept extent-1 mode): there the result only has to agree with
+/// `A o B` below `size(A)`.
 fn compose_mode(
     a: &[(i64, i64)],
     bs: &IntTuple,
     bd: &IntTuple,
     reach: &mut [i64],
     b_is_one_mode: bool,
+    extending: usize,
 ) -> Res<(IntTuple, IntTuple)> {
     let (s, d) = match (bs, bd) {
         (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
@@ -21,7 +24,7 @@ fn compose_mode(
             let (rs, rd) = ss
                 .iter()
                 .zip(ds)
-                .map(|(s, d)| compose_mode(a, s, d, &mut *reach, b_is_one_mode))
+                .map(|(s, d)| compose_mode(a, s, d, &mut *reach, b_is_one_mode, extending))
                 .collect::<Res<Vec<_>>>()?
                 .into_iter()
                 .unzip();
@@ -69,8 +72,10 @@ fn compose_mode(
         let next_s = ceil_div(cs, r)?;
         // C++ checks only the condition above, which lets a stride below a non-multiple extent
         // through; when B's remaining elements then spill past this mode the C++ result is not
-        // A o B (e.g. (4,4):(1,10) o 4:3). rute refuses that case instead of computing it.
-        if rest_s > 1 && r % cs != 0 && cs % r != 0 && rest_s > next_s {
+        // A o B (e.g. (4,4):(1,10) o 4:3). rute refuses that case instead of computing it, except
+        // past an extending mode: the elements that spill there lie at or past size(A), where
+        // only C++'s answer is asked for (`tiled_divide((7,1):(4,3), 8:2)`).
+        if j < extending && rest_s > 1 && r % cs != 0 && cs % r != 0 && rest_s > next_s {
             return Err(Fail::Rule(format!(
                 "stride divisibility condition: B's stride {rest_d} and the extent {cs} of A's \
                  coalesced mode {cs}:{cd} divide neither way, and B's remaining {rest_s} elements \
@@ -124,7 +129,10 @@ fn compose_mode(
 /// Where CuTe's C++ would return a layout that is *not* `A o B`, rute refuses (a
 /// [`LayoutError::Precondition`] naming the rule) rather than compute it:
 /// - a stride of B that neither divides nor is divided by an extent of A it splits, when B's
-///   elements spill past that mode (C++ accepts `d < s`: `(4,4):(1,10) o 4:3` gives `(2,2):(3,10)`);
+///   elements spill past that mode (C++ accepts `d < s`: `(4,4):(1,10) o 4:3` gives `(2,2):(3,10)`),
+///   unless that mode is the one before A's trailing extent-1 modes, where the elements that spill
+///   are those at or past `size(A)` (`(7,1):(4,3) o (8,2):(2,1) == ((4,2),2):((8,3),4)`, C++'s
+///   `tiled_divide((7,1):(4,3), 8:2)`);
 /// - a negative stride in B when A does not coalesce to one mode (C++ then reads A at negative
 ///   offsets with truncating division, which is not how rute's layouts evaluate them);
 /// - B's modes that together use more of one of A's modes than it has (their sum carries into the
@@ -141,13 +149,20 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
     let (flat, kept_unit) = coalesce_x(a);
     let mut reach = vec![0i64; flat.len()];
     let b_is_one_mode = b.shape().flatten_ints().iter().filter(|&&e| e > 1).count() <= 1;
-    let (s, d) = compose_mode(&flat, b.shape(), b.stride(), &mut reach, b_is_one_mode)
-        .map_err(|f| f.at("composition", format!("{a}, {b}")))?;
     // A's last mode extends without bound, so only the others can overflow into a carry. A
     // trailing extent-1 mode of A is no mode to carry into: it coalesces away, and the mode before
     // it is the last one, which extends (C++ computes these compositions; a divide of a layout
     // ending in extent-1 modes needs them).
     let extending = flat.len().saturating_sub(if kept_unit { 2 } else { 1 });
+    let (s, d) = compose_mode(
+        &flat,
+        b.shape(),
+        b.stride(),
+        &mut reach,
+        b_is_one_mode,
+        extending,
+    )
+    .map_err(|f| f.at("composition", format!("{a}, {b}")))?;
     for (j, &(cs, cd)) in flat.iter().enumerate().take(extending) {
         if reach[j] >= cs {
             return Err(LayoutError::precondition(
@@ -273,6 +288,14 @@ mod tests {
         // Modes before it still carry (C++: (2,2):(2,2), whose offset 4 is not A(4) = 11).
         let e = comp("(3,5,1):(1,10,0)", "(2,2):(2,2)");
         assert!(e.contains("carry"), "{e}");
+        // Past that mode B may also spill with a stride that divides neither way: the elements
+        // that spill are those at or past size(A), which C++ puts in the kept extent-1 mode. Below
+        // size(A) the result is A o B: offsets 0, 8, 16, 24 are A(0), A(2), A(4), A(6).
+        assert_eq!(comp("(7,1):(4,3)", "(8,2):(2,1)"), "((4,2),2):((8,3),4)");
+        assert_eq!(comp("(7,1,1):(4,3,5)", "8:2"), "(4,2):(8,5)");
+        // Before a mode that is not the last, the same spill is still refused.
+        let e = comp("(7,2,1):(4,100,0)", "8:2");
+        assert!(e.contains("stride divisibility"), "{e}");
         // Negative strides: fine against a single-mode A, or inside A's first mode (A read at
         // negative offsets with truncating division, as C++ does); refused past A's first mode.
         assert_eq!(comp("(4,8):(1,4)", "4:-1"), "4:-1");

@@ -119,6 +119,30 @@ mod tests {
         assert_eq!(fd.to_string(), "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))");
     }
 
+    /// A layout ending in an extent-1 mode divided by a tile whose stride neither divides nor is
+    /// divided by the extent before it: the tile's rest fills the extent-1 mode, as in CuTe's C++
+    /// (checked there: `tests/conformance/gen_vectors.py`'s `UNIT_TAIL_CASES`).
+    #[test]
+    fn a_tile_may_run_past_the_mode_before_an_extent_1_mode() {
+        let a = lay("(7,1):(4,3)");
+        let t = Tiler::Layout(lay("8:2"));
+        for (r, want) in [
+            (tiled_divide(&a, &t), "((4,2),2):((8,3),4)"),
+            (logical_divide(&a, &t), "((4,2),2):((8,3),4)"),
+            (zipped_divide(&a, &t), "((4,2),2):((8,3),4)"),
+            (flat_divide(&a, &t), "(4,2,2):(8,3,4)"),
+        ] {
+            assert_eq!(r.unwrap().to_string(), want);
+        }
+        // The same through a tiler tuple, on the mode of A that ends in the extent-1 mode.
+        let a = lay("((7,1),3):((4,3),100)");
+        let t = Tiler::Tuple(vec![Tiler::Layout(lay("8:2"))]);
+        assert_eq!(
+            tiled_divide(&a, &t).unwrap().to_string(),
+            "(((4,2)),2,3):(((8,3)),4,100)"
+        );
+    }
+
     #[test]
     fn extra_modes_are_kept_and_errors_typed() {
         let a = lay("(8,6,2):(1,8,48)");

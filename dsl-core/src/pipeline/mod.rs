@@ -1,5 +1,5 @@
-//! Pipelines and warp roles: the vocabulary of warp-specialized kernels (seed 004, CUTLASS's
-//! `sm90_pipeline.hpp`), each part a small module whose docs state its protocol.
+//! Pipelines and warp roles: the vocabulary of warp-specialized kernels (CUTLASS's
+//! `sm90_pipeline.hpp` and its Hopper and Blackwell GEMMs), each part a small module whose docs state its protocol.
 //!
 //! - [`barrier`]: mbarrier arrays in shared memory, typed by how a phase completes
 //!   ([`TmaBarriers`], [`MmaBarriers`], [`Barriers`]), with `init`, `arrive`,

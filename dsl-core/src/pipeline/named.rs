@@ -9,7 +9,7 @@ pub const NAMED_BARRIERS: u32 = 16;
 /// One of the block's 16 hardware barriers, for `threads` threads (a multiple of 32).
 ///
 /// Every thread that takes part must use the same id and count, and independent groups must use
-/// different ids (the seed's two writeback warpgroups use `10 + wg`). `sync` waits until
+/// different ids (two writeback warpgroups, say, use `10 + wg`). `sync` waits until
 /// `threads` threads arrived; `arrive` counts this thread without waiting (a producer that
 /// signals a consumer group).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +97,8 @@ impl NamedBarriers {
     }
 }
 
-/// The seed's `warpgroup_sync(id)`: `bar.sync id, 128`, the 128 threads of one warpgroup.
+/// `warpgroup_sync(id)` of warp-specialized kernels: `bar.sync id, 128`, the 128 threads of one
+/// warpgroup.
 pub fn warpgroup_sync(id: u32) {
     NamedBarrier::new(id, 128).sync();
 }

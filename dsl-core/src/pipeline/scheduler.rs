@@ -1,7 +1,7 @@
 //! A persistent tile scheduler: a grid of about one block (or cluster) per SM walks the output
 //! tiles, `tile = cluster_id, cluster_id + clusters, ...`, in an order that keeps the tiles in
-//! flight at one time close together so that their A and B tiles are reused from L2 (the seed's
-//! `ClusterPersistentScheduler2D`).
+//! flight at one time close together so that their A and B tiles are reused from L2 (a
+//! 2-D persistent tile scheduler over clusters, as CUTLASS's Hopper GEMMs have).
 //!
 //! ```
 //! use dsl_core::kernel::*;

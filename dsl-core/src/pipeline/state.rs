@@ -4,8 +4,8 @@
 use crate::kernel::{select, Var};
 
 /// A position in a `stages`-deep ring of buffers guarded by mbarriers: the stage index and the
-/// parity of the barrier phase to wait for there (CUTLASS's `PipelineState`, the seed's
-/// `PipelineState(depth, phase)`).
+/// parity of the barrier phase to wait for there (CUTLASS's `PipelineState`: an index and a
+/// phase over `depth` stages).
 ///
 /// The two ends of a pipeline start at opposite phases, and the constructors are named for the
 /// role so that the two cannot be mixed up by accident:

@@ -21,7 +21,7 @@
 //! predicates and TMA coordinates.
 //!
 //! A k-tile of a K-major A (`M x K`, row stride `k`) copied into a swizzled shared tile with the
-//! seed's 16-byte `cp.async` partition, rows past `m` and columns past `k` zero-filled:
+//! 16-byte `cp.async` partition of CuTe's multistage GEMM tutorial, rows past `m` and columns past `k` zero-filled:
 //!
 //! ```
 //! use dsl_core::atom::{CopyAtom, CpAsyncCacheGlobal, ValType};

@@ -3,7 +3,8 @@
 //! [`parse`] splits the signature into host inputs, the builder handle and device parameters;
 //! [`check`] refuses signatures that cannot become a kernel; [`rewrite`] turns the body's control
 //! flow into calls of `dsl_core::kernel`'s traits (and refuses what cannot be rewritten); [`expand`]
-//! writes the generating function. Every refusal is a `syn::Error` at the offending tokens; all of
+//! writes the generating function and [`signature`] the kernel's typed signature (its
+//! `#[len(..)]` attributes read first). Every refusal is a `syn::Error` at the offending tokens; all of
 //! them are reported together.
 
 mod check;
@@ -12,6 +13,7 @@ mod location;
 mod model;
 mod parse;
 mod rewrite;
+mod signature;
 #[cfg(test)]
 mod tests;
 
@@ -42,10 +44,15 @@ fn run(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let mut kernel = parse::parse(item, &mut errors);
     check::check(&kernel, &mut errors);
     location::stamp_statements(&mut kernel.body);
+    let lengths = signature::take_lengths(&mut kernel, &mut errors);
     rewrite::rewrite_body(&mut kernel, &mut errors);
     match errors.combined() {
         Some(e) => Err(e),
-        None => Ok(expand::expand(&kernel)),
+        None => {
+            let function = expand::expand(&kernel);
+            let signature = signature::expand(&kernel, &lengths);
+            Ok(quote::quote!(#function #signature))
+        }
     }
 }
 

@@ -9,7 +9,7 @@
 //! | `for p in a..b { .. }`, `a..=b`, `(a..b).step_by(s)` | `Iterate::for_each_(range(a, b)[.step_by(s)], \|p\| { .. })` |
 //! | `while c { .. }` | `LoopCond::run_while(\|part\| match part { LoopPart::Cond => Some(c), LoopPart::Body => { ..; None } })` |
 //! | `place = e` | `Assign::assign_(&mut place, e)` |
-//! | `a && b`, `a \|\| b` in an `if`/`while` condition | `macro_support::and(a, \|\| b)`, `or(..)`: `bool`s only |
+//! | `a < b`, ..., `a && b`, `a \|\| b` | see [`operators`]: one spelling for host and device values |
 //! | `let x = y;` (`y` a path), `let mut x = e;` | `let x = macro_support::Let::new(y).let_();` |
 //! | `e?` inside a rewritten `if` statement, `for` or `while` (function returning `Result<_, E>`) | the construct's `try_` form, whose closure returns `Result<(), E>`, followed by `?` |
 //!
@@ -20,12 +20,13 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
-use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprForLoop, ExprIf, ExprWhile, Ident, Lifetime, Local, Pat, Stmt};
 
 use super::model::KernelFn;
 use super::Errors;
+
+mod operators;
 
 /// Rewrites `kernel.body` in place; refusals go to `errors`.
 pub fn rewrite_body(kernel: &mut KernelFn, errors: &mut Errors) {
@@ -55,6 +56,8 @@ enum Construct {
     If,
     For,
     While,
+    /// The right side of `&&` or `||` (a closure, see `operators`).
+    ShortCircuit,
 }
 
 impl Construct {
@@ -63,6 +66,7 @@ impl Construct {
             Construct::If => "if",
             Construct::For => "for",
             Construct::While => "while",
+            Construct::ShortCircuit => "&&",
         }
     }
 }
@@ -234,34 +238,10 @@ impl Rewriter<'_> {
         }
     }
 
-    /// The condition of a rewritten `if` or `while`: `a && b` and `a || b` become
-    /// `macro_support::and(a, || b)` / `or(..)`, which keep Rust's short circuit for `bool`s and
-    /// refuse device predicates with a sentence (on the device the right side would run anyway).
-    fn condition(&mut self, cond: &mut Expr, c: Construct) {
-        match cond {
-            Expr::Paren(p) => self.condition(&mut p.expr, c),
-            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
-                self.condition(&mut b.left, c);
-                // The right side runs in a closure: `return`, `?` and jumps cannot leave it.
-                self.frames.push(Frame::Rewritten(c, false));
-                self.frames
-                    .push(Frame::NoTry("the right side of `&&` or `||`"));
-                self.condition(&mut b.right, c);
-                self.frames.pop();
-                self.frames.pop();
-                let (span, name) = match b.op {
-                    syn::BinOp::And(t) => (t.spans[0], "and"),
-                    _ => (b.op.span(), "or"),
-                };
-                let k = kernel_path(span);
-                let f = Ident::new(name, span);
-                let (left, right) = (&b.left, &b.right);
-                *cond = parse_expr(quote_spanned! {span=>
-                    #k::macro_support::#f(#left, || #right)
-                });
-            }
-            _ => self.visit_expr_mut(cond),
-        }
+    /// The condition of a rewritten `if` or `while`, rewritten as any expression is (`&&`, `||`
+    /// and comparisons by `operators`).
+    fn condition(&mut self, cond: &mut Expr, _: Construct) {
+        self.visit_expr_mut(cond)
     }
 
     fn rewrite_for(&mut self, mut f: ExprForLoop) -> Expr {
@@ -499,6 +479,11 @@ impl Rewriter<'_> {
                              would only leave the branch; move the code that follows the `if` into its \
                              `else` branch instead"
                             .to_string(),
+                        Construct::ShortCircuit => "`return` inside the right side of `&&` or `||` \
+                             is not supported in a #[kernel] body: the macro turns it into a closure \
+                             (generated inside a branch on a device predicate), so it would only leave \
+                             that closure; decide before the operator, in an `if`"
+                            .to_string(),
                         Construct::For | Construct::While => format!(
                             "`return` inside a `{}` loop is not supported in a #[kernel] body: the macro \
                              turns the loop body into a closure (generated once for a device loop), so it \
@@ -544,6 +529,17 @@ impl Rewriter<'_> {
                             } else {
                                 "put the rest of the loop body into the `else` branch instead"
                             }
+                        ),
+                    );
+                    return;
+                }
+                Frame::Rewritten(Construct::ShortCircuit, _) => {
+                    self.errors.spanned(
+                        tokens,
+                        format!(
+                            "`{word}` inside the right side of `&&` or `||` is not supported in a \
+                             #[kernel] body: the macro turns it into a closure, which cannot leave the \
+                             loop around it; decide before the operator, in an `if`"
                         ),
                     );
                     return;
@@ -612,6 +608,11 @@ impl VisitMut for Rewriter<'_> {
                     *e = self.rewrite_assign(a);
                 }
             }
+            Expr::Binary(b) if operators::rewrites(b) => {
+                if let Expr::Binary(b) = take(e) {
+                    *e = self.rewrite_operator(b);
+                }
+            }
             Expr::Return(r) => {
                 self.check_return(&r.return_token, false);
                 visit_mut::visit_expr_return_mut(self, r);
@@ -655,6 +656,9 @@ impl VisitMut for Rewriter<'_> {
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    // Array lengths and other expressions in types are evaluated at compile time: Rust's.
+    fn visit_type_mut(&mut self, _: &mut syn::Type) {}
 }
 
 /// `a..b`, `a..=b`, optionally in parentheses and followed by `.step_by(s)`.

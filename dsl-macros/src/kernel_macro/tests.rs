@@ -70,7 +70,20 @@ fn rewritten_statements_keep_their_semicolons() {
     // Without the added `;` the loop call would run into the `let` and not parse back.
     let out = expanded("fn k(n: Var<u32>) { for i in 0..n { f(i); } let a = 1; while a < 2 {} }");
     let file: syn::File = syn::parse_str(&out).expect("the expansion is Rust");
-    assert_eq!(file.items.len(), 1);
+    // The function, then its typed signature: a struct and two impls.
+    assert_eq!(file.items.len(), 4);
+    assert!(matches!(&file.items[0], syn::Item::Fn(f) if f.sig.ident == "k"));
+    assert!(matches!(&file.items[1], syn::Item::Struct(s) if s.ident == "KKernel"));
+}
+
+#[test]
+fn a_kernel_taking_self_has_no_signature_type() {
+    let out = expanded("fn fill(&self, out: GlobalPtr<u32>) {}");
+    assert!(!out.contains("struct"), "{out}");
+    assert_eq!(
+        super::signature::signature_name(&syn::parse_str("r#my_kernel_2").unwrap()).to_string(),
+        "MyKernel2Kernel"
+    );
 }
 
 #[test]
@@ -174,17 +187,60 @@ fn let_of_a_path_and_let_mut_go_through_let_and_other_lets_do_not() {
 }
 
 #[test]
-fn short_circuit_operators_are_rewritten_in_conditions_only() {
+fn short_circuit_operators_are_rewritten_everywhere_but_in_let_chains() {
     let out = expanded(
         "fn k() {
             if a && b || c {}
             while (d || e) && f {}
             let z = g && h;
+            let w = |x: bool| x || y;
+            if let Some(v) = o && v {}
+            m!(p && q);
         }",
     );
-    assert_eq!(count(&out, "macro_support :: and"), 2, "{out}");
-    assert_eq!(count(&out, "macro_support :: or"), 2, "{out}");
-    assert_eq!(count(&out, "g && h"), 1, "{out}");
+    assert_eq!(count(&out, "operators :: and"), 3, "{out}");
+    assert_eq!(count(&out, "operators :: or"), 3, "{out}");
+    assert_eq!(count(&out, "&& v"), 1, "a let chain stays Rust's: {out}");
+    assert_eq!(
+        count(&out, "p && q"),
+        1,
+        "macro insides are left alone: {out}"
+    );
+}
+
+#[test]
+fn comparisons_are_rewritten_with_their_operands_borrowed() {
+    let out = expanded(
+        "fn k(x: Var<u32>) {
+            let a = x < 4;
+            let b = 1 + 2 >= x as u32;
+            if x == y {}
+            const C: bool = 1 < 2;
+            m!(x != y);
+        }",
+    );
+    for method in ["op_lt", "op_ge", "op_eq"] {
+        assert_eq!(count(&out, method), 1, "{method}: {out}");
+    }
+    assert_eq!(count(&out, "op_ne"), 0, "{out}");
+    assert_eq!(count(&out, "Cmp (& x , & 4)"), 1, "{out}");
+    assert_eq!(count(&out, "Cmp (& (1 + 2) , & (x as u32))"), 1, "{out}");
+    assert_eq!(count(&out, "1 < 2"), 1, "a const item stays Rust's: {out}");
+}
+
+#[test]
+fn jumps_out_of_the_right_side_of_a_short_circuit_are_refused() {
+    let errors = refused("fn k(n: Var<u32>) { while n > 0 { let b = n > 1 || { break; }; } }");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("right side of `&&` or `||`"),
+        "{errors:?}"
+    );
+    let errors = refused("fn k() -> Result<(), E> { let b = a && f()?; Ok(()) }");
+    assert!(
+        errors[0].contains("the right side of `&&` or `||`"),
+        "{errors:?}"
+    );
 }
 
 #[test]

@@ -32,8 +32,8 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 pub fn async_copy(
     #[host] threads: u32,
     k: &KernelBuilder,
-    src: GlobalPtr<f32>,
-    dst: GlobalPtr<f32>,
+    #[len(n)] src: ConstPtr<f32>,
+    #[len(n)] dst: GlobalPtr<f32>,
     n: Var<u32>,
 ) {
     k.require_threads(threads, 1, 1);
@@ -52,7 +52,7 @@ pub fn async_copy(
         let from = select(inside, base, 0u32);
         cp_async(
             buf + (stage * chunk + t * PER_THREAD),
-            src + from,
+            (src + from).cast_mut(),
             16,
             Some(bytes),
         );
@@ -83,6 +83,11 @@ pub fn async_copy(
         stage = stage ^ 1u32;
     }
 }
+
+// SAFETY: each `cp.async` reads the elements of `src` below `n` (its source size is cut there,
+// 0 bytes past it) and each store writes `dst` below `n`; the typed launch checks `n` against
+// both buffers (`#[len(n)]`); only `dst` is written.
+unsafe impl TrustedKernel for AsyncCopyKernel {}
 
 /// The registry's configuration: [`THREADS`] threads per block.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

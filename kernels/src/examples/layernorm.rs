@@ -20,44 +20,52 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 /// and the outputs. Both sums are [`BlockReduce::sum`]; `rsqrt` is the accurate one (within
 /// 1 ulp).
 ///
-/// Launch `rows` blocks of exactly `threads` threads (`.reqntid`), a multiple of 32 up to 1024;
-/// `rows * cols < 2^32`.
+/// Launch exactly `threads` threads per block (`.reqntid`), a multiple of 32 up to 1024, and
+/// `rows` blocks (a block past the last row does nothing); `rows * cols < 2^32`.
 #[kernel]
 pub fn layernorm(
     #[host] threads: u32,
     k: &KernelBuilder,
-    x: GlobalPtr<f32>,
-    gamma: GlobalPtr<f32>,
-    beta: GlobalPtr<f32>,
-    y: GlobalPtr<f32>,
+    #[len(rows * cols)] x: ConstPtr<f32>,
+    #[len(cols)] gamma: ConstPtr<f32>,
+    #[len(cols)] beta: ConstPtr<f32>,
+    #[len(rows * cols)] y: GlobalPtr<f32>,
+    rows: Var<u32>,
     cols: Var<u32>,
     eps: Var<f32>,
 ) {
     k.require_threads(threads, 1, 1);
     let red = BlockReduce::<f32>::new(k, "layernorm_red", threads);
     let t = thread_idx_x();
-    let start = block_idx_x() * cols;
-    let (xr, yr) = (x + start, y + start);
-    let n = cols.cast::<f32>();
+    if block_idx_x() < rows {
+        let start = block_idx_x() * cols;
+        let (xr, yr) = (x + start, y + start);
+        let n = cols.cast::<f32>();
 
-    let mut s = Var::konst(0.0f32).fresh();
-    for j in (t..cols).step_by(threads) {
-        s = s + xr.load_at(j);
-    }
-    let mean = red.sum(s) / n;
+        let mut s = Var::konst(0.0f32).fresh();
+        for j in (t..cols).step_by(threads) {
+            s = s + xr.load_at(j);
+        }
+        let mean = red.sum(s) / n;
 
-    let mut q = Var::konst(0.0f32).fresh();
-    for j in (t..cols).step_by(threads) {
-        let d = xr.load_at(j) - mean;
-        q = d.mul_add(d, q);
-    }
-    let rstd = (red.sum(q) / n + eps).rsqrt();
+        let mut q = Var::konst(0.0f32).fresh();
+        for j in (t..cols).step_by(threads) {
+            let d = xr.load_at(j) - mean;
+            q = d.mul_add(d, q);
+        }
+        let rstd = (red.sum(q) / n + eps).rsqrt();
 
-    for j in (t..cols).step_by(threads) {
-        let norm = (xr.load_at(j) - mean) * rstd;
-        yr.store_at(j, norm.mul_add(gamma.load_at(j), beta.load_at(j)));
+        for j in (t..cols).step_by(threads) {
+            let norm = (xr.load_at(j) - mean) * rstd;
+            yr.store_at(j, norm.mul_add(gamma.load_at(j), beta.load_at(j)));
+        }
     }
 }
+
+// SAFETY: block `r` reads and writes only row `r` of `x` and `y` (`r < rows`, checked) and the
+// first `cols` elements of `gamma` and `beta`, all within their `#[len]`; only `y` is written.
+// The reductions' barriers are reached by every thread of a block or by none.
+unsafe impl TrustedKernel for LayernormKernel {}
 
 /// The registry's configuration: [`THREADS`] threads per block.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

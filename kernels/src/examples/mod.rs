@@ -10,11 +10,15 @@
 //! | [`tma_round_trip`](mod@tma_round_trip) | a 2-D tensor copied box by box | mbarrier with `expect_tx`, TMA load and store, tensor maps as parameters | sm_90a, sm_100a |
 //! | [`softmax`](mod@softmax) | the softmax of each row | block reductions ([`dsl_core::kernel::BlockReduce`]), the accurate `exp` and `recip` | sm_80, sm_90a, sm_100a |
 //! | [`layernorm`](mod@layernorm) | each row normalized, scaled and shifted | two block sums, the accurate `rsqrt`, `mul_add` | sm_80, sm_90a, sm_100a |
+//! | [`tma_pipeline`](mod@tma_pipeline) | row sums of a large matrix | a TMA producer warp, two consumer warpgroups, a 4-stage ring with full/empty barriers | sm_90a, sm_100a |
+//! | [`wgmma_tile`](mod@wgmma_tile) | `D = A B^T` of one 64x64 tile | `wgmma` from swizzled shared memory through GMMA descriptors | sm_90a |
 //! | [`tma_stream`](mod@tma_stream) | `D = A` in the short-K GEMM's k-tiles | a persistent ring of TMA loads and stores, stages freed by `wait_group.read` | sm_90a, sm_100a |
 //!
 //! Each module has the `#[kernel]` function (call it with its host configuration to get the
-//! [`dsl_core::ir::Kernel`]), a `TARGETS` list and a `default_kernel()` with the configuration
-//! [`crate::registry`] publishes.
+//! [`dsl_core::ir::Kernel`]) and its typed signature (`VectorAddKernel` for `vector_add`: `build`
+//! and `launch`, see [`dsl_core::kernel::signature`]), a `TARGETS` list and a `default_kernel()`
+//! with the configuration [`crate::registry`] publishes. All but `reduce_sum` (which writes one
+//! element per block: its safety depends on the grid) are `TrustedKernel`s, launched safely.
 
 pub mod async_copy;
 pub mod layernorm;

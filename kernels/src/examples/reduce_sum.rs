@@ -28,7 +28,7 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 pub fn reduce_sum(
     #[host] threads: u32,
     k: &KernelBuilder,
-    x: GlobalPtr<f32>,
+    #[len(n)] x: ConstPtr<f32>,
     out: GlobalPtr<f32>,
     n: Var<u32>,
 ) {

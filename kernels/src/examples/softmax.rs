@@ -20,38 +20,47 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 /// most 1, so no row overflows. `x.exp()` is the accurate exponential (within 1 ulp);
 /// `exp_fast` would use `ex2.approx` instead.
 ///
-/// Launch `rows` blocks of exactly `threads` threads (`.reqntid`), a multiple of 32 up to 1024;
-/// `rows * cols < 2^32`.
+/// Launch exactly `threads` threads per block (`.reqntid`), a multiple of 32 up to 1024, and
+/// `rows` blocks (a block past the last row does nothing); `rows * cols < 2^32`.
 #[kernel]
 pub fn softmax(
     #[host] threads: u32,
     k: &KernelBuilder,
-    x: GlobalPtr<f32>,
-    y: GlobalPtr<f32>,
+    #[len(rows * cols)] x: ConstPtr<f32>,
+    #[len(rows * cols)] y: GlobalPtr<f32>,
+    rows: Var<u32>,
     cols: Var<u32>,
 ) {
     k.require_threads(threads, 1, 1);
     let red = BlockReduce::<f32>::new(k, "softmax_red", threads);
     let t = thread_idx_x();
-    let start = block_idx_x() * cols;
-    let (xr, yr) = (x + start, y + start);
+    if block_idx_x() < rows {
+        let start = block_idx_x() * cols;
+        let (xr, yr) = (x + start, y + start);
 
-    let mut m = Var::konst(f32::NEG_INFINITY).fresh();
-    for j in (t..cols).step_by(threads) {
-        m = m.max(xr.load_at(j));
-    }
-    let m = red.max(m);
+        let mut m = Var::konst(f32::NEG_INFINITY).fresh();
+        for j in (t..cols).step_by(threads) {
+            m = m.max(xr.load_at(j));
+        }
+        let m = red.max(m);
 
-    let mut s = Var::konst(0.0f32).fresh();
-    for j in (t..cols).step_by(threads) {
-        s = s + (xr.load_at(j) - m).exp();
-    }
-    let inv = red.sum(s).recip();
+        let mut s = Var::konst(0.0f32).fresh();
+        for j in (t..cols).step_by(threads) {
+            s = s + (xr.load_at(j) - m).exp();
+        }
+        let inv = red.sum(s).recip();
 
-    for j in (t..cols).step_by(threads) {
-        yr.store_at(j, (xr.load_at(j) - m).exp() * inv);
+        for j in (t..cols).step_by(threads) {
+            yr.store_at(j, (xr.load_at(j) - m).exp() * inv);
+        }
     }
 }
+
+// SAFETY: block `r` reads and writes only row `r` (`r < rows`, checked), columns below `cols`,
+// so every access is below `rows * cols`, the two buffers' `#[len]`; only `y` is written. The
+// block-wide barriers of the reductions are reached by every thread of a block or by none (the
+// condition is the block's).
+unsafe impl TrustedKernel for SoftmaxKernel {}
 
 /// The registry's configuration: [`THREADS`] threads per block.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

@@ -1,6 +1,6 @@
 //! A warp-specialized pipeline (sm_90a): the row sums of a large f32 matrix, `out[r] =
 //! sum_c X[r][c]`, read by one TMA producer warp into a ring of [`STAGES`] shared buffers and
-//! consumed by two consumer warpgroups, with the seed's vocabulary: full/empty barriers,
+//! consumed by two consumer warpgroups, in the vocabulary of warp-specialized kernels: full/empty barriers,
 //! `PipelineState`, `elect_one`, named barriers and register budgets per role.
 //!
 //! Block `b` sums rows `64 b .. 64 b + 63` over every 64-column tile:
@@ -170,8 +170,8 @@ fn consumer(
 pub fn tma_pipeline(
     #[host] cfg: &RowSum,
     kb: &KernelBuilder,
-    out: GlobalPtr<f32>,
-    x_map: TensorMap,
+    #[len(rows)] out: GlobalPtr<f32>,
+    x_map: ConstTensorMap,
     rows: Var<u32>,
     cols: Var<u32>,
 ) -> Result<(), RowSumError> {
@@ -219,6 +219,11 @@ pub fn tma_pipeline(
     }
     Ok(())
 }
+
+// SAFETY: X is read only through its map, whose extent the encoder checked against its buffer
+// (TMA fills what lies past it with zeros), and `out` is written only at rows below `rows`,
+// checked against its length (`#[len(rows)]`).
+unsafe impl TrustedKernel for TmaPipelineKernel {}
 
 /// The registry's `tma_pipeline`.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

@@ -30,8 +30,8 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 pub fn transpose(
     #[host] block_rows: u32,
     k: &KernelBuilder,
-    src: GlobalPtr<f32>,
-    dst: GlobalPtr<f32>,
+    #[len(rows * cols)] src: ConstPtr<f32>,
+    #[len(rows * cols)] dst: GlobalPtr<f32>,
     rows: Var<u32>,
     cols: Var<u32>,
 ) {
@@ -55,6 +55,11 @@ pub fn transpose(
         }
     }
 }
+
+// SAFETY: the tile is read from `src` and written to `dst` only at (row, column) below (rows,
+// cols), index `row * cols + column` (or its transpose) below `rows * cols`, which the typed
+// launch checks against both buffers; only `dst` is written.
+unsafe impl TrustedKernel for TransposeKernel {}
 
 /// The registry's configuration: 32 x 8 threads, four rows each.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

@@ -23,9 +23,9 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 #[kernel]
 pub fn vector_add<const VEC: usize>(
     k: &KernelBuilder,
-    a: GlobalPtr<f32>,
-    b: GlobalPtr<f32>,
-    c: GlobalPtr<f32>,
+    #[len(n)] a: ConstPtr<f32>,
+    #[len(n)] b: ConstPtr<f32>,
+    #[len(n)] c: GlobalPtr<f32>,
     n: Var<u32>,
 ) {
     k.max_threads(THREADS, 1, 1);
@@ -41,6 +41,11 @@ pub fn vector_add<const VEC: usize>(
         }
     }
 }
+
+// SAFETY: every load and store is at an index below `n` (a whole chunk only when
+// `first + VEC <= n`, the tail loop up to `n`), and the typed launch checks `n` against the
+// three buffers' lengths (`#[len(n)]`); only `c` is written.
+unsafe impl<const VEC: usize> TrustedKernel for VectorAddKernel<VEC> {}
 
 /// The registry's configuration: four floats (16 bytes) per thread.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

@@ -87,9 +87,9 @@ impl WgmmaTile {
 pub fn wgmma_tile(
     #[host] t: &WgmmaTile,
     kb: &KernelBuilder,
-    d: GlobalPtr<f32>,
-    a: GlobalPtr<half::f16>,
-    b: GlobalPtr<half::f16>,
+    #[len(TILE * TILE)] d: GlobalPtr<f32>,
+    #[len(TILE * TILE)] a: ConstPtr<half::f16>,
+    #[len(TILE * TILE)] b: ConstPtr<half::f16>,
 ) -> Result<(), WgmmaTileError> {
     kb.require_threads(THREADS, 1, 1);
     let tid = thread_idx_x();
@@ -113,12 +113,12 @@ pub fn wgmma_tile(
     let g2s_atom = &t.g2s.atom;
     copy(
         g2s_atom,
-        &whole(a)?.partition(&t.g2s, Side::Src, tid)?,
+        &whole(a.cast_mut())?.partition(&t.g2s, Side::Src, tid)?,
         &sa.partition(&t.g2s, Side::Dst, tid)?,
     )?;
     copy(
         g2s_atom,
-        &whole(b)?.partition(&t.g2s, Side::Src, tid)?,
+        &whole(b.cast_mut())?.partition(&t.g2s, Side::Src, tid)?,
         &sb.partition(&t.g2s, Side::Dst, tid)?,
     )?;
     // wgmma reads shared memory through the async proxy: make the generic stores visible.
@@ -140,6 +140,11 @@ pub fn wgmma_tile(
     copy(&t.store, &acc, &gd.partition_c(&t.mma, tid)?)?;
     Ok(())
 }
+
+// SAFETY: the kernel loads the one 64 x 64 tile of `a` and `b` and stores the one 64 x 64 tile
+// of `d` (4096 elements each, `#[len(TILE * TILE)]`, checked by the typed launch), writing only
+// `d`.
+unsafe impl TrustedKernel for WgmmaTileKernel {}
 
 /// The registry's `wgmma_tile`.
 pub fn default_kernel() -> Result<dsl_core::ir::Kernel, BuildError> {

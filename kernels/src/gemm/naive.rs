@@ -116,7 +116,9 @@ pub struct NaivePlan {
     pub dtype: GemmDtype,
 }
 
-impl ProgramPlan for NaivePlan {
+// SAFETY: gemm_naive's threads each compute one element of D below (m, n), reading only rows of
+// A and B below m, n and k, on the grid `launch` covers D with.
+unsafe impl ProgramPlan for NaivePlan {
     fn program(&self) -> &'static str {
         "naive"
     }

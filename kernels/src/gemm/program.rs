@@ -54,7 +54,9 @@
 //! #[derive(Debug)]
 //! struct TinyPlan;
 //!
-//! impl ProgramPlan for TinyPlan {
+//! // SAFETY: gemm_naive reads and writes only inside the m x k, n x k and m x n operands its
+//! // grid covers, bounded by m, n and k.
+//! unsafe impl ProgramPlan for TinyPlan {
 //!     fn program(&self) -> &'static str {
 //!         "tiny"
 //!     }
@@ -450,7 +452,17 @@ impl fmt::Display for Origin {
 
 /// A scheduled program for one problem class: what the runtime compiles (once, cached by
 /// [`key`](ProgramPlan::key)) and how it launches it.
-pub trait ProgramPlan: Any + fmt::Debug + Send + Sync {
+///
+/// # Safety
+///
+/// The runtime launches [`kernel`](ProgramPlan::kernel) (and [`reduction`](ProgramPlan::reduction))
+/// as [`launch`](ProgramPlan::launch) says, with the operands of a `Gemm::run` that passed
+/// `check`: A, B and D of at least `m*k`, `n*k` and `m*n` elements, aligned as the plan asks, D
+/// and a main launch's workspace writable, everything else read. The implementer promises that
+/// for every problem the plan was made for, those kernels with those launches access only those
+/// buffers, inside their lengths, write only D and the workspace, and leave every element of D
+/// a valid value; `Gemm::run` relies on it to be safe.
+pub unsafe trait ProgramPlan: Any + fmt::Debug + Send + Sync {
     /// The [`GemmProgram::name`] of the program that made it.
     fn program(&self) -> &'static str;
 

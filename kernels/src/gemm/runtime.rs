@@ -494,7 +494,7 @@ impl<'j> Gemm<'j> {
                     maps.push(match operand {
                         GemmOperand::A => self.jit.tensor_map(&spec, a)?,
                         GemmOperand::B => self.jit.tensor_map(&spec, b)?,
-                        GemmOperand::D => self.jit.tensor_map_mut(&spec, take_d())?,
+                        GemmOperand::D => self.jit.tensor_map_mut(&spec, take_d())?.into(),
                     });
                 }
                 GemmArg::Table(table) => tables.push(self.table(table)?),
@@ -544,7 +544,12 @@ impl<'j> Gemm<'j> {
         if plan.programmatic {
             launch = launch.with_programmatic_launch();
         }
-        Ok(function.launch(&launch, &kernel_args)?)
+        // SAFETY: the kernel is the plan's (`ProgramPlan::kernel`, compiled once per plan) and
+        // the arguments are the plan's launch made from this call's operands: D (and the
+        // workspace a main launch fills) borrowed mutably, A, B and the tables shared, m, n and k
+        // checked against the buffers' lengths by `check`. That the kernel stays inside them for
+        // this grid and these scalars is the `unsafe` contract of `ProgramPlan`.
+        Ok(unsafe { function.launch(&launch, &kernel_args) }?)
     }
 
     fn check_context<T>(

@@ -169,7 +169,10 @@ impl HopperGemm {
     }
 }
 
-impl ProgramPlan for HopperGemm {
+// SAFETY: hopper_ws reaches A, B and D through tensor maps whose extents are m, n and k (the TMA
+// unit clips boxes to them) and D's direct stores are bounded by m and n; it writes only D (map
+// and pointer) and the workspace its launch sizes, and reads its tile order within the table.
+unsafe impl ProgramPlan for HopperGemm {
     fn program(&self) -> &'static str {
         "hopper_ws"
     }

@@ -60,7 +60,7 @@ pub const TARGETS: &[Target] = &[Target::Sm80, Target::Sm90a, Target::Sm100a];
 /// How the accumulators reach D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Epilogue {
-    /// The seed's: each thread stores its accumulators straight to global memory (pairs of
+    /// As CuTe's tutorial does: each thread stores its accumulators straight to global memory (pairs of
     /// values as 32-bit stores where aligned).
     Registers,
     /// Through shared memory: accumulators to a swizzled `(tile_m, tile_n)` tile (32-bit
@@ -107,7 +107,7 @@ pub struct MultistageParts {
     /// (the reference: 2 x 2 warps, tile `(32, 32, 16)`).
     pub warps: (u32, u32),
     /// Block rasterization: consecutive blocks cover `2^raster_log2` M tiles of one N tile (0:
-    /// the seed's order, one row of N tiles after another). See [`MultistageConfig::grid`].
+    /// one row of N tiles after another). See [`MultistageConfig::grid`].
     pub raster_log2: u32,
     /// How the accumulators reach D.
     pub epilogue: Epilogue,
@@ -168,7 +168,7 @@ impl MultistageConfig {
         self.0
     }
 
-    /// The seed's configuration: 128x128x32 tiles, 3 stages.
+    /// The configuration of CuTe's multistage tutorial: 128x128x32 tiles, 3 stages.
     pub fn reference(dtype: GemmDtype, acc: Accum) -> Self {
         MultistageConfig(MultistageParts {
             dtype,

@@ -52,7 +52,7 @@ fn next_stage(stage: Var<u32>, stages: u32) -> Var<u32> {
 /// This block's tile of D, `(M tile, N tile)`, and how many rows of A and D exist for it (`m`,
 /// or 0 for a block with nothing to do).
 ///
-/// In the seed's order block `(x, y)` computes tile `(y, x)`. With `raster_log2 = s` the grid is
+/// In plain order block `(x, y)` computes tile `(y, x)`. With `raster_log2 = s` the grid is
 /// `(tiles_n << s, ceil(tiles_m / 2^s))` and block `(x, y)` computes M tile `(y << s) + x % 2^s`
 /// and N tile `x >> s`: consecutive blocks sweep `2^s` M tiles of one N tile before moving on, so
 /// the blocks resident at one time share tiles of A and B in L2. A block whose M tile is past

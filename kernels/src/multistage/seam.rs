@@ -112,7 +112,9 @@ impl Multistage {
 
 /// A configuration is the multistage program's plan: its kernel is [`multistage_kernel`], named
 /// [`MultistageConfig::name`] (which spells every field, so it is the key too).
-impl ProgramPlan for MultistageConfig {
+// SAFETY: the multistage kernel bounds every load of A and B and every store of D by m, n and k
+// (its tiles past them read zeros and store nothing), and writes only D.
+unsafe impl ProgramPlan for MultistageConfig {
     fn program(&self) -> &'static str {
         "multistage"
     }

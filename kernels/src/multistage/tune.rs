@@ -6,7 +6,7 @@
 //! `_w{WM}x{WN}` (warps along M and N; by default one per 64x64 of the tile), `_r{R}` (blocks
 //! rasterized in groups of `2^R` M tiles) and `_se` or `_stsm` (the shared-memory epilogue,
 //! written with `st.shared` or with sm_90's `stmatrix`), in that order.
-//! `ref` is the seed's configuration and `tuned` [`Tune::TUNED`]; a leading `t` is accepted
+//! `ref` is the configuration of CuTe's tutorial (`09_multistage_gemm.cu`) and `tuned` [`Tune::TUNED`]; a leading `t` is accepted
 //! (`t128x128x64s3_r2_se`, the names of earlier sweeps).
 //!
 //! ```
@@ -38,14 +38,15 @@ pub struct Tune {
     pub stages: u32,
     /// Warps along M and N.
     pub warps: (u32, u32),
-    /// Blocks rasterized in groups of `2^raster_log2` M tiles (0: the seed's order).
+    /// Blocks rasterized in groups of `2^raster_log2` M tiles (0: row after row).
     pub raster_log2: u32,
     /// How the accumulators reach D.
     pub epilogue: Epilogue,
 }
 
 impl Tune {
-    /// The seed's configuration: 128x128x32, 3 stages, 2x2 warps, register epilogue.
+    /// The configuration of CuTe's multistage tutorial: 128x128x32, 3 stages, 2x2 warps,
+    /// register epilogue.
     pub const REF: Tune = Tune {
         tile: (128, 128, 32),
         stages: 3,
