@@ -4,6 +4,7 @@
 //! the same seed repeats byte for byte; planted bugs caught with their kind and Rust line.
 
 mod registered;
+mod planted;
 mod sweep;
 
 use dsl_core::sim::Schedule;
@@ -21,8 +22,13 @@ pub const SEEDS: [(u64, Schedule); 4] = [
 /// Runs `case` over [`SEEDS`]: each outcome passes (no finding, the reference holds). Returns
 /// the outcomes.
 pub fn passes(case: &dyn Case) -> Vec<Outcome> {
+    passes_on(case, &SEEDS)
+}
+
+/// Runs `case` over `seeds`: each outcome passes. Returns the outcomes.
+pub fn passes_on(case: &dyn Case, seeds: &[(u64, Schedule)]) -> Vec<Outcome> {
     let sim = Simulated::new(case).unwrap_or_else(|e| panic!("{}: {e}", case.describe()));
-    SEEDS
+    seeds
         .iter()
         .map(|&(seed, schedule)| {
             let o = sim

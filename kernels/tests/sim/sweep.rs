@@ -1,7 +1,7 @@
 //! Every configuration of every GEMM program's tuning sweep (`kernels::cases::gemm::sweep`),
 //! and each program's default where it has no sweep, on a shape with residues in M, N and K
-//! and a ring lapped (`shape_for`): random inputs over the four seeds, and small-integer
-//! inputs once (D then equals the exact product bit for bit).
+//! and a ring lapped (`shape_for`), over the four seeds: random inputs on the first three,
+//! small-integer inputs on the fourth (D then equals the exact product bit for bit).
 
 use std::time::Instant;
 
@@ -45,12 +45,9 @@ fn every_sweep_configuration_matches_the_product_with_no_finding() {
         for (i, config) in configs.into_iter().enumerate() {
             let t = Instant::now();
             let random = case(name, config, i, Values::Random);
-            super::passes(&random);
+            super::passes_on(&random, &super::SEEDS[..3]);
             let exact = case(name, config, i, Values::SmallIntegers);
-            let o = Simulated::new(&exact)
-                .and_then(|s| s.run(5, Schedule::Random))
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert!(o.passed(), "{o}");
+            super::passes_on(&exact, &super::SEEDS[3..]);
             eprintln!("{} in {:.1?}", random.describe(), t.elapsed());
         }
     }
