@@ -19,7 +19,7 @@
 //!
 //! (b) to (e) need the simulator's TMA and `wgmma`; they are ignored until it models them.
 
-// mod async_proxy;
+mod async_proxy;
 mod memory;
 mod sync;
 
