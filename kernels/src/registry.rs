@@ -130,7 +130,7 @@ pub const KERNELS: &[Registered] = &[
         case: || {
             boxed(VectorAdd {
                 width: Width::Four,
-                n: 1003,
+                n: 2503,
             })
         },
     },

@@ -59,22 +59,31 @@ impl Outcome {
     }
 }
 
-/// The name a schedule has on the command line: `round-robin`, `random`, `pct` (depth 3) or
-/// `pct:D`.
-pub fn schedule_name(s: Schedule) -> String {
+/// The schedules `rute sim --schedule` takes, by [`schedule_name`]: PCT with depth 3.
+pub const SCHEDULES: [Schedule; 3] = [
+    Schedule::RoundRobin,
+    Schedule::Random,
+    Schedule::Pct { depth: 3 },
+];
+
+/// A schedule's name on the command line: `round-robin`, `random` or `pct` (of any depth).
+pub fn schedule_name(s: Schedule) -> &'static str {
     match s {
-        Schedule::RoundRobin => "round-robin".into(),
-        Schedule::Random => "random".into(),
-        Schedule::Pct { depth: 3 } => "pct".into(),
-        Schedule::Pct { depth } => format!("pct:{depth}"),
+        Schedule::RoundRobin => "round-robin",
+        Schedule::Random => "random",
+        Schedule::Pct { .. } => "pct",
     }
 }
 
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let depth = match self.schedule {
+            Schedule::Pct { depth } if depth != 3 => format!(" (depth {depth})"),
+            _ => String::new(),
+        };
         writeln!(
             f,
-            "{}, seed {}, schedule {}: {}",
+            "{}, seed {}, schedule {}{depth}: {}",
             self.case,
             self.seed,
             schedule_name(self.schedule),

@@ -3,8 +3,8 @@
 //! sweeps against its CPU reference with no finding, over four seeds and the three schedules;
 //! the same seed repeats byte for byte; planted bugs caught with their kind and Rust line.
 
-mod registered;
 mod planted;
+mod registered;
 mod sweep;
 
 use dsl_core::sim::Schedule;

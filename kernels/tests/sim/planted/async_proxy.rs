@@ -39,7 +39,11 @@ fn halves(v: Vec<f32>) -> Vec<f16> {
 
 /// The map of a row-major `rows x cols` tensor of `elem` with a `box_rows x box_cols` box, no
 /// swizzle.
-fn plain_map(elem: ValType, (rows, cols): (u64, u64), (box_rows, box_cols): (u32, u32)) -> TmaDescriptor {
+fn plain_map(
+    elem: ValType,
+    (rows, cols): (u64, u64),
+    (box_rows, box_cols): (u32, u32),
+) -> TmaDescriptor {
     TmaDescriptor {
         elem,
         global_dims: vec![cols, rows],
@@ -208,7 +212,10 @@ fn a_tma_store_of_unfenced_writes_is_an_async_proxy_race() {
         &[marked(SOURCE, "tma store")],
     );
     let other = f.other.expect("the generic write");
-    assert_eq!(other.location.unwrap().line, marked(SOURCE, "generic writes"));
+    assert_eq!(
+        other.location.unwrap().line,
+        marked(SOURCE, "generic writes")
+    );
     clean(&negate_case(true));
 }
 
@@ -282,10 +289,7 @@ fn early_case(wait_first: bool) -> Planted {
 fn accumulators_read_before_the_wait_are_caught() {
     caught(
         &early_case(false),
-        &[
-            FindingKind::DataRace,
-            FindingKind::UninitializedRegister,
-        ],
+        &[FindingKind::DataRace, FindingKind::UninitializedRegister],
         FILE,
         &[marked(SOURCE, "accumulators read")],
     );
@@ -335,8 +339,18 @@ fn ring(
                 full.arrive_expect_tx(&ps, 2 * 4096 * 2);
                 let k = Var::konst((kt * 64) as i32);
                 let at = ps.stage() * 4096u32;
-                tma_load(ring_a + at, &a_map, &[k, Var::konst(0i32)], full.at(ps.stage())); // planted: producer refills
-                tma_load(ring_b + at, &b_map, &[k, Var::konst(0i32)], full.at(ps.stage()));
+                tma_load(
+                    ring_a + at,
+                    &a_map,
+                    &[k, Var::konst(0i32)],
+                    full.at(ps.stage()),
+                ); // planted: producer refills
+                tma_load(
+                    ring_b + at,
+                    &b_map,
+                    &[k, Var::konst(0i32)],
+                    full.at(ps.stage()),
+                );
                 ps.advance();
             }
         }
@@ -397,7 +411,9 @@ fn ring_case(early: bool) -> Planted {
     }
     let map = |buffer| CaseArg::TensorMap {
         buffer,
-        descriptor: copy.descriptor(&[64, cols as u64], &[cols as u64, 1]).unwrap(),
+        descriptor: copy
+            .descriptor(&[64, cols as u64], &[cols as u64, 1])
+            .unwrap(),
     };
     Planted {
         kernel: ring(&t, early).unwrap(),

@@ -130,10 +130,7 @@ fn ring_gemm(
             let (s, r) = ([All, All, At(ik), Dyn(stage)], [All, All, At(ik)]);
             note(&failed, ldsm(plan, (&t_as, &fa_view), (&s, &r))); // planted: ldmatrix A
             note(&failed, ldsm(plan, (&t_bs, &fb_view), (&s, &r))); // planted: ldmatrix B
-            let (ka, kb_) = (
-                fa.slice(&[All, All, At(ik)]),
-                fb.slice(&[All, All, At(ik)]),
-            );
+            let (ka, kb_) = (fa.slice(&[All, All, At(ik)]), fb.slice(&[All, All, At(ik)]));
             if let (Ok(ka), Ok(kb_)) = (ka, kb_) {
                 note(&failed, gemm(&plan.mma, &acc, &ka, &kb_));
             }

@@ -80,7 +80,9 @@ fn ring(#[host] phases: Phases, k: &KernelBuilder, out: GlobalPtr<u32>) {
 }
 
 fn ring_case(phases: Phases) -> Planted {
-    let want: Vec<u32> = (0..ITEMS).flat_map(|i| (0..32).map(move |l| l + 100 * i)).collect();
+    let want: Vec<u32> = (0..ITEMS)
+        .flat_map(|i| (0..32).map(move |l| l + 100 * i))
+        .collect();
     Planted {
         kernel: ring(phases).unwrap(),
         run: Run {
@@ -151,7 +153,9 @@ fn signal(#[host] producer: u32, k: &KernelBuilder, out: GlobalPtr<u32>) {
 }
 
 fn signal_case(producer: u32) -> Planted {
-    let want: Vec<u32> = (0..64).map(|i| if i < 32 { i * 3 } else { (i - 32) * 5 }).collect();
+    let want: Vec<u32> = (0..64)
+        .map(|i| if i < 32 { i * 3 } else { (i - 32) * 5 })
+        .collect();
     Planted {
         kernel: signal(producer).unwrap(),
         run: Run {
