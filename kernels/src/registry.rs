@@ -28,7 +28,7 @@ fn boxed(case: impl Case + 'static) -> Result<Box<dyn Case>, CaseError> {
 }
 
 /// The test case of a registered GEMM kernel: `kernel` with `config` at the shape
-/// [`crate::cases::gemm::shape_for`] gives its tile, random inputs.
+/// [`crate::cases::gemm::shapes_for`] gives its tile, random inputs.
 fn gemm_case(
     kernel: &str,
     config: Option<&str>,

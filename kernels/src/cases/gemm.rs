@@ -100,8 +100,10 @@ impl GemmCase {
         GemmCase::new(problem, values)
     }
 
-    /// As [`GemmCase::program`], on the problem [`shape_for`] gives the plan's tile (planned
-    /// first at 256 x 256 x 256 to learn it).
+    /// As [`GemmCase::program`], on the first problem of [`shapes_for`] the plan's tile that
+    /// the program takes (planned first at 256 x 256 x 256 to learn the tile).
+    ///
+    /// Errors: the program refuses the probe, or every shape (the last refusal).
     pub fn sized(
         kernel: &str,
         config: Option<&str>,
@@ -109,7 +111,14 @@ impl GemmCase {
         values: Values,
     ) -> Result<GemmCase, CaseError> {
         let probe = GemmCase::program(kernel, config, types, (256, 256, 256), values)?;
-        GemmCase::program(kernel, config, types, shape_for(probe.plan()), values)
+        let mut last = None;
+        for shape in shapes_for(probe.plan()) {
+            match GemmCase::program(kernel, config, types, shape, values) {
+                Ok(c) => return Ok(c),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| CaseError::Refused("no shape to try".into())))
     }
 
     /// The plan.
@@ -364,15 +373,17 @@ pub fn sweep(program: &str) -> &'static [&'static str] {
     }
 }
 
-/// A problem for `plan`'s tile with a residue in M, N and K, more k-tiles than the ring has
-/// stages and, for a persistent program, more tiles than [`super::SMS`] blocks: `(m, n, k)`. Programs whose
-/// tile is not known here get `(41, 23, 19)` (residues against tiles of 8, 16 and 32).
-pub fn shape_for(plan: &Plan) -> (usize, usize, usize) {
+/// Problems for `plan`'s tile, best first: `(m, n, k)` with a residue in M, N and K, more
+/// k-tiles than the ring has stages and, for a persistent program, more tiles than
+/// [`super::SMS`] blocks; then the same with N and K within one tile (with residues), for
+/// schedules that keep an operand resident. Programs whose tile is not known here get
+/// `(41, 23, 19)` (residues against tiles of 8, 16 and 32).
+pub fn shapes_for(plan: &Plan) -> Vec<(usize, usize, usize)> {
     if let Some(c) = plan.downcast_ref::<MultistageConfig>() {
         // One tile and a residue each way; the ring lapped (a k-tile more than the stages,
         // the last partial: a residue of 8).
         let (tm, tn, tk) = (c.tile_m as usize, c.tile_n as usize, c.tile_k as usize);
-        return (tm + 17, tn + 9, c.stages as usize * tk + 8);
+        return vec![(tm + 17, tn + 9, c.stages as usize * tk + 8)];
     }
     if let Some(h) = plan.downcast_ref::<HopperGemm>() {
         let s = h.schedule();
@@ -383,15 +394,15 @@ pub fn shape_for(plan: &Plan) -> (usize, usize, usize) {
             s.tile.k() as usize,
         );
         // (2 cm + 1) x (cn + 1) tiles: more than SMS, the last in each direction partial.
-        return (
-            2 * cm as usize * tm + tm / 2 + 3,
-            cn as usize * tn + tn / 2 + 8,
-            2 * tk + 24,
-        );
+        let m = 2 * cm as usize * tm + tm / 2 + 3;
+        return vec![
+            (m, cn as usize * tn + tn / 2 + 8, 2 * tk + 24),
+            (m, tn - 8, 2 * tk + 24),
+            (m, tn - 8, tk + 24),
+        ];
     }
-    (41, 23, 19)
+    vec![(41, 23, 19)]
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,7 +506,7 @@ mod tests {
             let p = problem("multistage", Some(spec), (64, 64, 64));
             let case = GemmCase::new(p, Values::Random).unwrap();
             let c = *case.plan().downcast_ref::<MultistageConfig>().unwrap();
-            let (m, n, k) = shape_for(case.plan());
+            let (m, n, k) = shapes_for(case.plan())[0];
             assert!(
                 m % c.tile_m as usize != 0 && m > c.tile_m as usize,
                 "{spec}"
