@@ -184,7 +184,7 @@ fn close_within(got: &Data, want: &[f64], scale: &[f64], tol: f64) -> Option<Str
         let err = (got.value(i) - want[i]).abs();
         let allowed = tol * scale[i].abs();
         // A NaN error (an element never written) fails.
-        if !(err <= allowed) {
+        if err.is_nan() || err > allowed {
             bad += 1;
             let excess = if err.is_nan() {
                 f64::INFINITY

@@ -115,7 +115,14 @@ pub enum CaseError {
     /// The GPU failed (feature `gpu`).
     #[cfg(feature = "gpu")]
     #[error("on the GPU: {0}")]
-    Gpu(#[from] codegen_ptx::jit::JitError),
+    Gpu(Box<codegen_ptx::jit::JitError>),
+}
+
+#[cfg(feature = "gpu")]
+impl From<codegen_ptx::jit::JitError> for CaseError {
+    fn from(e: codegen_ptx::jit::JitError) -> CaseError {
+        CaseError::Gpu(Box::new(e))
+    }
 }
 
 impl CaseError {
@@ -154,12 +161,12 @@ impl Rng {
     /// a change of one buffer's length leaves the others' values).
     pub fn new(seed: u64, stream: u64) -> Rng {
         let mut r = Rng(seed ^ stream.wrapping_mul(0xd134_2543_de82_ef95));
-        r.next();
+        r.next_u64();
         r
     }
 
     /// The next 64 bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -170,7 +177,7 @@ impl Rng {
     /// Uniform in `[-1, 1)`, in steps of 2^-23, never exactly 0 (a 0 in an output then means
     /// a term was lost, not that the inputs cancelled).
     pub fn uniform(&mut self) -> f32 {
-        match (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0 {
+        match (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0 {
             0.0 => 0.5,
             v => v,
         }
@@ -184,7 +191,7 @@ impl Rng {
     /// An integer in `-bound..=bound`.
     pub fn int(&mut self, bound: u32) -> i32 {
         let span = 2 * u64::from(bound) + 1;
-        (self.next() % span) as i32 - bound as i32
+        (self.next_u64() % span) as i32 - bound as i32
     }
 }
 
@@ -208,12 +215,12 @@ mod tests {
     fn streams_are_reproducible_and_distinct() {
         let a: Vec<u64> = {
             let mut r = Rng::new(3, 0);
-            (0..4).map(|_| r.next()).collect()
+            (0..4).map(|_| r.next_u64()).collect()
         };
         let mut again = Rng::new(3, 0);
-        assert!(a.iter().all(|&x| x == again.next()));
-        assert_ne!(Rng::new(3, 1).next(), a[0]);
-        assert_ne!(Rng::new(4, 0).next(), a[0]);
+        assert!(a.iter().all(|&x| x == again.next_u64()));
+        assert_ne!(Rng::new(3, 1).next_u64(), a[0]);
+        assert_ne!(Rng::new(4, 0).next_u64(), a[0]);
         let mut r = Rng::new(0, 0);
         for _ in 0..1000 {
             let (u, i) = (r.uniform(), r.int(2));
