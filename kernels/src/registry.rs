@@ -10,7 +10,7 @@ use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
 use crate::cases::examples::{
-    AsyncCopy, Layernorm, ReduceSum, Softmax, TmaPipeline, TmaRoundTrip, TmaStream, Transpose,
+    AsyncCopy, ReduceSum, RowOp, RowWise, TmaPipeline, TmaRoundTrip, TmaStream, Transpose,
     VectorAdd, WgmmaTile, Width,
 };
 use crate::cases::{Case, CaseError, GemmCase, Values};
@@ -166,7 +166,8 @@ pub const KERNELS: &[Registered] = &[
         build: |_| examples::softmax::default_kernel(),
         configure: None,
         case: || {
-            boxed(Softmax {
+            boxed(RowWise {
+                op: RowOp::Softmax,
                 rows: 3,
                 cols: 700,
                 threads: examples::softmax::THREADS,
@@ -179,7 +180,8 @@ pub const KERNELS: &[Registered] = &[
         build: |_| examples::layernorm::default_kernel(),
         configure: None,
         case: || {
-            boxed(Layernorm {
+            boxed(RowWise {
+                op: RowOp::Layernorm,
                 rows: 3,
                 cols: 700,
                 threads: examples::layernorm::THREADS,

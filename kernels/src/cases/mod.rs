@@ -188,6 +188,13 @@ impl Rng {
         (0..n).map(|_| self.uniform()).collect()
     }
 
+    /// `n` values of [`Rng::uniform`] rounded to f16.
+    pub fn halves(&mut self, n: usize) -> Vec<half::f16> {
+        (0..n)
+            .map(|_| half::f16::from_f32(self.uniform()))
+            .collect()
+    }
+
     /// An integer in `-bound..=bound`.
     pub fn int(&mut self, bound: u32) -> i32 {
         let span = 2 * u64::from(bound) + 1;

@@ -8,8 +8,7 @@
 //! | [`Transpose`] | `transpose` | bit for bit |
 //! | [`AsyncCopy`] | `async_copy` | bit for bit |
 //! | [`ReduceSum`] | `reduce_sum`, two launches | each block's and the total within 1e-5 of the magnitudes |
-//! | [`Softmax`] | `softmax` | each within 4e-6 relative |
-//! | [`Layernorm`] | `layernorm` | each within 1e-4 |
+//! | [`RowWise`] | `softmax`, `layernorm` | each within 4e-6 relative; each within 1e-4 |
 //! | [`TmaRoundTrip`] | `tma_round_trip` | bit for bit |
 //! | [`TmaPipeline`] | `tma_pipeline` | each row within 1e-5 of its magnitudes |
 //! | [`TmaStream`] | `tma_stream` | bit for bit |
@@ -24,7 +23,7 @@ mod tma;
 mod wgmma;
 
 pub use elementwise::{transpose_reference, AsyncCopy, Transpose, VectorAdd, Width};
-pub use rows::{block_sums, Layernorm, ReduceSum, Softmax};
+pub use rows::{block_sums, ReduceSum, RowOp, RowWise};
 pub use tma::{row_sums, TmaPipeline, TmaRoundTrip, TmaStream};
 pub use wgmma::{tile_product, WgmmaTile};
 

@@ -1,5 +1,5 @@
-//! The reducing examples: `reduce_sum` (two launches), `softmax` and `layernorm` (a block per
-//! row), each within a tolerance of the f64 reference, and bit for bit between machines (their
+//! The reducing examples: `reduce_sum` (two launches), `softmax` and `layernorm` ([`RowWise`],
+//! a block per row), each within a tolerance of the f64 reference, and bit for bit between machines (their
 //! reductions' order is the kernel's).
 
 use dsl_core::ir::Kernel;
@@ -91,9 +91,20 @@ impl Case for ReduceSum {
     }
 }
 
-/// The softmax of each row of a `rows x cols` matrix, one block of `threads` per row.
+/// What a row-wise example computes of each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Softmax {
+pub enum RowOp {
+    /// `softmax`: each within 4e-6 of the f64 reference, relative.
+    Softmax,
+    /// `layernorm` with random `gamma` and `beta`, `eps` 1e-5: each within 1e-4.
+    Layernorm,
+}
+
+/// A row-wise example over a `rows x cols` matrix, one block of `threads` per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowWise {
+    /// The example.
+    pub op: RowOp,
     /// Rows (blocks).
     pub rows: usize,
     /// Columns.
@@ -102,108 +113,74 @@ pub struct Softmax {
     pub threads: u32,
 }
 
-impl Case for Softmax {
-    fn describe(&self) -> String {
-        format!(
-            "softmax, {} threads, {}x{}",
-            self.threads, self.rows, self.cols
-        )
-    }
-
-    fn kernels(&self) -> Result<Vec<Kernel>, CaseError> {
-        one(self, examples::softmax(self.threads))
-    }
-
-    fn run(&self, seed: u64) -> Result<Run, CaseError> {
-        let (rows, cols) = (self.rows, self.cols);
-        // Wide enough that the row maximum matters (exp(6) against exp(-6)).
-        let x = floats(seed, 1, rows * cols, 6.0);
-        let want: Vec<f64> = softmax::reference(&x, cols)
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        Ok(Run {
-            buffers: vec![
-                Buffer::input("x", Data::F32(x)),
-                Buffer::output("y", Elem::F32, rows * cols),
-            ],
-            steps: vec![Step {
-                kernel: 0,
-                shape: Shape::linear(rows as u32, self.threads),
-                args: vec![
-                    CaseArg::Buffer(0),
-                    CaseArg::Buffer(1),
-                    CaseArg::U32(rows as u32),
-                    CaseArg::U32(cols as u32),
-                ],
-            }],
-            // Relative to each output: the accurate exp and recip are within an ulp or two.
-            expect: vec![Expect::close(1, want.clone(), want, 4e-6, Agreement::Bits)],
-        })
-    }
-}
-
-/// Layer normalization of each row of a `rows x cols` matrix, one block of `threads` per row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layernorm {
-    /// Rows (blocks).
-    pub rows: usize,
-    /// Columns.
-    pub cols: usize,
-    /// Threads per block (a multiple of 32).
-    pub threads: u32,
-}
-
-/// The `eps` the case passes.
+/// The `eps` the layernorm case passes.
 const EPS: f32 = 1e-5;
 
-impl Case for Layernorm {
+impl Case for RowWise {
     fn describe(&self) -> String {
+        let name = match self.op {
+            RowOp::Softmax => "softmax",
+            RowOp::Layernorm => "layernorm",
+        };
         format!(
-            "layernorm, {} threads, {}x{}",
+            "{name}, {} threads, {}x{}",
             self.threads, self.rows, self.cols
         )
     }
 
     fn kernels(&self) -> Result<Vec<Kernel>, CaseError> {
-        one(self, examples::layernorm(self.threads))
+        match self.op {
+            RowOp::Softmax => one(self, examples::softmax(self.threads)),
+            RowOp::Layernorm => one(self, examples::layernorm(self.threads)),
+        }
     }
 
     fn run(&self, seed: u64) -> Result<Run, CaseError> {
         let (rows, cols) = (self.rows, self.cols);
+        // Wide enough that a softmax's row maximum matters (exp(6) against exp(-6)).
         let x = floats(seed, 1, rows * cols, 6.0);
-        let (gamma, beta) = (floats(seed, 2, cols, 1.0), floats(seed, 3, cols, 1.0));
-        let want: Vec<f64> = layernorm::reference(&x, &gamma, &beta, cols, EPS)
-            .into_iter()
-            .map(f64::from)
-            .collect();
+        let dims = [CaseArg::U32(rows as u32), CaseArg::U32(cols as u32)];
+        let f64s = |v: Vec<f32>| -> Vec<f64> { v.into_iter().map(f64::from).collect() };
+        let (inputs, args, expect) = match self.op {
+            RowOp::Softmax => {
+                let want = f64s(softmax::reference(&x, cols));
+                // Relative to each output: the accurate exp and recip are within an ulp or two.
+                let expect = Expect::close(1, want.clone(), want, 4e-6, Agreement::Bits);
+                let args = [CaseArg::Buffer(0), CaseArg::Buffer(1)];
+                (
+                    vec![Buffer::input("x", Data::F32(x))],
+                    args.to_vec(),
+                    expect,
+                )
+            }
+            RowOp::Layernorm => {
+                let (gamma, beta) = (floats(seed, 2, cols, 1.0), floats(seed, 3, cols, 1.0));
+                let want = f64s(layernorm::reference(&x, &gamma, &beta, cols, EPS));
+                let expect = Expect::close(3, want, vec![1.0; rows * cols], 1e-4, Agreement::Bits);
+                let args = (0..4).map(CaseArg::Buffer).collect();
+                let inputs = vec![
+                    Buffer::input("x", Data::F32(x)),
+                    Buffer::input("gamma", Data::F32(gamma)),
+                    Buffer::input("beta", Data::F32(beta)),
+                ];
+                (inputs, args, expect)
+            }
+        };
+        let mut buffers = inputs;
+        buffers.push(Buffer::output("y", Elem::F32, rows * cols));
+        let mut args = args;
+        args.extend(dims);
+        if self.op == RowOp::Layernorm {
+            args.push(CaseArg::F32(EPS));
+        }
         Ok(Run {
-            buffers: vec![
-                Buffer::input("x", Data::F32(x)),
-                Buffer::input("gamma", Data::F32(gamma)),
-                Buffer::input("beta", Data::F32(beta)),
-                Buffer::output("y", Elem::F32, rows * cols),
-            ],
+            buffers,
             steps: vec![Step {
                 kernel: 0,
                 shape: Shape::linear(rows as u32, self.threads),
-                args: vec![
-                    CaseArg::Buffer(0),
-                    CaseArg::Buffer(1),
-                    CaseArg::Buffer(2),
-                    CaseArg::Buffer(3),
-                    CaseArg::U32(rows as u32),
-                    CaseArg::U32(cols as u32),
-                    CaseArg::F32(EPS),
-                ],
+                args,
             }],
-            expect: vec![Expect::close(
-                3,
-                want,
-                vec![1.0; rows * cols],
-                1e-4,
-                Agreement::Bits,
-            )],
+            expect: vec![expect],
         })
     }
 }

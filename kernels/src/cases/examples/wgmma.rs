@@ -5,9 +5,9 @@
 use dsl_core::ir::Kernel;
 use half::f16;
 
-use super::{floats, one};
+use super::one;
 use crate::cases::run::{Buffer, CaseArg, Data, Elem, Run, Shape, Step};
-use crate::cases::{Agreement, Case, CaseError, Expect};
+use crate::cases::{Agreement, Case, CaseError, Expect, Rng};
 use crate::examples::wgmma_tile::{self as wt, TILE};
 
 /// The one tile of `wgmma_tile`.
@@ -38,10 +38,9 @@ impl Case for WgmmaTile {
 
     fn run(&self, seed: u64) -> Result<Run, CaseError> {
         let n = TILE as usize;
-        let half = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
         let (a, b) = (
-            half(floats(seed, 1, n * n, 1.0)),
-            half(floats(seed, 2, n * n, 1.0)),
+            Rng::new(seed, 1).halves(n * n),
+            Rng::new(seed, 2).halves(n * n),
         );
         let (want, mags) = tile_product(&a, &b, n);
         Ok(Run {

@@ -33,10 +33,6 @@ fn floats(stream: u64, n: usize) -> Vec<f32> {
     Rng::new(11, stream).floats(n)
 }
 
-fn halves(v: Vec<f32>) -> Vec<f16> {
-    v.into_iter().map(f16::from_f32).collect()
-}
-
 /// The map of a row-major `rows x cols` tensor of `elem` with a `box_rows x box_cols` box, no
 /// swizzle.
 fn plain_map(
@@ -394,7 +390,10 @@ fn ring_case(early: bool) -> Planted {
     let t = WgmmaTile::new().unwrap();
     let copy = k_tile_copy(&t).unwrap();
     let cols = 64 * K_TILES as usize;
-    let (a, b) = (halves(floats(2, 64 * cols)), halves(floats(3, 64 * cols)));
+    let (a, b) = (
+        Rng::new(11, 2).halves(64 * cols),
+        Rng::new(11, 3).halves(64 * cols),
+    );
     // The product over K = 64 K_TILES: tile_product on the k-tiles' sum.
     let (mut want, mut mags) = (vec![0.0; 64 * 64], vec![0.0; 64 * 64]);
     for kt in 0..K_TILES as usize {

@@ -17,7 +17,7 @@ use dsl_macros::kernel;
 use half::f16;
 use kernels::cases::{Agreement, Buffer, CaseArg, Data, Elem, Expect, Rng, Run, Shape, Step};
 use kernels::gemm::{Accum, GemmDtype};
-use kernels::multistage::{Epilogue, MultistageConfig, MultistageError, MultistageParts, Setup};
+use kernels::multistage::{MultistageConfig, MultistageError, MultistageParts, Setup};
 
 use super::{caught, clean, marked, Planted};
 
@@ -29,16 +29,9 @@ const FILE: &str = "planted/memory.rs";
 /// copies brought.
 fn small_setup() -> Setup {
     let parts = MultistageParts {
-        dtype: GemmDtype::F16,
-        acc: Accum::F32,
         tile_m: 32,
         tile_n: 32,
-        tile_k: 32,
-        stages: 3,
-        copy_bits: 128,
-        warps: (2, 2),
-        raster_log2: 0,
-        epilogue: Epilogue::Registers,
+        ..MultistageConfig::reference(GemmDtype::F16, Accum::F32).parts()
     };
     Setup::new(&MultistageConfig::new(parts).unwrap()).unwrap()
 }
@@ -149,14 +142,7 @@ fn ring_gemm(
 fn ring_gemm_case(barrier_after_wait: bool) -> Planted {
     let plan = small_setup();
     let (m, n, k) = (50usize, 45usize, 136usize);
-    let half = |stream: u64, len: usize| -> Vec<f16> {
-        Rng::new(9, stream)
-            .floats(len)
-            .into_iter()
-            .map(f16::from_f32)
-            .collect()
-    };
-    let (a, b) = (half(1, m * k), half(2, n * k));
+    let (a, b) = (Rng::new(9, 1).halves(m * k), Rng::new(9, 2).halves(n * k));
     let want: Vec<f64> = (0..m * n)
         .map(|i| {
             let (r, c) = (i / n, i % n);

@@ -26,7 +26,7 @@ mod sync;
 use dsl_core::ir::Kernel;
 use dsl_core::sim::{Finding, FindingKind, Options, Report};
 use kernels::cases::simulate::{verify, Simulated};
-use kernels::cases::{Case, CaseError, Run};
+use kernels::cases::{Buffer, Case, CaseArg, CaseError, Data, Elem, Expect, Run, Shape, Step};
 
 /// A planted kernel and one run of it (buffers, launches, reference) as a case.
 #[derive(Debug)]
@@ -46,6 +46,25 @@ impl Case for Planted {
 
     fn run(&self, _seed: u64) -> Result<Run, CaseError> {
         Ok(self.run.clone())
+    }
+}
+
+impl Planted {
+    /// `kernel` launched as one block of `threads` threads with one argument, a `u32` output
+    /// that must end as `want`.
+    pub fn one_block(kernel: Kernel, threads: u32, want: Vec<u32>) -> Planted {
+        Planted {
+            kernel,
+            run: Run {
+                buffers: vec![Buffer::output("out", Elem::U32, want.len())],
+                steps: vec![Step {
+                    kernel: 0,
+                    shape: Shape::linear(1, threads),
+                    args: vec![CaseArg::Buffer(0)],
+                }],
+                expect: vec![Expect::bits(0, Data::U32(want))],
+            },
+        }
     }
 }
 

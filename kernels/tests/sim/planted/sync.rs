@@ -6,7 +6,6 @@ use dsl_core::kernel::*;
 use dsl_core::pipeline::{Barriers, NamedBarrier, PipelineState};
 use dsl_core::sim::FindingKind;
 use dsl_macros::kernel;
-use kernels::cases::{Buffer, CaseArg, Data, Elem, Expect, Run, Shape, Step};
 
 use super::{caught, clean, marked, Planted};
 
@@ -83,18 +82,7 @@ fn ring_case(phases: Phases) -> Planted {
     let want: Vec<u32> = (0..ITEMS)
         .flat_map(|i| (0..32).map(move |l| l + 100 * i))
         .collect();
-    Planted {
-        kernel: ring(phases).unwrap(),
-        run: Run {
-            buffers: vec![Buffer::output("out", Elem::U32, want.len())],
-            steps: vec![Step {
-                kernel: 0,
-                shape: Shape::linear(1, 64),
-                args: vec![CaseArg::Buffer(0)],
-            }],
-            expect: vec![Expect::bits(0, Data::U32(want))],
-        },
-    }
+    Planted::one_block(ring(phases).unwrap(), 64, want)
 }
 
 /// (a) Both states at phase 0: the producer's first wait on an empty stage never passes, a
@@ -156,18 +144,7 @@ fn signal_case(producer: u32) -> Planted {
     let want: Vec<u32> = (0..64)
         .map(|i| if i < 32 { i * 3 } else { (i - 32) * 5 })
         .collect();
-    Planted {
-        kernel: signal(producer).unwrap(),
-        run: Run {
-            buffers: vec![Buffer::output("out", Elem::U32, 64)],
-            steps: vec![Step {
-                kernel: 0,
-                shape: Shape::linear(1, 96),
-                args: vec![CaseArg::Buffer(0)],
-            }],
-            expect: vec![Expect::bits(0, Data::U32(want))],
-        },
-    }
+    Planted::one_block(signal(producer).unwrap(), 96, want)
 }
 
 /// (g) The producer's arrival counts only the consumers (64) where 96 threads arrive; whatever
@@ -211,18 +188,7 @@ fn gather(#[host] arrivals: u32, k: &KernelBuilder, out: GlobalPtr<u32>) {
 
 fn gather_case(arrivals: u32) -> Planted {
     let want: Vec<u32> = (0..32).map(|l| (l + 1000) + (l + 32 + 1000)).collect();
-    Planted {
-        kernel: gather(arrivals).unwrap(),
-        run: Run {
-            buffers: vec![Buffer::output("out", Elem::U32, 32)],
-            steps: vec![Step {
-                kernel: 0,
-                shape: Shape::linear(1, 96),
-                args: vec![CaseArg::Buffer(0)],
-            }],
-            expect: vec![Expect::bits(0, Data::U32(want))],
-        },
-    }
+    Planted::one_block(gather(arrivals).unwrap(), 96, want)
 }
 
 /// (i) Initialized one arrival short, the phase completes at the first writer's arrival: the
