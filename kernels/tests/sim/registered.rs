@@ -39,3 +39,69 @@ fn the_waiting_kernels_stop_at_an_unmodelled_family() {
         assert!(e.is_unmodelled(), "{name}: {e}");
     }
 }
+
+/// The examples at the other configurations their GPU tests run (vectors of 1 and 2, blocks
+/// of 32x4, three-warp blocks) and at edge sizes (fewer elements than a vector or a warp, one
+/// column, more blocks than chunks).
+#[test]
+fn the_examples_at_other_configurations_and_sizes() {
+    use kernels::cases::examples::{
+        AsyncCopy, ReduceSum, RowOp, RowWise, Transpose, VectorAdd, Width,
+    };
+    use kernels::cases::Case;
+    let cases: Vec<Box<dyn Case>> = vec![
+        Box::new(VectorAdd {
+            width: Width::One,
+            n: 1003,
+        }),
+        Box::new(VectorAdd {
+            width: Width::Two,
+            n: 3,
+        }),
+        Box::new(Transpose {
+            rows: 33,
+            cols: 1,
+            block_rows: 4,
+        }),
+        Box::new(Transpose {
+            rows: 70,
+            cols: 45,
+            block_rows: 4,
+        }),
+        Box::new(ReduceSum {
+            n: 1000,
+            threads: 96,
+            blocks: 7,
+        }),
+        Box::new(ReduceSum {
+            n: 1,
+            threads: 256,
+            blocks: 1,
+        }),
+        Box::new(AsyncCopy {
+            n: 3,
+            threads: 96,
+            blocks: 3,
+        }),
+        Box::new(AsyncCopy {
+            n: 513,
+            threads: 96,
+            blocks: 1,
+        }),
+        Box::new(RowWise {
+            op: RowOp::Softmax,
+            rows: 7,
+            cols: 1,
+            threads: 96,
+        }),
+        Box::new(RowWise {
+            op: RowOp::Layernorm,
+            rows: 5,
+            cols: 70,
+            threads: 32,
+        }),
+    ];
+    for case in &cases {
+        super::passes(case.as_ref());
+    }
+}
