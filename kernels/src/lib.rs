@@ -30,6 +30,9 @@
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).
+//! - [`cases`]: each registered kernel's test case (its launch, seeded inputs and CPU
+//!   reference), run in the CPU simulator (`dsl_core::sim`; `rute sim NAME`) and, with the
+//!   feature `gpu`, on the GPU with the same inputs.
 //!
 //! Runnable programs live in `examples/` of the repository: `cargo run --example tma_pipeline`
 //! (a TMA producer/consumer pipeline) and `cargo run --example gemm_bias_relu` (a tile GEMM whose
@@ -54,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod blackwell;
+pub mod cases;
 pub mod examples;
 pub mod gemm;
 pub mod guide;

@@ -1,17 +1,47 @@
 //! The kernels `rute ptx` knows: each with its name, the targets it supports, a function that
-//! generates it with its default configuration and, for the kernels that have configurations,
-//! one that generates it for a spelled configuration (`rute ptx NAME --config SPEC`).
+//! generates it with its default configuration, for the kernels that have configurations one
+//! that generates it for a spelled configuration (`rute ptx NAME --config SPEC`), and its test
+//! case ([`crate::cases`]: launch, seeded inputs, CPU reference), which `rute sim NAME` runs in
+//! the simulator.
 
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
 use thiserror::Error;
 
-use crate::gemm::GemmDtype;
+use crate::cases::examples::{
+    AsyncCopy, ReduceSum, RowOp, RowWise, TmaPipeline, TmaRoundTrip, TmaStream, Transpose,
+    VectorAdd, WgmmaTile, Width,
+};
+use crate::cases::{Case, CaseError, GemmCase, Values};
+use crate::gemm::{Accum, GemmDtype};
 use crate::{examples, gemm, hopper, multistage};
 
 /// Generates a kernel for a configuration's spelling; the error is a sentence.
 pub type Configure = fn(&str) -> Result<Kernel, String>;
+
+/// Makes a kernel's default test case.
+pub type MakeCase = fn() -> Result<Box<dyn Case>, CaseError>;
+
+fn boxed(case: impl Case + 'static) -> Result<Box<dyn Case>, CaseError> {
+    Ok(Box::new(case))
+}
+
+/// The test case of a registered GEMM kernel: `kernel` with `config` at the shape
+/// [`crate::cases::gemm::shapes_for`] gives its tile, random inputs.
+fn gemm_case(
+    kernel: &str,
+    config: Option<&str>,
+    dtype: GemmDtype,
+    acc: Accum,
+) -> Result<Box<dyn Case>, CaseError> {
+    boxed(GemmCase::sized(
+        kernel,
+        config,
+        (dtype, acc),
+        Values::Random,
+    )?)
+}
 
 /// A kernel published under a name.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +58,9 @@ pub struct Registered {
     /// the kernels that have configurations; the error is a sentence naming what is wrong with
     /// the spelling.
     pub configure: Option<Configure>,
+    /// Its default test case: sizes with residues against its block and tile, the registry's
+    /// configuration (`rute sim NAME` runs it).
+    pub case: MakeCase,
 }
 
 impl Registered {
@@ -94,102 +127,176 @@ pub const KERNELS: &[Registered] = &[
         targets: examples::vector_add::TARGETS,
         build: |_| examples::vector_add::default_kernel(),
         configure: None,
+        case: || {
+            boxed(VectorAdd {
+                width: Width::Four,
+                n: 2503,
+            })
+        },
     },
     Registered {
         name: "transpose",
         targets: examples::transpose::TARGETS,
         build: |_| examples::transpose::default_kernel(),
         configure: None,
+        case: || {
+            boxed(Transpose {
+                rows: 70,
+                cols: 45,
+                block_rows: examples::transpose::BLOCK_ROWS,
+            })
+        },
     },
     Registered {
         name: "reduce_sum",
         targets: examples::reduce_sum::TARGETS,
         build: |_| examples::reduce_sum::default_kernel(),
         configure: None,
+        case: || {
+            boxed(ReduceSum {
+                n: 1000,
+                threads: examples::reduce_sum::THREADS,
+                blocks: 3,
+            })
+        },
     },
     Registered {
         name: "softmax",
         targets: examples::softmax::TARGETS,
         build: |_| examples::softmax::default_kernel(),
         configure: None,
+        case: || {
+            boxed(RowWise {
+                op: RowOp::Softmax,
+                rows: 3,
+                cols: 700,
+                threads: examples::softmax::THREADS,
+            })
+        },
     },
     Registered {
         name: "layernorm",
         targets: examples::layernorm::TARGETS,
         build: |_| examples::layernorm::default_kernel(),
         configure: None,
+        case: || {
+            boxed(RowWise {
+                op: RowOp::Layernorm,
+                rows: 3,
+                cols: 700,
+                threads: examples::layernorm::THREADS,
+            })
+        },
     },
     Registered {
         name: "async_copy",
         targets: examples::async_copy::TARGETS,
         build: |_| examples::async_copy::default_kernel(),
         configure: None,
+        case: || {
+            boxed(AsyncCopy {
+                n: 1300,
+                threads: examples::async_copy::THREADS,
+                blocks: 2,
+            })
+        },
     },
     Registered {
         name: "tma_round_trip",
         targets: examples::tma_round_trip::TARGETS,
         build: |_| examples::tma_round_trip::default_kernel(),
         configure: None,
+        case: || {
+            boxed(TmaRoundTrip {
+                rows: 100,
+                cols: 72,
+                tile_box: examples::tma_round_trip::BOX,
+                negate: false,
+            })
+        },
     },
     Registered {
         name: "tma_pipeline",
         targets: examples::tma_pipeline::TARGETS,
         build: |_| examples::tma_pipeline::default_kernel(),
         configure: None,
+        case: || {
+            boxed(TmaPipeline {
+                rows: 70,
+                cols: 772,
+            })
+        },
     },
     Registered {
         name: "tma_stream",
         targets: examples::tma_stream::TARGETS,
         build: |_| examples::tma_stream::default_kernel(),
         configure: None,
+        case: || {
+            boxed(TmaStream {
+                rows: 330,
+                cols: 200,
+                tile_rows: 64,
+                stages: 6,
+                lag: 2,
+            })
+        },
     },
     Registered {
         name: "wgmma_tile",
         targets: examples::wgmma_tile::TARGETS,
         build: |_| examples::wgmma_tile::default_kernel(),
         configure: None,
+        case: || boxed(WgmmaTile),
     },
     Registered {
         name: "gemm_naive",
         targets: gemm::naive::TARGETS,
         build: |_| gemm::naive::default_kernel(),
         configure: None,
+        case: || gemm_case("naive", None, GemmDtype::F16, Accum::F32),
     },
     Registered {
         name: "hopper_ws_f16",
         targets: hopper::TARGETS,
         build: |_| hopper::default_kernel(GemmDtype::F16),
         configure: Some(|spec| hopper::configured_kernel(spec, GemmDtype::F16)),
+        case: || gemm_case("hopper_ws", None, GemmDtype::F16, Accum::F32),
     },
     Registered {
         name: "hopper_ws_bf16",
         targets: hopper::TARGETS,
         build: |_| hopper::default_kernel(GemmDtype::Bf16),
         configure: Some(|spec| hopper::configured_kernel(spec, GemmDtype::Bf16)),
+        case: || gemm_case("hopper_ws", None, GemmDtype::Bf16, Accum::F32),
     },
     Registered {
         name: "multistage_f16",
         targets: multistage::TARGETS,
         build: |_| multistage::default_f16(),
         configure: None,
+        case: || gemm_case("multistage", Some("ref"), GemmDtype::F16, Accum::F16),
     },
     Registered {
         name: "multistage_f16_f32acc",
         targets: multistage::TARGETS,
         build: |_| multistage::default_f16_f32acc(),
         configure: None,
+        case: || gemm_case("multistage", Some("ref"), GemmDtype::F16, Accum::F32),
     },
     Registered {
         name: "multistage_bf16",
         targets: multistage::TARGETS,
         build: |_| multistage::default_bf16(),
         configure: None,
+        case: || gemm_case("multistage", Some("ref"), GemmDtype::Bf16, Accum::F32),
     },
     Registered {
         name: "multistage_f16_tuned",
         targets: multistage::TARGETS,
         build: multistage::default_f16_tuned,
         configure: None,
+        case: || gemm_case("multistage", Some("tuned"), GemmDtype::F16, Accum::F32),
     },
 ];
 

@@ -4,6 +4,9 @@
 //! a CPU reference. Outputs are poisoned (all ones: a NaN) before each launch and are one guard
 //! region longer than the result, so an element not written, or written past the end, shows.
 //!
+//! The CPU references are the examples' cases' (`kernels::cases::examples`), which the
+//! simulator's tests check the same kernels against.
+//!
 //! Each kernel is launched through its typed signature (`#[kernel]`'s `..Kernel::launch`), which
 //! checks the buffers' element types at compile time and their lengths against the kernel's
 //! `#[len(..)]` before the launch.
@@ -15,6 +18,7 @@ use codegen_ptx::jit::{CudaSlice, Jit, Launch, TensorMapSpec, TmaDataType, Typed
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;
 use dsl_macros::kernel;
+use kernels::cases::examples::{block_sums, row_sums, tile_product, transpose_reference};
 use kernels::examples::async_copy::AsyncCopyKernel;
 use kernels::examples::reduce_sum::ReduceSumKernel;
 use kernels::examples::tma_pipeline::TmaPipelineKernel;
@@ -227,12 +231,7 @@ fn transpose_matches_the_cpu() {
     let mut runs = 0;
     for (rows, cols) in [(1000usize, 777usize), (33, 1), (1, 65), (31, 32)] {
         let src = Rng::new(0x7 ^ (rows * cols) as u64).vec(rows * cols);
-        let mut want = vec![0.0f32; rows * cols];
-        for r in 0..rows {
-            for c in 0..cols {
-                want[c * rows + r] = src[r * cols + c];
-            }
-        }
+        let want = transpose_reference(&src, rows, cols);
         let dsrc = jit.upload(&src).unwrap();
         for &target in &targets {
             for block_rows in [8u32, 4] {
@@ -305,15 +304,9 @@ fn reduce_sum_matches_the_cpu() {
                 .unwrap_or_else(|e| panic!("{what}, pass 2: {e}"));
                 // Pass 1 alone: block b sums the elements its threads visit in the grid stride.
                 let parts = download(&jit, &partial, blocks as usize, &what);
-                let grid_threads = (blocks * threads) as usize;
+                let (sums, mags) = block_sums(&x, threads, blocks);
                 for (b, &p) in parts.iter().enumerate() {
-                    let (mut want, mut abs) = (0.0f64, 0.0f64);
-                    for (i, &v) in x.iter().enumerate() {
-                        if (i % grid_threads) / threads as usize == b {
-                            want += f64::from(v);
-                            abs += f64::from(v.abs());
-                        }
-                    }
+                    let (want, abs) = (sums[b], mags[b]);
                     let err = (f64::from(p) - want).abs();
                     assert!(
                         err <= 1e-5 * abs + 1e-6,
@@ -458,18 +451,17 @@ fn wgmma_tile_matches_the_cpu() {
         WgmmaTileKernel::launch(f.with(&cfg), &mut dd, &da, &db)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let got = download(&jit, &dd, n * n, &what);
-        for m in 0..n {
-            for j in 0..n {
-                let terms = (0..n).map(|k| f64::from(a[m * n + k]) * f64::from(b[j * n + k]));
-                let (sum, mag) = terms.fold((0.0, 0.0), |(s, g), t| (s + t, g + t.abs()));
-                let err = (f64::from(got[m * n + j]) - sum).abs() / mag.max(1e-30);
-                assert!(
-                    err < 1e-5,
-                    "{what}: D[{m}][{j}] = {} but the product is {sum}",
-                    got[m * n + j]
-                );
-                worst = worst.max(err);
-            }
+        let (sums, mags) = tile_product(&a, &b, n);
+        for (i, (&sum, &mag)) in sums.iter().zip(&mags).enumerate() {
+            let err = (f64::from(got[i]) - sum).abs() / mag;
+            assert!(
+                err < 1e-5,
+                "{what}: D[{}][{}] = {} but the product is {sum}",
+                i / n,
+                i % n,
+                got[i]
+            );
+            worst = worst.max(err);
         }
     }
     println!("wgmma_tile: 3 runs (64x64x64 f16, f32 sum, sm_90a) match f64, worst {worst:.2e} of the terms' magnitude");
@@ -512,11 +504,10 @@ fn tma_pipeline_matches_the_cpu() {
         TmaPipelineKernel::launch(f.with(&launch), &mut out, &map, rows as u32, cols as u32)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let got = download(&jit, &out, rows, &what);
+        let (sums, mags) = row_sums(&x, cols);
         for r in 0..rows {
-            let row = &x[r * cols..(r + 1) * cols];
-            let sum: f64 = row.iter().map(|&v| f64::from(v)).sum();
-            let mag: f64 = row.iter().map(|&v| f64::from(v).abs()).sum();
-            let err = (f64::from(got[r]) - sum).abs() / mag.max(1e-30);
+            let (sum, mag) = (sums[r], mags[r]);
+            let err = (f64::from(got[r]) - sum).abs() / mag;
             assert!(
                 err < 1e-5,
                 "{what}: row {r} is {} but the sum is {sum}",

@@ -1,5 +1,6 @@
 //! The `rute` command line tool: `rute layout` (evaluate and draw layouts), `rute ptx` (print a
-//! registered kernel's PTX), `rute gemm` (run, check and time the GEMM; feature `gpu`).
+//! registered kernel's PTX), `rute gemm` (run, check and time the GEMM; feature `gpu`), `rute
+//! sim` (run a registered kernel in the CPU simulator against its reference).
 
 use std::io::IsTerminal;
 

@@ -24,6 +24,7 @@ mod layout;
 #[cfg(any(feature = "gpu", test))]
 mod progress;
 mod ptx;
+mod sim;
 mod streams;
 mod tune;
 
@@ -53,6 +54,7 @@ enum Command {
     Ptx(ptx::Args),
     Gemm(gemm::Args),
     Tune(tune::Args),
+    Sim(sim::Args),
 }
 
 /// Run `rute` with `args` (without the program name); returns the exit status. An argument that
@@ -78,6 +80,7 @@ pub fn run(args: &[OsString], io: &mut Streams) -> i32 {
         Command::Ptx(a) => ptx::run(a, io),
         Command::Gemm(a) => gemm::run(a, io),
         Command::Tune(a) => tune::run(a, io),
+        Command::Sim(a) => sim::run(a, io),
     };
     ran.unwrap_or_else(|usage| refuse(Rute::command(), &args, &usage, io.err))
 }
@@ -97,7 +100,7 @@ pub(crate) mod tests {
         for help in ["--help", "-h", "help"] {
             let (code, out, _) = rute(&[help], "");
             assert_eq!(code, 0);
-            for sub in ["layout", "ptx", "gemm", "tune"] {
+            for sub in ["layout", "ptx", "gemm", "tune", "sim"] {
                 assert!(out.contains(&format!("  {sub} ")), "{out}");
             }
             assert!(out.contains("Exit status"), "{out}");

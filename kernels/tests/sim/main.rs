@@ -1,37 +1,55 @@
-//! rute's kernels in the CPU simulator (`dsl_core::sim`): the examples and the multistage GEMM
-//! against CPU references with no finding, under several schedules and seeds, and planted bugs
-//! caught with their kind and Rust line.
+//! rute's kernels in the CPU simulator (`dsl_core::sim`) through their cases
+//! (`kernels::cases`): every registered kernel and every configuration of the GEMM programs'
+//! sweeps against its CPU reference with no finding, over four seeds and the three schedules;
+//! the same seed repeats byte for byte; planted bugs caught with their kind and Rust line.
 
-mod examples;
-mod multistage;
+mod planted;
+mod registered;
+mod sweep;
 
-/// Xorshift values in [-1, 1), deterministic per seed.
-pub(crate) fn floats(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+use dsl_core::sim::Schedule;
+use kernels::cases::simulate::{Outcome, Simulated};
+use kernels::cases::Case;
+
+/// The seeds every case runs, each with its schedule: round-robin, random, PCT and random again.
+pub const SEEDS: [(u64, Schedule); 4] = [
+    (0, Schedule::RoundRobin),
+    (1, Schedule::Random),
+    (2, Schedule::Pct { depth: 3 }),
+    (3, Schedule::Random),
+];
+
+/// Runs `case` over [`SEEDS`]: each outcome passes (no finding, the reference holds). Returns
+/// the outcomes.
+pub fn passes(case: &dyn Case) -> Vec<Outcome> {
+    passes_on(case, &SEEDS)
+}
+
+/// Runs `case` over `seeds`: each outcome passes. Returns the outcomes.
+pub fn passes_on(case: &dyn Case, seeds: &[(u64, Schedule)]) -> Vec<Outcome> {
+    let sim = Simulated::new(case).unwrap_or_else(|e| panic!("{}: {e}", case.describe()));
+    seeds
+        .iter()
+        .map(|&(seed, schedule)| {
+            let o = sim
+                .run(seed, schedule)
+                .unwrap_or_else(|e| panic!("{} seed {seed}: {e}", case.describe()));
+            assert!(o.passed(), "{o}");
+            o
         })
         .collect()
 }
 
-/// The arguments of the GEMM kernels: D, A, B, then M, N and K.
-pub(crate) fn gemm_args(
-    d: dsl_core::sim::BufferId,
-    a: dsl_core::sim::BufferId,
-    b: dsl_core::sim::BufferId,
-    (m, n, k): (usize, usize, usize),
-) -> Vec<dsl_core::sim::Arg> {
-    use dsl_core::sim::Arg;
-    vec![
-        Arg::Buffer(d),
-        Arg::Buffer(a),
-        Arg::Buffer(b),
-        Arg::u32(m as u32),
-        Arg::u32(n as u32),
-        Arg::u32(k as u32),
-    ]
+/// [`passes`], then seed 1 again: the same report byte for byte.
+pub fn passes_and_repeats(case: &dyn Case) {
+    let outcomes = passes(case);
+    let again = Simulated::new(case)
+        .and_then(|s| s.run(SEEDS[1].0, SEEDS[1].1))
+        .unwrap_or_else(|e| panic!("{}: {e}", case.describe()));
+    assert_eq!(
+        outcomes[1].to_string(),
+        again.to_string(),
+        "{}: the same seed gave another report",
+        case.describe()
+    );
 }

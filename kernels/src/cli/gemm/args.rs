@@ -102,13 +102,14 @@ pub struct Args {
 }
 
 /// A value parser of M, N and K: `1..=MAX_DIM`.
-fn dimension() -> impl Fn(&str) -> Result<u64, crate::cli::args::Expected> + Clone + Send + Sync {
+pub(crate) fn dimension(
+) -> impl Fn(&str) -> Result<u64, crate::cli::args::Expected> + Clone + Send + Sync {
     integer(1..=MAX_DIM as u64)
 }
 
 /// `--kernel`'s value parser: `auto` or a program of this build, each listed in the long help
 /// with its summary and its `--config` spelling, in the order `auto` tries them.
-fn kernel() -> impl TypedValueParser<Value = KernelChoice> {
+pub(crate) fn kernel() -> impl TypedValueParser<Value = KernelChoice> {
     let auto =
         PossibleValue::new("auto").help("the first of the kernels below that takes the problem");
     let programs = PROGRAMS.iter().map(|p| {
@@ -143,7 +144,7 @@ fn wrap(text: &str, first: usize) -> String {
 /// `--config SPEC` for `kernel`: parsed into the kernel's schedule (for `auto`, the first
 /// kernel's that takes it); refused with each kernel's reason. The one place the command line
 /// reads a configuration: what runs carries the parsed value.
-fn config(kernel: KernelChoice, spec: &str) -> Result<Config, Usage> {
+pub(crate) fn config(kernel: KernelChoice, spec: &str) -> Result<Config, Usage> {
     Config::parse(kernel, spec).map_err(|e| {
         Usage(match e {
             ConfigError::Refused { .. } => format!("--config: {e}"),

@@ -1,0 +1,332 @@
+//! What one run of a case is, independent of where it runs: the buffers (inputs with their
+//! values, outputs and scratch to allocate), the launches in order, each with its shape and its
+//! arguments, and what the outputs must hold ([`super::Expect`]). The simulator
+//! ([`super::simulate`]) and the GPU (`super::gpu`, feature `gpu`) each carry a [`Run`] out.
+
+use dsl_core::atom::tma::TmaDescriptor;
+use half::{bf16, f16};
+
+use super::expect::Expect;
+
+/// The element type of a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Elem {
+    /// `f32`.
+    F32,
+    /// `half::f16`.
+    F16,
+    /// `half::bf16`.
+    Bf16,
+    /// `u32`.
+    U32,
+}
+
+impl Elem {
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        match self {
+            Elem::F32 | Elem::U32 => 4,
+            Elem::F16 | Elem::Bf16 => 2,
+        }
+    }
+}
+
+/// A buffer's values on the host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// `f32` values.
+    F32(Vec<f32>),
+    /// `half::f16` values.
+    F16(Vec<f16>),
+    /// `half::bf16` values.
+    Bf16(Vec<bf16>),
+    /// `u32` values.
+    U32(Vec<u32>),
+}
+
+impl Data {
+    /// The element type.
+    pub fn elem(&self) -> Elem {
+        match self {
+            Data::F32(_) => Elem::F32,
+            Data::F16(_) => Elem::F16,
+            Data::Bf16(_) => Elem::Bf16,
+            Data::U32(_) => Elem::U32,
+        }
+    }
+
+    /// Elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Data::F32(v) => v.len(),
+            Data::F16(v) => v.len(),
+            Data::Bf16(v) => v.len(),
+            Data::U32(v) => v.len(),
+        }
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` as f64 (exact for every element type).
+    pub fn value(&self, i: usize) -> f64 {
+        match self {
+            Data::F32(v) => f64::from(v[i]),
+            Data::F16(v) => v[i].to_f64(),
+            Data::Bf16(v) => v[i].to_f64(),
+            Data::U32(v) => f64::from(v[i]),
+        }
+    }
+
+    /// Element `i`'s bits, zero-extended.
+    pub fn bits(&self, i: usize) -> u32 {
+        match self {
+            Data::F32(v) => v[i].to_bits(),
+            Data::F16(v) => u32::from(v[i].to_bits()),
+            Data::Bf16(v) => u32::from(v[i].to_bits()),
+            Data::U32(v) => v[i],
+        }
+    }
+
+    /// The values little-endian, as device memory holds them.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        fn le<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            v.iter().flat_map(|&x| f(x)).collect()
+        }
+        match self {
+            Data::F32(v) => le(v, f32::to_le_bytes),
+            Data::F16(v) => le(v, f16::to_le_bytes),
+            Data::Bf16(v) => le(v, bf16::to_le_bytes),
+            Data::U32(v) => le(v, u32::to_le_bytes),
+        }
+    }
+
+    /// `bytes` (little-endian) read as elements of `elem`; a trailing partial element is dropped.
+    pub fn from_bytes(elem: Elem, bytes: &[u8]) -> Data {
+        let words = bytes.chunks_exact(elem.bytes());
+        match elem {
+            Elem::F32 => Data::F32(
+                words
+                    .map(|w| f32::from_le_bytes(w.try_into().unwrap()))
+                    .collect(),
+            ),
+            Elem::U32 => Data::U32(
+                words
+                    .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+                    .collect(),
+            ),
+            Elem::F16 => Data::F16(
+                words
+                    .map(|w| f16::from_le_bytes(w.try_into().unwrap()))
+                    .collect(),
+            ),
+            Elem::Bf16 => Data::Bf16(
+                words
+                    .map(|w| bf16::from_le_bytes(w.try_into().unwrap()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// What a buffer holds before the first launch, and whether the kernels may write it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Contents {
+    /// Values the kernels only read (the simulator marks it read-only: a write is a finding).
+    Input(Data),
+    /// `len` elements the kernels write before anything reads them: uninitialized in the
+    /// simulator (a read before a write is a finding), poisoned on the GPU (an element no
+    /// kernel wrote shows as NaN), with a guard after it on the GPU that must stay poisoned.
+    Output {
+        /// The element type.
+        elem: Elem,
+        /// Elements.
+        len: usize,
+    },
+    /// `len` zeroed elements the kernels read and write (a workspace of flags and partial sums).
+    Scratch {
+        /// The element type.
+        elem: Elem,
+        /// Elements.
+        len: usize,
+    },
+}
+
+impl Contents {
+    /// The element type.
+    pub fn elem(&self) -> Elem {
+        match self {
+            Contents::Input(d) => d.elem(),
+            Contents::Output { elem, .. } | Contents::Scratch { elem, .. } => *elem,
+        }
+    }
+
+    /// Elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Contents::Input(d) => d.len(),
+            Contents::Output { len, .. } | Contents::Scratch { len, .. } => *len,
+        }
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the kernels may write it.
+    pub fn writable(&self) -> bool {
+        !matches!(self, Contents::Input(_))
+    }
+}
+
+/// One buffer of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Buffer {
+    /// Its name, as findings and mismatches name it (the kernel parameter's, where one is).
+    pub name: String,
+    /// What it holds.
+    pub contents: Contents,
+}
+
+impl Buffer {
+    /// An input buffer holding `data`.
+    pub fn input(name: &str, data: Data) -> Buffer {
+        Buffer {
+            name: name.into(),
+            contents: Contents::Input(data),
+        }
+    }
+
+    /// An output buffer of `len` elements of `elem`.
+    pub fn output(name: &str, elem: Elem, len: usize) -> Buffer {
+        Buffer {
+            name: name.into(),
+            contents: Contents::Output { elem, len },
+        }
+    }
+
+    /// A zeroed scratch buffer of `len` elements of `elem`.
+    pub fn scratch(name: &str, elem: Elem, len: usize) -> Buffer {
+        Buffer {
+            name: name.into(),
+            contents: Contents::Scratch { elem, len },
+        }
+    }
+}
+
+/// One kernel argument, in parameter order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseArg {
+    /// The address of buffer `i` of the run.
+    Buffer(usize),
+    /// A `u32`.
+    U32(u32),
+    /// An `f32`.
+    F32(f32),
+    /// A TMA tensor map over buffer `buffer` with the fields of `descriptor`.
+    TensorMap {
+        /// The buffer it addresses.
+        buffer: usize,
+        /// Its fields (element type, extents, strides, box, swizzle).
+        descriptor: TmaDescriptor,
+    },
+}
+
+/// A launch's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Blocks, per dimension.
+    pub grid: [u32; 3],
+    /// Threads per block, per dimension.
+    pub block: [u32; 3],
+    /// Blocks per cluster (`None`: no cluster launch).
+    pub cluster: Option<[u32; 3]>,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_smem: u32,
+    /// A programmatic dependent launch (on the GPU; the simulator runs one grid at a time).
+    pub programmatic: bool,
+}
+
+impl Shape {
+    /// `grid` blocks of `block` threads, no cluster, no dynamic shared memory.
+    pub fn new(grid: [u32; 3], block: [u32; 3]) -> Shape {
+        Shape {
+            grid,
+            block,
+            cluster: None,
+            dynamic_smem: 0,
+            programmatic: false,
+        }
+    }
+
+    /// A one-dimensional grid of `blocks` blocks of `threads` threads.
+    pub fn linear(blocks: u32, threads: u32) -> Shape {
+        Shape::new([blocks, 1, 1], [threads, 1, 1])
+    }
+
+    /// With `bytes` of dynamic shared memory.
+    pub fn with_dynamic_smem(self, bytes: u32) -> Shape {
+        Shape {
+            dynamic_smem: bytes,
+            ..self
+        }
+    }
+}
+
+/// One launch of a run: which of the case's kernels, its shape and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The kernel, an index into [`super::Case::kernels`].
+    pub kernel: usize,
+    /// The shape.
+    pub shape: Shape,
+    /// The arguments, one per parameter.
+    pub args: Vec<CaseArg>,
+}
+
+/// One run of a case: its buffers, its launches in order (each sees what the ones before wrote)
+/// and what the outputs must hold afterwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The buffers; arguments name them by index.
+    pub buffers: Vec<Buffer>,
+    /// The launches, in order.
+    pub steps: Vec<Step>,
+    /// What the buffers must hold after the last launch.
+    pub expect: Vec<Expect>,
+}
+
+impl Run {
+    /// The data of input buffer `i` (`None` for an output or scratch buffer).
+    pub fn input(&self, i: usize) -> Option<&Data> {
+        match &self.buffers.get(i)?.contents {
+            Contents::Input(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_round_trips_through_bytes() {
+        for d in [
+            Data::F32(vec![1.5, -0.0, f32::NAN]),
+            Data::F16(vec![f16::from_f32(0.1), f16::MAX]),
+            Data::Bf16(vec![bf16::from_f32(-3.0)]),
+            Data::U32(vec![7, u32::MAX]),
+        ] {
+            let back = Data::from_bytes(d.elem(), &d.to_bytes());
+            assert_eq!(back.to_bytes(), d.to_bytes());
+            assert_eq!(back.len(), d.len());
+            assert_eq!(d.to_bytes().len(), d.len() * d.elem().bytes());
+        }
+        assert_eq!(Data::F16(vec![f16::from_f32(2.5)]).value(0), 2.5);
+        assert_eq!(Data::U32(vec![9]).bits(0), 9);
+    }
+}

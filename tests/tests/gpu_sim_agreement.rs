@@ -1,0 +1,132 @@
+//! The simulator against the hardware (feature `gpu`): each registered kernel's case, and each
+//! configuration of the GEMM programs' sweeps, runs on the GPU and in the simulator
+//! (`dsl_core::sim`) on the same inputs. The GPU's outputs must hold what the CPU reference says
+//! (each case's check), the simulator's run must have no finding, and the two must agree as the
+//! case says: bit for bit where every operation and its order are defined to the bit (the
+//! examples but `wgmma_tile`, and GEMMs on small integers, whose every partial sum is exact),
+//! within twice the case's tolerance otherwise (tensor-core accumulation on random inputs).
+//!
+//! Kernels whose op families the simulator does not model yet (TMA, `wgmma`) are checked on the
+//! GPU against their reference and listed as waiting for the simulator.
+//!
+//! Run: `cargo test --release -p rute-tests --features gpu --test gpu_sim_agreement -- --nocapture`.
+
+use codegen_ptx::jit::Jit;
+use dsl_core::ir::Target;
+use dsl_core::sim::{Options, Schedule};
+use kernels::cases::gemm::sweep;
+use kernels::cases::gpu::OnGpu;
+use kernels::cases::simulate::{verify, Simulated};
+use kernels::cases::{Case, GemmCase, Values};
+use kernels::gemm::{Accum, GemmDtype, PROGRAMS};
+use kernels::registry::KERNELS;
+use rute_tests::gpu::jit;
+
+/// The seeds each case runs on both machines.
+const SEEDS: [u64; 2] = [0, 1];
+
+/// How a case came out on both machines.
+enum Agreed {
+    /// The GPU matched the reference, the simulator found nothing, and the two agree.
+    Both,
+    /// The GPU matched the reference; the simulator does not model one of the kernel's op
+    /// families yet.
+    GpuOnly(String),
+}
+
+/// Runs `case` for `seed` on the GPU and in the simulator; panics naming what disagrees.
+fn agree(jit: &Jit, target: Target, case: &dyn Case, seed: u64) -> Agreed {
+    let what = format!("{} seed {seed}", case.describe());
+    let run = case.run(seed).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let gpu = OnGpu::new(jit, case, target)
+        .and_then(|g| g.execute(&run))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let wrong = verify(&run, &gpu);
+    assert!(wrong.is_empty(), "{what}: the GPU's outputs: {wrong:?}");
+    let sim = Simulated::new(case).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let done = match sim.execute(&run, &Options::seeded(seed, Schedule::Random)) {
+        Ok(done) => done,
+        Err(e) if e.is_unmodelled() => return Agreed::GpuOnly(e.to_string()),
+        Err(e) => panic!("{what}: {e}"),
+    };
+    for (kernel, report) in &done.reports {
+        assert!(
+            report.is_clean(),
+            "{what}: `{kernel}` in the simulator: {report}"
+        );
+    }
+    for e in &run.expect {
+        let name = &run.buffers[e.buffer].name;
+        let (s, g) = (&done.outputs[e.buffer], &gpu[e.buffer]);
+        let (Some(s), Some(g)) = (s, g) else {
+            panic!("{what}: `{name}` is not an output");
+        };
+        if let Err(m) = e.agree(name, s, g) {
+            panic!("{what}: the simulator against the GPU: {m}");
+        }
+    }
+    Agreed::Both
+}
+
+/// Runs `cases` on both machines over [`SEEDS`]; prints what agreed and what waits.
+fn agree_all(cases: Vec<Box<dyn Case>>) {
+    let jit = jit();
+    let target = jit.target().unwrap();
+    let (mut both, mut waiting) = (0, Vec::new());
+    for case in &cases {
+        for seed in SEEDS {
+            match agree(&jit, target, case.as_ref(), seed) {
+                Agreed::Both => both += 1,
+                Agreed::GpuOnly(why) => {
+                    waiting.push(format!("{}: {why}", case.describe()));
+                    break;
+                }
+            }
+        }
+    }
+    println!("{both} runs agree between the GPU and the simulator");
+    for w in &waiting {
+        println!("GPU only (the simulator waits): {w}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn every_registered_kernel_agrees_with_the_simulator() {
+    let cases = KERNELS
+        .iter()
+        .map(|k| (k.case)().unwrap_or_else(|e| panic!("{}: {e}", k.name)))
+        .collect();
+    agree_all(cases);
+}
+
+/// Every configuration of every program's sweep (each program's default where it has none),
+/// the element and accumulator types rotating from one configuration to the next (the next the
+/// program takes where it refuses one), on small integers (bit for bit) and on random inputs.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn every_sweep_configuration_agrees_with_the_simulator() {
+    let types = [
+        (GemmDtype::F16, Accum::F32),
+        (GemmDtype::Bf16, Accum::F32),
+        (GemmDtype::F16, Accum::F16),
+    ];
+    let mut cases: Vec<Box<dyn Case>> = Vec::new();
+    for p in PROGRAMS {
+        let configs: Vec<Option<&str>> = match sweep(p.name()) {
+            [] => vec![None],
+            s => s.iter().copied().map(Some).collect(),
+        };
+        for (i, config) in configs.into_iter().enumerate() {
+            for values in [Values::SmallIntegers, Values::Random] {
+                let case = (0..types.len())
+                    .find_map(|j| {
+                        GemmCase::sized(p.name(), config, types[(i + j) % types.len()], values).ok()
+                    })
+                    .unwrap_or_else(|| panic!("{} {config:?} plans for no type", p.name()));
+                cases.push(Box::new(case));
+            }
+        }
+    }
+    agree_all(cases);
+}
