@@ -177,8 +177,9 @@ fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
         }
         KernelChoice::Auto => {
             let mut refused: Vec<(&str, Result<String, String>)> = Vec::new();
-            // A program that does not run on the target at all is not tried, nor named.
-            for program in PROGRAMS.iter().filter(|p| p.runs_on(device.target)) {
+            // A program that does not run on the target at all (or that auto may not choose
+            // there) is not tried, nor named.
+            for program in PROGRAMS.iter().filter(|p| p.auto_picks(device.target)) {
                 match plan(*program) {
                     Ok(chosen) => {
                         let passed_over: Vec<String> = refused
