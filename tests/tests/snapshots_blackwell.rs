@@ -1,10 +1,11 @@
 //! The warp-specialized Blackwell GEMM's PTX: one insta snapshot per step of the tutorial and element
 //! type, named after its entry (`blackwell_ws_<dtype>_<configuration>_sm_100a.snap`, e.g.
 //! `blackwell_ws_f16_step7_d4_sm_100a.snap`, under the repository's `snapshots/`),
-//! each assembled by ptxas for sm_100a with no spills and no stack frame. The program has not
-//! run on Blackwell hardware; these are the checks it has without one.
+//! each assembled by ptxas for sm_100a with no spills and no stack frame; and every configuration
+//! the program accepts over a grid of its parts, built, launched and assembled likewise. The
+//! program has not run on Blackwell hardware; these are the checks it has without one.
 //!
-//! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
+//! The ptxas tests need `RUTE_PTXAS` (CI sets it) and fail without it.
 
 use dsl_core::ir::Target;
 use kernels::blackwell::{
@@ -90,4 +91,58 @@ fn every_step_assembles_without_spills() {
         ));
     }
     println!("{}", table.join("\n"));
+}
+
+/// Every configuration the parts make that the program accepts (each part over its range: the
+/// B rows every fifth multiple of 16 and the widest, depths 2, 3 and the deepest that fits)
+/// builds a kernel and a launch, and ptxas assembles it with no spills; what it refuses is
+/// refused with a sentence.
+#[test]
+fn every_accepted_configuration_builds_and_assembles() {
+    use dsl_core::ir::op::CtaGroup;
+    use kernels::blackwell::{BlackwellPlan, ConfigError, Consumers, MAX_DEPTH};
+    let (mut built, mut refused) = (0, 0);
+    for cta_group in [CtaGroup::One, CtaGroup::Two] {
+        for consumers in [Consumers::One, Consumers::TwoSharingB] {
+            for tile_n in [16, 48, 128, 208, 256] {
+                for epilogue_columns in [16, 32, 64, 128] {
+                    let at = |depth| BlackwellConfig {
+                        depth,
+                        tile_n,
+                        cta_group,
+                        consumers,
+                        epilogue_columns,
+                        planted: None,
+                    };
+                    let deepest = (2..=MAX_DEPTH).rev().find(|&d| at(d).check().is_ok());
+                    for depth in [Some(2), Some(3), deepest].into_iter().flatten() {
+                        let cfg = at(depth);
+                        if let Err(e) = cfg.check() {
+                            assert!(
+                                matches!(e, ConfigError::Range(_) | ConfigError::Fit(_)),
+                                "{cfg:?}: {e}"
+                            );
+                            refused += 1;
+                            continue;
+                        }
+                        let spelled: BlackwellConfig = cfg.to_string().parse().unwrap();
+                        assert_eq!(spelled, cfg);
+                        let ptx = ptx_of(cfg, GemmDtype::Bf16);
+                        let name = entry_name(&cfg, GemmDtype::Bf16);
+                        let report = assemble_clean(&ptx, Target::Sm100a, &name);
+                        assert!(report.registers * cfg.threads() <= 65536, "{name}");
+                        let plan = BlackwellPlan::new(cfg, GemmDtype::Bf16).unwrap();
+                        let launch = plan.launch(1000, 264, 136, 148).unwrap();
+                        assert_eq!(launch.dynamic_smem_bytes, cfg.smem_bytes(), "{name}");
+                        built += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!("{built} configurations built, {refused} refused");
+    assert!(
+        built > 60 && refused > 0,
+        "{built} built, {refused} refused"
+    );
 }
