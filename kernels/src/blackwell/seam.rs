@@ -15,8 +15,8 @@ use super::config::{BlackwellConfig, Step};
 use super::plan::BlackwellPlan;
 use super::{entry_name, kernel_of, BlackwellError, TARGETS};
 use crate::gemm::{
-    Accum, Device, GemmDtype, GemmProgram, KernelBuildError, LaunchPlan, Origin, Plan, Problem,
-    ProgramPlan,
+    tma_rows, Accum, Device, GemmDtype, GemmProgram, KernelBuildError, LaunchPlan, Origin, Plan,
+    Problem, ProgramPlan,
 };
 
 /// Largest M, N or K the program takes: the kernel's tile coordinates are 32-bit, and TMA's
@@ -111,18 +111,7 @@ impl GemmProgram for BlackwellWs {
         if p.acc != Accum::F32 {
             return Err(format!("it sums in f32 (in tensor memory), not {}", p.acc));
         }
-        for (what, v) in [("K", p.k), ("N", p.n)] {
-            if !v.is_multiple_of(8) {
-                return Err(format!(
-                    "{what} = {v} is not a multiple of 8, and TMA needs rows of 16 bytes"
-                ));
-            }
-        }
-        for (what, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
-            if v > MAX_DIM {
-                return Err(format!("{what} = {v} is above {MAX_DIM}"));
-            }
-        }
+        tma_rows(p, MAX_DIM)?;
         let (cfg, origin) = match config {
             None => (BlackwellWs::DEFAULT.tutorial_config(), None),
             Some(cfg) => (
