@@ -82,9 +82,9 @@ impl GemmProgram for BlackwellWs {
          with a 128 x 128 tile; the two-block cluster, 256 x 256; two MMA consumers sharing B, \
          512 x 256), then any of _dD (D stages, 2 to 16), _nN (N rows of B per block per stage, \
          a multiple of 16 up to 256 / the blocks), _bB (B blocks per MMA, 1 or 2), _cC (C MMA \
-         consumers, 1 or 2), _eE (the epilogue E columns at a time: 16, 32, 64 or 128), each \
-         changing the step's part; or those parts alone, changing step 7; each at most once; \
-         e.g. step9, step7_d4, d4_b2_c2_e64. Without it: step8"
+         consumers, 1 or 2), _eE (the epilogue E columns at a time: 16, 32, 64 or 128, dividing \
+         the MMA's N), each changing the step's part; or those parts alone, changing step 7; \
+         each at most once; e.g. step9, step7_d4, d4_b2_c2_e64. Without it: step8"
     }
 
     fn runs_on(&self, target: Target) -> bool {
