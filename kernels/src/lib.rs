@@ -24,9 +24,10 @@
 //!   program, f16/bf16 in, f16 or f32 accumulate, any M, N and K; the GEMM program
 //!   [`multistage::Multistage`].
 //! - [`blackwell`]: the warp-specialized Blackwell GEMM (`tcgen05`, TMEM, two-block clusters),
-//!   the seed's steps 7, 8 and 9 as configurations of one program for sm_100a; checked by ptxas
-//!   and by tests of its barrier protocol, not yet run on Blackwell hardware or wired to the
-//!   runtime.
+//!   the warp-specialization tutorial's steps 7, 8 and 9 as configurations of one program for
+//!   sm_100a ([`blackwell::BlackwellWs`], behind the same seam: `rute gemm --kernel blackwell_ws
+//!   --config step9`); checked by ptxas and by tests of its barrier protocol, not yet run on
+//!   Blackwell hardware, so `auto` never chooses it.
 //! - [`registry`]: the kernels published by name, with their targets and a default
 //!   configuration; `rute ptx NAME --target T` prints one's PTX and `rute ptx --list` lists them.
 //!   Their PTX is snapshot-tested under `snapshots/` and assembled with ptxas (crate `rute-tests`).

@@ -1,8 +1,9 @@
 //! The kernels `rute ptx` knows: each with its name, the targets it supports, a function that
-//! generates it with its default configuration, for the kernels that have configurations one
-//! that generates it for a spelled configuration (`rute ptx NAME --config SPEC`), and its test
-//! case ([`crate::cases`]: launch, seeded inputs, CPU reference), which `rute sim NAME` runs in
-//! the simulator.
+//! generates it with its default configuration and, for the kernels that have configurations,
+//! one that generates it for a spelled configuration (`rute ptx NAME --config SPEC`) and the
+//! configurations it names (the Blackwell program's steps), which `rute ptx --list` shows; and
+//! its test case ([`crate::cases`]: launch, seeded inputs, CPU reference), which `rute sim NAME`
+//! runs in the simulator.
 
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::{Kernel, Target};
@@ -15,7 +16,7 @@ use crate::cases::examples::{
 };
 use crate::cases::{Case, CaseError, GemmCase, Values};
 use crate::gemm::{Accum, GemmDtype};
-use crate::{examples, gemm, hopper, multistage};
+use crate::{blackwell, examples, gemm, hopper, multistage};
 
 /// Generates a kernel for a configuration's spelling; the error is a sentence.
 pub type Configure = fn(&str) -> Result<Kernel, String>;
@@ -43,6 +44,16 @@ fn gemm_case(
     )?)
 }
 
+/// How a kernel that has configurations is generated for one.
+#[derive(Debug, Clone, Copy)]
+pub struct Configurable {
+    /// Generates the kernel for a configuration spelled as `rute gemm --config` takes it; the
+    /// error is a sentence naming what is wrong with the spelling.
+    pub configure: Configure,
+    /// Configurations with names of their own (`step8`), which `rute ptx --list` shows.
+    pub named: &'static [&'static str],
+}
+
 /// A kernel published under a name.
 #[derive(Debug, Clone, Copy)]
 pub struct Registered {
@@ -54,10 +65,8 @@ pub struct Registered {
     /// every target, except where a target lacks an instruction the default uses: the tuned
     /// GEMM's `stmatrix` epilogue becomes `st.shared` on sm_80).
     pub build: fn(Target) -> Result<Kernel, BuildError>,
-    /// Generates the kernel for a configuration spelled as `rute gemm --config` takes it, for
-    /// the kernels that have configurations; the error is a sentence naming what is wrong with
-    /// the spelling.
-    pub configure: Option<Configure>,
+    /// For the kernels that have configurations, how to generate one.
+    pub configure: Option<Configurable>,
     /// Its default test case: sizes with residues against its block and tile, the registry's
     /// configuration (`rute sim NAME` runs it).
     pub case: MakeCase,
@@ -67,6 +76,22 @@ impl Registered {
     /// Whether the kernel is published for `target`.
     pub fn supports(&self, target: Target) -> bool {
         self.targets.contains(&target)
+    }
+
+    /// Its line in `rute ptx --list`: the name, each target, and the configurations it names,
+    /// e.g. `blackwell_ws_f16 sm_100a (configurations: step7, step8, step9)`.
+    pub fn list_line(&self) -> String {
+        let mut line = self.name.to_string();
+        for t in self.targets {
+            line.push(' ');
+            line.push_str(t.name());
+        }
+        if let Some(Configurable { named, .. }) = self.configure {
+            if !named.is_empty() {
+                line.push_str(&format!(" (configurations: {})", named.join(", ")));
+            }
+        }
+        line
     }
 
     /// Its PTX for `target`.
@@ -94,7 +119,7 @@ impl Registered {
                 kernel: self.name,
                 source,
             })?,
-            (Some(spec), Some(configure)) => {
+            (Some(spec), Some(Configurable { configure, .. })) => {
                 configure(spec).map_err(|message| RegistryError::BadConfig {
                     kernel: self.name,
                     message,
@@ -119,6 +144,9 @@ impl Registered {
         })
     }
 }
+
+/// The Blackwell program's named configurations: the tutorial's steps ([`blackwell::Step`]).
+const STEPS: &[&str] = &["step7", "step8", "step9"];
 
 /// Every registered kernel, in the order `rute ptx --list` prints them.
 pub const KERNELS: &[Registered] = &[
@@ -260,15 +288,41 @@ pub const KERNELS: &[Registered] = &[
         name: "hopper_ws_f16",
         targets: hopper::TARGETS,
         build: |_| hopper::default_kernel(GemmDtype::F16),
-        configure: Some(|spec| hopper::configured_kernel(spec, GemmDtype::F16)),
+        configure: Some(Configurable {
+            configure: |spec| hopper::configured_kernel(spec, GemmDtype::F16),
+            named: &[],
+        }),
         case: || gemm_case("hopper_ws", None, GemmDtype::F16, Accum::F32),
     },
     Registered {
         name: "hopper_ws_bf16",
         targets: hopper::TARGETS,
         build: |_| hopper::default_kernel(GemmDtype::Bf16),
-        configure: Some(|spec| hopper::configured_kernel(spec, GemmDtype::Bf16)),
+        configure: Some(Configurable {
+            configure: |spec| hopper::configured_kernel(spec, GemmDtype::Bf16),
+            named: &[],
+        }),
         case: || gemm_case("hopper_ws", None, GemmDtype::Bf16, Accum::F32),
+    },
+    Registered {
+        name: "blackwell_ws_f16",
+        targets: blackwell::TARGETS,
+        build: |_| blackwell::default_kernel(GemmDtype::F16),
+        configure: Some(Configurable {
+            configure: |spec| blackwell::configured_kernel(spec, GemmDtype::F16),
+            named: STEPS,
+        }),
+        case: || gemm_case("blackwell_ws", None, GemmDtype::F16, Accum::F32),
+    },
+    Registered {
+        name: "blackwell_ws_bf16",
+        targets: blackwell::TARGETS,
+        build: |_| blackwell::default_kernel(GemmDtype::Bf16),
+        configure: Some(Configurable {
+            configure: |spec| blackwell::configured_kernel(spec, GemmDtype::Bf16),
+            named: STEPS,
+        }),
+        case: || gemm_case("blackwell_ws", None, GemmDtype::Bf16, Accum::F32),
     },
     Registered {
         name: "multistage_f16",
@@ -457,7 +511,58 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "kernel `vector_add` takes no configuration; these do: hopper_ws_f16, hopper_ws_bf16"
+            "kernel `vector_add` takes no configuration; these do: hopper_ws_f16, hopper_ws_bf16, \
+             blackwell_ws_f16, blackwell_ws_bf16"
+        );
+    }
+
+    /// The Blackwell program's steps are listed for sm_100a, and each is a configuration its
+    /// entries print under the step's name; other targets are refused.
+    #[test]
+    fn the_blackwell_steps_are_listed_and_print() {
+        for name in ["blackwell_ws_f16", "blackwell_ws_bf16"] {
+            let k = find(name).unwrap();
+            assert_eq!(
+                k.list_line(),
+                format!("{name} sm_100a (configurations: step7, step8, step9)")
+            );
+            for step in blackwell::Step::ALL {
+                assert!(STEPS.contains(&step.name()));
+                let ptx = k.ptx_of(Target::Sm100a, Some(step.name())).unwrap();
+                assert!(
+                    ptx.contains(&format!(".entry {name}_{}(", step.name())),
+                    "{name} {step:?}"
+                );
+            }
+            let e = k
+                .ptx_of(Target::Sm90a, Some("step8"))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                e,
+                format!("kernel `{name}` does not support sm_90a; it supports: sm_100a")
+            );
+        }
+        // The default is step 8, under the registry's name.
+        let ptx = ptx("blackwell_ws_bf16", Target::Sm100a).unwrap();
+        assert!(ptx.contains(".entry blackwell_ws_bf16("));
+        assert!(ptx.contains("tcgen05.mma.cta_group::2.kind::f16"));
+        // Parts spell the same kernel as the step they make.
+        let by_parts = ptx_of("blackwell_ws_f16", Target::Sm100a, Some("d4_b2_c2_e64")).unwrap();
+        let by_step = ptx_of("blackwell_ws_f16", Target::Sm100a, Some("step9")).unwrap();
+        assert_eq!(by_parts, by_step);
+        let e = ptx_of("blackwell_ws_f16", Target::Sm100a, Some("step10"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "kernel `blackwell_ws_f16`: `step10` is not a blackwell_ws configuration: unknown \
+             part `step10` (it takes step7, step8, step9, dD, nN, bB, cC, eE)"
+        );
+        // Kernels without named configurations list their targets only.
+        assert_eq!(
+            find("hopper_ws_f16").unwrap().list_line(),
+            "hopper_ws_f16 sm_90a"
         );
     }
 

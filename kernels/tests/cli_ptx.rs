@@ -35,6 +35,8 @@ fn list_prints_each_kernel_and_its_targets() {
          gemm_naive sm_80 sm_90a sm_100a\n\
          hopper_ws_f16 sm_90a\n\
          hopper_ws_bf16 sm_90a\n\
+         blackwell_ws_f16 sm_100a (configurations: step7, step8, step9)\n\
+         blackwell_ws_bf16 sm_100a (configurations: step7, step8, step9)\n\
          multistage_f16 sm_80 sm_90a sm_100a\n\
          multistage_f16_f32acc sm_80 sm_90a sm_100a\n\
          multistage_bf16 sm_80 sm_90a sm_100a\n\
@@ -118,6 +120,63 @@ fn prints_the_ptx_of_a_configuration() {
         ],
     );
     assert_usage_error(&["ptx", "--list", "--config", spec], &["--list takes no"]);
+}
+
+/// The Blackwell program's steps print for sm_100a under their names, the same PTX the library
+/// generates; another target, or a spelling that is no configuration, is a usage error.
+#[test]
+fn prints_the_blackwell_steps_for_sm100a() {
+    use kernels::blackwell::{blackwell_kernel, BlackwellConfig};
+    use kernels::gemm::GemmDtype;
+    for (spec, cfg) in [
+        ("step7", BlackwellConfig::step7(2)),
+        ("step8", BlackwellConfig::step8(4)),
+        ("step9", BlackwellConfig::step9(4)),
+        ("step7_d4", BlackwellConfig::step7(4)),
+    ] {
+        let want = codegen_ptx::emit(
+            &blackwell_kernel(cfg, GemmDtype::F16).unwrap(),
+            Target::Sm100a,
+        )
+        .unwrap();
+        let o = rute(&[
+            "ptx",
+            "blackwell_ws_f16",
+            "--target",
+            "sm_100a",
+            "--config",
+            spec,
+        ]);
+        assert!(o.status.success(), "{o:?}");
+        let got = text(&o.stdout);
+        assert_eq!(got, want, "{spec}");
+        assert!(got.contains(&format!(".visible .entry blackwell_ws_f16_{spec}(")));
+    }
+    let o = rute(&["ptx", "blackwell_ws_bf16", "--target", "sm_100a"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(text(&o.stdout).contains(".visible .entry blackwell_ws_bf16("));
+    assert_usage_error(
+        &[
+            "ptx",
+            "blackwell_ws_f16",
+            "--target",
+            "sm_90a",
+            "--config",
+            "step8",
+        ],
+        &["`blackwell_ws_f16` does not support sm_90a; it supports: sm_100a"],
+    );
+    assert_usage_error(
+        &[
+            "ptx",
+            "blackwell_ws_f16",
+            "--target",
+            "sm_100a",
+            "--config",
+            "step8_c3",
+        ],
+        &["`step8_c3` is not a blackwell_ws configuration: `c3`: MMA consumers are 1 or 2"],
+    );
 }
 
 /// Exit status 2, nothing on stdout, and an `error:` line on stderr containing every `needle`.

@@ -117,13 +117,15 @@ fn matches_cublas(harness: &Harness<'_>, kernel: KernelChoice) -> usize {
     ran
 }
 
-/// Every program of the build, on every odd shape and type pair it takes.
+/// Every program of the build that runs on the device's target, on every odd shape and type
+/// pair it takes.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn every_program_matches_cublas_on_odd_shapes() {
     assert_eq!(odd_shapes(false).len(), 21);
     with_harness(|harness| {
-        for program in PROGRAMS {
+        let target = harness.gemm.target();
+        for program in PROGRAMS.iter().filter(|p| p.runs_on(target)) {
             let ran = matches_cublas(harness, KernelChoice::Program(*program));
             println!("{}: {ran} cases", program.name());
             assert!(
@@ -367,6 +369,21 @@ fn refused_inputs_launch_nothing() {
             gemm.run(zero_k),
             Err(GemmError::Input(InputError::ZeroDim { dim: "K" }))
         ));
+    }
+    // The Blackwell program, asked for by name on a device that is not sm_100a: refused with a
+    // sentence before anything is compiled or launched.
+    if gemm.target() != Target::Sm100a {
+        let mut blackwell = args((m, n, k), &ops, &mut d);
+        blackwell.kernel = KernelChoice::named("blackwell_ws").unwrap();
+        let e = gemm.run(blackwell).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the blackwell_ws kernel cannot run this problem: it runs on sm_100a only \
+                 (tcgen05 and tensor memory), not {}",
+                gemm.target()
+            )
+        );
     }
     let host = jit.download(&d).unwrap();
     assert_eq!(count_non_finite(&host), m * n, "a refused GEMM wrote to D");

@@ -16,8 +16,13 @@ use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, ptx_of, SNAPSHO
 fn published() -> Vec<(&'static Registered, Target)> {
     KERNELS
         .iter()
-        // The GEMMs have their own snapshot tests (snapshots_gemm.rs, snapshots_hopper.rs).
-        .filter(|k| !k.name.starts_with("multistage") && !k.name.starts_with("hopper_ws"))
+        // The GEMMs have their own snapshot tests (snapshots_gemm.rs, snapshots_hopper.rs,
+        // snapshots_blackwell.rs).
+        .filter(|k| {
+            !["multistage", "hopper_ws", "blackwell_ws"]
+                .iter()
+                .any(|gemm| k.name.starts_with(gemm))
+        })
         .flat_map(|k| k.targets.iter().map(move |&t| (k, t)))
         .collect()
 }

@@ -3,8 +3,6 @@
 //! ([`Step`]), and what follows from a configuration: tile shapes, thread and role counts,
 //! barrier counts, the bytes each stage's loads bring, shared memory and TMEM columns.
 
-use std::fmt;
-
 use dsl_core::ir::op::CtaGroup;
 use thiserror::Error;
 
@@ -19,8 +17,16 @@ pub const BLOCK_K: u32 = 64;
 /// Bytes of one 16-bit element.
 pub const ELEM_BYTES: u32 = 2;
 
-/// The shared memory a block of an sm_100 SM may have (227 KiB).
+/// The shared memory a block of an sm_100 SM may have (227 KiB), static and dynamic together.
 pub const SMEM_PER_BLOCK: u32 = 232_448;
+
+/// Shared memory a block takes before its dynamic part: the barriers and the TMEM address (a
+/// few hundred bytes), padded to the 1024-byte alignment of the dynamic part (the 128-byte
+/// swizzle's atoms repeat every 1024 bytes).
+pub const STATIC_SMEM_BYTES: u32 = 1024;
+
+/// The deepest ring a configuration has (shared memory caps it lower: 6 stages of step 7).
+pub const MAX_DEPTH: u32 = 16;
 
 /// The first named barrier of the writeback warpgroups (`bar.sync 10 + c, 128`, as the tutorial's
 /// `warpgroup_sync(wg_id + 10)`).
@@ -112,15 +118,36 @@ impl Step {
             Step::Nine => "step9",
         }
     }
+
+    /// The step called `name` ([`Step::name`]).
+    pub fn named(name: &str) -> Option<Step> {
+        Step::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The step's configuration at the depth the tutorial gives it.
+    pub fn tutorial_config(self) -> BlackwellConfig {
+        self.config(self.tutorial_depth())
+    }
 }
 
-/// A configuration of the Blackwell program. Every part is independent of the others: any
-/// pipeline depth, B tile, CTA group, consumer count and epilogue chunk combine, and
-/// [`BlackwellConfig::check`] asks only for ranges, divisibility and the fit in shared memory
-/// and TMEM.
+/// A configuration of the Blackwell program: the program's schedule, spelled as `rute gemm
+/// --kernel blackwell_ws --config` takes it (`step8`, `step7_d4`, `d4_b2_c2_e64`: see
+/// [`super::spelling`]). Every part is independent of the others: any pipeline depth, B tile,
+/// CTA group, consumer count and epilogue chunk combine, and [`BlackwellConfig::check`] asks
+/// only for ranges, divisibility and the fit in shared memory and TMEM. A value built from its
+/// fields is checked where it is used ([`BlackwellPlan::new`](super::BlackwellPlan::new), the
+/// program's `plan`); a parsed one at its parse.
+///
+/// ```
+/// use kernels::blackwell::{BlackwellConfig, Consumers};
+/// let cfg: BlackwellConfig = "step9".parse().unwrap();
+/// assert_eq!(cfg, BlackwellConfig::step9(4));
+/// assert_eq!((cfg.cluster_tile(), cfg.consumers), ((512, 256), Consumers::TwoSharingB));
+/// assert_eq!(BlackwellConfig::step7(4).to_string(), "step7_d4");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlackwellConfig {
-    /// Stages of the A/B ring (the tutorial's `PIPE_DEPTH`), at least 2.
+    /// Stages of the A/B ring (the tutorial's `PIPE_DEPTH`), 2 to [`MAX_DEPTH`].
     pub depth: u32,
     /// Rows of B one block loads per stage (the tutorial's `BLK_N`): the MMA's N is this times the
     /// CTA group. A multiple of 16, at most 256 / the group.
@@ -139,6 +166,10 @@ pub struct BlackwellConfig {
 /// Why a configuration is outside what the program supports, as a sentence naming the part.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ConfigError {
+    /// The spelling is not read as a configuration (an unknown part, a number missing, a part
+    /// given twice).
+    #[error("{0}")]
+    Spelling(String),
     /// A part is out of its range.
     #[error("{0}")]
     Range(String),
@@ -173,12 +204,35 @@ impl BlackwellConfig {
     }
 
     /// Whether the program supports the configuration: the ranges of each part and the fit of
-    /// its shared memory and TMEM.
+    /// its shared memory (in an sm_100 block's [`SMEM_PER_BLOCK`]) and TMEM.
     pub fn check(&self) -> Result<(), ConfigError> {
+        self.check_fit(SMEM_PER_BLOCK)
+    }
+
+    /// [`BlackwellConfig::check`] with a device's limit of `smem_per_block` bytes of shared
+    /// memory per block, static and dynamic together ([`BlackwellConfig::block_smem_bytes`]).
+    pub fn check_fit(&self, smem_per_block: u32) -> Result<(), ConfigError> {
+        self.check_parts()?;
+        if self.block_smem_bytes() > smem_per_block {
+            return Err(ConfigError::Fit(format!(
+                "{} bytes of shared memory ({} stages of {} bytes, {} of staging and \
+                 {STATIC_SMEM_BYTES} of barriers) do not fit the block's {smem_per_block}",
+                self.block_smem_bytes(),
+                self.depth,
+                self.stage_bytes(),
+                self.staging_bytes()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The ranges of each part, and TMEM's fit: what makes the byte counts safe to compute.
+    fn check_parts(&self) -> Result<(), ConfigError> {
         let range = |why: String| Err(ConfigError::Range(why));
-        if self.depth < 2 {
+        if !(2..=MAX_DEPTH).contains(&self.depth) {
             return range(format!(
-                "a ring of {} stage(s): load and MMA overlap from 2 stages",
+                "a ring of {} stage(s): 2 (the fewest for loads and MMAs to overlap) to \
+                 {MAX_DEPTH}",
                 self.depth
             ));
         }
@@ -205,16 +259,6 @@ impl BlackwellConfig {
                 "{} accumulators of {} columns do not fit TMEM's 512",
                 self.consumers.count(),
                 self.mma_n()
-            )));
-        }
-        if self.smem_bytes() > SMEM_PER_BLOCK {
-            return Err(ConfigError::Fit(format!(
-                "{} bytes of shared memory ({} stages of {} bytes and {} of staging) do not fit \
-                 the block's {SMEM_PER_BLOCK}",
-                self.smem_bytes(),
-                self.depth,
-                self.stage_bytes(),
-                self.staging_bytes()
             )));
         }
         Ok(())
@@ -296,6 +340,12 @@ impl BlackwellConfig {
         self.depth * self.stage_bytes() + self.staging_bytes()
     }
 
+    /// Shared memory of a block, static and dynamic: [`STATIC_SMEM_BYTES`] and
+    /// [`BlackwellConfig::smem_bytes`].
+    pub fn block_smem_bytes(&self) -> u32 {
+        STATIC_SMEM_BYTES + self.smem_bytes()
+    }
+
     /// TMEM columns the block allocates: every consumer's accumulator, rounded up to a power of
     /// two of at least 32 (what `tcgen05.alloc` takes).
     pub fn tmem_columns(&self) -> u32 {
@@ -338,27 +388,6 @@ pub struct BarrierCounts {
     pub mma2ld: u32,
     /// Writeback -> MMA, per consumer.
     pub ld2mma: u32,
-}
-
-impl fmt::Display for BlackwellConfig {
-    /// `d4_n128_g2_c2_e64`: depth, B rows per block, CTA group, consumers, epilogue columns
-    /// (a planted bug adds `_bug_phases` or `_bug_tx`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "d{}_n{}_g{}_c{}_e{}",
-            self.depth,
-            self.tile_n,
-            self.cta_group.count(),
-            self.consumers.count(),
-            self.epilogue_columns
-        )?;
-        match self.planted {
-            None => Ok(()),
-            Some(PlantedBug::BothPhasesZero) => f.write_str("_bug_phases"),
-            Some(PlantedBug::ExpectTxWithoutCtaGroup) => f.write_str("_bug_tx"),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -440,10 +469,52 @@ mod tests {
     }
 
     #[test]
-    fn names_and_planted_bugs() {
-        assert_eq!(BlackwellConfig::step9(4).to_string(), "d4_n128_g2_c2_e64");
+    fn the_planted_byte_count_drops_the_cta_group() {
         let bug = BlackwellConfig::step8(4).with_planted(PlantedBug::ExpectTxWithoutCtaGroup);
-        assert_eq!(bug.to_string(), "d4_n128_g2_c1_e128_bug_tx");
         assert_eq!(bug.expect_tx_bytes(), 32 * 1024);
+        assert_eq!(BlackwellConfig::step8(4).expect_tx_bytes(), 64 * 1024);
+    }
+
+    /// No value of the public fields makes the checks overflow: they refuse it with a sentence.
+    #[test]
+    fn any_field_values_are_refused_without_a_panic() {
+        for depth in [0, 1, 17, u32::MAX] {
+            let e = BlackwellConfig {
+                depth,
+                ..BlackwellConfig::step7(2)
+            }
+            .check()
+            .unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("a ring of {depth} stage")),
+                "{e}"
+            );
+        }
+        for tile_n in [0, 8, 264, u32::MAX] {
+            let cfg = BlackwellConfig {
+                tile_n,
+                ..BlackwellConfig::step7(2)
+            };
+            assert!(cfg.check_fit(u32::MAX).is_err(), "{tile_n}");
+        }
+        let cfg = BlackwellConfig {
+            epilogue_columns: u32::MAX,
+            ..BlackwellConfig::step7(2)
+        };
+        assert!(cfg.check().is_err());
+    }
+
+    /// The block's shared memory counts the static kilobyte: a device with a kilobyte less than
+    /// the dynamic part's need refuses it.
+    #[test]
+    fn the_fit_counts_the_static_barriers() {
+        let cfg = BlackwellConfig::step7(6);
+        assert_eq!(cfg.block_smem_bytes(), 224 * 1024 + 1024);
+        assert_eq!(cfg.check_fit(225 * 1024), Ok(()));
+        let e = cfg.check_fit(225 * 1024 - 1).unwrap_err().to_string();
+        assert!(
+            e.contains("1024 of barriers") && e.contains("230399"),
+            "{e}"
+        );
     }
 }

@@ -24,7 +24,7 @@
 //! multiplies whatever the shared memory holds: the other failure the tutorial names.)
 //! [`ring_model`] runs the ring's two ends on the host and reports either outcome;
 //! [`PlantedBug::BothPhasesZero`](super::PlantedBug) builds the real program with it, for the
-//! simulator.
+//! simulator (spelled `step7_bugphases`).
 //!
 //! # 2. Why the expect-tx count is multiplied by the CTA group
 //!
@@ -38,7 +38,7 @@
 //! and the late bytes count against the next phase. [`expect_tx_per_barrier`] computes what each
 //! block's loads bring to the barrier and what the arrival announces;
 //! [`PlantedBug::ExpectTxWithoutCtaGroup`](super::PlantedBug) builds the program without the
-//! factor, for the simulator.
+//! factor, for the simulator (spelled `step8_bugtx`).
 //!
 //! # 3. Why the consumers share B and not A
 //!

@@ -4,25 +4,35 @@
 //! Clusters", steps 7, 8 and 9) builds it, each step a configuration of one program ([`Step`]).
 //!
 //! **Status: this program has not run on Blackwell hardware.** No sm_100 GPU was available
-//! while it was written. What has checked it: `ptxas` for sm_100a assembles every step with no
-//! spills (the snapshot tests); the tests read each kernel's barrier protocol back from its IR
-//! and hold it against the tutorial's ([`protocol`]); the UMMA descriptors and the atoms' layouts are
-//! tested against values worked out by hand from the PTX ISA's tables. It is meant to run in
-//! rute's simulator next; until it has run there (and on a B200), treat its results as
-//! unverified.
+//! while it was written, and none has run it since. What has checked it:
+//!
+//! - `ptxas` for sm_100a assembles every step, for f16 and bf16, with no spills and no stack
+//!   frame (the PTX snapshot tests, which also hold the generated PTX byte for byte);
+//! - the barrier protocol of each configuration, read back from the kernel's IR
+//!   ([`protocol`]), is the tutorial's: who waits and who arrives on each barrier, the counts,
+//!   the CTA masks and the bytes; the tutorial's first two exercises planted as bugs break it;
+//! - the UMMA instruction and shared-memory descriptors and the atoms' layouts are tested
+//!   against values worked out by hand from the PTX ISA's tables, and the launch against the
+//!   kernel's parameters;
+//! - not yet: rute's simulator, which does not model `tcgen05` and TMA's cluster loads yet.
+//!
+//! Until it has run in the simulator and on a B200, treat its results as unverified. So the
+//! GEMM runtime's `auto` never chooses it ([`BlackwellWs`]); `rute gemm --kernel blackwell_ws`
+//! runs it on an sm_100a device and refuses it, with a sentence, on any other.
 //!
 //! # The steps
 //!
-//! | step | configuration | cluster tile | warpgroups | what it adds |
-//! |------|---------------|--------------|------------|--------------|
-//! | 7 | [`BlackwellConfig::step7`] | 128 x 128 | 2 | warp roles: a TMA producer warp, an MMA warp, a writeback warpgroup, four barriers |
-//! | 8 | [`BlackwellConfig::step8`] | 256 x 256 | 2 | the two-block cluster: one `cta_group::2` MMA for the pair |
-//! | 9 | [`BlackwellConfig::step9`] | 512 x 256 | 3 | two MMA consumers sharing each stage's B |
+//! | step | spelled | configuration | cluster tile | warpgroups | what it adds |
+//! |------|---------|---------------|--------------|------------|--------------|
+//! | 7 | `step7` | [`BlackwellConfig::step7`] | 128 x 128 | 2 | warp roles: a TMA producer warp, an MMA warp, a writeback warpgroup, four barriers |
+//! | 8 | `step8` | [`BlackwellConfig::step8`] | 256 x 256 | 2 | the two-block cluster: one `cta_group::2` MMA for the pair |
+//! | 9 | `step9` | [`BlackwellConfig::step9`] | 512 x 256 | 3 | two MMA consumers sharing each stage's B |
 //!
 //! The configuration's parts are independent ([`BlackwellConfig`]): pipeline depth, B rows per
 //! block, one block or a pair ([`CtaGroup`](dsl_core::ir::op::CtaGroup)), one consumer or two
 //! ([`Consumers`]), the epilogue's chunk; any combination that fits shared memory and TMEM is a
-//! program.
+//! program. A configuration is spelled as a step and the parts that differ from it
+//! ([`spelling`]): `step7_d4` is step 7 with a ring of 4 stages.
 //!
 //! # Roles and barriers
 //!
@@ -57,6 +67,14 @@
 //! the deadlock of two phases at 0 (drawn, and a host model of the ring), the bytes each
 //! barrier sees with a pair, and the bytes per output tile of sharing B or A.
 //!
+//! # Behind the GEMM seam
+//!
+//! [`BlackwellWs`] is the program `rute gemm --kernel blackwell_ws --config step9` and
+//! `kernels::gemm::Gemm` run: its schedule is a [`BlackwellConfig`], its plan
+//! ([`BlackwellGemm`]) makes the kernel and its launch ([`BlackwellPlan::launch`]: persistent
+//! clusters, the block's threads, the dynamic shared memory, the tensor maps of A, B and D).
+//! `rute ptx blackwell_ws_f16 --target sm_100a --config step8` prints a configuration's PTX.
+//!
 //! ```
 //! use dsl_core::ir::Target;
 //! use kernels::blackwell::{blackwell_kernel, BlackwellConfig, BlackwellPlan};
@@ -76,15 +94,19 @@ pub mod exercises;
 mod plan;
 mod program;
 pub mod protocol;
+pub mod seam;
+pub mod spelling;
 #[cfg(test)]
 mod tests;
 
 pub use config::{
     BarrierCounts, BlackwellConfig, ConfigError, Consumers, PlantedBug, Step, BLOCK_K, BLOCK_M,
-    ELEM_BYTES, SMEM_PER_BLOCK, WRITEBACK_BARRIER,
+    ELEM_BYTES, MAX_DEPTH, SMEM_PER_BLOCK, STATIC_SMEM_BYTES, WRITEBACK_BARRIER,
 };
 pub use plan::BlackwellPlan;
 pub use program::blackwell_ws;
+pub use seam::{BlackwellGemm, BlackwellWs};
+pub use spelling::SpellingError;
 
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
@@ -110,9 +132,32 @@ pub enum BlackwellError {
     Build(#[from] BuildError),
 }
 
-/// The PTX entry of `cfg` for `dtype`: `blackwell_ws_d2_n128_g1_c1_e128_f16`.
+/// The PTX entry of `cfg` for `dtype`: `blackwell_ws_{dtype}_{cfg}`, e.g.
+/// `blackwell_ws_f16_step7_d4`.
 pub fn entry_name(cfg: &BlackwellConfig, dtype: GemmDtype) -> String {
-    format!("blackwell_ws_{cfg}_{dtype}")
+    format!("blackwell_ws_{dtype}_{cfg}")
+}
+
+/// The registry's `blackwell_ws_f16` / `blackwell_ws_bf16`: the program's default
+/// ([`BlackwellWs::DEFAULT`]), named after the registry's entry.
+pub fn default_kernel(dtype: GemmDtype) -> Result<Kernel, BuildError> {
+    let cfg = BlackwellWs::DEFAULT.tutorial_config();
+    let mut k = blackwell_kernel(cfg, dtype).map_err(|e| match e {
+        BlackwellError::Build(b) => b,
+        other => BuildError::BadArgument {
+            kernel: format!("blackwell_ws_{dtype}"),
+            message: other.to_string(),
+        },
+    })?;
+    k.name = format!("blackwell_ws_{dtype}");
+    Ok(k)
+}
+
+/// The kernel of the configuration spelled `spec` for `dtype`, named [`entry_name`]: what `rute
+/// ptx blackwell_ws_{dtype} --config SPEC` prints. The error is a sentence.
+pub fn configured_kernel(spec: &str, dtype: GemmDtype) -> Result<Kernel, String> {
+    let cfg: BlackwellConfig = spec.parse().map_err(|e: SpellingError| e.to_string())?;
+    blackwell_kernel(cfg, dtype).map_err(|e| e.to_string())
 }
 
 /// The kernel of `cfg` for elements of `dtype`, for sm_100a, named [`entry_name`].

@@ -1,5 +1,8 @@
-//! The program, top-down as the tutorial writes it: allocation, barrier init, TMEM allocation, the
-//! tile scheduler, then the roles, each a short `#[device]` function, and the cleanup.
+//! The program, top-down as the tutorial writes it: the kernel ([`blackwell_ws`]: the
+//! configuration's allocation, barrier init, TMEM allocation, the tile scheduler, the roles and
+//! the cleanup), which warps run which role ([`roles`]), the barriers and the ring they guard,
+//! then the roles, each a short `#[device]` function: the main loop's TMA producer and MMA
+//! consumers, and the epilogue's writeback warpgroups.
 //!
 //! | warpgroup | warp | role | loop |
 //! |-----------|------|------|------|
@@ -33,6 +36,144 @@ use crate::gemm::GemmElem;
 
 use dsl_core::tensor::Idx::{All, At, Dyn};
 
+// ---- The kernel: configuration, allocation, barriers, scheduler, roles ----
+
+/// The warp-specialized Blackwell GEMM of `plan` for elements `T` (f16 or bf16): `D = A B^T`,
+/// f32 accumulation in TMEM. Parameters `(a_map, b_map, d_map, m, n, k)`: tensor maps of A (`m x
+/// k`), B (`n x k`) and D (`m x n`), row-major, from the plan's TMA copies
+/// ([`BlackwellPlan::launch`]).
+#[kernel]
+pub fn blackwell_ws<T: GemmElem>(
+    #[host] plan: &BlackwellPlan,
+    kb: &KernelBuilder,
+    a_map: TensorMap,
+    b_map: TensorMap,
+    d_map: TensorMap,
+    m: Var<u32>,
+    n: Var<u32>,
+    k: Var<u32>,
+) -> Result<(), BlackwellError> {
+    let cfg = &plan.cfg;
+    kb.require_threads(cfg.threads(), 1, 1);
+    kb.min_blocks_per_sm(1);
+    let pair = cfg.cta_group == CtaGroup::Two;
+    if pair {
+        kb.cluster_dims(2, 1, 1);
+    }
+    let consumers = cfg.consumers.count();
+
+    // --- Allocation ---
+    let tmem = TmemAllocation::new(kb, "tmem_addr", cfg.tmem_columns(), cfg.cta_group);
+    // Counts 1, C (one commit per consumer), 1 and 128 G (every writeback thread of every block
+    // of the group): BlackwellConfig::barrier_counts.
+    let counts = cfg.barrier_counts();
+    let tma2mma = TmaBarriers::new(kb, "tma2mma", cfg.depth, counts.tma2mma);
+    let mma2tma = MmaBarriers::new(kb, "mma2tma", cfg.depth, counts.mma2tma);
+    let mma2ld = MmaBarriers::new(kb, "mma2ld", consumers, counts.mma2ld);
+    let ld2mma = Barriers::new(kb, "ld2mma", consumers, counts.ld2mma);
+    // Aligned to 1024 bytes, where the 128-byte swizzle's pattern repeats.
+    let smem = kb.dynamic_shared::<T>(1024);
+    let ring = Ring {
+        a: smem,
+        b: smem + plan.a_stage_elems() * cfg.depth,
+        tma2mma: &tma2mma,
+        mma2tma: &mma2tma,
+        mma2ld: &mma2ld,
+        ld2mma: &ld2mma,
+    };
+    let staging = ring.b + plan.b_stage_elems() * cfg.depth;
+
+    // --- Barrier init ---
+    if thread_idx_x().eq_(0u32) {
+        prefetch_tensor_map(&a_map);
+        prefetch_tensor_map(&b_map);
+        prefetch_tensor_map(&d_map);
+        tma2mma.init();
+        mma2tma.init();
+        mma2ld.init();
+        ld2mma.init();
+        fence_mbarrier_init();
+    }
+
+    // --- TMEM alloc + fence ---
+    let alloc_warp = warp_id_in_block().eq_(0u32);
+    if alloc_warp {
+        tmem.allocate();
+    }
+    // A pair's blocks arrive on each other's barriers: both are initialized before either runs.
+    if pair {
+        cluster_sync();
+    } else {
+        sync_threads();
+    }
+    let tmem_base = tmem.address();
+
+    // --- Tile scheduler ---
+    let (tile_rows, tile_cols) = cfg.cluster_tile();
+    let walk = Walk {
+        tiles_m: (m + (tile_rows - 1)) / tile_rows,
+        tiles_n: (n + (tile_cols - 1)) / tile_cols,
+        k_tiles: (k + (BLOCK_K - 1)) / BLOCK_K,
+    };
+
+    // --- Roles ---
+    let maps = (&a_map, &b_map, &d_map);
+    roles(plan, kb, &ring, maps, (tmem_base, staging), walk)?;
+
+    // --- Cleanup: every thread, then the allocating warp frees TMEM ---
+    kb.comment("role: cleanup");
+    tmem.release(alloc_warp);
+    Ok(())
+}
+
+// ---- Roles ----
+
+/// Which warps run which role: in warpgroup `C` (the last) warp 3 is the TMA producer and warp
+/// `c` MMA consumer `c`; warpgroup `c` writes consumer `c`'s accumulator back. Each role's code
+/// starts with a `role:` comment (what [`super::protocol`] reads).
+#[device]
+fn roles<T: GemmElem>(
+    plan: &BlackwellPlan,
+    kb: &KernelBuilder,
+    ring: &Ring<T>,
+    (a_map, b_map, d_map): (&TensorMap, &TensorMap, &TensorMap),
+    (tmem, staging): (Var<u32>, SharedPtr<T>),
+    walk: Walk,
+) -> Result<(), BlackwellError> {
+    let consumers = plan.cfg.consumers.count();
+    let wg = warpgroup_id();
+    let warp = warp_id_in_warpgroup();
+    let last = wg.eq_(consumers);
+    if last & warp.eq_(3u32) {
+        kb.comment("role: TMA producer");
+        tma_producer(plan, (a_map, b_map), ring, walk);
+    }
+    for c in 0..consumers {
+        if last & warp.eq_(c) {
+            kb.comment(&format!("role: MMA consumer {c}"));
+            mma_consumer(plan, c, ring, tmem, walk)?;
+        }
+        if wg.eq_(c) {
+            kb.comment(&format!("role: writeback {c}"));
+            let own_staging = staging + c * (BLOCK_M * plan.cfg.epilogue_columns);
+            writeback(plan, c, ring, (tmem, own_staging, d_map), walk)?;
+        }
+    }
+    Ok(())
+}
+
+// ---- The barriers, the ring and the walk ----
+
+/// The four barriers and the ring they guard.
+struct Ring<'a, T> {
+    a: SharedPtr<T>,
+    b: SharedPtr<T>,
+    tma2mma: &'a TmaBarriers,
+    mma2tma: &'a MmaBarriers,
+    mma2ld: &'a MmaBarriers,
+    ld2mma: &'a Barriers,
+}
+
 /// The persistent walk's extents: cluster tiles along M and N, and k-tiles.
 #[derive(Clone, Copy)]
 struct Walk {
@@ -63,16 +204,6 @@ fn cluster(plan: &BlackwellPlan) -> ClusterShape {
     }
 }
 
-/// The four barriers and the ring they guard.
-struct Ring<'a, T> {
-    a: SharedPtr<T>,
-    b: SharedPtr<T>,
-    tma2mma: &'a TmaBarriers,
-    mma2tma: &'a MmaBarriers,
-    mma2ld: &'a MmaBarriers,
-    ld2mma: &'a Barriers,
-}
-
 /// This block's place in its pair (the tutorial's `cbx`): 0 for one block.
 fn cbx(plan: &BlackwellPlan) -> Var<u32> {
     cluster(plan).rank()
@@ -85,6 +216,15 @@ fn tile_row(plan: &BlackwellPlan, m_idx: Var<u32>, c: u32) -> Var<u32> {
     let g = cfg.cluster_blocks();
     (m_idx * (cfg.consumers.count() * g) + (c * g) + cbx(plan)) * BLOCK_M
 }
+
+/// The first row of B this block loads: `(n_idx * G + cbx) * BLK_N` (the MMA's N spans every
+/// block's rows).
+fn b_row(plan: &BlackwellPlan, n_idx: Var<u32>) -> Var<u32> {
+    let cfg = &plan.cfg;
+    (n_idx * cfg.cluster_blocks() + cbx(plan)) * cfg.tile_n
+}
+
+// ---- Main loop: the TMA producer and the MMA consumers ----
 
 /// The TMA producer: one elected lane streams every tile's k-tiles of A and B into the ring.
 #[device]
@@ -105,7 +245,7 @@ fn tma_producer<T: GemmElem>(
             _ => PipelineState::producer(cfg.depth),
         };
         while tiles.valid() {
-            let n_st = (tiles.n() * cfg.cluster_blocks() + cbx(plan)) * cfg.tile_n;
+            let n_st = b_row(plan, tiles.n());
             for kt in 0u32..walk.k_tiles {
                 ring.mma2tma.wait(&tma_ps);
                 let k0 = kt * BLOCK_K;
@@ -214,6 +354,8 @@ fn mma_consumer<T: GemmElem>(
     Ok(())
 }
 
+// ---- Epilogue: the writeback warpgroups ----
+
 /// Writeback warpgroup `c`: every tile's accumulator `c`, `epilogue_columns` at a time, TMEM ->
 /// registers -> f16 -> its staging tile -> TMA store; after the last chunk's load it frees the
 /// accumulator.
@@ -233,8 +375,9 @@ fn writeback<T: GemmElem>(
     let acc = TTensor::accumulator(tmem, &plan.umma, cfg.consumers.count())?;
     let acc = acc.slice(&[All, All, At(i64::from(c))])?; // (BLK_M rows, MMA_N columns)
     let sd = STensor::new(staging, plan.smem_d.clone())?;
-    let sd_row = sd.partition(&plan.r2s, Side::Dst, t)?; // (8, 1, EPI / 8): this thread's row
-                                                         // The chunk's values in registers, in the row's order: register j is column j.
+    // This thread's row of the staging tile, (8, 1, EPI / 8); the chunk's values in registers
+    // in the row's order: register j is column j.
+    let sd_row = sd.partition(&plan.r2s, Side::Dst, t)?;
     let frag = make_fragment_like(sd_row.layout())?;
     let mut wb_ps = PipelineState::consumer(1);
     let mut tiles = walk.scheduler(plan);
@@ -244,6 +387,7 @@ fn writeback<T: GemmElem>(
         // The MMA's writes (before its commit) come before this warp's TMEM loads.
         tmem_fence_after_sync();
         let m_st = tile_row(plan, tiles.m(), c);
+        // Unrolled (host values), as the tutorial's `T.unroll`.
         for chunk in 0..chunks {
             // This warp's 32 lanes (rows), the chunk's columns.
             let tile = acc.local_tile(&[32, i64::from(epi)], &[Dyn(warp), At(i64::from(chunk))])?;
@@ -253,6 +397,7 @@ fn writeback<T: GemmElem>(
             if chunk == chunks - 1 {
                 release_accumulator(plan, ring, c);
             }
+            // f32 -> T, two to a register, into this thread's row.
             copy(&plan.r2s.atom, &regs.to_pairs::<T>()?, &sd_row)?;
             // The TMA store reads the staging tile through the async proxy.
             fence_proxy_async_shared();
@@ -279,125 +424,4 @@ fn release_accumulator<T: GemmElem>(plan: &BlackwellPlan, ring: &Ring<T>, c: u32
         CtaGroup::One => ring.ld2mma.arrive_at(c),
         CtaGroup::Two => ring.ld2mma.remote_view(0u32).arrive_release_cluster(c),
     }
-}
-
-/// Which warps run which role: in warpgroup `C` (the last) warp 3 is the TMA producer and warp
-/// `c` MMA consumer `c`; warpgroup `c` writes consumer `c`'s accumulator back. Each role's code
-/// starts with a `role:` comment (what [`super::protocol`] reads).
-#[device]
-fn roles<T: GemmElem>(
-    plan: &BlackwellPlan,
-    kb: &KernelBuilder,
-    ring: &Ring<T>,
-    (a_map, b_map, d_map): (&TensorMap, &TensorMap, &TensorMap),
-    (tmem, staging): (Var<u32>, SharedPtr<T>),
-    walk: Walk,
-) -> Result<(), BlackwellError> {
-    let consumers = plan.cfg.consumers.count();
-    let wg = warpgroup_id();
-    let warp = warp_id_in_warpgroup();
-    let last = wg.eq_(consumers);
-    if last & warp.eq_(3u32) {
-        kb.comment("role: TMA producer");
-        tma_producer(plan, (a_map, b_map), ring, walk);
-    }
-    for c in 0..consumers {
-        if last & warp.eq_(c) {
-            kb.comment(&format!("role: MMA consumer {c}"));
-            mma_consumer(plan, c, ring, tmem, walk)?;
-        }
-        if wg.eq_(c) {
-            kb.comment(&format!("role: writeback {c}"));
-            let tile = staging + c * (BLOCK_M * plan.cfg.epilogue_columns);
-            writeback(plan, c, ring, (tmem, tile, d_map), walk)?;
-        }
-    }
-    Ok(())
-}
-
-/// The warp-specialized Blackwell GEMM of `plan` for elements `T` (f16 or bf16): `D = A B^T`,
-/// f32 accumulation in TMEM. Parameters `(a_map, b_map, d_map, m, n, k)`: tensor maps of A (`m x
-/// k`), B (`n x k`) and D (`m x n`), row-major, from the plan's TMA copies
-/// ([`BlackwellPlan::launch`]).
-#[kernel]
-pub fn blackwell_ws<T: GemmElem>(
-    #[host] plan: &BlackwellPlan,
-    kb: &KernelBuilder,
-    a_map: TensorMap,
-    b_map: TensorMap,
-    d_map: TensorMap,
-    m: Var<u32>,
-    n: Var<u32>,
-    k: Var<u32>,
-) -> Result<(), BlackwellError> {
-    let cfg = &plan.cfg;
-    kb.require_threads(cfg.threads(), 1, 1);
-    kb.min_blocks_per_sm(1);
-    let pair = cfg.cta_group == CtaGroup::Two;
-    if pair {
-        kb.cluster_dims(2, 1, 1);
-    }
-    let consumers = cfg.consumers.count();
-
-    // --- Allocation ---
-    let tmem = TmemAllocation::new(kb, "tmem_addr", cfg.tmem_columns(), cfg.cta_group);
-    // Counts 1, C (one commit per consumer), 1 and 128 G (every writeback thread of every block
-    // of the group): BlackwellConfig::barrier_counts.
-    let counts = cfg.barrier_counts();
-    let tma2mma = TmaBarriers::new(kb, "tma2mma", cfg.depth, counts.tma2mma);
-    let mma2tma = MmaBarriers::new(kb, "mma2tma", cfg.depth, counts.mma2tma);
-    let mma2ld = MmaBarriers::new(kb, "mma2ld", consumers, counts.mma2ld);
-    let ld2mma = Barriers::new(kb, "ld2mma", consumers, counts.ld2mma);
-    let smem = kb.dynamic_shared::<T>(1024);
-    let ring = Ring {
-        a: smem,
-        b: smem + plan.a_stage_elems() * cfg.depth,
-        tma2mma: &tma2mma,
-        mma2tma: &mma2tma,
-        mma2ld: &mma2ld,
-        ld2mma: &ld2mma,
-    };
-    let staging = ring.b + plan.b_stage_elems() * cfg.depth;
-
-    // --- Barrier init ---
-    if thread_idx_x().eq_(0u32) {
-        prefetch_tensor_map(&a_map);
-        prefetch_tensor_map(&b_map);
-        prefetch_tensor_map(&d_map);
-        tma2mma.init();
-        mma2tma.init();
-        mma2ld.init();
-        ld2mma.init();
-        fence_mbarrier_init();
-    }
-
-    // --- TMEM alloc + fence ---
-    let alloc_warp = warp_id_in_block().eq_(0u32);
-    if alloc_warp {
-        tmem.allocate();
-    }
-    // A pair's blocks arrive on each other's barriers: both are initialized before either runs.
-    if pair {
-        cluster_sync();
-    } else {
-        sync_threads();
-    }
-    let tmem_base = tmem.address();
-
-    // --- Tile scheduler ---
-    let (tile_rows, tile_cols) = cfg.cluster_tile();
-    let walk = Walk {
-        tiles_m: (m + (tile_rows - 1)) / tile_rows,
-        tiles_n: (n + (tile_cols - 1)) / tile_cols,
-        k_tiles: (k + (BLOCK_K - 1)) / BLOCK_K,
-    };
-
-    // --- Roles ---
-    let maps = (&a_map, &b_map, &d_map);
-    roles(plan, kb, &ring, maps, (tmem_base, staging), walk)?;
-
-    // --- Cleanup: every thread, then the allocating warp frees TMEM ---
-    kb.comment("role: cleanup");
-    tmem.release(alloc_warp);
-    Ok(())
 }

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use dsl_core::ir::Kernel;
+use dsl_core::ir::{Kernel, Target};
 use half::{bf16, f16};
 
 use super::expect::{Agreement, Check, Expect};
@@ -17,6 +17,7 @@ use crate::gemm::{
     check, Accum, BufferLens, Config, Device, GemmArg, GemmDtype, GemmOperand, KernelChoice,
     LaunchPlan, Plan, Problem,
 };
+use crate::blackwell::BlackwellGemm;
 use crate::hopper::{HopperGemm, HopperSchedule};
 use crate::multistage::{MultistageConfig, Tune};
 
@@ -37,6 +38,22 @@ impl fmt::Display for Values {
             Values::Random => "random inputs",
             Values::SmallIntegers => "small-integer inputs",
         })
+    }
+}
+
+/// The cases' device ([`device`]), or for a program that does not run on its target (the
+/// Blackwell program on the H200's sm_90a), the same device with the first target it runs on:
+/// a case runs in the simulator, which needs no such hardware.
+fn device_for(choice: KernelChoice) -> Device {
+    let device = device();
+    match choice {
+        KernelChoice::Program(p) if !p.runs_on(device.target) => {
+            match Target::ALL.into_iter().find(|&t| p.runs_on(t)) {
+                Some(target) => Device { target, ..device },
+                None => device,
+            }
+        }
+        _ => device,
     }
 }
 
@@ -97,7 +114,7 @@ impl GemmCase {
             kernel: choice,
             config,
         };
-        GemmCase::new(problem, values)
+        GemmCase::on(problem, values, device_for(choice))
     }
 
     /// As [`GemmCase::program`], on the first problem of [`shapes_for`] the plan's tile that
@@ -400,6 +417,11 @@ pub fn shapes_for(plan: &Plan) -> Vec<(usize, usize, usize)> {
             (m, tn - 8, 2 * tk + 24),
             (m, tn - 8, tk + 24),
         ];
+    }
+    if plan.downcast_ref::<BlackwellGemm>().is_some() {
+        // The shapes the Blackwell steps are held to: residues in M, N and K (N and K multiples
+        // of 8, as TMA takes), several tiles per cluster on the cases' few SMs, and two whole.
+        return vec![(1000, 520, 200), (512, 256, 256), (1024, 768, 320)];
     }
     vec![(41, 23, 19)]
 }

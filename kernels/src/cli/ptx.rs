@@ -14,7 +14,8 @@ use super::streams::{report, Streams, FAILURE, SUCCESS};
 /// print a registered kernel's PTX for a target, or --list the kernels
 ///
 /// Prints the PTX of the registered kernel NAME for the target, or (--list) one line per
-/// registered kernel: its name, then each target it supports.
+/// registered kernel: its name, then each target it supports (and the configurations it
+/// names).
 #[derive(clap::Args, Debug)]
 #[command(
     verbatim_doc_comment,
@@ -27,9 +28,9 @@ pub struct Args {
     /// the target to generate PTX for
     #[arg(long, value_parser = named(&Target::ALL, Target::name))]
     target: Option<Target>,
-    /// generate a kernel that has configurations (hopper_ws_f16, hopper_ws_bf16) for the one
-    /// spelled as `rute gemm --kernel hopper_ws --config` takes it, e.g. 64x64x128s6_t; the
-    /// entry is then named after it
+    /// generate a kernel that has configurations (hopper_ws_*, blackwell_ws_*) for the one
+    /// spelled as `rute gemm --kernel hopper_ws|blackwell_ws --config` takes it, e.g.
+    /// 64x64x128s6_t or step8; the entry is then named after it
     #[arg(long, value_name = "SPEC", verbatim_doc_comment)]
     config: Option<String>,
     /// the registered kernel (`rute ptx --list` names them)
@@ -91,8 +92,7 @@ pub fn run(args: Args, io: &mut Streams) -> Result<i32, Usage> {
     match args.request()? {
         Request::List => {
             for k in registry::KERNELS {
-                let targets: Vec<&str> = k.targets.iter().map(|t| t.name()).collect();
-                let _ = writeln!(io.out, "{} {}", k.name, targets.join(" "));
+                let _ = writeln!(io.out, "{}", k.list_line());
             }
             Ok(SUCCESS)
         }

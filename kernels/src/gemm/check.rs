@@ -155,6 +155,36 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
     Ok(())
 }
 
+/// Why a program that reaches A, B and D through TMA tensor maps cannot run `p`, as a clause: K
+/// or N not a multiple of 8 (TMA addresses rows of 16 bytes), or a dimension above `max_dim`
+/// (the program's tile arithmetic). `Ok` when its rows can be mapped.
+///
+/// ```
+/// use kernels::gemm::{tma_rows, Accum, GemmDtype, KernelChoice, Problem};
+/// let p = Problem {
+///     m: 100, n: 70, k: 64, dtype: GemmDtype::F16, acc: Accum::F32,
+///     kernel: KernelChoice::Auto, config: None,
+/// };
+/// let e = tma_rows(&p, 1 << 30).unwrap_err();
+/// assert_eq!(e, "N = 70 is not a multiple of 8, and TMA needs rows of 16 bytes");
+/// assert_eq!(tma_rows(&Problem { n: 72, ..p }, 1 << 30), Ok(()));
+/// ```
+pub fn tma_rows(p: &Problem, max_dim: usize) -> Result<(), String> {
+    for (what, v) in [("K", p.k), ("N", p.n)] {
+        if !v.is_multiple_of(8) {
+            return Err(format!(
+                "{what} = {v} is not a multiple of 8, and TMA needs rows of 16 bytes"
+            ));
+        }
+    }
+    for (what, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
+        if v > max_dim {
+            return Err(format!("{what} = {v} is above {max_dim}"));
+        }
+    }
+    Ok(())
+}
+
 /// Picks the plan for a problem whose shapes and types passed: the named program's, or for
 /// `Auto` the first program's of [`PROGRAMS`] that takes the schedule (if one is given) and
 /// runs the problem, saying why it passed over those before it that take the schedule.
@@ -177,8 +207,9 @@ fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
         }
         KernelChoice::Auto => {
             let mut refused: Vec<(&str, Result<String, String>)> = Vec::new();
-            // A program that does not run on the target at all is not tried, nor named.
-            for program in PROGRAMS.iter().filter(|p| p.runs_on(device.target)) {
+            // A program that does not run on the target at all (or that auto may not choose
+            // there) is not tried, nor named.
+            for program in PROGRAMS.iter().filter(|p| p.auto_picks(device.target)) {
                 match plan(*program) {
                     Ok(chosen) => {
                         let passed_over: Vec<String> = refused

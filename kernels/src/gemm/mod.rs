@@ -60,7 +60,7 @@ pub mod rotation;
 mod runtime;
 pub mod tuning;
 
-pub use check::{check, BufferLens, InputError};
+pub use check::{check, tma_rows, BufferLens, InputError};
 pub use device::Device;
 pub use launch_plan::{GemmArg, GemmOperand, LaunchPlan};
 pub use metric::relative_frobenius_error;

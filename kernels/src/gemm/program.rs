@@ -167,6 +167,13 @@ pub trait GemmProgram: Sync + 'static {
         true
     }
 
+    /// Whether [`KernelChoice::Auto`] may choose the program on `target`. The default: where it
+    /// runs ([`GemmProgram::runs_on`]). A program that has not run on a target's hardware yet
+    /// says no there, so that it runs only when asked for by name.
+    fn auto_picks(&self, target: Target) -> bool {
+        self.runs_on(target)
+    }
+
     /// The plan for `problem` (shape and types already checked by `check`) on `device`: the
     /// default schedule for the shape and the device when `schedule` is `None`, else
     /// `schedule`; or why this program cannot run the problem, as a clause ("K = 13 is not a
@@ -209,6 +216,8 @@ pub trait AnyProgram: Sync {
     fn config_syntax(&self) -> &'static str;
     /// [`GemmProgram::runs_on`].
     fn runs_on(&self, target: Target) -> bool;
+    /// [`GemmProgram::auto_picks`].
+    fn auto_picks(&self, target: Target) -> bool;
     /// The program's schedule spelled `spelling`, parsed; the error a clause naming it.
     fn parse_schedule(&self, spelling: &str) -> Result<AnySchedule, String>;
     /// [`GemmProgram::plan`], `schedule` one of this program's (else refused).
@@ -235,6 +244,10 @@ impl<P: GemmProgram> AnyProgram for P {
 
     fn runs_on(&self, target: Target) -> bool {
         GemmProgram::runs_on(self, target)
+    }
+
+    fn auto_picks(&self, target: Target) -> bool {
+        GemmProgram::auto_picks(self, target)
     }
 
     fn parse_schedule(&self, spelling: &str) -> Result<AnySchedule, String> {
@@ -653,7 +666,8 @@ impl KernelBuildError {
 #[derive(Clone, Copy)]
 pub enum KernelChoice {
     /// The first program of the build's list (`PROGRAMS`) that runs the problem (with a
-    /// schedule, the first that takes its spelling and runs the problem).
+    /// schedule, the first that takes its spelling and runs the problem), of those it may
+    /// choose on the device's target ([`GemmProgram::auto_picks`]).
     Auto,
     /// This program (one of the list by `KernelChoice::named`, or any other by value).
     Program(&'static dyn AnyProgram),

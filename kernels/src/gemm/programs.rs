@@ -14,6 +14,7 @@ use super::program::{AnyProgram, Config, KernelChoice, UnknownKernel};
 /// `rute gemm --help` lists them in this order.
 pub static PROGRAMS: &[&dyn AnyProgram] = &[
     &crate::hopper::HopperWs,
+    &crate::blackwell::BlackwellWs,
     &crate::multistage::Multistage,
     &super::naive::Naive,
 ];
@@ -119,7 +120,10 @@ mod tests {
     #[test]
     fn programs_have_unique_names_and_are_found_by_them() {
         let names = KernelChoice::names();
-        assert_eq!(names, ["auto", "hopper_ws", "multistage", "naive"]);
+        assert_eq!(
+            names,
+            ["auto", "hopper_ws", "blackwell_ws", "multistage", "naive"]
+        );
         for (i, p) in PROGRAMS.iter().enumerate() {
             assert!(!names[..=i].contains(&p.name()), "{} twice", p.name());
             assert_eq!(KernelChoice::named(p.name()), Ok(KernelChoice::Program(*p)));
@@ -129,7 +133,7 @@ mod tests {
         let e = KernelChoice::named("fast").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown kernel `fast`; this build has auto, hopper_ws, multistage, naive"
+            "unknown kernel `fast`; this build has auto, hopper_ws, blackwell_ws, multistage, naive"
         );
         assert_eq!(
             format!("{:?}", KernelChoice::named("naive").unwrap()),

@@ -15,8 +15,8 @@ use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
 use super::{entry_name, hopper_kernel, HopperError, TARGETS};
 use crate::gemm::{
-    Accum, Device, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError, LaunchPlan,
-    Origin, Plan, Problem, ProgramPlan,
+    tma_rows, Accum, Device, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError,
+    LaunchPlan, Origin, Plan, Problem, ProgramPlan,
 };
 
 /// The warp-specialized TMA + `wgmma` program (see [`super`]).
@@ -97,18 +97,7 @@ impl GemmProgram for HopperWs {
         if p.acc != Accum::F32 {
             return Err(format!("it sums in f32, not {}", p.acc));
         }
-        for (what, v) in [("K", p.k), ("N", p.n)] {
-            if !v.is_multiple_of(8) {
-                return Err(format!(
-                    "{what} = {v} is not a multiple of 8, and TMA needs rows of 16 bytes"
-                ));
-            }
-        }
-        for (what, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
-            if v > MAX_DIM {
-                return Err(format!("{what} = {v} is above {MAX_DIM}"));
-            }
-        }
+        tma_rows(p, MAX_DIM)?;
         let Choice { schedule, origin } = match schedule {
             None => chooser::choose(p.m, p.n, p.k, device),
             Some(s) => Choice {

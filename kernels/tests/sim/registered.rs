@@ -15,6 +15,8 @@ const AWAITING_ASYNC: &[&str] = &[
     "wgmma_tile",
     "hopper_ws_f16",
     "hopper_ws_bf16",
+    "blackwell_ws_f16",
+    "blackwell_ws_bf16",
 ];
 
 #[test]

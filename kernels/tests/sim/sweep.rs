@@ -14,7 +14,7 @@ use kernels::gemm::{Accum, GemmDtype, PROGRAMS};
 /// Programs whose op families (TMA, wgmma) the simulator does not model yet; they join by
 /// leaving this list, and [`a_waiting_programs_default_stops_at_an_unmodelled_family`] proves
 /// they still wait until then.
-const AWAITING_ASYNC: &[&str] = &["hopper_ws"];
+const AWAITING_ASYNC: &[&str] = &["hopper_ws", "blackwell_ws"];
 
 /// The element and accumulator types the configurations rotate through.
 const TYPES: [(GemmDtype, Accum); 3] = [

@@ -385,7 +385,7 @@ mod tests {
             ),
             (
                 "--m 1 --n 1 --k 1 --kernel fast",
-                "--kernel takes auto, hopper_ws, multistage or naive, not `fast`",
+                "--kernel takes auto, hopper_ws, blackwell_ws, multistage or naive, not `fast`",
             ),
             (
                 "--m 1 --n 1 --k 1 --repeats 0",

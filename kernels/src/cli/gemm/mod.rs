@@ -102,6 +102,31 @@ mod tests {
         assert!(err.ends_with("`rute gemm --help` says more.\n"), "{err}");
     }
 
+    /// The Blackwell program by name: its configurations parsed at the edge (a spelling it does
+    /// not take is a usage error naming it), a problem no target's check takes refused with each
+    /// target's sentence before any GPU is looked for.
+    #[test]
+    fn blackwell_ws_is_refused_with_sentences() {
+        let (code, _, err) = rute("--m 512 --n 256 --k 256 --kernel blackwell_ws --config step10");
+        assert_eq!(code, USAGE_ERROR, "{err}");
+        assert!(
+            err.contains("the blackwell_ws kernel: `step10` is not a blackwell_ws configuration"),
+            "{err}"
+        );
+        let (code, out, err) = rute("--m 512 --n 256 --k 250 --kernel blackwell_ws --config step8");
+        assert_eq!((code, out.as_str()), (1, ""), "{err}");
+        assert!(
+            err.contains(
+                "on sm_90a: the blackwell_ws kernel cannot run this problem: it runs on sm_100a \
+                 only (tcgen05 and tensor memory), not sm_90a"
+            ) && err.contains(
+                "on sm_100a: the blackwell_ws kernel cannot run this problem: K = 250 is not a \
+                 multiple of 8"
+            ),
+            "{err}"
+        );
+    }
+
     /// Without the feature the subcommand says so; with it, on a machine without a GPU it says
     /// why the GPU cannot be used (exit status 1, a sentence on stderr), and on one with a GPU
     /// the check passes.

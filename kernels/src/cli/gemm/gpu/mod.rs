@@ -7,10 +7,11 @@ use codegen_ptx::jit::{DeviceRepr, Jit};
 use half::{bf16, f16};
 use kernels::gemm::harness::{free_device_memory, l2_bytes, Case, Operands};
 use kernels::gemm::metric::count_non_finite;
-use kernels::gemm::{CublasRef, Gemm, GemmDtype, GemmElem, GemmError};
+use kernels::gemm::{BufferLens, CublasRef, Gemm, GemmDtype, GemmElem, GemmError};
 
 use super::memory::{check_memory, host_available, Memory};
 use super::request::{Options, Request, Suite};
+use super::suites::problem;
 use crate::cli::streams::{report, Streams, FAILURE, SUCCESS};
 
 mod case;
@@ -146,6 +147,15 @@ fn single(
             .as_ref()
             .map_or(String::new(), |c| format!(" config={c}"))
     );
+    // A problem the device's programs refuse (a program asked for by name that does not run on
+    // this target) is refused before anything is allocated, as the runtime would refuse it.
+    let p = problem(shape, dtype, acc, opts);
+    if let Some(lens) = BufferLens::for_shape(m, n, k) {
+        ctx.gemm
+            .tuning()
+            .check(&p, lens, ctx.gemm.device())
+            .map_err(GemmError::from)?;
+    }
     let mut ok = true;
     if !check && !bench {
         let case = Ctx::case(shape, acc, opts);
