@@ -35,3 +35,5 @@ pub(crate) fn gemm_args(
         Arg::u32(k as u32),
     ]
 }
+mod hopper;
+mod plan;

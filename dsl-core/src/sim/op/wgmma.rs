@@ -68,7 +68,6 @@ pub(crate) struct WgmmaWarp {
 pub(crate) struct Pending {
     pub group: u32,
     pub seq: u32,
-    pub clock: u32,
     pub regs: Vec<Reg>,
 }
 
@@ -99,13 +98,22 @@ struct Signature {
     scale_d: bool,
 }
 
-/// A warpgroup's operations that some of its warps have issued and others not yet.
+/// A warpgroup's `wgmma.mma_async` operations that not every warp has issued and waited for.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Warpgroup {
-    /// Per sequence number (from `base`): the first issuer's signature and the warps that
-    /// issued it (a bit per warp of the group).
-    ops: VecDeque<(Signature, u8)>,
+    /// Per sequence number (from `base`).
+    ops: VecDeque<Entry>,
     base: u32,
+}
+
+/// One `wgmma.mma_async` of a warpgroup: the first issuer's signature, the warps that issued
+/// it (a bit each) with their agents' clocks, the warps that waited for it.
+#[derive(Debug, Clone)]
+struct Entry {
+    sig: Signature,
+    issued: u8,
+    clocks: [u32; 4],
+    waited: u8,
 }
 
 /// One warp's share of a `wgmma.mma_async`.
@@ -117,6 +125,8 @@ pub(crate) struct WgmmaOp {
     pub b_desc: u64,
     pub scale_d: bool,
     pub group: u32,
+    /// Its place in the warp's sequence of `wgmma.mma_async`.
+    pub seq: u32,
     /// The lanes that issued it.
     pub lanes: u32,
 }
@@ -236,11 +246,16 @@ fn mma(x: &mut Exec<'_, '_>, m: &WgmmaMma) -> Result<Flow, SimError> {
         let wg = &mut x.cl.ctas[cta].warpgroups[g];
         let i = (seq - wg.base) as usize;
         if i == wg.ops.len() {
-            wg.ops.push_back((sig, 0));
+            wg.ops.push_back(Entry {
+                sig,
+                issued: 0,
+                clocks: [0; 4],
+                waited: 0,
+            });
         }
         let entry = &mut wg.ops[i];
-        entry.1 |= 1 << (warp % 4);
-        (entry.0 != sig).then_some(entry.0)
+        entry.issued |= 1 << (warp % 4);
+        (entry.sig != sig).then_some(entry.sig)
     };
     if let (Some(first), true) = (mismatch, x.env.opts.checks.barriers) {
         x.find(FindingKind::WarpSync, lane, || {
@@ -254,8 +269,13 @@ fn mma(x: &mut Exec<'_, '_>, m: &WgmmaMma) -> Result<Flow, SimError> {
         });
     }
     let nregs = x.env.prog.regs.len();
+    let mask = x.mask;
     for &r in &regs {
         x.w().held.hold(nregs, r, Holder::Wgmma, pc);
+    }
+    // The accumulators are written when it completes; a chained wgmma on them reads that.
+    for &r in &m.d {
+        x.w().regs.mark_init(r, mask);
     }
     let w = x.w();
     w.wgmma.issued += 1;
@@ -267,25 +287,27 @@ fn mma(x: &mut Exec<'_, '_>, m: &WgmmaMma) -> Result<Flow, SimError> {
         b_desc,
         scale_d,
         group,
+        seq,
         lanes: x.mask,
     };
     let clock = issue(x, agent, AsyncKind::Wgmma(Box::new(op)))?;
-    x.w().wgmma.pending.push(Pending {
-        group,
-        seq,
-        clock,
-        regs,
-    });
+    let wg = &mut x.cl.ctas[cta].warpgroups[g];
+    let i = (seq - wg.base) as usize;
+    wg.ops[i].clocks[warp % 4] = clock;
+    x.w().wgmma.pending.push(Pending { group, seq, regs });
     // Warps of the group waiting for this one to issue look again.
     x.cl.wake_async();
     Ok(Flow::Next)
 }
 
+/// `wgmma.wait_group n`: the warpgroup's operations up to the last of this warp's groups
+/// older than the `n` most recent complete (a wgmma-group is the warpgroup's: "wgmma.commit_group
+/// creates a new wgmma-group per warpgroup", so the wait covers every warp's share of each
+/// operation), and the waiting warp acquires them all.
 fn wait(x: &mut Exec<'_, '_>, n: u32) -> Result<Flow, SimError> {
     let (cta, warp) = (x.cta, x.warp);
     let committed = x.wr().wgmma.committed;
     let due = |group: u32| group + n < committed;
-    // The operations waited for must have been issued by every warp of the group.
     let last_seq = x
         .wr()
         .wgmma
@@ -294,13 +316,14 @@ fn wait(x: &mut Exec<'_, '_>, n: u32) -> Result<Flow, SimError> {
         .filter(|p| due(p.group))
         .map(|p| p.seq)
         .max();
+    let (g, warps) = group_of(x, warp);
     if let Some(seq) = last_seq {
-        let (g, warps) = group_of(x, warp);
+        // Every warp of the group must have issued its share of those operations.
         let wg = &x.cl.ctas[cta].warpgroups[g];
-        let issued = wg
-            .ops
-            .get((seq - wg.base) as usize)
-            .map_or(u8::MAX, |e| e.1);
+        let issued = seq
+            .checked_sub(wg.base)
+            .and_then(|i| wg.ops.get(i as usize))
+            .map_or(u8::MAX, |e| e.issued);
         let missing: Vec<u32> = (0..warps)
             .filter(|i| issued & (1 << i) == 0)
             .map(|i| 4 * g as u32 + i)
@@ -324,27 +347,52 @@ fn wait(x: &mut Exec<'_, '_>, n: u32) -> Result<Flow, SimError> {
                 wg: g as u32,
             })));
         }
-        retire_issued(x, g, seq);
-    }
-    let mut i = 0;
-    while i < x.cl.inflight.len() {
-        let op = &x.cl.inflight[i];
-        let mine = op.cta == cta as u32 && op.warp == warp as u32;
-        match &op.kind {
-            AsyncKind::Wgmma(w) if mine && due(w.group) => {
-                complete_at(x, i)?;
-                i = 0;
+        // Complete every warp's share of the operations up to `seq`.
+        let first = 4 * g as u32;
+        let mut i = 0;
+        while i < x.cl.inflight.len() {
+            let op = &x.cl.inflight[i];
+            let ours = op.cta == cta as u32 && (first..first + warps).contains(&op.warp);
+            match &op.kind {
+                AsyncKind::Wgmma(w) if ours && w.seq <= seq => {
+                    complete_at(x, i)?;
+                    i = 0;
+                }
+                _ => i += 1,
             }
-            _ => i += 1,
+        }
+        // Acquire each warp's agent up to its share of `seq` (an agent's clocks grow with its
+        // warp's sequence).
+        let comps = x.cl.comps;
+        let wg = &mut x.cl.ctas[cta].warpgroups[g];
+        let clocks = seq
+            .checked_sub(wg.base)
+            .and_then(|i| wg.ops.get(i as usize))
+            .map(|e| e.clocks);
+        let upto = (seq + 1).saturating_sub(wg.base) as usize;
+        for e in wg.ops.iter_mut().take(upto) {
+            e.waited |= 1 << (warp % 4);
+        }
+        let all = ((1u16 << warps) - 1) as u8;
+        while wg
+            .ops
+            .front()
+            .is_some_and(|e| e.issued == all && e.waited == all)
+        {
+            wg.ops.pop_front();
+            wg.base += 1;
+        }
+        if let Some(clocks) = clocks {
+            let w = &mut x.cl.ctas[cta].warps[warp];
+            for (j, &c) in clocks.iter().enumerate().take(warps as usize) {
+                w.vc.join_one(comps.wgmma(cta as u32, first + j as u32), c);
+            }
         }
     }
-    let agent = x.cl.comps.wgmma(cta as u32, warp as u32);
     let w = x.w();
-    let mut acquired = 0;
     let mut released = Vec::new();
     w.wgmma.pending.retain(|p| {
         if due(p.group) {
-            acquired = acquired.max(p.clock);
             released.extend(&p.regs);
             false
         } else {
@@ -354,22 +402,7 @@ fn wait(x: &mut Exec<'_, '_>, n: u32) -> Result<Flow, SimError> {
     for r in released {
         w.held.release(r);
     }
-    w.vc.join_one(agent, acquired);
     Ok(Flow::Next)
-}
-
-/// Drops the warpgroup's records of operations every warp has issued, up to `seq`.
-fn retire_issued(x: &mut Exec<'_, '_>, g: usize, seq: u32) {
-    let (_, warps) = group_of(x, x.warp);
-    let all = ((1u16 << warps) - 1) as u8;
-    let wg = &mut x.cl.ctas[x.cta].warpgroups[g];
-    while let Some(&(_, issued)) = wg.ops.front() {
-        if wg.base > seq || issued != all {
-            break;
-        }
-        wg.ops.pop_front();
-        wg.base += 1;
-    }
 }
 
 /// Reads an f16/bf16 element of shared memory of the issuing block at byte `at`.
