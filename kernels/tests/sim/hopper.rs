@@ -56,24 +56,7 @@ fn check(
         opts.schedule, opts.seed
     );
     assert!(out.is_clean(), "{what}:\n{}", out.findings());
-    let want = plan::reference(&a, &b, shape, dtype);
-    match inputs {
-        Inputs::Integers { .. } => {
-            let want = plan::rounded(&want, dtype);
-            let bad = out.d.iter().zip(&want).position(|(g, w)| g != w);
-            assert!(
-                bad.is_none(),
-                "{what}: D[{:?}] = {:#x}, want {:#x}",
-                bad.map(|i| (i / n, i % n)),
-                out.d[bad.unwrap()],
-                want[bad.unwrap()]
-            );
-        }
-        Inputs::Random => {
-            let e = plan::relative_error(&out.d, &want, dtype);
-            assert!(e < 4e-3, "{what}: relative error {e:.3e}");
-        }
-    }
+    plan::assert_result(&out.d, &a, &b, shape, dtype, inputs, &what);
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! against CPU references with no finding, under several schedules and seeds, and planted bugs
 //! caught with their kind and Rust line.
 
+mod async_examples;
+mod blackwell;
 mod examples;
 mod multistage;
 

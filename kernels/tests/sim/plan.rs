@@ -206,3 +206,35 @@ pub fn run(
         d: mem.read::<u16>(ops.d),
     }
 }
+
+/// Asserts D against the CPU: bit-equal for integer inputs, within the GEMM tolerance for
+/// random ones.
+pub fn assert_result(
+    d: &[u16],
+    a: &[u16],
+    b: &[u16],
+    (m, n, k): (usize, usize, usize),
+    dtype: GemmDtype,
+    kind: Inputs,
+    what: &str,
+) {
+    let want = reference(a, b, (m, n, k), dtype);
+    match kind {
+        Inputs::Integers { .. } => {
+            let want = rounded(&want, dtype);
+            if let Some(i) = d.iter().zip(&want).position(|(g, w)| g != w) {
+                panic!(
+                    "{what}: D[{}][{}] = {:#06x}, want {:#06x}",
+                    i / n,
+                    i % n,
+                    d[i],
+                    want[i]
+                );
+            }
+        }
+        Inputs::Random => {
+            let e = relative_error(d, &want, dtype);
+            assert!(e < 4e-3, "{what}: relative error {e:.3e}");
+        }
+    }
+}

@@ -259,10 +259,10 @@ fn arrive(x: &mut Exec<'_, '_>, key: Key, lane: u32, count: u64) -> Result<u64, 
     Ok(token)
 }
 
-/// One arrival on the barrier at `key` by asynchronous agent `agent` at `clock` (a
-/// `tcgen05.commit`'s arrive-on once the operations it tracks complete): it releases the
-/// agent's operations up to that clock, not its issuer's. A missing barrier is a finding.
-pub(crate) fn agent_arrive(x: &mut Exec<'_, '_>, key: Key, lane: u32, agent: u32, clock: u32) {
+/// One arrival on the barrier at `key` by an asynchronous mechanism (a `tcgen05.commit`'s
+/// arrive-on once the operations it tracks complete) that releases `release`. A missing barrier
+/// is a finding.
+pub(crate) fn agent_arrive(x: &mut Exec<'_, '_>, key: Key, lane: u32, release: &Vc) {
     if !exists(x, key, lane) {
         return;
     }
@@ -274,7 +274,7 @@ pub(crate) fn agent_arrive(x: &mut Exec<'_, '_>, key: Key, lane: u32, agent: u32
         });
     }
     if let Some(b) = x.cl.mbarriers.get_mut(&key) {
-        b.vc.join_one(agent, clock);
+        b.vc.join(release);
         b.pending = b.pending.saturating_sub(1);
     }
     complete_phase(x, key);

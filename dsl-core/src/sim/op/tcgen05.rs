@@ -72,6 +72,9 @@ pub(crate) struct TcWarp {
     pub ld_regs: Vec<Reg>,
     /// A `tcgen05.st` not yet waited for.
     pub st_pending: bool,
+    /// Per issuing lane, the join of the clocks its MMAs were issued with: what its next
+    /// commit's arrival releases (a commit tracks all the thread's prior MMAs).
+    pub issued: Vec<(u32, Vc)>,
 }
 
 /// A `.cta_group::2` allocation op of one block of a pair, waiting for the other's.
@@ -122,8 +125,9 @@ pub(crate) struct Mma {
 #[derive(Debug, Clone)]
 pub(crate) enum TcOp {
     Mma(Box<Mma>),
-    /// A commit: the mbarriers it arrives on.
-    Commit(Vec<(u32, u32)>),
+    /// A commit: the mbarriers it arrives on, and what its arrivals release (the MMAs it
+    /// tracks, and what they were ordered after: causality is transitive).
+    Commit(Vec<(u32, u32)>, Vc),
 }
 
 /// One thread's tcgen05 operation in flight.
@@ -138,7 +142,7 @@ impl MmaOp {
     pub fn describe(&self) -> String {
         match &self.op {
             TcOp::Mma(m) => format!("lane {}, an MMA of {} x {}", self.lane, m.m, m.n),
-            TcOp::Commit(bars) => format!(
+            TcOp::Commit(bars, _) => format!(
                 "lane {}, a commit to the mbarrier at shared {:#x} of block rank {}",
                 self.lane, bars[0].1, bars[0].0
             ),
@@ -379,7 +383,7 @@ fn free(x: &mut Exec<'_, '_>, rank: u32, warp: u32, col: u32, n: u32) {
                 let ranks = pair_ranks(o.cta, mma.group, mma.m);
                 ranks.contains(&rank) && mma.d_col < col + n && col < mma.d_col + mma.n
             }
-            TcOp::Commit(_) => false,
+            TcOp::Commit(..) => false,
         },
         _ => false,
     });
@@ -595,7 +599,14 @@ fn mma(
             lane: l as u32,
             op: TcOp::Mma(Box::new(op)),
         }));
-        issue(x, agent, kind)?;
+        let clock = issue(x, agent, kind)?;
+        let mut vc = x.wr().vc.clone();
+        vc.join_one(agent, clock);
+        let tc = &mut x.w().tc;
+        match tc.issued.iter_mut().find(|(lane, _)| *lane == l as u32) {
+            Some((_, v)) => v.join(&vc),
+            None => tc.issued.push((l as u32, vc)),
+        }
     }
     Ok(Flow::Next)
 }
@@ -626,17 +637,22 @@ fn commit(
         if targets.is_empty() {
             continue;
         }
+        let n = x.cl.comps.len();
+        let release = match x.wr().tc.issued.iter().find(|(l, _)| *l == lane) {
+            Some((_, v)) => v.clone(),
+            None => Vc::new(n),
+        };
         if !x.env.prog.agents.mma {
             // A program without MMAs: the commit tracks nothing and arrives at once.
             for bar in targets {
-                super::mbarrier::agent_arrive(x, bar, lane, 0, 0);
+                super::mbarrier::agent_arrive(x, bar, lane, &release);
             }
             continue;
         }
         let agent = x.cl.comps.mma(cta, warp);
         let kind = AsyncKind::Tcgen05(Box::new(MmaOp {
             lane,
-            op: TcOp::Commit(targets),
+            op: TcOp::Commit(targets, release),
         }));
         issue(x, agent, kind)?;
     }
@@ -841,9 +857,10 @@ pub(crate) fn complete(
     op: &MmaOp,
 ) -> Result<(), SimError> {
     match &op.op {
-        TcOp::Commit(bars) => {
+        TcOp::Commit(bars, release) => {
+            let _ = (agent, clock, vc);
             for &bar in bars {
-                super::mbarrier::agent_arrive(x, bar, op.lane, agent, clock);
+                super::mbarrier::agent_arrive(x, bar, op.lane, release);
             }
             Ok(())
         }
