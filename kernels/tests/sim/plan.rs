@@ -9,7 +9,8 @@ use dsl_core::sim::{
 use half::{bf16, f16};
 use kernels::gemm::{GemmArg, GemmDtype, GemmOperand, LaunchPlan};
 
-/// Blocks resident at once: a small persistent grid (the plans size theirs by the device).
+/// The SMs of the device the benchmark plans for: a small persistent grid (the plans size
+/// theirs by the device; the simulator runs every block of it at once).
 pub const SMS: u32 = 8;
 
 /// The buffers of one problem: A (`m x k`), B (`n x k`) and D (`m x n`), row-major.
@@ -153,7 +154,8 @@ fn args(
         .collect()
 }
 
-/// The simulator's launch of `plan`, `SMS` blocks resident.
+/// The simulator's launch of `plan`: its grid all resident (the plans launch persistent grids
+/// of as many blocks as the device runs at once).
 fn launch_of(plan: &LaunchPlan) -> Launch {
     let (gx, gy, gz) = plan.grid;
     let (bx, by, bz) = plan.block;
@@ -161,7 +163,7 @@ fn launch_of(plan: &LaunchPlan) -> Launch {
     Launch::new([gx, gy, gz], [bx, by, bz])
         .with_cluster([c.0, c.1, c.2])
         .with_dynamic_smem(plan.dynamic_smem_bytes)
-        .with_sms(SMS)
+        .with_sms(gx * gy * gz)
 }
 
 /// Runs `kernel` (and `then`, the kernel of the launch queued after it) as `plan` launches it
