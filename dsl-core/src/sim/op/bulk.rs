@@ -438,6 +438,40 @@ pub(crate) fn proxy_access<R>(
     f(&mut cl.ctas[rank as usize].smem, &who)
 }
 
+/// Reads the 16-byte chunks at `chunks` (any order, repeats allowed) of block `rank`'s shared
+/// memory as an async-proxy agent, a run of consecutive chunks at a time, with the checks: the
+/// shared-memory operands of the tensor-core families.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn proxy_read_chunks(
+    x: &mut Exec<'_, '_>,
+    rank: u32,
+    chunks: &mut Vec<u32>,
+    agent: u32,
+    clock: u32,
+    vc: &Vc,
+    lane: u32,
+) {
+    chunks.sort_unstable();
+    chunks.dedup();
+    let len = x.cl.ctas[rank as usize].smem.len() as u32;
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &c in chunks.iter() {
+        match runs.last_mut() {
+            Some((start, n)) if *start + *n == c => *n += 16,
+            _ => runs.push((c, 16)),
+        }
+    }
+    let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |mem, who| {
+        runs.iter()
+            .map(|&(c, n)| (mem.read(c, n.min(len.saturating_sub(c)), who), n))
+            .filter(|(o, _)| o.conflict.is_some() || o.uninit.is_some())
+            .collect::<Vec<_>>()
+    });
+    for (o, n) in outcomes {
+        report_shared(x, o, lane, rank, n, false);
+    }
+}
+
 /// Writes `data` (a box, packed) to shared memory of block `rank` at `off` through `sw`, as an
 /// async-proxy agent, with the checks.
 #[allow(clippy::too_many_arguments)]

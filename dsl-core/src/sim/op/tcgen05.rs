@@ -58,8 +58,8 @@ use super::super::smem_matrix::{Major, SmemMatrix};
 use super::super::state::{AsyncWait, Status};
 use super::super::tmem::{Tmem, TmemAccessor, TmemOutcome, COLUMNS, LANES};
 use super::arith::to_f64;
-use super::bulk::{issue, proxy_access};
-use super::memory::{address, place, report_shared, store, Place};
+use super::bulk::{issue, proxy_read_chunks};
+use super::memory::{address, place, store, Place};
 use crate::ir::op::{CtaGroup, MmaKind, Tcgen05, Tcgen05A, TmemShape};
 use crate::ir::{Address, Operand, Reg, StateSpace, Type};
 
@@ -912,18 +912,7 @@ fn operand(
             format!("tcgen05.mma's descriptors reach shared byte {at:#x} of block rank {rank}, past its {len} bytes")
         });
     }
-    chunks.sort_unstable();
-    chunks.dedup();
-    let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |mem, who| {
-        chunks
-            .iter()
-            .map(|&c| mem.read(c, 16.min(len.saturating_sub(c)), who))
-            .filter(|o| o.conflict.is_some() || o.uninit.is_some())
-            .collect::<Vec<_>>()
-    });
-    for o in outcomes {
-        report_shared(x, o, lane, rank, 16, false);
-    }
+    proxy_read_chunks(x, rank, &mut chunks, agent, clock, vc, lane);
 }
 
 fn perform(

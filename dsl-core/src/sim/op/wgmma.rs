@@ -43,8 +43,7 @@ use super::super::report::{FindingKind, SimError};
 use super::super::smem_matrix::{Major, SmemMatrix};
 use super::super::state::{AsyncWait, Status};
 use super::arith::to_f64;
-use super::bulk::{issue, proxy_access};
-use super::memory::report_shared;
+use super::bulk::{issue, proxy_read_chunks};
 use crate::ir::op::{ScaleD, Wgmma, WgmmaA, WgmmaMma};
 use crate::ir::{Reg, Type};
 
@@ -485,18 +484,7 @@ pub(crate) fn complete(
             )
         });
     }
-    chunks.sort_unstable();
-    chunks.dedup();
-    let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |mem, who| {
-        chunks
-            .iter()
-            .map(|&c| mem.read(c, 16.min(smem_len.saturating_sub(c)), who))
-            .filter(|o| o.conflict.is_some() || o.uninit.is_some())
-            .collect::<Vec<_>>()
-    });
-    for o in outcomes {
-        report_shared(x, o, lane, rank, 16, false);
-    }
+    proxy_read_chunks(x, rank, &mut chunks, agent, clock, vc, lane);
     if m.scale_a < 0 {
         a.iter_mut().flatten().for_each(|v| *v = -*v);
     }
@@ -505,27 +493,29 @@ pub(crate) fn complete(
     }
     let f32_acc = m.d_ty == Type::F32;
     let fmt: Format = if f32_acc { F32 } else { F16 };
+    // The warp's 16 rows of A B, each element's 16 products summed in order.
+    let mut ab = vec![0f64; 16 * n];
+    for (r, ar) in a.iter().enumerate() {
+        for (c, bc) in b.iter().enumerate() {
+            ab[r * n + c] = ar.iter().zip(bc).map(|(p, q)| p * q).sum::<f64>();
+        }
+    }
     // Element i of lane l: row g + 8 ((i / 2) % 2), column 8 (i / 4) + 2t + i % 2.
     let elems = n / 2;
     let warp = &x.cl.ctas[x.cta].warps[x.warp];
+    let d: Vec<&[u64; 32]> = m.d.iter().map(|r| warp.regs.get(r.id)).collect();
     let mut out = vec![[0u64; 32]; m.d.len()];
     for l in lanes(op.lanes) {
         let (g, t) = (l / 4, l % 4);
         for i in 0..elems {
             let (row, col) = (g + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * t + i % 2);
             let (reg, half) = if f32_acc { (i, 0) } else { (i / 2, i % 2) };
-            let c = if op.scale_d {
-                let bits = warp.regs.get(m.d[reg].id)[l];
-                if f32_acc {
-                    f64::from(f32::from_bits(bits as u32))
-                } else {
-                    F16.to_f64((bits >> (16 * half)) & 0xffff)
-                }
-            } else {
-                0.0
+            let c = match (op.scale_d, f32_acc) {
+                (false, _) => 0.0,
+                (true, true) => f64::from(f32::from_bits(d[reg][l] as u32)),
+                (true, false) => F16.to_f64((d[reg][l] >> (16 * half)) & 0xffff),
             };
-            let s: f64 = (0..16).map(|k| a[row][k] * b[col][k]).sum::<f64>() + c;
-            out[reg][l] |= round(fmt, s, 0.0, Mode::Nearest) << (16 * half);
+            out[reg][l] |= round(fmt, ab[row * n + col] + c, 0.0, Mode::Nearest) << (16 * half);
         }
     }
     let w = x.w();
