@@ -69,17 +69,9 @@ impl TmaDataType {
     }
 }
 
-/// Interleaved global layouts (NC/8HWC8 and NC/16HWC16 style).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TmaInterleave {
-    /// Plain strided layout.
-    #[default]
-    None,
-    /// 16-byte interleave.
-    B16,
-    /// 32-byte interleave.
-    B32,
-}
+/// Interleaved global layouts: the TMA atom's own type, so that a description's interleave
+/// reaches the driver (and the simulator) as it is.
+pub use dsl_core::atom::tma::TmaInterleave;
 
 /// Shared-memory swizzle the copy applies: the TMA atom's own type, so that a descriptor's
 /// swizzle reaches the driver as it is.
@@ -89,15 +81,9 @@ pub use dsl_core::atom::tma::TmaSwizzleMode as TmaSwizzle;
 /// a descriptor's promotion reaches the driver as it is.
 pub use dsl_core::atom::tma::L2Promotion as TmaL2Promotion;
 
-/// What out-of-bounds elements of a box read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TmaOobFill {
-    /// Zero.
-    #[default]
-    Zero,
-    /// A NaN that FMA treats as zero (floating-point types only).
-    NanRequestZeroFma,
-}
+/// What out-of-bounds elements of a box read as: the TMA atom's own type, so that a
+/// description's fill reaches the driver (and the simulator) as it is.
+pub use dsl_core::atom::tma::TmaOobFill;
 
 /// A tiled TMA descriptor's parameters but its address, in the driver's order (dimension 0
 /// innermost). The address is the buffer's the map is encoded over.

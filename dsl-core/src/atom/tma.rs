@@ -95,6 +95,30 @@ impl TmaSwizzleMode {
     }
 }
 
+/// Interleaved global layouts (`CU_TENSOR_MAP_INTERLEAVE_*`: NC/8HWC8 and NC/16HWC16 style). The
+/// JIT's tensor maps take this type as it is (`codegen_ptx::jit::TmaInterleave`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TmaInterleave {
+    /// Plain strided layout.
+    #[default]
+    None,
+    /// 16-byte interleave.
+    B16,
+    /// 32-byte interleave.
+    B32,
+}
+
+/// What out-of-bounds elements of a box read as (`CU_TENSOR_MAP_FLOAT_OOB_FILL_*`). The JIT's
+/// tensor maps take this type as it is (`codegen_ptx::jit::TmaOobFill`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TmaOobFill {
+    /// Zero.
+    #[default]
+    Zero,
+    /// A NaN that FMA treats as zero (floating-point types only).
+    NanRequestZeroFma,
+}
+
 /// What the device code needs to know of the global tensor (its extents and strides come at
 /// encode time): the element type, the rank, and which dimension is contiguous (stride 1).
 /// Dimension `i` of the tensor is mode `i` of the shared tile.

@@ -8,6 +8,7 @@ use super::launch::{Arg, Launch, Limits, Options};
 use super::memory::{Memory, GLOBAL_BASE};
 use super::program::Program;
 use super::report::SimError;
+use super::tensor_map::TmaMap;
 use crate::ir::{Kernel, ParamKind, Type};
 
 /// Generic addresses `SHARED_WINDOW + a` are shared-state-space address `a` (of this block, or
@@ -54,6 +55,8 @@ pub(crate) struct Env<'p> {
     pub smem_bytes: u32,
     pub warps: u32,
     pub comps: Components,
+    /// The tensor maps passed by description, by the offset of their parameter.
+    pub tensor_maps: Vec<(u32, TmaMap)>,
 }
 
 impl<'p> Env<'p> {
@@ -67,7 +70,7 @@ impl<'p> Env<'p> {
         limits: Limits,
     ) -> Result<Env<'p>, SimError> {
         check_launch(kernel, launch)?;
-        let (params, mut symbols) = layout_params(kernel, args, mem)?;
+        let (params, mut symbols, tensor_maps) = layout_params(kernel, args, mem)?;
         let mut off: u64 = 0;
         for s in &kernel.shared {
             off = off.next_multiple_of(u64::from(s.align));
@@ -87,7 +90,7 @@ impl<'p> Env<'p> {
             )));
         }
         let warps = launch.block_threads().div_ceil(32);
-        let comps = Components::new(warps, launch.cluster_blocks())?;
+        let comps = Components::new(warps, launch.cluster_blocks(), prog.agents)?;
         Ok(Env {
             prog,
             launch: *launch,
@@ -98,6 +101,7 @@ impl<'p> Env<'p> {
             smem_bytes: off as u32,
             warps,
             comps,
+            tensor_maps,
         })
     }
 }
@@ -157,14 +161,16 @@ fn check_launch(kernel: &Kernel, l: &Launch) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Lays out the parameters (each aligned to its size, tensor maps to 64) and fills them.
-fn layout_params(
-    kernel: &Kernel,
-    args: &[Arg],
-    mem: &Memory,
-) -> Result<(ParamBlock, HashMap<String, Symbol>), SimError> {
+/// The parameter block, where each parameter starts, and the tensor maps passed by description.
+type Params = (ParamBlock, HashMap<String, Symbol>, Vec<(u32, TmaMap)>);
+
+/// Lays out the parameters (each aligned to its size, tensor maps to 64) and fills them (a
+/// tensor map passed by description holds zeros: the TMA ops find its description by its
+/// address).
+fn layout_params(kernel: &Kernel, args: &[Arg], mem: &Memory) -> Result<Params, SimError> {
     let mut bytes = Vec::new();
     let mut symbols = HashMap::new();
+    let mut maps = Vec::new();
     if args.len() != kernel.params.len() {
         let param = kernel
             .params
@@ -206,6 +212,11 @@ fn layout_params(
                 (n, bits.to_le_bytes()[..n].to_vec())
             }
             (ParamKind::TensorMap, Arg::TensorMap(m)) => (64, m.to_vec()),
+            (ParamKind::TensorMap, Arg::Tma(t)) => {
+                let map = TmaMap::resolve(t, mem).map_err(&bad)?;
+                maps.push((bytes.len().next_multiple_of(64) as u32, map));
+                (64, vec![0; 128])
+            }
             (kind, a) => {
                 return Err(bad(format!(
                     "the parameter is {}, the argument is {}",
@@ -219,7 +230,7 @@ fn layout_params(
         symbols.insert(p.name.clone(), Symbol::Param(at as u32));
         bytes.extend(value);
     }
-    Ok((ParamBlock { bytes }, symbols))
+    Ok((ParamBlock { bytes }, symbols, maps))
 }
 
 /// Whether an argument of type `arg` may fill a parameter of type `param`: the same type, or
@@ -246,6 +257,6 @@ fn describe_arg(a: &Arg) -> String {
     match a {
         Arg::Buffer(_) | Arg::BufferAt(..) => "a buffer".into(),
         Arg::Scalar { ty, .. } => format!("a {ty}"),
-        Arg::TensorMap(_) => "a tensor map".into(),
+        Arg::TensorMap(_) | Arg::Tma(_) => "a tensor map".into(),
     }
 }

@@ -163,11 +163,7 @@ impl Exec<'_, '_> {
 
     /// The party of an access by component `comp` at position `pc` in `lane`.
     fn party(&self, comp: u32, pc: u32, lane: u32, write: bool) -> Party {
-        use super::clock::Who;
-        let (cta, warp) = match self.cl.comps.who(comp) {
-            Who::Warp { cta, warp } | Who::CpAsync { cta, warp } => (cta, warp),
-            Who::Proxy { cta, .. } => (cta, u32::MAX),
-        };
+        let (cta, warp) = self.cl.comps.who(comp).site();
         let prog = self.env.prog;
         let op = match prog.code.get(pc as usize) {
             Some(super::program::Code::Op(i)) => {

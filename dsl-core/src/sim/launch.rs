@@ -89,8 +89,12 @@ pub enum Arg {
         /// Its bits.
         bits: u64,
     },
-    /// A 128-byte `CUtensorMap`, passed by value.
+    /// A 128-byte `CUtensorMap`, passed by value. Its encoding is the driver's, so a TMA op
+    /// through it stops the run with [`SimError::Unsupported`](super::SimError::Unsupported):
+    /// pass the description it was encoded from as [`Arg::Tma`].
     TensorMap(Box<[u8; 128]>),
+    /// A tensor map given by its description over a buffer: what the TMA ops read.
+    Tma(Box<super::TensorMapArg>),
 }
 
 macro_rules! scalar_args {

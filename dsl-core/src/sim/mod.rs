@@ -190,6 +190,7 @@ mod clock;
 mod env;
 mod exec;
 mod float;
+mod held;
 mod launch;
 mod machine;
 mod memory;
@@ -199,13 +200,17 @@ mod regs;
 mod report;
 mod sched;
 mod shadow;
+mod smem_matrix;
 mod state;
+mod tensor_map;
 #[cfg(test)]
 mod tests;
+mod tmem;
 
 pub use launch::{Arg, Checks, Launch, Limits, Options, Schedule};
 pub use memory::{BufferId, Element, Memory};
 pub use report::{Finding, FindingKind, Party, Report, SimError, Stats};
+pub use tensor_map::TensorMapArg;
 
 use crate::ir::{CheckedKernel, Kernel, Location, OpInfo};
 use program::{Code, Program};

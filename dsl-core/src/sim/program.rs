@@ -13,8 +13,11 @@
 //! A `Join` is where the lanes that took different paths through its statement meet again (the
 //! warp's reconvergence point); see the machine for how parts of a warp use it.
 
-use crate::ir::op::Regs;
-use crate::ir::{walk, CheckedKernel, Instr, Location, Operand, Reg, Region, Stmt, Type, Visitor};
+use super::clock::Agents;
+use crate::ir::op::{Bulk, Regs, Tcgen05, Wgmma};
+use crate::ir::{
+    walk, CheckedKernel, Instr, Location, Op, Operand, Reg, Region, Stmt, Type, Visitor,
+};
 
 /// One position of the flat program.
 #[derive(Debug, Clone)]
@@ -55,6 +58,14 @@ pub(crate) struct Program {
     pub use_at: Vec<u32>,
     /// The register file's types.
     pub regs: Vec<Type>,
+    /// The agents the program's asynchronous ops need.
+    pub agents: Agents,
+    /// Per instruction, the registers it reads or writes that an asynchronous op may hold in
+    /// flight (wgmma's accumulators and A fragments, `tcgen05.ld`'s destinations), other than
+    /// a `wgmma.mma_async`'s own (chained wgmma on one accumulator are ordered by the ISA):
+    /// `touch[touch_at[i]..touch_at[i + 1]]`.
+    pub touch: Vec<Reg>,
+    pub touch_at: Vec<u32>,
 }
 
 impl Program {
@@ -62,6 +73,12 @@ impl Program {
     pub fn uses(&self, i: u32) -> &[Reg] {
         let i = i as usize;
         &self.uses[self.use_at[i] as usize..self.use_at[i + 1] as usize]
+    }
+
+    /// The registers instruction `i` touches that an asynchronous op may hold in flight.
+    pub fn touches(&self, i: u32) -> &[Reg] {
+        let i = i as usize;
+        &self.touch[self.touch_at[i] as usize..self.touch_at[i + 1] as usize]
     }
 
     /// Compiles a checked kernel.
@@ -74,13 +91,60 @@ impl Program {
                 uses: Vec::new(),
                 use_at: vec![0],
                 regs: kernel.regs.clone(),
+                agents: Agents::default(),
+                touch: Vec::new(),
+                touch_at: vec![0],
             },
             open: Vec::new(),
             last_loc: None,
         };
         let Ok(()) = walk(&kernel.body, &mut c);
         c.push(Code::End);
+        c.p.async_registers();
         c.p
+    }
+
+    /// Finds the agents the program needs and the instructions that touch registers an
+    /// asynchronous op may hold.
+    fn async_registers(&mut self) {
+        let mut held = vec![false; self.regs.len()];
+        let mut agents = Agents::default();
+        for i in &self.instrs {
+            match &i.op {
+                Op::Wgmma(Wgmma::MmaAsync(w)) => {
+                    agents.wgmma = true;
+                    let a = match &w.a {
+                        crate::ir::op::WgmmaA::Regs(r) => &r[..],
+                        crate::ir::op::WgmmaA::Desc(_) => &[],
+                    };
+                    for r in w.d.iter().chain(a) {
+                        held[r.id as usize] = true;
+                    }
+                }
+                Op::Tcgen05(Tcgen05::Ld { dsts, .. }) => {
+                    agents.tmem = true;
+                    for r in dsts {
+                        held[r.id as usize] = true;
+                    }
+                }
+                Op::Tcgen05(Tcgen05::St { .. }) => agents.tmem = true,
+                Op::Tcgen05(Tcgen05::Mma { .. }) => agents.mma = true,
+                Op::Bulk(Bulk::TensorLoad { .. }) => agents.loads = true,
+                Op::Bulk(Bulk::TensorStore { .. }) => agents.bulk = true,
+                _ => {}
+            }
+        }
+        self.agents = agents;
+        for i in &self.instrs {
+            if !matches!(i.op, Op::Wgmma(Wgmma::MmaAsync(_))) {
+                i.op.for_each_reg(&mut |r| {
+                    if held[r.id as usize] {
+                        self.touch.push(r);
+                    }
+                });
+            }
+            self.touch_at.push(self.touch.len() as u32);
+        }
     }
 }
 

@@ -69,6 +69,12 @@ impl RegFile {
         mask & !self.init[r as usize]
     }
 
+    /// Marks `r` as written in the lanes of `mask` without changing it (a write an
+    /// asynchronous operation will make).
+    pub fn mark_init(&mut self, r: Reg, mask: u32) {
+        self.init[r.id as usize] |= mask;
+    }
+
     /// Writes `v` to `r` in the lanes of `mask`, truncated to `r`'s width.
     #[inline]
     pub fn set(&mut self, r: Reg, v: &Lanes, mask: u32) {

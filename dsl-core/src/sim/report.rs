@@ -45,6 +45,17 @@ pub enum FindingKind {
     Mbarrier,
     /// Every live warp waits and nothing in flight can wake one.
     Deadlock,
+    /// A register an asynchronous operation holds, accessed before the wait that completes it
+    /// (wgmma's accumulators and A fragments before `wgmma.wait_group`, `tcgen05.ld`'s
+    /// destinations before `tcgen05.wait::ld`); or a register written and then handed to
+    /// `wgmma.mma_async` with no `wgmma.fence` between.
+    AsyncRegister,
+    /// A read of tensor-memory cells that nothing wrote.
+    UninitializedTensorMemory,
+    /// Tensor-memory misuse: an access outside the block's allocated columns or outside the
+    /// lanes its warp may reach, an allocation or deallocation the ISA forbids, columns still
+    /// allocated when the block exits.
+    TensorMemory,
 }
 
 impl FindingKind {
@@ -64,6 +75,9 @@ impl FindingKind {
             FindingKind::WarpSync => "warp synchronization",
             FindingKind::Mbarrier => "mbarrier misuse",
             FindingKind::Deadlock => "deadlock",
+            FindingKind::AsyncRegister => "register in flight",
+            FindingKind::UninitializedTensorMemory => "uninitialized tensor memory",
+            FindingKind::TensorMemory => "tensor memory misuse",
         }
     }
 }

@@ -51,6 +51,21 @@ pub(crate) enum Status {
         off: u32,
         phase: u64,
     },
+    /// At an op of an asynchronous family that waits for other warps or for a resource (it
+    /// then runs again): woken by [`ClusterState::wake_async`].
+    Async(AsyncWait),
+}
+
+/// What an op of an asynchronous family waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AsyncWait {
+    /// `wgmma.wait_group`: the other warps of warpgroup `wg` to issue the `wgmma.mma_async`
+    /// operations its group holds.
+    Warpgroup { wg: u32 },
+    /// `tcgen05.alloc`: `ncols` free tensor-memory columns.
+    TmemColumns { ncols: u32 },
+    /// A `.cta_group::2` allocation op: the warp of the peer block to issue it too.
+    Peer,
 }
 
 /// A set of lanes of a warp at one position.
@@ -123,6 +138,15 @@ pub(crate) struct WarpState {
     pub setmaxnreg: Vec<u32>,
     /// Each lane's local memory (empty until used).
     pub local: Vec<LocalMem>,
+    /// Registers asynchronous operations hold (wgmma's accumulators until its wait_group,
+    /// `tcgen05.ld`'s destinations until `tcgen05.wait::ld`).
+    pub held: super::held::HeldRegs,
+    /// Bulk groups ([`op::bulk`](super::op::bulk)).
+    pub bulk: super::op::bulk::BulkWarp,
+    /// wgmma groups ([`op::wgmma`](super::op::wgmma)).
+    pub wgmma: super::op::wgmma::WgmmaWarp,
+    /// tcgen05 bookkeeping ([`op::tcgen05`](super::op::tcgen05)).
+    pub tc: super::op::tcgen05::TcWarp,
 }
 
 impl WarpState {
@@ -181,6 +205,13 @@ pub(crate) struct CtaState {
     pub smem: SharedMem,
     pub barriers: Vec<NamedBarrier>,
     pub warps: Vec<WarpState>,
+    /// The next TMA load agent to hand out.
+    pub next_load: u32,
+    /// Per warpgroup, the `wgmma.mma_async` operations some of its warps issued and others
+    /// not yet ([`op::wgmma`](super::op::wgmma)).
+    pub warpgroups: Vec<super::op::wgmma::Warpgroup>,
+    /// Tensor memory, for a program with tcgen05 ops.
+    pub tmem: Option<Box<super::tmem::Tmem>>,
 }
 
 impl CtaState {
@@ -216,6 +247,11 @@ pub(crate) struct ClusterState {
     pub inflight: Vec<InFlight>,
     /// The mbarrier objects, by (block rank, shared offset).
     pub mbarriers: std::collections::BTreeMap<(u32, u32), super::op::mbarrier::MbarState>,
+    /// The last clock handed out by each agent component.
+    pub agent_clock: Vec<u32>,
+    /// Per pair of blocks, the `.cta_group::2` allocation op one of them waits at
+    /// ([`op::tcgen05`](super::op::tcgen05)).
+    pub pairs: Vec<super::op::tcgen05::PairSlot>,
 }
 
 impl ClusterState {
@@ -227,5 +263,31 @@ impl ClusterState {
     /// Warps of the cluster that have not exited.
     pub fn live_warps(&self) -> u32 {
         self.ctas.iter().map(|c| c.live_warps()).sum()
+    }
+
+    /// The next clock of agent component `agent`.
+    pub fn agent_tick(&mut self, agent: u32) -> Result<u32, super::SimError> {
+        let c = &mut self.agent_clock[agent as usize];
+        if *c >= super::clock::MAX_CLOCK {
+            return Err(super::SimError::Limit(format!(
+                "an asynchronous agent performed more than {} operations",
+                super::clock::MAX_CLOCK
+            )));
+        }
+        *c += 1;
+        Ok(*c)
+    }
+
+    /// Wakes every part waiting at an op of an asynchronous family: it runs its op again.
+    pub fn wake_async(&mut self) {
+        for cta in &mut self.ctas {
+            for w in &mut cta.warps {
+                for p in &mut w.parts {
+                    if matches!(p.status, Status::Async(_)) {
+                        p.status = Status::Ready;
+                    }
+                }
+            }
+        }
     }
 }

@@ -13,11 +13,11 @@ use half::{bf16, f16};
 use super::expect::{Agreement, Check, Expect};
 use super::run::{Buffer, CaseArg, Data, Elem, Run, Step};
 use super::{device, shape_of, Case, CaseError, Rng};
+use crate::blackwell::BlackwellGemm;
 use crate::gemm::{
     check, Accum, BufferLens, Config, Device, GemmArg, GemmDtype, GemmOperand, KernelChoice,
     LaunchPlan, Plan, Problem,
 };
-use crate::blackwell::BlackwellGemm;
 use crate::hopper::{HopperGemm, HopperSchedule};
 use crate::multistage::{MultistageConfig, Tune};
 
@@ -44,7 +44,7 @@ impl fmt::Display for Values {
 /// The cases' device ([`device`]), or for a program that does not run on its target (the
 /// Blackwell program on the H200's sm_90a), the same device with the first target it runs on:
 /// a case runs in the simulator, which needs no such hardware.
-fn device_for(choice: KernelChoice) -> Device {
+pub fn device_for(choice: KernelChoice) -> Device {
     let device = device();
     match choice {
         KernelChoice::Program(p) if !p.runs_on(device.target) => {

@@ -91,19 +91,6 @@ pub enum CaseError {
         /// The simulator's error.
         source: SimError,
     },
-    /// A tensor-map argument, which the simulator does not take yet: its TMA family is not
-    /// modelled.
-    #[error(
-        "launch {step} (`{kernel}`) passes a tensor map over `{buffer}`, and the simulator does not take tensor maps yet (TMA is not modelled)"
-    )]
-    TensorMap {
-        /// The launch, counted from 1.
-        step: usize,
-        /// Its kernel.
-        kernel: String,
-        /// The buffer the map addresses.
-        buffer: String,
-    },
     /// The run's description is inconsistent (a bug in the case).
     #[error("the run of {case} is inconsistent: {reason}")]
     BadRun {
@@ -127,15 +114,14 @@ impl From<codegen_ptx::jit::JitError> for CaseError {
 
 impl CaseError {
     /// Whether the run stopped because a family of ops the kernel uses is not modelled by the
-    /// simulator yet (an op it reached, or a tensor-map argument): not a defect of the kernel.
+    /// simulator yet: not a defect of the kernel.
     pub fn is_unmodelled(&self) -> bool {
         matches!(
             self,
-            CaseError::TensorMap { .. }
-                | CaseError::Sim {
-                    source: SimError::Unsupported { .. },
-                    ..
-                }
+            CaseError::Sim {
+                source: SimError::Unsupported { .. },
+                ..
+            }
         )
     }
 }

@@ -5,7 +5,9 @@
 use std::fmt;
 
 use dsl_core::ir::Location;
-use dsl_core::sim::{Arg, BufferId, Finding, Launch, Memory, Options, Report, Schedule, Simulator};
+use dsl_core::sim::{
+    Arg, BufferId, Finding, Launch, Memory, Options, Report, Schedule, Simulator, TensorMapArg,
+};
 
 use super::run::{CaseArg, Contents, Data, Run};
 use super::{Case, CaseError, Mismatch, SMS};
@@ -183,7 +185,7 @@ impl<'c> Simulated<'c> {
             let args = step
                 .args
                 .iter()
-                .map(|a| self.arg(run, &ids, a, i + 1, sim.name()))
+                .map(|a| self.arg(&ids, a, i + 1))
                 .collect::<Result<Vec<Arg>, CaseError>>()?;
             let s = step.shape;
             let launch = Launch::new(s.grid, s.block)
@@ -221,14 +223,7 @@ impl<'c> Simulated<'c> {
         })
     }
 
-    fn arg(
-        &self,
-        run: &Run,
-        ids: &[BufferId],
-        arg: &CaseArg,
-        step: usize,
-        kernel: &str,
-    ) -> Result<Arg, CaseError> {
+    fn arg(&self, ids: &[BufferId], arg: &CaseArg, step: usize) -> Result<Arg, CaseError> {
         let buffer = |i: usize| {
             ids.get(i).copied().ok_or_else(|| CaseError::BadRun {
                 case: self.case.describe(),
@@ -239,16 +234,10 @@ impl<'c> Simulated<'c> {
             CaseArg::Buffer(i) => Arg::Buffer(buffer(*i)?),
             CaseArg::U32(v) => Arg::u32(*v),
             CaseArg::F32(v) => Arg::f32(*v),
-            // The simulator takes tensor maps once it models TMA: then the map's fields and its
-            // buffer become that argument here.
-            CaseArg::TensorMap { buffer: i, .. } => {
-                buffer(*i)?;
-                return Err(CaseError::TensorMap {
-                    step,
-                    kernel: kernel.to_string(),
-                    buffer: run.buffers[*i].name.clone(),
-                });
-            }
+            CaseArg::TensorMap {
+                buffer: i,
+                descriptor,
+            } => Arg::Tma(Box::new(TensorMapArg::new(buffer(*i)?, descriptor.clone()))),
         })
     }
 }

@@ -3,6 +3,8 @@
 //! sweeps against its CPU reference with no finding, over four seeds and the three schedules;
 //! the same seed repeats byte for byte; planted bugs caught with their kind and Rust line.
 
+mod blackwell;
+mod hopper;
 mod planted;
 mod registered;
 mod sweep;
@@ -52,4 +54,38 @@ pub fn passes_and_repeats(case: &dyn Case) {
         "{}: the same seed gave another report",
         case.describe()
     );
+}
+
+/// GEMM program `program` at `config` (`None`: its default) on `(m, n, k)` planned for the
+/// cases' device with `sms` SMs: random bf16 inputs over the first three seeds, then
+/// small-integer f16 inputs (D bit-equal to the product) over the fourth.
+pub fn gemm_runs(program: &str, config: Option<&str>, (m, n, k): (usize, usize, usize), sms: u32) {
+    use kernels::cases::gemm::device_for;
+    use kernels::cases::{GemmCase, Values};
+    use kernels::gemm::{Accum, Config, Device, GemmDtype, KernelChoice, Problem};
+    let choice = KernelChoice::named(program).unwrap();
+    let config = config.map(|c| Config::parse(choice, c).unwrap_or_else(|e| panic!("{e}")));
+    let runs = [
+        (GemmDtype::Bf16, Values::Random, &SEEDS[..3]),
+        (GemmDtype::F16, Values::SmallIntegers, &SEEDS[3..]),
+    ];
+    for (dtype, values, seeds) in runs {
+        let problem = Problem {
+            m,
+            n,
+            k,
+            dtype,
+            acc: Accum::F32,
+            kernel: choice,
+            config: config.clone(),
+        };
+        let on = Device {
+            sms,
+            ..device_for(choice)
+        };
+        let case = GemmCase::on(problem, values, on)
+            .unwrap_or_else(|e| panic!("{program} {config:?} {m}x{n}x{k}: {e}"));
+        passes_on(&case, seeds);
+        eprintln!("{}", case.describe());
+    }
 }

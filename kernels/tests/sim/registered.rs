@@ -5,40 +5,13 @@ use std::time::Instant;
 
 use kernels::registry::KERNELS;
 
-/// Registered kernels whose op families the simulator does not model yet (TMA, wgmma): they
-/// join the runs below by leaving this list once it does, and until then
-/// [`the_waiting_kernels_stop_at_an_unmodelled_family`] proves they still stop there.
-const AWAITING_ASYNC: &[&str] = &[
-    "tma_round_trip",
-    "tma_pipeline",
-    "tma_stream",
-    "wgmma_tile",
-    "hopper_ws_f16",
-    "hopper_ws_bf16",
-    "blackwell_ws_f16",
-    "blackwell_ws_bf16",
-];
-
 #[test]
 fn every_registered_kernel_matches_its_reference_with_no_finding() {
-    for k in KERNELS.iter().filter(|k| !AWAITING_ASYNC.contains(&k.name)) {
+    for k in KERNELS.iter() {
         let t = Instant::now();
         let case = (k.case)().unwrap_or_else(|e| panic!("{}: {e}", k.name));
         super::passes_and_repeats(case.as_ref());
         eprintln!("{}: {} in {:.1?}", k.name, case.describe(), t.elapsed());
-    }
-}
-
-#[test]
-fn the_waiting_kernels_stop_at_an_unmodelled_family() {
-    for name in AWAITING_ASYNC {
-        let k = kernels::registry::find(name).unwrap();
-        let case = (k.case)().unwrap();
-        let sim = kernels::cases::simulate::Simulated::new(case.as_ref()).unwrap();
-        let e = sim
-            .run(0, dsl_core::sim::Schedule::RoundRobin)
-            .expect_err("the simulator models TMA and wgmma now: take it off AWAITING_ASYNC");
-        assert!(e.is_unmodelled(), "{name}: {e}");
     }
 }
 

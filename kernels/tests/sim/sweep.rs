@@ -6,15 +6,10 @@
 use std::time::Instant;
 
 use dsl_core::sim::Schedule;
-use kernels::cases::gemm::{shapes_for, sweep};
+use kernels::cases::gemm::sweep;
 use kernels::cases::simulate::Simulated;
 use kernels::cases::{Case, GemmCase, Values};
 use kernels::gemm::{Accum, GemmDtype, PROGRAMS};
-
-/// Programs whose op families (TMA, wgmma) the simulator does not model yet; they join by
-/// leaving this list, and [`a_waiting_programs_default_stops_at_an_unmodelled_family`] proves
-/// they still wait until then.
-const AWAITING_ASYNC: &[&str] = &["hopper_ws", "blackwell_ws"];
 
 /// The element and accumulator types the configurations rotate through.
 const TYPES: [(GemmDtype, Accum); 3] = [
@@ -33,10 +28,7 @@ fn case(program: &str, config: Option<&str>, i: usize, values: Values) -> GemmCa
 
 #[test]
 fn every_sweep_configuration_matches_the_product_with_no_finding() {
-    for program in PROGRAMS
-        .iter()
-        .filter(|p| !AWAITING_ASYNC.contains(&p.name()))
-    {
+    for program in PROGRAMS.iter() {
         let name = program.name();
         let configs: Vec<Option<&str>> = match sweep(name) {
             [] => vec![None],
@@ -67,28 +59,6 @@ fn multistage_with_narrow_copies_matches_the_product() {
         assert!(c.describe().contains("-bit copies"), "{}", c.describe());
         super::passes(&c);
         eprintln!("{} in {:.1?}", c.describe(), t.elapsed());
-    }
-}
-
-/// Until the simulator models their families, the waiting programs' defaults stop there, and
-/// every configuration of their sweeps plans on its shape (so that they join the test above
-/// by leaving [`AWAITING_ASYNC`]).
-#[test]
-fn a_waiting_programs_default_stops_at_an_unmodelled_family() {
-    for name in AWAITING_ASYNC {
-        let c = GemmCase::sized(name, None, TYPES[0], Values::Random).unwrap();
-        let e = Simulated::new(&c)
-            .and_then(|s| s.run(0, Schedule::RoundRobin))
-            .expect_err("the simulator models TMA and wgmma now: take it off AWAITING_ASYNC");
-        assert!(e.is_unmodelled(), "{name}: {e}");
-        for (i, config) in sweep(name).iter().enumerate() {
-            let c = case(name, Some(config), i, Values::Random);
-            let p = c.problem();
-            assert!(
-                shapes_for(c.plan()).contains(&(p.m, p.n, p.k)),
-                "{name} {config}"
-            );
-        }
     }
 }
 

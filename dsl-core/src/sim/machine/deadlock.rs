@@ -5,7 +5,7 @@
 use super::{op_name, Machine};
 use crate::sim::program::Code;
 use crate::sim::report::{Finding, FindingKind, Site};
-use crate::sim::state::{CtaState, Status};
+use crate::sim::state::{AsyncWait, CtaState, Status};
 
 impl Machine<'_, '_> {
     /// Reports a deadlock: every waiting part, what it waits for, and the operations in flight;
@@ -58,6 +58,16 @@ impl Machine<'_, '_> {
                                 ),
                                 None => format!("the mbarrier at shared {off:#x} of block rank {rank}, which was invalidated"),
                             },
+                            Status::Async(AsyncWait::Warpgroup { wg }) => format!(
+                                "the other warps of warpgroup {wg} to issue the wgmma.mma_async operations of the groups it waits for"
+                            ),
+                            Status::Async(AsyncWait::TmemColumns { ncols }) => format!(
+                                "{ncols} free tensor-memory columns (the block's allocations hold {:?})",
+                                cta.tmem.as_ref().map(|t| t.allocations.clone()).unwrap_or_default()
+                            ),
+                            Status::Async(AsyncWait::Peer) => {
+                                "the warp of the peer block of its pair to run the same .cta_group::2 op".to_string()
+                            }
                             Status::Ready => {
                                 "nothing: it runs, but no memory has changed and no warp has ended for a long time (it spins on values nothing will change)".to_string()
                             }
@@ -79,9 +89,10 @@ impl Machine<'_, '_> {
                         };
                         if first.is_none() {
                             let pc = match part.status {
-                                Status::Rendezvous(_) | Status::Ready | Status::Mbarrier { .. } => {
-                                    part.pc
-                                }
+                                Status::Rendezvous(_)
+                                | Status::Ready
+                                | Status::Mbarrier { .. }
+                                | Status::Async(_) => part.pc,
                                 _ => part.pc.saturating_sub(1),
                             };
                             first = Some((site, pc));

@@ -97,7 +97,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                     cl.ctas[cta].warps[warp].priority = low;
                 }
             }
-            self.retire(slot);
+            self.retire(slot)?;
             if self.sched.complete_now() {
                 self.complete_random()?;
             }
@@ -209,6 +209,10 @@ impl<'r, 'p> Machine<'r, 'p> {
                         maxnreg: None,
                         setmaxnreg: Vec::new(),
                         local: Vec::new(),
+                        held: Default::default(),
+                        bulk: Default::default(),
+                        wgmma: Default::default(),
+                        tc: Default::default(),
                     }
                 })
                 .collect();
@@ -223,6 +227,9 @@ impl<'r, 'p> Machine<'r, 'p> {
                 ),
                 barriers: op::barrier::barriers(n),
                 warps,
+                next_load: 0,
+                warpgroups: vec![Default::default(); env.warps.div_ceil(4) as usize],
+                tmem: None,
             });
         }
         ClusterState {
@@ -239,6 +246,8 @@ impl<'r, 'p> Machine<'r, 'p> {
             sync: Default::default(),
             inflight: Vec::new(),
             mbarriers: Default::default(),
+            agent_clock: vec![0; n],
+            pairs: Vec::new(),
         }
     }
 
@@ -331,13 +340,36 @@ impl<'r, 'p> Machine<'r, 'p> {
         Ok(())
     }
 
-    /// Frees the slot of a cluster whose blocks have all finished.
-    fn retire(&mut self, slot: usize) {
+    /// Frees the slot of a cluster whose blocks have all finished, once the asynchronous
+    /// operations they left in flight (bulk stores, say) complete.
+    fn retire(&mut self, slot: usize) -> Result<(), SimError> {
         let Some(cl) = self.slots[slot].as_ref() else {
-            return;
+            return Ok(());
         };
         if cl.ctas.iter().any(|c| c.warps.iter().any(|w| !w.done())) {
-            return;
+            return Ok(());
+        }
+        while let Some(mut x) = self.exec_for(slot, 0, 0) {
+            if x.cl.inflight.is_empty() {
+                break;
+            }
+            complete_at(&mut x, 0)?;
+        }
+        let Some(cl) = self.slots[slot].as_ref() else {
+            return Ok(());
+        };
+        for cta in &cl.ctas {
+            if let Some(why) = cta.tmem.as_deref().and_then(op::tcgen05::leftover) {
+                if self.env.opts.checks.barriers {
+                    let site = Site {
+                        cta: cta.ctaid,
+                        warp: 0,
+                        lane: 0,
+                    };
+                    let f = Finding::at(FindingKind::TensorMemory, "exit", site, None, why);
+                    self.findings.push(u32::MAX, u32::MAX, f);
+                }
+            }
         }
         for cta in &cl.ctas {
             if let Some((_, f, pc)) = op::setmaxnreg::check_warpgroups(cta) {
@@ -352,6 +384,7 @@ impl<'r, 'p> Machine<'r, 'p> {
         }
         self.stats.blocks += cl.ctas.len() as u64;
         self.slots[slot] = None;
+        Ok(())
     }
 
     /// Runs part `p` of a warp for at most `budget` instructions.
@@ -408,7 +441,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                         self.set_pc(slot, cta, warp, p, pc + 1);
                         continue;
                     }
-                    if checks.uninitialized {
+                    if checks.uninitialized && !op::checks_own_uses(&instr.op) {
                         for r in prog.uses(i) {
                             self.check_init(slot, cta, warp, pc, *r, exec_mask);
                         }
@@ -419,6 +452,10 @@ impl<'r, 'p> Machine<'r, 'p> {
                         x.mask = exec_mask;
                         x.part_mask = part_mask;
                         x.op = instr.op.mnemonic();
+                        let touched = prog.touches(i);
+                        if !touched.is_empty() {
+                            super::held::on_touch(&mut x, i, touched);
+                        }
                         op::exec(&mut x, &instr.op)?
                     };
                     let cl = self.slots[slot].as_mut().ok_or_else(gone)?;
@@ -610,6 +647,8 @@ impl<'r, 'p> Machine<'r, 'p> {
         if w.done() {
             op::barrier::on_warp_exit(&mut cl.ctas[cta]);
             op::barrier::try_complete_cluster(cl);
+            // Warps waiting for this one's wgmma or allocation ops look again.
+            cl.wake_async();
         }
     }
 }

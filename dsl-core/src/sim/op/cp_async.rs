@@ -142,6 +142,7 @@ fn wait(x: &mut Exec<'_, '_>, n: u32) -> Result<Flow, SimError> {
         let mine = op.cta == cta && op.warp == warp;
         let need = match &op.kind {
             AsyncKind::CpAsync(b) => mine && needed(&committed, mask, n, b.lanes, &b.groups),
+            _ => false,
         };
         if need {
             complete_at(x, i)?;

@@ -259,6 +259,27 @@ fn arrive(x: &mut Exec<'_, '_>, key: Key, lane: u32, count: u64) -> Result<u64, 
     Ok(token)
 }
 
+/// One arrival on the barrier at `key` by an asynchronous mechanism (a `tcgen05.commit`'s
+/// arrive-on once the operations it tracks complete) that releases `release`. A missing barrier
+/// is a finding.
+pub(crate) fn agent_arrive(x: &mut Exec<'_, '_>, key: Key, lane: u32, release: &Vc) {
+    if !exists(x, key, lane) {
+        return;
+    }
+    let pending = x.cl.mbarriers[&key].pending;
+    if pending == 0 {
+        x.find(FindingKind::Mbarrier, lane, || {
+            "an arrival on an mbarrier with no arrival pending in its phase (arrivals past the count)"
+                .to_string()
+        });
+    }
+    if let Some(b) = x.cl.mbarriers.get_mut(&key) {
+        b.vc.join(release);
+        b.pending = b.pending.saturating_sub(1);
+    }
+    complete_phase(x, key);
+}
+
 /// Raises (or, for complete-tx, lowers) the transaction count of the barrier at `key`.
 pub(crate) fn change_tx(x: &mut Exec<'_, '_>, key: Key, lane: u32, by: i64) {
     let Some(b) = x.cl.mbarriers.get_mut(&key) else {

@@ -3,12 +3,13 @@
 //! says what happens to the part next (`Flow`); `sync_lanes` names the lanes of the warp that
 //! must reach the instruction together before it runs (a `.sync` op's member mask, every live
 //! lane for an `.aligned` one), which the machine gathers first. A family the simulator does
-//! not model yet returns `SimError::Unsupported` from `exec`.
+//! not model returns `SimError::Unsupported` from `exec`.
 
 pub(crate) mod address;
 pub(crate) mod arith;
 pub(crate) mod atomic;
 pub(crate) mod barrier;
+pub(crate) mod bulk;
 pub(crate) mod compare;
 pub(crate) mod convert;
 pub(crate) mod cp_async;
@@ -19,12 +20,14 @@ pub(crate) mod mbarrier;
 pub(crate) mod memory;
 pub(crate) mod mma;
 pub(crate) mod setmaxnreg;
+pub(crate) mod tcgen05;
 pub(crate) mod warp;
+pub(crate) mod wgmma;
 
 use super::exec::{Exec, Flow};
 use super::report::SimError;
-use crate::ir::op::Warp;
-use crate::ir::{Op, OpInfo, Type};
+use crate::ir::op::{Tcgen05, Warp, Wgmma};
+use crate::ir::{Op, Type};
 
 /// Runs `op` on the executing lanes.
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Op) -> Result<Flow, SimError> {
@@ -44,20 +47,46 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Op) -> Result<Flow, SimError> {
         Op::Matrix(o) => matrix::exec(x, o),
         Op::Mma(o) => mma::exec(x, o),
         Op::Mbarrier(o) => mbarrier::exec(x, o),
-        Op::Wgmma(_) | Op::Bulk(_) | Op::Tcgen05(_) => Err(unsupported(op, x)),
+        Op::Wgmma(o) => wgmma::exec(x, o),
+        Op::Bulk(o) => bulk::exec(x, o),
+        Op::Tcgen05(o) => tcgen05::exec(x, o),
     }
 }
 
-fn unsupported(op: &Op, x: &Exec<'_, '_>) -> SimError {
-    SimError::Unsupported {
-        op: op.mnemonic().to_string(),
-        location: x.loc(),
-    }
-}
-
-/// Whether the simulator models `op` (the families [`exec`] does not refuse).
+/// Whether the simulator models `op`'s form, as far as the IR shows it (a form decided by run
+/// time values, such as an instruction descriptor's, still stops a run with
+/// [`SimError::Unsupported`] when a warp reaches it).
 pub(crate) fn modelled(op: &Op) -> bool {
-    !matches!(op, Op::Wgmma(_) | Op::Bulk(_) | Op::Tcgen05(_))
+    use crate::ir::op::{MmaKind, Tcgen05A, TmemShape};
+    use crate::ir::StateSpace;
+    !matches!(
+        op,
+        Op::Memory(
+            crate::ir::op::Memory::Ld {
+                space: StateSpace::Const,
+                ..
+            } | crate::ir::op::Memory::St {
+                space: StateSpace::Const,
+                ..
+            }
+        ) | Op::Tcgen05(Tcgen05::Mma {
+            a: Tcgen05A::Tmem(_),
+            ..
+        })
+    ) && match op {
+        Op::Tcgen05(Tcgen05::Ld { shape, .. } | Tcgen05::St { shape, .. }) => {
+            *shape == TmemShape::S32x32b
+        }
+        Op::Tcgen05(Tcgen05::Mma { kind, .. }) => *kind == MmaKind::F16,
+        _ => true,
+    }
+}
+
+/// Whether `op` checks its own register reads for initialization (the machine's check would
+/// see a read where the op decides at run time not to read: `wgmma.mma_async`'s accumulators
+/// under a false `scale-d` predicate).
+pub(crate) fn checks_own_uses(op: &Op) -> bool {
+    matches!(op, Op::Wgmma(Wgmma::MmaAsync(_)))
 }
 
 /// The lanes of the warp that must be at `op` before it runs, among `live` (those that have
@@ -81,7 +110,20 @@ pub(crate) fn sync_lanes(
         | Op::Warp(Warp::Vote { membermask, .. })
         | Op::Warp(Warp::Redux { membermask, .. })
         | Op::Warp(Warp::Elect { membermask, .. }) => mask_of(membermask),
-        Op::Barrier(_) | Op::Setmaxnreg(_) | Op::Matrix(_) | Op::Mma(_) => Ok(Some(live)),
+        Op::Barrier(_) | Op::Setmaxnreg(_) | Op::Matrix(_) | Op::Mma(_) | Op::Wgmma(_) => {
+            Ok(Some(live))
+        }
+        // The warp-collective tcgen05 ops (`.sync.aligned`); MMA, commit and the fences are
+        // issued by single threads.
+        Op::Tcgen05(
+            Tcgen05::Alloc { .. }
+            | Tcgen05::Dealloc { .. }
+            | Tcgen05::RelinquishAllocPermit { .. }
+            | Tcgen05::Ld { .. }
+            | Tcgen05::St { .. }
+            | Tcgen05::WaitLd
+            | Tcgen05::WaitSt,
+        ) => Ok(Some(live)),
         _ => Ok(None),
     }
 }

@@ -513,9 +513,18 @@ fn grids_run_in_waves_and_arguments_are_checked() {
 
 #[test]
 fn unmodelled_ops_are_errors_with_their_location() {
-    let mut k = Kernel::new("wg");
+    use crate::ir::op::{Tcgen05, TmemShape};
+    let mut k = Kernel::new("ld16");
+    let r = k.new_reg(crate::ir::Type::B32);
     k.body.push(crate::ir::Stmt::Op(crate::ir::Instr {
-        op: crate::ir::op::Wgmma::Fence.into(),
+        op: Tcgen05::Ld {
+            shape: TmemShape::S16x64b,
+            num: 1,
+            pack16: false,
+            dsts: vec![r],
+            taddr: crate::ir::Operand::Imm(0),
+        }
+        .into(),
         guard: None,
         loc: Some(crate::ir::Location::new("k.rs", 7, 3)),
     }));
@@ -528,7 +537,7 @@ fn unmodelled_ops_are_errors_with_their_location() {
     assert_eq!(
         e,
         SimError::Unsupported {
-            op: "wgmma.fence".into(),
+            op: "tcgen05.ld (shape .16x64b)".into(),
             location: Some(crate::ir::Location::new("k.rs", 7, 3)),
         }
     );

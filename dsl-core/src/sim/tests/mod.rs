@@ -5,6 +5,9 @@
 mod checks;
 mod families;
 mod mbarrier;
+mod tcgen05;
+mod tma;
+mod wgmma;
 
 use crate::ir::Kernel;
 use crate::sim::{Arg, Finding, Launch, Memory, Options, Report, Schedule, SimError, Simulator};

@@ -1,9 +1,8 @@
 //! The async proxy: (b) expect-tx bytes that do not count every block that loads, (c) a TMA
 //! store of shared memory written without `fence.proxy.async`, (d) an accumulator read before
 //! `wgmma.wait_group`, (e) a stage freed to the producer before the `wgmma` reading it
-//! retires. Each needs the simulator's TMA and `wgmma`: ignored until it models them (the
-//! runs pass their tensor maps as `CaseArg::TensorMap`, which `kernels::cases::simulate` hands
-//! on from then).
+//! retires. The runs pass their tensor maps as `CaseArg::TensorMap`, which
+//! `kernels::cases::simulate` hands the simulator by description.
 
 use dsl_core::atom::gmma::GmmaMajor;
 use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
@@ -125,7 +124,6 @@ fn multicast_case(counted: u32) -> Planted {
 /// complete with the peer's half still in flight. Reported as mbarrier misuse at the load or
 /// the expect, or as the read of the half not yet landed.
 #[test]
-#[ignore = "needs the simulator's TMA/wgmma (simasync)"]
 fn expect_tx_counting_one_block_of_a_multicast_overruns() {
     caught(
         &multicast_case(1),
@@ -199,7 +197,6 @@ fn negate_case(fence: bool) -> Planted {
 /// (c) Without the fence, the TMA store reads shared memory the threads wrote through the
 /// generic proxy: an async-proxy race at the store, the threads' writes the other party.
 #[test]
-#[ignore = "needs the simulator's TMA/wgmma (simasync)"]
 fn a_tma_store_of_unfenced_writes_is_an_async_proxy_race() {
     let f = caught(
         &negate_case(false),
@@ -281,11 +278,10 @@ fn early_case(wait_first: bool) -> Planted {
 /// (d) The accumulators are read while the `wgmma` that writes them is in flight: a race on
 /// the registers (or a read of registers not yet written) at the store of D.
 #[test]
-#[ignore = "needs the simulator's TMA/wgmma (simasync)"]
 fn accumulators_read_before_the_wait_are_caught() {
     caught(
         &early_case(false),
-        &[FindingKind::DataRace, FindingKind::UninitializedRegister],
+        &[FindingKind::AsyncRegister],
         FILE,
         &[marked(SOURCE, "accumulators read")],
     );
@@ -317,7 +313,8 @@ fn ring(
 ) -> Result<(), WgmmaTileError> {
     kb.require_threads(256, 1, 1);
     let full = TmaBarriers::new(kb, "full", STAGES, 1);
-    let empty = Barriers::new(kb, "empty", STAGES, 1);
+    // Every thread of the consuming warpgroup arrives on `empty`.
+    let empty = Barriers::new(kb, "empty", STAGES, 128);
     let ring_a = kb.shared_array::<f16>("ring_a", u64::from(STAGES * 4096), 1024);
     let ring_b = kb.shared_array::<f16>("ring_b", u64::from(STAGES * 4096), 1024);
     let tid = thread_idx_x();
@@ -335,12 +332,8 @@ fn ring(
                 full.arrive_expect_tx(&ps, 2 * 4096 * 2);
                 let k = Var::konst((kt * 64) as i32);
                 let at = ps.stage() * 4096u32;
-                tma_load(
-                    ring_a + at,
-                    &a_map,
-                    &[k, Var::konst(0i32)],
-                    full.at(ps.stage()),
-                ); // planted: producer refills
+                let (c, bar) = ([k, Var::konst(0i32)], full.at(ps.stage()));
+                tma_load(ring_a + at, &a_map, &c, bar); // planted: producer refills
                 tma_load(
                     ring_b + at,
                     &b_map,
@@ -435,7 +428,6 @@ fn ring_case(early: bool) -> Planted {
 /// (e) The consumer frees the stage while the `wgmma` that reads it is in flight: the
 /// producer's next TMA load into it races the tensor cores' read.
 #[test]
-#[ignore = "needs the simulator's TMA/wgmma (simasync)"]
 fn a_stage_freed_before_its_wgmma_retires_races_the_refill() {
     caught(
         &ring_case(true),
@@ -447,30 +439,4 @@ fn a_stage_freed_before_its_wgmma_retires_races_the_refill() {
         ],
     );
     clean(&ring_case(false));
-}
-
-/// Until the simulator models TMA and `wgmma`, the kernels above still generate and emit for
-/// sm_90a, and their runs stop at the unmodelled family (so that the tests above switch on,
-/// unchanged, when it does).
-#[test]
-fn the_waiting_plants_emit_and_stop_at_an_unmodelled_family() {
-    use dsl_core::sim::Options;
-    use kernels::cases::simulate::Simulated;
-    for p in [
-        multicast_case(1),
-        multicast_case(2),
-        negate_case(false),
-        negate_case(true),
-        early_case(false),
-        early_case(true),
-        ring_case(true),
-        ring_case(false),
-    ] {
-        codegen_ptx::emit(&p.kernel, dsl_core::ir::Target::Sm90a)
-            .unwrap_or_else(|e| panic!("{}: {e}", p.kernel.name));
-        let e = Simulated::new(&p)
-            .and_then(|s| s.execute(&p.run, &Options::default()))
-            .expect_err("the simulator models TMA and wgmma now: turn the tests above on");
-        assert!(e.is_unmodelled(), "{}: {e}", p.kernel.name);
-    }
 }

@@ -16,8 +16,6 @@
 //! | (c) a TMA store of shared memory written without `fence.proxy.async` | async-proxy race | [`async_proxy`] |
 //! | (d) an accumulator read before `wgmma.wait_group` | race | [`async_proxy`] |
 //! | (e) a stage released to the producer before the `wgmma` reading it retires | race | [`async_proxy`] |
-//!
-//! (b) to (e) need the simulator's TMA and `wgmma`; they are ignored until it models them.
 
 mod async_proxy;
 mod memory;

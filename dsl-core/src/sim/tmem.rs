@@ -1,0 +1,259 @@
+//! A block's tensor memory (PTX ISA 9.7.16.1): 128 lanes of 512 columns of 32-bit cells, its
+//! column allocations, and a shadow per cell (FastTrack's epochs, as shared memory keeps them)
+//! for the checks: reads of cells nothing wrote, and conflicting accesses that the tcgen05
+//! ordering rules do not order (see `op/tcgen05.rs`).
+
+use super::clock::{comp_of, Vc};
+
+/// Lanes (rows) of a block's tensor memory.
+pub(crate) const LANES: u32 = 128;
+/// Columns of a block's tensor memory.
+pub(crate) const COLUMNS: u32 = 512;
+/// The allocation unit, in columns.
+pub(crate) const UNIT: u32 = 32;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Cell {
+    /// Epoch of the last write (0: never written) and of the last two unordered reads.
+    w: u32,
+    r: [u32; 2],
+    wsite: u32,
+    rsite: u32,
+}
+
+/// Who accesses tensor memory: the component and clock of the access, the clock that orders
+/// it after others' accesses, and the site.
+pub(crate) struct TmemAccessor<'a> {
+    pub epoch: u32,
+    pub vc: &'a Vc,
+    pub site: u32,
+}
+
+/// A conflict with an earlier access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TmemConflict {
+    pub lane: u32,
+    pub column: u32,
+    pub comp: u32,
+    pub site: u32,
+    pub write: bool,
+}
+
+/// What an access found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TmemOutcome {
+    pub conflict: Option<TmemConflict>,
+    /// The first cell read that nothing wrote (lane, column).
+    pub uninit: Option<(u32, u32)>,
+}
+
+/// A block's tensor memory.
+#[derive(Debug, Clone)]
+pub(crate) struct Tmem {
+    pub cells: Vec<u32>,
+    shadow: Vec<Cell>,
+    /// Allocated columns, a bit per 32-column unit.
+    pub allocated: u16,
+    /// The allocations: (first column, columns).
+    pub allocations: Vec<(u32, u32)>,
+    /// The block gave up its right to allocate.
+    pub relinquished: bool,
+    checks: bool,
+}
+
+/// Whether an earlier access by epoch `e` is ordered before one by `who`: the same component
+/// (program order, or one agent's operations in order), or `e` within `who`'s clock.
+fn ordered(e: u32, who: &TmemAccessor<'_>) -> bool {
+    e == 0 || comp_of(e) == comp_of(who.epoch) || who.vc.covers(e)
+}
+
+impl Tmem {
+    pub fn new(checks: bool) -> Tmem {
+        let n = (LANES * COLUMNS) as usize;
+        Tmem {
+            cells: vec![0; n],
+            shadow: if checks {
+                vec![Cell::default(); n]
+            } else {
+                Vec::new()
+            },
+            allocated: 0,
+            allocations: Vec::new(),
+            relinquished: false,
+            checks,
+        }
+    }
+
+    /// The allocation units of columns `col .. col + n` (within the memory).
+    pub fn units(col: u32, n: u32) -> u16 {
+        let (first, last) = (col / UNIT, (col + n).div_ceil(UNIT));
+        (first..last.min(COLUMNS / UNIT)).fold(0, |m, u| m | (1 << u))
+    }
+
+    /// Whether columns `col .. col + n` are all allocated.
+    pub fn is_allocated(&self, col: u32, n: u32) -> bool {
+        col + n <= COLUMNS && Tmem::units(col, n) & !self.allocated == 0
+    }
+
+    /// The first free run of `n` columns (a multiple of the unit), if any.
+    pub fn free_run(&self, n: u32) -> Option<u32> {
+        let units = n / UNIT;
+        (0..=(COLUMNS / UNIT).saturating_sub(units))
+            .map(|u| u * UNIT)
+            .find(|&c| Tmem::units(c, n) & self.allocated == 0)
+    }
+
+    /// Accesses `n` columns from `col` in `lane`: reads `out` (when `write` is false) or writes
+    /// `vals`, checking each cell against the shadow. A read returns the cells.
+    pub fn access(
+        &mut self,
+        lane: u32,
+        col: u32,
+        vals: &mut [u32],
+        write: bool,
+        who: &TmemAccessor<'_>,
+    ) -> TmemOutcome {
+        let at = (lane * COLUMNS + col) as usize;
+        let n = vals.len();
+        if write {
+            self.cells[at..at + n].copy_from_slice(vals);
+        } else {
+            vals.copy_from_slice(&self.cells[at..at + n]);
+        }
+        let mut out = TmemOutcome::default();
+        if !self.checks {
+            return out;
+        }
+        for (i, c) in self.shadow[at..at + n].iter_mut().enumerate() {
+            let column = col + i as u32;
+            if write {
+                if out.conflict.is_none() {
+                    if !ordered(c.w, who) {
+                        out.conflict = Some(TmemConflict {
+                            lane,
+                            column,
+                            comp: comp_of(c.w),
+                            site: c.wsite,
+                            write: true,
+                        });
+                    } else if let Some(&r) = c.r.iter().find(|&&r| !ordered(r, who)) {
+                        out.conflict = Some(TmemConflict {
+                            lane,
+                            column,
+                            comp: comp_of(r),
+                            site: c.rsite,
+                            write: false,
+                        });
+                    }
+                }
+                *c = Cell {
+                    w: who.epoch,
+                    r: [0, 0],
+                    wsite: who.site,
+                    rsite: 0,
+                };
+            } else {
+                if c.w == 0 && out.uninit.is_none() {
+                    out.uninit = Some((lane, column));
+                }
+                if out.conflict.is_none() && !ordered(c.w, who) {
+                    out.conflict = Some(TmemConflict {
+                        lane,
+                        column,
+                        comp: comp_of(c.w),
+                        site: c.wsite,
+                        write: true,
+                    });
+                }
+                // Keep this read and the other one it does not follow.
+                let keep = if ordered(c.r[0], who) { c.r[1] } else { c.r[0] };
+                c.r = [who.epoch, if ordered(keep, who) { 0 } else { keep }];
+                c.rsite = who.site;
+            }
+        }
+        out
+    }
+
+    /// The first access to columns `col .. col + n` (all lanes) that `vc` does not cover:
+    /// (its component, whether it wrote).
+    pub fn unordered_access(&self, col: u32, n: u32, vc: &Vc) -> Option<(u32, bool)> {
+        if !self.checks {
+            return None;
+        }
+        for lane in 0..LANES {
+            let at = (lane * COLUMNS + col) as usize;
+            for c in &self.shadow[at..at + n as usize] {
+                if c.w != 0 && !vc.covers(c.w) {
+                    return Some((comp_of(c.w), true));
+                }
+                if let Some(&r) = c.r.iter().find(|&&r| r != 0 && !vc.covers(r)) {
+                    return Some((comp_of(r), false));
+                }
+            }
+        }
+        None
+    }
+
+    /// Frees columns `col .. col + n`: they read as unwritten again.
+    pub fn free(&mut self, col: u32, n: u32) {
+        self.allocated &= !Tmem::units(col, n);
+        self.allocations.retain(|&(c, _)| c != col);
+        if self.checks {
+            for lane in 0..LANES {
+                let at = (lane * COLUMNS + col) as usize;
+                self.shadow[at..at + n as usize].fill(Cell::default());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clock::epoch;
+    use super::*;
+
+    #[test]
+    fn allocations_take_free_runs_and_accesses_are_ordered_by_clocks() {
+        let mut t = Tmem::new(true);
+        assert_eq!(t.free_run(128), Some(0));
+        t.allocated |= Tmem::units(0, 128);
+        assert_eq!(t.free_run(256), Some(128));
+        assert!(t.is_allocated(32, 64) && !t.is_allocated(96, 64));
+        let mut a = Vc::new(3);
+        a.0[0] = 1;
+        let mut b = Vc::new(3);
+        b.0[1] = 1;
+        let wa = TmemAccessor {
+            epoch: epoch(0, 1),
+            vc: &a,
+            site: 7,
+        };
+        let mut v = [5u32, 6];
+        assert!(t.access(3, 10, &mut v, true, &wa).conflict.is_none());
+        let rb = TmemAccessor {
+            epoch: epoch(1, 1),
+            vc: &b,
+            site: 9,
+        };
+        let mut r = [0u32; 3];
+        let o = t.access(3, 10, &mut r, false, &rb);
+        assert_eq!(r[..2], [5, 6]);
+        assert_eq!(o.uninit, Some((3, 12)));
+        let c = o.conflict.unwrap();
+        assert_eq!((c.comp, c.site, c.write), (0, 7, true));
+        // Once b's clock covers a's write, the read is ordered.
+        b.0[0] = 1;
+        let rb = TmemAccessor {
+            epoch: epoch(1, 1),
+            vc: &b,
+            site: 9,
+        };
+        assert!(t.access(3, 10, &mut r[..2], false, &rb).conflict.is_none());
+        // A later write by a that did not see b's read races it.
+        let o = t.access(3, 10, &mut v, true, &wa);
+        assert_eq!(o.conflict.map(|c| (c.comp, c.write)), Some((1, false)));
+        assert_eq!(t.unordered_access(0, 32, &a), Some((1, false)));
+        t.free(0, 128);
+        assert_eq!(t.unordered_access(0, 32, &a), None);
+    }
+}

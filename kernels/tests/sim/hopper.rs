@@ -1,0 +1,102 @@
+//! The warp-specialized Hopper GEMM (TMA loads into an mbarrier ring, wgmma, persistent blocks,
+//! TMA or direct stores) at schedules chosen for what they exercise, beyond the sweep's one
+//! shape each: the default plan, ping-pong consumers, clusters along M and N, stream-K,
+//! swapped operands, direct stores and a tile queue, each on a shape with residues in M, N and
+//! K and more than one tile per block, on a device of few SMs, over the four seeds.
+
+use kernels::cases::{GemmCase, Values};
+use kernels::gemm::{Accum, GemmDtype};
+use kernels::hopper::{launch, HopperSchedule};
+
+fn every_run(config: Option<&str>, shape: (usize, usize, usize), sms: u32) {
+    super::gemm_runs("hopper_ws", config, shape, sms);
+}
+
+/// The H200's default plan at 512x256x256 (ping-pong consumers with B resident), on 8 SMs;
+/// the same seed gives the same report.
+#[test]
+fn the_default_plan_at_512x256x256() {
+    every_run(None, (512, 256, 256), 8);
+    let c = GemmCase::program(
+        "hopper_ws",
+        None,
+        (GemmDtype::F16, Accum::F32),
+        (512, 256, 256),
+        Values::SmallIntegers,
+    )
+    .unwrap();
+    super::passes_and_repeats(&c);
+}
+
+/// Cooperative consumers and TMA stores, two blocks walking four tiles each.
+#[test]
+fn the_wide_tile_walks_several_tiles_per_block() {
+    every_run(Some(&HopperSchedule::WIDE.to_string()), (500, 520, 136), 2);
+}
+
+/// Ping-pong consumers, each owning whole tiles.
+#[test]
+fn ping_pong_consumers() {
+    every_run(Some("128x128x64s5_p"), (300, 264, 136), 2);
+}
+
+/// Clusters along M and along N, the shared operand multicast.
+#[test]
+fn clusters_of_two() {
+    every_run(Some("128x128x64s5_c2x1"), (520, 136, 136), 2);
+    every_run(Some("128x64x64s8_c1x2"), (136, 264, 136), 2);
+}
+
+/// Stream-K: the k-tiles of two tiles shared out over four blocks, the partial sums handed
+/// over through the workspace.
+#[test]
+fn stream_k_shares_the_tiles_out() {
+    let s = HopperSchedule::WIDE;
+    let (m, n, k) = (200, 136, 1000);
+    let l = launch(&s, m, n, k, 4, 60 << 20);
+    assert!(
+        l.split.sk_tiles > 0,
+        "the shape must be split: {:?}",
+        l.split
+    );
+    every_run(
+        Some(&s.to_string()),
+        (m as usize, n as usize, k as usize),
+        4,
+    );
+}
+
+/// A and B swapped (the kernel computes D^T).
+#[test]
+fn swapped_operands() {
+    every_run(Some("128x64x64s8_t"), (136, 296, 136), 2);
+}
+
+/// D stored from the registers, no staging tile.
+#[test]
+fn direct_stores() {
+    every_run(Some("128x256x64s4_f1_u8"), (264, 520, 136), 2);
+}
+
+/// Tiles taken from a queue (an atomic counter in the workspace).
+#[test]
+fn a_tile_queue() {
+    every_run(
+        Some("64x256x64s7_f1_e128_r4_p_q_l256_vnnf"),
+        (200, 256, 256),
+        2,
+    );
+}
+
+/// The default plan and cluster schedules on larger shapes (`--ignored`).
+#[test]
+#[ignore = "minutes: a survey of larger shapes"]
+fn larger_shapes() {
+    for (config, shape) in [
+        (None, (1000, 776, 264)),
+        (Some("128x256x64s3_c2x1"), (1024, 1024, 1024)),
+        (Some("128x256x64s3_c2x1_h"), (1000, 776, 520)),
+    ] {
+        every_run(config, shape, 8);
+    }
+}
