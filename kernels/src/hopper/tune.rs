@@ -5,8 +5,8 @@
 //!
 //! The candidates ([`candidates`], on the host) are the default's schedule and its neighbours:
 //! the cost model's tiles in both orders, the table's rows that take the problem, and the
-//! default with each lever moved (a batch in flight, stages, evened waves, the order, the
-//! L2's hints and promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on
+//! default with each lever moved (a batch in flight, stages, evened waves or stream-K over
+//! every tile, the order, the L2's hints and promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on
 //! the same rotating input sets, in interleaved rounds so that clocks and heat weigh on all
 //! alike; the fastest whose result matches cuBLAS's wins.
 //!
@@ -101,14 +101,15 @@ fn neighbours(base: &HopperSchedule, smem_per_block: u32) -> Vec<HopperSchedule>
         out.push(HopperSchedule { order, ..*base });
     }
     if let Consumers::Cooperative(c) = base.consumers {
-        let waves = match c.waves {
-            Waves::AsMany => Waves::Evened,
-            Waves::Evened => Waves::AsMany,
-        };
-        out.push(HopperSchedule {
-            consumers: Consumers::Cooperative(Cooperative { waves, ..c }),
-            ..*base
-        });
+        // The other spreads of the tiles: whole in as many or evened waves, or all streamed.
+        for waves in [Waves::AsMany, Waves::Evened, Waves::Streamed] {
+            if waves != c.waves {
+                out.push(HopperSchedule {
+                    consumers: Consumers::Cooperative(Cooperative { waves, ..c }),
+                    ..*base
+                });
+            }
+        }
     }
     let (first, last) = (Some(CacheHint::EvictFirst), Some(CacheHint::EvictLast));
     for (a, b, d) in [
