@@ -701,6 +701,42 @@ mod tests {
         }
     }
 
+    /// Stream-K over every tile walks every k-tile once with the hand-over's order, on as many
+    /// clusters as it has shares (the launch's grid), whatever the tiles' count against the
+    /// clusters: few tiles of a long K, a wave and a part, many waves, fewer k-tiles than
+    /// clusters. Every cluster has a share, of at least the smallest one where there are
+    /// k-tiles enough, and the shares differ by at most one k-tile.
+    #[test]
+    fn every_tile_shared_out_walks_each_k_tile_once() {
+        for (tiles, kt, clusters) in [
+            (56, 320, 132),
+            (32, 200, 66),
+            (230, 216, 132),
+            (1, 4, 132),
+            (3, 5, 132),
+            (133, 64, 132),
+            (2048, 128, 132),
+            (508, 71, 132),
+            (7, 1, 5),
+            (14, 320, 33),
+        ] {
+            let split = StreamKSplit::every_tile(tiles, kt, clusters);
+            assert_eq!(split.sk_tiles, tiles);
+            let iters = u64::from(tiles) * u64::from(kt);
+            let blocks = u64::from(split.sk_blocks);
+            assert!(blocks >= 1 && blocks <= u64::from(clusters));
+            if iters >= u64::from(MIN_SHARE_K_TILES) {
+                assert!(iters / blocks >= u64::from(MIN_SHARE_K_TILES), "{split:?}");
+            }
+            let shares: Vec<u64> = (0..split.sk_blocks)
+                .map(|c| split.share(kt, c).1)
+                .collect();
+            let (lo, hi) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+            assert!(hi - lo <= 1 && *lo > 0, "{tiles}x{kt} on {clusters}: {lo}..{hi}");
+            check_region(tiles, kt, split.sk_blocks, split, StreamKRegion::First);
+        }
+    }
+
     #[test]
     fn the_split_follows_the_waves() {
         // Full waves: whole tiles.
