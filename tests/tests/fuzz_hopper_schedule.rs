@@ -145,8 +145,9 @@ fn random_spelling(rng: &mut Rng) -> String {
     // Mutations: what the grammar refuses.
     if rng.chance(25) {
         let odd = rng.pick(&[
-            "p", "o", "q", "b", "w", "t", "k", "e24", "e0", "d2", "d3", "r0", "r17", "a5", "f2", "f0",
-            "u2", "l100", "vfx", "vnnnn", "c2x2", "c0x1", "g0", "gx", "z", "", "x1", "c", "pp",
+            "p", "o", "q", "b", "w", "t", "k", "e24", "e0", "d2", "d3", "r0", "r17", "a5", "f2",
+            "f0", "u2", "l100", "vfx", "vnnnn", "c2x2", "c0x1", "g0", "gx", "z", "", "x1", "c",
+            "pp",
         ]);
         parts.push(odd.into());
     }

@@ -728,11 +728,12 @@ mod tests {
             if iters >= u64::from(MIN_SHARE_K_TILES) {
                 assert!(iters / blocks >= u64::from(MIN_SHARE_K_TILES), "{split:?}");
             }
-            let shares: Vec<u64> = (0..split.sk_blocks)
-                .map(|c| split.share(kt, c).1)
-                .collect();
+            let shares: Vec<u64> = (0..split.sk_blocks).map(|c| split.share(kt, c).1).collect();
             let (lo, hi) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
-            assert!(hi - lo <= 1 && *lo > 0, "{tiles}x{kt} on {clusters}: {lo}..{hi}");
+            assert!(
+                hi - lo <= 1 && *lo > 0,
+                "{tiles}x{kt} on {clusters}: {lo}..{hi}"
+            );
             check_region(tiles, kt, split.sk_blocks, split, StreamKRegion::First);
         }
     }

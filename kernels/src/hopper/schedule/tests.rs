@@ -49,7 +49,10 @@ fn spellings_round_trip_and_refusals_say_why() {
         "128x256x64s4_f1_e128_l256_vlfn_k",
     ] {
         let s: HopperSchedule = ok.parse().unwrap();
-        assert!(s.streamed() && !s.even_waves() && s.to_string() == ok, "{ok}");
+        assert!(
+            s.streamed() && !s.even_waves() && s.to_string() == ok,
+            "{ok}"
+        );
         assert!(s.describe().contains("stream-K over every tile"), "{ok}");
     }
     refused(
