@@ -182,47 +182,44 @@ const fn proj(
     }
 }
 
-/// The mid-size suite's long K (12800 and more; six of 16384 and more): MLP down projections
-/// and an attention output, where few tokens stream long rows of weights.
-pub const MIDM_LONG_K: [Projection; 8] = [
-    proj("Yi-34B", "Yi", "MLP down", 7168, 20480),
-    proj("DeepSeek-V3", "DeepSeek", "attention out", 7168, 16384),
-    proj("Falcon-40B", "Falcon", "MLP down", 8192, 32768),
-    proj("Nemotron-4-15B", "Nemotron", "MLP down", 6144, 24576),
-    proj("Granite-3.0-8B", "Granite", "MLP down", 4096, 12800),
-    proj("Phi-3-medium", "Phi-3", "MLP down", 5120, 17920),
-    proj("Qwen2.5-72B", "Qwen", "MLP down", 8192, 29568),
-    proj("OLMo-2-13B", "OLMo", "MLP down", 5120, 13824),
+/// The mid-size suite's projections, in three groups that every M meets once each: long K
+/// (12800 and more, six of 16384 and more: MLP down projections and an attention output, where
+/// few tokens stream long rows of weights); wide N (59136 to 256000: output heads over
+/// vocabularies and a fused gate+up, the weights many tiles wide); mid-size (fused attention
+/// inputs and MLP up projections, N from 4672, a residue of 64 on 128-row tiles, to 27648, K
+/// from 1536 to 7168).
+pub const MIDM_GROUPS: [[Projection; 8]; 3] = [
+    [
+        proj("Yi-34B", "Yi", "MLP down", 7168, 20480),
+        proj("DeepSeek-V3", "DeepSeek", "attention out", 7168, 16384),
+        proj("Falcon-40B", "Falcon", "MLP down", 8192, 32768),
+        proj("Nemotron-4-15B", "Nemotron", "MLP down", 6144, 24576),
+        proj("Granite-3.0-8B", "Granite", "MLP down", 4096, 12800),
+        proj("Phi-3-medium", "Phi-3", "MLP down", 5120, 17920),
+        proj("Qwen2.5-72B", "Qwen", "MLP down", 8192, 29568),
+        proj("OLMo-2-13B", "OLMo", "MLP down", 5120, 13824),
+    ],
+    [
+        proj("Falcon-7B", "Falcon", "LM head", 65024, 4544),
+        proj("OLMo-2-7B", "OLMo", "LM head", 100352, 4096),
+        proj("InternLM2-7B", "InternLM", "LM head", 92544, 4096),
+        proj("DeepSeek-V2-Lite", "DeepSeek", "LM head", 102400, 2048),
+        proj("Yi-34B", "Yi", "LM head", 64000, 7168),
+        proj("Qwen2.5-72B", "Qwen", "MLP gate+up", 59136, 8192),
+        proj("Gemma-2-2B", "Gemma", "LM head", 256000, 2304),
+        proj("Qwen2.5-1.5B", "Qwen", "LM head", 151936, 1536),
+    ],
+    [
+        proj("Phi-3-mini", "Phi-3", "MLP gate+up", 16384, 3072),
+        proj("Phi-3-medium", "Phi-3", "attention QKV", 7680, 5120),
+        proj("DeepSeek-V3", "DeepSeek", "MLP gate", 18432, 7168),
+        proj("DeepSeek-V3", "DeepSeek", "MLA query up", 24576, 1536),
+        proj("Falcon-7B", "Falcon", "attention QKV", 4672, 4544),
+        proj("Granite-3.0-8B", "Granite", "MLP gate+up", 25600, 4096),
+        proj("OLMo-2-13B", "OLMo", "MLP gate+up", 27648, 5120),
+        proj("Nemotron-4-15B", "Nemotron", "attention QKV", 8192, 6144),
+    ],
 ];
-
-/// The mid-size suite's wide N (59136 to 256000): output heads over vocabularies and a fused
-/// gate+up, where the weights are many tiles wide.
-pub const MIDM_WIDE_N: [Projection; 8] = [
-    proj("Falcon-7B", "Falcon", "LM head", 65024, 4544),
-    proj("OLMo-2-7B", "OLMo", "LM head", 100352, 4096),
-    proj("InternLM2-7B", "InternLM", "LM head", 92544, 4096),
-    proj("DeepSeek-V2-Lite", "DeepSeek", "LM head", 102400, 2048),
-    proj("Yi-34B", "Yi", "LM head", 64000, 7168),
-    proj("Qwen2.5-72B", "Qwen", "MLP gate+up", 59136, 8192),
-    proj("Gemma-2-2B", "Gemma", "LM head", 256000, 2304),
-    proj("Qwen2.5-1.5B", "Qwen", "LM head", 151936, 1536),
-];
-
-/// The mid-size suite's mid-size projections: fused attention inputs and MLP up projections,
-/// N from 4672 (a residue of 64 on 128-row tiles) to 27648, K from 1536 to 7168.
-pub const MIDM_MID: [Projection; 8] = [
-    proj("Phi-3-mini", "Phi-3", "MLP gate+up", 16384, 3072),
-    proj("Phi-3-medium", "Phi-3", "attention QKV", 7680, 5120),
-    proj("DeepSeek-V3", "DeepSeek", "MLP gate", 18432, 7168),
-    proj("DeepSeek-V3", "DeepSeek", "MLA query up", 24576, 1536),
-    proj("Falcon-7B", "Falcon", "attention QKV", 4672, 4544),
-    proj("Granite-3.0-8B", "Granite", "MLP gate+up", 25600, 4096),
-    proj("OLMo-2-13B", "OLMo", "MLP gate+up", 27648, 5120),
-    proj("Nemotron-4-15B", "Nemotron", "attention QKV", 8192, 6144),
-];
-
-/// The mid-size suite's three groups of projections, each met by every M once.
-pub const MIDM_GROUPS: [&[Projection; 8]; 3] = [&MIDM_LONG_K, &MIDM_WIDE_N, &MIDM_MID];
 
 /// The mid-size suite: every [`MIDM_M`] against one projection of each of [`MIDM_GROUPS`] (a
 /// long K, a wide N, a mid-size one), 72 shapes.
