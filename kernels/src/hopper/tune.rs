@@ -4,10 +4,11 @@
 //! their users, as `rute tune --m M --n N --k K` or `tune` (feature `gpu`).
 //!
 //! The candidates ([`candidates`], on the host) are the default's schedule and its neighbours:
-//! the cost model's tiles in both orders, the table's rows that take the problem, and the
-//! default with each lever moved (a batch in flight, stages, evened waves or stream-K over
-//! every tile, the order, the L2's hints and promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on
-//! the same rotating input sets, in interleaved rounds so that clocks and heat weigh on all
+//! the cost model's tiles in both orders, the tokens in swapped tiles (M up to 512), the
+//! table's rows that take the problem, and the default with each lever moved (a batch in
+//! flight, stages, evened waves or stream-K over every tile, the order, the L2's hints and
+//! promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on the same rotating
+//! input sets, in interleaved rounds so that clocks and heat weigh on all
 //! alike; the fastest whose result matches cuBLAS's wins.
 //!
 //! ```
@@ -60,6 +61,23 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
                 order: Raster::Grouped { group: 8 },
                 ..s
             });
+        }
+    }
+    // The tokens in one or two swapped tiles as narrow as hold them, in evened waves and
+    // streamed over every SM (the model weighs them from M = 257; the few-token row below).
+    if let Some((width, _)) = model::swapped(m) {
+        if let Ok(s) = format!("128x{width}x64s2_n_t").parse::<HopperSchedule>() {
+            let s = s.with_most_stages(MAX_STAGES, device.smem_per_block);
+            add(s);
+            if let Consumers::Cooperative(c) = s.consumers {
+                add(HopperSchedule {
+                    consumers: Consumers::Cooperative(Cooperative {
+                        waves: Waves::Streamed,
+                        ..c
+                    }),
+                    ..s
+                });
+            }
         }
     }
     // The table's rows, filled for this shape, whether or not their conditions hold.
