@@ -19,7 +19,9 @@
 //! each SM's hand-over of partial sums ([`SHARE_FIXUP_K_TILES`] k-tiles, as stream-K's split
 //! prices it). A streamed walk is chosen where it takes at most [`STREAMED_GAIN`] of the best
 //! whole walk's time: where the last wave of every tile leaves SMs idle, not to win a few
-//! percent the hand-over's cost could take back.
+//! percent the hand-over's cost could take back. A tiling whose tiles are few enough for
+//! stream-K by shape to share every one out is priced as that launch runs, shared (it is the
+//! streamed walk already), not as one whole wave.
 
 use dsl_core::pipeline::stream_k::{MIN_SHARE_K_TILES, SHARE_FIXUP_K_TILES};
 use dsl_core::pipeline::Raster;
