@@ -49,15 +49,6 @@ fn a_gemm_plan_runs_with_exact_inputs() {
 
 #[test]
 fn what_cannot_run_exits_1_with_a_sentence() {
-    // An op the simulator does not model yet: named with its Rust line.
-    let o = sim("wgmma_tile");
-    assert_eq!(o.status.code(), Some(1));
-    let err = text(&o.stderr);
-    assert!(
-        err.starts_with("error: simulating launch 1 (`wgmma_tile`): `"),
-        "{err}"
-    );
-    assert!(err.contains("kernels/src/examples/wgmma_tile.rs:"), "{err}");
     // A problem the program refuses, as `rute gemm` says it.
     let o = sim("gemm --kernel multistage --config tuned --m 64 --n 64 --k 13");
     assert_eq!(o.status.code(), Some(1));

@@ -130,6 +130,13 @@ fn random_spelling(rng: &mut Rng) -> String {
         Kind::Swapped => parts.push("t".into()),
     }
     add(&mut parts, 15, "n".into(), rng);
+    // Stream-K over every tile: cooperative consumers' (a mutation elsewhere).
+    add(
+        &mut parts,
+        if kind == Kind::PingPong { 3 } else { 15 },
+        "k".into(),
+        rng,
+    );
     let l = rng.pick(&[0, 64, 128, 256]);
     add(&mut parts, 15, format!("l{l}"), rng);
     let letters = ['n', 'e', 'f', 'l'];
@@ -138,8 +145,9 @@ fn random_spelling(rng: &mut Rng) -> String {
     // Mutations: what the grammar refuses.
     if rng.chance(25) {
         let odd = rng.pick(&[
-            "p", "o", "q", "b", "w", "t", "e24", "e0", "d2", "d3", "r0", "r17", "a5", "f2", "f0",
-            "u2", "l100", "vfx", "vnnnn", "c2x2", "c0x1", "g0", "gx", "z", "", "x1", "c", "pp",
+            "p", "o", "q", "b", "w", "t", "k", "e24", "e0", "d2", "d3", "r0", "r17", "a5", "f2",
+            "f0", "u2", "l100", "vfx", "vnnnn", "c2x2", "c0x1", "g0", "gx", "z", "", "x1", "c",
+            "pp",
         ]);
         parts.push(odd.into());
     }
@@ -249,7 +257,7 @@ fn random_parts(rng: &mut Rng) -> Result<HopperSchedule, Refusal> {
         Consumers::Cooperative(Cooperative {
             operands,
             stream_k: rng.pick(&[StreamKRegion::First, StreamKRegion::Last]),
-            waves: rng.pick(&[Waves::AsMany, Waves::Evened]),
+            waves: rng.pick(&[Waves::AsMany, Waves::Evened, Waves::Streamed]),
         })
     };
     let hints = [

@@ -1,5 +1,6 @@
 //! The warp-specialized Hopper GEMM (`kernels::hopper`) on the H200 (feature `gpu`): every
-//! configuration of the sweep, f16 and bf16, on shapes with residues in M, N and K, tiny M and K
+//! configuration of the sweep (or `RUTE_CONFIGS`'s, on `RUTE_EXTRA_SHAPES` too), f16 and bf16,
+//! on shapes with residues in M, N and K, tiny M and K
 //! below one k-tile, against f64 (every element for the small shapes, 4096 sampled ones for the
 //! large), the output poisoned (NaN) so an element not written shows, stream-K as the launch
 //! chooses it and forced onto shapes it would walk whole (the flags checked lowered after each
@@ -301,6 +302,9 @@ fn every_configuration_matches_f64() {
     let watchdog = Watchdog::new(std::time::Duration::from_secs(60));
     let mut worst = [0f64; 2];
     let mut runs = 0;
+    // Shapes of a regime the candidates are for (`RUTE_EXTRA_SHAPES`, comma-separated MxNxK),
+    // beside the residues every configuration meets.
+    let extra = shapes_from_env("RUTE_EXTRA_SHAPES", "");
     for spec in sweep() {
         let cfg: HopperSchedule = spec.parse().unwrap();
         for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
@@ -331,6 +335,7 @@ fn every_configuration_matches_f64() {
             let runs_of = SHAPES
                 .iter()
                 .chain(own)
+                .chain(&extra)
                 .filter(|&&(m, n, k)| cfg.takes(m as u32, n as u32, k as u32).is_ok())
                 .map(|&s| (s, None, None))
                 .chain(
@@ -655,6 +660,7 @@ fn lever_shapes() -> Vec<(usize, usize, usize)> {
 fn shapes_from_env(var: &str, default: &str) -> Vec<(usize, usize, usize)> {
     let spec = std::env::var(var).unwrap_or_else(|_| default.into());
     spec.split(',')
+        .filter(|s| !s.trim().is_empty())
         .map(|s| {
             let d: Vec<usize> = s
                 .trim()
@@ -705,9 +711,7 @@ where
         let mut runs = Vec::new();
         for l in &levers {
             let c = of(&l.spec);
-            if c.plan.schedule.swapped() && m > 128
-                || c.plan.schedule.takes(m as u32, n as u32, k as u32).is_err()
-            {
+            if c.plan.schedule.takes(m as u32, n as u32, k as u32).is_err() {
                 continue;
             }
             let (mut launch, order, mut ws) = prepare(&jit, c, shape, l.split.force(c, shape));

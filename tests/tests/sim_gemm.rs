@@ -1056,6 +1056,30 @@ fn simulated_stream_k_walk_is_its_host_model() {
                 4,
             ),
             (4, 4, 8, StreamKSplit::DATA_PARALLEL, 5),
+            // Stream-K over every tile (`_k`), its grid a block per share: few tiles of a long K
+            // (14 of 40 k-tiles on 13 blocks, 43 each), a wave and a part (23 tiles of 6 on 16
+            // blocks), and fewer k-tiles than blocks take (3 tiles of 5: one share of 15).
+            (
+                7,
+                2,
+                40,
+                StreamKSplit::every_tile(14, 40, 13),
+                StreamKSplit::every_tile(14, 40, 13).sk_blocks,
+            ),
+            (
+                23,
+                1,
+                6,
+                StreamKSplit::every_tile(23, 6, 16),
+                StreamKSplit::every_tile(23, 6, 16).sk_blocks,
+            ),
+            (
+                3,
+                1,
+                5,
+                StreamKSplit::every_tile(3, 5, 9),
+                StreamKSplit::every_tile(3, 5, 9).sk_blocks,
+            ),
             // Fewer sharing blocks than the grid, and whole tiles not a multiple of it.
             (
                 3,

@@ -230,6 +230,33 @@ impl StreamKSplit {
         }
     }
 
+    /// Every one of `tiles` tiles of `k_tiles` k-tiles shared out over `clusters` clusters
+    /// (stream-K over the whole problem): as many shares as clusters, each of at least
+    /// [`MIN_SHARE_K_TILES`] k-tiles where there are enough (one share otherwise); no tile is
+    /// walked whole but as a share's piece. Data-parallel for no tiles.
+    ///
+    /// ```
+    /// use dsl_core::pipeline::StreamKSplit;
+    /// // 56 tiles of 320 k-tiles over 132 SMs: about 136 k-tiles each.
+    /// assert_eq!(StreamKSplit::every_tile(56, 320, 132), StreamKSplit { sk_tiles: 56, sk_blocks: 132 });
+    /// // 230 tiles, 1.7 waves of whole tiles: every SM streams 1.7 tiles' k-tiles.
+    /// assert_eq!(StreamKSplit::every_tile(230, 216, 132).sk_blocks, 132);
+    /// // 2 tiles of 4 k-tiles: one share of 8.
+    /// assert_eq!(StreamKSplit::every_tile(2, 4, 132), StreamKSplit { sk_tiles: 2, sk_blocks: 1 });
+    /// assert_eq!(StreamKSplit::every_tile(0, 64, 132), StreamKSplit::DATA_PARALLEL);
+    /// ```
+    pub fn every_tile(tiles: u32, k_tiles: u32, clusters: u32) -> StreamKSplit {
+        if tiles == 0 {
+            return StreamKSplit::DATA_PARALLEL;
+        }
+        let iters = u64::from(tiles) * u64::from(k_tiles.max(1));
+        let blocks = u64::from(clusters.max(1)).min(iters / u64::from(MIN_SHARE_K_TILES));
+        StreamKSplit {
+            sk_tiles: tiles,
+            sk_blocks: blocks.max(1) as u32,
+        }
+    }
+
     /// Whether `tiles` tiles are few enough for [`StreamKSplit::choose`] to share every one of
     /// them out over `clusters` clusters ([`SHARE_ALL_BELOW`]).
     pub fn few_enough_to_share_all(tiles: u64, clusters: u64) -> bool {
@@ -671,6 +698,43 @@ mod tests {
                 sk_blocks: 132,
             };
             check_split(tiles, kt, 132, split);
+        }
+    }
+
+    /// Stream-K over every tile walks every k-tile once with the hand-over's order, on as many
+    /// clusters as it has shares (the launch's grid), whatever the tiles' count against the
+    /// clusters: few tiles of a long K, a wave and a part, many waves, fewer k-tiles than
+    /// clusters. Every cluster has a share, of at least the smallest one where there are
+    /// k-tiles enough, and the shares differ by at most one k-tile.
+    #[test]
+    fn every_tile_shared_out_walks_each_k_tile_once() {
+        for (tiles, kt, clusters) in [
+            (56, 320, 132),
+            (32, 200, 66),
+            (230, 216, 132),
+            (1, 4, 132),
+            (3, 5, 132),
+            (133, 64, 132),
+            (2048, 128, 132),
+            (508, 71, 132),
+            (7, 1, 5),
+            (14, 320, 33),
+        ] {
+            let split = StreamKSplit::every_tile(tiles, kt, clusters);
+            assert_eq!(split.sk_tiles, tiles);
+            let iters = u64::from(tiles) * u64::from(kt);
+            let blocks = u64::from(split.sk_blocks);
+            assert!(blocks >= 1 && blocks <= u64::from(clusters));
+            if iters >= u64::from(MIN_SHARE_K_TILES) {
+                assert!(iters / blocks >= u64::from(MIN_SHARE_K_TILES), "{split:?}");
+            }
+            let shares: Vec<u64> = (0..split.sk_blocks).map(|c| split.share(kt, c).1).collect();
+            let (lo, hi) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+            assert!(
+                hi - lo <= 1 && *lo > 0,
+                "{tiles}x{kt} on {clusters}: {lo}..{hi}"
+            );
+            check_region(tiles, kt, split.sk_blocks, split, StreamKRegion::First);
         }
     }
 

@@ -518,10 +518,11 @@ mod tests {
     }
 
     #[test]
-    fn an_unmodelled_family_stops_the_run_with_its_op() {
-        let (code, out, err) = sim("wgmma_tile");
-        assert_eq!(code, 1, "{out}");
-        assert!(out.contains("did not finish"), "{out}");
-        assert!(err.contains("is not modelled by the simulator"), "{err}");
+    fn a_kernel_with_tensor_maps_and_wgmma_runs() {
+        let (code, out, err) = sim("wgmma_tile --seeds 1");
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.ends_with("1 of 1 seeds passed\n"), "{out}");
+        let (code, out, err) = sim("tma_round_trip --seeds 1");
+        assert_eq!(code, 0, "{out}{err}");
     }
 }

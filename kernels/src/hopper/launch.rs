@@ -90,6 +90,14 @@ impl HopperLaunch {
 /// assert_eq!(launch(&even_pairs, 6144, 6144, 6144, 66, l2).grid, (128, 1, 1));
 /// // Where stream-K shares the last wave out, every SM takes part as before.
 /// assert_eq!(launch(&even, 8192, 8192, 8192, 132, l2).grid, (132, 1, 1));
+/// // Stream-K over every tile: 150 tokens by 7168 weights, swapped, 56 tiles of 320 k-tiles
+/// // shared out over every SM; 1200 x 5120's 200 tiles too, not walked in two waves.
+/// let streamed: HopperSchedule = "128x160x64s5_f1_k_t".parse().unwrap();
+/// let l = launch(&streamed, 7168, 150, 20480, 132, l2);
+/// assert_eq!((l.grid, l.split.sk_tiles, l.split.sk_blocks), ((132, 1, 1), 56, 132));
+/// let wide: HopperSchedule = "128x256x64s3_k".parse().unwrap();
+/// assert_eq!(launch(&wide, 1200, 5120, 13824, 132, l2).split.sk_tiles, 200);
+/// assert_eq!(launch(&wide, 128, 256, 64, 132, l2).grid, (1, 1, 1)); // one tile, one share
 /// let small = launch(&pairs, 256, 256, 64, 60, l2);
 /// assert_eq!((small.grid, small.cluster), ((2, 1, 1), Some((2, 1, 1)))); // one cluster tile
 /// ```
@@ -110,13 +118,20 @@ pub fn launch(
         // Ping-pong consumers own whole tiles: no partial sums to hand over.
         _ if matches!(cfg.consumers, Consumers::PingPong(_)) => StreamKSplit::DATA_PARALLEL,
         Ok(tiles) if u64::from(tiles) * u64::from(k_tiles) < 1 << 32 => {
-            let tail = tail_reuse(cfg, (tiles_m, tiles_n), k, tiles % resident, l2_bytes);
-            StreamKSplit::choose(tiles, k_tiles, resident, tail)
+            if cfg.streamed() {
+                StreamKSplit::every_tile(tiles, k_tiles, resident)
+            } else {
+                let tail = tail_reuse(cfg, (tiles_m, tiles_n), k, tiles % resident, l2_bytes);
+                StreamKSplit::choose(tiles, k_tiles, resident, tail)
+            }
         }
         _ => StreamKSplit::DATA_PARALLEL,
     };
-    // With the last wave's rows shared out, every block takes a piece.
-    let clusters = if split.sk_tiles > 0 || cfg.row_split() {
+    // Stream-K over every tile: a cluster per share, no whole tiles for others to walk. With
+    // the last wave's rows shared out, every block takes a piece.
+    let clusters = if cfg.streamed() && split.sk_tiles > 0 {
+        split.sk_blocks
+    } else if split.sk_tiles > 0 || cfg.row_split() {
         resident
     } else if cfg.even_waves() {
         // As many waves with the fewest clusters: the longest walk is as long, the rest end

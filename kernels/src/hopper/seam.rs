@@ -46,7 +46,7 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB][_b][_n][_t]: \
+        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB][_b][_n|_k][_t]: \
          the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 16 up to 256; \
          K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
@@ -64,8 +64,10 @@ impl GemmProgram for HopperWs {
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
          no staging tile), the last wave's rows cut into one piece per block (_b: with _rR and \
          _p, stored from the registers or in 16-row TMA boxes), as few blocks as take as many \
-         waves (_n: evened waves, each block walking as many tiles), A and B swapped (_t: the \
-         weights of a decode step fill the tile's M); e.g. 128x256x64s3_c2x1; or `wide` \
+         waves (_n: evened waves, each block walking as many tiles) or every tile's k-tiles shared \
+         out over every SM (_k: stream-K over the whole problem, cooperative consumers), A and B \
+         swapped (_t: the weights fill the tile's M, the tokens its N); e.g. 128x256x64s3_c2x1; \
+         or `wide` \
          (128x256x64s3); each part at most once. Without it: a tuning record's (rute tune), else \
          by shape and the device's facts \
          (for M up to 64, 64x{16..64}x128_f1_vfln_t \
@@ -76,8 +78,12 @@ impl GemmProgram for HopperWs {
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
          64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
-         else the tile whose waves cost least, in evened waves, the 128x256 tile in Hilbert \
-         order unless stream-K shares its last wave out)"
+         for M 129 to 208, 128x{M rounded up to 16}x64_c2x1_f1_l256_vfln_k_t (the weights in \
+         128-row tiles, the tokens one tile, every tile streamed over every SM); for M 209 to \
+         256, 128x256x64s4_f1_e128_l256_vlfn_k; else the tile whose waves cost least (for M up \
+         to 512 also the tokens in two swapped tiles as narrow as hold them), in evened waves, \
+         the 128x256 tile in Hilbert order unless stream-K shares its last wave out, or every \
+         tile streamed over every SM where that costs at most 0.95 of the whole tiles' waves)"
     }
 
     fn runs_on(&self, target: Target) -> bool {

@@ -4,10 +4,11 @@
 //! their users, as `rute tune --m M --n N --k K` or `tune` (feature `gpu`).
 //!
 //! The candidates ([`candidates`], on the host) are the default's schedule and its neighbours:
-//! the cost model's tiles in both orders, the table's rows that take the problem, and the
-//! default with each lever moved (a batch in flight, stages, evened waves, the order, the
-//! L2's hints and promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on
-//! the same rotating input sets, in interleaved rounds so that clocks and heat weigh on all
+//! the cost model's tiles in both orders, the tokens in swapped tiles (M up to 512), the
+//! table's rows that take the problem, and the default with each lever moved (a batch in
+//! flight, stages, evened waves or stream-K over every tile, the order, the L2's hints and
+//! promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on the same rotating
+//! input sets, in interleaved rounds so that clocks and heat weigh on all
 //! alike; the fastest whose result matches cuBLAS's wins.
 //!
 //! ```
@@ -62,6 +63,23 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
             });
         }
     }
+    // The tokens in one or two swapped tiles as narrow as hold them, in evened waves and
+    // streamed over every SM (the model weighs them from M = 257; the few-token row below).
+    if let Some((width, _)) = model::swapped(m) {
+        if let Ok(s) = format!("128x{width}x64s2_n_t").parse::<HopperSchedule>() {
+            let s = s.with_most_stages(MAX_STAGES, device.smem_per_block);
+            add(s);
+            if let Consumers::Cooperative(c) = s.consumers {
+                add(HopperSchedule {
+                    consumers: Consumers::Cooperative(Cooperative {
+                        waves: Waves::Streamed,
+                        ..c
+                    }),
+                    ..s
+                });
+            }
+        }
+    }
     // The table's rows, filled for this shape, whether or not their conditions hold.
     for row in table::TABLE {
         if let Ok(s) = row.schedule.fill((m, n), device).parse::<HopperSchedule>() {
@@ -101,14 +119,15 @@ fn neighbours(base: &HopperSchedule, smem_per_block: u32) -> Vec<HopperSchedule>
         out.push(HopperSchedule { order, ..*base });
     }
     if let Consumers::Cooperative(c) = base.consumers {
-        let waves = match c.waves {
-            Waves::AsMany => Waves::Evened,
-            Waves::Evened => Waves::AsMany,
-        };
-        out.push(HopperSchedule {
-            consumers: Consumers::Cooperative(Cooperative { waves, ..c }),
-            ..*base
-        });
+        // The other spreads of the tiles: whole in as many or evened waves, or all streamed.
+        for waves in [Waves::AsMany, Waves::Evened, Waves::Streamed] {
+            if waves != c.waves {
+                out.push(HopperSchedule {
+                    consumers: Consumers::Cooperative(Cooperative { waves, ..c }),
+                    ..*base
+                });
+            }
+        }
     }
     let (first, last) = (Some(CacheHint::EvictFirst), Some(CacheHint::EvictLast));
     for (a, b, d) in [

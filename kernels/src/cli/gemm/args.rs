@@ -32,7 +32,7 @@ Exit status: 0 all passed, 1 a check failed or the GPU (or the build) could not 
     override_usage = "\
 rute gemm --m M --n N --k K [--dtype f16|bf16] [--acc f16|f32] [--kernel NAME]
                  [--config SPEC] [--check] [--bench] [--repeats R] [--seed S]
-       rute gemm --suite correctness|bench|llm [--dtype ..] [--acc ..] [--kernel ..]
+       rute gemm --suite correctness|bench|llm|midm [--dtype ..] [--acc ..] [--kernel ..]
                  [--config ..] [--repeats R] [--seed S] [--out FILE.md]",
     after_help = AFTER_HELP
 )]
@@ -421,7 +421,7 @@ mod tests {
             ),
             (
                 "--suite fast",
-                "--suite takes correctness, bench or llm, not `fast`",
+                "--suite takes correctness, bench, llm or midm, not `fast`",
             ),
             (
                 "--suite bench --m 4",

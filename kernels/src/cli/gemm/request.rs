@@ -20,6 +20,12 @@ pub enum Suite {
     /// the ratios' geometric mean last
     #[value(verbatim_doc_comment)]
     Llm,
+    /// as bench, on 72 mid-size products: 24 M from 65 to 1536, each against a
+    /// long-K, a wide-N and a mid-size projection of other model families (Yi,
+    /// DeepSeek, Falcon, Nemotron, Granite, Phi-3, Qwen2.5, OLMo 2, InternLM2,
+    /// Gemma 2) in rotation; the ratios' geometric mean last
+    #[value(verbatim_doc_comment)]
+    Midm,
 }
 
 impl Suite {
@@ -30,6 +36,7 @@ impl Suite {
             Suite::Correctness => "correctness",
             Suite::Bench => "bench",
             Suite::Llm => "llm",
+            Suite::Midm => "midm",
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The suites' shape lists (`--suite correctness`, `bench`, `llm`), the (dtype, sum) pairs a
-//! suite runs, and the check of one case without a GPU.
+//! The suites' shape lists (`--suite correctness`, `bench`, `llm`, `midm`), the (dtype, sum)
+//! pairs a suite runs, and the check of one case without a GPU.
 
 use dsl_core::ir::Target;
 use kernels::gemm::{check, Accum, BufferLens, Device, GemmDtype, Problem};
@@ -12,6 +12,20 @@ pub fn shapes(suite: Suite) -> Vec<(usize, usize, usize)> {
         Suite::Correctness => correctness_shapes(),
         Suite::Bench => BENCH_SHAPES.to_vec(),
         Suite::Llm => llm_shapes(),
+        Suite::Midm => midm_shapes(),
+    }
+}
+
+/// What a suite's shape is, where the suite names it: the projection of a `midm` shape.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub fn shape_label(suite: Suite, (m, n, k): (usize, usize, usize)) -> Option<String> {
+    match suite {
+        Suite::Midm => MIDM_GROUPS
+            .iter()
+            .flat_map(|g| g.iter())
+            .find(|p| (p.n, p.k) == (n, k))
+            .map(|p| format!("{} {}, {m} tokens", p.model, p.what)),
+        _ => None,
     }
 }
 
@@ -125,6 +139,109 @@ pub fn llm_shapes() -> Vec<(usize, usize, usize)> {
     LLM_NK
         .iter()
         .flat_map(|&(n, k)| LLM_M.iter().map(move |&m| (m, n, k)))
+        .collect()
+}
+
+/// The `M` of the mid-size suite: a batch of 65 tokens (one past the decode rows) to a prefill
+/// chunk of 1536, dense where a 128-row tile's residue moves (65 to 200, and 333, 500, 1000),
+/// the range where LLM serving's prefill chunks and batched decode live.
+pub const MIDM_M: [usize; 24] = [
+    65, 80, 96, 100, 112, 128, 144, 160, 176, 192, 200, 256, 288, 320, 333, 384, 448, 500, 512,
+    640, 768, 1000, 1280, 1536,
+];
+
+/// One weight of a model: the projection's output features (N) and input features (K), from the
+/// model's published configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Projection {
+    /// The model.
+    pub model: &'static str,
+    /// The family, for the suite's check that each M meets several.
+    pub family: &'static str,
+    /// Which projection.
+    pub what: &'static str,
+    /// Output features.
+    pub n: usize,
+    /// Input features.
+    pub k: usize,
+}
+
+const fn proj(
+    model: &'static str,
+    family: &'static str,
+    what: &'static str,
+    n: usize,
+    k: usize,
+) -> Projection {
+    Projection {
+        model,
+        family,
+        what,
+        n,
+        k,
+    }
+}
+
+/// The mid-size suite's projections, in three groups that every M meets once each: long K
+/// (12800 and more, six of 16384 and more: MLP down projections and an attention output, where
+/// few tokens stream long rows of weights); wide N (59136 to 256000: output heads over
+/// vocabularies and a fused gate+up, the weights many tiles wide); mid-size (fused attention
+/// inputs and MLP up projections, N from 4672, a residue of 64 on 128-row tiles, to 27648, K
+/// from 1536 to 7168).
+pub const MIDM_GROUPS: [[Projection; 8]; 3] = [
+    [
+        proj("Yi-34B", "Yi", "MLP down", 7168, 20480),
+        proj("DeepSeek-V3", "DeepSeek", "attention out", 7168, 16384),
+        proj("Falcon-40B", "Falcon", "MLP down", 8192, 32768),
+        proj("Nemotron-4-15B", "Nemotron", "MLP down", 6144, 24576),
+        proj("Granite-3.0-8B", "Granite", "MLP down", 4096, 12800),
+        proj("Phi-3-medium", "Phi-3", "MLP down", 5120, 17920),
+        proj("Qwen2.5-72B", "Qwen", "MLP down", 8192, 29568),
+        proj("OLMo-2-13B", "OLMo", "MLP down", 5120, 13824),
+    ],
+    [
+        proj("Falcon-7B", "Falcon", "LM head", 65024, 4544),
+        proj("OLMo-2-7B", "OLMo", "LM head", 100352, 4096),
+        proj("InternLM2-7B", "InternLM", "LM head", 92544, 4096),
+        proj("DeepSeek-V2-Lite", "DeepSeek", "LM head", 102400, 2048),
+        proj("Yi-34B", "Yi", "LM head", 64000, 7168),
+        proj("Qwen2.5-72B", "Qwen", "MLP gate+up", 59136, 8192),
+        proj("Gemma-2-2B", "Gemma", "LM head", 256000, 2304),
+        proj("Qwen2.5-1.5B", "Qwen", "LM head", 151936, 1536),
+    ],
+    [
+        proj("Phi-3-mini", "Phi-3", "MLP gate+up", 16384, 3072),
+        proj("Phi-3-medium", "Phi-3", "attention QKV", 7680, 5120),
+        proj("DeepSeek-V3", "DeepSeek", "MLP gate", 18432, 7168),
+        proj("DeepSeek-V3", "DeepSeek", "MLA query up", 24576, 1536),
+        proj("Falcon-7B", "Falcon", "attention QKV", 4672, 4544),
+        proj("Granite-3.0-8B", "Granite", "MLP gate+up", 25600, 4096),
+        proj("OLMo-2-13B", "OLMo", "MLP gate+up", 27648, 5120),
+        proj("Nemotron-4-15B", "Nemotron", "attention QKV", 8192, 6144),
+    ],
+];
+
+/// The mid-size suite: every [`MIDM_M`] against one projection of each of [`MIDM_GROUPS`] (a
+/// long K, a wide N, a mid-size one), 72 shapes.
+///
+/// Why a rotation and not every pair: 24 M by 24 projections would be 576 shapes, about twenty
+/// minutes of device time per element type, where a suite should take a few. The `i`-th M
+/// takes projection `(i + 3g) mod 8` of group `g`, so that each M meets a long K, a wide N and
+/// a mid-size projection, of three families, and each projection meets three M eight apart in
+/// [`MIDM_M`]: one of the few-token rows (65 to 160), one of the middle (176 to 384) and one of
+/// the larger (448 to 1536). That covers the schedules' regimes (the tokens' residue on a tile,
+/// a K long enough to share out, a wave of weight tiles or many) without every combination:
+/// the chooser is built for the regime, and shapes outside the suite measure it the same way.
+pub fn midm_shapes() -> Vec<(usize, usize, usize)> {
+    MIDM_M
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &m)| {
+            MIDM_GROUPS.iter().enumerate().map(move |(g, group)| {
+                let p = group[(i + 3 * g) % group.len()];
+                (m, p.n, p.k)
+            })
+        })
         .collect()
 }
 
@@ -264,6 +381,61 @@ mod tests {
         assert_eq!(pairs(&bf16_f16), [(GemmDtype::Bf16, Accum::F16)]);
     }
 
+    /// The mid-size suite: every M meets three projections of three families, including a K of
+    /// 12800 or more and an N of 50000 or more; each projection meets a few-token M, a middle
+    /// one and a larger one; every shape is one TMA can address, none twice; six or more
+    /// families other than Llama-3, whose shapes are not the llm suite's.
+    #[test]
+    fn the_midm_suite_meets_every_regime() {
+        let shapes = midm_shapes();
+        assert_eq!(shapes.len(), MIDM_M.len() * MIDM_GROUPS.len());
+        for (i, s) in shapes.iter().enumerate() {
+            assert!(!shapes[..i].contains(s), "{s:?} twice");
+            assert!(s.1 % 8 == 0 && s.2 % 8 == 0, "{s:?}");
+            assert!(!llm_shapes().contains(s), "{s:?}");
+        }
+        let all: Vec<&Projection> = MIDM_GROUPS.iter().flat_map(|g| g.iter()).collect();
+        let of = |n: usize, k: usize| all.iter().find(|p| (p.n, p.k) == (n, k)).copied();
+        for &m in &MIDM_M {
+            let met: Vec<&Projection> = shapes
+                .iter()
+                .filter(|s| s.0 == m)
+                .map(|s| of(s.1, s.2).expect("every shape is a projection"))
+                .collect();
+            let mut families: Vec<&str> = met.iter().map(|p| p.family).collect();
+            families.sort();
+            families.dedup();
+            assert_eq!(families.len(), 3, "M = {m}: {met:?}");
+            assert!(met.iter().any(|p| p.k >= 12800), "M = {m}");
+            assert!(met.iter().any(|p| p.n >= 50000), "M = {m}");
+        }
+        for p in &all {
+            let ms: Vec<usize> = shapes
+                .iter()
+                .filter(|s| (s.1, s.2) == (p.n, p.k))
+                .map(|s| s.0)
+                .collect();
+            assert_eq!(ms.len(), 3, "{p:?}");
+            assert!(
+                ms[0] <= 160 && (176..=384).contains(&ms[1]) && ms[2] >= 448,
+                "{p:?}"
+            );
+        }
+        let mut families: Vec<&str> = all.iter().map(|p| p.family).collect();
+        families.sort();
+        families.dedup();
+        assert!(
+            families.len() >= 6 && !families.contains(&"Llama"),
+            "{families:?}"
+        );
+        assert!(all.iter().filter(|p| p.k >= 16384).count() >= 6);
+        assert_eq!(
+            shape_label(Suite::Midm, (144, 7168, 20480)).as_deref(),
+            Some("Yi-34B MLP down, 144 tokens")
+        );
+        assert_eq!(shape_label(Suite::Llm, (16, 6144, 4096)), None);
+    }
+
     /// `--suite`'s help counts the shapes these lists hold.
     #[test]
     fn the_help_counts_the_shapes() {
@@ -283,6 +455,11 @@ mod tests {
         assert!(
             llm.contains(&format!("{} LLM projections", llm_shapes().len())),
             "{llm}"
+        );
+        let midm = help(Suite::Midm);
+        assert!(
+            midm.contains(&format!("{} mid-size products", midm_shapes().len())),
+            "{midm}"
         );
         assert_eq!(
             shapes(Suite::Correctness).len(),

@@ -13,6 +13,10 @@
 //! assert!(matches!(short_k.origin, Origin::Table { .. }));
 //! let square = choose(4096, 4096, 4096, &h200);
 //! assert_eq!((square.schedule.to_string(), square.origin), ("128x256x64s3_h_n".into(), Origin::Model));
+//! // 150 tokens over a long K: the weights in 128-row tiles, the tokens one tile 160 wide,
+//! // every tile's k-tiles streamed over every SM.
+//! let few = choose(150, 7168, 20480, &h200);
+//! assert_eq!(few.schedule.to_string(), "128x160x64s5_c2x1_f1_l256_vfln_k_t");
 //! // A device with fewer SMs: one wave of a narrower tile is wider.
 //! let fewer = kernels::gemm::Device { sms: 66, ..Device::h200() };
 //! assert_eq!(choose(128, 6144, 4096, &fewer).schedule.to_string(), "128x96x64s7_f1_l256_vlfn");

@@ -1,5 +1,5 @@
-//! The cost model, for shapes between the table's rows: of a few tiles, the one whose waves
-//! take least.
+//! The cost model, for shapes between the table's rows: of a few tiles and two walks, the one
+//! that takes least.
 //!
 //! A tile's wave takes its `bm x bn` tile's FLOPs at the rate its `wgmma` reaches (measured
 //! against 128x256's on the H200), and a launch as many waves as its tiles over the device's
@@ -8,13 +8,26 @@
 //! against its DRAM bandwidth), every tile waits on memory alike; the model keeps the faster
 //! compute then. [`Estimate`] has both times.
 //!
-//! Each candidate walks its tiles in evened waves (`_n`); the 128x256 tile in Hilbert order,
-//! unless stream-K shares its last wave out (grouped order then).
+//! The tiles: the 128- and 256-row ones of [`CANDIDATES`], and where the tokens (M) fit in two
+//! tiles of at most 256, the same problem swapped ([`swapped`]): the weights in 128-row tiles,
+//! the tokens in one or two tiles as narrow as hold them, so that M's residue costs a multiple
+//! of 16 rather than of 128 (at M = 333, 2 x 176 rows against 3 x 128).
+//!
+//! The walks: whole tiles in evened waves (`_n`; the 128x256 tile in Hilbert order, unless
+//! stream-K shares its last wave out, grouped order then), or every tile's k-tiles streamed over
+//! every SM (`_k`), which takes the same k-tiles on every SM (no part-full last wave) and pays
+//! each SM's hand-over of partial sums ([`SHARE_FIXUP_K_TILES`] k-tiles, as stream-K's split
+//! prices it). A streamed walk is chosen where it takes at most [`STREAMED_GAIN`] of the best
+//! whole walk's time: where the last wave of every tile leaves SMs idle, not to win a few
+//! percent the hand-over's cost could take back. A tiling whose tiles are few enough for
+//! stream-K by shape to share every one out is priced as that launch runs, shared (it is the
+//! streamed walk already), not as one whole wave.
 
+use dsl_core::pipeline::stream_k::{MIN_SHARE_K_TILES, SHARE_FIXUP_K_TILES};
 use dsl_core::pipeline::Raster;
 
 use super::super::launch::launch;
-use super::super::schedule::HopperSchedule;
+use super::super::schedule::{Consumers, Cooperative, HopperSchedule, Waves};
 use crate::gemm::Device;
 
 /// A candidate tile: its rows and columns, the rest of its spelling (stages, staging), its
@@ -97,46 +110,182 @@ impl Estimate {
     }
 }
 
-/// `c`'s estimate for `m x n x k` on `device` (16-bit operands).
-pub fn estimate(c: &Candidate, (m, n, k): (usize, usize, usize), device: &Device) -> Estimate {
-    let sms = device.sms.max(1) as usize;
-    let tiles = m.div_ceil(c.m) * n.div_ceil(c.n);
-    let waves = tiles.div_ceil(sms) as f64;
-    let per_sm = device.tensor_flops / sms as f64;
-    let tile_flops = 2.0 * (c.m * c.n) as f64 * k as f64;
-    let bytes = 2.0 * ((m * k) as f64 + (n * k) as f64 + (m * n) as f64);
-    Estimate {
-        compute: waves * tile_flops / (per_sm * c.efficiency),
-        memory: bytes / device.dram_bytes_per_s,
+/// A streamed walk is chosen where its estimate is at most this fraction of the best whole
+/// walk's: stream-K's hand-over ran slower on the H200 than its traffic explains (see
+/// `dsl_core::pipeline::stream_k`), so a few percent on paper is no gain.
+pub const STREAMED_GAIN: f64 = 0.95;
+
+/// The part of a swapped tile's `wgmma` rate its epilogue keeps: the swapped staging tile is
+/// column-major, written one value at a time rather than by `stmatrix`, and whole (no
+/// sub-tiles), so it holds fewer stages beside it.
+pub const SWAPPED_EFFICIENCY: f64 = 0.97;
+
+/// `c`'s estimate for `m x n x k` on `device` (16-bit operands), its tiles whole in waves.
+pub fn estimate(c: &Candidate, shape: (usize, usize, usize), device: &Device) -> Estimate {
+    Tiling::of(c).estimate(shape, device, Walk::Waves)
+}
+
+/// How a tiling's tiles are walked, in the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Whole tiles, in as many waves as they take (`_n`). Where stream-K by shape shares the
+    /// last wave out, the model still counts its wave whole: the tables' and the suites'
+    /// measurements were made, and the model fitted, that way.
+    Waves,
+    /// Every tile's k-tiles shared out over every SM (`_k`).
+    Streamed,
+}
+
+/// A tiling of the problem as the model weighs it: the tile's extent along the problem's M and
+/// N (swapped, the tokens' width and the weights' 128 rows) and its `wgmma` rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tiling {
+    /// Rows of the problem's M per tile.
+    pub along_m: usize,
+    /// Columns of the problem's N per tile.
+    pub along_n: usize,
+    /// Its rate against 128x256's.
+    pub efficiency: f64,
+}
+
+impl Tiling {
+    fn of(c: &Candidate) -> Tiling {
+        Tiling {
+            along_m: c.m,
+            along_n: c.n,
+            efficiency: c.efficiency,
+        }
+    }
+
+    /// The estimate for `m x n x k` on `device` walked as `walk`: whole tiles take as many
+    /// waves as they fill; streamed, every SM takes an equal share of all the k-tiles (at
+    /// least stream-K's smallest share) and the hand-over's cost ([`SHARE_FIXUP_K_TILES`]).
+    pub fn estimate(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        device: &Device,
+        walk: Walk,
+    ) -> Estimate {
+        let sms = device.sms.max(1) as usize;
+        let tiles = m.div_ceil(self.along_m) * n.div_ceil(self.along_n);
+        let per_sm = device.tensor_flops / sms as f64;
+        let tile_flops = 2.0 * (self.along_m * self.along_n) as f64 * k as f64;
+        let tiles_per_sm = match walk {
+            Walk::Waves => tiles.div_ceil(sms) as f64,
+            Walk::Streamed => {
+                let k_tiles = k.div_ceil(64).max(1) as f64;
+                let share = (tiles as f64 * k_tiles / sms as f64).max(f64::from(MIN_SHARE_K_TILES));
+                (share + SHARE_FIXUP_K_TILES) / k_tiles
+            }
+        };
+        let bytes = 2.0 * ((m * k) as f64 + (n * k) as f64 + (m * n) as f64);
+        Estimate {
+            compute: tiles_per_sm * tile_flops / (per_sm * self.efficiency),
+            memory: bytes / device.dram_bytes_per_s,
+        }
     }
 }
 
-/// The model's schedule for `m x n x k` on `device`: the candidate of least time (the faster
-/// compute among those that wait on memory alike), in evened waves, the 128x256 tile in
-/// Hilbert order unless stream-K shares its last wave out or the order's table would be past
-/// its size.
+/// The swapped tiling of a problem of `m` tokens, where they fit in two tiles of at most 256:
+/// the tokens' tile width (one or two tiles, each as narrow as holds them, a multiple of 16)
+/// and its [`Tiling`], its rate the unswapped 128-row tile's of that width (between the
+/// measured ones) kept by [`SWAPPED_EFFICIENCY`].
+///
+/// ```
+/// use kernels::hopper::chooser::model::swapped;
+/// assert_eq!(swapped(333).map(|(w, _)| w), Some(176)); // 2 x 176 rows, not 3 x 128
+/// assert_eq!(swapped(150).map(|(w, _)| w), Some(160));
+/// assert_eq!(swapped(600), None);
+/// ```
+pub fn swapped(m: usize) -> Option<(u32, Tiling)> {
+    if m == 0 || m > 512 {
+        return None;
+    }
+    let width = m.div_ceil(m.div_ceil(256)).next_multiple_of(16);
+    // The 128-row tiles' measured rates (CANDIDATES), by width, in their evened waves.
+    let measured = [(64.0, 0.8), (128.0, 0.93), (192.0, 0.97), (256.0, 1.0)];
+    let w = width as f64;
+    let rate = measured
+        .windows(2)
+        .find(|p| w <= p[1].0)
+        .map_or(measured[0].1, |p| {
+            let ((w0, r0), (w1, r1)) = (p[0], p[1]);
+            r0 + (r1 - r0) * ((w - w0) / (w1 - w0)).max(0.0)
+        });
+    Some((
+        width as u32,
+        Tiling {
+            along_m: width,
+            along_n: 128,
+            efficiency: rate * SWAPPED_EFFICIENCY,
+        },
+    ))
+}
+
+/// The model's schedule for `m x n x k` on `device`: the tiling and walk of least time (the
+/// faster compute among those that wait on memory alike; a streamed walk only where it takes
+/// at most [`STREAMED_GAIN`] of the best whole one's), whole tiles in evened waves, the 128x256
+/// tile in Hilbert order unless stream-K shares its last wave out or the order's table would be
+/// past its size.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
     let shape = (m, n, k);
-    // Each candidate's schedule, with as many stages as fit the device where its own do not.
-    let schedule_of = |c: &Candidate| -> HopperSchedule {
-        let s = format!("{}x{}x64{}_n", c.m, c.n, c.rest)
+    // Each tiling's schedule, with as many stages as fit the device where its own do not.
+    let parsed = |spelled: String| -> HopperSchedule {
+        let s = spelled
             .parse()
             .expect("the model's candidates are schedules");
         super::fitted(s, device)
     };
-    let fits = |c: &&Candidate| schedule_of(c).check_fit(device.smem_per_block).is_ok();
-    let best = CANDIDATES
+    let mut tilings: Vec<(Tiling, HopperSchedule)> = CANDIDATES
         .iter()
         .filter(|c| c.one_row || m > 128)
-        .filter(fits)
-        .min_by(|a, b| {
-            let (ea, eb) = (estimate(a, shape, device), estimate(b, shape, device));
+        .map(|c| {
+            (
+                Tiling::of(c),
+                parsed(format!("{}x{}x64{}_n", c.m, c.n, c.rest)),
+            )
+        })
+        .collect();
+    if let Some((width, tiling)) = swapped(m).filter(|_| m > 256) {
+        let s = parsed(format!("128x{width}x64s2_n_t"));
+        tilings.push((tiling, s.with_most_stages(6, device.smem_per_block)));
+    }
+    tilings.retain(|(_, s)| s.check_fit(device.smem_per_block).is_ok());
+    let fastest = |options: &mut dyn Iterator<Item = (Estimate, HopperSchedule)>| {
+        options.min_by(|(ea, _), (eb, _)| {
             ea.time()
                 .total_cmp(&eb.time())
                 .then(ea.compute.total_cmp(&eb.compute))
         })
-        .unwrap_or(&CANDIDATES[CANDIDATES.len() - 1]);
-    let schedule = schedule_of(best);
+    };
+    // A tiling whose launch by shape shares every tile out (few tiles) walks as streamed, and
+    // is estimated so; the streamed walk of it is the same launch.
+    let walk_of = |s: &HopperSchedule| {
+        if shares_every_tile(s, shape, device) {
+            Walk::Streamed
+        } else {
+            Walk::Waves
+        }
+    };
+    let whole = fastest(
+        &mut tilings
+            .iter()
+            .map(|(t, s)| (t.estimate(shape, device, walk_of(s)), *s)),
+    );
+    let streamed = fastest(
+        &mut tilings
+            .iter()
+            .filter(|(_, s)| walk_of(s) == Walk::Waves)
+            .map(|(t, s)| (t.estimate(shape, device, Walk::Streamed), streamed_walk(s))),
+    );
+    let schedule = match (whole, streamed) {
+        (Some((w, _)), Some((e, s))) if e.time() <= STREAMED_GAIN * w.time() => return s,
+        (Some((_, s)), _) => s,
+        _ => {
+            let c = &CANDIDATES[CANDIDATES.len() - 1];
+            return parsed(format!("{}x{}x64{}_n", c.m, c.n, c.rest));
+        }
+    };
     if schedule.order != Raster::Hilbert {
         return schedule;
     }
@@ -155,5 +304,41 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
         grouped
     } else {
         schedule
+    }
+}
+
+/// Whether `s`'s launch for `m x n x k` on `device` shares every tile's k-tiles out by shape
+/// (few tiles), as a streamed walk would.
+fn shares_every_tile(
+    s: &HopperSchedule,
+    (m, n, k): (usize, usize, usize),
+    device: &Device,
+) -> bool {
+    let dims = (u32::try_from(m), u32::try_from(n), u32::try_from(k));
+    let (Ok(m), Ok(n), Ok(k)) = dims else {
+        return false;
+    };
+    let (km, kn) = s.kernel_dims(m, n);
+    let (tiles_m, tiles_n) = s.cluster_tiles(km, kn);
+    let split = launch(s, km, kn, k, device.sms / s.cluster.size(), device.l2_bytes).split;
+    u64::from(split.sk_tiles) == u64::from(tiles_m) * u64::from(tiles_n)
+}
+
+/// `s` with every tile's k-tiles streamed over every SM (`_k`), its shares walked in grouped
+/// order.
+fn streamed_walk(s: &HopperSchedule) -> HopperSchedule {
+    HopperSchedule {
+        order: match s.order {
+            Raster::Hilbert => Raster::Grouped { group: 8 },
+            order => order,
+        },
+        consumers: match s.consumers {
+            Consumers::Cooperative(c) => Consumers::Cooperative(Cooperative {
+                waves: Waves::Streamed,
+                ..c
+            }),
+            other => other,
+        },
+        ..*s
     }
 }

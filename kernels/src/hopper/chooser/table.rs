@@ -178,6 +178,21 @@ pub const TABLE: &[Row] = &[
         schedule: spelled("128x128x64s5"),
         results: "results/h200_hopper_stream_k_levers.md",
     },
+    Row {
+        class:
+            "few tokens (M 129 to 208): the weights in 128-row tiles, the tokens one tile wide, \
+                every tile's k-tiles streamed over every SM",
+        when: &[Cond::MAbove(128), Cond::MAtMost(208)],
+        schedule: most_stages("128x{m16}x64s3_c2x1_f1_l256_vfln_k_t", 8),
+        results: "results/midm.md",
+    },
+    Row {
+        class: "tokens two 128-row tiles (M 209 to 256), every tile's k-tiles streamed over every \
+                SM",
+        when: &[Cond::MAbove(208), Cond::MAtMost(256)],
+        schedule: spelled("128x256x64s4_f1_e128_l256_vlfn_k"),
+        results: "results/midm.md",
+    },
 ];
 
 impl Template {

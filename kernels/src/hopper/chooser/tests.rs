@@ -52,7 +52,7 @@ fn every_row_gives_a_schedule_that_takes_its_shapes() {
         Device::unknown(dsl_core::ir::Target::Sm90a),
     ];
     let (ms, ns, ks) = (
-        [1, 16, 33, 64, 65, 100, 128, 129, 512, 4096, 81920],
+        [1, 16, 33, 64, 65, 100, 128, 129, 256, 333, 512, 4096, 81920],
         [8, 64, 128, 256, 264, 1000, 6144, 28672, 57344],
         [8, 64, 128, 256, 512, 1024, 8192, 14336],
     );
@@ -164,4 +164,71 @@ fn a_smaller_shared_memory_takes_fewer_stages() {
         let big = choose(m, n, k, &Device::h200()).schedule;
         assert!(c.tile.stages() <= big.tile.stages(), "{c} {big}");
     }
+}
+
+/// The mid-size range: few tokens swapped, their tile as narrow as holds them (129 on 144, 208
+/// on 208), streamed over every SM; two 128-row token tiles from 209 to 256; past them the
+/// model, which weighs the tokens in two swapped tiles (333 on 2 x 176) and streamed walks
+/// (1200 x 5120 x 13824, whose 128x224 tiles took 2 waves, the second 98 of 132). Every such
+/// schedule's launch shares every tile out over every SM.
+#[test]
+fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
+    use crate::hopper::schedule::{Consumers, Cooperative, Waves};
+    let h200 = Device::h200();
+    for (m, n, k, want) in [
+        (129, 4096, 12800, "128x144x64s5_c2x1_f1_l256_vfln_k_t"),
+        (150, 7168, 20480, "128x160x64s5_c2x1_f1_l256_vfln_k_t"),
+        (208, 7168, 20480, "128x208x64s4_c2x1_f1_l256_vfln_k_t"),
+        (209, 7168, 20480, "128x256x64s4_f1_e128_l256_vlfn_k"),
+        (256, 6144, 24576, "128x256x64s4_f1_e128_l256_vlfn_k"),
+        (333, 16384, 3072, "128x176x64s4_n_t"),
+        (1200, 5120, 13824, "128x256x64s3_k"),
+        // M up to 128 keeps its measured rows; a short K its own.
+        (128, 4096, 14336, "128x64x64s8_c1x2_f1_vlfn"),
+        (200, 4096, 256, "128x256x64s4_e128"),
+    ] {
+        let c = choose(m, n, k, &h200);
+        assert_eq!(c.schedule.to_string(), want, "{m} x {n} x {k}");
+        if c.schedule.streamed() {
+            let s = &c.schedule;
+            let (km, kn) = s.kernel_dims(m as u32, n as u32);
+            let (tm, tn) = s.cluster_tiles(km, kn);
+            let resident = h200.sms / s.cluster.size();
+            let l = crate::hopper::launch(s, km, kn, k as u32, resident, h200.l2_bytes);
+            assert_eq!(l.split.sk_tiles, tm * tn, "{want}");
+            assert_eq!(l.grid.0, 132, "{want}");
+        }
+    }
+    // The model chooses a streamed walk only where stream-K by shape does not already share
+    // every tile out (that is the same launch, spelled without `_k`).
+    let mut streamed = 0;
+    for (m, n, k) in [
+        (288, 18432, 7168),
+        (640, 7680, 5120),
+        (1280, 8192, 29568),
+        (300, 2048, 14336),
+        (333, 4096, 20480),
+        (512, 1024, 8192),
+    ] {
+        let s = choose(m, n, k, &h200).schedule;
+        if !s.streamed() {
+            continue;
+        }
+        streamed += 1;
+        let plain = HopperSchedule {
+            consumers: match s.consumers {
+                Consumers::Cooperative(c) => Consumers::Cooperative(Cooperative {
+                    waves: Waves::Evened,
+                    ..c
+                }),
+                other => other,
+            },
+            ..s
+        };
+        let (km, kn) = s.kernel_dims(m as u32, n as u32);
+        let (tm, tn) = s.cluster_tiles(km, kn);
+        let l = crate::hopper::launch(&plain, km, kn, k as u32, 132, h200.l2_bytes);
+        assert!(l.split.sk_tiles < tm * tn, "{m} x {n} x {k}: {s}");
+    }
+    assert!(streamed >= 3, "{streamed}");
 }

@@ -3,9 +3,11 @@
 //! [`Refusal`] ([`super::refusal`]).
 
 use dsl_core::atom::tma::CacheHint;
-use dsl_core::pipeline::Raster;
+use dsl_core::pipeline::{Raster, StreamKRegion};
 
-use super::parts::{Buffers, Cluster, Consumers, InFlight, LastWave, Store, SubTile, TileSource};
+use super::parts::{
+    Buffers, Cluster, Consumers, Cooperative, InFlight, LastWave, Store, SubTile, TileSource, Waves,
+};
 use super::refusal::{Refusal, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT};
 use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, SMEM_LIMIT};
 
@@ -73,9 +75,18 @@ impl HopperSchedule {
         Ok(())
     }
 
-    /// What a cluster, a resident B and the ping-pong walk's variants reach.
+    /// What a cluster, a resident B and the walks' variants reach.
     fn check_reach(&self) -> Result<(), Refusal> {
         let one_block = self.cluster == Cluster::One;
+        // Stream-K over every tile has no whole tiles to walk its region before or after.
+        if let Consumers::Cooperative(Cooperative {
+            waves: Waves::Streamed,
+            stream_k: StreamKRegion::Last,
+            ..
+        }) = self.consumers
+        {
+            return Err(Refusal::Streamed);
+        }
         // Each ping-pong consumer owns a ring stage: a stage that the cluster shares would be
         // freed by one block's owner while the other's still reads it.
         if let Consumers::PingPong(p) = self.consumers {

@@ -3,7 +3,7 @@
 use dsl_core::atom::tma::{CacheHint, L2Promotion};
 use dsl_core::pipeline::{Raster, StreamKRegion};
 
-use super::parts::{Buffers, Cluster, Consumers, SubTile, Take, TileSource};
+use super::parts::{Buffers, Cluster, Consumers, SubTile, Take, TileSource, Waves};
 use super::HopperSchedule;
 
 impl HopperSchedule {
@@ -85,9 +85,10 @@ impl HopperSchedule {
                 " in evened waves",
             ),
             Consumers::Cooperative(c) => (
-                match c.stream_k {
-                    StreamKRegion::First => "stream-K by shape",
-                    StreamKRegion::Last => "stream-K by shape after the whole tiles",
+                match (c.waves, c.stream_k) {
+                    (Waves::Streamed, _) => "stream-K over every tile",
+                    (_, StreamKRegion::First) => "stream-K by shape",
+                    (_, StreamKRegion::Last) => "stream-K by shape after the whole tiles",
                 },
                 ", else evened waves",
             ),

@@ -4,7 +4,8 @@
 //! The schedule is a struct of parts ([`parts`]): the tile and its stages, the cluster, the
 //! `wgmma` batches in flight, the consumers, the walk's order and the L2 policy. A choice
 //! that only one kind of consumers has lives under it: cooperative consumers have the
-//! stream-K region, evened waves and swapped operands; ping-pong consumers have shared staging,
+//! stream-K region, evened waves or stream-K over every tile, and swapped operands; ping-pong
+//! consumers have shared staging,
 //! tiles from a queue and the last wave's rows shared out. So a spelling such as
 //! `128x256x64s3_o` (one staging tile for cooperative consumers) has no value to parse into.
 //! What is left to [`HopperSchedule::check`] is ranges that depend on the tile, the reach of a
@@ -27,9 +28,10 @@
 //! evict last), `_w` (the whole tiles walked before the stream-K region, not after), `_u{B}`
 //! (D stored from the registers, `B` bytes per store: 4, 8 or 16, no staging tile), `_b` (the
 //! last wave's rows shared out, one piece per block), `_n` (as few blocks as take as many
-//! waves, each walking as many tiles) and `_t` (A and B swapped, for decode shapes), each at
-//! most once; e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`, `64x256x64s8_e128_r4_p` or
-//! `128x16x64s8_t`.
+//! waves, each walking as many tiles), `_k` (stream-K over every tile: each tile's k-tiles
+//! shared out over every cluster the device runs) and `_t` (A and B swapped, for decode and
+//! few-token shapes), each at most once; e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
+//! `64x256x64s8_e128_r4_p`, `128x16x64s8_t` or `128x160x64s5_f1_vfln_k_t`.
 //!
 //! ```
 //! use kernels::hopper::schedule::{Consumers, HopperSchedule};
@@ -149,7 +151,7 @@ impl HopperSchedule {
 
     /// The schedules the tuning sweep times, as spelled (the source's comments say why each is
     /// there); each has a PTX snapshot.
-    pub const SWEEP: [&'static str; 60] = sweep::SWEEP;
+    pub const SWEEP: [&'static str; 64] = sweep::SWEEP;
 
     /// Consumer warpgroups: one for a cooperative 64-row tile, else two, each with half of the
     /// rows (or, ping-pong, each with tiles of its own).
@@ -307,6 +309,17 @@ impl HopperSchedule {
                 ..
             }) | Consumers::PingPong(PingPong {
                 last_wave: LastWave::Evened,
+                ..
+            })
+        )
+    }
+
+    /// Whether every tile's k-tiles are shared out over every cluster the device runs (`_k`).
+    pub fn streamed(&self) -> bool {
+        matches!(
+            self.consumers,
+            Consumers::Cooperative(Cooperative {
+                waves: Waves::Streamed,
                 ..
             })
         )

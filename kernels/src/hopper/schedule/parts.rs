@@ -444,14 +444,24 @@ pub enum Take {
     Late,
 }
 
-/// How many blocks walk a cooperative schedule's tiles where stream-K does not share the last
-/// wave out.
+/// How a cooperative schedule's tiles are spread over the blocks: whole, stream-K sharing out
+/// the last wave's k-tiles where the launch finds it pays ([`AsMany`](Waves::AsMany),
+/// [`Evened`](Waves::Evened)), or every tile's k-tiles shared out ([`Streamed`](Waves::Streamed)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Waves {
-    /// As many as the device runs (the last wave maybe part-full).
+    /// As many blocks as the device runs (the last wave maybe part-full) where stream-K does not
+    /// share the last wave out.
     AsMany,
-    /// As few as take the same number of waves (`_n`), each walking as many tiles.
+    /// As few blocks as take the same number of waves (`_n`), each walking as many tiles, where
+    /// stream-K does not share the last wave out.
     Evened,
+    /// Every tile's k-tiles shared out over every cluster the device runs (`_k`): stream-K over
+    /// the whole problem, not only its last wave. Each cluster streams the same share of
+    /// k-tiles (at least 8), whatever the tiles' count: for few tiles over a long K, where
+    /// whole tiles would leave SMs idle and run each K serially, and for tiles a wave or two
+    /// deep, whose last wave would be part-full. A tile whose k-tiles two clusters share pays
+    /// the hand-over of one's partial sums to the other.
+    Streamed,
 }
 
 /// How a ping-pong walk spreads its last wave.

@@ -163,6 +163,13 @@ pub enum Refusal {
          last wave's rows shared out (_b) even the blocks' ends already"
     )]
     EvenedWaves,
+    /// Stream-K over every tile.
+    #[error(
+        "stream-K over every tile (_k) is cooperative consumers' walk (no _p), its region every \
+         tile (nothing to place after the whole tiles, _w) on every cluster the device runs (no \
+         evened waves, _n)"
+    )]
+    Streamed,
     /// Tiles from a queue.
     #[error(
         "tiles from a queue (_q) go to ping-pong consumers (_p, whole tiles, never shared out by \

@@ -79,6 +79,9 @@ impl fmt::Display for HopperSchedule {
         if self.even_waves() {
             write!(f, "_n")?;
         }
+        if self.streamed() {
+            write!(f, "_k")?;
+        }
         if self.swapped() {
             write!(f, "_t")?;
         }
@@ -125,6 +128,7 @@ struct Parts {
     direct: Option<u32>,
     row_split: Option<()>,
     even: Option<()>,
+    streamed: Option<()>,
     swap: Option<()>,
 }
 
@@ -154,7 +158,7 @@ fn hint_of(c: char) -> Option<Option<CacheHint>> {
 
 /// The parts every spelling names, for the message about an unknown one.
 const KNOWN: &str = "known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, \
-                     _vABD, _w, _uB, _b, _n, _t";
+                     _vABD, _w, _uB, _b, _n, _k, _t";
 
 /// Sets `slot` to `value` unless a part already set it: the part's name (`_e`) and a sentence.
 fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), Refusal> {
@@ -210,6 +214,7 @@ impl Parts {
             "q" => once(&mut self.queue, Take::Early, "_q"),
             "ql" => once(&mut self.queue, Take::Late, "_q"),
             "n" => once(&mut self.even, (), "_n"),
+            "k" => once(&mut self.streamed, (), "_k"),
             "w" => once(&mut self.region_last, (), "_w"),
             "h" => once(&mut self.order, Raster::Hilbert, order),
             "gm" => once(&mut self.order, Raster::AlongM, order),
@@ -354,6 +359,9 @@ impl Parts {
         if self.region_last.is_some() {
             return Err(Refusal::PingPongRegion);
         }
+        if self.streamed.is_some() {
+            return Err(Refusal::Streamed);
+        }
         let staging = match self.one_staging {
             Some(()) => Staging::Shared,
             None => Staging::Own,
@@ -405,9 +413,11 @@ impl Parts {
                 Some(()) => StreamKRegion::Last,
                 None => StreamKRegion::First,
             },
-            waves: match self.even {
-                Some(()) => Waves::Evened,
-                None => Waves::AsMany,
+            waves: match (self.even, self.streamed) {
+                (None, None) => Waves::AsMany,
+                (Some(()), None) => Waves::Evened,
+                (None, Some(())) => Waves::Streamed,
+                (Some(()), Some(())) => return Err(Refusal::Streamed),
             },
         }))
     }

@@ -2,7 +2,7 @@
 //! each with why it is there; every one has a PTX snapshot (`snapshots/hopper_*`).
 
 /// The sweep, as spelled.
-pub(super) const SWEEP: [&str; 60] = [
+pub(super) const SWEEP: [&str; 64] = [
     "128x256x64s3",
     // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
     // `_h`'s, on a grid of as few blocks as take as many waves).
@@ -114,4 +114,14 @@ pub(super) const SWEEP: [&str; 60] = [
     // The same since 2026-12-02's fifteenth session: two staging tiles of 64 columns per
     // consumer, each sub-tile written beside the store of the one before.
     "64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf",
+    // The mid-size range (results/midm.md): few tokens (M 129 to 208) swapped, the weights in
+    // 128-row tiles, the tokens one tile wide (160 at M = 150) multicast to 2-block clusters,
+    // every tile's k-tiles streamed over every SM (`_k`); two 128-row tiles of tokens (M 209
+    // to 256) streamed, the output staged in halves for a fourth stage; the tokens in two
+    // swapped tiles (176 at M = 333), in evened waves; and 128x256 tiles streamed where whole
+    // ones would leave their last wave part-full over a long K (1200 x 5120 x 13824).
+    "128x160x64s5_c2x1_f1_l256_vfln_k_t",
+    "128x256x64s4_f1_e128_l256_vlfn_k",
+    "128x176x64s4_n_t",
+    "128x256x64s3_k",
 ];

@@ -39,8 +39,36 @@ fn spellings_round_trip_and_refusals_say_why() {
     // The list of parts names every one the spelling has.
     refused(
         &["128x256x64s3_z"],
-        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _n, _t)",
+        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _n, _k, _t)",
     );
+    // Stream-K over every tile: cooperative consumers', swapped or not, in a cluster or not;
+    // not beside evened waves, a region placed after the whole tiles, or ping-pong consumers.
+    for ok in [
+        "128x256x64s3_k",
+        "128x160x64s5_c2x1_f1_l256_vfln_k_t",
+        "128x256x64s4_f1_e128_l256_vlfn_k",
+    ] {
+        let s: HopperSchedule = ok.parse().unwrap();
+        assert!(
+            s.streamed() && !s.even_waves() && s.to_string() == ok,
+            "{ok}"
+        );
+        assert!(s.describe().contains("stream-K over every tile"), "{ok}");
+    }
+    refused(
+        &[
+            "128x256x64s3_n_k",
+            "128x256x64s3_w_k",
+            "64x256x64s8_e128_r4_p_k",
+            "128x256x64s3_k_k",
+        ],
+        "_k",
+    );
+    let mut streamed_last: HopperSchedule = "128x256x64s3_w".parse().unwrap();
+    if let Consumers::Cooperative(c) = &mut streamed_last.consumers {
+        c.waves = Waves::Streamed;
+    }
+    assert_eq!(streamed_last.check(), Err(Refusal::Streamed));
     let even: HopperSchedule = "128x256x64s3_n".parse().unwrap();
     assert!(even.even_waves() && even.to_string() == "128x256x64s3_n");
     refused(

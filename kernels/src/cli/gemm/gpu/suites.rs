@@ -8,7 +8,7 @@ use std::io::Write;
 use kernels::gemm::{Accum, Config, GemmDtype, GemmError};
 
 use super::super::request::{Options, Suite};
-use super::super::suites::{pairs, precheck, problem, shapes};
+use super::super::suites::{pairs, precheck, problem, shape_label, shapes};
 use super::case::{bench_line, check_line, verdict, Ctx, Failure};
 use crate::cli::progress::Progress;
 use crate::cli::streams::Streams;
@@ -170,7 +170,8 @@ pub(super) fn timed(
     for shape in shapes {
         let (m, n, k) = shape;
         let label = format!("{m} x {n} x {k} {dtype} {acc}");
-        let _ = writeln!(out, "{label}");
+        let what = shape_label(suite, shape).map_or(String::new(), |w| format!(" ({w})"));
+        let _ = writeln!(out, "{label}{what}");
         progress.start(io.err, &format!("{label}: check"));
         if let Err(reason) = precheck(&problem(shape, dtype, acc, opts), &[ctx.target()]) {
             all_ok = false;
