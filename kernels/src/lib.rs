@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 pub mod blackwell;
+pub mod blas;
 pub mod examples;
 pub mod gemm;
 pub mod guide;

@@ -48,13 +48,16 @@ pub mod check;
 #[cfg(feature = "gpu")]
 mod cublas;
 pub mod device;
+pub mod epilogue;
 #[cfg(feature = "gpu")]
 pub mod harness;
 pub mod launch_plan;
+pub mod layout;
 pub mod metric;
 pub mod naive;
 pub mod program;
 pub mod programs;
+pub mod reference;
 pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
