@@ -63,4 +63,6 @@ pub mod multistage;
 pub mod registry;
 
 #[cfg(feature = "gpu")]
+pub use blas::Blas;
+#[cfg(feature = "gpu")]
 pub use gemm::{Gemm, GemmArgs};

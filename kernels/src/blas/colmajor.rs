@@ -187,7 +187,9 @@ impl ColMajor {
             ] {
                 if s < 0 {
                     return Err(BlasError::NotSupported {
-                        reason: format!("{name} = {s} is negative; rute takes strides of 0 or more"),
+                        reason: format!(
+                            "{name} = {s} is negative; rute takes strides of 0 or more"
+                        ),
                     });
                 }
             }
@@ -244,9 +246,14 @@ impl ColMajor {
             alpha: self.alpha,
             beta: self.beta,
             out: None,
+            base_align: crate::gemm::layout::ALLOCATION_ALIGN,
         };
         form.check(m, n, k).map_err(|e| match e {
-            FormError::OverlappingOutputs { count, stride, span } => BlasError::InvalidValue {
+            FormError::OverlappingOutputs {
+                count,
+                stride,
+                span,
+            } => BlasError::InvalidValue {
                 reason: format!(
                     "the batch's {count} C matrices are stride_c = {stride} elements apart and \
                      each spans {span}: they overlap, and cuBLAS leaves the result undefined"
@@ -332,7 +339,14 @@ mod tests {
                         for (alpha, beta) in [(1.0, 0.0), (2.0, 0.0), (1.0, 1.0), (-0.5, 2.0)] {
                             for (batch, extra) in [(1, 0), (3, 0), (2, 5)] {
                                 check_case(
-                                    transa, transb, (m, n, k), pad, alpha, beta, batch, extra,
+                                    transa,
+                                    transb,
+                                    (m, n, k),
+                                    pad,
+                                    alpha,
+                                    beta,
+                                    batch,
+                                    extra,
                                 );
                                 cases += 1;
                             }
@@ -385,7 +399,10 @@ mod tests {
         colmajor_reference(&call, &a, &b, &mut want);
         let what = format!("{call:?}");
         let rute = call.to_rute().unwrap().expect(&what);
-        assert_eq!((rute.m, rute.n, rute.k), (n as usize, m as usize, k as usize));
+        assert_eq!(
+            (rute.m, rute.n, rute.k),
+            (n as usize, m as usize, k as usize)
+        );
         let spans = rute.form.spans(rute.m, rute.n, rute.k).unwrap();
         // rute's A is the caller's B, its B the caller's A.
         assert!(spans.a <= b.len() && spans.b <= a.len(), "{what}");
@@ -431,7 +448,10 @@ mod tests {
                 ColMajor { ldc: 0, ..ok },
                 "ldc = 0 is below 8, the rows of C (m = 8) it steps over",
             ),
-            (ColMajor { batch: -2, ..ok }, "the batch count -2 is negative"),
+            (
+                ColMajor { batch: -2, ..ok },
+                "the batch count -2 is negative",
+            ),
             (
                 ColMajor {
                     batch: 2,
@@ -470,7 +490,10 @@ mod tests {
 
     #[test]
     fn tn_is_the_packed_form_and_scalars_pick_the_epilogue() {
-        let tn = ColMajor::packed(Op::T, Op::N, 64, 48, 32).to_rute().unwrap().unwrap();
+        let tn = ColMajor::packed(Op::T, Op::N, 64, 48, 32)
+            .to_rute()
+            .unwrap()
+            .unwrap();
         assert!(tn.form.is_packed(48, 64, 32, crate::gemm::GemmDtype::F16));
         let scaled = ColMajor {
             alpha: 0.5,
@@ -483,6 +506,12 @@ mod tests {
             beta: 1.0,
             ..scaled
         };
-        assert!(accumulate.to_rute().unwrap().unwrap().form.epilogue.reads_c());
+        assert!(accumulate
+            .to_rute()
+            .unwrap()
+            .unwrap()
+            .form
+            .epilogue
+            .reads_c());
     }
 }

@@ -9,6 +9,11 @@
 //! rute does not cover is refused, never computed wrong.
 
 pub mod colmajor;
+#[cfg(feature = "gpu")]
+mod handle;
+
+#[cfg(feature = "gpu")]
+pub use handle::{from_config, from_strided, op_of, Blas, BlasElem};
 
 use thiserror::Error;
 

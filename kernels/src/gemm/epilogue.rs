@@ -572,9 +572,15 @@ mod tests {
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
         assert!(close(Activation::Relu.host(-2.0), 0.0));
         assert!(close(Activation::Silu.host(0.0), 0.0));
-        assert!(close(Activation::Silu.host(1.0), 1.0 / (1.0 + (-1.0f64).exp())));
+        assert!(close(
+            Activation::Silu.host(1.0),
+            1.0 / (1.0 + (-1.0f64).exp())
+        ));
         // GELU(1) = 0.8413447460685429 (erf form); the tanh form is within 1e-3 of it.
-        assert!(close(Activation::GeluErf.host(1.0), 0.841_344_746_068_542_9));
+        assert!(close(
+            Activation::GeluErf.host(1.0),
+            0.841_344_746_068_542_9
+        ));
         assert!((Activation::GeluTanh.host(1.0) - 0.841_344_746).abs() < 1e-3);
     }
 

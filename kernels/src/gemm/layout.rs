@@ -227,8 +227,31 @@ pub struct Form {
     pub alpha: f32,
     /// `beta`, C's scale (read when the epilogue has a source).
     pub beta: f32,
-    /// D's element type.
+    /// D's element type (`None`: the input's).
     pub out: Option<OutType>,
+    /// The largest power of two, in bytes, that divides every buffer's start address (the
+    /// runtime sets it from the buffers; [`Form::packed`] takes 256, what the driver's
+    /// allocations give). With the leading dimensions and batch strides it bounds the width of
+    /// the copies a program may use ([`Form::row_alignment`]).
+    pub base_align: u64,
+}
+
+/// The alignment every allocation of the CUDA driver has, in bytes.
+pub const ALLOCATION_ALIGN: u64 = 256;
+
+/// One of a GEMM's matrices, for [`Form::row_alignment`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// A.
+    A,
+    /// B.
+    B,
+    /// C.
+    C,
+    /// D.
+    D,
+    /// The residual.
+    Residual,
 }
 
 /// Elements each buffer must hold for a [`Form`] (0 for a buffer it does not read).
@@ -291,9 +314,11 @@ pub enum FormError {
 }
 
 impl Form {
-    /// The packed form of an `m x n x k` GEMM: K-major A and B with `ld = k`, D with `ld = n`,
-    /// one GEMM, [`Epilogue::Plain`], D of the input type.
+    /// The packed form of an `m x n x k` GEMM: K-major A and B with `ld = k`, D with `ld = n`
+    /// (each at least 1), one GEMM, [`Epilogue::Plain`], D of the input type.
     pub fn packed(_m: usize, n: usize, k: usize) -> Form {
+        // A leading dimension is at least 1, as in BLAS, even over an empty extent.
+        let (k, n) = (k.max(1), n.max(1));
         Form {
             a: OperandLayout::k_major(k),
             b: OperandLayout::k_major(k),
@@ -305,6 +330,36 @@ impl Form {
             alpha: 1.0,
             beta: 0.0,
             out: None,
+            base_align: ALLOCATION_ALIGN,
+        }
+    }
+
+    /// The largest power of two, in bytes, dividing the address of every row (every k of an
+    /// MN-major operand) of `operand` in every GEMM of the batch, for elements of `bytes` bytes:
+    /// what a copy of that many bytes needs. At most [`ALLOCATION_ALIGN`].
+    pub fn row_alignment(&self, operand: Operand, bytes: usize) -> u64 {
+        let (ld, stride) = match operand {
+            Operand::A => (self.a.ld, self.batch.a),
+            Operand::B => (self.b.ld, self.batch.b),
+            Operand::C => (self.ldc, self.batch.c),
+            Operand::D => (self.ldd, self.batch.d),
+            Operand::Residual => (self.ldr, self.batch.residual),
+        };
+        let stride = if self.batch.is_batched() { stride } else { 0 };
+        let bits = self.base_align.max(1)
+            | (ld as u64 * bytes as u64)
+            | (stride as u64 * bytes as u64)
+            | ALLOCATION_ALIGN;
+        1 << bits.trailing_zeros()
+    }
+
+    /// The form with its base alignment taken from the buffers' start `addresses` (the
+    /// largest power of two dividing all of them, at most [`ALLOCATION_ALIGN`]).
+    pub fn with_addresses(self, addresses: &[u64]) -> Form {
+        let bits = addresses.iter().fold(ALLOCATION_ALIGN, |acc, &a| acc | a);
+        Form {
+            base_align: 1 << bits.trailing_zeros(),
+            ..self
         }
     }
 
@@ -548,12 +603,46 @@ mod tests {
                 span: 48
             }
         );
-        let batch = Batch { d: 48, a: 0, ..batch };
+        let batch = Batch {
+            d: 48,
+            a: 0,
+            ..batch
+        };
         let ok = Form { batch, ..f };
         assert_eq!(ok.check(m, n, k), Ok(()));
         // A shared A (stride 0) spans one matrix; D three.
         let s = ok.spans(m, n, k).unwrap();
         assert_eq!((s.a, s.b, s.d), (30, 40, 3 * 48));
+    }
+
+    #[test]
+    fn row_alignment_takes_the_base_the_rows_and_the_batch() {
+        let f = Form::packed(64, 64, 64);
+        assert_eq!(f.row_alignment(Operand::A, 2), 128);
+        let odd = Form {
+            a: OperandLayout::k_major(65),
+            ..f
+        };
+        assert_eq!(odd.row_alignment(Operand::A, 2), 2);
+        let batched = Form {
+            batch: Batch {
+                count: 2,
+                a: 64 * 64 + 4,
+                ..Batch::ONE
+            },
+            ..f
+        };
+        assert_eq!(batched.row_alignment(Operand::A, 2), 8);
+        // One GEMM: its strides do not count.
+        let one = Form {
+            batch: Batch { a: 1, ..Batch::ONE },
+            ..f
+        };
+        assert_eq!(one.row_alignment(Operand::A, 2), 128);
+        let moved = f.with_addresses(&[0x7000_0000, 0x7000_0010]);
+        assert_eq!(moved.base_align, 16);
+        assert_eq!(moved.row_alignment(Operand::D, 2), 16);
+        assert_eq!(f.with_addresses(&[]).base_align, 256);
     }
 
     #[test]

@@ -61,9 +61,10 @@ pub mod reference;
 pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
+pub mod strided;
 pub mod tuning;
 
-pub use check::{check, BufferLens, InputError};
+pub use check::{check, check_form, BufferLens, FormLens, InputError};
 pub use device::Device;
 pub use launch_plan::{GemmArg, GemmOperand, LaunchPlan};
 pub use metric::relative_frobenius_error;
@@ -80,7 +81,7 @@ pub use cublas::CublasRef;
 #[cfg(feature = "gpu")]
 pub use runtime::target_for;
 #[cfg(feature = "gpu")]
-pub use runtime::{Gemm, GemmArgs, GemmError};
+pub use runtime::{Gemm, GemmArgs, GemmError, RawBuffer, RawBuffers};
 
 use dsl_core::atom::ValType;
 use dsl_core::kernel::DeviceType;

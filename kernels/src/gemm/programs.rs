@@ -16,6 +16,7 @@ pub static PROGRAMS: &[&dyn AnyProgram] = &[
     &crate::hopper::HopperWs,
     &crate::multistage::Multistage,
     &super::naive::Naive,
+    &super::strided::Strided,
 ];
 
 /// The program of [`PROGRAMS`] called `name`.
@@ -119,7 +120,10 @@ mod tests {
     #[test]
     fn programs_have_unique_names_and_are_found_by_them() {
         let names = KernelChoice::names();
-        assert_eq!(names, ["auto", "hopper_ws", "multistage", "naive"]);
+        assert_eq!(
+            names,
+            ["auto", "hopper_ws", "multistage", "naive", "strided"]
+        );
         for (i, p) in PROGRAMS.iter().enumerate() {
             assert!(!names[..=i].contains(&p.name()), "{} twice", p.name());
             assert_eq!(KernelChoice::named(p.name()), Ok(KernelChoice::Program(*p)));
@@ -129,7 +133,7 @@ mod tests {
         let e = KernelChoice::named("fast").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown kernel `fast`; this build has auto, hopper_ws, multistage, naive"
+            "unknown kernel `fast`; this build has auto, hopper_ws, multistage, naive, strided"
         );
         assert_eq!(
             format!("{:?}", KernelChoice::named("naive").unwrap()),
@@ -151,7 +155,10 @@ mod tests {
         let e = e.to_string();
         assert!(
             e.starts_with("`fastest` is no kernel's configuration: the hopper_ws kernel: ")
-                && e.ends_with("the naive kernel: it takes no --config, and `fastest` was given"),
+                && e.ends_with(
+                    "the naive kernel: it takes no --config, and `fastest` was given; the \
+                     strided kernel: it takes no --config, and `fastest` was given"
+                ),
             "{e}"
         );
         let only = Config::parse(KernelChoice::named("multistage").unwrap(), "tuned").unwrap();

@@ -3,6 +3,7 @@
 //! caught with their kind and Rust line.
 
 mod examples;
+mod forms;
 mod multistage;
 
 /// Xorshift values in [-1, 1), deterministic per seed.
