@@ -335,8 +335,8 @@ fn strided_epilogues() {
     }
 }
 
-/// K = 0 (BLAS's `beta C`), a batch past one block along z, and a packed problem through
-/// `auto`, which goes to the multistage program as before.
+/// K = 0 (BLAS's `beta C`) through `auto` (the multistage program) and the strided one, and a
+/// packed problem through `auto`, which goes to the multistage program as before.
 #[test]
 fn strided_edges_and_auto() {
     let device = Device::unknown(Target::Sm80);
@@ -357,6 +357,15 @@ fn strided_edges_and_auto() {
         kernel: KernelChoice::Auto,
     };
     let plan = run(&case, &device, 7);
+    assert_eq!(plan.program(), "multistage");
+    let plan = run(
+        &Case {
+            kernel: strided(),
+            ..case
+        },
+        &device,
+        7,
+    );
     assert_eq!(plan.program(), "strided");
     let packed = Case {
         m: 17,
