@@ -1,14 +1,15 @@
 //! An [`Epilogue`](super::epilogue::Epilogue) applied to one thread's accumulator fragment, the
-//! device side every program shares: each accumulator value's place in D ([`Placed`]: its
-//! register, row, column and whether it lies inside D), C, the bias and the residual read
-//! there ([`FusedOperands`]), and the values rewritten in their registers
-//! ([`elementwise`]) before the program's own store, or stored as gated pairs
-//! ([`store_gated`]) or one by one ([`store_each`]).
+//! device side every program shares: a thread's accumulators in the sum ([`ThreadTile`]: its
+//! first value's row and column, each value's offset from it, and whether the whole tile is
+//! inside, so that most tiles test nothing), C, the bias and the residual read at each value
+//! ([`FusedOperands`], through one pointer per row the thread holds), and the values rewritten
+//! in their registers ([`elementwise`]) before the program's own store, or stored as gated
+//! pairs ([`store_gated`]) or one by one ([`store_each`]).
 //!
-//! Which values pair up for a gated epilogue is the MMA's accumulator layout's business:
-//! [`check_gated_pairs`] proves on the host, for every thread, that values `v` and `v + 1` (`v`
-//! even) hold columns `2j` and `2j + 1` of one row, as the `mma.sync` and `wgmma` layouts have
-//! it.
+//! The offsets are the MMA's accumulator layout's business, proved on the host for every
+//! thread ([`accumulator_offsets`]), and so is which values pair up for a gated epilogue
+//! ([`check_gated_pairs`]: values `v` and `v + 1`, `v` even, hold columns `2j` and `2j + 1` of
+//! one row, as the `mma.sync` and `wgmma` layouts have it).
 
 use dsl_core::kernel::*;
 use dsl_core::layout::Layout;
@@ -39,113 +40,255 @@ pub struct FusedOperands<O> {
     pub ldd: Var<u32>,
 }
 
-/// One accumulator value of a thread: its register in the fragment, its row and its column in
-/// the sum (D's row and, for an elementwise epilogue, column), and whether it lies inside the
-/// sum's extents (values past M or N are computed from zeros and never read nor stored).
-#[derive(Clone, Copy)]
-pub struct Placed {
+/// One accumulator value of a thread: its register in the fragment and its offset from the
+/// thread's first value, in rows and columns (host values: the MMA's accumulator layout, the same
+/// for every thread, [`accumulator_offsets`] proves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccValue {
     /// The register (the fragment's value index).
-    pub value: usize,
-    /// Its row.
-    pub row: Var<u32>,
-    /// Its column in the sum.
-    pub col: Var<u32>,
-    /// Whether it is inside.
-    pub inside: Var<bool>,
+    pub reg: usize,
+    /// Rows below the thread's first value.
+    pub dr: u32,
+    /// Columns right of the thread's first value.
+    pub dc: u32,
 }
 
-/// `ptr[i]` widened to f32 where `inside`, else 0 (no access).
-fn load_if<O: OutElem>(inside: Var<bool>, ptr: GlobalPtr<O>, i: Var<u64>) -> Var<f32> {
-    let mut v = Var::konst(0.0f32).fresh();
-    inside.if_(|_| v.set(ptr.load_at(i).cast::<f32>()));
-    v
+/// One thread's accumulators in the sum: where its first value is (row and column, device
+/// values), each value's offset from it, the sum's extents (values at or past them are computed
+/// from zeros and neither read nor stored) and whether all of them are inside (the thread's
+/// tile is; then no value is tested).
+#[derive(Clone)]
+pub struct ThreadTile {
+    /// The first value's row and column.
+    pub base: (Var<u32>, Var<u32>),
+    /// The values.
+    pub values: Vec<AccValue>,
+    /// Rows and columns of the sum.
+    pub extents: (Var<u32>, Var<u32>),
+    /// Whether every value is inside.
+    pub whole: Var<bool>,
 }
 
-/// `row * ld + col`, in 64 bits.
-fn at(row: Var<u32>, ld: Var<u32>, col: Var<u32>) -> Var<u64> {
-    row.cast::<u64>() * ld.cast::<u64>() + col.cast::<u64>()
+impl ThreadTile {
+    /// The distinct row offsets, in order.
+    fn rows(&self) -> Vec<u32> {
+        let set: std::collections::BTreeSet<u32> = self.values.iter().map(|v| v.dr).collect();
+        set.into_iter().collect()
+    }
+
+    /// A pointer per distinct row offset `dr`: `p + (base row + dr) * ld + base column /
+    /// per_col` (the elements of that row are then at static offsets from it).
+    fn row_ptrs<O: DeviceType>(
+        &self,
+        p: GlobalPtr<O>,
+        ld: Var<u32>,
+        per_col: u32,
+    ) -> std::collections::BTreeMap<u32, GlobalPtr<O>> {
+        let (r0, c0) = self.base;
+        let c0 = if per_col == 1 {
+            c0
+        } else {
+            c0 >> per_col.trailing_zeros()
+        };
+        let first = p + (r0.cast::<u64>() * ld.cast::<u64>() + c0.cast::<u64>());
+        self.rows()
+            .into_iter()
+            .map(|dr| (dr, if dr == 0 { first } else { first + ld * dr }))
+            .collect()
+    }
+
+    /// Runs `each(values, inside)` over the values in groups of [`GROUP`], each group twice
+    /// over: once with no test where every value is inside, once with `inside(v)` testing each
+    /// value where some are not. A group is a branch of its own, so that the compiler does not
+    /// hoist every group's loads above the first group's work (they would hold a register each,
+    /// beside the accumulators).
+    fn split(&self, mut each: impl FnMut(&[AccValue], &dyn Fn(&AccValue) -> Option<Var<bool>>)) {
+        let (r0, c0) = self.base;
+        let (m, n) = self.extents;
+        for group in self.values.chunks(GROUP) {
+            self.whole.if_else(|arm| match arm {
+                Arm::Then => each(group, &|_| None),
+                Arm::Else => each(group, &|v: &AccValue| {
+                    Some((r0 + v.dr).lt(m) & (c0 + v.dc).lt(n))
+                }),
+            });
+        }
+    }
 }
 
-/// The bias at `(row, col)` of the sum, where `inside`.
-fn bias_at<O: OutElem>(epi: &DeviceEpilogue, ops: &FusedOperands<O>, p: &Placed) -> Var<f32> {
-    let i = match epi.epilogue.bias() {
-        Some(Bias::PerRow) => p.row,
-        _ => p.col,
+/// Accumulators an epilogue handles per branch ([`ThreadTile`]'s groups).
+const GROUP: usize = 16;
+
+/// `p[i]` widened to f32 where `inside` (always where `None`), else 0 (no access).
+fn load_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>) -> Var<f32> {
+    match inside {
+        None => p.load().cast::<f32>(),
+        Some(inside) => {
+            let mut v = Var::konst(0.0f32).fresh();
+            inside.if_(|_| v.set(p.load().cast::<f32>()));
+            v
+        }
+    }
+}
+
+/// `p[i] = v` where `inside` (always where `None`).
+fn store_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>, v: Var<f32>) {
+    match inside {
+        None => p.store(v.cast::<O>()),
+        Some(inside) => inside.if_(|_| p.store(v.cast::<O>())),
+    }
+}
+
+/// The bias of value `v`: per row (`bias[base row + dr]`) or per column.
+fn bias_of<O: OutElem>(
+    epi: &DeviceEpilogue,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+    v: &AccValue,
+    inside: Option<Var<bool>>,
+) -> Var<f32> {
+    let p = match epi.epilogue.bias() {
+        Some(Bias::PerRow) => ops.bias + (tile.base.0 + v.dr),
+        _ => ops.bias + (tile.base.1 + v.dc),
     };
-    load_if(p.inside, ops.bias, i.cast::<u64>())
+    load_if(inside, p)
 }
 
-/// Rewrites each placed value of `acc` with an elementwise epilogue's result: `map(alpha acc +
+/// Rewrites each accumulator of `tile` with an elementwise epilogue's result: `map(alpha acc +
 /// beta C + bias) + R` (C, the bias and R read only where the epilogue has them, and only
 /// inside). The program's store then writes the registers as it writes plain sums.
 pub fn elementwise<O: OutElem>(
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
-    places: &[Placed],
+    tile: &ThreadTile,
     ops: &FusedOperands<O>,
 ) {
-    for p in places {
-        let mut reg = acc.regs[p.value];
-        let x = epi.linear(
-            reg,
-            || load_if(p.inside, ops.c, at(p.row, ops.ldc, p.col)),
-            || bias_at(epi, ops, p),
-        );
-        let v = epi.map(x, p.row, p.col);
-        let v = epi.residual(v, || {
-            load_if(p.inside, ops.residual, at(p.row, ops.ldr, p.col))
-        });
-        reg.set(v);
-    }
+    let c_rows = epi
+        .epilogue
+        .reads_c()
+        .then(|| tile.row_ptrs(ops.c, ops.ldc, 1));
+    let r_rows = epi
+        .epilogue
+        .adds_residual()
+        .then(|| tile.row_ptrs(ops.residual, ops.ldr, 1));
+    let (r0, c0) = tile.base;
+    tile.split(|values, inside| {
+        for v in values {
+            let inside = inside(v);
+            let mut reg = acc.regs[v.reg];
+            let x = epi.linear(
+                reg,
+                || load_if(inside, c_rows.as_ref().expect("C is read")[&v.dr] + v.dc),
+                || bias_of(epi, tile, ops, v, inside),
+            );
+            let value = epi.map(x, r0 + v.dr, c0 + v.dc);
+            let value = epi.residual(value, || {
+                load_if(inside, r_rows.as_ref().expect("R is added")[&v.dr] + v.dc)
+            });
+            reg.set(value);
+        }
+    });
 }
 
-/// A gated epilogue: for each placed value `v` holding column `2j` (its partner `v + 1` holds
-/// `2j + 1`, as [`check_gated_pairs`] proved), stores `act(x[2j]) * x[2j + 1] + R` to D's
+/// A gated epilogue: for each even accumulator (column `2j`; its partner, the next register,
+/// holds `2j + 1`, as [`check_gated_pairs`] proved), stores `act(x[2j]) * x[2j + 1] + R` to D's
 /// column `j`, where inside.
 pub fn store_gated<O: OutElem>(
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
-    places: &[Placed],
+    tile: &ThreadTile,
     ops: &FusedOperands<O>,
 ) {
-    let by_value = |v: usize| places.iter().find(|p| p.value == v);
-    for gate in places.iter().filter(|p| p.value % 2 == 0) {
-        let Some(up) = by_value(gate.value + 1) else {
-            continue;
-        };
-        let g = epi.linear(
-            acc.regs[gate.value],
-            || Var::konst(0.0),
-            || bias_at(epi, ops, gate),
-        );
-        let u = epi.linear(
-            acc.regs[up.value],
-            || Var::konst(0.0),
-            || bias_at(epi, ops, up),
-        );
-        let j = gate.col >> 1u32;
-        let v = epi.gate(g, u);
-        let v = epi.residual(v, || {
-            load_if(gate.inside, ops.residual, at(gate.row, ops.ldr, j))
-        });
-        let d = ops.d;
-        let ldd = ops.ldd;
-        let row = gate.row;
-        gate.inside
-            .if_(|_| d.store_at(at(row, ldd, j), v.cast::<O>()));
-    }
+    let d_rows = tile.row_ptrs(ops.d, ops.ldd, 2);
+    let r_rows = epi
+        .epilogue
+        .adds_residual()
+        .then(|| tile.row_ptrs(ops.residual, ops.ldr, 2));
+    let by_reg = |r: usize| tile.values.iter().find(|v| v.reg == r);
+    tile.split(|values, inside| {
+        for gate in values.iter().filter(|v| v.reg % 2 == 0) {
+            let Some(up) = by_reg(gate.reg + 1) else {
+                continue;
+            };
+            let inside = inside(gate);
+            let g = epi.linear(
+                acc.regs[gate.reg],
+                || Var::konst(0.0),
+                || bias_of(epi, tile, ops, gate, inside),
+            );
+            let u = epi.linear(
+                acc.regs[up.reg],
+                || Var::konst(0.0),
+                || bias_of(epi, tile, ops, up, inside),
+            );
+            let j = gate.dc / 2;
+            let value = epi.residual(epi.gate(g, u), || {
+                load_if(inside, r_rows.as_ref().expect("R is added")[&gate.dr] + j)
+            });
+            store_if(inside, d_rows[&gate.dr] + j, value);
+        }
+    });
 }
 
-/// Stores each placed value of `acc` (rewritten by [`elementwise`] or not) to D at its row and
-/// column, rounded to D's type, where inside: the store of a form whose D the program's own
-/// store does not write (another type, a leading dimension of its own).
-pub fn store_each<O: OutElem>(acc: &Fragment<f32>, places: &[Placed], ops: &FusedOperands<O>) {
-    for p in places {
-        let v = acc.regs[p.value];
-        let (d, ldd, row, col) = (ops.d, ops.ldd, p.row, p.col);
-        p.inside
-            .if_(|_| d.store_at(at(row, ldd, col), v.cast::<O>()));
+/// Stores each accumulator of `tile` (rewritten by [`elementwise`] or not) to D at its row and
+/// column, rounded to D's type, where inside.
+pub fn store_each<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &FusedOperands<O>) {
+    let d_rows = tile.row_ptrs(ops.d, ops.ldd, 1);
+    tile.split(|values, inside| {
+        for v in values {
+            store_if(inside(v), d_rows[&v.dr] + v.dc, acc.regs[v.reg]);
+        }
+    });
+}
+
+/// The offsets of a thread's accumulators from its first value, for `mma` over a `rows x cols`
+/// tile whose accumulators are the fragment `frag_c`: each register with its `(dr, dc)`, the
+/// same for every thread (proved: a thread's values are thread 0's moved by its first value's
+/// place), in the partition's order. The error names the first thread and register that break
+/// it.
+pub fn accumulator_offsets(
+    mma: &TiledMma,
+    frag_c: &Layout,
+    (rows, cols): (i64, i64),
+) -> Result<Vec<AccValue>, String> {
+    let fail = |e: dsl_core::layout::LayoutError| e.to_string();
+    let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
+    let coords = |t: i64| -> Result<Vec<Vec<i64>>, String> {
+        let part = mma
+            .get_slice(t)
+            .map_err(fail)?
+            .partition_c(id.view())
+            .map_err(fail)?;
+        id.coords_of(&part).map_err(fail)
+    };
+    let zero = coords(0)?;
+    let values = zero
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            Ok(AccValue {
+                reg: frag_c.eval(i as i64).map_err(fail)? as usize,
+                dr: u32::try_from(c[0] - zero[0][0])
+                    .map_err(|_| "a value above the first".to_string())?,
+                dc: u32::try_from(c[1] - zero[0][1])
+                    .map_err(|_| "a value left of the first".to_string())?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    for t in 1..mma.size() {
+        let at = coords(t)?;
+        for (i, (c, v)) in at.iter().zip(&values).enumerate() {
+            let want = [at[0][0] + i64::from(v.dr), at[0][1] + i64::from(v.dc)];
+            if c[..] != want[..] {
+                return Err(format!(
+                    "thread {t}'s accumulator {} is at {c:?}, not thread 0's offset from its \
+                     first value ({want:?}); element {i}",
+                    v.reg
+                ));
+            }
+        }
     }
+    Ok(values)
 }
 
 /// Proves that for every thread of `mma` over a `rows x cols` tile, whose accumulators are the

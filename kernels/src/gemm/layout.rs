@@ -254,6 +254,37 @@ pub enum Operand {
     Residual,
 }
 
+/// What of a [`Form`] a kernel is generated for: the operands' majors, the epilogue and D's
+/// type. The rest (leading dimensions, batch strides, scalars) are the kernel's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FormParts {
+    /// A's major.
+    pub a: Major,
+    /// B's major.
+    pub b: Major,
+    /// The epilogue.
+    pub epilogue: Epilogue,
+    /// D's type.
+    pub out: OutType,
+}
+
+impl FormParts {
+    /// `_fKK_plain_f16`: the majors, the epilogue's tag and D's type, for kernel names.
+    pub fn tag(&self) -> String {
+        let m = |x: Major| match x {
+            Major::K => "k",
+            Major::MN => "mn",
+        };
+        format!(
+            "_f{}{}_{}_{}",
+            m(self.a),
+            m(self.b),
+            self.epilogue.tag(),
+            self.out
+        )
+    }
+}
+
 /// Elements each buffer must hold for a [`Form`] (0 for a buffer it does not read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Spans {
@@ -360,6 +391,16 @@ impl Form {
         Form {
             base_align: 1 << bits.trailing_zeros(),
             ..self
+        }
+    }
+
+    /// The parts a kernel is generated for, with inputs of `dtype`.
+    pub fn parts(&self, dtype: GemmDtype) -> FormParts {
+        FormParts {
+            a: self.a.major,
+            b: self.b.major,
+            epilogue: self.epilogue,
+            out: self.out_type(dtype),
         }
     }
 

@@ -195,7 +195,7 @@ impl std::fmt::Display for Accum {
 ///     fn to_f64(self) -> f64 { f64::from(self.0) }
 /// }
 /// ```
-pub trait GemmElem: sealed::Sealed + DeviceType + Send + Sync {
+pub trait GemmElem: sealed::Sealed + DeviceType + strided::OutElem + Send + Sync {
     /// Its [`GemmDtype`].
     const DTYPE: GemmDtype;
     /// `x` rounded to nearest even.

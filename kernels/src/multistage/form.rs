@@ -22,44 +22,12 @@
 use dsl_core::ir::{Kernel, Target};
 
 use super::{multistage_kernel_of, MultistageConfig, MultistageError, MultistageParts, Setup};
-use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::{check_gated_pairs, FormParams};
-use crate::gemm::layout::{matrix_span, Form, Major, Operand, OutType};
+use crate::gemm::layout::{matrix_span, Form, FormParts, Major, Operand, OutType};
 use crate::gemm::naive::MAX_GRID_Y;
 use crate::gemm::{
     Accum, Device, GemmArg, KernelBuildError, LaunchPlan, Plan, Problem, ProgramPlan,
 };
-
-/// What of a form the multistage kernel is generated for: the operands' majors, the epilogue
-/// and D's type (leading dimensions, batch strides and scalars are parameters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MultistageForm {
-    /// A's major.
-    pub a: Major,
-    /// B's major.
-    pub b: Major,
-    /// The epilogue.
-    pub epilogue: Epilogue,
-    /// D's type.
-    pub out: OutType,
-}
-
-impl MultistageForm {
-    /// `_fKK_plain_f16`: the majors, the epilogue's tag and D's type, for kernel names.
-    pub fn tag(&self) -> String {
-        let m = |x: Major| match x {
-            Major::K => "k",
-            Major::MN => "mn",
-        };
-        format!(
-            "_f{}{}_{}_{}",
-            m(self.a),
-            m(self.b),
-            self.epilogue.tag(),
-            self.out
-        )
-    }
-}
 
 /// The multistage program's plan for a form: a configuration (its epilogue through the
 /// registers) and the form's parts.
@@ -68,7 +36,7 @@ pub struct MultistageFormPlan {
     /// The configuration.
     pub cfg: MultistageConfig,
     /// The form's parts.
-    pub form: MultistageForm,
+    pub form: FormParts,
 }
 
 /// The widest copy, in elements (8, 4, 2 or 1), that every row of `operand` allows: its extent
@@ -158,12 +126,7 @@ pub(super) fn plan_form(p: &Problem, form: &Form, target: Target) -> Result<Plan
     }
     let plan = MultistageFormPlan {
         cfg,
-        form: MultistageForm {
-            a: form.a.major,
-            b: form.b.major,
-            epilogue: form.epilogue,
-            out: form.out_type(p.dtype),
-        },
+        form: form.parts(p.dtype),
     };
     // The layouts are made now, so that a plan that builds is all that is handed on.
     let setup = Setup::with_form(&plan.cfg, Some(plan.form)).map_err(|e| format!("{e}"))?;

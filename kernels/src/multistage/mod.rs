@@ -442,7 +442,10 @@ pub struct Setup {
     pub s2r_b_atom: CopyAtom,
     /// The form's parts the kernel is generated for (`None`: the packed form, the kernel as it
     /// always was).
-    pub form: Option<form::MultistageForm>,
+    pub form: Option<crate::gemm::layout::FormParts>,
+    /// A thread's accumulators' offsets from its first value in the block tile, for a form's
+    /// epilogue (empty without a form).
+    pub acc_offsets: Vec<crate::gemm::fused::AccValue>,
 }
 
 impl Setup {
@@ -456,7 +459,7 @@ impl Setup {
     /// along M or N) and read by `ldmatrix.trans`.
     pub fn with_form(
         cfg: &MultistageConfig,
-        form: Option<form::MultistageForm>,
+        form: Option<crate::gemm::layout::FormParts>,
     ) -> Result<Setup, MultistageError> {
         cfg.check()?;
         let (bm, bn, bk, st) = (
@@ -581,6 +584,15 @@ impl Setup {
             )?,
             &Layout::new(IntTuple::ints(&[1, 8]), IntTuple::ints(&[0, 1]))?,
         )?;
+        let acc_offsets = match form {
+            None => Vec::new(),
+            Some(_) => crate::gemm::fused::accumulator_offsets(&mma, &frag_c, (bm, bn)).map_err(
+                |reason| MultistageError::Config {
+                    cfg: cfg.parts(),
+                    reason,
+                },
+            )?,
+        };
         Ok(Setup {
             cfg: *cfg,
             mma,
@@ -604,6 +616,7 @@ impl Setup {
             s2g,
             g2s_b,
             s2r_b_atom,
+            acc_offsets,
             form,
         })
     }

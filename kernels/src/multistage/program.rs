@@ -26,7 +26,7 @@ use dsl_macros::kernel;
 
 use super::{Epilogue, MultistageError, Setup};
 use crate::gemm::epilogue::DeviceEpilogue;
-use crate::gemm::fused::{elementwise, store_gated, FormParams, FusedOperands, Placed};
+use crate::gemm::fused::{elementwise, store_gated, FormParams, FusedOperands, ThreadTile};
 use crate::gemm::layout::{Major, OutType};
 use crate::gemm::strided::OutElem;
 use crate::gemm::Accum;
@@ -77,7 +77,7 @@ fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>
     )
 }
 
-/// A form's store of a thread's sums `acc` (each placed in `places`): a gated epilogue stores
+/// A form's store of a thread's sums `acc` (placed by `tile`): a gated epilogue stores
 /// its pairs' results; the others rewrite the sums in their registers and store them as the
 /// register epilogue does, to the block's tile of D (`rows x n` seen from tile `(tm, tn)`,
 /// partitioned like the sums for thread `idx`).
@@ -85,16 +85,16 @@ fn fused_store<O: OutElem>(
     plan: &Setup,
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
-    places: &[Placed],
+    tile: &ThreadTile,
     ops: &FusedOperands<O>,
     (rows, n, tm, tn, idx): (Var<u32>, Var<u32>, Var<u32>, Var<u32>, Var<u32>),
 ) -> Result<(), LayoutError> {
     if epi.epilogue.is_gated() {
-        store_gated(epi, acc, places, ops);
+        store_gated(epi, acc, tile, ops);
         return Ok(());
     }
     if *epi.epilogue != crate::gemm::epilogue::Epilogue::Plain {
-        elementwise(epi, acc, places, ops);
+        elementwise(epi, acc, tile, ops);
     }
     let (bm, bn) = (i64::from(plan.cfg.tile_m), i64::from(plan.cfg.tile_n));
     let gd = GTensor::new(ops.d, &[rows, n], &[ops.ldd, Var::konst(1)])
@@ -308,20 +308,20 @@ pub fn multistage<T: DeviceType>(
                 reason: "a form's epilogue takes f32 sums".into(),
             });
         };
-        let cd = CTensor::new(&[rows, n])
-            .local_tile(&[bm, bn], &[Dyn(tm), Dyn(tn)])?
-            .partition_c(&plan.mma, idx)?;
-        let places = (0..cd.layout().size())
-            .map(|i| {
-                let (c, inside) = cd.element(i)?;
-                Ok(Placed {
-                    value: acc.value(i)? as usize,
-                    row: c[0],
-                    col: c[1],
-                    inside,
-                })
-            })
-            .collect::<Result<Vec<_>, LayoutError>>()?;
+        // This thread's accumulators in the sum: the block's tile at (tm, tn), the thread's
+        // first value within it, the plan's offsets from there.
+        let (bm32, bn32) = (cfg.tile_m, cfg.tile_n);
+        let first = CTensor::new(&[Var::konst(bm32), Var::konst(bn32)])
+            .local_tile(&[bm, bn], &[At(0), At(0)])?
+            .partition_c(&plan.mma, idx)?
+            .origin();
+        let (row0, col0) = (tm * bm32, tn * bn32);
+        let tile = ThreadTile {
+            base: (row0 + first[0], col0 + first[1]),
+            values: plan.acc_offsets.clone(),
+            extents: (rows, n),
+            whole: (row0 + bm32).le(rows) & (col0 + bn32).le(n),
+        };
         let epi = DeviceEpilogue {
             epilogue: &form.epilogue,
             alpha: fp.alpha,
@@ -329,24 +329,15 @@ pub fn multistage<T: DeviceType>(
         };
         let dp = d.cast::<u32>();
         let at = (rows, n, tm, tn, idx);
+        let tile = &tile;
         match form.out {
-            OutType::F16 => fused_store(
-                plan,
-                &epi,
-                acc,
-                &places,
-                &fp.operands::<half::f16>(dp, z),
-                at,
-            )?,
-            OutType::Bf16 => fused_store(
-                plan,
-                &epi,
-                acc,
-                &places,
-                &fp.operands::<half::bf16>(dp, z),
-                at,
-            )?,
-            OutType::F32 => fused_store(plan, &epi, acc, &places, &fp.operands::<f32>(dp, z), at)?,
+            OutType::F16 => {
+                fused_store(plan, &epi, acc, tile, &fp.operands::<half::f16>(dp, z), at)?
+            }
+            OutType::Bf16 => {
+                fused_store(plan, &epi, acc, tile, &fp.operands::<half::bf16>(dp, z), at)?
+            }
+            OutType::F32 => fused_store(plan, &epi, acc, tile, &fp.operands::<f32>(dp, z), at)?,
         }
         return Ok(());
     }
