@@ -17,7 +17,7 @@ use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
 use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
-use crate::gemm::fused::{elementwise, store_gated, FormParams, ThreadTile};
+use crate::gemm::fused::{elementwise, store_gated, AccValue, FormParams, ThreadTile};
 use crate::gemm::layout::FormParts;
 use crate::gemm::GemmElem;
 use dsl_core::tensor::{CTensor, Idx};
@@ -149,17 +149,37 @@ fn fused<T: GemmElem>(
     let s = &plan.schedule;
     let (rows, bn) = (s.consumer_rows(), s.tile.n());
     // The consumer's tile at (unit.m0 + row0, unit.n0), the thread's first value within it, the
-    // plan's offsets from there (plan_form refused swapped schedules: D is not transposed).
+    // plan's offsets from there.
     let first = CTensor::new(&[Var::konst(rows), Var::konst(bn)])
         .local_tile(&[i64::from(rows), i64::from(bn)], &[Idx::At(0), Idx::At(0)])?
         .partition_c(&plan.mma, t)?
         .origin();
     let (m0, n0) = (unit.m0 + row0, unit.n0);
-    let tile = ThreadTile {
-        base: (m0 + first[0], n0 + first[1]),
-        values: plan.acc_offsets.clone(),
-        extents: (unit.m_end, out.n),
-        whole: (m0 + rows).le(unit.m_end) & (n0 + bn).le(out.n),
+    let whole = (m0 + rows).le(unit.m_end) & (n0 + bn).le(out.n);
+    let (base, extents) = ((m0 + first[0], n0 + first[1]), (unit.m_end, out.n));
+    // Swapped (`_t`), the kernel's tile is D's transposed: D's rows run along its columns.
+    let tile = if s.swapped() {
+        ThreadTile {
+            base: (base.1, base.0),
+            values: plan
+                .acc_offsets
+                .iter()
+                .map(|v| AccValue {
+                    dr: v.dc,
+                    dc: v.dr,
+                    ..*v
+                })
+                .collect(),
+            extents: (extents.1, extents.0),
+            whole,
+        }
+    } else {
+        ThreadTile {
+            base,
+            values: plan.acc_offsets.clone(),
+            extents,
+            whole,
+        }
     };
     let epi = DeviceEpilogue {
         epilogue: &parts.epilogue,
