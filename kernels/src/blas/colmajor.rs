@@ -515,3 +515,60 @@ mod tests {
             .reads_c());
     }
 }
+
+#[cfg(test)]
+mod plans {
+    use super::*;
+    use crate::gemm::{check_form, Accum, Device, FormLens, GemmDtype, KernelChoice, Problem};
+
+    /// The program each transpose pair and leading dimension runs on the H200: a Hopper plan for
+    /// TN with rows of 16 bytes, a tensor-core program for every other pair, the strided one
+    /// only where nothing else takes the call.
+    #[test]
+    fn every_transpose_pair_plans_a_tensor_core_program() {
+        let h200 = Device::h200();
+        for (op, want) in [
+            ((Op::T, Op::N), "hopper_ws"),
+            ((Op::N, Op::N), "multistage"),
+            ((Op::N, Op::T), "multistage"),
+            ((Op::T, Op::T), "multistage"),
+        ] {
+            for pad in [0, 1] {
+                let base = ColMajor::packed(op.0, op.1, 4096, 4096, 4096);
+                let call = ColMajor {
+                    lda: base.lda + pad,
+                    ldb: base.ldb + pad,
+                    ldc: base.ldc + pad,
+                    beta: 1.0,
+                    ..base
+                };
+                let r = call.to_rute().unwrap().unwrap();
+                let s = r.form.spans(r.m, r.n, r.k).unwrap();
+                let p = Problem {
+                    m: r.m,
+                    n: r.n,
+                    k: r.k,
+                    dtype: GemmDtype::Bf16,
+                    acc: Accum::F32,
+                    kernel: KernelChoice::Auto,
+                    config: None,
+                };
+                let lens = FormLens {
+                    a: s.a,
+                    b: s.b,
+                    c: s.c,
+                    d: s.d,
+                    ..FormLens::default()
+                };
+                let plan = check_form(&p, &r.form, lens, &h200).unwrap();
+                let want = if pad == 1 { "multistage" } else { want };
+                assert_eq!(
+                    plan.program(),
+                    want,
+                    "{op:?} pad {pad}: {}",
+                    plan.describe()
+                );
+            }
+        }
+    }
+}

@@ -35,8 +35,8 @@ use crate::gemm::{
 /// let stream = ctx.new_stream()?;
 /// let blas = Blas::new(stream.clone())?; // was: CudaBlas::new(stream.clone())?
 /// let (m, n, k) = (64, 48, 32);
-/// let a = stream.memcpy_stod(&vec![f16::ONE; m * k])?;
-/// let b = stream.memcpy_stod(&vec![f16::ONE; k * n])?;
+/// let a = stream.clone_htod(&vec![f16::ONE; m * k])?;
+/// let b = stream.clone_htod(&vec![f16::ONE; k * n])?;
 /// let mut c = stream.alloc_zeros::<f16>(m * n)?;
 /// let cfg = GemmConfig {
 ///     transa: CUBLAS_OP_N, transb: CUBLAS_OP_N,
@@ -46,7 +46,7 @@ use crate::gemm::{
 /// };
 /// // SAFETY: a, b and c hold the m x k, k x n and m x n matrices the configuration describes.
 /// unsafe { blas.gemm(cfg, &a, &b, &mut c) }?;
-/// let c = stream.memcpy_dtov(&c)?;
+/// let c = stream.clone_dtoh(&c)?;
 /// assert!(c.iter().all(|x| x.to_f32() == k as f32));
 /// # Ok(()) }
 /// ```

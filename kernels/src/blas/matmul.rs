@@ -136,10 +136,7 @@ impl Blas {
             ldc: fusion.c.as_ref().map_or(d_ld, |c| c.ld),
             ldr: fusion.residual.as_ref().map_or(d_ld, |r| r.ld),
             batch: crate::gemm::layout::Batch {
-                c: fusion
-                    .c
-                    .as_ref()
-                    .map_or(form.batch.d, |c| c.batch_stride),
+                c: fusion.c.as_ref().map_or(form.batch.d, |c| c.batch_stride),
                 residual: fusion
                     .residual
                     .as_ref()
@@ -165,10 +162,14 @@ impl Blas {
             jit.check_buffer(x).map_err(|e| foreign("the bias", e))?;
         }
         if let Some(r) = &fusion.residual {
-            jit.check_buffer(&r.data).map_err(|e| foreign("the residual", e))?;
+            jit.check_buffer(&r.data)
+                .map_err(|e| foreign("the residual", e))?;
         }
         let missing = |what: &str| BlasError::InvalidValue {
-            reason: format!("the epilogue ({}) reads {what}, and none was given", fusion.epilogue.describe()),
+            reason: format!(
+                "the epilogue ({}) reads {what}, and none was given",
+                fusion.epilogue.describe()
+            ),
         };
         if form.epilogue.bias().is_some() && fusion.bias.is_none() {
             return Err(missing("a bias"));
@@ -192,7 +193,9 @@ impl Blas {
             c: c.as_ref().map_or(d_raw, |c| raw(c, o)),
             d: d_raw,
             bias: bias.as_ref().map_or(RawBuffer::default(), |x| raw(x, o)),
-            residual: residual.as_ref().map_or(RawBuffer::default(), |x| raw(x, o)),
+            residual: residual
+                .as_ref()
+                .map_or(RawBuffer::default(), |x| raw(x, o)),
         };
         let problem = Problem {
             m,
@@ -208,14 +211,15 @@ impl Blas {
         // run_raw checks against the form's spans; the arguments above order their uses on this
         // stream and record them when dropped, after the launch; D is borrowed mutably, so no
         // other operand aliases it except C where C is D itself.
-        let plan = unsafe { self.runtime().run_raw::<T, O>(&problem, &form, &buffers) }.map_err(
-            |e| match e {
-                GemmError::Input(i) => BlasError::InvalidValue {
-                    reason: i.to_string(),
-                },
-                other => BlasError::Runtime(other),
-            },
-        )?;
+        let plan =
+            unsafe { self.runtime().run_raw::<T, O>(&problem, &form, &buffers) }.map_err(|e| {
+                match e {
+                    GemmError::Input(i) => BlasError::InvalidValue {
+                        reason: i.to_string(),
+                    },
+                    other => BlasError::Runtime(other),
+                }
+            })?;
         drop((pa, pb, c, bias, residual, pd));
         Ok(Some(plan))
     }

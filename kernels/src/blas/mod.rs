@@ -9,11 +9,11 @@
 //! rute does not cover is refused, never computed wrong.
 
 pub mod colmajor;
-pub mod rowmajor;
 #[cfg(feature = "gpu")]
 mod handle;
 #[cfg(feature = "gpu")]
 mod matmul;
+pub mod rowmajor;
 
 #[cfg(feature = "gpu")]
 pub use handle::{from_config, from_strided, op_of, Blas, BlasElem};

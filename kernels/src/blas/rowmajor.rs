@@ -156,7 +156,9 @@ mod tests {
     use crate::gemm::reference::{reference, Inputs};
 
     fn values(seed: usize, len: usize) -> Vec<f64> {
-        (0..len).map(|i| ((i * 7 + seed * 13) % 11) as f64 - 5.0).collect()
+        (0..len)
+            .map(|i| ((i * 7 + seed * 13) % 11) as f64 - 5.0)
+            .collect()
     }
 
     /// Every layout of A and B (row-major, transposed, padded, a broadcast batch): rute's result
