@@ -58,6 +58,7 @@
 #![warn(missing_docs)]
 
 pub mod blackwell;
+pub mod blas;
 pub mod cases;
 pub mod examples;
 pub mod gemm;
@@ -66,5 +67,7 @@ pub mod hopper;
 pub mod multistage;
 pub mod registry;
 
+#[cfg(feature = "gpu")]
+pub use blas::Blas;
 #[cfg(feature = "gpu")]
 pub use gemm::{Gemm, GemmArgs};

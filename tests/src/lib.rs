@@ -60,8 +60,9 @@ pub mod gemm {
     use kernels::gemm::{GemmArg, LaunchPlan, Plan};
 
     /// Whether the runtime's argument for `arg` fills `param`: pointers (D, A, B, a table) a
-    /// 64-bit unsigned or untyped scalar or `.ptr`, the dimensions and scalars a 32-bit one, a
-    /// tensor map a 128-byte, 64-byte aligned array.
+    /// 64-bit unsigned or untyped scalar or `.ptr`, the dimensions and scalars a 32-bit one (a
+    /// 64-bit scalar a 64-bit one, an f32 a 32-bit float), a tensor map a 128-byte, 64-byte
+    /// aligned array.
     pub fn fits(arg: &GemmArg, param: &PtxParam) -> bool {
         let scalar = |bits: u32| match param.kind {
             PtxParamKind::Scalar(t) | PtxParamKind::Pointer { ty: t, .. } => {
@@ -69,11 +70,24 @@ pub mod gemm {
             }
             PtxParamKind::Array { .. } => false,
         };
-        match arg {
-            GemmArg::D | GemmArg::A | GemmArg::B | GemmArg::Table(_) | GemmArg::Workspace => {
-                scalar(64)
+        let float = |bits: u32| match param.kind {
+            PtxParamKind::Scalar(t) => {
+                t.bits == bits && matches!(t.class, PtxClass::Float | PtxClass::Bits)
             }
+            _ => false,
+        };
+        match arg {
+            GemmArg::D
+            | GemmArg::A
+            | GemmArg::B
+            | GemmArg::C
+            | GemmArg::Bias
+            | GemmArg::Residual
+            | GemmArg::Table(_)
+            | GemmArg::Workspace
+            | GemmArg::U64(_) => scalar(64),
             GemmArg::M | GemmArg::N | GemmArg::K | GemmArg::U32(_) => scalar(32),
+            GemmArg::F32(_) => float(32),
             GemmArg::TensorMap { .. } => param.is_tensor_map(),
         }
     }

@@ -131,6 +131,42 @@ impl Jit {
         })
     }
 
+    /// The JIT runtime on a stream the caller made (cudarc's `CudaContext::new_stream`, or any
+    /// other): its work goes to `stream`, in order with the caller's other work there, as a
+    /// cuBLAS handle made with `CudaBlas::new(stream)` does. Refuses a driver older than CUDA
+    /// 12.0 with [`JitError::NoGpu`].
+    pub fn on_stream(stream: Arc<CudaStream>) -> Result<Jit, JitError> {
+        let mut version = 0;
+        // SAFETY: `version` is a valid out-pointer; the stream's context means the driver is
+        // loaded and initialised.
+        unsafe { sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(|e| {
+                no_gpu(format!(
+                    "the CUDA driver did not report its version: {}",
+                    describe(e)
+                ))
+            })?;
+        if version < MIN_DRIVER_VERSION {
+            return Err(no_gpu(format!(
+                "the CUDA driver supports CUDA {}.{}; rute's JIT needs 12.0 or newer",
+                version / 1000,
+                (version % 1000) / 10
+            )));
+        }
+        let ctx = Arc::clone(stream.context());
+        let limits = read_limits(&ctx)?;
+        Ok(Jit {
+            shared: Arc::new(Shared {
+                ctx,
+                stream,
+                limits,
+                driver_version: version,
+            }),
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
     /// Loads `ptx` into this device's context, or returns the module already loaded from the
     /// same text: for equal texts the result is the same `Arc` (pointer-equal). A text the
     /// driver refuses gives [`JitError::Rejected`] with the JIT log, and is not cached, so a

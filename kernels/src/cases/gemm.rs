@@ -321,6 +321,7 @@ pub fn steps(
         buffers.len() - 1
     });
     let mut tables: Vec<(Arc<Vec<u32>>, usize)> = Vec::new();
+    let mut unread: Option<usize> = None;
     let mut step = |kernel: usize, l: &LaunchPlan| -> Result<Step, String> {
         let operand = |o: &GemmOperand| match o {
             GemmOperand::A => A,
@@ -339,6 +340,16 @@ pub fn steps(
                     GemmArg::N => CaseArg::U32(n),
                     GemmArg::K => CaseArg::U32(k),
                     GemmArg::U32(v) => CaseArg::U32(*v),
+                    GemmArg::F32(v) => CaseArg::F32(*v),
+                    GemmArg::U64(v) => CaseArg::U64(*v),
+                    // A packed problem's epilogue is `D = acc`: a program whose kernel takes C,
+                    // a bias or a residual reads none of them, and gets an empty buffer.
+                    GemmArg::C | GemmArg::Bias | GemmArg::Residual => {
+                        CaseArg::Buffer(*unread.get_or_insert_with(|| {
+                            buffers.push(Buffer::scratch("unread", Elem::F32, 0));
+                            buffers.len() - 1
+                        }))
+                    }
                     GemmArg::TensorMap {
                         operand: o,
                         descriptor,

@@ -152,6 +152,7 @@ impl<'j> OnGpu<'j> {
                     None => return Err(self.bad(format!("no buffer {b}"))),
                 },
                 CaseArg::U32(v) => KernelArg::U32(*v),
+                CaseArg::U64(v) => KernelArg::U64(*v),
                 CaseArg::F32(v) => KernelArg::F32(*v),
                 CaseArg::TensorMap { .. } => {
                     KernelArg::TensorMap(maps_in_order.next().expect("one map per TensorMap"))

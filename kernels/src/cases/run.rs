@@ -224,6 +224,8 @@ pub enum CaseArg {
     Buffer(usize),
     /// A `u32`.
     U32(u32),
+    /// A `u64`.
+    U64(u64),
     /// An `f32`.
     F32(f32),
     /// A TMA tensor map over buffer `buffer` with the fields of `descriptor`.

@@ -233,6 +233,7 @@ impl<'c> Simulated<'c> {
         Ok(match arg {
             CaseArg::Buffer(i) => Arg::Buffer(buffer(*i)?),
             CaseArg::U32(v) => Arg::u32(*v),
+            CaseArg::U64(v) => Arg::u64(*v),
             CaseArg::F32(v) => Arg::f32(*v),
             CaseArg::TensorMap {
                 buffer: i,

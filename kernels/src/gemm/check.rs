@@ -7,6 +7,7 @@
 use thiserror::Error;
 
 use super::device::Device;
+use super::layout::{Form, FormError};
 use super::program::{AnyProgram, KernelChoice, Plan, Problem};
 use super::programs::PROGRAMS;
 use super::{Accum, GemmDtype};
@@ -94,6 +95,19 @@ pub enum InputError {
         /// Why, as a clause.
         reason: String,
     },
+    /// A buffer shorter than the form reads or writes.
+    #[error("{buffer} has {given} elements, and the GEMM's form reaches {need}")]
+    ShortBuffer {
+        /// "A", "B", "C", "D", "the bias" or "the residual".
+        buffer: &'static str,
+        /// Elements the form spans.
+        need: usize,
+        /// Elements given.
+        given: usize,
+    },
+    /// The form does not describe a GEMM.
+    #[error("{0}")]
+    Form(#[from] FormError),
     /// `auto` found no program that runs the problem.
     #[error("no kernel of this build runs this problem: {reasons}")]
     NoKernel {
@@ -185,10 +199,83 @@ pub fn tma_rows(p: &Problem, max_dim: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Element counts of a form's buffers, as the caller hands them over ([`check_form`]); 0 for a
+/// buffer the epilogue does not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FormLens {
+    /// A.
+    pub a: usize,
+    /// B.
+    pub b: usize,
+    /// C.
+    pub c: usize,
+    /// D.
+    pub d: usize,
+    /// The bias.
+    pub bias: usize,
+    /// The residual.
+    pub residual: usize,
+}
+
+/// [`check`] for a problem in `form`: M, N and K in range (K may be 0 in a form: `D = epilogue(0)`,
+/// as BLAS computes `beta C`), the form itself ([`Form::check`]), every buffer at least as long
+/// as the form reads or writes ([`Form::spans`]; longer is fine, a buffer may be a view into a
+/// larger one), the type pair; then the plan: the named program's, or for `Auto` the first of
+/// [`PROGRAMS`] whose [`GemmProgram::plan_form`](super::GemmProgram::plan_form) takes the form.
+pub fn check_form(
+    problem: &Problem,
+    form: &Form,
+    lens: FormLens,
+    device: &Device,
+) -> Result<Plan, InputError> {
+    for (dim, value) in [("M", problem.m), ("N", problem.n), ("K", problem.k)] {
+        if value == 0 && dim != "K" {
+            return Err(InputError::ZeroDim { dim });
+        }
+        if value > MAX_DIM {
+            return Err(InputError::DimTooLarge {
+                dim,
+                value,
+                max: MAX_DIM,
+            });
+        }
+    }
+    form.check(problem.m, problem.n, problem.k)?;
+    let spans = form.spans(problem.m, problem.n, problem.k)?;
+    for (buffer, need, given) in [
+        ("A", spans.a, lens.a),
+        ("B", spans.b, lens.b),
+        ("C", spans.c, lens.c),
+        ("D", spans.d, lens.d),
+        ("the bias", spans.bias, lens.bias),
+        ("the residual", spans.residual, lens.residual),
+    ] {
+        if given < need {
+            return Err(InputError::ShortBuffer {
+                buffer,
+                need,
+                given,
+            });
+        }
+    }
+    if problem.dtype == GemmDtype::Bf16 && problem.acc == Accum::F16 {
+        return Err(InputError::UnsupportedAccum {
+            dtype: problem.dtype,
+            acc: problem.acc,
+        });
+    }
+    select_form(problem, form, device)
+}
+
 /// Picks the plan for a problem whose shapes and types passed: the named program's, or for
 /// `Auto` the first program's of [`PROGRAMS`] that takes the schedule (if one is given) and
 /// runs the problem, saying why it passed over those before it that take the schedule.
 fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
+    select_form(p, &Form::packed(p.m, p.n, p.k), device)
+}
+
+/// [`select`] for a problem in `form`.
+fn select_form(p: &Problem, form: &Form, device: &Device) -> Result<Plan, InputError> {
     // The schedule's refusal apart (`Err(Err(..))`): a program that does not take it was never
     // a candidate, so a fallback's description leaves it out.
     let plan = |program: &dyn AnyProgram| -> Result<Plan, Result<String, String>> {
@@ -196,7 +283,7 @@ fn select(p: &Problem, device: &Device) -> Result<Plan, InputError> {
             None => None,
             Some(c) => Some(c.schedule_for(program.name()).map_err(Err)?),
         };
-        program.plan_any(p, device, schedule).map_err(Ok)
+        program.plan_form_any(p, form, device, schedule).map_err(Ok)
     };
     match p.kernel {
         KernelChoice::Program(program) => {
@@ -350,8 +437,8 @@ mod tests {
                         format!(
                             "naive {dtype} (f32 acc); the hopper_ws kernel cannot run it: N = 7 \
                              is not a multiple of 8, and TMA needs rows of 16 bytes; the \
-                             multistage kernel cannot run it: M x K = 524288 x 8192 elements \
-                             reach 2^32, and it forms element offsets in 32 bits"
+                             multistage kernel cannot run it: A spans 4294967296 elements, 2^32 \
+                             or more, and it forms element offsets in 32 bits"
                         )
                     );
                 }
@@ -391,7 +478,8 @@ mod tests {
              hopper_ws configuration: it starts with MxNxKsS, e.g. 128x256x64s3; the multistage \
              kernel: K = 13 is not a multiple of 8, and its 128-bit cp.async copies need rows of \
              A and B aligned to them; the reference configuration (no --config) takes any K; the \
-             naive kernel: it takes no --config, and `tuned` was given"
+             naive kernel: it takes no --config, and `tuned` was given; the strided kernel: it \
+             takes no --config, and `tuned` was given"
         );
         // A named program gets its own parse of the spelling, and its reason for refusing it.
         let p = Problem {

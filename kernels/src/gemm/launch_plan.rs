@@ -8,7 +8,7 @@ use dsl_core::atom::tma::TmaDescriptor;
 
 /// One launch of a plan's kernel: the grid, block, cluster, dynamic shared memory and the
 /// kernel's parameters in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LaunchPlan {
     /// Blocks, (x, y, z).
     pub grid: (u32, u32, u32),
@@ -111,7 +111,7 @@ pub enum GemmOperand {
 }
 
 /// One kernel parameter, in order, as the runtime makes it from the call's operands.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum GemmArg {
     /// D's global address (written).
     D,
@@ -119,6 +119,12 @@ pub enum GemmArg {
     A,
     /// B's global address.
     B,
+    /// C's global address (read; the epilogue's source).
+    C,
+    /// The bias's global address (read).
+    Bias,
+    /// The residual's global address (read).
+    Residual,
     /// M, a `u32`.
     M,
     /// N, a `u32`.
@@ -141,6 +147,10 @@ pub enum GemmArg {
     Table(Arc<Vec<u32>>),
     /// A scalar computed by the program (a tile count, say), a `u32`.
     U32(u32),
+    /// A 64-bit scalar (a batch stride).
+    U64(u64),
+    /// An f32 scalar (alpha, beta).
+    F32(f32),
     /// The runtime's f32 scratch buffer of at least [`LaunchPlan::workspace`] elements, zeroed
     /// when allocated (stream-K's flags and partial sums, which a launch leaves as it found the
     /// flags; or partial sums a launch after the main one reads).

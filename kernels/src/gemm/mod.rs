@@ -48,19 +48,24 @@ pub mod check;
 #[cfg(feature = "gpu")]
 mod cublas;
 pub mod device;
+pub mod epilogue;
+pub mod fused;
 #[cfg(feature = "gpu")]
 pub mod harness;
 pub mod launch_plan;
+pub mod layout;
 pub mod metric;
 pub mod naive;
 pub mod program;
 pub mod programs;
+pub mod reference;
 pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
+pub mod strided;
 pub mod tuning;
 
-pub use check::{check, tma_rows, BufferLens, InputError};
+pub use check::{check, check_form, tma_rows, BufferLens, FormLens, InputError};
 pub use device::Device;
 pub use launch_plan::{GemmArg, GemmOperand, LaunchPlan};
 pub use metric::relative_frobenius_error;
@@ -77,7 +82,7 @@ pub use cublas::CublasRef;
 #[cfg(feature = "gpu")]
 pub use runtime::target_for;
 #[cfg(feature = "gpu")]
-pub use runtime::{Gemm, GemmArgs, GemmError};
+pub use runtime::{Gemm, GemmArgs, GemmError, RawBuffer, RawBuffers};
 
 use dsl_core::atom::ValType;
 use dsl_core::kernel::DeviceType;
@@ -190,7 +195,7 @@ impl std::fmt::Display for Accum {
 ///     fn to_f64(self) -> f64 { f64::from(self.0) }
 /// }
 /// ```
-pub trait GemmElem: sealed::Sealed + DeviceType + Send + Sync {
+pub trait GemmElem: sealed::Sealed + DeviceType + strided::OutElem + Send + Sync {
     /// Its [`GemmDtype`].
     const DTYPE: GemmDtype;
     /// `x` rounded to nearest even.

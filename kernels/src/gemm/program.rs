@@ -109,6 +109,7 @@ use thiserror::Error;
 
 use super::device::Device;
 use super::launch_plan::LaunchPlan;
+use super::layout::Form;
 use super::{Accum, GemmDtype};
 
 /// A GEMM problem: `D (m x n) = A (m x k) * B (n x k)^T` with its types, the program asked for
@@ -185,6 +186,77 @@ pub trait GemmProgram: Sync + 'static {
         device: &Device,
         schedule: Option<&Self::Schedule>,
     ) -> Result<Plan, String>;
+
+    /// The plan for `problem` in `form` (operand majors, leading dimensions, a batch, an
+    /// epilogue, D's type: [`Form`]), checked by `check_form`; or why this program cannot run
+    /// it. A plan made here launches through [`ProgramPlan::launch_form`]. The default takes
+    /// the packed form only ([`Form::is_packed`]), through [`GemmProgram::plan`]: a program
+    /// that computes other forms overrides it, and plans the packed form as `plan` does.
+    fn plan_form(
+        &self,
+        problem: &Problem,
+        form: &Form,
+        device: &Device,
+        schedule: Option<&Self::Schedule>,
+    ) -> Result<Plan, String> {
+        packed_only(problem, form)?;
+        let plan = self.plan(problem, device, schedule)?;
+        aligned_for(&plan, form, problem.dtype)?;
+        Ok(plan)
+    }
+}
+
+/// `Ok` where every row of A, B and D in `form` (with inputs of `dtype`) starts as aligned as
+/// `plan`'s copies need ([`ProgramPlan::operand_alignment`], [`ProgramPlan::output_alignment`];
+/// [`Form::row_alignment`]), else why not, as a clause.
+pub fn aligned_for(plan: &Plan, form: &Form, dtype: super::GemmDtype) -> Result<(), String> {
+    use super::layout::Operand;
+    let out = form.out_type(dtype).bytes();
+    for (operand, name, bytes, needs) in [
+        (Operand::A, "A", dtype.bytes(), plan.operand_alignment()),
+        (Operand::B, "B", dtype.bytes(), plan.operand_alignment()),
+        (Operand::D, "D", out, plan.output_alignment()),
+    ] {
+        let has = form.row_alignment(operand, bytes);
+        if has < needs {
+            return Err(format!(
+                "its copies need rows of {name} aligned to {needs} bytes, and they are aligned \
+                 to {has}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `Ok` for the packed form of `problem`, else what a program that computes only that form
+/// does not do, as a clause: the first part of `form` that differs from it.
+pub fn packed_only(problem: &Problem, form: &Form) -> Result<(), String> {
+    let (m, n, k, dtype) = (problem.m, problem.n, problem.k, problem.dtype);
+    if form.is_packed(m, n, k, dtype) {
+        return Ok(());
+    }
+    let packed = Form::packed(m, n, k);
+    let why = if form.a != packed.a || form.b != packed.b {
+        format!(
+            "it reads A and B K-major and packed (ld = K = {k}), not A {} and B {}",
+            form.a, form.b
+        )
+    } else if form.ldd != n {
+        format!(
+            "it writes D packed (ld = N = {n}), not with ldd = {}",
+            form.ldd
+        )
+    } else if form.batch.is_batched() {
+        format!(
+            "it runs one GEMM per call, not a batch of {}",
+            form.batch.count
+        )
+    } else if form.epilogue != super::epilogue::Epilogue::Plain {
+        format!("it has no fused epilogue ({})", form.epilogue.describe())
+    } else {
+        format!("it writes D as {dtype}, not {}", form.out_type(dtype))
+    };
+    Err(why)
 }
 
 /// The schedule of a program that has none: no value (so `plan` is only ever asked for its
@@ -227,6 +299,14 @@ pub trait AnyProgram: Sync {
         device: &Device,
         schedule: Option<&AnySchedule>,
     ) -> Result<Plan, String>;
+    /// [`GemmProgram::plan_form`], `schedule` one of this program's (else refused).
+    fn plan_form_any(
+        &self,
+        problem: &Problem,
+        form: &Form,
+        device: &Device,
+        schedule: Option<&AnySchedule>,
+    ) -> Result<Plan, String>;
 }
 
 impl<P: GemmProgram> AnyProgram for P {
@@ -261,16 +341,32 @@ impl<P: GemmProgram> AnyProgram for P {
         device: &Device,
         schedule: Option<&AnySchedule>,
     ) -> Result<Plan, String> {
-        let typed = match schedule {
-            None => None,
-            Some(s) => Some(s.downcast_ref::<P::Schedule>().ok_or_else(|| {
-                format!(
-                    "`{s}` is a schedule of the {} kernel, not of this one",
-                    s.program()
-                )
-            })?),
-        };
-        self.plan(problem, device, typed)
+        self.plan(problem, device, typed_schedule::<P>(schedule)?)
+    }
+
+    fn plan_form_any(
+        &self,
+        problem: &Problem,
+        form: &Form,
+        device: &Device,
+        schedule: Option<&AnySchedule>,
+    ) -> Result<Plan, String> {
+        self.plan_form(problem, form, device, typed_schedule::<P>(schedule)?)
+    }
+}
+
+/// `schedule` as `P`'s own type, or why it is another program's.
+fn typed_schedule<P: GemmProgram>(
+    schedule: Option<&AnySchedule>,
+) -> Result<Option<&P::Schedule>, String> {
+    match schedule {
+        None => Ok(None),
+        Some(s) => s.downcast_ref::<P::Schedule>().map(Some).ok_or_else(|| {
+            format!(
+                "`{s}` is a schedule of the {} kernel, not of this one",
+                s.program()
+            )
+        }),
     }
 }
 
@@ -471,10 +567,14 @@ impl fmt::Display for Origin {
 /// The runtime launches [`kernel`](ProgramPlan::kernel) (and [`reduction`](ProgramPlan::reduction))
 /// as [`launch`](ProgramPlan::launch) says, with the operands of a `Gemm::run` that passed
 /// `check`: A, B and D of at least `m*k`, `n*k` and `m*n` elements, aligned as the plan asks, D
-/// and a main launch's workspace writable, everything else read. The implementer promises that
-/// for every problem the plan was made for, those kernels with those launches access only those
-/// buffers, inside their lengths, write only D and the workspace, and leave every element of D
-/// a valid value; `Gemm::run` relies on it to be safe.
+/// and a main launch's workspace writable, everything else read; or, for a plan made by
+/// [`GemmProgram::plan_form`], as [`launch_form`](ProgramPlan::launch_form) says with operands
+/// of at least the form's spans ([`Form::spans`]: A, B, C, D, the bias and the residual). The
+/// implementer promises that for every problem the plan was made for, those kernels with those
+/// launches access only those buffers, inside their lengths (D, C and the residual only inside
+/// their `m x columns` extents, never between a row's end and its leading dimension), write
+/// only D and the workspace, and leave every element of D's extents a valid value; the runtime
+/// relies on it to be safe.
 pub unsafe trait ProgramPlan: Any + fmt::Debug + Send + Sync {
     /// The [`GemmProgram::name`] of the program that made it.
     fn program(&self) -> &'static str;
@@ -508,6 +608,14 @@ pub unsafe trait ProgramPlan: Any + fmt::Debug + Send + Sync {
     /// arguments must name D at most once as a pointer and once as a tensor map (the runtime
     /// borrows it mutably once), see [`LaunchPlan::check`].
     fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan;
+
+    /// The launch for an `m x n x k` problem in `form` (one the program's `plan_form` took): its
+    /// leading dimensions, batch strides and scalars among the arguments. The default, for a
+    /// plan of the packed form only: [`ProgramPlan::launch`].
+    fn launch_form(&self, m: u32, n: u32, k: u32, form: &Form, device: &Device) -> LaunchPlan {
+        let _ = form;
+        self.launch(m, n, k, device)
+    }
 
     /// The kernel a launch's [`then`](LaunchPlan::then) runs after the main one (a split-K
     /// reduction over the workspace), with its PTX entry named by its `name`; `None` (the
@@ -598,6 +706,11 @@ impl Plan {
     /// [`ProgramPlan::launch`].
     pub fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan {
         self.plan.launch(m, n, k, device)
+    }
+
+    /// [`ProgramPlan::launch_form`].
+    pub fn launch_form(&self, m: u32, n: u32, k: u32, form: &Form, device: &Device) -> LaunchPlan {
+        self.plan.launch_form(m, n, k, form, device)
     }
 
     /// [`ProgramPlan::reduction`].

@@ -17,6 +17,7 @@ pub static PROGRAMS: &[&dyn AnyProgram] = &[
     &crate::blackwell::BlackwellWs,
     &crate::multistage::Multistage,
     &super::naive::Naive,
+    &super::strided::Strided,
 ];
 
 /// The program of [`PROGRAMS`] called `name`.
@@ -122,7 +123,14 @@ mod tests {
         let names = KernelChoice::names();
         assert_eq!(
             names,
-            ["auto", "hopper_ws", "blackwell_ws", "multistage", "naive"]
+            [
+                "auto",
+                "hopper_ws",
+                "blackwell_ws",
+                "multistage",
+                "naive",
+                "strided"
+            ]
         );
         for (i, p) in PROGRAMS.iter().enumerate() {
             assert!(!names[..=i].contains(&p.name()), "{} twice", p.name());
@@ -133,7 +141,7 @@ mod tests {
         let e = KernelChoice::named("fast").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown kernel `fast`; this build has auto, hopper_ws, blackwell_ws, multistage, naive"
+            "unknown kernel `fast`; this build has auto, hopper_ws, blackwell_ws, multistage, naive, strided"
         );
         assert_eq!(
             format!("{:?}", KernelChoice::named("naive").unwrap()),
@@ -155,7 +163,10 @@ mod tests {
         let e = e.to_string();
         assert!(
             e.starts_with("`fastest` is no kernel's configuration: the hopper_ws kernel: ")
-                && e.ends_with("the naive kernel: it takes no --config, and `fastest` was given"),
+                && e.ends_with(
+                    "the naive kernel: it takes no --config, and `fastest` was given; the \
+                     strided kernel: it takes no --config, and `fastest` was given"
+                ),
             "{e}"
         );
         let only = Config::parse(KernelChoice::named("multistage").unwrap(), "tuned").unwrap();

@@ -21,6 +21,9 @@ use super::programs::ConfigError;
 use super::tuning::Tuned;
 use super::{Accum, GemmElem, KernelChoice};
 
+mod raw;
+pub use raw::{RawBuffer, RawBuffers};
+
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
 #[derive(Debug, Error)]
 pub enum GemmError {
@@ -154,7 +157,7 @@ fn programmatic_contract(launch: &LaunchPlan, waits: bool) -> Result<(), String>
 /// device's facts ([`Device::query`]) and prefers a tuning record's schedule to a program's
 /// default ([`Tuned`]: the records of `rute tune`'s file, read when it is made).
 pub struct Gemm<'j> {
-    jit: &'j Jit,
+    jit: JitRef<'j>,
     device: Device,
     config: Option<Config>,
     tuned: Tuned,
@@ -167,11 +170,39 @@ pub struct Gemm<'j> {
     /// Launches made so far, by plan and shape: a plan's `launch` may do host work (layouts, TMA
     /// descriptors) that a loop of same-shaped GEMMs should not pay on every call.
     launches: Mutex<Launches>,
+    /// Plans made for forms ([`Gemm::plan_raw`]), by problem and form.
+    form_plans: Mutex<raw::FormPlans>,
+    /// Launches made for forms, by plan, shape and form.
+    form_launches: Mutex<raw::FormLaunches>,
+}
+
+/// The `Jit` a [`Gemm`] runs on: borrowed ([`Gemm::new`]) or shared ([`Gemm::on`]).
+enum JitRef<'j> {
+    Borrowed(&'j Jit),
+    Shared(Arc<Jit>),
+}
+
+impl std::ops::Deref for JitRef<'_> {
+    type Target = Jit;
+    fn deref(&self) -> &Jit {
+        match self {
+            JitRef::Borrowed(j) => j,
+            JitRef::Shared(j) => j,
+        }
+    }
 }
 
 /// How many launches [`Gemm`] keeps (it forgets them all when full: shapes that vary without
 /// bound pay the plan's host work each call, and memory stays bounded).
 const MAX_CACHED_LAUNCHES: usize = 4096;
+
+impl Gemm<'static> {
+    /// A GEMM runtime that shares `jit` (for a handle that owns its runtime, such as
+    /// `kernels::Blas`): as [`Gemm::new`].
+    pub fn on(jit: Arc<Jit>) -> Result<Self, GemmError> {
+        Gemm::with_jit(JitRef::Shared(jit))
+    }
+}
 
 impl std::fmt::Debug for Gemm<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -202,16 +233,27 @@ impl<'j> Gemm<'j> {
     /// A GEMM runtime on `jit`'s device, with the tuning records of the default file
     /// ([`Tuned::from_default_file`]). Refuses devices older than sm_80.
     pub fn new(jit: &'j Jit) -> Result<Self, GemmError> {
+        Gemm::with_jit(JitRef::Borrowed(jit))
+    }
+
+    fn with_jit(jit: JitRef<'j>) -> Result<Self, GemmError> {
         Ok(Gemm {
+            device: Device::query(&jit)?,
             jit,
-            device: Device::query(jit)?,
             config: None,
             tuned: Tuned::from_default_file(),
             compiled: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
             workspace: Mutex::new(None),
             launches: Mutex::new(HashMap::new()),
+            form_plans: Mutex::new(HashMap::new()),
+            form_launches: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The `Jit` it launches on.
+    pub fn jit(&self) -> &Jit {
+        &self.jit
     }
 
     /// Run every GEMM in the schedule spelled `spelling` (`rute gemm --config`, e.g.
@@ -515,6 +557,14 @@ impl<'j> Gemm<'j> {
                 GemmArg::N => KernelArg::U32(n),
                 GemmArg::K => KernelArg::U32(k),
                 GemmArg::U32(v) => KernelArg::U32(*v),
+                GemmArg::U64(v) => KernelArg::U64(*v),
+                GemmArg::F32(v) => KernelArg::F32(*v),
+                // The packed form's epilogue is `D = acc`: a kernel that takes C, a bias or a
+                // residual reads none of them, so each is a null pointer.
+                // SAFETY: never dereferenced, as said above.
+                GemmArg::C | GemmArg::Bias | GemmArg::Residual => unsafe {
+                    KernelArg::raw_pointer(0)
+                },
                 GemmArg::TensorMap { .. } => {
                     KernelArg::TensorMap(maps_in_order.next().expect("one map per TensorMap"))
                 }
@@ -557,7 +607,7 @@ impl<'j> Gemm<'j> {
         buffer: &'static str,
         slice: &CudaSlice<T>,
     ) -> Result<(), GemmError> {
-        check_same_context(self.jit, buffer, slice)
+        check_same_context(&self.jit, buffer, slice)
     }
 }
 

@@ -16,7 +16,11 @@ use super::plan::HopperPlan;
 use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
+use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
+use crate::gemm::fused::{elementwise, store_gated, AccValue, FormParams, ThreadTile};
+use crate::gemm::layout::FormParts;
 use crate::gemm::GemmElem;
+use dsl_core::tensor::{CTensor, Idx};
 
 /// One of a consumer's staging tiles: where it starts, and the thread's part of it.
 pub(super) struct StagingTile<T: GemmElem> {
@@ -95,18 +99,100 @@ pub(super) fn epilogue<T: GemmElem>(
         Consumers::PingPong(_) => 0,
         Consumers::Cooperative(_) => c * rows,
     };
-    match s.store() {
-        Store::Direct(width) => {
+    let stored = match (plan.form, out.form) {
+        (Some(parts), Some(params)) => fused(plan, parts, params, acc, out, (unit, row0), t)?,
+        _ => Stored::Sums,
+    };
+    match (stored, s.store()) {
+        (Stored::Done, _) => {}
+        (Stored::Sums, Store::Direct(width)) => {
             let tile = DirectTile {
                 d: out.d,
                 extents: (unit.m_end, out.n),
                 origin: (unit.m0 + row0, unit.n0),
+                ld: out.ldd,
             };
             store_direct(plan, width, acc, &tile, t);
         }
-        Store::Tma(_) => staged_store(plan, acc, out, (unit, row0), (t, staging, own))?,
+        (Stored::Sums, Store::Tma(_)) => {
+            staged_store(plan, acc, out, (unit, row0), (t, staging, own))?
+        }
     }
     Ok(())
+}
+
+/// Whether a form's epilogue stored D itself, or left the rewritten sums to the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// D is stored.
+    Done,
+    /// The sums were rewritten in their registers (or left as they were): store them.
+    Sums,
+}
+
+/// A form's epilogue of the current unit: the consumer's accumulators placed in the sum (its
+/// tile at `(unit.m0 + row0, unit.n0)`, rows before `unit.m_end`, columns before N), then a
+/// gated epilogue's pairs stored to D from the registers, or an elementwise one's values
+/// rewritten for the schedule's own store.
+fn fused<T: GemmElem>(
+    plan: &HopperPlan,
+    parts: FormParts,
+    params: FormParams,
+    acc: &Fragment<f32>,
+    out: &Output<T>,
+    (unit, row0): (&Unit, u32),
+    t: Var<u32>,
+) -> Result<Stored, HopperError> {
+    if parts.epilogue == Epilogue::Plain {
+        return Ok(Stored::Sums);
+    }
+    let s = &plan.schedule;
+    let (rows, bn) = (s.consumer_rows(), s.tile.n());
+    // The consumer's tile at (unit.m0 + row0, unit.n0), the thread's first value within it, the
+    // plan's offsets from there.
+    let first = CTensor::new(&[Var::konst(rows), Var::konst(bn)])
+        .local_tile(&[i64::from(rows), i64::from(bn)], &[Idx::At(0), Idx::At(0)])?
+        .partition_c(&plan.mma, t)?
+        .origin();
+    let (m0, n0) = (unit.m0 + row0, unit.n0);
+    let whole = (m0 + rows).le(unit.m_end) & (n0 + bn).le(out.n);
+    let (base, extents) = ((m0 + first[0], n0 + first[1]), (unit.m_end, out.n));
+    // Swapped (`_t`), the kernel's tile is D's transposed: D's rows run along its columns.
+    let tile = if s.swapped() {
+        ThreadTile {
+            base: (base.1, base.0),
+            values: plan
+                .acc_offsets
+                .iter()
+                .map(|v| AccValue {
+                    dr: v.dc,
+                    dc: v.dr,
+                    ..*v
+                })
+                .collect(),
+            extents: (extents.1, extents.0),
+            whole,
+        }
+    } else {
+        ThreadTile {
+            base,
+            values: plan.acc_offsets.clone(),
+            extents,
+            whole,
+        }
+    };
+    let epi = DeviceEpilogue {
+        epilogue: &parts.epilogue,
+        alpha: params.alpha,
+        beta: params.beta,
+    };
+    let ops = params.operands::<T>(out.d.cast::<u32>(), Var::konst(0u32));
+    if parts.epilogue.is_gated() {
+        store_gated(&epi, acc, &tile, &ops);
+        return Ok(Stored::Done);
+    }
+    elementwise(&epi, acc, &tile, &ops);
+    Ok(Stored::Sums)
 }
 
 /// The epilogue through the staging: registers -> shared (`stmatrix`, or single stores for a
@@ -194,6 +280,8 @@ pub(super) struct DirectTile<T> {
     pub(super) extents: (Var<u32>, Var<u32>),
     /// The consumer tile's origin in D.
     pub(super) origin: (Var<u32>, Var<u32>),
+    /// D's row stride: `n`, or a form's `ldd`.
+    pub(super) ld: Var<u32>,
 }
 
 /// Consumer thread `t`'s part of the epilogue: its accumulators `acc` rounded to `T`, exchanged
@@ -238,13 +326,14 @@ fn store_direct<T: GemmElem>(
     // (lane_column's arithmetic, on the device: w is a power of 2.)
     let lane_col = (q & (w - 1)) * 8u32 + (q >> w.trailing_zeros()) * (2 * w);
     let col = col0 + lane_col;
-    let base = tile.d + row.cast::<u64>() * n.cast::<u64>() + col;
+    let ld = tile.ld;
+    let base = tile.d + row.cast::<u64>() * ld.cast::<u64>() + col;
     let cache = (schedule.l2.hints.d == Some(CacheHint::EvictFirst)).then_some(StCache::Cs);
     // One row pointer per row the thread holds (0, 8; 64, 72 for 128 rows), each made once.
     let held: std::collections::BTreeSet<u32> = plan.direct.iter().map(|s| s.row).collect();
     let row_ptr: std::collections::BTreeMap<u32, GlobalPtr<T>> = held
         .into_iter()
-        .map(|r| (r, if r == 0 { base } else { base + n * r }))
+        .map(|r| (r, if r == 0 { base } else { base + ld * r }))
         .collect();
     let ptr_of = |s: &ThreadStore| row_ptr[&s.row] + s.col;
     let store = |s: &ThreadStore, v: &[Var<u32>]| {

@@ -60,6 +60,7 @@ use dsl_core::kernel::BuildError;
 use dsl_core::layout::LayoutError;
 use thiserror::Error;
 
+use crate::gemm::layout::FormParts;
 use crate::gemm::GemmDtype;
 
 /// wgmma and setmaxnreg: sm_90a.
@@ -124,7 +125,17 @@ pub fn traced_kernel(schedule: HopperSchedule, dtype: GemmDtype) -> Result<Kerne
     Ok(k)
 }
 
-/// The kernel of `plan`, named [`entry_name`].
+/// The kernel of `schedule` for `dtype` in a form's parts (`None`: [`hopper_kernel`]'s), named
+/// [`entry_name`] with the parts' tag.
+pub fn hopper_form_kernel(
+    schedule: HopperSchedule,
+    dtype: GemmDtype,
+    form: Option<FormParts>,
+) -> Result<Kernel, HopperError> {
+    kernel_of(HopperPlan::with_form(schedule, dtype, form)?)
+}
+
+/// The kernel of `plan`, named [`entry_name`] (with the form's tag where it has a form).
 fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
     let (schedule, dtype) = (plan.schedule, plan.dtype);
     let mut k = match dtype {
@@ -132,6 +143,9 @@ fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
         GemmDtype::Bf16 => program::hopper_ws::<half::bf16>(&plan)?,
     };
     k.name = entry_name(&schedule, dtype);
+    if let Some(form) = plan.form {
+        k.name.push_str(&form.tag());
+    }
     Ok(k)
 }
 

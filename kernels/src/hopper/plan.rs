@@ -12,6 +12,8 @@ use dsl_core::tiled::{
 
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
+use crate::gemm::fused::{accumulator_offsets, AccValue};
+use crate::gemm::layout::{Form, FormParts};
 use crate::gemm::GemmDtype;
 
 /// What the program computes on the host from a schedule and the element type: the atoms, the
@@ -61,6 +63,13 @@ pub struct HopperPlan {
     /// Whether the kernel stamps its phases into the workspace ([`super::trace`]): false
     /// except in [`super::traced_kernel`]'s diagnostic build.
     pub trace: bool,
+    /// The form's parts the kernel is generated for (`None`: the packed form, the kernel as it
+    /// always was): its epilogue runs on the accumulators before the store
+    /// ([`super::epilogue`]), and it takes the form's parameters after its own.
+    pub form: Option<FormParts>,
+    /// A consumer thread's accumulators' offsets from its first value, for a form's epilogue
+    /// (empty without a form).
+    pub acc_offsets: Vec<AccValue>,
 }
 
 impl HopperPlan {
@@ -199,7 +208,81 @@ impl HopperPlan {
             retile_c,
             direct,
             trace: false,
+            form: None,
+            acc_offsets: Vec::new(),
         })
+    }
+
+    /// The plan of `schedule` for `dtype` in a form's parts (`None`: [`HopperPlan::new`]'s).
+    pub fn with_form(
+        schedule: HopperSchedule,
+        dtype: GemmDtype,
+        form: Option<FormParts>,
+    ) -> Result<HopperPlan, PlanError> {
+        let plain = HopperPlan::new(schedule, dtype)?;
+        let rows = i64::from(schedule.consumer_rows());
+        let bn = i64::from(schedule.tile.n());
+        let acc_offsets = match form {
+            None => Vec::new(),
+            Some(_) => accumulator_offsets(&plain.mma, &plain.frag_c, (rows, bn))
+                .map_err(PlanError::Gated)?,
+        };
+        let plan = HopperPlan {
+            form,
+            acc_offsets,
+            ..plain
+        };
+        if let Some(f) = form {
+            if f.epilogue.is_gated() {
+                crate::gemm::fused::check_gated_pairs(&plan.mma, &plan.frag_c, (rows, bn))
+                    .map_err(PlanError::Gated)?;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// [`HopperPlan::descriptors`] for a form: A's and B's rows `lda` and `ldb` apart, D's
+    /// `ldd` apart and `out_cols` wide (half of `kn` for a gated epilogue; swapped, D's
+    /// transposed in the kernel's coordinates).
+    pub fn descriptors_form(
+        &self,
+        (km, kn, k): (u32, u32, u32),
+        form: &Form,
+    ) -> Result<[TmaDescriptor; 3], LayoutError> {
+        let (mu, ku) = (u64::from(km), u64::from(k));
+        let nu = u64::from(kn);
+        let (lda, ldb, ldd) = (form.a.ld as u64, form.b.ld as u64, form.ldd as u64);
+        let (cx, cy) = self.schedule.cluster.blocks();
+        let a = if cy > 1 {
+            &self.tma_a_multicast
+        } else {
+            &self.tma_a
+        };
+        let b = if cx > 1 {
+            &self.tma_b_multicast
+        } else {
+            &self.tma_b
+        };
+        // Swapped, the kernel's A is the problem's B (and its rows the problem's B's).
+        let (lda, ldb) = if self.schedule.swapped() {
+            (ldb, lda)
+        } else {
+            (lda, ldb)
+        };
+        let promotion = self.schedule.l2.promotion;
+        let (d_dims, d_strides) = if self.schedule.swapped() {
+            ([mu, nu], [1, ldd])
+        } else {
+            let cols = form.out_cols(kn as usize) as u64;
+            ([mu, cols], [ldd, 1])
+        };
+        Ok([
+            a.descriptor(&[mu, ku], &[lda, 1])?
+                .with_l2_promotion(promotion),
+            b.descriptor(&[nu, ku], &[ldb, 1])?
+                .with_l2_promotion(promotion),
+            self.tma_d.descriptor(&d_dims, &d_strides)?,
+        ])
     }
 
     /// Bytes a stage's loads bring to one block (A's and B's tiles; A's alone with B resident).
@@ -367,6 +450,10 @@ pub enum PlanError {
     /// A layout operation failed (a bug for a schedule that passed the checks).
     #[error("layout: {0}")]
     Layout(#[from] LayoutError),
+    /// The accumulators are not laid out as a form's epilogue takes them (pairs of columns
+    /// for a gated one, the same offsets in every thread).
+    #[error("a form's epilogue: {0}")]
+    Gated(String),
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ use super::row_split::row_split_on_device;
 use super::schedule::Store;
 use super::trace::{Phase, Trace, WORDS_PER_BLOCK};
 use super::HopperError;
+use crate::gemm::fused::FormParams;
 use crate::gemm::GemmElem;
 
 /// The warp-specialized GEMM of `plan` for elements `T` (f16 or bf16): `D = A * B^T`, f32
@@ -77,6 +78,8 @@ pub fn hopper_ws<T: GemmElem>(
         sk_blocks,
         workspace,
     } = params;
+    // A form's parameters, after the program's own.
+    let form = plan.form.map(|_| FormParams::declare(kb));
     // One block per SM with a register cap at entry: what setmaxnreg needs to take effect.
     kb.require_threads(s.threads(), 1, 1);
     kb.min_blocks_per_sm(1);
@@ -182,7 +185,9 @@ pub fn hopper_ws<T: GemmElem>(
         d_map: &d_map,
         d,
         n,
+        ldd: form.map_or(n, |f| f.ldd),
         partials: Partials::new(workspace, s),
+        form,
     };
     let bars = ConsumerBarriers::allocate(plan);
     let roles = (&ring, &output);

@@ -7,6 +7,7 @@ use dsl_core::pipeline::{Barriers, StreamKRegion, StreamKScheduler, TileQueue, T
 
 use super::fixup::Partials;
 use super::plan::HopperPlan;
+use crate::gemm::fused::FormParams;
 
 /// What both roles walk: the stream-K walk ([`StreamKScheduler`]) over the grid of cluster
 /// tiles, the first `sk_tiles` of them (in the order's) shared out by k-tiles between the first
@@ -47,7 +48,11 @@ pub(super) struct Output<'a, T> {
     pub(super) d_map: &'a TensorMap,
     pub(super) d: GlobalPtr<T>,
     pub(super) n: Var<u32>,
+    /// D's row stride for stores from the registers: `n`, or a form's `ldd`.
+    pub(super) ldd: Var<u32>,
     pub(super) partials: Partials,
+    /// A form's parameters (its epilogue's operands, `ldd`), where the plan has a form.
+    pub(super) form: Option<FormParams>,
 }
 
 /// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)`, the

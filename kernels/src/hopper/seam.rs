@@ -13,7 +13,10 @@ use super::launch::{launch, tile_order};
 use super::params::{HopperParams, OnHost};
 use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
-use super::{entry_name, hopper_kernel, HopperError, TARGETS};
+use super::{entry_name, hopper_form_kernel, HopperError, TARGETS};
+use crate::gemm::fused::FormParams;
+use crate::gemm::layout::{Form, FormParts, Major, Operand, OutType};
+use crate::gemm::program::aligned_for;
 use crate::gemm::{
     tma_rows, Accum, Device, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError,
     LaunchPlan, Origin, Plan, Problem, ProgramPlan,
@@ -96,6 +99,80 @@ impl GemmProgram for HopperWs {
         device: &Device,
         schedule: Option<&HopperSchedule>,
     ) -> Result<Plan, String> {
+        self.plan_parts(p, device, schedule, None)
+    }
+
+    /// The packed form as [`GemmProgram::plan`] plans it (its rows aligned to 16 bytes);
+    /// otherwise a form whose operands TMA loads as they lie: K-major A and B with rows of 16
+    /// bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), D of the
+    /// input type with rows of 16 bytes, one GEMM; every epilogue (a gated one not with the
+    /// swapped schedule, `_t`, whose accumulator pairs run along D's rows). The rest goes to
+    /// the programs after it.
+    fn plan_form(
+        &self,
+        p: &Problem,
+        form: &Form,
+        device: &Device,
+        schedule: Option<&HopperSchedule>,
+    ) -> Result<Plan, String> {
+        if form.is_packed(p.m, p.n, p.k, p.dtype) {
+            let plan = self.plan(p, device, schedule)?;
+            aligned_for(&plan, form, p.dtype)?;
+            return Ok(plan);
+        }
+        let parts = form.parts(p.dtype);
+        if parts.a != Major::K || parts.b != Major::K {
+            return Err(format!(
+                "it loads A and B K-major, not A {}-major and B {}-major",
+                parts.a.name(),
+                parts.b.name()
+            ));
+        }
+        if form.batch.is_batched() {
+            return Err(format!(
+                "it runs one GEMM per launch, not a batch of {}",
+                form.batch.count
+            ));
+        }
+        if parts.out != OutType::of(p.dtype) {
+            return Err(format!("it stores D as {}, not {}", p.dtype, parts.out));
+        }
+        for (what, operand, ld) in [
+            ("A", Operand::A, form.a.ld),
+            ("B", Operand::B, form.b.ld),
+            ("D", Operand::D, form.ldd),
+        ] {
+            if form.row_alignment(operand, p.dtype.bytes()) < 16 {
+                return Err(format!(
+                    "TMA needs rows of {what} on 16 bytes, and ld = {ld} with this buffer does \
+                     not give them"
+                ));
+            }
+        }
+        let plan = self.plan_parts(p, device, schedule, Some(parts))?;
+        let swapped = plan
+            .downcast_ref::<HopperGemm>()
+            .is_some_and(|h| h.schedule.swapped());
+        if swapped && parts.epilogue.is_gated() {
+            return Err(
+                "its schedule for this shape swaps A and B (_t), and a gated epilogue's pairs \
+                 would run along D's rows"
+                    .into(),
+            );
+        }
+        Ok(plan)
+    }
+}
+
+impl HopperWs {
+    /// The plan of `p` in the form's `parts` (`None`: the packed form).
+    fn plan_parts(
+        &self,
+        p: &Problem,
+        device: &Device,
+        schedule: Option<&HopperSchedule>,
+        parts: Option<FormParts>,
+    ) -> Result<Plan, String> {
         let target = device.target;
         if !TARGETS.contains(&target) {
             return Err(format!("it runs on sm_90a only, not {target}"));
@@ -122,11 +199,12 @@ impl GemmProgram for HopperWs {
         let dim = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
         schedule.takes(dim(p.m), dim(p.n), dim(p.k))?;
         // The host plan (the layouts and copies) is made now, so that a launch has it.
-        host_plan(schedule, p.dtype)?;
+        host_plan(schedule, p.dtype, parts)?;
         Ok(Plan::new(HopperGemm {
             schedule,
             dtype: p.dtype,
             origin,
+            form: parts,
         }))
     }
 }
@@ -145,6 +223,7 @@ pub struct HopperGemm {
     schedule: HopperSchedule,
     dtype: GemmDtype,
     origin: Origin,
+    form: Option<FormParts>,
 }
 
 impl HopperGemm {
@@ -173,7 +252,7 @@ unsafe impl ProgramPlan for HopperGemm {
     }
 
     fn key(&self) -> String {
-        entry_name(&self.schedule, self.dtype)
+        self.entry()
     }
 
     /// `hopper_ws bf16 (f32 acc, 128x256x64 tile, 3 stages, groups of 8, stream-K by shape;
@@ -184,22 +263,30 @@ unsafe impl ProgramPlan for HopperGemm {
             Origin::Given => String::new(),
             origin => format!("; schedule from {origin}"),
         };
+        let form = match &self.form {
+            None => String::new(),
+            Some(f) => format!("; {}", f.epilogue.describe()),
+        };
         format!(
-            "hopper_ws {} (f32 acc, {}{from})",
+            "hopper_ws {} (f32 acc, {}{from}{form})",
             self.dtype,
             self.schedule.describe()
         )
     }
 
     fn kernel(&self) -> Result<Kernel, KernelBuildError> {
-        hopper_kernel(self.schedule, self.dtype).map_err(|e| match e {
+        hopper_form_kernel(self.schedule, self.dtype, self.form).map_err(|e| match e {
             HopperError::Build(b) => KernelBuildError::Build(b),
             other => KernelBuildError::program("hopper_ws", other),
         })
     }
 
     fn entry(&self) -> String {
-        entry_name(&self.schedule, self.dtype)
+        let mut name = entry_name(&self.schedule, self.dtype);
+        if let Some(f) = &self.form {
+            name.push_str(&f.tag());
+        }
+        name
     }
 
     /// TMA reads global memory from 16-byte aligned addresses.
@@ -213,9 +300,28 @@ unsafe impl ProgramPlan for HopperGemm {
     }
 
     fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan {
+        self.launch_any(m, n, k, None, device)
+    }
+
+    fn launch_form(&self, m: u32, n: u32, k: u32, form: &Form, device: &Device) -> LaunchPlan {
+        self.launch_any(m, n, k, self.form.map(|_| form), device)
+    }
+}
+
+impl HopperGemm {
+    /// The launch for `m x n x k`, with a form's leading dimensions and parameters where the
+    /// plan has one.
+    fn launch_any(
+        &self,
+        m: u32,
+        n: u32,
+        k: u32,
+        form: Option<&Form>,
+        device: &Device,
+    ) -> LaunchPlan {
         let s = &self.schedule;
-        let plan =
-            host_plan(*s, self.dtype).expect("the plan was made when the problem was planned");
+        let plan = host_plan(*s, self.dtype, self.form)
+            .expect("the plan was made when the problem was planned");
         let resident = device.sms / s.cluster.size();
         // Swapped, the kernel's A is B and its M is N.
         let (km, kn) = s.kernel_dims(m, n);
@@ -225,10 +331,13 @@ unsafe impl ProgramPlan for HopperGemm {
             (GemmOperand::A, GemmOperand::B)
         };
         let l = launch(s, km, kn, k, resident, device.l2_bytes);
-        // plan() took N and K multiples of 8: every stride is a multiple of 16 bytes.
-        let [a_desc, b_desc, d_desc] = plan
-            .descriptors(km, kn, k)
-            .expect("rows of 16-byte multiples");
+        // plan() took N and K multiples of 8, plan_form rows of 16 bytes: every stride is a
+        // multiple of 16 bytes.
+        let [a_desc, b_desc, d_desc] = match form {
+            None => plan.descriptors(km, kn, k),
+            Some(f) => plan.descriptors_form((km, kn, k), f),
+        }
+        .expect("rows of 16-byte multiples");
         let map = |operand, descriptor| GemmArg::TensorMap {
             operand,
             descriptor,
@@ -246,12 +355,16 @@ unsafe impl ProgramPlan for HopperGemm {
             sk_blocks: GemmArg::U32(l.split.sk_blocks),
             workspace: GemmArg::Workspace,
         };
+        let mut args = params.into_args();
+        if let Some(f) = form {
+            args.extend(FormParams::args(f));
+        }
         LaunchPlan {
             grid: l.grid,
             block: l.block,
             cluster: l.cluster,
             dynamic_smem_bytes: l.dynamic_smem_bytes,
-            args: params.into_args(),
+            args,
             // Without a split the kernel never touches the workspace, but its parameter is a
             // buffer.
             workspace: l.workspace_elems(s).max(1),
@@ -264,20 +377,27 @@ unsafe impl ProgramPlan for HopperGemm {
 /// The host plan of `schedule` for `dtype` (its atoms, layouts and TMA copies: the layout
 /// algebra's work, about a tenth of a millisecond), made once per process and shared; or why
 /// it could not be made, as a clause.
-fn host_plan(schedule: HopperSchedule, dtype: GemmDtype) -> Result<Arc<HopperPlan>, String> {
+fn host_plan(
+    schedule: HopperSchedule,
+    dtype: GemmDtype,
+    form: Option<FormParts>,
+) -> Result<Arc<HopperPlan>, String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Plans = Mutex<HashMap<(HopperSchedule, GemmDtype), Arc<HopperPlan>>>;
+    type Key = (HopperSchedule, GemmDtype, Option<FormParts>);
+    type Plans = Mutex<HashMap<Key, Arc<HopperPlan>>>;
     static PLANS: OnceLock<Plans> = OnceLock::new();
     let plans = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut plans = plans
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(p) = plans.get(&(schedule, dtype)) {
+    if let Some(p) = plans.get(&(schedule, dtype, form)) {
         return Ok(Arc::clone(p));
     }
-    let plan = Arc::new(HopperPlan::new(schedule, dtype).map_err(|e| format!("{schedule}: {e}"))?);
-    plans.insert((schedule, dtype), Arc::clone(&plan));
+    let plan =
+        HopperPlan::with_form(schedule, dtype, form).map_err(|e| format!("{schedule}: {e}"))?;
+    let plan = Arc::new(plan);
+    plans.insert((schedule, dtype, form), Arc::clone(&plan));
     Ok(plan)
 }
 

@@ -33,6 +33,7 @@
 //! assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
 //! ```
 
+pub mod form;
 pub mod program;
 pub mod seam;
 pub mod tune;
@@ -41,7 +42,8 @@ pub use seam::{Multistage, MAX_K};
 pub use tune::{Tune, TuneError};
 
 use dsl_core::atom::{
-    CopyAtom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, MmaAtom, Sm80Mma, StsmN, UniversalCopy,
+    CopyAtom, CpAsyncCacheAlways, CpAsyncCacheGlobal, LdsmN, LdsmT, MmaAtom, Sm80Mma, StsmN,
+    UniversalCopy,
 };
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::BuildError;
@@ -52,6 +54,7 @@ use dsl_core::tiled::{
 };
 use thiserror::Error;
 
+use crate::gemm::layout::Major;
 use crate::gemm::{Accum, GemmDtype};
 
 /// The targets the multistage GEMM runs on: `cp.async` and `mma.sync` exist from sm_80.
@@ -433,11 +436,31 @@ pub struct Setup {
     pub s2g_atom: CopyAtom,
     /// Shared -> global tiled copy of the epilogue: threads along rows, 8 values each.
     pub s2g: TiledCopy,
+    /// G2S tiled copy of B (`g2s` is A's; they differ where the operands' majors do).
+    pub g2s_b: TiledCopy,
+    /// The ldmatrix atom of B (`s2r_atom` is A's: `.trans` for an MN-major operand).
+    pub s2r_b_atom: CopyAtom,
+    /// The form's parts the kernel is generated for (`None`: the packed form, the kernel as it
+    /// always was).
+    pub form: Option<crate::gemm::layout::FormParts>,
+    /// A thread's accumulators' offsets from its first value in the block tile, for a form's
+    /// epilogue (empty without a form).
+    pub acc_offsets: Vec<crate::gemm::fused::AccValue>,
 }
 
 impl Setup {
     /// The setup of `cfg`.
     pub fn new(cfg: &MultistageConfig) -> Result<Setup, MultistageError> {
+        Setup::with_form(cfg, None)
+    }
+
+    /// The setup of `cfg` for a form's parts (`None`: the packed form, as [`Setup::new`]): an
+    /// MN-major operand is staged MN-major (`Swizzle<3,3,3> o (64,8):(1,64)` tiles, copies
+    /// along M or N) and read by `ldmatrix.trans`.
+    pub fn with_form(
+        cfg: &MultistageConfig,
+        form: Option<crate::gemm::layout::FormParts>,
+    ) -> Result<Setup, MultistageError> {
         cfg.check()?;
         let (bm, bn, bk, st) = (
             i64::from(cfg.tile_m),
@@ -466,8 +489,19 @@ impl Setup {
             0,
             Layout::new(IntTuple::ints(&[8, bk]), IntTuple::ints(&[bk, 1]))?,
         );
-        let smem_a = atom.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
-        let smem_b = atom.tile_to_shape(&IntTuple::ints(&[bn, bk, st]), None)?;
+        let (major_a, major_b) = form.map_or((Major::K, Major::K), |f| (f.a, f.b));
+        // MN-major: 64 rows of 8 k, the rows contiguous, 16-byte chunks swizzled per k.
+        let mn_atom = ComposedLayout::new(
+            Swizzle::new(3, 3, 3)?,
+            0,
+            Layout::new(IntTuple::ints(&[64, 8]), IntTuple::ints(&[1, 64]))?,
+        );
+        let staged = |major: Major, rows: i64| match major {
+            Major::K => atom.tile_to_shape(&IntTuple::ints(&[rows, bk, st]), None),
+            Major::MN => mn_atom.tile_to_shape(&IntTuple::ints(&[rows, bk, st]), None),
+        };
+        let smem_a = staged(major_a, bm)?;
+        let smem_b = staged(major_b, bn)?;
 
         // G2S: cp.async of `copy_bits` (v values along K), threads (128*v/tile_k, tile_k/v)
         // row-major: 16 bytes through L2 only (`.cg`) as the seed, narrower ones `.ca`.
@@ -477,18 +511,46 @@ impl Setup {
             16 => CopyAtom::new(UniversalCopy { bits: 16 }, val)?,
             bits => CopyAtom::new(CpAsyncCacheAlways { bits }, val)?,
         };
-        let tk = bk / v;
-        let thr = Layout::new(
-            IntTuple::ints(&[i64::from(cfg.threads()) / tk, tk]),
-            IntTuple::ints(&[tk, 1]),
-        )?;
-        let vals = Layout::new(IntTuple::ints(&[1, v]), IntTuple::ints(&[0, 1]))?;
-        let g2s = make_tiled_copy(g2s_atom.clone(), &thr, &vals)?;
+        let threads = i64::from(cfg.threads());
+        let g2s_of = |major: Major, rows: i64| -> Result<TiledCopy, LayoutError> {
+            let (thr, vals) = match major {
+                // Threads along K, v values each: consecutive threads read one row.
+                Major::K => {
+                    let tk = bk / v;
+                    (
+                        Layout::new(
+                            IntTuple::ints(&[threads / tk, tk]),
+                            IntTuple::ints(&[tk, 1]),
+                        )?,
+                        Layout::new(IntTuple::ints(&[1, v]), IntTuple::ints(&[0, 1]))?,
+                    )
+                }
+                // Threads along the rows, v values each: consecutive threads read one k.
+                Major::MN => {
+                    let tm = rows / v;
+                    (
+                        Layout::new(
+                            IntTuple::ints(&[tm, threads / tm]),
+                            IntTuple::ints(&[1, tm]),
+                        )?,
+                        Layout::new(IntTuple::ints(&[v, 1]), IntTuple::ints(&[1, 0]))?,
+                    )
+                }
+            };
+            make_tiled_copy(g2s_atom.clone(), &thr, &vals)
+        };
+        let g2s = g2s_of(major_a, bm)?;
+        let g2s_b = g2s_of(major_b, bn)?;
 
-        // S2R: ldmatrix x4, the MMA's A and B fragments.
-        let s2r_atom = CopyAtom::new(LdsmN { n: 4 }, val)?;
+        // S2R: ldmatrix x4 (`.trans` from an MN-major stage), the MMA's A and B fragments.
+        let ldsm = |major: Major| match major {
+            Major::K => CopyAtom::new(LdsmN { n: 4 }, val),
+            Major::MN => CopyAtom::new(LdsmT { n: 4 }, val),
+        };
+        let s2r_atom = ldsm(major_a)?;
+        let s2r_b_atom = ldsm(major_b)?;
         let s2r_a = make_tiled_copy_a(s2r_atom.clone(), &mma)?;
-        let s2r_b = make_tiled_copy_b(s2r_atom.clone(), &mma)?;
+        let s2r_b = make_tiled_copy_b(s2r_b_atom.clone(), &mma)?;
 
         // Fragments of one k-tile of A and B and of D's tile, as CuTe's partition_fragment_* of
         // row-major tiles.
@@ -522,6 +584,15 @@ impl Setup {
             )?,
             &Layout::new(IntTuple::ints(&[1, 8]), IntTuple::ints(&[0, 1]))?,
         )?;
+        let acc_offsets = match form {
+            None => Vec::new(),
+            Some(_) => crate::gemm::fused::accumulator_offsets(&mma, &frag_c, (bm, bn)).map_err(
+                |reason| MultistageError::Config {
+                    cfg: cfg.parts(),
+                    reason,
+                },
+            )?,
+        };
         Ok(Setup {
             cfg: *cfg,
             mma,
@@ -543,6 +614,10 @@ impl Setup {
             retile_c,
             s2g_atom,
             s2g,
+            g2s_b,
+            s2r_b_atom,
+            acc_offsets,
+            form,
         })
     }
 }
@@ -552,13 +627,17 @@ impl Setup {
 ///
 /// Errors: [`MultistageError::Config`] for a configuration the program does not support.
 pub fn multistage_kernel(cfg: &MultistageConfig) -> Result<Kernel, MultistageError> {
-    let setup = Setup::new(cfg)?;
-    let mut kernel = match cfg.dtype {
-        GemmDtype::F16 => program::multistage::<half::f16>(&setup)?,
-        GemmDtype::Bf16 => program::multistage::<half::bf16>(&setup)?,
-    };
+    let mut kernel = multistage_kernel_of(&Setup::new(cfg)?)?;
     kernel.name = cfg.name();
     Ok(kernel)
+}
+
+/// The multistage kernel of `setup`, for its element type.
+fn multistage_kernel_of(setup: &Setup) -> Result<Kernel, MultistageError> {
+    Ok(match setup.cfg.dtype {
+        GemmDtype::F16 => program::multistage::<half::f16>(setup)?,
+        GemmDtype::Bf16 => program::multistage::<half::bf16>(setup)?,
+    })
 }
 
 /// The registry's `multistage_f16`: the reference configuration, f16 accumulate.

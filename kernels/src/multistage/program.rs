@@ -19,12 +19,16 @@ use dsl_core::kernel::*;
 use dsl_core::layout::LayoutError;
 use dsl_core::tensor::{
     clear, copy, copy_s2g, cp_async_fence, cp_async_wait_n, gemm, store_fragment,
-    store_fragment_smem, Fragment, GTensor, Idx, STensor,
+    store_fragment_smem, CTensor, Fragment, GTensor, Idx, STensor,
 };
 use dsl_core::tiled::Side;
 use dsl_macros::kernel;
 
 use super::{Epilogue, MultistageError, Setup};
+use crate::gemm::epilogue::DeviceEpilogue;
+use crate::gemm::fused::{elementwise, store_gated, FormParams, FusedOperands, ThreadTile};
+use crate::gemm::layout::{Major, OutType};
+use crate::gemm::strided::OutElem;
 use crate::gemm::Accum;
 
 use Idx::{All, At, Dyn};
@@ -73,6 +77,31 @@ fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>
     )
 }
 
+/// A form's store of a thread's sums `acc` (placed by `tile`): a gated epilogue stores
+/// its pairs' results; the others rewrite the sums in their registers and store them as the
+/// register epilogue does, to the block's tile of D (`rows x n` seen from tile `(tm, tn)`,
+/// partitioned like the sums for thread `idx`).
+fn fused_store<O: OutElem>(
+    plan: &Setup,
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+    (rows, n, tm, tn, idx): (Var<u32>, Var<u32>, Var<u32>, Var<u32>, Var<u32>),
+) -> Result<(), LayoutError> {
+    if epi.epilogue.is_gated() {
+        store_gated(epi, acc, tile, ops);
+        return Ok(());
+    }
+    if *epi.epilogue != crate::gemm::epilogue::Epilogue::Plain {
+        elementwise(epi, acc, tile, ops);
+    }
+    let (bm, bn) = (i64::from(plan.cfg.tile_m), i64::from(plan.cfg.tile_n));
+    let gd = GTensor::new(ops.d, &[rows, n], &[ops.ldd, Var::konst(1)])
+        .local_tile(&[bm, bn], &[Dyn(tm), Dyn(tn)])?;
+    store_fragment(acc, &gd.partition_c(&plan.mma, idx)?)
+}
+
 /// The multistage GEMM of `plan` (its [`Setup`]) for elements of type `T` (`half::f16` or `half::bf16`).
 /// Parameters: `(d, a, b, m, n, k)`; see [`super`].
 #[kernel]
@@ -100,9 +129,39 @@ pub fn multistage<T: DeviceType>(
     let (tm, tn, rows) = block_tile(cfg, m);
     let (bm, bn) = (i64::from(cfg.tile_m), i64::from(cfg.tile_n));
 
+    // ---- A form's parameters (leading dimensions, batch strides, the epilogue's operands) ----
+    let fp = plan.form.map(|_| FormParams::declare(kb));
+    // The batch's GEMM: grid z (a packed kernel reads no z).
+    let z = match plan.form {
+        Some(_) => block_idx_z(),
+        None => Var::konst(0u32),
+    };
+    // An operand in the form's layout: its batch's start, its leading dimension along the
+    // major's other axis; packed, row-major as always.
+    let operand = |p: GlobalPtr<T>,
+                   rows: Var<u32>,
+                   major: Major,
+                   ld: fn(&FormParams) -> (Var<u32>, Var<u64>)| {
+        match fp {
+            None => GTensor::row_major(p, rows, k),
+            Some(fp) => {
+                let (ld, stride) = ld(&fp);
+                let start = p + z.cast::<u64>() * stride;
+                let strides = match major {
+                    Major::K => [ld, Var::konst(1u32)],
+                    Major::MN => [Var::konst(1u32), ld],
+                };
+                GTensor::new(start, &[rows, k], &strides)
+            }
+        }
+    };
+    let (major_a, major_b) = plan.form.map_or((Major::K, Major::K), |f| (f.a, f.b));
+
     // ---- Global tensors: this block's strips of A and B (k-tiles as the last mode), D's tile ----
-    let ga = GTensor::row_major(a, rows, k).local_tile(&[bm, i64::from(bk)], &[Dyn(tm), All])?;
-    let gb = GTensor::row_major(b, n, k).local_tile(&[bn, i64::from(bk)], &[Dyn(tn), All])?;
+    let ga = operand(a, rows, major_a, |f| (f.lda, f.batch_a))
+        .local_tile(&[bm, i64::from(bk)], &[Dyn(tm), All])?;
+    let gb = operand(b, n, major_b, |f| (f.ldb, f.batch_b))
+        .local_tile(&[bn, i64::from(bk)], &[Dyn(tn), All])?;
     // The same strips without bounds, for the k-tiles of blocks whose rows all exist: those
     // copies need no predicates and no clamped addresses (most of the main loop's integer work).
     let (ga_full, gb_full) = (ga.without_bounds(), gb.without_bounds());
@@ -135,10 +194,10 @@ pub fn multistage<T: DeviceType>(
     // ---- G2S: cp.async partitions ----
     let t_ag_a = ga.partition(&plan.g2s, Side::Src, idx)?; // (CPY, CPY_M, CPY_K, k-tile)
     let t_as_a_copy = sa.partition(&plan.g2s, Side::Dst, idx)?; // (CPY, CPY_M, CPY_K, stage)
-    let t_bg_b = gb.partition(&plan.g2s, Side::Src, idx)?;
-    let t_bs_b_copy = sb.partition(&plan.g2s, Side::Dst, idx)?;
+    let t_bg_b = gb.partition(&plan.g2s_b, Side::Src, idx)?;
+    let t_bs_b_copy = sb.partition(&plan.g2s_b, Side::Dst, idx)?;
     let t_ag_a_full = ga_full.partition(&plan.g2s, Side::Src, idx)?;
-    let t_bg_b_full = gb_full.partition(&plan.g2s, Side::Src, idx)?;
+    let t_bg_b_full = gb_full.partition(&plan.g2s_b, Side::Src, idx)?;
 
     // One k-tile of A and B from global into a stage; `full`: every row and column of it exists.
     let load_tile = |tile: Idx, stage: Idx, full: bool| -> Result<(), LayoutError> {
@@ -155,7 +214,11 @@ pub fn multistage<T: DeviceType>(
     let load_kblock = |kblock: i64, stage: Var<u32>| -> Result<(), LayoutError> {
         let (s, r) = ([All, All, At(kblock), Dyn(stage)], [All, All, At(kblock)]);
         copy(&plan.s2r_atom, &t_as_a.slice(&s)?, &t_cr_a_view.slice(&r)?)?;
-        copy(&plan.s2r_atom, &t_bs_b.slice(&s)?, &t_cr_b_view.slice(&r)?)
+        copy(
+            &plan.s2r_b_atom,
+            &t_bs_b.slice(&s)?,
+            &t_cr_b_view.slice(&r)?,
+        )
     };
     let mma_kblock = |kblock: i64| -> Result<(), LayoutError> {
         let (fa, fb) = (
@@ -236,6 +299,48 @@ pub fn multistage<T: DeviceType>(
         }
     }
     failed.into_inner().map_or(Ok(()), Err)?;
+
+    // ---- A form's epilogue: through the registers, each value placed in D ----
+    if let (Some(form), Some(fp)) = (plan.form, fp) {
+        let AccFragment::F32(acc) = &acc else {
+            return Err(MultistageError::Config {
+                cfg: cfg.parts(),
+                reason: "a form's epilogue takes f32 sums".into(),
+            });
+        };
+        // This thread's accumulators in the sum: the block's tile at (tm, tn), the thread's
+        // first value within it, the plan's offsets from there.
+        let (bm32, bn32) = (cfg.tile_m, cfg.tile_n);
+        let first = CTensor::new(&[Var::konst(bm32), Var::konst(bn32)])
+            .local_tile(&[bm, bn], &[At(0), At(0)])?
+            .partition_c(&plan.mma, idx)?
+            .origin();
+        let (row0, col0) = (tm * bm32, tn * bn32);
+        let tile = ThreadTile {
+            base: (row0 + first[0], col0 + first[1]),
+            values: plan.acc_offsets.clone(),
+            extents: (rows, n),
+            whole: (row0 + bm32).le(rows) & (col0 + bn32).le(n),
+        };
+        let epi = DeviceEpilogue {
+            epilogue: &form.epilogue,
+            alpha: fp.alpha,
+            beta: fp.beta,
+        };
+        let dp = d.cast::<u32>();
+        let at = (rows, n, tm, tn, idx);
+        let tile = &tile;
+        match form.out {
+            OutType::F16 => {
+                fused_store(plan, &epi, acc, tile, &fp.operands::<half::f16>(dp, z), at)?
+            }
+            OutType::Bf16 => {
+                fused_store(plan, &epi, acc, tile, &fp.operands::<half::bf16>(dp, z), at)?
+            }
+            OutType::F32 => fused_store(plan, &epi, acc, tile, &fp.operands::<f32>(dp, z), at)?,
+        }
+        return Ok(());
+    }
 
     // ---- Epilogue: accumulators to D, each element stored where it exists ----
     match cfg.epilogue {

@@ -5,7 +5,9 @@
 use dsl_core::ir::{Kernel, Target};
 
 use super::{multistage_kernel, Epilogue, MultistageConfig, MultistageError, Tune, TARGETS};
+use crate::gemm::layout::Form;
 use crate::gemm::naive::MAX_GRID_Y;
+use crate::gemm::program::{aligned_for, packed_only};
 use crate::gemm::{
     Device, GemmArg, GemmProgram, KernelBuildError, LaunchPlan, Plan, Problem, ProgramPlan,
 };
@@ -46,6 +48,28 @@ impl GemmProgram for Multistage {
 
     fn plan(&self, p: &Problem, device: &Device, tune: Option<&Tune>) -> Result<Plan, String> {
         self.config_for(p, device.target, tune).map(Plan::new)
+    }
+
+    /// The packed form as [`GemmProgram::plan`] plans it where its copies' alignment holds;
+    /// otherwise (a form past the packed one, or rows aligned less than the default's copies
+    /// need) the plan of [`super::form`], unless a configuration was asked for.
+    fn plan_form(
+        &self,
+        p: &Problem,
+        form: &Form,
+        device: &Device,
+        tune: Option<&Tune>,
+    ) -> Result<Plan, String> {
+        let packed = packed_only(p, form).and_then(|()| {
+            let plan = self.plan(p, device, tune)?;
+            aligned_for(&plan, form, p.dtype)?;
+            Ok(plan)
+        });
+        match (packed, tune) {
+            (Ok(plan), _) => Ok(plan),
+            (Err(why), Some(_)) => Err(why),
+            (Err(_), None) => super::form::plan_form(p, form, device.target),
+        }
     }
 }
 
@@ -229,7 +253,7 @@ mod tests {
         );
         let e = plan(&problem(8, 1 << 20, 1 << 12), Target::Sm90a).unwrap_err();
         assert!(
-            e.contains("N x K = 1048576 x 4096 elements reach 2^32"),
+            e.contains("B spans 4294967296 elements, 2^32 or more"),
             "{e}"
         );
         let e = plan(&problem(1, 1, MAX_K + 8), Target::Sm90a).unwrap_err();

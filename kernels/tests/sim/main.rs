@@ -4,6 +4,7 @@
 //! the same seed repeats byte for byte; planted bugs caught with their kind and Rust line.
 
 mod blackwell;
+mod forms;
 mod hopper;
 mod planted;
 mod registered;

@@ -303,7 +303,7 @@ mod tests {
             e.starts_with("--config `fastest` is no kernel's configuration: the hopper_ws kernel: `fastest` is not a hopper_ws configuration: it starts with MxNxKsS")
                 && e.contains("the multistage kernel: `fastest` is not a configuration")
                 && e.contains("e.g. 128x256x32s4_r2_se")
-                && e.ends_with("the naive kernel: it takes no --config, and `fastest` was given"),
+                && e.ends_with("the strided kernel: it takes no --config, and `fastest` was given"),
             "{e}"
         );
         assert_eq!(
@@ -385,7 +385,7 @@ mod tests {
             ),
             (
                 "--m 1 --n 1 --k 1 --kernel fast",
-                "--kernel takes auto, hopper_ws, blackwell_ws, multistage or naive, not `fast`",
+                "--kernel takes auto, hopper_ws, blackwell_ws, multistage, naive or strided, not `fast`",
             ),
             (
                 "--m 1 --n 1 --k 1 --repeats 0",

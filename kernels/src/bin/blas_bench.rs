@@ -1,0 +1,760 @@
+//! `blas-bench`: rute's BLAS handle and row-major API timed beside cuBLAS and cuBLASLt in the
+//! same process, on the same stream and buffers (CUDA events, each repeat queued behind a spin,
+//! the pieces of a comparison interleaved in shuffled rounds), and the first call's cost.
+//!
+//! ```text
+//! blas-bench pairs   [--dtype bf16|f16] [--repeats N]   every transpose pair at 4096^3, 8192^3 and three LLM shapes
+//! blas-bench batched [--dtype ..] [--repeats N]         strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN)
+//! blas-bench fused   [--dtype ..] [--repeats N]         bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
+//! blas-bench first-call CASE                            one case's first call, step by step (run it in a fresh process)
+//! blas-bench prepare                                    the warm-up call: every case compiled before traffic
+//! blas-bench sanitize                                   one small call through each new path, for compute-sanitizer
+//! ```
+//!
+//! The first-call cases: `tn` (the Hopper program, 4096^3 TN), `nn` (an MN-major operand),
+//! `odd` (odd leading dimensions), `fused` (bias + GELU through the row-major API),
+//! `batched` (a strided batch).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
+use cudarc::cublaslt::{Activation as LtActivation, CudaBlasLT, Matmul, MatmulConfig};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use half::{bf16, f16};
+use kernels::blas::colmajor::{ColMajor, Op};
+use kernels::blas::rowmajor::Strided3;
+use kernels::blas::{Blas, BlasElem, Fusion, RowMajor};
+use kernels::gemm::epilogue::{Activation, Epilogue};
+
+type Error = Box<dyn std::error::Error>;
+
+/// The element types the bench runs.
+trait Elem: BlasElem + Copy + Default + 'static {
+    const NAME: &'static str;
+    fn of(x: f32) -> Self;
+}
+
+impl Elem for bf16 {
+    const NAME: &'static str = "bf16";
+    fn of(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+}
+
+impl Elem for f16 {
+    const NAME: &'static str = "f16";
+    fn of(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+}
+
+/// What the command line asked for.
+struct Args {
+    section: String,
+    case: Option<String>,
+    dtype: String,
+    repeats: usize,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let section = it
+        .next()
+        .ok_or("give a section: pairs, batched, fused, first-call or prepare")?;
+    let mut args = Args {
+        section,
+        case: None,
+        dtype: "bf16".into(),
+        repeats: 20,
+    };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--dtype" => args.dtype = it.next().ok_or("--dtype takes bf16 or f16")?,
+            "--repeats" => {
+                args.repeats = it
+                    .next()
+                    .and_then(|r| r.parse().ok())
+                    .ok_or("--repeats takes a count")?
+            }
+            case if args.case.is_none() && !case.starts_with("--") => args.case = Some(case.into()),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let run = match args.dtype.as_str() {
+        "bf16" => dispatch::<bf16>(&args),
+        "f16" => dispatch::<f16>(&args),
+        other => Err(format!("--dtype takes bf16 or f16, not {other}").into()),
+    };
+    match run {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch<T: Elem>(args: &Args) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    match args.section.as_str() {
+        "pairs" => pairs::<T>(args.repeats),
+        "batched" => batched::<T>(args.repeats),
+        "fused" => fused::<T>(args.repeats),
+        "first-call" => first_call::<T>(args.case.as_deref().unwrap_or("tn")),
+        "prepare" => prepare::<T>(),
+        "sanitize" => sanitize::<T>(),
+        other => Err(format!("unknown section `{other}`").into()),
+    }
+}
+
+/// The handles, on one stream.
+struct Handles {
+    stream: Arc<CudaStream>,
+    rute: Blas,
+    cublas: CudaBlas,
+}
+
+fn handles() -> Result<Handles, Error> {
+    let stream = CudaContext::new(0)?.new_stream()?;
+    let rute = Blas::try_new(stream.clone())?;
+    let cublas = CudaBlas::new(stream.clone())?;
+    Ok(Handles {
+        stream,
+        rute,
+        cublas,
+    })
+}
+
+fn filled<T: Elem>(stream: &Arc<CudaStream>, len: usize, seed: u32) -> Result<CudaSlice<T>, Error> {
+    let host: Vec<T> = (0..len)
+        .map(|i| {
+            T::of(
+                ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 20) as f32 / 4096.0
+                    - 0.5,
+            )
+        })
+        .collect();
+    Ok(stream.clone_htod(&host)?)
+}
+
+fn op_name(op: Op) -> char {
+    match op {
+        Op::N => 'N',
+        Op::T => 'T',
+    }
+}
+
+fn cublas_op(op: Op) -> cudarc::cublas::sys::cublasOperation_t {
+    match op {
+        Op::N => CUBLAS_OP_N,
+        Op::T => CUBLAS_OP_T,
+    }
+}
+
+/// One column-major call's configuration for the trait.
+fn config<T: Elem>(c: &ColMajor) -> GemmConfig<T> {
+    GemmConfig {
+        transa: cublas_op(c.transa),
+        transb: cublas_op(c.transb),
+        m: c.m as i32,
+        n: c.n as i32,
+        k: c.k as i32,
+        alpha: T::of(c.alpha),
+        lda: c.lda as i32,
+        ldb: c.ldb as i32,
+        beta: T::of(c.beta),
+        ldc: c.ldc as i32,
+    }
+}
+
+/// Times rute and cuBLAS on `call` (one GEMM or a strided batch) on the same buffers; prints a
+/// table row: the call, each one's median time and TFLOP/s, cuBLAS's time over rute's, and the
+/// plan rute ran.
+fn compare<T: Elem>(h: &Handles, call: &ColMajor, label: &str, repeats: usize) -> Result<f64, Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
+    let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
+    let a = filled::<T>(
+        &h.stream,
+        span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
+        1,
+    )?;
+    let b = filled::<T>(
+        &h.stream,
+        span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
+        2,
+    )?;
+    let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
+    let gemm = config::<T>(call);
+    let plan = h
+        .rute
+        .plan_for::<T>(call)?
+        .map(|p| p.describe())
+        .unwrap_or_default();
+    let jit = h.rute.runtime().jit();
+    let times = jit.time_shuffled(repeats, 2, 7, |i| {
+        // SAFETY: a, b and c hold what the call reaches (the spans above).
+        let r = unsafe {
+            if call.batch == 1 {
+                if i == 0 {
+                    h.rute.gemm(gemm, &a, &b, &mut c)
+                } else {
+                    h.cublas.gemm(gemm, &a, &b, &mut c)
+                }
+            } else {
+                let cfg = StridedBatchedConfig {
+                    gemm,
+                    batch_size: call.batch as i32,
+                    stride_a: call.stride_a,
+                    stride_b: call.stride_b,
+                    stride_c: call.stride_c,
+                };
+                if i == 0 {
+                    h.rute.gemm_strided_batched(cfg, &a, &b, &mut c)
+                } else {
+                    h.cublas.gemm_strided_batched(cfg, &a, &b, &mut c)
+                }
+            }
+        };
+        r.map_err(|e| codegen_ptx::jit::JitError::Driver {
+            call: if i == 0 { "rute" } else { "cuBLAS" },
+            reason: format!("{e:?}: {:?}", h.rute.last_error()),
+        })
+    })?;
+    let (rute, cublas) = (times[0].median_ms() as f64, times[1].median_ms() as f64);
+    let flop = 2.0 * (call.m * call.n * call.k * call.batch) as f64;
+    let tflops = |ms: f64| flop / ms / 1e9;
+    println!(
+        "| {label} | {} | {:.3} ms {:.0} TFLOP/s | {:.3} ms {:.0} TFLOP/s | {:.3} | {plan} |",
+        T::NAME,
+        rute,
+        tflops(rute),
+        cublas,
+        tflops(cublas),
+        cublas / rute
+    );
+    Ok(cublas / rute)
+}
+
+/// The shapes of the pair and fused sections, as (cuBLAS m, n, k) of a linear layer `y = x W^T`
+/// with `x` of n tokens: m output features, k input features.
+const SHAPES: [(&str, (i64, i64, i64)); 5] = [
+    ("4096^3", (4096, 4096, 4096)),
+    ("8192^3", (8192, 8192, 8192)),
+    ("llm qkv 6144x4096x4096", (6144, 4096, 4096)),
+    ("llm up+gate 28672x4096x4096", (28672, 4096, 4096)),
+    ("llm down 4096x4096x14336", (4096, 4096, 14336)),
+];
+
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp()
+}
+
+fn pairs<T: Elem>(repeats: usize) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let h = handles()?;
+    println!(
+        "| call | dtype | rute | cuBLAS | cuBLAS / rute | rute's plan |\n|---|---|---|---|---|---|"
+    );
+    let mut ratios = Vec::new();
+    for (name, (m, n, k)) in SHAPES {
+        for op in [
+            (Op::N, Op::N),
+            (Op::N, Op::T),
+            (Op::T, Op::N),
+            (Op::T, Op::T),
+        ] {
+            let call = ColMajor::packed(op.0, op.1, m, n, k);
+            let label = format!("{}{} {name}", op_name(op.0), op_name(op.1));
+            ratios.push(compare::<T>(&h, &call, &label, repeats)?);
+        }
+    }
+    println!("\ngeometric mean of cuBLAS / rute: {:.3}", geomean(&ratios));
+    Ok(())
+}
+
+fn batched<T: Elem>(repeats: usize) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let h = handles()?;
+    println!(
+        "| call | dtype | rute | cuBLAS | cuBLAS / rute | rute's plan |\n|---|---|---|---|---|---|"
+    );
+    let mut ratios = Vec::new();
+    for (batch, (m, n, k)) in [(16, (1024, 1024, 1024)), (64, (512, 512, 128))] {
+        for op in [(Op::T, Op::N), (Op::N, Op::N)] {
+            let base = ColMajor::packed(op.0, op.1, m, n, k);
+            let call = ColMajor {
+                batch,
+                stride_a: m * k,
+                stride_b: k * n,
+                stride_c: m * n,
+                ..base
+            };
+            let label = format!("{}{} {batch} x {m}x{n}x{k}", op_name(op.0), op_name(op.1));
+            ratios.push(compare::<T>(&h, &call, &label, repeats)?);
+        }
+    }
+    println!("\ngeometric mean of cuBLAS / rute: {:.3}", geomean(&ratios));
+    Ok(())
+}
+
+/// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on a
+/// linear layer `y = epilogue(x W^T)`, row-major x `[tokens, k]` and W `[n, k]`.
+fn fused<T: Elem>(repeats: usize) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let h = handles()?;
+    let lt = CudaBlasLT::new(h.stream.clone())?;
+    println!(
+        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for (name, (n, tokens, k)) in SHAPES {
+        let (tokens, n, k) = (tokens as usize, n as usize, k as usize);
+        let x = filled::<T>(&h.stream, tokens * k, 1)?;
+        let w = filled::<T>(&h.stream, n * k, 2)?;
+        let bias = filled::<T>(&h.stream, n, 3)?;
+        let residual = filled::<T>(&h.stream, tokens * n, 4)?;
+        let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
+        let xv = Strided3::matrix(tokens, k);
+        let wt = Strided3 {
+            shape: [1, k, n],
+            strides: [0, 1, k],
+        };
+        let plain = Fusion::none();
+        let with_bias = |act| Fusion {
+            bias: Some(bias.as_view()),
+            ..Fusion::epilogue(Epilogue::bias_act(act))
+        };
+        let gelu = with_bias(Activation::GeluTanh);
+        let silu = with_bias(Activation::Silu);
+        let swiglu = Fusion::epilogue(Epilogue::SWIGLU);
+        let res = Fusion {
+            residual: Some(RowMajor {
+                data: residual.as_view(),
+                ld: n,
+                batch_stride: 0,
+            }),
+            ..Fusion::epilogue(Epilogue::RESIDUAL)
+        };
+        let fusions = [&plain, &gelu, &silu, &swiglu, &res];
+        let lt_cfg = MatmulConfig {
+            transa: true,
+            transb: false,
+            transc: false,
+            m: n as u64,
+            n: tokens as u64,
+            k: k as u64,
+            alpha: 1.0,
+            lda: k as i64,
+            ldb: k as i64,
+            beta: 0.0,
+            ldc: n as i64,
+            stride_a: None,
+            stride_b: None,
+            stride_c: None,
+            stride_bias: None,
+            batch_size: None,
+        };
+        let mut plans = Vec::new();
+        let jit = h.rute.runtime().jit();
+        let times = jit.time_shuffled(repeats, 7, 11, |i| {
+            let fail = |e: String| codegen_ptx::jit::JitError::Driver {
+                call: "bench",
+                reason: e,
+            };
+            if i < 5 {
+                let f = fusions[i];
+                let cols = f.epilogue.out_cols(n);
+                let p = h
+                    .rute
+                    .matmul(&x, xv, &w, wt, &mut y, cols, f)
+                    .map_err(|e| fail(e.to_string()))?;
+                if plans.len() < 5 {
+                    plans.push(p.map(|p| p.describe()).unwrap_or_default());
+                }
+                Ok(())
+            } else {
+                let act = (i == 6).then_some(LtActivation::Gelu);
+                let b = (i == 6).then_some(&bias);
+                // SAFETY: w, x and y hold the n x k, tokens x k and tokens x n matrices.
+                unsafe { lt.matmul(lt_cfg, &w, &x, &mut y, b, act.as_ref()) }
+                    .map_err(|e| fail(format!("cuBLASLt: {e:?}")))
+            }
+        })?;
+        let ms: Vec<f64> = times.iter().map(|t| t.median_ms() as f64).collect();
+        let worst = ms[1..5].iter().cloned().fold(0.0, f64::max) / ms[0] - 1.0;
+        println!(
+            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.1}% | {:.3} |",
+            T::NAME,
+            ms[0],
+            ms[1],
+            ms[2],
+            ms[3],
+            ms[4],
+            ms[5],
+            ms[6],
+            100.0 * worst,
+            ms[6] / ms[1]
+        );
+        for (what, p) in ["plain", "bias+GELU", "bias+SiLU", "SwiGLU", "residual"]
+            .iter()
+            .zip(&plans)
+        {
+            println!("  {name} {what}: {p}");
+        }
+    }
+    Ok(())
+}
+
+/// One first-call case: the call, on buffers made for it.
+fn case_call(case: &str) -> Result<ColMajor, Error> {
+    Ok(match case {
+        "tn" => ColMajor::packed(Op::T, Op::N, 4096, 4096, 4096),
+        "nn" => ColMajor::packed(Op::N, Op::N, 4096, 4096, 4096),
+        "odd" => ColMajor {
+            lda: 4097,
+            ldb: 4097,
+            ldc: 4097,
+            ..ColMajor::packed(Op::T, Op::N, 4096, 4096, 4096)
+        },
+        "batched" => ColMajor {
+            batch: 16,
+            stride_a: 1024 * 1024,
+            stride_b: 1024 * 1024,
+            stride_c: 1024 * 1024,
+            ..ColMajor::packed(Op::T, Op::N, 1024, 1024, 1024)
+        },
+        other => {
+            return Err(format!("unknown case `{other}`: tn, nn, odd, batched or fused").into())
+        }
+    })
+}
+
+/// A first call, step by step, in this (fresh) process: the context (not counted in the first
+/// call: a server has one), planning, generating the kernel, emitting its PTX, the driver's
+/// JIT and module load, the first launch to completion, and a second launch.
+fn first_call<T: Elem>(case: &str) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let h = handles()?;
+    h.stream.synchronize()?;
+    let context_ms = ms(t);
+    let cache = std::env::var("CUDA_CACHE_PATH").unwrap_or_else(|_| "~/.nv/ComputeCache".into());
+    let disabled = std::env::var("CUDA_CACHE_DISABLE").is_ok_and(|v| v == "1");
+    if case == "fused" {
+        let (tokens, n, k) = (4096, 4096, 4096);
+        let x = filled::<T>(&h.stream, tokens * k, 1)?;
+        let w = filled::<T>(&h.stream, n * k, 2)?;
+        let bias = filled::<T>(&h.stream, n, 3)?;
+        let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
+        h.stream.synchronize()?;
+        let wt = Strided3 {
+            shape: [1, k, n],
+            strides: [0, 1, k],
+        };
+        let fusion = Fusion {
+            bias: Some(bias.as_view()),
+            ..Fusion::epilogue(Epilogue::bias_act(Activation::GeluTanh))
+        };
+        let t = Instant::now();
+        h.rute
+            .matmul(&x, Strided3::matrix(tokens, k), &w, wt, &mut y, n, &fusion)?;
+        h.stream.synchronize()?;
+        let first = ms(t);
+        let t = Instant::now();
+        h.rute
+            .matmul(&x, Strided3::matrix(tokens, k), &w, wt, &mut y, n, &fusion)?;
+        h.stream.synchronize()?;
+        println!(
+            "| fused | {} | context {context_ms:.1} ms | first call {first:.1} ms (plan, generate, emit, JIT, load, launch) | second {:.2} ms | cache {cache}{} |",
+            T::NAME,
+            ms(t),
+            if disabled { " (disabled)" } else { "" }
+        );
+        return Ok(());
+    }
+    let call = case_call(case)?;
+    let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
+    let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
+    let a = filled::<T>(
+        &h.stream,
+        span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
+        1,
+    )?;
+    let b = filled::<T>(
+        &h.stream,
+        span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
+        2,
+    )?;
+    let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
+    h.stream.synchronize()?;
+    let t = Instant::now();
+    let plan = h.rute.plan_for::<T>(&call)?.ok_or("nothing to compute")?;
+    let plan_ms = ms(t);
+    let t = Instant::now();
+    let kernel = plan.kernel()?;
+    let generate_ms = ms(t);
+    let t = Instant::now();
+    let ptx = codegen_ptx::emit(&kernel, h.rute.runtime().target())?;
+    let emit_ms = ms(t);
+    let t = Instant::now();
+    // Generation and emission again (the runtime's own cache), then the driver's JIT and load.
+    h.rute.runtime().function(&plan)?;
+    let load_ms = ms(t) - generate_ms - emit_ms;
+    let gemm = config::<T>(&call);
+    let run = |c: &mut CudaSlice<T>| -> Result<(), Error> {
+        // SAFETY: a, b and c hold what the call reaches.
+        unsafe {
+            if call.batch == 1 {
+                h.rute.gemm(gemm, &a, &b, c)?
+            } else {
+                let cfg = StridedBatchedConfig {
+                    gemm,
+                    batch_size: call.batch as i32,
+                    stride_a: call.stride_a,
+                    stride_b: call.stride_b,
+                    stride_c: call.stride_c,
+                };
+                h.rute.gemm_strided_batched(cfg, &a, &b, c)?
+            }
+        }
+        h.stream.synchronize()?;
+        Ok(())
+    };
+    let t = Instant::now();
+    run(&mut c)?;
+    let launch_ms = ms(t);
+    let t = Instant::now();
+    run(&mut c)?;
+    let second_ms = ms(t);
+    println!(
+        "| {case} | {} | context {context_ms:.1} ms | plan {plan_ms:.2} ms | generate {generate_ms:.1} ms | emit {emit_ms:.1} ms ({} KiB of PTX) | driver JIT + load {load_ms:.1} ms | first launch {launch_ms:.2} ms | first call {:.1} ms | second call {second_ms:.2} ms | cache {cache}{} | {} |",
+        T::NAME,
+        ptx.len() / 1024,
+        plan_ms + generate_ms + emit_ms + load_ms + launch_ms,
+        if disabled { " (disabled)" } else { "" },
+        plan.describe()
+    );
+    Ok(())
+}
+
+/// The warm-up call: every first-call case prepared (compiled and loaded) before traffic, then
+/// each case's first call.
+fn prepare<T: Elem>() -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let h = handles()?;
+    let calls: Vec<ColMajor> = ["tn", "nn", "odd", "batched"]
+        .iter()
+        .map(|c| case_call(c))
+        .collect::<Result<_, _>>()?;
+    let t = Instant::now();
+    let plans = h.rute.prepare::<T>(&calls)?;
+    println!(
+        "prepare: {} plans compiled and loaded in {:.1} ms",
+        plans.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    for (call, plan) in calls.iter().zip(&plans) {
+        let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
+        let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
+        let a = filled::<T>(
+            &h.stream,
+            span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
+            1,
+        )?;
+        let b = filled::<T>(
+            &h.stream,
+            span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
+            2,
+        )?;
+        let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
+        h.stream.synchronize()?;
+        let t = Instant::now();
+        let gemm = config::<T>(call);
+        // SAFETY: a, b and c hold what the call reaches.
+        unsafe {
+            if call.batch == 1 {
+                h.rute.gemm(gemm, &a, &b, &mut c)?
+            } else {
+                let cfg = StridedBatchedConfig {
+                    gemm,
+                    batch_size: call.batch as i32,
+                    stride_a: call.stride_a,
+                    stride_b: call.stride_b,
+                    stride_c: call.stride_c,
+                };
+                h.rute.gemm_strided_batched(cfg, &a, &b, &mut c)?
+            }
+        }
+        h.stream.synchronize()?;
+        println!(
+            "  first call after prepare: {:.2} ms ({})",
+            t.elapsed().as_secs_f64() * 1e3,
+            plan.describe()
+        );
+    }
+    Ok(())
+}
+
+/// One small call through each new path (every transpose pair, odd leading dimensions, a
+/// strided batch, accumulation into C, and the row-major API's fused epilogues), checked
+/// against nothing: for compute-sanitizer's memcheck, racecheck and synccheck, which report any
+/// access outside the buffers, race or barrier misuse.
+fn sanitize<T: Elem>() -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let h = handles()?;
+    let mut calls = Vec::new();
+    for op in [
+        (Op::N, Op::N),
+        (Op::N, Op::T),
+        (Op::T, Op::N),
+        (Op::T, Op::T),
+    ] {
+        calls.push(ColMajor {
+            beta: 0.5,
+            ..ColMajor::packed(op.0, op.1, 200, 136, 72)
+        });
+        let p = ColMajor::packed(op.0, op.1, 99, 37, 45);
+        calls.push(ColMajor {
+            lda: p.lda + 3,
+            ldb: p.ldb + 1,
+            ldc: p.ldc + 5,
+            ..p
+        });
+        calls.push(ColMajor {
+            batch: 3,
+            stride_a: 256 * 256,
+            stride_b: 0,
+            stride_c: 256 * 256,
+            ..ColMajor::packed(op.0, op.1, 256, 256, 64)
+        });
+    }
+    for call in &calls {
+        let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
+        let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
+        let a = filled::<T>(
+            &h.stream,
+            span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
+            1,
+        )?;
+        let b = filled::<T>(
+            &h.stream,
+            span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
+            2,
+        )?;
+        let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
+        let gemm = config::<T>(call);
+        // SAFETY: a, b and c hold what the call reaches.
+        unsafe {
+            if call.batch == 1 {
+                h.rute.gemm(gemm, &a, &b, &mut c)?
+            } else {
+                let cfg = StridedBatchedConfig {
+                    gemm,
+                    batch_size: call.batch as i32,
+                    stride_a: call.stride_a,
+                    stride_b: call.stride_b,
+                    stride_c: call.stride_c,
+                };
+                h.rute.gemm_strided_batched(cfg, &a, &b, &mut c)?
+            }
+        }
+        h.stream.synchronize()?;
+        println!(
+            "{call:?}: {}",
+            h.rute
+                .plan_for::<T>(call)?
+                .map(|p| p.describe())
+                .unwrap_or_default()
+        );
+    }
+    let (tokens, n, k) = (300, 512, 256);
+    let x = filled::<T>(&h.stream, tokens * k, 1)?;
+    let w = filled::<T>(&h.stream, n * k, 2)?;
+    let bias = filled::<T>(&h.stream, n, 3)?;
+    let residual = filled::<T>(&h.stream, tokens * n, 4)?;
+    let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
+    let wt = Strided3 {
+        shape: [1, k, n],
+        strides: [0, 1, k],
+    };
+    for epilogue in [
+        Epilogue::bias_act(Activation::GeluTanh),
+        Epilogue::bias_act(Activation::Silu),
+        Epilogue::SWIGLU,
+        Epilogue::RESIDUAL,
+    ] {
+        let fusion = Fusion {
+            bias: Some(bias.as_view()),
+            residual: Some(RowMajor {
+                data: residual.as_view(),
+                ld: n,
+                batch_stride: 0,
+            }),
+            ..Fusion::epilogue(epilogue)
+        };
+        let cols = epilogue.out_cols(n);
+        let plan = h.rute.matmul(
+            &x,
+            Strided3::matrix(tokens, k),
+            &w,
+            wt,
+            &mut y,
+            cols,
+            &fusion,
+        )?;
+        h.stream.synchronize()?;
+        println!(
+            "{}: {}",
+            epilogue.describe(),
+            plan.map(|p| p.describe()).unwrap_or_default()
+        );
+    }
+    Ok(())
+}

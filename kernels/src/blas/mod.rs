@@ -1,0 +1,86 @@
+//! GEMM as Rust code calls BLAS: [`colmajor`] maps cuBLAS's column-major `GemmConfig` and
+//! `StridedBatchedConfig` onto rute's row-major GEMM; with the feature `gpu`, `Blas` implements
+//! cudarc's `cudarc::cublas::Gemm<half::f16>` and `Gemm<half::bf16>` on rute's kernels, so that
+//! code written against `CudaBlas` runs them by changing the handle's type.
+//!
+//! Errors are [`BlasError`]s: a sentence saying what was refused and why, and the
+//! [`BlasStatus`] a cuBLAS user already handles (`CUBLAS_STATUS_INVALID_VALUE` for arguments
+//! cuBLAS also refuses, `CUBLAS_STATUS_NOT_SUPPORTED` for a case rute does not cover). A case
+//! rute does not cover is refused, never computed wrong.
+
+pub mod colmajor;
+#[cfg(feature = "gpu")]
+mod handle;
+#[cfg(feature = "gpu")]
+mod matmul;
+pub mod rowmajor;
+
+#[cfg(feature = "gpu")]
+pub use handle::{from_config, from_strided, op_of, Blas, BlasElem};
+#[cfg(feature = "gpu")]
+pub use matmul::{Fusion, RowMajor};
+
+use thiserror::Error;
+
+/// The cuBLAS status a [`BlasError`] reports through cudarc's `CublasError`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlasStatus {
+    /// `CUBLAS_STATUS_INVALID_VALUE`: an argument cuBLAS also refuses.
+    InvalidValue,
+    /// `CUBLAS_STATUS_NOT_SUPPORTED`: a case rute does not cover.
+    NotSupported,
+    /// `CUBLAS_STATUS_EXECUTION_FAILED`: the device refused or failed the work.
+    ExecutionFailed,
+    /// `CUBLAS_STATUS_INTERNAL_ERROR`: a kernel could not be generated (a bug in rute).
+    InternalError,
+}
+
+/// Why a BLAS call did not run.
+#[derive(Debug, Error)]
+pub enum BlasError {
+    /// An argument cuBLAS refuses too (a negative dimension, a leading dimension below the rows
+    /// it steps over, a buffer shorter than the call reads), or one whose result cuBLAS leaves
+    /// undefined (a batch whose outputs overlap).
+    #[error("{reason}")]
+    InvalidValue {
+        /// The argument and why, as a sentence.
+        reason: String,
+    },
+    /// A call rute does not compute.
+    #[error("{reason}")]
+    NotSupported {
+        /// What and why, as a sentence.
+        reason: String,
+    },
+    /// The runtime failed: the device, the driver or generating a kernel.
+    #[cfg(feature = "gpu")]
+    #[error("{0}")]
+    Runtime(#[from] crate::gemm::GemmError),
+}
+
+impl BlasError {
+    /// The status cuBLAS would report.
+    pub fn status(&self) -> BlasStatus {
+        match self {
+            BlasError::InvalidValue { .. } => BlasStatus::InvalidValue,
+            BlasError::NotSupported { .. } => BlasStatus::NotSupported,
+            #[cfg(feature = "gpu")]
+            BlasError::Runtime(e) => runtime_status(e),
+        }
+    }
+}
+
+/// The status of a runtime error: inputs refused before launch are invalid values, kernels
+/// that could not be made are internal errors, the rest failed executions.
+#[cfg(feature = "gpu")]
+fn runtime_status(e: &crate::gemm::GemmError) -> BlasStatus {
+    use crate::gemm::GemmError as E;
+    match e {
+        E::Input(_) | E::Config(_) | E::ForeignBuffer { .. } | E::Misaligned { .. } => {
+            BlasStatus::InvalidValue
+        }
+        E::DeviceTooOld { .. } => BlasStatus::NotSupported,
+        E::Build { .. } | E::BadLaunch { .. } | E::Codegen { .. } => BlasStatus::InternalError,
+        E::Jit(_) | E::Cublas(_) => BlasStatus::ExecutionFailed,
+    }
+}

@@ -1,0 +1,478 @@
+//! An [`Epilogue`](super::epilogue::Epilogue) applied to one thread's accumulator fragment, the
+//! device side every program shares: a thread's accumulators in the sum ([`ThreadTile`]: its
+//! first value's row and column, each value's offset from it, and whether the whole tile is
+//! inside, so that most tiles test nothing), C, the bias and the residual read at each value
+//! ([`FusedOperands`], through one pointer per row the thread holds), and the values rewritten
+//! in their registers ([`elementwise`]) before the program's own store, or stored as gated
+//! pairs ([`store_gated`]) or one by one ([`store_each`]).
+//!
+//! The offsets are the MMA's accumulator layout's business, proved on the host for every
+//! thread ([`accumulator_offsets`]), and so is which values pair up for a gated epilogue
+//! ([`check_gated_pairs`]: values `v` and `v + 1`, `v` even, hold columns `2j` and `2j + 1` of
+//! one row, as the `mma.sync` and `wgmma` layouts have it).
+
+use dsl_core::kernel::*;
+use dsl_core::layout::Layout;
+use dsl_core::tensor::Fragment;
+use dsl_core::tiled::{make_identity_tensor, TiledMma};
+
+use super::epilogue::{Bias, DeviceEpilogue};
+use super::strided::OutElem;
+
+/// Where an epilogue reads and writes on the device, for one GEMM of a batch: C, the bias, the
+/// residual and D (each at its batch's start), with the leading dimensions of C, the residual
+/// and D. Pointers the epilogue does not read are never dereferenced.
+#[derive(Clone, Copy)]
+pub struct FusedOperands<O> {
+    /// C.
+    pub c: GlobalPtr<O>,
+    /// C's leading dimension.
+    pub ldc: Var<u32>,
+    /// The bias (not batched).
+    pub bias: GlobalPtr<O>,
+    /// The residual.
+    pub residual: GlobalPtr<O>,
+    /// The residual's leading dimension.
+    pub ldr: Var<u32>,
+    /// D.
+    pub d: GlobalPtr<O>,
+    /// D's leading dimension.
+    pub ldd: Var<u32>,
+}
+
+/// One accumulator value of a thread: its register in the fragment and its offset from the
+/// thread's first value, in rows and columns (host values: the MMA's accumulator layout, the same
+/// for every thread, [`accumulator_offsets`] proves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccValue {
+    /// The register (the fragment's value index).
+    pub reg: usize,
+    /// Rows below the thread's first value.
+    pub dr: u32,
+    /// Columns right of the thread's first value.
+    pub dc: u32,
+}
+
+/// One thread's accumulators in the sum: where its first value is (row and column, device
+/// values), each value's offset from it, the sum's extents (values at or past them are computed
+/// from zeros and neither read nor stored) and whether all of them are inside (the thread's
+/// tile is; then no value is tested).
+#[derive(Clone)]
+pub struct ThreadTile {
+    /// The first value's row and column.
+    pub base: (Var<u32>, Var<u32>),
+    /// The values.
+    pub values: Vec<AccValue>,
+    /// Rows and columns of the sum.
+    pub extents: (Var<u32>, Var<u32>),
+    /// Whether every value is inside.
+    pub whole: Var<bool>,
+}
+
+impl ThreadTile {
+    /// The distinct row offsets, in order.
+    fn rows(&self) -> Vec<u32> {
+        let set: std::collections::BTreeSet<u32> = self.values.iter().map(|v| v.dr).collect();
+        set.into_iter().collect()
+    }
+
+    /// A pointer per distinct row offset `dr`: `p + (base row + dr) * ld + base column /
+    /// per_col` (the elements of that row are then at static offsets from it).
+    fn row_ptrs<O: DeviceType>(
+        &self,
+        p: GlobalPtr<O>,
+        ld: Var<u32>,
+        per_col: u32,
+    ) -> std::collections::BTreeMap<u32, GlobalPtr<O>> {
+        let (r0, c0) = self.base;
+        let c0 = if per_col == 1 {
+            c0
+        } else {
+            c0 >> per_col.trailing_zeros()
+        };
+        let first = p + (r0.cast::<u64>() * ld.cast::<u64>() + c0.cast::<u64>());
+        self.rows()
+            .into_iter()
+            .map(|dr| (dr, if dr == 0 { first } else { first + ld * dr }))
+            .collect()
+    }
+
+    /// Runs `each(values, inside)` over the values in groups of [`GROUP`], each group twice
+    /// over: once with no test where every value is inside, once with `inside(v)` testing each
+    /// value where some are not. A group is a branch of its own, so that the compiler does not
+    /// hoist every group's loads above the first group's work (they would hold a register each,
+    /// beside the accumulators).
+    fn split(&self, mut each: impl FnMut(&[AccValue], &dyn Fn(&AccValue) -> Option<Var<bool>>)) {
+        let (r0, c0) = self.base;
+        let (m, n) = self.extents;
+        for group in self.values.chunks(GROUP) {
+            self.whole.if_else(|arm| match arm {
+                Arm::Then => each(group, &|_| None),
+                Arm::Else => each(group, &|v: &AccValue| {
+                    Some((r0 + v.dr).lt(m) & (c0 + v.dc).lt(n))
+                }),
+            });
+        }
+    }
+}
+
+/// Accumulators an epilogue handles per branch ([`ThreadTile`]'s groups).
+const GROUP: usize = 16;
+
+/// `p[i]` widened to f32 where `inside` (always where `None`), else 0 (no access).
+fn load_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>) -> Var<f32> {
+    match inside {
+        None => p.load().cast::<f32>(),
+        Some(inside) => {
+            let mut v = Var::konst(0.0f32).fresh();
+            inside.if_(|_| v.set(p.load().cast::<f32>()));
+            v
+        }
+    }
+}
+
+/// `p[i] = v` where `inside` (always where `None`).
+fn store_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>, v: Var<f32>) {
+    match inside {
+        None => p.store(v.cast::<O>()),
+        Some(inside) => inside.if_(|_| p.store(v.cast::<O>())),
+    }
+}
+
+/// The bias of value `v`: per row (`bias[base row + dr]`) or per column.
+fn bias_of<O: OutElem>(
+    epi: &DeviceEpilogue,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+    v: &AccValue,
+    inside: Option<Var<bool>>,
+) -> Var<f32> {
+    let p = match epi.epilogue.bias() {
+        Some(Bias::PerRow) => ops.bias + (tile.base.0 + v.dr),
+        _ => ops.bias + (tile.base.1 + v.dc),
+    };
+    load_if(inside, p)
+}
+
+/// Rewrites each accumulator of `tile` with an elementwise epilogue's result: `map(alpha acc +
+/// beta C + bias) + R` (C, the bias and R read only where the epilogue has them, and only
+/// inside). The program's store then writes the registers as it writes plain sums.
+pub fn elementwise<O: OutElem>(
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+) {
+    let c_rows = epi
+        .epilogue
+        .reads_c()
+        .then(|| tile.row_ptrs(ops.c, ops.ldc, 1));
+    let r_rows = epi
+        .epilogue
+        .adds_residual()
+        .then(|| tile.row_ptrs(ops.residual, ops.ldr, 1));
+    let (r0, c0) = tile.base;
+    tile.split(|values, inside| {
+        for v in values {
+            let inside = inside(v);
+            let mut reg = acc.regs[v.reg];
+            let x = epi.linear(
+                reg,
+                || load_if(inside, c_rows.as_ref().expect("C is read")[&v.dr] + v.dc),
+                || bias_of(epi, tile, ops, v, inside),
+            );
+            let value = epi.map(x, r0 + v.dr, c0 + v.dc);
+            let value = epi.residual(value, || {
+                load_if(inside, r_rows.as_ref().expect("R is added")[&v.dr] + v.dc)
+            });
+            reg.set(value);
+        }
+    });
+}
+
+/// A gated epilogue: for each even accumulator (column `2j`; its partner, the next register,
+/// holds `2j + 1`, as [`check_gated_pairs`] proved), stores `act(x[2j]) * x[2j + 1] + R` to D's
+/// column `j`, where inside.
+pub fn store_gated<O: OutElem>(
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+) {
+    let d_rows = tile.row_ptrs(ops.d, ops.ldd, 2);
+    let r_rows = epi
+        .epilogue
+        .adds_residual()
+        .then(|| tile.row_ptrs(ops.residual, ops.ldr, 2));
+    let by_reg = |r: usize| tile.values.iter().find(|v| v.reg == r);
+    tile.split(|values, inside| {
+        for gate in values.iter().filter(|v| v.reg % 2 == 0) {
+            let Some(up) = by_reg(gate.reg + 1) else {
+                continue;
+            };
+            let inside = inside(gate);
+            let g = epi.linear(
+                acc.regs[gate.reg],
+                || Var::konst(0.0),
+                || bias_of(epi, tile, ops, gate, inside),
+            );
+            let u = epi.linear(
+                acc.regs[up.reg],
+                || Var::konst(0.0),
+                || bias_of(epi, tile, ops, up, inside),
+            );
+            let j = gate.dc / 2;
+            let value = epi.residual(epi.gate(g, u), || {
+                load_if(inside, r_rows.as_ref().expect("R is added")[&gate.dr] + j)
+            });
+            store_if(inside, d_rows[&gate.dr] + j, value);
+        }
+    });
+}
+
+/// Stores each accumulator of `tile` (rewritten by [`elementwise`] or not) to D at its row and
+/// column, rounded to D's type, where inside.
+pub fn store_each<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &FusedOperands<O>) {
+    let d_rows = tile.row_ptrs(ops.d, ops.ldd, 1);
+    tile.split(|values, inside| {
+        for v in values {
+            store_if(inside(v), d_rows[&v.dr] + v.dc, acc.regs[v.reg]);
+        }
+    });
+}
+
+/// The offsets of a thread's accumulators from its first value, for `mma` over a `rows x cols`
+/// tile whose accumulators are the fragment `frag_c`: each register with its `(dr, dc)`, the
+/// same for every thread (proved: a thread's values are thread 0's moved by its first value's
+/// place), in the partition's order. The error names the first thread and register that break
+/// it.
+pub fn accumulator_offsets(
+    mma: &TiledMma,
+    frag_c: &Layout,
+    (rows, cols): (i64, i64),
+) -> Result<Vec<AccValue>, String> {
+    let fail = |e: dsl_core::layout::LayoutError| e.to_string();
+    let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
+    let coords = |t: i64| -> Result<Vec<Vec<i64>>, String> {
+        let part = mma
+            .get_slice(t)
+            .map_err(fail)?
+            .partition_c(id.view())
+            .map_err(fail)?;
+        id.coords_of(&part).map_err(fail)
+    };
+    let zero = coords(0)?;
+    let values = zero
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            Ok(AccValue {
+                reg: frag_c.eval(i as i64).map_err(fail)? as usize,
+                dr: u32::try_from(c[0] - zero[0][0])
+                    .map_err(|_| "a value above the first".to_string())?,
+                dc: u32::try_from(c[1] - zero[0][1])
+                    .map_err(|_| "a value left of the first".to_string())?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    for t in 1..mma.size() {
+        let at = coords(t)?;
+        for (i, (c, v)) in at.iter().zip(&values).enumerate() {
+            let want = [at[0][0] + i64::from(v.dr), at[0][1] + i64::from(v.dc)];
+            if c[..] != want[..] {
+                return Err(format!(
+                    "thread {t}'s accumulator {} is at {c:?}, not thread 0's offset from its \
+                     first value ({want:?}); element {i}",
+                    v.reg
+                ));
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// Proves that for every thread of `mma` over a `rows x cols` tile, whose accumulators are the
+/// fragment `frag_c`, each even value `v` holds an even column `2j` of some row and value `v +
+/// 1` holds column `2j + 1` of the same row: the pairs a gated epilogue combines. The error
+/// names the first thread and value that break it.
+pub fn check_gated_pairs(
+    mma: &TiledMma,
+    frag_c: &Layout,
+    (rows, cols): (i64, i64),
+) -> Result<(), String> {
+    let fail = |e: dsl_core::layout::LayoutError| e.to_string();
+    let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
+    let values = frag_c.cosize() as usize;
+    for t in 0..mma.size() {
+        let part = mma
+            .get_slice(t)
+            .map_err(fail)?
+            .partition_c(id.view())
+            .map_err(fail)?;
+        let coords = id.coords_of(&part).map_err(fail)?;
+        let mut at = vec![Vec::new(); values];
+        for (i, c) in coords.into_iter().enumerate() {
+            at[frag_c.eval(i as i64).map_err(fail)? as usize] = c;
+        }
+        for v in (0..values).step_by(2) {
+            let (g, u) = (&at[v], at.get(v + 1));
+            let paired = g.len() == 2
+                && g[1] % 2 == 0
+                && u.is_some_and(|u| u.len() == 2 && u[0] == g[0] && u[1] == g[1] + 1);
+            if !paired {
+                return Err(format!(
+                    "thread {t}'s accumulator {v} is at {g:?} and {} at {:?}: not a gate and up \
+                     pair of columns",
+                    v + 1,
+                    u
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes [`FormParams`] from one list of its fields: the struct, the kernel's declaration of
+/// each field in order (named as the field) and the launch's argument for each, in the same
+/// order, so that the two agree by construction.
+macro_rules! form_params {
+    ($( $(#[doc = $doc:literal])* $field:ident: $ty:ty = |$f:ident| $arg:expr, )*) => {
+        /// The parameters a program's kernel takes for a form, after its own (see
+        /// [`FormParams::declare`] and [`FormParams::args`]): the leading dimensions, C, the bias
+        /// and the residual, the batch's strides and the scalars.
+        #[derive(Clone, Copy)]
+        pub struct FormParams {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl FormParams {
+            /// The parameters' names, in order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// Declares each parameter of the kernel under construction, in order.
+            pub fn declare(kb: &KernelBuilder) -> FormParams {
+                use dsl_core::kernel::macro_support::KernelParam;
+                FormParams {
+                    $( $field: KernelParam::declare(kb, stringify!($field)), )*
+                }
+            }
+
+            /// The launch's arguments for `form`, in the parameters' order.
+            pub fn args(form: &super::layout::Form) -> Vec<super::GemmArg> {
+                vec![$({ let $f = form; let _ = &$f; $arg }),*]
+            }
+        }
+    };
+}
+
+/// A `u32` argument (a leading dimension; the plan bounded it by `u32::MAX`).
+fn u32_arg(v: usize) -> super::GemmArg {
+    super::GemmArg::U32(u32::try_from(v).unwrap_or(u32::MAX))
+}
+
+/// A `u64` argument (a batch stride).
+fn u64_arg(v: usize) -> super::GemmArg {
+    super::GemmArg::U64(v as u64)
+}
+
+use super::GemmArg as Arg;
+
+form_params! {
+    /// A's leading dimension.
+    lda: Var<u32> = |f| u32_arg(f.a.ld),
+    /// B's leading dimension.
+    ldb: Var<u32> = |f| u32_arg(f.b.ld),
+    /// D's leading dimension.
+    ldd: Var<u32> = |f| u32_arg(f.ldd),
+    /// C's address.
+    c: GlobalPtr<u32> = |f| Arg::C,
+    /// C's leading dimension.
+    ldc: Var<u32> = |f| u32_arg(f.ldc),
+    /// The bias's address.
+    bias: GlobalPtr<u32> = |f| Arg::Bias,
+    /// The residual's address.
+    residual: GlobalPtr<u32> = |f| Arg::Residual,
+    /// The residual's leading dimension.
+    ldr: Var<u32> = |f| u32_arg(f.ldr),
+    /// A's batch stride.
+    batch_a: Var<u64> = |f| u64_arg(f.batch.a),
+    /// B's batch stride.
+    batch_b: Var<u64> = |f| u64_arg(f.batch.b),
+    /// C's batch stride.
+    batch_c: Var<u64> = |f| u64_arg(f.batch.c),
+    /// D's batch stride.
+    batch_d: Var<u64> = |f| u64_arg(f.batch.d),
+    /// The residual's batch stride.
+    batch_r: Var<u64> = |f| u64_arg(f.batch.residual),
+    /// alpha.
+    alpha: Var<f32> = |f| Arg::F32(f.alpha),
+    /// beta.
+    beta: Var<f32> = |f| Arg::F32(f.beta),
+}
+
+impl FormParams {
+    /// The operands of GEMM `z` of the batch, D of type `O` at `d` (the kernel's D parameter).
+    pub fn operands<O: OutElem>(&self, d: GlobalPtr<u32>, z: Var<u32>) -> FusedOperands<O> {
+        let z = z.cast::<u64>();
+        let of = |p: GlobalPtr<u32>, stride: Var<u64>| p.cast::<O>() + z * stride;
+        FusedOperands {
+            c: of(self.c, self.batch_c),
+            ldc: self.ldc,
+            bias: self.bias.cast::<O>(),
+            residual: of(self.residual, self.batch_r),
+            ldr: self.ldr,
+            d: of(d, self.batch_d),
+            ldd: self.ldd,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsl_core::atom::{Gmma, MmaAtom, Sm80Mma, ValType};
+    use dsl_core::layout::IntTuple;
+    use dsl_core::tiled::{make_tiled_mma, View};
+
+    fn fragment(mma: &TiledMma, rows: i64, cols: i64) -> Layout {
+        let tile = View::from(
+            Layout::new(IntTuple::ints(&[rows, cols]), IntTuple::ints(&[cols, 1])).unwrap(),
+        );
+        mma.get_slice(0)
+            .unwrap()
+            .partition_fragment_c(&tile)
+            .unwrap()
+    }
+
+    /// `mma.sync`'s and `wgmma`'s accumulators come in column pairs; a fragment that is not the
+    /// tile's fails the check, which names the value.
+    #[test]
+    fn accumulators_pair_their_columns() {
+        let atoms = Layout::col_major(IntTuple::ints(&[2, 2, 1])).unwrap();
+        let perm = [
+            Some(Layout::vector(32, 1).unwrap()),
+            Some(Layout::vector(32, 1).unwrap()),
+            Some(Layout::vector(16, 1).unwrap()),
+        ];
+        let sm80 = make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &atoms, &perm).unwrap();
+        let frag = fragment(&sm80, 128, 128);
+        assert_eq!(check_gated_pairs(&sm80, &frag, (128, 128)), Ok(()));
+        let one = Layout::col_major(IntTuple::ints(&[1, 1, 1])).unwrap();
+        let perm = [
+            Some(Layout::vector(64, 1).unwrap()),
+            Some(Layout::vector(128, 1).unwrap()),
+            Some(Layout::vector(16, 1).unwrap()),
+        ];
+        let gmma = make_tiled_mma(
+            MmaAtom::new(Gmma::ss(128, ValType::F32, ValType::F16)),
+            &one,
+            &perm,
+        )
+        .unwrap();
+        let frag = fragment(&gmma, 64, 128);
+        assert_eq!(check_gated_pairs(&gmma, &frag, (64, 128)), Ok(()));
+        // A fragment of another tile: its values do not land on pairs of this one's columns.
+        let e = check_gated_pairs(&sm80, &fragment(&sm80, 128, 128), (64, 64)).unwrap_err();
+        assert!(e.contains("not a gate and up pair"), "{e}");
+    }
+}

@@ -1,0 +1,542 @@
+//! GEMMs in forms past the packed one (operand majors, leading dimensions, batches, epilogues,
+//! output types) in the simulator, each planned by `check_form` and launched as its plan's
+//! `launch_form` says (the argument list is the one the runtime builds): D equals the f64
+//! reference of the whole expression within the output type's rounding, the elements between
+//! D's extents and its leading dimension keep the sentinel they were given, and the report has
+//! no finding.
+
+use dsl_core::ir::Target;
+use dsl_core::kernel::*;
+use dsl_core::sim::{Arg, BufferId, Launch, Memory, Options, Schedule, Simulator};
+use dsl_macros::device;
+use half::{bf16, f16};
+use kernels::gemm::epilogue::{
+    Activation, Bias, DeviceFn, Elementwise, Epilogue, Gated, Map, Residual, Source,
+};
+use kernels::gemm::layout::{Batch, Form, Major, OperandLayout, OutType};
+use kernels::gemm::reference::{reference, Inputs};
+use kernels::gemm::{
+    check_form, Accum, Device, FormLens, GemmArg, GemmDtype, KernelChoice, Plan, Problem,
+};
+
+/// A value D's padding is set to, which no GEMM here produces.
+const SENTINEL: f64 = -1024.0;
+
+/// One GEMM in a form, and the program asked for.
+#[derive(Clone, Copy)]
+pub(crate) struct Case {
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    pub(crate) dtype: GemmDtype,
+    pub(crate) form: Form,
+    pub(crate) kernel: KernelChoice,
+}
+
+fn bits_of(x: f64, t: OutType) -> Vec<u8> {
+    match t {
+        OutType::F16 => f16::from_f64(x).to_bits().to_le_bytes().to_vec(),
+        OutType::Bf16 => bf16::from_f64(x).to_bits().to_le_bytes().to_vec(),
+        OutType::F32 => (x as f32).to_bits().to_le_bytes().to_vec(),
+    }
+}
+
+fn value_of(bytes: &[u8], t: OutType) -> f64 {
+    match t {
+        OutType::F16 => f16::from_bits(u16::from_le_bytes([bytes[0], bytes[1]])).to_f64(),
+        OutType::Bf16 => bf16::from_bits(u16::from_le_bytes([bytes[0], bytes[1]])).to_f64(),
+        OutType::F32 => f64::from(f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+    }
+}
+
+/// `len` values in [-1, 1) rounded to `t` (so the reference sees what the kernel reads).
+fn values(seed: u64, len: usize, t: OutType) -> Vec<f64> {
+    kernels::cases::Rng::new(seed, 0)
+        .floats(len)
+        .into_iter()
+        .map(|x| t.round(f64::from(x)))
+        .collect()
+}
+
+fn upload(mem: &mut Memory, name: &str, v: &[f64], t: OutType) -> BufferId {
+    let bytes: Vec<u8> = v.iter().flat_map(|&x| bits_of(x, t)).collect();
+    // A buffer of no elements is still a pointer a kernel may be handed.
+    let bytes = if bytes.is_empty() { vec![0; 4] } else { bytes };
+    let id = mem.upload(name, &bytes);
+    mem.set_read_only(id, true);
+    id
+}
+
+/// The host twin of [`causal_scale`].
+fn causal_scale_host(x: f64, row: usize, col: usize) -> f64 {
+    if col > row {
+        0.0
+    } else {
+        3.0 * x
+    }
+}
+
+/// A user's epilogue: zero above the diagonal, three times the value on and below it.
+#[device]
+fn causal_scale(x: Var<f32>, row: Var<u32>, col: Var<u32>) -> Var<f32> {
+    select(col.gt(row), Var::konst(0.0f32), x * 3.0f32)
+}
+
+/// The device epilogue of these tests.
+pub(crate) fn causal() -> DeviceFn {
+    DeviceFn::new("causal_scale", causal_scale)
+}
+
+/// Plans `case` and runs it in the simulator with `seed`; panics with the case on a finding,
+/// a wrong element or a written padding element. Returns the plan.
+pub(crate) fn run(case: &Case, device: &Device, seed: u64) -> Plan {
+    let Case {
+        m,
+        n,
+        k,
+        dtype,
+        form,
+        kernel,
+    } = *case;
+    let what = format!(
+        "{m}x{n}x{k} {dtype} A {} B {} ldd {} batch {:?} {} -> {}",
+        form.a,
+        form.b,
+        form.ldd,
+        form.batch,
+        form.epilogue.describe(),
+        form.out_type(dtype)
+    );
+    let spans = form.spans(m, n, k).unwrap();
+    let (inp, out) = (OutType::of(dtype), form.out_type(dtype));
+    let a = values(seed ^ 1, spans.a, inp);
+    let b = values(seed ^ 2, spans.b, inp);
+    let c = values(seed ^ 3, spans.c, out);
+    let bias = values(seed ^ 4, spans.bias, out);
+    let residual = values(seed ^ 5, spans.residual, out);
+    let problem = Problem {
+        m,
+        n,
+        k,
+        dtype,
+        acc: Accum::F32,
+        kernel,
+        config: None,
+    };
+    let lens = FormLens {
+        a: spans.a,
+        b: spans.b,
+        c: spans.c,
+        d: spans.d,
+        bias: spans.bias,
+        residual: spans.residual,
+    };
+    let plan = check_form(&problem, &form, lens, device).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let kernel = plan.kernel().unwrap();
+    let sim = Simulator::new(kernel.check().unwrap_or_else(|e| panic!("{what}: {e}")));
+    let launch = plan.launch_form(m as u32, n as u32, k as u32, &form, device);
+    let mut mem = Memory::new();
+    let d0 = vec![SENTINEL; spans.d];
+    let d_bytes: Vec<u8> = d0.iter().flat_map(|&x| bits_of(x, out)).collect();
+    let d = mem.upload("d", &d_bytes);
+    let ids = [
+        upload(&mut mem, "a", &a, inp),
+        upload(&mut mem, "b", &b, inp),
+        upload(&mut mem, "c", &c, out),
+        upload(&mut mem, "bias", &bias, out),
+        upload(&mut mem, "residual", &residual, out),
+    ];
+    let args: Vec<Arg> = launch
+        .args
+        .iter()
+        .map(|arg| match *arg {
+            GemmArg::D => Arg::Buffer(d),
+            GemmArg::A => Arg::Buffer(ids[0]),
+            GemmArg::B => Arg::Buffer(ids[1]),
+            GemmArg::C => Arg::Buffer(ids[2]),
+            GemmArg::Bias => Arg::Buffer(ids[3]),
+            GemmArg::Residual => Arg::Buffer(ids[4]),
+            GemmArg::M => Arg::u32(m as u32),
+            GemmArg::N => Arg::u32(n as u32),
+            GemmArg::K => Arg::u32(k as u32),
+            GemmArg::U32(v) => Arg::u32(v),
+            GemmArg::U64(v) => Arg::u64(v),
+            GemmArg::F32(v) => Arg::f32(v),
+            ref other => panic!("{what}: the simulator test has no {other:?}"),
+        })
+        .collect();
+    let (gx, gy, gz) = launch.grid;
+    let (bx, by, bz) = launch.block;
+    let sim_launch = Launch::new([gx, gy, gz], [bx, by, bz])
+        .with_dynamic_smem(launch.dynamic_smem_bytes)
+        .with_sms(4);
+    let report = sim
+        .run(
+            &sim_launch,
+            &args,
+            &mut mem,
+            &Options::seeded(seed, Schedule::Random),
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(report.is_clean(), "{what}: {report}");
+    let got_bytes = mem.read::<u8>(d);
+    let got: Vec<f64> = got_bytes
+        .chunks_exact(out.bytes())
+        .map(|b| value_of(b, out))
+        .collect();
+    let custom = causal_scale_host;
+    let inputs = Inputs {
+        a: &a,
+        b: &b,
+        c: &c,
+        bias: &bias,
+        residual: &residual,
+        custom: &custom,
+    };
+    let mut want = d0.clone();
+    reference((m, n, k), &form, &inputs, &mut want);
+    // The kernel sums in f32 and rounds once to D's type; the fast activations add their own
+    // error (tanh.approx near 2^-11).
+    let tol = match out {
+        OutType::F32 => 2e-3,
+        OutType::F16 => 4e-3,
+        OutType::Bf16 => 1e-2,
+    };
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        if *w == SENTINEL {
+            assert_eq!(*g, SENTINEL, "{what}: padding element {i} was written");
+        } else {
+            assert!(
+                (g - w).abs() <= tol * (1.0 + w.abs()),
+                "{what} [{}]: element {i} is {g}, the reference {w}",
+                plan.describe()
+            );
+        }
+    }
+    plan
+}
+
+fn strided() -> KernelChoice {
+    KernelChoice::named("strided").unwrap()
+}
+
+/// Every operand major, padded leading dimensions, a batch with a shared A, f16 and bf16 in,
+/// each output type: the strided program.
+#[test]
+fn strided_layouts_batches_and_types() {
+    let device = Device::unknown(Target::Sm80);
+    let (m, n, k) = (9, 6, 5);
+    let mut seed = 0;
+    for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+        for (ma, mb) in [
+            (Major::K, Major::K),
+            (Major::MN, Major::K),
+            (Major::K, Major::MN),
+            (Major::MN, Major::MN),
+        ] {
+            for out in [None, Some(OutType::F32), Some(OutType::Bf16)] {
+                let lay = |major, rows: usize| OperandLayout {
+                    major,
+                    ld: match major {
+                        Major::K => k + 3,
+                        Major::MN => rows + 1,
+                    },
+                };
+                let (a, b) = (lay(ma, m), lay(mb, n));
+                let ldd = n + 2;
+                let batch = Batch {
+                    count: 2,
+                    a: 0,
+                    b: b.span(n, k) + 1,
+                    c: 0,
+                    d: (m - 1) * ldd + n + 3,
+                    residual: 0,
+                };
+                let form = Form {
+                    a,
+                    b,
+                    ldd,
+                    batch,
+                    out,
+                    ..Form::packed(m, n, k)
+                };
+                seed += 1;
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    dtype,
+                    form,
+                    kernel: strided(),
+                };
+                run(&case, &device, seed);
+            }
+        }
+    }
+}
+
+/// Every epilogue: alpha and beta with C, biases per row and column, each activation, the
+/// residual, gated pairs, a user's device function.
+#[test]
+fn strided_epilogues() {
+    let device = Device::unknown(Target::Sm80);
+    let (m, n, k) = (7, 10, 6);
+    let mut epilogues = vec![
+        Epilogue::Elementwise(Elementwise {
+            source: Source::C,
+            ..Elementwise::IDENTITY
+        }),
+        Epilogue::Elementwise(Elementwise {
+            source: Source::C,
+            bias: Some(Bias::PerRow),
+            map: Map::Activation(Activation::Relu),
+            residual: Residual::Add,
+        }),
+        Epilogue::RESIDUAL,
+        Epilogue::Elementwise(Elementwise {
+            map: Map::Device(causal()),
+            source: Source::C,
+            ..Elementwise::IDENTITY
+        }),
+    ];
+    for act in Activation::ALL {
+        epilogues.push(Epilogue::bias_act(act));
+        epilogues.push(Epilogue::Gated(Gated {
+            bias: Some(Bias::PerColumn),
+            act,
+            residual: Residual::Add,
+        }));
+    }
+    epilogues.push(Epilogue::SWIGLU);
+    for (i, epilogue) in epilogues.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            alpha: 0.75,
+            beta: -1.5,
+            ldc: cols + 1,
+            ldd: cols + 4,
+            ldr: cols,
+            out: if i % 2 == 0 { None } else { Some(OutType::F32) },
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: if i % 3 == 0 {
+                GemmDtype::Bf16
+            } else {
+                GemmDtype::F16
+            },
+            form,
+            kernel: strided(),
+        };
+        run(&case, &device, 100 + i as u64);
+    }
+}
+
+/// K = 0 (BLAS's `beta C`) through `auto` (the multistage program) and the strided one, and a
+/// packed problem through `auto`, which goes to the multistage program as before.
+#[test]
+fn strided_edges_and_auto() {
+    let device = Device::unknown(Target::Sm80);
+    let beta_c = Form {
+        epilogue: Epilogue::Elementwise(Elementwise {
+            source: Source::C,
+            ..Elementwise::IDENTITY
+        }),
+        beta: 2.0,
+        ..Form::packed(5, 3, 0)
+    };
+    let case = Case {
+        m: 5,
+        n: 3,
+        k: 0,
+        dtype: GemmDtype::F16,
+        form: beta_c,
+        kernel: KernelChoice::Auto,
+    };
+    let plan = run(&case, &device, 7);
+    assert_eq!(plan.program(), "multistage");
+    let plan = run(
+        &Case {
+            kernel: strided(),
+            ..case
+        },
+        &device,
+        7,
+    );
+    assert_eq!(plan.program(), "strided");
+    let packed = Case {
+        m: 17,
+        n: 5,
+        k: 3,
+        dtype: GemmDtype::Bf16,
+        form: Form::packed(17, 5, 3),
+        kernel: KernelChoice::Auto,
+    };
+    let plan = run(&packed, &device, 8);
+    assert_eq!(plan.program(), "multistage");
+}
+
+fn multistage() -> KernelChoice {
+    KernelChoice::named("multistage").unwrap()
+}
+
+/// The padded layout of an operand of `rows x k` in `major`, its leading dimension `pad` past
+/// the extent it steps over.
+fn padded(major: Major, rows: usize, k: usize, pad: usize) -> OperandLayout {
+    OperandLayout {
+        major,
+        ld: match major {
+            Major::K => k + pad,
+            Major::MN => rows + pad,
+        },
+    }
+}
+
+/// Every pair of operand majors (an MN-major operand staged MN-major and read by
+/// `ldmatrix.trans`), padded leading dimensions, a batch in one launch: the multistage program.
+#[test]
+fn multistage_every_major_pair_and_batch() {
+    let device = Device::unknown(Target::Sm80);
+    // Three k-tiles: with exactly `stages - 1` (two) the main loop's last look-ahead ldmatrix
+    // reads a stage no copy wrote, whose registers no MMA uses (the simulator reports the read).
+    let (m, n, k) = (72, 80, 96);
+    for (i, (ma, mb)) in [
+        (Major::K, Major::K),
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (a, b) = (padded(ma, m, k, 8), padded(mb, n, k, 16));
+        let ldd = n + 8;
+        let batch = Batch {
+            count: 2,
+            a: a.span(m, k) + 8,
+            b: b.span(n, k) + 40,
+            c: 0,
+            d: (m - 1) * ldd + n + 8,
+            residual: 0,
+        };
+        let form = Form {
+            a,
+            b,
+            ldd,
+            batch,
+            ..Form::packed(m, n, k)
+        };
+        let dtype = if i % 2 == 0 {
+            GemmDtype::F16
+        } else {
+            GemmDtype::Bf16
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype,
+            form,
+            kernel: multistage(),
+        };
+        let plan = run(&case, &device, 200 + i as u64);
+        assert!(
+            plan.describe()
+                .contains(&format!("A {}-major, B {}-major", ma.name(), mb.name())),
+            "{}",
+            plan.describe()
+        );
+    }
+}
+
+/// Rows and leading dimensions that allow only 4-, 2- and 1-element copies.
+#[test]
+fn multistage_narrow_copies() {
+    let device = Device::unknown(Target::Sm80);
+    for (i, (m, n, k, pad, want)) in [
+        (68, 36, 20, 4, "64-bit copies"),
+        (66, 34, 22, 2, "32-bit copies"),
+        (65, 33, 23, 1, "16-bit copies"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let form = Form {
+            a: padded(Major::MN, m, k, pad),
+            b: padded(Major::K, n, k, pad),
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::F16,
+            form,
+            kernel: multistage(),
+        };
+        let plan = run(&case, &device, 300 + i as u64);
+        assert!(plan.describe().contains(want), "{}", plan.describe());
+    }
+}
+
+/// Epilogues and output types through the multistage program's registers.
+#[test]
+fn multistage_epilogues() {
+    let device = Device::unknown(Target::Sm80);
+    let (m, n, k) = (40, 48, 32);
+    let epilogues = [
+        (
+            Epilogue::Elementwise(Elementwise {
+                source: Source::C,
+                bias: Some(Bias::PerRow),
+                map: Map::Activation(Activation::GeluTanh),
+                residual: Residual::Add,
+            }),
+            Some(OutType::F32),
+        ),
+        (Epilogue::bias_act(Activation::Silu), None),
+        (
+            Epilogue::Gated(Gated {
+                bias: Some(Bias::PerColumn),
+                act: Activation::GeluErf,
+                residual: Residual::Add,
+            }),
+            Some(OutType::Bf16),
+        ),
+        (Epilogue::SWIGLU, None),
+        (
+            Epilogue::Elementwise(Elementwise {
+                map: Map::Device(causal()),
+                ..Elementwise::IDENTITY
+            }),
+            Some(OutType::F32),
+        ),
+    ];
+    for (i, (epilogue, out)) in epilogues.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            out,
+            alpha: 1.25,
+            beta: 0.5,
+            ldc: cols + 8,
+            ldd: cols + 2,
+            ldr: cols + 4,
+            b: padded(Major::MN, n, k, 0),
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::F16,
+            form,
+            kernel: multistage(),
+        };
+        run(&case, &device, 400 + i as u64);
+    }
+}
