@@ -92,6 +92,10 @@ pub(crate) struct Site {
 
 fn site(f: &mut fmt::Formatter<'_>, cta: [u32; 3], warp: u32, lane: u32) -> fmt::Result {
     let [x, y, z] = cta;
+    if warp == u32::MAX {
+        // An asynchronous unit (the TMA engine, the tensor cores) completing for the block.
+        return write!(f, "block ({x},{y},{z}), the block's async unit");
+    }
     write!(f, "block ({x},{y},{z}), warp {warp}, lane {lane}")
 }
 

@@ -14,6 +14,7 @@
 //! the seed, then the command that reproduces it.
 
 use dsl_core::sim::Schedule;
+use kernels::cases::gemm::device_for;
 use kernels::cases::simulate::{schedule_name, Outcome, Simulated, SCHEDULES};
 use kernels::cases::{Case, CaseError, GemmCase, Values};
 use kernels::gemm::{Accum, GemmDtype, KernelChoice, Problem};
@@ -245,10 +246,12 @@ pub fn run(args: Args, io: &mut Streams) -> Result<i32, Usage> {
             Ok(c) => c,
             Err(e) => return Ok(failed(io, &e)),
         },
-        Request::Gemm(g) => match GemmCase::new(g.problem, g.values) {
-            Ok(c) => Box::new(c),
-            Err(e) => return Ok(failed(io, &e)),
-        },
+        Request::Gemm(g) => {
+            match GemmCase::on(g.problem.clone(), g.values, device_for(g.problem.kernel)) {
+                Ok(c) => Box::new(c),
+                Err(e) => return Ok(failed(io, &e)),
+            }
+        }
     };
     Ok(simulate(
         case.as_ref(),
