@@ -424,14 +424,15 @@ fn fused_epilogues_match_the_reference() {
 }
 
 /// `D = fused(x w^T)` row-major: x `[m, k]`, w `[n, k]` (a linear layer's weight).
-fn fused_case<T: Elem + kernels::blas::BlasElem, O: Elem + kernels::gemm::strided::OutElem>(
+fn fused_case<T, O>(
     blas: &Blas,
     stream: &Arc<CudaStream>,
     (m, n, k): (usize, usize, usize),
     epilogue: Epilogue,
     seed: u64,
 ) where
-    O: codegen_ptx::jit::AnyBitPattern,
+    T: Elem + kernels::blas::BlasElem,
+    O: Elem + kernels::gemm::strided::OutElem + codegen_ptx::jit::AnyBitPattern,
 {
     let cols = epilogue.out_cols(n);
     let round_in = |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|x| T::of(x).f64()).collect() };

@@ -225,12 +225,13 @@ impl TmaMap {
                     }
                 }
             }
-            for d in 1..rank {
-                idx[d] += 1;
-                if idx[d] < self.counts[d] {
+            // The next box position past dimension 0, as an odometer.
+            for (i, &count) in idx.iter_mut().zip(&self.counts).take(rank).skip(1) {
+                *i += 1;
+                if *i < count {
                     break;
                 }
-                idx[d] = 0;
+                *i = 0;
             }
         }
     }

@@ -448,7 +448,7 @@ impl DeviceEpilogue<'_> {
             x = c().mul_add(self.beta, x);
         }
         if self.epilogue.bias().is_some() {
-            x = x + bias();
+            x += bias();
         }
         x
     }

@@ -70,7 +70,7 @@ pub enum GemmError {
         /// The plan, described.
         plan: String,
         /// The builder's error.
-        source: KernelBuildError,
+        source: Box<KernelBuildError>,
     },
     /// The plan's launch names arguments the runtime cannot make (a bug in the program: see
     /// `LaunchPlan::check`).
@@ -318,7 +318,7 @@ impl<'j> Gemm<'j> {
         }
         let kernel = plan.kernel().map_err(|source| GemmError::Build {
             plan: plan.describe(),
-            source,
+            source: Box::new(source),
         })?;
         let (main, main_waits) = self.load(plan, &kernel, &plan.entry())?;
         let main = Arc::new(main);
@@ -327,7 +327,7 @@ impl<'j> Gemm<'j> {
             Some(kernel) => {
                 let kernel = kernel.map_err(|source| GemmError::Build {
                     plan: plan.describe(),
-                    source,
+                    source: Box::new(source),
                 })?;
                 Some(Arc::new(self.load(plan, &kernel, &kernel.name)?.0))
             }

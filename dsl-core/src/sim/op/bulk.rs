@@ -487,7 +487,7 @@ fn write_box(
     lane: u32,
 ) {
     let len = data.len() as u32;
-    let rows_intact = sw.bits == 0 || (off % 128 == 0 && len % 128 == 0);
+    let rows_intact = sw.bits == 0 || (off.is_multiple_of(128) && len.is_multiple_of(128));
     let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |m, who| {
         for (c, chunk) in data.chunks(16).enumerate() {
             let at = sw.apply(off + 16 * c as u32, 0) as usize;
@@ -524,7 +524,7 @@ fn read_box(
     lane: u32,
 ) -> Vec<u8> {
     let mut data = vec![0u8; len as usize];
-    let rows_intact = sw.bits == 0 || (off % 128 == 0 && len % 128 == 0);
+    let rows_intact = sw.bits == 0 || (off.is_multiple_of(128) && len.is_multiple_of(128));
     let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |m, who| {
         for (c, chunk) in data.chunks_mut(16).enumerate() {
             let at = sw.apply(off + 16 * c as u32, 0) as usize;

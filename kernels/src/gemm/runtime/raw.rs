@@ -245,7 +245,7 @@ impl Gemm<'_> {
                 })?;
             // SAFETY: as above; the reduction reads the workspace the main launch wrote.
             unsafe {
-                self.launch_raw(f, then, mnk, buffers, bytes, scratch.as_deref_mut(), false)?
+                self.launch_raw(f, then, mnk, buffers, bytes, scratch, false)?
             };
         }
         Ok(plan)
