@@ -93,7 +93,9 @@
 //! | `Mma` | `mma.sync.m16n8k16` (f16/bf16 inputs, f16/f32 accumulators) | each element's exact products summed in f64, rounded once |
 //! | `Setmaxnreg` | `setmaxnreg.inc/dec` | no value effect; order and warpgroup checks |
 //! | `Mbarrier` | `init`, `inval`, `arrive` (counts, remote `.shared::cluster`), `arrive.expect_tx`, `expect_tx`, `try_wait.parity`, `test_wait.parity` | phases, pending arrivals, transaction counts; arrive releases, a completed wait acquires; `try_wait` waits without timing out |
-//! | `Wgmma`, `Bulk` (TMA), `Tcgen05` | not yet | [`SimError::Unsupported`] when a warp reaches one |
+//! | `Bulk` (TMA) | `cp.async.bulk.tensor` loads (`.multicast::cluster`, `.cta_group::2`, complete-tx on an mbarrier) and stores (bulk groups, `wait_group[.read]`), `cp.async.bulk.prefetch.tensor`, `prefetch.tensormap` | from the tensor map's description ([`Arg::Tma`]): boxes, swizzle modes, zeros out of bounds, clipped stores; writes and reads in the async proxy |
+//! | `Wgmma` | `wgmma.mma_async` (shared-memory descriptors, A from registers, transposes, scales), `wgmma.fence`, `commit_group`, `wait_group` | descriptors and swizzles decoded from the ISA; asynchronous until its group's wait, its registers held until then |
+//! | `Tcgen05` | `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma` (`cta_group::1` and `::2`, `kind::f16`), `commit` (multicast), `ld`/`st` (`.32x32b`), `wait::ld/st`, the tcgen05 fences | tensor memory per block, 128 lanes x 512 columns; the pair's MMA split across both blocks |
 //!
 //! An op the simulator does not model stops the run with [`SimError::Unsupported`] (its
 //! mnemonic and Rust location) when a warp reaches it, never a silent skip;
@@ -151,8 +153,8 @@
 //! - *Proxies*: an access of the async proxy to bytes last written through the generic proxy
 //!   needs a `fence.proxy.async` by the writer after the write, and happens-before from that
 //!   fence to the access (*Parallel Synchronization and Communication Instructions: membar/fence*,
-//!   proxy fences). This is the rule the async-proxy families (TMA, wgmma, tcgen05; not yet
-//!   modelled) are checked by. A generic access after an async-proxy write is ordered by the
+//!   proxy fences). This is the rule the async-proxy families (TMA, wgmma, tcgen05) are
+//!   checked by. A generic access after an async-proxy write is ordered by the
 //!   completion mechanism alone (an mbarrier's phase completing with its tx-count, or a bulk
 //!   wait_group), and a generic read before an async-proxy write of the same bytes only needs
 //!   happens-before:

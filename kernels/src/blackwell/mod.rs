@@ -14,11 +14,21 @@
 //! - the UMMA instruction and shared-memory descriptors and the atoms' layouts are tested
 //!   against values worked out by hand from the PTX ISA's tables, and the launch against the
 //!   kernel's parameters;
-//! - not yet: rute's simulator, which does not model `tcgen05` and TMA's cluster loads yet.
+//! - rute's CPU simulator (`dsl_core::sim`, which models `tcgen05`, tensor memory, TMA and
+//!   clusters from the PTX ISA, independently of the atoms that emit them) runs every step on
+//!   shapes with residues in M, N and K and several tiles per cluster (512x256x256,
+//!   1024x768x320, 1000x776x264, and one block or pair walking six tiles), under four seeds and
+//!   three scheduling policies: no race, barrier misuse, deadlock or uninitialized read, and D
+//!   bit-equal to the exact product on small-integer inputs (`kernels/tests/sim/blackwell.rs`;
+//!   `rute sim gemm --kernel blackwell_ws --config step9 --m 512 --n 256 --k 256`). The first two
+//!   exercises planted in the program are caught there: the deadlock at the producer's wait,
+//!   and the MMA reading the odd block's stage before its bytes land.
 //!
-//! Until it has run in the simulator and on a B200, treat its results as unverified. So the
-//! GEMM runtime's `auto` never chooses it ([`BlackwellWs`]); `rute gemm --kernel blackwell_ws`
-//! runs it on an sm_100a device and refuses it, with a sentence, on any other.
+//! The simulator checks the program's logic and its synchronization, not its speed, and it is
+//! rute's reading of the PTX ISA, not the hardware: until the program has run on a B200, treat
+//! its results as unverified. So the GEMM runtime's `auto` never chooses it ([`BlackwellWs`]);
+//! `rute gemm --kernel blackwell_ws` runs it on an sm_100a device and refuses it, with a
+//! sentence, on any other.
 //!
 //! # The steps
 //!

@@ -244,9 +244,7 @@ impl Gemm<'_> {
                         .into(),
                 })?;
             // SAFETY: as above; the reduction reads the workspace the main launch wrote.
-            unsafe {
-                self.launch_raw(f, then, mnk, buffers, bytes, scratch, false)?
-            };
+            unsafe { self.launch_raw(f, then, mnk, buffers, bytes, scratch, false)? };
         }
         Ok(plan)
     }
