@@ -100,3 +100,22 @@ fn larger_shapes() {
         every_run(config, shape, 8);
     }
 }
+
+/// The mid-size M schedules (the table's few-token rows, the model's swapped tiles and its
+/// streamed walks, the tuner's swapped token tiles) on the tokens past a tile's residue, the
+/// weights and K with residues.
+#[test]
+fn the_mid_size_schedules() {
+    for (config, shape) in [
+        ("128x160x64s5_c2x1_f1_l256_vfln_k_t", (150, 1032, 1032)),
+        ("128x144x64s5_c2x1_f1_l256_vfln_k_t", (129, 1032, 1000)),
+        ("128x208x64s4_c2x1_f1_l256_vfln_k_t", (209, 520, 1032)),
+        ("128x256x64s4_f1_e128_l256_vlfn_k", (257, 520, 1000)),
+        ("128x176x64s4_n_t", (333, 520, 1000)),
+        ("128x256x64s3_k", (449, 520, 520)),
+        ("128x64x64s8_k", (200, 1032, 1000)),
+        ("64x160x128s3_f1_vfln_t", (150, 1032, 1000)),
+    ] {
+        every_run(Some(config), shape, 4);
+    }
+}
