@@ -69,10 +69,11 @@ fn config_of(name: &str) -> kernels::multistage::MultistageConfig {
 ///   the threads; the copy is generated `stages` times with a source size (`stages - 1` prologue
 ///   tiles, one in the predicated main loop) and once without (the main loop of whole tiles);
 /// - `ldmatrix.x4`: a warp's k-block of A is `tile_m / warps_m` rows, 16 per x4, and of B
-///   `tile_n / warps_n` columns, 16 per x4; generated once before the loops and for each of the
-///   `tile_k / 16` k-blocks in each of the two;
+///   `tile_n / warps_n` columns, 16 per x4; generated once before the loops, for each of the
+///   `tile_k / 16` k-blocks in each of the two, and for all but the first k-block of the peeled
+///   last k-tile (which reads nothing ahead of it);
 /// - `mma.sync`: per k-block `(tile_m / warps_m / 16) * (tile_n / warps_n / 8)`, for each k-block
-///   of the two loops;
+///   of the two loops and of the peeled last k-tile;
 /// - `stmatrix.x4` (the `stmatrix` epilogue, sm_90 and later; sm_80 gets `st.shared`): one per
 ///   16x16 of a warp's tile;
 /// - `commit_group`: once per prologue stage and once in each loop; `wait_group stages-2` before
@@ -91,8 +92,8 @@ fn instruction_mix() {
         let stages = cfg.stages as usize;
         let kblocks = bk / 16;
         let per_tile = (bm + bn) * bk / 8 / threads;
-        let ldsm = (bm / wm / 16 + bn / wn / 16) * (1 + 2 * kblocks);
-        let mma = (bm / wm / 16) * (bn / wn / 8) * kblocks * 2;
+        let ldsm = (bm / wm / 16 + bn / wn / 16) * (1 + 2 * kblocks + (kblocks - 1));
+        let mma = (bm / wm / 16) * (bn / wn / 8) * kblocks * 3;
         for &target in k.targets {
             let ptx = ptx_of(k, target);
             let what = format!("{} for {target}", k.name);

@@ -2,8 +2,8 @@
 //! tensors and their partitions, the prologue that fills `stages - 1` shared tiles, the main loop
 //! (per k-tile: `ldmatrix` of the next k-block, `cp.async` of a new tile at the first k-block,
 //! `mma.sync` of the current one; `wait_group stages-2` and `bar.sync` before the last k-block
-//! switches the read stage), and the epilogue (registers to D, or through shared memory with
-//! `st.shared` or `stmatrix`).
+//! switches the read stage; the last k-tile peeled, reading no k-block past it), and the
+//! epilogue (registers to D, or through shared memory with `st.shared` or `stmatrix`).
 //!
 //! Where rute goes past the tutorial: the main loop is generated twice with one body. Blocks
 //! whose rows of A and B all exist run the first copy while the k-tile to load is whole, with
@@ -234,6 +234,10 @@ pub fn multistage<T: DeviceType>(
     // ---- Pipeline state ----
     let ntile = (k + (bk - 1)) / bk;
     let nfull = k / bk; // k-tiles whose columns all exist
+
+    // The k-tiles the loops take: all but the last, which is peeled (below). K = 0 has no last
+    // k-tile; the peeled one then sums the prologue's zero-filled tile 0, adding nothing.
+    let nlooped = ntile.max(1u32) - 1u32;
     let mut itile_to_read = Var::konst(stages - 1).fresh();
     let mut ismem_read = Var::konst(0u32).fresh();
     let mut ismem_write = Var::konst(stages - 1).fresh();
@@ -264,7 +268,7 @@ pub fn multistage<T: DeviceType>(
         let (first, last) = if fast {
             (0u32.into_var(), n_fast)
         } else {
-            (n_fast, ntile)
+            (n_fast, nlooped)
         };
         for _itile in first..last {
             for ik in 0..nk {
@@ -297,6 +301,20 @@ pub fn multistage<T: DeviceType>(
                 note(&failed, mma_kblock(ik));
             }
         }
+    }
+
+    // ---- The last k-tile, peeled: no read-ahead past it ----
+    // In the loops each k-tile's last k-block reads the next k-tile's first. After the last
+    // k-tile that read would land in the stage after it, which nothing writes where K spans
+    // exactly `stages - 1` k-tiles (the prologue fills `stages - 1` stages, no tile is left to
+    // load into the last): an `ldmatrix` of uninitialized shared memory. Peeled rather than
+    // guarded so that the loops carry no test; it also drops the last k-tile's wait and
+    // barrier, which guarded a stage nobody reads, and its empty `cp.async` group.
+    for ik in 0..nk {
+        if ik + 1 < nk {
+            note(&failed, load_kblock(ik + 1, ismem_read));
+        }
+        note(&failed, mma_kblock(ik));
     }
     failed.into_inner().map_or(Ok(()), Err)?;
 
