@@ -77,18 +77,34 @@ fn block_tile(cfg: &super::MultistageConfig, m: Var<u32>) -> (Var<u32>, Var<u32>
     )
 }
 
+/// Where a thread's part of D is: D's `rows x n`, the block's tile `(tm, tn)`, the thread.
+struct DTileAt {
+    rows: Var<u32>,
+    n: Var<u32>,
+    tm: Var<u32>,
+    tn: Var<u32>,
+    thread: Var<u32>,
+}
+
 /// A form's store of a thread's sums `acc` (placed by `tile`): a gated epilogue stores
 /// its pairs' results; the others rewrite the sums in their registers and store them as the
 /// register epilogue does, to the block's tile of D (`rows x n` seen from tile `(tm, tn)`,
-/// partitioned like the sums for thread `idx`).
+/// partitioned like the sums for the thread).
 fn fused_store<O: OutElem>(
     plan: &Setup,
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
     tile: &ThreadTile,
     ops: &FusedOperands<O>,
-    (rows, n, tm, tn, idx): (Var<u32>, Var<u32>, Var<u32>, Var<u32>, Var<u32>),
+    at: &DTileAt,
 ) -> Result<(), LayoutError> {
+    let DTileAt {
+        rows,
+        n,
+        tm,
+        tn,
+        thread: idx,
+    } = *at;
     if epi.epilogue.is_gated() {
         store_gated(epi, acc, tile, ops);
         return Ok(());
@@ -346,16 +362,27 @@ pub fn multistage<T: DeviceType>(
             beta: fp.beta,
         };
         let dp = d.cast::<u32>();
-        let at = (rows, n, tm, tn, idx);
+        let at = DTileAt {
+            rows,
+            n,
+            tm,
+            tn,
+            thread: idx,
+        };
         let tile = &tile;
         match form.out {
             OutType::F16 => {
-                fused_store(plan, &epi, acc, tile, &fp.operands::<half::f16>(dp, z), at)?
+                fused_store(plan, &epi, acc, tile, &fp.operands::<half::f16>(dp, z), &at)?
             }
-            OutType::Bf16 => {
-                fused_store(plan, &epi, acc, tile, &fp.operands::<half::bf16>(dp, z), at)?
-            }
-            OutType::F32 => fused_store(plan, &epi, acc, tile, &fp.operands::<f32>(dp, z), at)?,
+            OutType::Bf16 => fused_store(
+                plan,
+                &epi,
+                acc,
+                tile,
+                &fp.operands::<half::bf16>(dp, z),
+                &at,
+            )?,
+            OutType::F32 => fused_store(plan, &epi, acc, tile, &fp.operands::<f32>(dp, z), &at)?,
         }
         return Ok(());
     }
