@@ -7,7 +7,7 @@
 
 use dsl_core::ir::Target;
 use dsl_core::kernel::*;
-use dsl_core::sim::{Arg, BufferId, Launch, Memory, Options, Schedule, Simulator};
+use dsl_core::sim::{Arg, BufferId, Launch, Memory, Options, Schedule, Simulator, TensorMapArg};
 use dsl_macros::device;
 use half::{bf16, f16};
 use kernels::gemm::epilogue::{
@@ -16,7 +16,8 @@ use kernels::gemm::epilogue::{
 use kernels::gemm::layout::{Batch, Form, Major, OperandLayout, OutType};
 use kernels::gemm::reference::{reference, Inputs};
 use kernels::gemm::{
-    check_form, Accum, Device, FormLens, GemmArg, GemmDtype, KernelChoice, Plan, Problem,
+    check_form, Accum, Device, FormLens, GemmArg, GemmDtype, GemmOperand, KernelChoice, Plan,
+    Problem,
 };
 
 /// A value D's padding is set to, which no GEMM here produces.
@@ -132,8 +133,6 @@ pub(crate) fn run(case: &Case, device: &Device, seed: u64) -> Plan {
         residual: spans.residual,
     };
     let plan = check_form(&problem, &form, lens, device).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let kernel = plan.kernel().unwrap();
-    let sim = Simulator::new(kernel.check().unwrap_or_else(|e| panic!("{what}: {e}")));
     let launch = plan.launch_form(m as u32, n as u32, k as u32, &form, device);
     let mut mem = Memory::new();
     let d0 = vec![SENTINEL; spans.d];
@@ -146,39 +145,67 @@ pub(crate) fn run(case: &Case, device: &Device, seed: u64) -> Plan {
         upload(&mut mem, "bias", &bias, out),
         upload(&mut mem, "residual", &residual, out),
     ];
-    let args: Vec<Arg> = launch
-        .args
-        .iter()
-        .map(|arg| match *arg {
-            GemmArg::D => Arg::Buffer(d),
-            GemmArg::A => Arg::Buffer(ids[0]),
-            GemmArg::B => Arg::Buffer(ids[1]),
-            GemmArg::C => Arg::Buffer(ids[2]),
-            GemmArg::Bias => Arg::Buffer(ids[3]),
-            GemmArg::Residual => Arg::Buffer(ids[4]),
-            GemmArg::M => Arg::u32(m as u32),
-            GemmArg::N => Arg::u32(n as u32),
-            GemmArg::K => Arg::u32(k as u32),
-            GemmArg::U32(v) => Arg::u32(v),
-            GemmArg::U64(v) => Arg::u64(v),
-            GemmArg::F32(v) => Arg::f32(v),
-            ref other => panic!("{what}: the simulator test has no {other:?}"),
-        })
-        .collect();
-    let (gx, gy, gz) = launch.grid;
-    let (bx, by, bz) = launch.block;
-    let sim_launch = Launch::new([gx, gy, gz], [bx, by, bz])
-        .with_dynamic_smem(launch.dynamic_smem_bytes)
-        .with_sms(4);
-    let report = sim
-        .run(
-            &sim_launch,
-            &args,
-            &mut mem,
-            &Options::seeded(seed, Schedule::Random),
-        )
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(report.is_clean(), "{what}: {report}");
+    // The runtime's scratch: zeroed, as it allocates it.
+    let workspace = mem.upload("workspace", &vec![0f32; launch.workspace as usize]);
+    let operand = |o: GemmOperand| match o {
+        GemmOperand::A => ids[0],
+        GemmOperand::B => ids[1],
+        GemmOperand::D => d,
+    };
+    // The main launch, then the one after it (a reduction of partial sums), each with its kernel.
+    let mut kernels = vec![plan.kernel().unwrap()];
+    kernels.extend(plan.reduction().map(|r| r.unwrap()));
+    let mut step = Some(&launch);
+    for kernel in &kernels {
+        let l = step.unwrap_or_else(|| panic!("{what}: a kernel without its launch"));
+        let sim = Simulator::new(kernel.check().unwrap_or_else(|e| panic!("{what}: {e}")));
+        let args: Vec<Arg> = l
+            .args
+            .iter()
+            .map(|arg| match arg {
+                GemmArg::D => Arg::Buffer(d),
+                GemmArg::A => Arg::Buffer(ids[0]),
+                GemmArg::B => Arg::Buffer(ids[1]),
+                GemmArg::C => Arg::Buffer(ids[2]),
+                GemmArg::Bias => Arg::Buffer(ids[3]),
+                GemmArg::Residual => Arg::Buffer(ids[4]),
+                GemmArg::M => Arg::u32(m as u32),
+                GemmArg::N => Arg::u32(n as u32),
+                GemmArg::K => Arg::u32(k as u32),
+                GemmArg::U32(v) => Arg::u32(*v),
+                GemmArg::U64(v) => Arg::u64(*v),
+                GemmArg::F32(v) => Arg::f32(*v),
+                GemmArg::Workspace => Arg::Buffer(workspace),
+                GemmArg::TensorMap {
+                    operand: o,
+                    descriptor,
+                } => Arg::Tma(Box::new(TensorMapArg::new(operand(*o), descriptor.clone()))),
+                GemmArg::Table(t) => {
+                    let table = mem.upload("table", t.as_slice());
+                    mem.set_read_only(table, true);
+                    Arg::Buffer(table)
+                }
+            })
+            .collect();
+        let (gx, gy, gz) = l.grid;
+        let (bx, by, bz) = l.block;
+        let mut sim_launch = Launch::new([gx, gy, gz], [bx, by, bz])
+            .with_dynamic_smem(l.dynamic_smem_bytes)
+            .with_sms(4);
+        if let Some((cx, cy, cz)) = l.cluster {
+            sim_launch = sim_launch.with_cluster([cx, cy, cz]);
+        }
+        let report = sim
+            .run(
+                &sim_launch,
+                &args,
+                &mut mem,
+                &Options::seeded(seed, Schedule::Random),
+            )
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(report.is_clean(), "{what}: {report}");
+        step = l.then.as_deref();
+    }
     let got_bytes = mem.read::<u8>(d);
     let got: Vec<f64> = got_bytes
         .chunks_exact(out.bytes())
@@ -401,8 +428,7 @@ fn padded(major: Major, rows: usize, k: usize, pad: usize) -> OperandLayout {
 #[test]
 fn multistage_every_major_pair_and_batch() {
     let device = Device::unknown(Target::Sm80);
-    // Three k-tiles: with exactly `stages - 1` (two) the main loop's last look-ahead ldmatrix
-    // reads a stage no copy wrote, whose registers no MMA uses (the simulator reports the read).
+    // Three k-tiles: the ring of three stages lapped.
     let (m, n, k) = (72, 80, 96);
     for (i, (ma, mb)) in [
         (Major::K, Major::K),
@@ -538,5 +564,70 @@ fn multistage_epilogues() {
             kernel: multistage(),
         };
         run(&case, &device, 400 + i as u64);
+    }
+}
+
+fn hopper() -> KernelChoice {
+    KernelChoice::named("hopper_ws").unwrap()
+}
+
+/// The Hopper program's forms on the H200's facts: K-major operands with their own leading
+/// dimensions (TMA maps over the padded rows) and every kind of epilogue on the accumulators
+/// before the schedule's store. (It stores D in the operands' type and runs one GEMM a launch:
+/// another program runs a batch or another output type.)
+#[test]
+fn hopper_leading_dimensions_and_epilogues() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (m, n, k) = (136, 144, 200);
+    let forms = [
+        Form {
+            a: padded(Major::K, m, k, 8),
+            b: padded(Major::K, n, k, 24),
+            ldd: n + 8,
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::Elementwise(Elementwise {
+                source: Source::C,
+                bias: Some(Bias::PerColumn),
+                map: Map::Activation(Activation::GeluTanh),
+                residual: Residual::Add,
+            }),
+            alpha: 1.25,
+            beta: 0.5,
+            ldc: n + 8,
+            ldr: n + 16,
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::bias_act(Activation::Silu),
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::SWIGLU,
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::Elementwise(Elementwise {
+                map: Map::Device(causal()),
+                ..Elementwise::IDENTITY
+            }),
+            ..Form::packed(m, n, k)
+        },
+    ];
+    for (i, form) in forms.into_iter().enumerate() {
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::F16, GemmDtype::Bf16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let plan = run(&case, &device, 500 + i as u64);
+        assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
     }
 }
