@@ -2,7 +2,7 @@
 //! of 16-bit elements, small f16 values whose products sum exactly in f32, and one run of a
 //! kernel that writes `D = A B^T` against the CPU's product.
 
-use super::run_with;
+use super::{opts, run_with, SCHEDULES};
 use crate::kernel::Var;
 use crate::sim::{Arg, Launch, Memory, Options, Report};
 
@@ -52,4 +52,16 @@ pub(super) fn run_product(
         })
         .collect();
     (r, mem.read::<f32>(d), want)
+}
+
+/// Asserts that `run` (a seed's options to [`run_product`]'s answer) is clean and equal to the
+/// CPU under every schedule, four seeds each.
+pub(super) fn assert_product_everywhere(run: impl Fn(Options) -> (Report, Vec<f32>, Vec<f32>)) {
+    for schedule in SCHEDULES {
+        for seed in 0..4 {
+            let (r, got, want) = run(opts(seed, schedule));
+            assert!(r.is_clean(), "{schedule:?} {seed}: {r}");
+            assert_eq!(got, want, "{schedule:?} {seed}");
+        }
+    }
 }

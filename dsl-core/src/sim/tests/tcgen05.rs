@@ -5,7 +5,7 @@
 //! synchronization (a race with the MMA), a deallocation before the loads are ordered, columns
 //! never freed, a warp loading lanes outside its quarter.
 
-use super::product::{canonical, run_product, small_halves, K};
+use super::product::{assert_product_everywhere, canonical, run_product, small_halves, K};
 use super::*;
 use crate::ir::op::{CtaGroup, MmaKind, Tcgen05, Tcgen05A, TmemShape};
 use crate::ir::Operand;
@@ -139,13 +139,7 @@ fn run(k: &Kernel, opts: Options) -> (Report, Vec<f32>, Vec<f32>) {
 fn an_mma_into_tensor_memory_matches_the_cpu() {
     let mut line = 0;
     let k = kernel(Bug::None, &mut line);
-    for schedule in SCHEDULES {
-        for seed in 0..4 {
-            let (r, got, want) = run(&k, opts(seed, schedule));
-            assert!(r.is_clean(), "{schedule:?} {seed}: {r}");
-            assert_eq!(got, want, "{schedule:?} {seed}");
-        }
-    }
+    assert_product_everywhere(|options| run(&k, options));
 }
 
 #[test]

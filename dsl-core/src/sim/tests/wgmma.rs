@@ -5,7 +5,7 @@
 //! before it, and a stage released to a producer (an mbarrier arrive) before the wgmma that
 //! reads it retires, which the producer's overwrite then races.
 
-use super::product::{canonical, run_product, small_halves, K};
+use super::product::{assert_product_everywhere, canonical, run_product, small_halves, K};
 use super::*;
 use crate::ir::op::{ScaleD, Wgmma, WgmmaA, WgmmaMma};
 use crate::ir::Type;
@@ -124,13 +124,7 @@ fn run(k: &Kernel, opts: Options) -> (Report, Vec<f32>, Vec<f32>) {
 fn a_warpgroup_product_matches_the_cpu() {
     let mut lines = (0, 0);
     let k = kernel(Bug::None, &mut lines);
-    for schedule in SCHEDULES {
-        for seed in 0..4 {
-            let (r, got, want) = run(&k, opts(seed, schedule));
-            assert!(r.is_clean(), "{schedule:?} {seed}: {r}");
-            assert_eq!(got, want, "{schedule:?} {seed}");
-        }
-    }
+    assert_product_everywhere(|options| run(&k, options));
 }
 
 #[test]
