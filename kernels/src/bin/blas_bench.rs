@@ -186,11 +186,15 @@ fn config<T: Elem>(c: &ColMajor) -> GemmConfig<T> {
     }
 }
 
+/// A call's buffers.
+struct Operands<T> {
+    a: CudaSlice<T>,
+    b: CudaSlice<T>,
+    c: CudaSlice<T>,
+}
+
 /// A, B and C of `call`, filled, each as long as the call reaches (every batch).
-fn operands<T: Elem>(
-    stream: &Arc<CudaStream>,
-    call: &ColMajor,
-) -> Result<(CudaSlice<T>, CudaSlice<T>, CudaSlice<T>), Error> {
+fn operands<T: Elem>(stream: &Arc<CudaStream>, call: &ColMajor) -> Result<Operands<T>, Error> {
     let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
     let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
     let a = filled::<T>(
@@ -204,7 +208,7 @@ fn operands<T: Elem>(
         2,
     )?;
     let c = filled::<T>(stream, span(call.ldc, call.n, call.stride_c), 3)?;
-    Ok((a, b, c))
+    Ok(Operands { a, b, c })
 }
 
 /// Queues `call` through `blas` (rute's handle or cuBLAS): one GEMM, or a strided batch.
@@ -262,7 +266,7 @@ where
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let (a, b, mut c) = operands::<T>(&h.stream, call)?;
+    let Operands { a, b, mut c } = operands::<T>(&h.stream, call)?;
     let plan = h
         .rute
         .plan_for::<T>(call)?
@@ -550,7 +554,7 @@ where
         return Ok(());
     }
     let call = case_call(case)?;
-    let (a, b, mut c) = operands::<T>(&h.stream, &call)?;
+    let Operands { a, b, mut c } = operands::<T>(&h.stream, &call)?;
     h.stream.synchronize()?;
     let t = Instant::now();
     let plan = h.rute.plan_for::<T>(&call)?.ok_or("nothing to compute")?;
@@ -609,7 +613,7 @@ where
         t.elapsed().as_secs_f64() * 1e3
     );
     for (call, plan) in calls.iter().zip(&plans) {
-        let (a, b, mut c) = operands::<T>(&h.stream, call)?;
+        let Operands { a, b, mut c } = operands::<T>(&h.stream, call)?;
         h.stream.synchronize()?;
         let t = Instant::now();
         // SAFETY: a, b and c hold what the call reaches (`operands`).
@@ -657,7 +661,7 @@ where
         });
     }
     for call in &calls {
-        let (a, b, mut c) = operands::<T>(&h.stream, call)?;
+        let Operands { a, b, mut c } = operands::<T>(&h.stream, call)?;
         // SAFETY: a, b and c hold what the call reaches (`operands`).
         unsafe { queue(&h.rute, call, &a, &b, &mut c)? };
         h.stream.synchronize()?;

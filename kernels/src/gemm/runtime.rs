@@ -127,6 +127,9 @@ pub struct GemmArgs<'a, T> {
 /// The device copies of the tables plans pass their kernels, by content.
 type Tables = HashMap<Arc<Vec<u32>>, Arc<CudaSlice<u32>>>;
 
+/// A launch after the main one, with its kernel.
+type Then<'l> = (Arc<JitFunction>, &'l LaunchPlan);
+
 /// The launches of plans made so far, by plan and `(m, n, k)`.
 type Launches = HashMap<(Plan, (u32, u32, u32)), Arc<LaunchPlan>>;
 
@@ -354,7 +357,7 @@ impl<'j> Gemm<'j> {
         &self,
         plan: &Plan,
         launch: &'l LaunchPlan,
-    ) -> Result<(Arc<JitFunction>, Option<(Arc<JitFunction>, &'l LaunchPlan)>), GemmError> {
+    ) -> Result<(Arc<JitFunction>, Option<Then<'l>>), GemmError> {
         let loaded = self.loaded(plan)?;
         let bad = |reason| GemmError::BadLaunch {
             plan: plan.describe(),
