@@ -61,6 +61,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The driver's CUDA version, refused with [`JitError::NoGpu`] when the driver does not say it
+/// or is older than CUDA 12.0.
+fn driver_version() -> Result<i32, JitError> {
+    let mut version = 0;
+    // SAFETY: `version` is a valid out-pointer; the call needs no initialisation.
+    unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .map_err(|e| {
+            no_gpu(format!(
+                "the CUDA driver did not report its version: {}",
+                describe(e)
+            ))
+        })?;
+    if version < MIN_DRIVER_VERSION {
+        return Err(no_gpu(format!(
+            "the CUDA driver supports CUDA {}.{}; rute's JIT needs 12.0 or newer",
+            version / 1000,
+            (version % 1000) / 10
+        )));
+    }
+    Ok(version)
+}
+
 impl Jit {
     /// Opens device `ordinal`: loads libcuda, initialises the driver, retains the device's
     /// primary context and creates a stream. Without a driver, without a device, or with a
@@ -74,23 +97,7 @@ impl Jit {
                 "the CUDA driver library (libcuda.so) is not installed on this machine".into(),
             ));
         }
-        let mut version = 0;
-        // SAFETY: `version` is a valid out-pointer; the call needs no initialisation.
-        unsafe { sys::cuDriverGetVersion(&mut version) }
-            .result()
-            .map_err(|e| {
-                no_gpu(format!(
-                    "the CUDA driver did not report its version: {}",
-                    describe(e)
-                ))
-            })?;
-        if version < MIN_DRIVER_VERSION {
-            return Err(no_gpu(format!(
-                "the CUDA driver supports CUDA {}.{}; rute's JIT needs 12.0 or newer",
-                version / 1000,
-                (version % 1000) / 10
-            )));
-        }
+        let version = driver_version()?;
         result::init().map_err(|e| {
             no_gpu(format!(
                 "the CUDA driver failed to initialise: {}",
@@ -119,16 +126,7 @@ impl Jit {
         // `CudaSlice`s usable with any cudarc call on any stream, and `context()`/`stream()`
         // are public, so stream order alone could not order their uses.
         let stream = ctx.new_stream().map_err(|e| driver("cuStreamCreate", e))?;
-        let limits = read_limits(&ctx)?;
-        Ok(Jit {
-            shared: Arc::new(Shared {
-                ctx,
-                stream,
-                limits,
-                driver_version: version,
-            }),
-            cache: Mutex::new(HashMap::new()),
-        })
+        Jit::over(ctx, stream, version)
     }
 
     /// The JIT runtime on a stream the caller made (cudarc's `CudaContext::new_stream`, or any
@@ -136,25 +134,13 @@ impl Jit {
     /// cuBLAS handle made with `CudaBlas::new(stream)` does. Refuses a driver older than CUDA
     /// 12.0 with [`JitError::NoGpu`].
     pub fn on_stream(stream: Arc<CudaStream>) -> Result<Jit, JitError> {
-        let mut version = 0;
-        // SAFETY: `version` is a valid out-pointer; the stream's context means the driver is
-        // loaded and initialised.
-        unsafe { sys::cuDriverGetVersion(&mut version) }
-            .result()
-            .map_err(|e| {
-                no_gpu(format!(
-                    "the CUDA driver did not report its version: {}",
-                    describe(e)
-                ))
-            })?;
-        if version < MIN_DRIVER_VERSION {
-            return Err(no_gpu(format!(
-                "the CUDA driver supports CUDA {}.{}; rute's JIT needs 12.0 or newer",
-                version / 1000,
-                (version % 1000) / 10
-            )));
-        }
-        let ctx = Arc::clone(stream.context());
+        // The stream's context means the driver is loaded and initialised.
+        let version = driver_version()?;
+        Jit::over(Arc::clone(stream.context()), stream, version)
+    }
+
+    /// The runtime over `ctx` and `stream` (of `ctx`), with the driver's `version`.
+    fn over(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, version: i32) -> Result<Jit, JitError> {
         let limits = read_limits(&ctx)?;
         Ok(Jit {
             shared: Arc::new(Shared {

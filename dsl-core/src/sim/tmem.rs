@@ -21,6 +21,22 @@ struct Cell {
     rsite: u32,
 }
 
+impl Cell {
+    /// The earlier access that an access by `who` (a write where `write`) conflicts with, if
+    /// any: the last write, unordered before it; else, for a write, a read it does not follow.
+    /// (Its epoch, its site, whether it wrote.)
+    fn unordered_before(&self, who: &TmemAccessor<'_>, write: bool) -> Option<(u32, u32, bool)> {
+        if !ordered(self.w, who) {
+            return Some((self.w, self.wsite, true));
+        }
+        if !write {
+            return None;
+        }
+        let r = self.r.iter().find(|&&r| !ordered(r, who))?;
+        Some((*r, self.rsite, false))
+    }
+}
+
 /// Who accesses tensor memory: the component and clock of the access, the clock that orders
 /// it after others' accesses, and the site.
 pub(crate) struct TmemAccessor<'a> {
@@ -126,26 +142,21 @@ impl Tmem {
         }
         for (i, c) in self.shadow[at..at + n].iter_mut().enumerate() {
             let column = col + i as u32;
+            if !write && c.w == 0 && out.uninit.is_none() {
+                out.uninit = Some((lane, column));
+            }
+            if out.conflict.is_none() {
+                out.conflict =
+                    c.unordered_before(who, write)
+                        .map(|(epoch, site, write)| TmemConflict {
+                            lane,
+                            column,
+                            comp: comp_of(epoch),
+                            site,
+                            write,
+                        });
+            }
             if write {
-                if out.conflict.is_none() {
-                    if !ordered(c.w, who) {
-                        out.conflict = Some(TmemConflict {
-                            lane,
-                            column,
-                            comp: comp_of(c.w),
-                            site: c.wsite,
-                            write: true,
-                        });
-                    } else if let Some(&r) = c.r.iter().find(|&&r| !ordered(r, who)) {
-                        out.conflict = Some(TmemConflict {
-                            lane,
-                            column,
-                            comp: comp_of(r),
-                            site: c.rsite,
-                            write: false,
-                        });
-                    }
-                }
                 *c = Cell {
                     w: who.epoch,
                     r: [0, 0],
@@ -153,18 +164,6 @@ impl Tmem {
                     rsite: 0,
                 };
             } else {
-                if c.w == 0 && out.uninit.is_none() {
-                    out.uninit = Some((lane, column));
-                }
-                if out.conflict.is_none() && !ordered(c.w, who) {
-                    out.conflict = Some(TmemConflict {
-                        lane,
-                        column,
-                        comp: comp_of(c.w),
-                        site: c.wsite,
-                        write: true,
-                    });
-                }
                 // Keep this read and the other one it does not follow.
                 let keep = if ordered(c.r[0], who) { c.r[1] } else { c.r[0] };
                 c.r = [who.epoch, if ordered(keep, who) { 0 } else { keep }];

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use cudarc::cublas::result::CublasError;
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
 use cudarc::cublaslt::{Activation as LtActivation, CudaBlasLT, Matmul, MatmulConfig};
@@ -185,6 +186,77 @@ fn config<T: Elem>(c: &ColMajor) -> GemmConfig<T> {
     }
 }
 
+/// A call's buffers.
+struct Operands<T> {
+    a: CudaSlice<T>,
+    b: CudaSlice<T>,
+    c: CudaSlice<T>,
+}
+
+/// A, B and C of `call`, filled, each as long as the call reaches (every batch).
+fn operands<T: Elem>(stream: &Arc<CudaStream>, call: &ColMajor) -> Result<Operands<T>, Error> {
+    let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
+    let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
+    let a = filled::<T>(
+        stream,
+        span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
+        1,
+    )?;
+    let b = filled::<T>(
+        stream,
+        span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
+        2,
+    )?;
+    let c = filled::<T>(stream, span(call.ldc, call.n, call.stride_c), 3)?;
+    Ok(Operands { a, b, c })
+}
+
+/// Queues `call` through `blas` (rute's handle or cuBLAS): one GEMM, or a strided batch.
+///
+/// # Safety
+///
+/// `a`, `b` and `c` hold what the call reaches ([`operands`]).
+unsafe fn queue<T: Elem, G: Gemm<T>>(
+    blas: &G,
+    call: &ColMajor,
+    a: &CudaSlice<T>,
+    b: &CudaSlice<T>,
+    c: &mut CudaSlice<T>,
+) -> Result<(), CublasError> {
+    let gemm = config::<T>(call);
+    // SAFETY: this function's contract.
+    unsafe {
+        if call.batch == 1 {
+            blas.gemm(gemm, a, b, c)
+        } else {
+            let cfg = StridedBatchedConfig {
+                gemm,
+                batch_size: call.batch as i32,
+                stride_a: call.stride_a,
+                stride_b: call.stride_b,
+                stride_c: call.stride_c,
+            };
+            blas.gemm_strided_batched(cfg, a, b, c)
+        }
+    }
+}
+
+/// W `[n, k]` row-major read as the `k x n` matrix `W^T`.
+fn transposed(k: usize, n: usize) -> Strided3 {
+    Strided3 {
+        shape: [1, k, n],
+        strides: [0, 1, k],
+    }
+}
+
+/// Every transpose pair of a column-major call.
+const OP_PAIRS: [(Op, Op); 4] = [
+    (Op::N, Op::N),
+    (Op::N, Op::T),
+    (Op::T, Op::N),
+    (Op::T, Op::T),
+];
+
 /// Times rute and cuBLAS on `call` (one GEMM or a strided batch) on the same buffers; prints a
 /// table row: the call, each one's median time and TFLOP/s, cuBLAS's time over rute's, and the
 /// plan rute ran.
@@ -194,20 +266,7 @@ where
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
-    let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
-    let a = filled::<T>(
-        &h.stream,
-        span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
-        1,
-    )?;
-    let b = filled::<T>(
-        &h.stream,
-        span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
-        2,
-    )?;
-    let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
-    let gemm = config::<T>(call);
+    let Operands { a, b, mut c } = operands::<T>(&h.stream, call)?;
     let plan = h
         .rute
         .plan_for::<T>(call)?
@@ -215,27 +274,12 @@ where
         .unwrap_or_default();
     let jit = h.rute.runtime().jit();
     let times = jit.time_shuffled(repeats, 2, 7, |i| {
-        // SAFETY: a, b and c hold what the call reaches (the spans above).
+        // SAFETY: a, b and c hold what the call reaches (`operands`).
         let r = unsafe {
-            if call.batch == 1 {
-                if i == 0 {
-                    h.rute.gemm(gemm, &a, &b, &mut c)
-                } else {
-                    h.cublas.gemm(gemm, &a, &b, &mut c)
-                }
+            if i == 0 {
+                queue(&h.rute, call, &a, &b, &mut c)
             } else {
-                let cfg = StridedBatchedConfig {
-                    gemm,
-                    batch_size: call.batch as i32,
-                    stride_a: call.stride_a,
-                    stride_b: call.stride_b,
-                    stride_c: call.stride_c,
-                };
-                if i == 0 {
-                    h.rute.gemm_strided_batched(cfg, &a, &b, &mut c)
-                } else {
-                    h.cublas.gemm_strided_batched(cfg, &a, &b, &mut c)
-                }
+                queue(&h.cublas, call, &a, &b, &mut c)
             }
         };
         r.map_err(|e| codegen_ptx::jit::JitError::Driver {
@@ -272,7 +316,9 @@ fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp()
 }
 
-fn pairs<T: Elem>(repeats: usize) -> Result<(), Error>
+/// [`compare`]'s table over `calls` (each with its label), and the geometric mean of cuBLAS's
+/// time over rute's.
+fn compare_all<T: Elem>(calls: Vec<(String, ColMajor)>, repeats: usize) -> Result<(), Error>
 where
     CudaBlas: Gemm<T>,
     CudaBlasLT: Matmul<T>,
@@ -283,20 +329,27 @@ where
         "| call | dtype | rute | cuBLAS | cuBLAS / rute | rute's plan |\n|---|---|---|---|---|---|"
     );
     let mut ratios = Vec::new();
-    for (name, (m, n, k)) in SHAPES {
-        for op in [
-            (Op::N, Op::N),
-            (Op::N, Op::T),
-            (Op::T, Op::N),
-            (Op::T, Op::T),
-        ] {
-            let call = ColMajor::packed(op.0, op.1, m, n, k);
-            let label = format!("{}{} {name}", op_name(op.0), op_name(op.1));
-            ratios.push(compare::<T>(&h, &call, &label, repeats)?);
-        }
+    for (label, call) in &calls {
+        ratios.push(compare::<T>(&h, call, label, repeats)?);
     }
     println!("\ngeometric mean of cuBLAS / rute: {:.3}", geomean(&ratios));
     Ok(())
+}
+
+fn pairs<T: Elem>(repeats: usize) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let mut calls = Vec::new();
+    for (name, (m, n, k)) in SHAPES {
+        for op in OP_PAIRS {
+            let label = format!("{}{} {name}", op_name(op.0), op_name(op.1));
+            calls.push((label, ColMajor::packed(op.0, op.1, m, n, k)));
+        }
+    }
+    compare_all::<T>(calls, repeats)
 }
 
 fn batched<T: Elem>(repeats: usize) -> Result<(), Error>
@@ -305,11 +358,7 @@ where
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let h = handles()?;
-    println!(
-        "| call | dtype | rute | cuBLAS | cuBLAS / rute | rute's plan |\n|---|---|---|---|---|---|"
-    );
-    let mut ratios = Vec::new();
+    let mut calls = Vec::new();
     for (batch, (m, n, k)) in [(16, (1024, 1024, 1024)), (64, (512, 512, 128))] {
         for op in [(Op::T, Op::N), (Op::N, Op::N)] {
             let base = ColMajor::packed(op.0, op.1, m, n, k);
@@ -321,11 +370,10 @@ where
                 ..base
             };
             let label = format!("{}{} {batch} x {m}x{n}x{k}", op_name(op.0), op_name(op.1));
-            ratios.push(compare::<T>(&h, &call, &label, repeats)?);
+            calls.push((label, call));
         }
     }
-    println!("\ngeometric mean of cuBLAS / rute: {:.3}", geomean(&ratios));
-    Ok(())
+    compare_all::<T>(calls, repeats)
 }
 
 /// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on a
@@ -349,10 +397,7 @@ where
         let residual = filled::<T>(&h.stream, tokens * n, 4)?;
         let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
         let xv = Strided3::matrix(tokens, k);
-        let wt = Strided3 {
-            shape: [1, k, n],
-            strides: [0, 1, k],
-        };
+        let wt = transposed(k, n);
         let plain = Fusion::none();
         let with_bias = |act| Fusion {
             bias: Some(bias.as_view()),
@@ -486,10 +531,7 @@ where
         let bias = filled::<T>(&h.stream, n, 3)?;
         let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
         h.stream.synchronize()?;
-        let wt = Strided3 {
-            shape: [1, k, n],
-            strides: [0, 1, k],
-        };
+        let wt = transposed(k, n);
         let fusion = Fusion {
             bias: Some(bias.as_view()),
             ..Fusion::epilogue(Epilogue::bias_act(Activation::GeluTanh))
@@ -512,19 +554,7 @@ where
         return Ok(());
     }
     let call = case_call(case)?;
-    let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
-    let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
-    let a = filled::<T>(
-        &h.stream,
-        span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
-        1,
-    )?;
-    let b = filled::<T>(
-        &h.stream,
-        span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
-        2,
-    )?;
-    let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
+    let Operands { a, b, mut c } = operands::<T>(&h.stream, &call)?;
     h.stream.synchronize()?;
     let t = Instant::now();
     let plan = h.rute.plan_for::<T>(&call)?.ok_or("nothing to compute")?;
@@ -539,23 +569,9 @@ where
     // Generation and emission again (the runtime's own cache), then the driver's JIT and load.
     h.rute.runtime().function(&plan)?;
     let load_ms = ms(t) - generate_ms - emit_ms;
-    let gemm = config::<T>(&call);
     let run = |c: &mut CudaSlice<T>| -> Result<(), Error> {
-        // SAFETY: a, b and c hold what the call reaches.
-        unsafe {
-            if call.batch == 1 {
-                h.rute.gemm(gemm, &a, &b, c)?
-            } else {
-                let cfg = StridedBatchedConfig {
-                    gemm,
-                    batch_size: call.batch as i32,
-                    stride_a: call.stride_a,
-                    stride_b: call.stride_b,
-                    stride_c: call.stride_c,
-                };
-                h.rute.gemm_strided_batched(cfg, &a, &b, c)?
-            }
-        }
+        // SAFETY: a, b and c hold what the call reaches (`operands`).
+        unsafe { queue(&h.rute, &call, &a, &b, c)? };
         h.stream.synchronize()?;
         Ok(())
     };
@@ -597,37 +613,11 @@ where
         t.elapsed().as_secs_f64() * 1e3
     );
     for (call, plan) in calls.iter().zip(&plans) {
-        let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
-        let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
-        let a = filled::<T>(
-            &h.stream,
-            span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
-            1,
-        )?;
-        let b = filled::<T>(
-            &h.stream,
-            span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
-            2,
-        )?;
-        let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
+        let Operands { a, b, mut c } = operands::<T>(&h.stream, call)?;
         h.stream.synchronize()?;
         let t = Instant::now();
-        let gemm = config::<T>(call);
-        // SAFETY: a, b and c hold what the call reaches.
-        unsafe {
-            if call.batch == 1 {
-                h.rute.gemm(gemm, &a, &b, &mut c)?
-            } else {
-                let cfg = StridedBatchedConfig {
-                    gemm,
-                    batch_size: call.batch as i32,
-                    stride_a: call.stride_a,
-                    stride_b: call.stride_b,
-                    stride_c: call.stride_c,
-                };
-                h.rute.gemm_strided_batched(cfg, &a, &b, &mut c)?
-            }
-        }
+        // SAFETY: a, b and c hold what the call reaches (`operands`).
+        unsafe { queue(&h.rute, call, &a, &b, &mut c)? };
         h.stream.synchronize()?;
         println!(
             "  first call after prepare: {:.2} ms ({})",
@@ -650,12 +640,7 @@ where
 {
     let h = handles()?;
     let mut calls = Vec::new();
-    for op in [
-        (Op::N, Op::N),
-        (Op::N, Op::T),
-        (Op::T, Op::N),
-        (Op::T, Op::T),
-    ] {
+    for op in OP_PAIRS {
         calls.push(ColMajor {
             beta: 0.5,
             ..ColMajor::packed(op.0, op.1, 200, 136, 72)
@@ -676,35 +661,9 @@ where
         });
     }
     for call in &calls {
-        let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
-        let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
-        let a = filled::<T>(
-            &h.stream,
-            span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
-            1,
-        )?;
-        let b = filled::<T>(
-            &h.stream,
-            span(call.ldb, cols(call.transb, call.n, call.k), call.stride_b),
-            2,
-        )?;
-        let mut c = filled::<T>(&h.stream, span(call.ldc, call.n, call.stride_c), 3)?;
-        let gemm = config::<T>(call);
-        // SAFETY: a, b and c hold what the call reaches.
-        unsafe {
-            if call.batch == 1 {
-                h.rute.gemm(gemm, &a, &b, &mut c)?
-            } else {
-                let cfg = StridedBatchedConfig {
-                    gemm,
-                    batch_size: call.batch as i32,
-                    stride_a: call.stride_a,
-                    stride_b: call.stride_b,
-                    stride_c: call.stride_c,
-                };
-                h.rute.gemm_strided_batched(cfg, &a, &b, &mut c)?
-            }
-        }
+        let Operands { a, b, mut c } = operands::<T>(&h.stream, call)?;
+        // SAFETY: a, b and c hold what the call reaches (`operands`).
+        unsafe { queue(&h.rute, call, &a, &b, &mut c)? };
         h.stream.synchronize()?;
         println!(
             "{call:?}: {}",
@@ -720,10 +679,7 @@ where
     let bias = filled::<T>(&h.stream, n, 3)?;
     let residual = filled::<T>(&h.stream, tokens * n, 4)?;
     let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
-    let wt = Strided3 {
-        shape: [1, k, n],
-        strides: [0, 1, k],
-    };
+    let wt = transposed(k, n);
     for epilogue in [
         Epilogue::bias_act(Activation::GeluTanh),
         Epilogue::bias_act(Activation::Silu),

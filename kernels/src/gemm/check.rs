@@ -7,7 +7,7 @@
 use thiserror::Error;
 
 use super::device::Device;
-use super::layout::{Form, FormError};
+use super::layout::{Form, FormError, Spans};
 use super::program::{AnyProgram, KernelChoice, Plan, Problem};
 use super::programs::PROGRAMS;
 use super::{Accum, GemmDtype};
@@ -136,18 +136,7 @@ pub fn check(problem: &Problem, lens: BufferLens, device: &Device) -> Result<Pla
 
 /// The shape part of [`check`]: dimensions in range, buffers exactly as long as the shape needs.
 pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<(), InputError> {
-    for (dim, value) in [("M", m), ("N", n), ("K", k)] {
-        if value == 0 {
-            return Err(InputError::ZeroDim { dim });
-        }
-        if value > MAX_DIM {
-            return Err(InputError::DimTooLarge {
-                dim,
-                value,
-                max: MAX_DIM,
-            });
-        }
-    }
+    check_dims(m, n, k, false)?;
     let operands = [
         ("A", "M x K", m, k, lens.a),
         ("B", "N x K", n, k, lens.b),
@@ -228,8 +217,23 @@ pub fn check_form(
     lens: FormLens,
     device: &Device,
 ) -> Result<Plan, InputError> {
-    for (dim, value) in [("M", problem.m), ("N", problem.n), ("K", problem.k)] {
-        if value == 0 && dim != "K" {
+    check_dims(problem.m, problem.n, problem.k, true)?;
+    form.check(problem.m, problem.n, problem.k)?;
+    check_spans(&form.spans(problem.m, problem.n, problem.k)?, &lens)?;
+    if problem.dtype == GemmDtype::Bf16 && problem.acc == Accum::F16 {
+        return Err(InputError::UnsupportedAccum {
+            dtype: problem.dtype,
+            acc: problem.acc,
+        });
+    }
+    select_form(problem, form, device)
+}
+
+/// Each of M, N and K in `1..=MAX_DIM`, K in `0..=MAX_DIM` where `k_may_be_zero`: the first
+/// out of range, in that order, refused.
+fn check_dims(m: usize, n: usize, k: usize, k_may_be_zero: bool) -> Result<(), InputError> {
+    for (dim, value) in [("M", m), ("N", n), ("K", k)] {
+        if value == 0 && !(dim == "K" && k_may_be_zero) {
             return Err(InputError::ZeroDim { dim });
         }
         if value > MAX_DIM {
@@ -240,8 +244,11 @@ pub fn check_form(
             });
         }
     }
-    form.check(problem.m, problem.n, problem.k)?;
-    let spans = form.spans(problem.m, problem.n, problem.k)?;
+    Ok(())
+}
+
+/// Refuses the first buffer shorter than the form's span of it.
+pub(crate) fn check_spans(spans: &Spans, lens: &FormLens) -> Result<(), InputError> {
     for (buffer, need, given) in [
         ("A", spans.a, lens.a),
         ("B", spans.b, lens.b),
@@ -258,13 +265,7 @@ pub fn check_form(
             });
         }
     }
-    if problem.dtype == GemmDtype::Bf16 && problem.acc == Accum::F16 {
-        return Err(InputError::UnsupportedAccum {
-            dtype: problem.dtype,
-            acc: problem.acc,
-        });
-    }
-    select_form(problem, form, device)
+    Ok(())
 }
 
 /// Picks the plan for a problem whose shapes and types passed: the named program's, or for

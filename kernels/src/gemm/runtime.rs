@@ -2,11 +2,12 @@
 //! the plan's arguments from the call's operands and launches on the `Jit`'s stream.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use codegen_ptx::jit::{
-    tensor_map_spec, CudaSlice, DeviceRepr, ForeignBuffer, Jit, JitError, JitFunction, KernelArg,
-    Launch, TensorMap,
+    CudaSlice, DeviceRepr, ForeignBuffer, Jit, JitError, JitFunction, KernelArg, TensorMap,
+    TensorMapSpec,
 };
 use codegen_ptx::{emit, CodegenError};
 use cudarc::driver::sys::CUdevice_attribute as A;
@@ -15,13 +16,15 @@ use thiserror::Error;
 
 use super::check::{BufferLens, InputError};
 use super::device::Device;
-use super::launch_plan::{GemmArg, GemmOperand, LaunchPlan};
+use super::launch_plan::{GemmOperand, LaunchPlan};
 use super::program::{Config, KernelBuildError, Plan, Problem};
 use super::programs::ConfigError;
 use super::tuning::Tuned;
 use super::{Accum, GemmElem, KernelChoice};
 
+mod launch;
 mod raw;
+use launch::{LaunchBuffers, Pointer, Scratch};
 pub use raw::{RawBuffer, RawBuffers};
 
 /// Why a GEMM did not run (or, for `Jit`, why the device refused or faulted).
@@ -124,6 +127,9 @@ pub struct GemmArgs<'a, T> {
 /// The device copies of the tables plans pass their kernels, by content.
 type Tables = HashMap<Arc<Vec<u32>>, Arc<CudaSlice<u32>>>;
 
+/// A launch after the main one, with its kernel.
+type Then<'l> = (Arc<JitFunction>, &'l LaunchPlan);
+
 /// The launches of plans made so far, by plan and `(m, n, k)`.
 type Launches = HashMap<(Plan, (u32, u32, u32)), Arc<LaunchPlan>>;
 
@@ -163,9 +169,10 @@ pub struct Gemm<'j> {
     tuned: Tuned,
     compiled: Mutex<HashMap<Plan, Loaded>>,
     tables: Mutex<Tables>,
-    /// The f32 scratch buffer of plans that ask for one ([`GemmArg::Workspace`]), grown to the
-    /// largest asked for; its lock is held while a GEMM that uses it is queued, so GEMMs from
-    /// several threads use it one after the other (in stream order).
+    /// The f32 scratch buffer of plans that ask for one
+    /// ([`GemmArg::Workspace`](super::launch_plan::GemmArg::Workspace)), grown to the largest
+    /// asked for; its lock is held while a GEMM that uses it is queued, so GEMMs from several
+    /// threads use it one after the other (in stream order).
     workspace: Mutex<Option<CudaSlice<f32>>>,
     /// Launches made so far, by plan and shape: a plan's `launch` may do host work (layouts, TMA
     /// descriptors) that a loop of same-shaped GEMMs should not pay on every call.
@@ -298,7 +305,8 @@ impl<'j> Gemm<'j> {
         lock(&self.compiled).keys().cloned().collect()
     }
 
-    /// How many distinct tables ([`GemmArg::Table`]) are on the device.
+    /// How many distinct tables ([`GemmArg::Table`](super::launch_plan::GemmArg::Table)) are on
+    /// the device.
     pub fn cached_tables(&self) -> usize {
         lock(&self.tables).len()
     }
@@ -339,6 +347,33 @@ impl<'j> Gemm<'j> {
         };
         compiled.insert(plan.clone(), loaded.clone());
         Ok(loaded)
+    }
+
+    /// `plan`'s kernels ([`Gemm::loaded`]), checked against `launch`: a programmatic launch
+    /// only of a main kernel that waits for the grid before it, a launch after the main one only
+    /// with a reduction kernel. Returns the main kernel, and the launch after it with its kernel
+    /// where `launch` has one.
+    fn kernels_for<'l>(
+        &self,
+        plan: &Plan,
+        launch: &'l LaunchPlan,
+    ) -> Result<(Arc<JitFunction>, Option<Then<'l>>), GemmError> {
+        let loaded = self.loaded(plan)?;
+        let bad = |reason| GemmError::BadLaunch {
+            plan: plan.describe(),
+            reason,
+        };
+        programmatic_contract(launch, loaded.main_waits).map_err(bad)?;
+        let reduction = match (&launch.then, loaded.reduction) {
+            (None, _) => None,
+            (Some(then), Some(f)) => Some((f, then.as_ref())),
+            (Some(_), None) => {
+                return Err(bad(
+                    "it asks for a launch after the main one, and has no reduction kernel".into(),
+                ))
+            }
+        };
+        Ok((loaded.main, reduction))
     }
 
     /// Emits `kernel` of `plan` for the target, loads it and finds its entry `entry`; and
@@ -417,24 +452,7 @@ impl<'j> Gemm<'j> {
         let dim = |v: usize| u32::try_from(v).map_err(|_| unreachable_dim(v));
         let mnk = (dim(args.m)?, dim(args.n)?, dim(args.k)?);
         let launch = self.launch_of(&plan, mnk)?;
-        let loaded = self.loaded(&plan)?;
-        programmatic_contract(&launch, loaded.main_waits).map_err(|reason| {
-            GemmError::BadLaunch {
-                plan: plan.describe(),
-                reason,
-            }
-        })?;
-        let reduction = match (&launch.then, &loaded.reduction) {
-            (None, _) => None,
-            (Some(then), Some(f)) => Some((f, then.as_ref())),
-            (Some(_), None) => {
-                return Err(GemmError::BadLaunch {
-                    plan: plan.describe(),
-                    reason: "it asks for a launch after the main one, and has no reduction kernel"
-                        .into(),
-                })
-            }
-        };
+        let (main, reduction) = self.kernels_for(&plan, &launch)?;
         let mut workspace = lock(&self.workspace);
         let scratch = if launch.workspace > 0 {
             Some(self.workspace_of(&mut workspace, launch.workspace)?)
@@ -446,10 +464,10 @@ impl<'j> Gemm<'j> {
             b: args.b,
         };
         match scratch {
-            None => self.launch(&loaded.main, &launch, mnk, &operands, args.d, None)?,
+            None => self.launch(&main, &launch, mnk, &operands, args.d, None)?,
             Some(ws) => {
                 self.launch(
-                    &loaded.main,
+                    &main,
                     &launch,
                     mnk,
                     &operands,
@@ -457,7 +475,7 @@ impl<'j> Gemm<'j> {
                     Some(Scratch::Written(ws)),
                 )?;
                 if let Some((f, then)) = reduction {
-                    self.launch(f, then, mnk, &operands, args.d, Some(Scratch::Read(ws)))?;
+                    self.launch(&f, then, mnk, &operands, args.d, Some(Scratch::Read(ws)))?;
                 }
             }
         }
@@ -467,22 +485,9 @@ impl<'j> Gemm<'j> {
     /// `plan`'s launch for `mnk` on this device, checked ([`LaunchPlan::check`]): made once per
     /// plan and shape, from the cache after.
     fn launch_of(&self, plan: &Plan, mnk: (u32, u32, u32)) -> Result<Arc<LaunchPlan>, GemmError> {
-        let key = (plan.clone(), mnk);
-        if let Some(l) = lock(&self.launches).get(&key) {
-            return Ok(Arc::clone(l));
-        }
-        let launch = plan.launch(mnk.0, mnk.1, mnk.2, &self.device);
-        launch.check().map_err(|reason| GemmError::BadLaunch {
-            plan: plan.describe(),
-            reason,
-        })?;
-        let launch = Arc::new(launch);
-        let mut launches = lock(&self.launches);
-        if launches.len() >= MAX_CACHED_LAUNCHES {
-            launches.clear();
-        }
-        launches.insert(key, Arc::clone(&launch));
-        Ok(launch)
+        cached_launch(&self.launches, (plan.clone(), mnk), plan, || {
+            plan.launch(mnk.0, mnk.1, mnk.2, &self.device)
+        })
     }
 
     /// The workspace, grown to at least `elems` f32 elements. Growing frees the old buffer
@@ -502,104 +507,29 @@ impl<'j> Gemm<'j> {
         Ok(slot.as_mut().expect("allocated above"))
     }
 
-    /// Makes `plan`'s arguments from the operands, in order, and launches: tensor maps and tables
-    /// first (the arguments refer to them), then each parameter.
+    /// Launches `function` with `plan`'s arguments made from the operands
+    /// ([`Gemm::launch_plan`]).
     fn launch<T: GemmElem + DeviceRepr>(
         &self,
         function: &JitFunction,
         plan: &LaunchPlan,
-        (m, n, k): (u32, u32, u32),
+        mnk: (u32, u32, u32),
         &Operands { a, b }: &Operands<'_, T>,
         d: &mut CudaSlice<T>,
-        mut scratch: Option<Scratch<'_>>,
+        scratch: Option<Scratch<'_>>,
     ) -> Result<(), GemmError> {
-        // LaunchPlan::check passed: D is named at most once as a map and once as a pointer; a
-        // map takes it first, and a pointer beside it is the map's buffer.
-        let mut d = Some(d);
-        let mut take_d = || {
-            d.take()
-                .expect("LaunchPlan::check: D is named at most once of each kind")
+        let slices = Slices {
+            jit: &self.jit,
+            a,
+            b,
+            d: Some(d),
         };
-        let mut d_map = None;
-        let mut maps: Vec<TensorMap<'_>> = Vec::new();
-        let mut tables = Vec::new();
-        for arg in &plan.args {
-            match arg {
-                GemmArg::TensorMap {
-                    operand,
-                    descriptor,
-                } => {
-                    let spec = tensor_map_spec(descriptor).map_err(JitError::from)?;
-                    if *operand == GemmOperand::D {
-                        d_map = Some(maps.len());
-                    }
-                    maps.push(match operand {
-                        GemmOperand::A => self.jit.tensor_map(&spec, a)?,
-                        GemmOperand::B => self.jit.tensor_map(&spec, b)?,
-                        GemmOperand::D => self.jit.tensor_map_mut(&spec, take_d())?.into(),
-                    });
-                }
-                GemmArg::Table(table) => tables.push(self.table(table)?),
-                _ => {}
-            }
-        }
-        let (mut maps_in_order, mut tables_in_order) = (maps.iter(), tables.iter());
-        let mut kernel_args = Vec::with_capacity(plan.args.len());
-        for arg in &plan.args {
-            kernel_args.push(match arg {
-                GemmArg::D => match d_map {
-                    Some(i) => KernelArg::MapBuffer(&maps[i]),
-                    None => self.jit.buffer_mut(take_d()),
-                },
-                GemmArg::A => self.jit.buffer(a),
-                GemmArg::B => self.jit.buffer(b),
-                GemmArg::M => KernelArg::U32(m),
-                GemmArg::N => KernelArg::U32(n),
-                GemmArg::K => KernelArg::U32(k),
-                GemmArg::U32(v) => KernelArg::U32(*v),
-                GemmArg::U64(v) => KernelArg::U64(*v),
-                GemmArg::F32(v) => KernelArg::F32(*v),
-                // The packed form's epilogue is `D = acc`: a kernel that takes C, a bias or a
-                // residual reads none of them, so each is a null pointer.
-                // SAFETY: never dereferenced, as said above.
-                GemmArg::C | GemmArg::Bias | GemmArg::Residual => unsafe {
-                    KernelArg::raw_pointer(0)
-                },
-                GemmArg::TensorMap { .. } => {
-                    KernelArg::TensorMap(maps_in_order.next().expect("one map per TensorMap"))
-                }
-                GemmArg::Table(_) => self.jit.buffer(
-                    tables_in_order
-                        .next()
-                        .expect("one buffer per Table")
-                        .as_ref(),
-                ),
-                GemmArg::Workspace => match scratch.take() {
-                    Some(Scratch::Written(ws)) => self.jit.buffer_mut(ws),
-                    Some(Scratch::Read(ws)) => self.jit.buffer(&*ws),
-                    None => {
-                        return Err(GemmError::BadLaunch {
-                            plan: function.name().to_string(),
-                            reason: "its arguments name the workspace twice, or it has none".into(),
-                        })
-                    }
-                },
-            });
-        }
-        let mut launch =
-            Launch::new(plan.grid, plan.block).with_dynamic_smem(plan.dynamic_smem_bytes);
-        if let Some(cluster) = plan.cluster {
-            launch = launch.with_cluster(cluster);
-        }
-        if plan.programmatic {
-            launch = launch.with_programmatic_launch();
-        }
         // SAFETY: the kernel is the plan's (`ProgramPlan::kernel`, compiled once per plan) and
         // the arguments are the plan's launch made from this call's operands: D (and the
         // workspace a main launch fills) borrowed mutably, A, B and the tables shared, m, n and k
         // checked against the buffers' lengths by `check`. That the kernel stays inside them for
         // this grid and these scalars is the `unsafe` contract of `ProgramPlan`.
-        Ok(unsafe { function.launch(&launch, &kernel_args) }?)
+        unsafe { self.launch_plan(function, plan, mnk, slices, scratch) }
     }
 
     fn check_context<T>(
@@ -609,6 +539,36 @@ impl<'j> Gemm<'j> {
     ) -> Result<(), GemmError> {
         check_same_context(&self.jit, buffer, slice)
     }
+}
+
+/// The launch in `cache` under `key`, or `make`'s, checked ([`LaunchPlan::check`]) against
+/// `plan` and kept there.
+fn cached_launch<K: Hash + Eq>(
+    cache: &Mutex<HashMap<K, Arc<LaunchPlan>>>,
+    key: K,
+    plan: &Plan,
+    make: impl FnOnce() -> LaunchPlan,
+) -> Result<Arc<LaunchPlan>, GemmError> {
+    if let Some(l) = lock(cache).get(&key) {
+        return Ok(Arc::clone(l));
+    }
+    let launch = make();
+    launch.check().map_err(|reason| GemmError::BadLaunch {
+        plan: plan.describe(),
+        reason,
+    })?;
+    let launch = Arc::new(launch);
+    insert_bounded(&mut lock(cache), key, Arc::clone(&launch));
+    Ok(launch)
+}
+
+/// Inserts into a cache of at most [`MAX_CACHED_LAUNCHES`] entries, forgetting them all when
+/// it is full.
+fn insert_bounded<K: Hash + Eq, V>(cache: &mut HashMap<K, V>, key: K, value: V) {
+    if cache.len() >= MAX_CACHED_LAUNCHES {
+        cache.clear();
+    }
+    cache.insert(key, value);
 }
 
 /// Dense 16-bit tensor FLOP per SM and clock with an f32 sum: sm_80's `mma.sync` 1024
@@ -676,10 +636,52 @@ struct Operands<'a, T> {
     b: &'a CudaSlice<T>,
 }
 
-/// The workspace as one launch sees it: the main launch writes it, the one after reads it.
-enum Scratch<'w> {
-    Written(&'w mut CudaSlice<f32>),
-    Read(&'w mut CudaSlice<f32>),
+/// The packed call's buffers, allocated through the runtime's `Jit`, as one launch takes them.
+struct Slices<'a, T> {
+    jit: &'a Jit,
+    a: &'a CudaSlice<T>,
+    b: &'a CudaSlice<T>,
+    /// D until a map or a pointer argument takes it. LaunchPlan::check passed: D is named at
+    /// most once as a map and once as a pointer; a map takes it first, and a pointer beside it
+    /// is the map's buffer.
+    d: Option<&'a mut CudaSlice<T>>,
+}
+
+impl<'a, T> Slices<'a, T> {
+    fn take_d(&mut self) -> &'a mut CudaSlice<T> {
+        self.d
+            .take()
+            .expect("LaunchPlan::check: D is named at most once of each kind")
+    }
+}
+
+impl<'a, T: GemmElem + DeviceRepr> LaunchBuffers<'a> for Slices<'a, T> {
+    fn tensor_map(
+        &mut self,
+        operand: GemmOperand,
+        spec: &TensorMapSpec,
+    ) -> Result<TensorMap<'a>, GemmError> {
+        Ok(match operand {
+            GemmOperand::A => self.jit.tensor_map(spec, self.a)?,
+            GemmOperand::B => self.jit.tensor_map(spec, self.b)?,
+            GemmOperand::D => self.jit.tensor_map_mut(spec, self.take_d())?.into(),
+        })
+    }
+
+    fn pointer<'m>(&mut self, buffer: Pointer, d_map: Option<&'m TensorMap<'a>>) -> KernelArg<'m> {
+        match buffer {
+            Pointer::D => match d_map {
+                Some(map) => KernelArg::MapBuffer(map),
+                None => self.jit.buffer_mut(self.take_d()),
+            },
+            Pointer::A => self.jit.buffer(self.a),
+            Pointer::B => self.jit.buffer(self.b),
+            // The packed form's epilogue is `D = acc`: a kernel that takes C, a bias or a
+            // residual reads none of them, so each is a null pointer.
+            // SAFETY: never dereferenced, as said above.
+            Pointer::C | Pointer::Bias | Pointer::Residual => unsafe { KernelArg::raw_pointer(0) },
+        }
+    }
 }
 
 fn unreachable_dim(v: usize) -> GemmError {

@@ -252,37 +252,19 @@ impl HopperPlan {
         let (mu, ku) = (u64::from(km), u64::from(k));
         let nu = u64::from(kn);
         let (lda, ldb, ldd) = (form.a.ld as u64, form.b.ld as u64, form.ldd as u64);
-        let (cx, cy) = self.schedule.cluster.blocks();
-        let a = if cy > 1 {
-            &self.tma_a_multicast
-        } else {
-            &self.tma_a
-        };
-        let b = if cx > 1 {
-            &self.tma_b_multicast
-        } else {
-            &self.tma_b
-        };
         // Swapped, the kernel's A is the problem's B (and its rows the problem's B's).
         let (lda, ldb) = if self.schedule.swapped() {
             (ldb, lda)
         } else {
             (lda, ldb)
         };
-        let promotion = self.schedule.l2.promotion;
-        let (d_dims, d_strides) = if self.schedule.swapped() {
+        let d = if self.schedule.swapped() {
             ([mu, nu], [1, ldd])
         } else {
             let cols = form.out_cols(kn as usize) as u64;
             ([mu, cols], [ldd, 1])
         };
-        Ok([
-            a.descriptor(&[mu, ku], &[lda, 1])?
-                .with_l2_promotion(promotion),
-            b.descriptor(&[nu, ku], &[ldb, 1])?
-                .with_l2_promotion(promotion),
-            self.tma_d.descriptor(&d_dims, &d_strides)?,
-        ])
+        self.descriptors_of((mu, nu, ku), (lda, ldb), d)
     }
 
     /// Bytes a stage's loads bring to one block (A's and B's tiles; A's alone with B resident).
@@ -306,6 +288,17 @@ impl HopperPlan {
         } else {
             [nu, 1]
         };
+        self.descriptors_of((mu, nu, ku), (ku, ku), ([mu, nu], d_strides))
+    }
+
+    /// The three maps' fields: the kernel's A (`mu x ku`, rows `lda` apart) and B (`nu x ku`,
+    /// rows `ldb` apart) with the schedule's L2 promotion, and D of `d_dims` and `d_strides`.
+    fn descriptors_of(
+        &self,
+        (mu, nu, ku): (u64, u64, u64),
+        (lda, ldb): (u64, u64),
+        (d_dims, d_strides): ([u64; 2], [u64; 2]),
+    ) -> Result<[TmaDescriptor; 3], LayoutError> {
         // A shared tile's loads are its blocks' slices: the tensor map holds the slice's box.
         let (cx, cy) = self.schedule.cluster.blocks();
         let a = if cy > 1 {
@@ -320,11 +313,11 @@ impl HopperPlan {
         };
         let promotion = self.schedule.l2.promotion;
         Ok([
-            a.descriptor(&[mu, ku], &[ku, 1])?
+            a.descriptor(&[mu, ku], &[lda, 1])?
                 .with_l2_promotion(promotion),
-            b.descriptor(&[nu, ku], &[ku, 1])?
+            b.descriptor(&[nu, ku], &[ldb, 1])?
                 .with_l2_promotion(promotion),
-            self.tma_d.descriptor(&[mu, nu], &d_strides)?,
+            self.tma_d.descriptor(&d_dims, &d_strides)?,
         ])
     }
 

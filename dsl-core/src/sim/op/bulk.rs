@@ -487,26 +487,30 @@ fn write_box(
     lane: u32,
 ) {
     let len = data.len() as u32;
-    let rows_intact = sw.bits == 0 || (off.is_multiple_of(128) && len.is_multiple_of(128));
     let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |m, who| {
         for (c, chunk) in data.chunks(16).enumerate() {
             let at = sw.apply(off + 16 * c as u32, 0) as usize;
             m.data[at..at + chunk.len()].copy_from_slice(chunk);
         }
-        if rows_intact {
-            vec![m.write(off, len, who)]
-        } else {
-            (0..len.div_ceil(16))
-                .map(|c| {
-                    let n = (len - 16 * c).min(16);
-                    m.write(sw.apply(off + 16 * c, 0), n, who)
-                })
-                .collect()
-        }
+        box_pieces(off, len, sw)
+            .map(|(at, n)| m.write(at, n, who))
+            .collect::<Vec<_>>()
     });
     for o in outcomes {
         report_shared(x, o, lane, rank, len, true);
     }
+}
+
+/// The pieces (offset, bytes) of shared memory that a box of `len` bytes at `off` through `sw`
+/// covers, as its accesses are checked: the whole span where the swizzle keeps its 128-byte rows
+/// intact (none, or whole rows), else each 16-byte chunk where the swizzle puts it.
+fn box_pieces(off: u32, len: u32, sw: Swizzle) -> impl Iterator<Item = (u32, u32)> {
+    let rows_intact = sw.bits == 0 || (off.is_multiple_of(128) && len.is_multiple_of(128));
+    let chunks = if rows_intact { 0 } else { len.div_ceil(16) };
+    let whole = rows_intact.then_some((off, len));
+    whole
+        .into_iter()
+        .chain((0..chunks).map(move |c| (sw.apply(off + 16 * c, 0), (len - 16 * c).min(16))))
 }
 
 /// Reads a box of `len` bytes from shared memory of block `rank` at `off` through `sw`, as an
@@ -524,22 +528,14 @@ fn read_box(
     lane: u32,
 ) -> Vec<u8> {
     let mut data = vec![0u8; len as usize];
-    let rows_intact = sw.bits == 0 || (off.is_multiple_of(128) && len.is_multiple_of(128));
     let outcomes = proxy_access(x, rank, agent, clock, vc, lane, |m, who| {
         for (c, chunk) in data.chunks_mut(16).enumerate() {
             let at = sw.apply(off + 16 * c as u32, 0) as usize;
             chunk.copy_from_slice(&m.data[at..at + chunk.len()]);
         }
-        if rows_intact {
-            vec![m.read(off, len, who)]
-        } else {
-            (0..len.div_ceil(16))
-                .map(|c| {
-                    let n = (len - 16 * c).min(16);
-                    m.read(sw.apply(off + 16 * c, 0), n, who)
-                })
-                .collect()
-        }
+        box_pieces(off, len, sw)
+            .map(|(at, n)| m.read(at, n, who))
+            .collect::<Vec<_>>()
     });
     for o in outcomes {
         report_shared(x, o, lane, rank, len, false);

@@ -5,6 +5,7 @@
 mod checks;
 mod families;
 mod mbarrier;
+mod product;
 mod tcgen05;
 mod tma;
 mod wgmma;

@@ -5,6 +5,7 @@
 //! synchronization (a race with the MMA), a deallocation before the loads are ordered, columns
 //! never freed, a warp loading lanes outside its quarter.
 
+use super::product::{assert_product_everywhere, canonical, run_product, small_halves, K};
 use super::*;
 use crate::ir::op::{CtaGroup, MmaKind, Tcgen05, Tcgen05A, TmemShape};
 use crate::ir::Operand;
@@ -22,12 +23,6 @@ enum Bug {
     NoDealloc,
     /// Warp 1 loads warp 0's lanes.
     WrongQuarter,
-}
-
-/// Byte offset of element `(row, k)` of a K-major unswizzled canonical layout of 16-bit
-/// elements (LBO 128, SBO 256).
-fn canonical(row: Var<u32>, k: Var<u32>) -> Var<u32> {
-    (row % 8u32) * 16u32 + (row / 8u32) * 256u32 + (k % 8u32) * 2u32 + (k / 8u32) * 128u32
 }
 
 /// A tcgen05 shared-memory descriptor: `start`, LBO 128, SBO 256, the fixed `0b001` at bit 46,
@@ -135,48 +130,16 @@ fn kernel(bug: Bug, line: &mut u32) -> Kernel {
     .unwrap()
 }
 
-fn halves(seed: u64, n: usize) -> Vec<half::f16> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            half::f16::from_f32((s % 9) as f32 - 4.0)
-        })
-        .collect()
-}
-
 fn run(k: &Kernel, opts: Options) -> (Report, Vec<f32>, Vec<f32>) {
-    let (a, b) = (halves(7, 128 * 16), halves(9, 16 * 16));
-    let mut mem = Memory::new();
-    let d = mem.alloc_zeroed("d", 4 * 128 * 16);
-    let (da, db) = (mem.upload("a", &a), mem.upload("b", &b));
-    let args = [Arg::Buffer(d), Arg::Buffer(da), Arg::Buffer(db)];
-    let r = run_with(k, Launch::linear(1, 128), &args, &mut mem, opts)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let want: Vec<f32> = (0..128 * 16)
-        .map(|i| {
-            let (m, n) = (i / 16, i % 16);
-            (0..16)
-                .map(|p| a[m * 16 + p].to_f32() * b[n * 16 + p].to_f32())
-                .sum()
-        })
-        .collect();
-    (r, mem.read::<f32>(d), want)
+    let (a, b) = (small_halves(7, 128 * K, 4), small_halves(9, 16 * K, 4));
+    run_product(k, Launch::linear(1, 128), (&a, &b), (128, 16), opts)
 }
 
 #[test]
 fn an_mma_into_tensor_memory_matches_the_cpu() {
     let mut line = 0;
     let k = kernel(Bug::None, &mut line);
-    for schedule in SCHEDULES {
-        for seed in 0..4 {
-            let (r, got, want) = run(&k, opts(seed, schedule));
-            assert!(r.is_clean(), "{schedule:?} {seed}: {r}");
-            assert_eq!(got, want, "{schedule:?} {seed}");
-        }
-    }
+    assert_product_everywhere(|options| run(&k, options));
 }
 
 #[test]

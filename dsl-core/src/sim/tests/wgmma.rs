@@ -5,6 +5,7 @@
 //! before it, and a stage released to a producer (an mbarrier arrive) before the wgmma that
 //! reads it retires, which the producer's overwrite then races.
 
+use super::product::{assert_product_everywhere, canonical, run_product, small_halves, K};
 use super::*;
 use crate::ir::op::{ScaleD, Wgmma, WgmmaA, WgmmaMma};
 use crate::ir::Type;
@@ -21,12 +22,6 @@ enum Bug {
     NoFence,
     /// Releases the operands' stage to the producer before `wait_group`.
     EarlyRelease,
-}
-
-/// Byte offset of element `(row, k)` of a K-major, unswizzled canonical layout of 16-bit
-/// elements: 8 x 16-byte core matrices, LBO 128 (the next 8 columns), SBO 256 (the next 8 rows).
-fn canonical(row: Var<u32>, k: Var<u32>) -> Var<u32> {
-    (row % 8u32) * 16u32 + (row / 8u32) * 256u32 + (k % 8u32) * 2u32 + (k / 8u32) * 128u32
 }
 
 /// A wgmma descriptor of `start` (shared address) with LBO 128 and SBO 256, no swizzle.
@@ -120,48 +115,16 @@ fn kernel(bug: Bug, lines: &mut (u32, u32)) -> Kernel {
     .unwrap()
 }
 
-fn halves(seed: u64, n: usize) -> Vec<half::f16> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            half::f16::from_f32((s % 7) as f32 - 3.0)
-        })
-        .collect()
-}
-
 fn run(k: &Kernel, opts: Options) -> (Report, Vec<f32>, Vec<f32>) {
-    let (a, b) = (halves(3, 64 * 16), halves(5, 8 * 16));
-    let mut mem = Memory::new();
-    let d = mem.alloc("d", 4 * 64 * 8);
-    let (da, db) = (mem.upload("a", &a), mem.upload("b", &b));
-    let args = [Arg::Buffer(d), Arg::Buffer(da), Arg::Buffer(db)];
-    let r = run_with(k, Launch::linear(1, 160), &args, &mut mem, opts)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let want: Vec<f32> = (0..64 * 8)
-        .map(|i| {
-            let (m, n) = (i / 8, i % 8);
-            (0..16)
-                .map(|p| a[m * 16 + p].to_f32() * b[n * 16 + p].to_f32())
-                .sum()
-        })
-        .collect();
-    (r, mem.read::<f32>(d), want)
+    let (a, b) = (small_halves(3, 64 * K, 3), small_halves(5, 8 * K, 3));
+    run_product(k, Launch::linear(1, 160), (&a, &b), (64, 8), opts)
 }
 
 #[test]
 fn a_warpgroup_product_matches_the_cpu() {
     let mut lines = (0, 0);
     let k = kernel(Bug::None, &mut lines);
-    for schedule in SCHEDULES {
-        for seed in 0..4 {
-            let (r, got, want) = run(&k, opts(seed, schedule));
-            assert!(r.is_clean(), "{schedule:?} {seed}: {r}");
-            assert_eq!(got, want, "{schedule:?} {seed}");
-        }
-    }
+    assert_product_everywhere(|options| run(&k, options));
 }
 
 #[test]

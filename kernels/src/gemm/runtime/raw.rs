@@ -8,12 +8,13 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use codegen_ptx::jit::{tensor_map_spec, JitError, JitFunction, KernelArg, Launch, TensorMap};
+use codegen_ptx::jit::{Jit, JitFunction, KernelArg, TensorMap, TensorMapSpec};
 
-use super::{lock, programmatic_contract, unreachable_dim, Gemm, GemmError, MAX_CACHED_LAUNCHES};
-use crate::gemm::check::{check_form, BufferLens, FormLens};
-use crate::gemm::launch_plan::{GemmArg, GemmOperand, LaunchPlan};
-use crate::gemm::layout::Form;
+use super::launch::{LaunchBuffers, Pointer, Scratch};
+use super::{cached_launch, insert_bounded, lock, unreachable_dim, Gemm, GemmError};
+use crate::gemm::check::{check_form, check_spans, BufferLens, FormLens};
+use crate::gemm::launch_plan::{GemmOperand, LaunchPlan};
+use crate::gemm::layout::{Form, Spans};
 use crate::gemm::program::{aligned_for, Plan, Problem};
 use crate::gemm::strided::OutElem;
 use crate::gemm::GemmElem;
@@ -129,12 +130,17 @@ impl Gemm<'_> {
             },
             FormKey(form),
         );
-        if let Some(plan) = lock(&self.form_plans).get(&key) {
-            // The lengths may differ from the call that made the plan: check them again.
+        // The form's spans, each buffer refused if shorter.
+        let checked_spans = || -> Result<Spans, GemmError> {
             let spans = form
                 .spans(problem.m, problem.n, problem.k)
                 .map_err(|e| GemmError::Input(crate::gemm::InputError::Form(e)))?;
-            check_lens(&spans, &buffers.lens())?;
+            check_spans(&spans, &buffers.lens())?;
+            Ok(spans)
+        };
+        if let Some(plan) = lock(&self.form_plans).get(&key) {
+            // The lengths may differ from the call that made the plan: check them again.
+            checked_spans()?;
             return Ok((plan.clone(), form));
         }
         let problem = Problem {
@@ -145,10 +151,7 @@ impl Gemm<'_> {
         // takes these buffers' alignment.
         let recorded =
             if form.is_packed(problem.m, problem.n, problem.k, problem.dtype) && problem.k > 0 {
-                let spans = form
-                    .spans(problem.m, problem.n, problem.k)
-                    .map_err(|e| GemmError::Input(crate::gemm::InputError::Form(e)))?;
-                check_lens(&spans, &buffers.lens())?;
+                let spans = checked_spans()?;
                 let exact = BufferLens {
                     a: spans.a,
                     b: spans.b,
@@ -165,11 +168,7 @@ impl Gemm<'_> {
             Some(plan) => plan,
             None => check_form(&problem, &form, buffers.lens(), &self.device)?,
         };
-        let mut plans = lock(&self.form_plans);
-        if plans.len() >= MAX_CACHED_LAUNCHES {
-            plans.clear();
-        }
-        plans.insert(key, plan.clone());
+        insert_bounded(&mut lock(&self.form_plans), key, plan.clone());
         Ok((plan, form))
     }
 
@@ -207,13 +206,7 @@ impl Gemm<'_> {
         let dim = |v: usize| u32::try_from(v).map_err(|_| unreachable_dim(v));
         let mnk = (dim(problem.m)?, dim(problem.n)?, dim(problem.k)?);
         let launch = self.form_launch_of(&plan, mnk, &form)?;
-        let loaded = self.loaded(&plan)?;
-        programmatic_contract(&launch, loaded.main_waits).map_err(|reason| {
-            GemmError::BadLaunch {
-                plan: plan.describe(),
-                reason,
-            }
-        })?;
+        let (main, reduction) = self.kernels_for(&plan, &launch)?;
         let bytes = (T::DTYPE.bytes(), O::OUT.bytes());
         let mut workspace = lock(&self.workspace);
         let mut scratch = if launch.workspace > 0 {
@@ -225,26 +218,17 @@ impl Gemm<'_> {
         // their lengths, so the kernel stays inside them (`ProgramPlan`'s contract).
         unsafe {
             self.launch_raw(
-                &loaded.main,
+                &main,
                 &launch,
                 mnk,
                 buffers,
                 bytes,
-                scratch.as_deref_mut(),
-                true,
+                scratch.as_deref_mut().map(Scratch::Written),
             )?
         };
-        if let Some(then) = &launch.then {
-            let f = loaded
-                .reduction
-                .as_ref()
-                .ok_or_else(|| GemmError::BadLaunch {
-                    plan: plan.describe(),
-                    reason: "it asks for a launch after the main one, and has no reduction kernel"
-                        .into(),
-                })?;
+        if let Some((f, then)) = reduction {
             // SAFETY: as above; the reduction reads the workspace the main launch wrote.
-            unsafe { self.launch_raw(f, then, mnk, buffers, bytes, scratch, false)? };
+            unsafe { self.launch_raw(&f, then, mnk, buffers, bytes, scratch.map(Scratch::Read))? };
         }
         Ok(plan)
     }
@@ -257,145 +241,82 @@ impl Gemm<'_> {
         mnk: (u32, u32, u32),
         form: &Form,
     ) -> Result<Arc<LaunchPlan>, GemmError> {
-        let key = (plan.clone(), mnk, FormKey(*form));
-        if let Some(l) = lock(&self.form_launches).get(&key) {
-            return Ok(Arc::clone(l));
-        }
-        let launch = plan.launch_form(mnk.0, mnk.1, mnk.2, form, &self.device);
-        launch.check().map_err(|reason| GemmError::BadLaunch {
-            plan: plan.describe(),
-            reason,
-        })?;
-        let launch = Arc::new(launch);
-        let mut launches = lock(&self.form_launches);
-        if launches.len() >= MAX_CACHED_LAUNCHES {
-            launches.clear();
-        }
-        launches.insert(key, Arc::clone(&launch));
-        Ok(launch)
+        cached_launch(
+            &self.form_launches,
+            (plan.clone(), mnk, FormKey(*form)),
+            plan,
+            || plan.launch_form(mnk.0, mnk.1, mnk.2, form, &self.device),
+        )
     }
 
-    /// Makes `launch`'s arguments from the buffers' addresses (tensor maps encoded over them,
-    /// `bytes` per input and output element), the runtime's tables and the workspace (written by
-    /// a main launch, read by the one after), and launches `function`.
+    /// Launches `function` with `launch`'s arguments made from the buffers' addresses (tensor
+    /// maps encoded over them, `bytes` per input and output element), the runtime's tables and
+    /// the workspace ([`Gemm::launch_plan`]).
     ///
     /// # Safety
     ///
     /// [`Gemm::run_raw`]'s contract, and `launch` one the plan made for these buffers' form.
-    #[allow(clippy::too_many_arguments)]
     unsafe fn launch_raw(
         &self,
         function: &JitFunction,
         launch: &LaunchPlan,
-        (m, n, k): (u32, u32, u32),
+        mnk: (u32, u32, u32),
         buffers: &RawBuffers,
-        (in_bytes, out_bytes): (usize, usize),
-        workspace: Option<&mut codegen_ptx::jit::CudaSlice<f32>>,
-        main: bool,
+        bytes: (usize, usize),
+        scratch: Option<Scratch<'_>>,
     ) -> Result<(), GemmError> {
-        let buffer_of = |operand: GemmOperand| match operand {
-            GemmOperand::A => (buffers.a, in_bytes),
-            GemmOperand::B => (buffers.b, in_bytes),
-            GemmOperand::D => (buffers.d, out_bytes),
+        let addresses = Addresses {
+            jit: &self.jit,
+            buffers,
+            bytes,
         };
-        let mut maps: Vec<TensorMap<'static>> = Vec::new();
-        let mut tables = Vec::new();
-        for arg in &launch.args {
-            match arg {
-                GemmArg::TensorMap {
-                    operand,
-                    descriptor,
-                } => {
-                    let spec = tensor_map_spec(descriptor).map_err(JitError::from)?;
-                    let (buffer, bytes) = buffer_of(*operand);
-                    // SAFETY: the caller's contract: `buffer` is a live allocation of at least
-                    // `len` elements of `bytes` bytes in the Jit's context, ordered on its
-                    // stream for this call.
-                    maps.push(unsafe {
-                        TensorMap::encode_tiled_raw(
-                            &self.jit,
-                            &spec,
-                            buffer.address,
-                            (buffer.len * bytes) as u64,
-                        )
-                    }?);
-                }
-                GemmArg::Table(table) => tables.push(self.table(table)?),
-                _ => {}
-            }
-        }
-        // SAFETY (each raw pointer): the caller's contract for that buffer.
-        let raw = |b: RawBuffer| unsafe { KernelArg::raw_pointer(b.address) };
-        let (mut maps_in_order, mut tables_in_order) = (maps.iter(), tables.iter());
-        let mut workspace = workspace;
-        let mut kernel_args = Vec::with_capacity(launch.args.len());
-        for arg in &launch.args {
-            kernel_args.push(match arg {
-                GemmArg::D => raw(buffers.d),
-                GemmArg::A => raw(buffers.a),
-                GemmArg::B => raw(buffers.b),
-                GemmArg::C => raw(buffers.c),
-                GemmArg::Bias => raw(buffers.bias),
-                GemmArg::Residual => raw(buffers.residual),
-                GemmArg::M => KernelArg::U32(m),
-                GemmArg::N => KernelArg::U32(n),
-                GemmArg::K => KernelArg::U32(k),
-                GemmArg::U32(v) => KernelArg::U32(*v),
-                GemmArg::U64(v) => KernelArg::U64(*v),
-                GemmArg::F32(v) => KernelArg::F32(*v),
-                GemmArg::TensorMap { .. } => {
-                    KernelArg::TensorMap(maps_in_order.next().expect("one map per TensorMap"))
-                }
-                GemmArg::Table(_) => self.jit.buffer(
-                    tables_in_order
-                        .next()
-                        .expect("one buffer per Table")
-                        .as_ref(),
-                ),
-                GemmArg::Workspace => match workspace.take() {
-                    Some(ws) if main => self.jit.buffer_mut(ws),
-                    Some(ws) => self.jit.buffer(&*ws),
-                    None => {
-                        return Err(GemmError::BadLaunch {
-                            plan: function.name().to_string(),
-                            reason: "its arguments name the workspace twice, or it has none".into(),
-                        })
-                    }
-                },
-            });
-        }
-        let mut cfg =
-            Launch::new(launch.grid, launch.block).with_dynamic_smem(launch.dynamic_smem_bytes);
-        if let Some(cluster) = launch.cluster {
-            cfg = cfg.with_cluster(cluster);
-        }
-        if launch.programmatic {
-            cfg = cfg.with_programmatic_launch();
-        }
         // SAFETY: the kernel is the plan's, its arguments the plan's launch for these buffers,
         // which the caller vouches for and check_form measured against the form's spans; that
         // the kernel stays inside them is `ProgramPlan`'s contract.
-        Ok(unsafe { function.launch(&cfg, &kernel_args) }?)
+        unsafe { self.launch_plan(function, launch, mnk, addresses, scratch) }
     }
 }
 
-/// Refuses a buffer shorter than its span.
-fn check_lens(spans: &crate::gemm::layout::Spans, lens: &FormLens) -> Result<(), GemmError> {
-    for (buffer, need, given) in [
-        ("A", spans.a, lens.a),
-        ("B", spans.b, lens.b),
-        ("C", spans.c, lens.c),
-        ("D", spans.d, lens.d),
-        ("the bias", spans.bias, lens.bias),
-        ("the residual", spans.residual, lens.residual),
-    ] {
-        if given < need {
-            return Err(GemmError::Input(crate::gemm::InputError::ShortBuffer {
-                buffer,
-                need,
-                given,
-            }));
-        }
+/// A raw call's buffers by address, with the bytes of an input and of an output element, as one
+/// launch takes them. Made only in [`Gemm::launch_raw`], under [`Gemm::run_raw`]'s contract: each
+/// address starts a live allocation of at least its `len` elements in the `Jit`'s context,
+/// ordered on its stream for this call.
+struct Addresses<'a> {
+    jit: &'a Jit,
+    buffers: &'a RawBuffers,
+    bytes: (usize, usize),
+}
+
+impl<'a> LaunchBuffers<'a> for Addresses<'a> {
+    fn tensor_map(
+        &mut self,
+        operand: GemmOperand,
+        spec: &TensorMapSpec,
+    ) -> Result<TensorMap<'a>, GemmError> {
+        let (in_bytes, out_bytes) = self.bytes;
+        let (buffer, bytes) = match operand {
+            GemmOperand::A => (self.buffers.a, in_bytes),
+            GemmOperand::B => (self.buffers.b, in_bytes),
+            GemmOperand::D => (self.buffers.d, out_bytes),
+        };
+        // SAFETY: `Addresses`'s contract: `buffer` is a live allocation of at least `len`
+        // elements of `bytes` bytes in the Jit's context, ordered on its stream for this call.
+        Ok(unsafe {
+            TensorMap::encode_tiled_raw(self.jit, spec, buffer.address, (buffer.len * bytes) as u64)
+        }?)
     }
-    Ok(())
+
+    fn pointer<'m>(&mut self, buffer: Pointer, _: Option<&'m TensorMap<'a>>) -> KernelArg<'m> {
+        let b = self.buffers;
+        let buffer = match buffer {
+            Pointer::A => b.a,
+            Pointer::B => b.b,
+            Pointer::C => b.c,
+            Pointer::D => b.d,
+            Pointer::Bias => b.bias,
+            Pointer::Residual => b.residual,
+        };
+        // SAFETY: `Addresses`'s contract for that buffer.
+        unsafe { KernelArg::raw_pointer(buffer.address) }
+    }
 }
