@@ -3,7 +3,7 @@
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
 use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
-use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
+use dsl_core::atom::{CopyAtom, Gmma, GmmaA, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::tiled::{
     local_tile, make_identity_tensor, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma,
@@ -13,7 +13,7 @@ use dsl_core::tiled::{
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
 use crate::gemm::fused::{accumulator_offsets, AccValue};
-use crate::gemm::layout::{Form, FormParts};
+use crate::gemm::layout::{Form, FormParts, Major};
 use crate::gemm::GemmDtype;
 
 /// What the program computes on the host from a schedule and the element type: the atoms, the
@@ -26,7 +26,11 @@ pub struct HopperPlan {
     pub dtype: GemmDtype,
     /// One consumer's tiled MMA: `SM90_64x{N}x16_F32{T}{T}_SS` over its `(consumer_rows, tile_n)`.
     pub mma: TiledMma,
-    /// The ring of A: `(tile_m, tile_k, stages)`, K-major, 128-byte swizzled.
+    /// The majors of the kernel's A and B in global and shared memory (swapped, the
+    /// problem's B's and A's).
+    pub majors: OperandMajors,
+    /// The ring of A: `(tile_m, tile_k, stages)` in GMMA's canonical layout of A's major
+    /// ([`operand_atom`]).
     pub smem_a: ComposedLayout,
     /// The ring of B: `(tile_n, tile_k, stages)`.
     pub smem_b: ComposedLayout,
@@ -76,6 +80,15 @@ impl HopperPlan {
     /// The plan of `schedule` for elements of `dtype` (f32 accumulation), or why the program
     /// does not take the schedule.
     pub fn new(schedule: HopperSchedule, dtype: GemmDtype) -> Result<HopperPlan, PlanError> {
+        HopperPlan::with_majors(schedule, dtype, OperandMajors::K)
+    }
+
+    /// [`HopperPlan::new`] for the kernel's A and B in `majors`.
+    fn with_majors(
+        schedule: HopperSchedule,
+        dtype: GemmDtype,
+        majors: OperandMajors,
+    ) -> Result<HopperPlan, PlanError> {
         schedule.check()?;
         let cfg = &schedule;
         let (bm, bn, bk) = (
@@ -86,7 +99,11 @@ impl HopperPlan {
         let st = i64::from(cfg.tile.stages());
         let val = dtype.val_type();
         let rows = i64::from(cfg.consumer_rows());
-        let atom = MmaAtom::new(Gmma::ss(cfg.tile.n(), ValType::F32, val));
+        let atom = MmaAtom::new(Gmma {
+            a: GmmaA::Shared(majors.a),
+            b_major: majors.b,
+            ..Gmma::ss(cfg.tile.n(), ValType::F32, val)
+        });
         let perm = [
             Some(Layout::vector(rows, 1)?),
             Some(Layout::vector(bn, 1)?),
@@ -94,9 +111,14 @@ impl HopperPlan {
         ];
         let mma = make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?;
         let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
-        let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
+        let (cx, cy) = cfg.cluster.blocks();
+        let (cx, cy) = (i64::from(cx), i64::from(cy));
+        // A's atom divides a consumer's rows and a block's multicast slice, B's its slice.
+        let atom_a = operand_atom(majors.a, gcd(bm / cy, rows), "A")?;
+        let atom_b = operand_atom(majors.b, bn / cx, "B")?;
+        let smem_a = operand_tile(&atom_a, majors.a, &[bm, bk, st])?;
         let b_slots = i64::from(cfg.b_slots());
-        let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, b_slots]), None)?;
+        let smem_b = operand_tile(&atom_b, majors.b, &[bn, bk, b_slots])?;
         // Ping-pong, each consumer reads the whole stage of its own tile.
         let smem_a_consumer = (0..i64::from(cfg.consumers()))
             .map(|c| {
@@ -112,19 +134,19 @@ impl HopperPlan {
             })
             .collect::<Result<Vec<_>, _>>()?;
         // One stage of A and of B, the tile each TMA load fills.
-        let stage = |rows: i64| sw128.tile_to_shape(&IntTuple::ints(&[rows, bk]), None);
+        let stage_a = |rows: i64| operand_tile(&atom_a, majors.a, &[rows, bk]);
+        let stage_b = |rows: i64| operand_tile(&atom_b, majors.b, &[rows, bk]);
         let global = TmaGlobal::row_major(val);
-        let (a_stage, b_stage) = (stage(bm)?, stage(bn)?);
+        let (global_a, global_b) = (global_of(majors.a, val), global_of(majors.b, val));
         let [hint_a, hint_b, hint_d] = cfg.l2.hints.each();
-        let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?.with_cache_hint(hint_a);
-        let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?.with_cache_hint(hint_b);
-        // A slice of a shared tile is whole 8-row swizzle atoms, contiguous in the stage (K is
-        // one atom deep in a cluster: check() asks it), so it lands at its rows' offset.
-        let (cx, cy) = cfg.cluster.blocks();
-        let (cx, cy) = (i64::from(cx), i64::from(cy));
-        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?
+        let tma_a = make_tma_copy(TmaKind::Load, &global_a, &stage_a(bm)?)?.with_cache_hint(hint_a);
+        let tma_b = make_tma_copy(TmaKind::Load, &global_b, &stage_b(bn)?)?.with_cache_hint(hint_b);
+        // A slice of a shared tile is whole swizzle atoms, contiguous in the stage (K-major: K
+        // is one atom deep in a cluster, check() asks it; MN-major: the atoms run along K
+        // first), so it lands at its rows' offset, `rows * tile_k`.
+        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global_a, &stage_a(bm / cy)?)?
             .with_cache_hint(hint_a);
-        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?
+        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global_b, &stage_b(bn / cx)?)?
             .with_cache_hint(hint_b);
         let epi = i64::from(cfg.epilogue_cols());
         let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
@@ -193,6 +215,7 @@ impl HopperPlan {
         Ok(HopperPlan {
             schedule,
             dtype,
+            majors,
             mma,
             smem_a,
             smem_b,
@@ -219,7 +242,11 @@ impl HopperPlan {
         dtype: GemmDtype,
         form: Option<FormParts>,
     ) -> Result<HopperPlan, PlanError> {
-        let plain = HopperPlan::new(schedule, dtype)?;
+        let majors = match form {
+            None => OperandMajors::K,
+            Some(f) => OperandMajors::of_kernel(f.a, f.b, schedule.swapped()),
+        };
+        let plain = HopperPlan::with_majors(schedule, dtype, majors)?;
         let rows = i64::from(schedule.consumer_rows());
         let bn = i64::from(schedule.tile.n());
         let acc_offsets = match form {
@@ -291,8 +318,8 @@ impl HopperPlan {
         self.descriptors_of((mu, nu, ku), (ku, ku), ([mu, nu], d_strides))
     }
 
-    /// The three maps' fields: the kernel's A (`mu x ku`, rows `lda` apart) and B (`nu x ku`,
-    /// rows `ldb` apart) with the schedule's L2 promotion, and D of `d_dims` and `d_strides`.
+    /// The three maps' fields: the kernel's A (`mu x ku`, rows (or, MN-major, columns) `lda`
+    /// apart) and B (`nu x ku`, `ldb` apart) with the schedule's L2 promotion, and D of `d_dims` and `d_strides`.
     fn descriptors_of(
         &self,
         (mu, nu, ku): (u64, u64, u64),
@@ -312,10 +339,14 @@ impl HopperPlan {
             &self.tma_b
         };
         let promotion = self.schedule.l2.promotion;
+        let strides = |major: GmmaMajor, ld: u64| match major {
+            GmmaMajor::K => [ld, 1],
+            GmmaMajor::MN => [1, ld],
+        };
         Ok([
-            a.descriptor(&[mu, ku], &[lda, 1])?
+            a.descriptor(&[mu, ku], &strides(self.majors.a, lda))?
                 .with_l2_promotion(promotion),
-            b.descriptor(&[nu, ku], &[ldb, 1])?
+            b.descriptor(&[nu, ku], &strides(self.majors.b, ldb))?
                 .with_l2_promotion(promotion),
             self.tma_d.descriptor(&d_dims, &d_strides)?,
         ])
@@ -351,6 +382,100 @@ impl HopperPlan {
     pub fn stage_elems(&self) -> (u32, u32) {
         let (m, n, k) = self.schedule.tile.mnk();
         (m * k, n * k)
+    }
+}
+
+/// The majors of the kernel's A and B: in global memory, so in shared memory (GMMA reads
+/// either, its transpose bits set from the atom's majors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OperandMajors {
+    /// The kernel's A's.
+    pub a: GmmaMajor,
+    /// The kernel's B's.
+    pub b: GmmaMajor,
+}
+
+impl OperandMajors {
+    /// Both K-major: the packed form's.
+    pub const K: OperandMajors = OperandMajors {
+        a: GmmaMajor::K,
+        b: GmmaMajor::K,
+    };
+
+    /// The kernel's majors for the problem's A in `a` and B in `b`: exchanged where the
+    /// schedule swaps A and B (the kernel's A is then the problem's B).
+    pub fn of_kernel(a: Major, b: Major, swapped: bool) -> OperandMajors {
+        let gmma = |m: Major| match m {
+            Major::K => GmmaMajor::K,
+            Major::MN => GmmaMajor::MN,
+        };
+        let (a, b) = if swapped { (b, a) } else { (a, b) };
+        OperandMajors {
+            a: gmma(a),
+            b: gmma(b),
+        }
+    }
+}
+
+/// The global tensor of an operand in `major`, `(rows, k)`: K-major rows are contiguous,
+/// MN-major columns.
+fn global_of(major: GmmaMajor, elem: ValType) -> TmaGlobal {
+    let contiguous = match major {
+        GmmaMajor::K => 1,
+        GmmaMajor::MN => 0,
+    };
+    TmaGlobal {
+        contiguous,
+        ..TmaGlobal::row_major(elem)
+    }
+}
+
+/// CuTe's `ss_smem_selector` for 16-bit operands of a tile `rows` deep in M or N (or the part
+/// of it that must be whole atoms: a consumer's rows, a block's multicast slice): K-major, the
+/// 128-byte swizzle (64 elements of K; `check()` asks tile K in multiples of 64); MN-major, the
+/// widest swizzle whose atom's 64, 32 or 16 rows divide `rows`. An error names the operand
+/// where no swizzle's rows divide it.
+pub fn operand_atom(
+    major: GmmaMajor,
+    rows: i64,
+    operand: &'static str,
+) -> Result<ComposedLayout, PlanError> {
+    let layout_type = match major {
+        GmmaMajor::K => GmmaLayoutType::B128,
+        GmmaMajor::MN => [
+            (64, GmmaLayoutType::B128),
+            (32, GmmaLayoutType::B64),
+            (16, GmmaLayoutType::B32),
+        ]
+        .into_iter()
+        .find(|&(w, _)| rows % w == 0)
+        .map(|(_, t)| t)
+        .ok_or(PlanError::MnMajorRows { operand, rows })?,
+    };
+    Ok(gmma_atom(major, layout_type, 2)?)
+}
+
+/// `atom` tiled over `shape` (`(rows, k[, stages])`): K-major atoms along the rows first (as
+/// CuTe's default order), MN-major along K first (CuTe's `Step<_2,_1,_3>`), so that a block of
+/// the atom's rows is contiguous over the tile's whole K and TMA fills it with one box.
+fn operand_tile(
+    atom: &ComposedLayout,
+    major: GmmaMajor,
+    shape: &[i64],
+) -> Result<ComposedLayout, LayoutError> {
+    let order = match (major, shape.len()) {
+        (GmmaMajor::K, _) => None,
+        (GmmaMajor::MN, 2) => Some(IntTuple::ints(&[1, 0])),
+        (GmmaMajor::MN, _) => Some(IntTuple::ints(&[1, 0, 2])),
+    };
+    atom.tile_to_shape(&IntTuple::ints(shape), order.as_ref())
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -440,6 +565,18 @@ pub enum PlanError {
     /// The accumulators are not held as the direct stores take them.
     #[error(transparent)]
     Direct(#[from] DirectLayoutError),
+    /// An MN-major operand's tile rows (or the consumer's or slice's part) that no GMMA
+    /// swizzle atom divides.
+    #[error(
+        "it loads an MN-major {operand} in swizzle atoms of 64, 32 or 16 rows, and none divides \
+         the {rows} rows of its tile that must be whole atoms"
+    )]
+    MnMajorRows {
+        /// `A` or `B` (the kernel's).
+        operand: &'static str,
+        /// The rows.
+        rows: i64,
+    },
     /// A layout operation failed (a bug for a schedule that passed the checks).
     #[error("layout: {0}")]
     Layout(#[from] LayoutError),
