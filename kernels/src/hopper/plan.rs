@@ -433,8 +433,9 @@ fn global_of(major: GmmaMajor, elem: ValType) -> TmaGlobal {
 /// CuTe's `ss_smem_selector` for 16-bit operands of a tile `rows` deep in M or N (or the part
 /// of it that must be whole atoms: a consumer's rows, a block's multicast slice): K-major, the
 /// 128-byte swizzle (64 elements of K; `check()` asks tile K in multiples of 64); MN-major, the
-/// widest swizzle whose atom's 64, 32 or 16 rows divide `rows`. An error names the operand
-/// where no swizzle's rows divide it.
+/// widest swizzle whose atom's 64, 32 or 16 rows divide `rows`, else unswizzled core matrices
+/// of 8 rows (correct, but loaded in boxes of 16 bytes per row and read with bank conflicts).
+/// An error names the operand where not even 8 rows divide it.
 pub fn operand_atom(
     major: GmmaMajor,
     rows: i64,
@@ -446,6 +447,7 @@ pub fn operand_atom(
             (64, GmmaLayoutType::B128),
             (32, GmmaLayoutType::B64),
             (16, GmmaLayoutType::B32),
+            (8, GmmaLayoutType::Interleave),
         ]
         .into_iter()
         .find(|&(w, _)| rows % w == 0)
@@ -568,7 +570,7 @@ pub enum PlanError {
     /// An MN-major operand's tile rows (or the consumer's or slice's part) that no GMMA
     /// swizzle atom divides.
     #[error(
-        "it loads an MN-major {operand} in swizzle atoms of 64, 32 or 16 rows, and none divides \
+        "it loads an MN-major {operand} in GMMA atoms of 64, 32, 16 or 8 rows, and none divides \
          the {rows} rows of its tile that must be whole atoms"
     )]
     MnMajorRows {
@@ -699,6 +701,71 @@ mod tests {
         let sources: Vec<u32> = (0..80).map(|v| plan.epilogue_source(1, v)).collect();
         assert_eq!(&sources[..3], &[40, 41, 42]);
         assert_eq!(&sources[40..43], &[120, 121, 122]);
+    }
+
+    /// MN-major operands: TMA boxes run along the rows (the contiguous dimension) one atom
+    /// wide and over the tile's whole K, the atom the widest that divides the rows that must be
+    /// whole atoms, the maps' strides transposed, and the MMA atom's majors the operands'
+    /// (exchanged with the schedule's A and B).
+    #[test]
+    fn mn_major_operands_plan_column_boxes() {
+        use crate::gemm::epilogue::Epilogue;
+        use crate::gemm::layout::{FormParts, OutType};
+        let parts = |a, b| FormParts {
+            a,
+            b,
+            epilogue: Epilogue::Plain,
+            out: OutType::F16,
+        };
+        let plan = |spec: &str, a, b| {
+            let cfg: HopperSchedule = spec.parse().unwrap();
+            HopperPlan::with_form(cfg, GemmDtype::F16, Some(parts(a, b))).unwrap()
+        };
+        let p = plan("128x256x64s3", Major::MN, Major::MN);
+        assert_eq!(
+            p.majors,
+            OperandMajors {
+                a: GmmaMajor::MN,
+                b: GmmaMajor::MN
+            }
+        );
+        assert_eq!(p.mma.atom.name(), "SM90_64x256x16_F32F16F16_SS<MN,MN>");
+        // Boxes of 64 rows by 64 of K: two for A, four for B.
+        assert_eq!(p.tma_a.box_dims, vec![64, 64]);
+        assert_eq!((p.tma_a.boxes.len(), p.tma_b.boxes.len()), (2, 4));
+        assert_eq!(p.tma_b.boxes[1].coord, vec![64, 0]);
+        assert_eq!(p.tma_b.boxes[1].smem_offset, 64 * 64);
+        let [a, b, _] = p
+            .descriptors_form(
+                (1000, 2048, 512),
+                &Form {
+                    a: crate::gemm::layout::OperandLayout {
+                        major: Major::MN,
+                        ld: 1008,
+                    },
+                    ..Form::packed(1000, 2048, 512)
+                },
+            )
+            .unwrap();
+        // Innermost first: A's rows (M) contiguous, K columns 1008 elements apart.
+        assert_eq!(a.global_dims, vec![1000, 512]);
+        assert_eq!(a.global_strides_bytes, vec![1008 * 2]);
+        assert_eq!(b.global_dims, vec![2048, 512]);
+        // Swapped, the kernel's A is the problem's B (K-major here) and its B the MN-major A.
+        let t = plan("128x80x64s4_t", Major::MN, Major::K);
+        assert_eq!(
+            t.majors,
+            OperandMajors {
+                a: GmmaMajor::K,
+                b: GmmaMajor::MN
+            }
+        );
+        // 80 rows: the 32-byte swizzle's 16-row atoms, boxes 16 rows wide.
+        assert_eq!(t.tma_b.box_dims, vec![16, 64]);
+        assert_eq!(t.tma_b.boxes.len(), 5);
+        assert_eq!(t.tma_b.swizzle, dsl_core::atom::tma::TmaSwizzleMode::B32);
+        let e = operand_atom(GmmaMajor::MN, 4, "B").unwrap_err().to_string();
+        assert!(e.contains("none divides the 4 rows"), "{e}");
     }
 
     #[test]

@@ -643,7 +643,8 @@ fn hopper_leading_dimensions_and_epilogues() {
 /// columns, the `wgmma` transposing it), padded leading dimensions, M, N and K off the tiles,
 /// f16 and bf16, under the chooser's schedule and under schedules that share tiles in a
 /// cluster (multicast slices), swap A and B (`_t`), run ping-pong consumers (`_p`) and take a
-/// tile N (80) that only the 32-byte swizzle's 16-row atoms divide.
+/// tile N (80) that only the 32-byte swizzle's 16-row atoms divide, and multicast slices of
+/// 104 rows that only unswizzled 8-row core matrices divide.
 #[test]
 fn hopper_mn_major_operands() {
     let device = Device {
@@ -662,6 +663,7 @@ fn hopper_mn_major_operands() {
         Some("128x64x64s4_c1x2_t"),
         Some("64x128x64s4_p"),
         Some("128x80x64s4"),
+        Some("128x208x64s3_c2x1_t"),
     ];
     let mut seed = 700;
     for (s, spec) in schedules.into_iter().enumerate() {
