@@ -176,3 +176,53 @@ fn multistage_and_strided_form_kernels_assemble() {
     }
     assert_eq!(planned, 2 * 2 * epilogues().len() * 2);
 }
+
+/// The Hopper program's kernels for MN-major operands on the H200 (every major pair but the
+/// packed one, padded leading dimensions), on the default schedules of large, decode-shaped,
+/// mid-size and short-K problems: each is the hopper_ws plan, and assembles without spills.
+#[test]
+fn hopper_mn_major_form_kernels_assemble() {
+    let h200 = Device::h200();
+    let hopper = KernelChoice::named("hopper_ws").unwrap();
+    let shapes = [
+        (4096, 4096, 4096),
+        (16, 4096, 4096),
+        (200, 4096, 4096),
+        (8192, 2048, 512),
+    ];
+    let pairs = [
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ];
+    // A gated epilogue is refused with the swapped schedules of the decode shapes.
+    let epilogues: Vec<Epilogue> = epilogues().into_iter().filter(|e| !e.is_gated()).collect();
+    for (s, shape) in shapes.into_iter().enumerate() {
+        let (m, n, k) = shape;
+        for (p, (ma, mb)) in pairs.into_iter().enumerate() {
+            let layout = |major, rows| OperandLayout {
+                major,
+                ld: match major {
+                    Major::K => k + 8,
+                    Major::MN => rows + 8 * (p + 1),
+                },
+            };
+            let epilogue = epilogues[(s * pairs.len() + p) % epilogues.len()];
+            let cols = epilogue.out_cols(n);
+            let form = Form {
+                a: layout(ma, m),
+                b: layout(mb, n),
+                epilogue,
+                ldc: cols,
+                ldd: cols + 8,
+                ldr: cols,
+                ..Form::packed(m, n, k)
+            };
+            let dtype = [GemmDtype::Bf16, GemmDtype::F16][p % 2];
+            let plan = plan(shape, dtype, &form, hopper, &h200)
+                .unwrap_or_else(|| panic!("{shape:?} A {ma:?} B {mb:?} {epilogue:?}: refused"));
+            assert_eq!(plan.program(), "hopper_ws");
+            assemble(&plan, shape, &form, &h200);
+        }
+    }
+}

@@ -7,7 +7,6 @@
 //! The block's named barriers are handed out once, in order (`NamedBarriers`), each with
 //! its thread count: each consumer warpgroup's own, then ping-pong's turns and staging.
 
-use dsl_core::atom::gmma::GmmaMajor;
 use dsl_core::atom::Accumulate;
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
@@ -296,8 +295,8 @@ fn main_loop<T: GemmElem>(
         ring.full.wait(cs);
         let stage = [All, All, All, Dyn(cs.stage())];
         let b_at = [All, All, All, Dyn(if resident { kt } else { cs.stage() })];
-        let ta = DescriptorFragment::new(&me.ta_stages.slice(&stage)?, GmmaMajor::K)?;
-        let tb = DescriptorFragment::new(&me.tb_stages.slice(&b_at)?, GmmaMajor::K)?;
+        let ta = DescriptorFragment::new(&me.ta_stages.slice(&stage)?, plan.majors.a)?;
+        let tb = DescriptorFragment::new(&me.tb_stages.slice(&b_at)?, plan.majors.b)?;
         warpgroup_arrive();
         // The first k-tile overwrites the accumulators: no clear between tiles.
         gemm_accumulate(

@@ -9,7 +9,8 @@
 //! - [`schedule`]: [`HopperSchedule`], the program's schedule as a typed value, its spelling and
 //!   its checks;
 //! - [`plan`](mod@plan): [`HopperPlan`], what the host computes from a schedule (atoms,
-//!   layouts, TMA copies);
+//!   layouts, TMA copies); [`operand`]: how it holds an operand of either major (K or MN) in
+//!   global and shared memory;
 //! - [`program`], [`producer`], [`consumer`], [`epilogue`]: the kernel, one role per module;
 //!   [`params`]: its parameters, one struct for the kernel and the launch; [`launch`](mod@launch):
 //!   the grid and the stream-K split;
@@ -33,6 +34,7 @@ pub mod direct;
 pub mod epilogue;
 pub mod fixup;
 pub mod launch;
+pub mod operand;
 pub mod params;
 pub mod plan;
 pub mod producer;

@@ -3,7 +3,7 @@
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
 use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
-use dsl_core::atom::{CopyAtom, Gmma, MmaAtom, StsmN, ValType};
+use dsl_core::atom::{CopyAtom, Gmma, GmmaA, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::tiled::{
     local_tile, make_identity_tensor, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma,
@@ -11,6 +11,8 @@ use dsl_core::tiled::{
 };
 
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
+pub use super::operand::OperandMajors;
+use super::operand::{gcd, global_of, operand_atom, operand_tile};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
 use crate::gemm::fused::{accumulator_offsets, AccValue};
 use crate::gemm::layout::{Form, FormParts};
@@ -26,7 +28,11 @@ pub struct HopperPlan {
     pub dtype: GemmDtype,
     /// One consumer's tiled MMA: `SM90_64x{N}x16_F32{T}{T}_SS` over its `(consumer_rows, tile_n)`.
     pub mma: TiledMma,
-    /// The ring of A: `(tile_m, tile_k, stages)`, K-major, 128-byte swizzled.
+    /// The majors of the kernel's A and B in global and shared memory (swapped, the
+    /// problem's B's and A's).
+    pub majors: OperandMajors,
+    /// The ring of A: `(tile_m, tile_k, stages)` in GMMA's canonical layout of A's major
+    /// ([`operand_atom`]).
     pub smem_a: ComposedLayout,
     /// The ring of B: `(tile_n, tile_k, stages)`.
     pub smem_b: ComposedLayout,
@@ -76,6 +82,15 @@ impl HopperPlan {
     /// The plan of `schedule` for elements of `dtype` (f32 accumulation), or why the program
     /// does not take the schedule.
     pub fn new(schedule: HopperSchedule, dtype: GemmDtype) -> Result<HopperPlan, PlanError> {
+        HopperPlan::with_majors(schedule, dtype, OperandMajors::K)
+    }
+
+    /// [`HopperPlan::new`] for the kernel's A and B in `majors`.
+    fn with_majors(
+        schedule: HopperSchedule,
+        dtype: GemmDtype,
+        majors: OperandMajors,
+    ) -> Result<HopperPlan, PlanError> {
         schedule.check()?;
         let cfg = &schedule;
         let (bm, bn, bk) = (
@@ -86,7 +101,11 @@ impl HopperPlan {
         let st = i64::from(cfg.tile.stages());
         let val = dtype.val_type();
         let rows = i64::from(cfg.consumer_rows());
-        let atom = MmaAtom::new(Gmma::ss(cfg.tile.n(), ValType::F32, val));
+        let atom = MmaAtom::new(Gmma {
+            a: GmmaA::Shared(majors.a),
+            b_major: majors.b,
+            ..Gmma::ss(cfg.tile.n(), ValType::F32, val)
+        });
         let perm = [
             Some(Layout::vector(rows, 1)?),
             Some(Layout::vector(bn, 1)?),
@@ -94,9 +113,14 @@ impl HopperPlan {
         ];
         let mma = make_tiled_mma(atom, &Layout::col_major(IntTuple::ints(&[1, 1, 1]))?, &perm)?;
         let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
-        let smem_a = sw128.tile_to_shape(&IntTuple::ints(&[bm, bk, st]), None)?;
+        let (cx, cy) = cfg.cluster.blocks();
+        let (cx, cy) = (i64::from(cx), i64::from(cy));
+        // A's atom divides a consumer's rows and a block's multicast slice, B's its slice.
+        let atom_a = operand_atom(majors.a, gcd(bm / cy, rows), "A")?;
+        let atom_b = operand_atom(majors.b, bn / cx, "B")?;
+        let smem_a = operand_tile(&atom_a, majors.a, &[bm, bk, st])?;
         let b_slots = i64::from(cfg.b_slots());
-        let smem_b = sw128.tile_to_shape(&IntTuple::ints(&[bn, bk, b_slots]), None)?;
+        let smem_b = operand_tile(&atom_b, majors.b, &[bn, bk, b_slots])?;
         // Ping-pong, each consumer reads the whole stage of its own tile.
         let smem_a_consumer = (0..i64::from(cfg.consumers()))
             .map(|c| {
@@ -112,19 +136,19 @@ impl HopperPlan {
             })
             .collect::<Result<Vec<_>, _>>()?;
         // One stage of A and of B, the tile each TMA load fills.
-        let stage = |rows: i64| sw128.tile_to_shape(&IntTuple::ints(&[rows, bk]), None);
+        let stage_a = |rows: i64| operand_tile(&atom_a, majors.a, &[rows, bk]);
+        let stage_b = |rows: i64| operand_tile(&atom_b, majors.b, &[rows, bk]);
         let global = TmaGlobal::row_major(val);
-        let (a_stage, b_stage) = (stage(bm)?, stage(bn)?);
+        let (global_a, global_b) = (global_of(majors.a, val), global_of(majors.b, val));
         let [hint_a, hint_b, hint_d] = cfg.l2.hints.each();
-        let tma_a = make_tma_copy(TmaKind::Load, &global, &a_stage)?.with_cache_hint(hint_a);
-        let tma_b = make_tma_copy(TmaKind::Load, &global, &b_stage)?.with_cache_hint(hint_b);
-        // A slice of a shared tile is whole 8-row swizzle atoms, contiguous in the stage (K is
-        // one atom deep in a cluster: check() asks it), so it lands at its rows' offset.
-        let (cx, cy) = cfg.cluster.blocks();
-        let (cx, cy) = (i64::from(cx), i64::from(cy));
-        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bm / cy)?)?
+        let tma_a = make_tma_copy(TmaKind::Load, &global_a, &stage_a(bm)?)?.with_cache_hint(hint_a);
+        let tma_b = make_tma_copy(TmaKind::Load, &global_b, &stage_b(bn)?)?.with_cache_hint(hint_b);
+        // A slice of a shared tile is whole swizzle atoms, contiguous in the stage (K-major: K
+        // is one atom deep in a cluster, check() asks it; MN-major: the atoms run along K
+        // first), so it lands at its rows' offset, `rows * tile_k`.
+        let tma_a_multicast = make_tma_copy(TmaKind::LoadMulticast, &global_a, &stage_a(bm / cy)?)?
             .with_cache_hint(hint_a);
-        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global, &stage(bn / cx)?)?
+        let tma_b_multicast = make_tma_copy(TmaKind::LoadMulticast, &global_b, &stage_b(bn / cx)?)?
             .with_cache_hint(hint_b);
         let epi = i64::from(cfg.epilogue_cols());
         let plain = |stride: [i64; 2]| -> Result<ComposedLayout, LayoutError> {
@@ -193,6 +217,7 @@ impl HopperPlan {
         Ok(HopperPlan {
             schedule,
             dtype,
+            majors,
             mma,
             smem_a,
             smem_b,
@@ -219,7 +244,11 @@ impl HopperPlan {
         dtype: GemmDtype,
         form: Option<FormParts>,
     ) -> Result<HopperPlan, PlanError> {
-        let plain = HopperPlan::new(schedule, dtype)?;
+        let majors = match form {
+            None => OperandMajors::K,
+            Some(f) => OperandMajors::of_kernel(f.a, f.b, schedule.swapped()),
+        };
+        let plain = HopperPlan::with_majors(schedule, dtype, majors)?;
         let rows = i64::from(schedule.consumer_rows());
         let bn = i64::from(schedule.tile.n());
         let acc_offsets = match form {
@@ -291,8 +320,8 @@ impl HopperPlan {
         self.descriptors_of((mu, nu, ku), (ku, ku), ([mu, nu], d_strides))
     }
 
-    /// The three maps' fields: the kernel's A (`mu x ku`, rows `lda` apart) and B (`nu x ku`,
-    /// rows `ldb` apart) with the schedule's L2 promotion, and D of `d_dims` and `d_strides`.
+    /// The three maps' fields: the kernel's A (`mu x ku`, rows (or, MN-major, columns) `lda`
+    /// apart) and B (`nu x ku`, `ldb` apart) with the schedule's L2 promotion, and D of `d_dims` and `d_strides`.
     fn descriptors_of(
         &self,
         (mu, nu, ku): (u64, u64, u64),
@@ -312,10 +341,14 @@ impl HopperPlan {
             &self.tma_b
         };
         let promotion = self.schedule.l2.promotion;
+        let strides = |major: GmmaMajor, ld: u64| match major {
+            GmmaMajor::K => [ld, 1],
+            GmmaMajor::MN => [1, ld],
+        };
         Ok([
-            a.descriptor(&[mu, ku], &[lda, 1])?
+            a.descriptor(&[mu, ku], &strides(self.majors.a, lda))?
                 .with_l2_promotion(promotion),
-            b.descriptor(&[nu, ku], &[ldb, 1])?
+            b.descriptor(&[nu, ku], &strides(self.majors.b, ldb))?
                 .with_l2_promotion(promotion),
             self.tma_d.descriptor(&d_dims, &d_strides)?,
         ])
@@ -440,6 +473,18 @@ pub enum PlanError {
     /// The accumulators are not held as the direct stores take them.
     #[error(transparent)]
     Direct(#[from] DirectLayoutError),
+    /// An MN-major operand's tile rows (or the consumer's or slice's part) that no GMMA
+    /// swizzle atom divides.
+    #[error(
+        "it loads an MN-major {operand} in GMMA atoms of 64, 32, 16 or 8 rows, and none divides \
+         the {rows} rows of its tile that must be whole atoms"
+    )]
+    MnMajorRows {
+        /// `A` or `B` (the kernel's).
+        operand: &'static str,
+        /// The rows.
+        rows: i64,
+    },
     /// A layout operation failed (a bug for a schedule that passed the checks).
     #[error("layout: {0}")]
     Layout(#[from] LayoutError),
@@ -562,6 +607,71 @@ mod tests {
         let sources: Vec<u32> = (0..80).map(|v| plan.epilogue_source(1, v)).collect();
         assert_eq!(&sources[..3], &[40, 41, 42]);
         assert_eq!(&sources[40..43], &[120, 121, 122]);
+    }
+
+    /// MN-major operands: TMA boxes run along the rows (the contiguous dimension) one atom
+    /// wide and over the tile's whole K, the atom the widest that divides the rows that must be
+    /// whole atoms, the maps' strides transposed, and the MMA atom's majors the operands'
+    /// (exchanged with the schedule's A and B).
+    #[test]
+    fn mn_major_operands_plan_column_boxes() {
+        use crate::gemm::epilogue::Epilogue;
+        use crate::gemm::layout::{FormParts, Major, OutType};
+        let parts = |a, b| FormParts {
+            a,
+            b,
+            epilogue: Epilogue::Plain,
+            out: OutType::F16,
+        };
+        let plan = |spec: &str, a, b| {
+            let cfg: HopperSchedule = spec.parse().unwrap();
+            HopperPlan::with_form(cfg, GemmDtype::F16, Some(parts(a, b))).unwrap()
+        };
+        let p = plan("128x256x64s3", Major::MN, Major::MN);
+        assert_eq!(
+            p.majors,
+            OperandMajors {
+                a: GmmaMajor::MN,
+                b: GmmaMajor::MN
+            }
+        );
+        assert_eq!(p.mma.atom.name(), "SM90_64x256x16_F32F16F16_SS<MN,MN>");
+        // Boxes of 64 rows by 64 of K: two for A, four for B.
+        assert_eq!(p.tma_a.box_dims, vec![64, 64]);
+        assert_eq!((p.tma_a.boxes.len(), p.tma_b.boxes.len()), (2, 4));
+        assert_eq!(p.tma_b.boxes[1].coord, vec![64, 0]);
+        assert_eq!(p.tma_b.boxes[1].smem_offset, 64 * 64);
+        let [a, b, _] = p
+            .descriptors_form(
+                (1000, 2048, 512),
+                &Form {
+                    a: crate::gemm::layout::OperandLayout {
+                        major: Major::MN,
+                        ld: 1008,
+                    },
+                    ..Form::packed(1000, 2048, 512)
+                },
+            )
+            .unwrap();
+        // Innermost first: A's rows (M) contiguous, K columns 1008 elements apart.
+        assert_eq!(a.global_dims, vec![1000, 512]);
+        assert_eq!(a.global_strides_bytes, vec![1008 * 2]);
+        assert_eq!(b.global_dims, vec![2048, 512]);
+        // Swapped, the kernel's A is the problem's B (K-major here) and its B the MN-major A.
+        let t = plan("128x80x64s4_t", Major::MN, Major::K);
+        assert_eq!(
+            t.majors,
+            OperandMajors {
+                a: GmmaMajor::K,
+                b: GmmaMajor::MN
+            }
+        );
+        // 80 rows: the 32-byte swizzle's 16-row atoms, boxes 16 rows wide.
+        assert_eq!(t.tma_b.box_dims, vec![16, 64]);
+        assert_eq!(t.tma_b.boxes.len(), 5);
+        assert_eq!(t.tma_b.swizzle, dsl_core::atom::tma::TmaSwizzleMode::B32);
+        let e = operand_atom(GmmaMajor::MN, 4, "B").unwrap_err().to_string();
+        assert!(e.contains("none divides the 4 rows"), "{e}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
 use super::{entry_name, hopper_form_kernel, HopperError, TARGETS};
 use crate::gemm::fused::FormParams;
-use crate::gemm::layout::{Form, FormParts, Major, Operand, OutType};
+use crate::gemm::layout::{Form, FormParts, Operand, OutType};
 use crate::gemm::program::aligned_for;
 use crate::gemm::{
     tma_rows, Accum, Device, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError,
@@ -103,8 +103,9 @@ impl GemmProgram for HopperWs {
     }
 
     /// The packed form as [`GemmProgram::plan`] plans it (its rows aligned to 16 bytes);
-    /// otherwise a form whose operands TMA loads as they lie: K-major A and B with rows of 16
-    /// bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), D of the
+    /// otherwise a form whose operands TMA loads as they lie: A and B of either major (an
+    /// MN-major one staged in GMMA's MN-major layout, the `wgmma` transposing it) with rows
+    /// of 16 bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), D of the
     /// input type with rows of 16 bytes, one GEMM; every epilogue (a gated one not with the
     /// swapped schedule, `_t`, whose accumulator pairs run along D's rows). The rest goes to
     /// the programs after it.
@@ -121,13 +122,6 @@ impl GemmProgram for HopperWs {
             return Ok(plan);
         }
         let parts = form.parts(p.dtype);
-        if parts.a != Major::K || parts.b != Major::K {
-            return Err(format!(
-                "it loads A and B K-major, not A {}-major and B {}-major",
-                parts.a.name(),
-                parts.b.name()
-            ));
-        }
         if form.batch.is_batched() {
             return Err(format!(
                 "it runs one GEMM per launch, not a batch of {}",

@@ -16,9 +16,10 @@ use kernels::gemm::epilogue::{
 use kernels::gemm::layout::{Batch, Form, Major, OperandLayout, OutType};
 use kernels::gemm::reference::{reference, Inputs};
 use kernels::gemm::{
-    check_form, Accum, Device, FormLens, GemmArg, GemmDtype, GemmOperand, KernelChoice, Plan,
-    Problem,
+    check_form, Accum, Config, Device, FormLens, GemmArg, GemmDtype, GemmOperand, KernelChoice,
+    Plan, Problem,
 };
+use kernels::hopper::{HopperGemm, HopperSchedule, HopperWs};
 
 /// A value D's padding is set to, which no GEMM here produces.
 const SENTINEL: f64 = -1024.0;
@@ -91,6 +92,11 @@ pub(crate) fn causal() -> DeviceFn {
 /// Plans `case` and runs it in the simulator with `seed`; panics with the case on a finding,
 /// a wrong element or a written padding element. Returns the plan.
 pub(crate) fn run(case: &Case, device: &Device, seed: u64) -> Plan {
+    run_config(case, None, device, seed)
+}
+
+/// [`run`] with the schedule `config` asked for (`None`: the program's choice).
+fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -> Plan {
     let Case {
         m,
         n,
@@ -122,7 +128,7 @@ pub(crate) fn run(case: &Case, device: &Device, seed: u64) -> Plan {
         dtype,
         acc: Accum::F32,
         kernel,
-        config: None,
+        config,
     };
     let lens = FormLens {
         a: spans.a,
@@ -629,5 +635,64 @@ fn hopper_leading_dimensions_and_epilogues() {
         };
         let plan = run(&case, &device, 500 + i as u64);
         assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+    }
+}
+
+/// MN-major operands on the Hopper program: every pair of majors but the packed one (an
+/// MN-major operand's tile staged in GMMA's MN-major swizzled layout by TMA boxes over its
+/// columns, the `wgmma` transposing it), padded leading dimensions, M, N and K off the tiles,
+/// f16 and bf16, under the chooser's schedule and under schedules that share tiles in a
+/// cluster (multicast slices), swap A and B (`_t`), run ping-pong consumers (`_p`) and take a
+/// tile N (80) that only the 32-byte swizzle's 16-row atoms divide, and multicast slices of
+/// 104 rows that only unswizzled 8-row core matrices divide.
+#[test]
+fn hopper_mn_major_operands() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (m, n, k) = (136, 144, 200);
+    let pairs = [
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ];
+    let schedules = [
+        None,
+        Some("128x128x64s4_c2x1"),
+        Some("128x64x64s4_c1x2_t"),
+        Some("64x128x64s4_p"),
+        Some("128x80x64s4"),
+        Some("128x208x64s3_c2x1_t"),
+    ];
+    let mut seed = 700;
+    for (s, spec) in schedules.into_iter().enumerate() {
+        for (p, (ma, mb)) in pairs.into_iter().enumerate() {
+            let form = Form {
+                a: padded(ma, m, k, 8 * (1 + p)),
+                b: padded(mb, n, k, 16),
+                ldd: n + 8,
+                ..Form::packed(m, n, k)
+            };
+            let case = Case {
+                m,
+                n,
+                k,
+                dtype: [GemmDtype::F16, GemmDtype::Bf16][(s + p) % 2],
+                form,
+                kernel: hopper(),
+            };
+            let schedule = spec.map(|sp| sp.parse::<HopperSchedule>().unwrap());
+            let config = schedule.map(|sc| Config::of(&HopperWs, sc));
+            seed += 1;
+            let plan = run_config(&case, config, &device, seed);
+            assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+            let planned = plan.downcast_ref::<HopperGemm>().unwrap().schedule();
+            assert!(
+                schedule.is_none_or(|sc| *planned == sc),
+                "{}",
+                plan.describe()
+            );
+        }
     }
 }
