@@ -4,10 +4,10 @@
 
 use codegen_ptx::ptxas::{assemble, PtxasReport};
 use codegen_ptx::{emit, CodegenError};
-use dsl_core::ir::op::{AddressOp, Memory};
+use dsl_core::ir::op::{AddressOp, Arith, BinOp, CmpOp, Compare, Data, Memory};
 use dsl_core::ir::{
-    Address, Guard, Kernel, Op, Operand, Param, ParamKind, Reg, SharedAlloc, StateSpace, Stmt,
-    Target, Type,
+    Address, Dim, Guard, Kernel, Op, Operand, Param, ParamKind, Reg, SharedAlloc, SpecialReg,
+    StateSpace, Stmt, Target, Type,
 };
 
 /// A kernel under construction: an `out` pointer parameter (converted to a global address in
@@ -189,3 +189,49 @@ pub fn immf(x: f64) -> Operand {
 }
 
 pub const ALL_MASK: Operand = Operand::Imm(-1);
+
+/// A fresh predicate set to `a cmp b`, compared as `ty`.
+pub fn setp(k: &mut K, cmp: CmpOp, ty: Type, a: Reg, b: Operand) -> Reg {
+    let p = k.reg(Type::Pred);
+    k.op(Compare::Setp {
+        cmp,
+        ty,
+        dst: p,
+        a: a.into(),
+        b,
+    });
+    p
+}
+
+/// A fresh register holding `%tid.x`.
+pub fn tid(k: &mut K) -> Reg {
+    let t = k.reg(Type::U32);
+    k.op(Data::ReadSpecial {
+        dst: t,
+        sreg: SpecialReg::Tid(Dim::X),
+    });
+    t
+}
+
+/// `dst = a op b` in `ty`.
+pub fn bin(op: BinOp, ty: Type, dst: Reg, a: impl Into<Operand>, b: impl Into<Operand>) -> Arith {
+    Arith::Bin {
+        op,
+        ty,
+        dst,
+        a: a.into(),
+        b: b.into(),
+    }
+}
+
+/// A value of type `ty` loaded through a generic address, unknown to ptxas.
+pub fn ld_global(k: &mut K, ty: Type) -> Reg {
+    let r = k.reg(ty);
+    k.op(ld(
+        StateSpace::Generic,
+        ty,
+        r,
+        Address::reg(k.out_generic, 64),
+    ));
+    r
+}
