@@ -165,27 +165,13 @@ unsafe impl ProgramPlan for MultistageFormPlan {
     }
 
     fn describe(&self) -> String {
-        let c = &self.cfg;
         format!(
-            "multistage {} ({} acc, {}x{}x{} tile, {} stages, {}x{} warps{}; A {}-major, B \
-             {}-major; {}{})",
-            c.dtype,
-            c.acc,
-            c.tile_m,
-            c.tile_n,
-            c.tile_k,
-            c.stages,
-            c.warps.0,
-            c.warps.1,
-            if c.copy_bits == 128 {
-                String::new()
-            } else {
-                format!(", {}-bit copies", c.copy_bits)
-            },
+            "multistage {}; A {}-major, B {}-major; {}{})",
+            self.cfg.describe_shape(),
             self.form.a.name(),
             self.form.b.name(),
             self.form.epilogue.describe(),
-            if self.form.out == OutType::of(c.dtype) {
+            if self.form.out == OutType::of(self.cfg.dtype) {
                 String::new()
             } else {
                 format!(", D {}", self.form.out)

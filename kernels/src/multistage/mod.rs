@@ -160,6 +160,28 @@ pub enum MultistageError {
 }
 
 impl MultistageConfig {
+    /// The start of a plan's description, shared by the packed and the form plans: `f16 (f32
+    /// acc, 128x256x32 tile, 4 stages, 2x4 warps`, then the copy width where it is not 128 bits
+    /// (the closing parenthesis is the caller's, after what it adds).
+    pub(crate) fn describe_shape(&self) -> String {
+        let copies = if self.copy_bits == 128 {
+            String::new()
+        } else {
+            format!(", {}-bit copies", self.copy_bits)
+        };
+        format!(
+            "{} ({} acc, {}x{}x{} tile, {} stages, {}x{} warps{copies}",
+            self.dtype,
+            self.acc,
+            self.tile_m,
+            self.tile_n,
+            self.tile_k,
+            self.stages,
+            self.warps.0,
+            self.warps.1,
+        )
+    }
+
     /// The configuration of `parts`, or why the program does not support it.
     pub fn new(parts: MultistageParts) -> Result<MultistageConfig, MultistageError> {
         parts.check()?;

@@ -150,28 +150,15 @@ unsafe impl ProgramPlan for MultistageConfig {
     /// `multistage f16 (f32 acc, 128x256x32 tile, 4 stages, 2x4 warps, rasterized, stmatrix
     /// epilogue)`: the copy width where it is not 128 bits.
     fn describe(&self) -> String {
-        let c = self;
         format!(
-            "multistage {} ({} acc, {}x{}x{} tile, {} stages, {}x{} warps{}{}{})",
-            c.dtype,
-            c.acc,
-            c.tile_m,
-            c.tile_n,
-            c.tile_k,
-            c.stages,
-            c.warps.0,
-            c.warps.1,
-            if c.copy_bits == 128 {
-                String::new()
-            } else {
-                format!(", {}-bit copies", c.copy_bits)
-            },
-            if c.raster_log2 > 0 {
+            "multistage {}{}{})",
+            self.describe_shape(),
+            if self.raster_log2 > 0 {
                 ", rasterized"
             } else {
                 ""
             },
-            match c.epilogue {
+            match self.epilogue {
                 Epilogue::Registers => "",
                 Epilogue::Smem => ", smem epilogue",
                 Epilogue::Stmatrix => ", stmatrix epilogue",
