@@ -3,7 +3,7 @@
 # and the three sanitizer tools on the configurations RUTE_CONFIGS names (any spellings), then the
 # lever runs of scripts/levers.txt (scripts/gpu_levers.sh). Stage gpu_hopper first (see
 # scripts/gpu_hopper.sh).
-# TRACES (optional) then traces the phases of configurations (tests/tests/gpu_hopper.rs's
+# TRACES (optional) then traces the phases of configurations (tests/tests/gpu_hopper/'s
 # trace_of_the_phases): a space-separated list of CONFIGS@SHAPES, each CONFIGS comma-separated
 # spellings, each SHAPES comma-separated MxNxK.
 #   [RUTE_CONFIGS=a,b,c] [LEVER_RUNS=file] [TRACES="a,b@81920x256x256 c@6144x6144x6144"]

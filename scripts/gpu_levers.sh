@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lever runs of the Hopper program on the device, in one call: each line of LEVER_RUNS (a file,
-# default scripts/levers.txt) is `SHAPES LEVERS [DTYPE]` for tests/tests/gpu_hopper.rs's
+# default scripts/levers.txt) is `SHAPES LEVERS [DTYPE]` for tests/tests/gpu_hopper/'s
 # interleaved_levers (every lever and cuBLAS of a shape timed in one interleaved loop). Writes
 # levers.log under OUT_DIR and prints the rows last.
 set -uo pipefail

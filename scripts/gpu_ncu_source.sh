@@ -3,7 +3,7 @@
 # call (stage gpu_hopper first: see scripts/gpu_hopper.sh):
 #   RUTE_LEVERS=128x256x64s3,128x256x64s3_c2x1 RUTE_LEVER_SHAPES=4096x4096x4096 \
 #       bash scripts/gpu_ncu_source.sh [OUT_DIR]
-# Profiles the first launch of each lever (the check run of tests/tests/gpu_hopper.rs's
+# Profiles the first launch of each lever (the check run of tests/tests/gpu_hopper/'s
 # interleaved_levers) with `--set full`, writes OUT_DIR/ncu_source.csv (ncu's source page, SASS,
 # one block per kernel) and prints each kernel's samples by opcode (scripts/ncu_stalls.py).
 set -uo pipefail
