@@ -8,10 +8,9 @@
 use std::time::Instant;
 
 use dsl_core::sim::{Checks, Options, Stats};
-use kernels::cases::gemm::device_for;
 use kernels::cases::simulate::{verify, Simulated};
 use kernels::cases::{Case, GemmCase, Values};
-use kernels::gemm::{Accum, Config, Device, GemmDtype, KernelChoice, Problem};
+use kernels::gemm::{Accum, Device, GemmDtype};
 use kernels::hopper::HopperWs;
 
 /// A program at a shape: runs it with `checks`, returns what ran and the seconds it took.
@@ -25,21 +24,16 @@ fn gemm(
     config: Option<&'static str>,
 ) -> impl Fn(u32, u32, u32, Checks) -> (Stats, f64) {
     move |m, n, k, checks| {
-        let choice = KernelChoice::named(program).expect("a program");
-        let problem = Problem {
-            m: m as usize,
-            n: n as usize,
-            k: k as usize,
-            dtype: GemmDtype::Bf16,
-            acc: Accum::F32,
-            kernel: choice,
-            config: config.map(|c| Config::parse(choice, c).expect("a configuration")),
-        };
-        let device = Device {
-            sms: 8,
-            ..device_for(choice)
-        };
-        let case = GemmCase::on(problem, Values::Random, device).expect("the case");
+        let shape = (m as usize, n as usize, k as usize);
+        let case = GemmCase::program(
+            program,
+            config,
+            (GemmDtype::Bf16, Accum::F32),
+            shape,
+            Values::Random,
+        )
+        .and_then(|c| c.on_sms(8))
+        .expect("the case");
         let sim = Simulated::new(&case).expect("the kernels");
         let run = case.run(1).expect("the run");
         let opts = Options {

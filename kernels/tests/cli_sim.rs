@@ -47,6 +47,26 @@ fn a_gemm_plan_runs_with_exact_inputs() {
     );
 }
 
+/// `--sms` makes the plan for a device of that many SMs: the Hopper program's persistent grid
+/// is that many blocks, each walking several tiles, and the rerun line keeps the flag.
+#[test]
+fn a_persistent_gemm_runs_on_a_few_sms() {
+    let o = sim("gemm --kernel hopper_ws --m 384 --n 256 --k 128 --sms 2 --values integers");
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
+    assert!(
+        out.contains("seed 0, schedule round-robin: PASS (1 launch: 2 blocks, "),
+        "{out}"
+    );
+    let o = sim("softmax --sms 4");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("error: --sms goes with `rute sim gemm`"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 #[test]
 fn what_cannot_run_exits_1_with_a_sentence() {
     // A problem the program refuses, as `rute gemm` says it.

@@ -117,6 +117,15 @@ impl GemmCase {
         GemmCase::on(problem, values, device_for(choice))
     }
 
+    /// The same problem planned again for the device with `sms` SMs (a persistent grid's
+    /// size), as the simulator runs a small grid in place of the device's.
+    ///
+    /// Errors: the program refuses the problem on that device (its sentence).
+    pub fn on_sms(self, sms: u32) -> Result<GemmCase, CaseError> {
+        let device = Device { sms, ..self.device };
+        GemmCase::on(self.problem, self.values, device)
+    }
+
     /// As [`GemmCase::program`], on the first problem of [`shapes_for`] the plan's tile that
     /// the program takes (planned first at 256 x 256 x 256 to learn the tile).
     ///

@@ -4,7 +4,8 @@
 //! ```text
 //! rute sim NAME [--seed S] [--seeds N] [--schedule round-robin|random|pct]
 //! rute sim gemm --m M --n N --k K [--kernel NAME] [--config SPEC] [--dtype f16|bf16]
-//!               [--acc f16|f32] [--values random|integers] [--seed S] [--seeds N] [--schedule ..]
+//!               [--acc f16|f32] [--values random|integers] [--sms N] [--seed S] [--seeds N]
+//!               [--schedule ..]
 //! rute sim --list
 //! ```
 //!
@@ -45,8 +46,8 @@ not finish (an op it does not model yet); 2 a usage error.";
     override_usage = "\
 rute sim NAME [--seed S] [--seeds N] [--schedule round-robin|random|pct]
        rute sim gemm --m M --n N --k K [--kernel NAME] [--config SPEC] [--dtype f16|bf16]
-                     [--acc f16|f32] [--values random|integers] [--seed S] [--seeds N]
-                     [--schedule ..]
+                     [--acc f16|f32] [--values random|integers] [--sms N] [--seed S]
+                     [--seeds N] [--schedule ..]
        rute sim --list",
     after_help = AFTER_HELP
 )]
@@ -89,6 +90,11 @@ pub struct Args {
     /// exact, bit for bit; default random)
     #[arg(long, value_parser = named(&VALUES, values_name), verbatim_doc_comment)]
     values: Option<Values>,
+    /// with gemm: the SMs of the device the plan is made for (default: the device's); a
+    /// persistent grid has one block per SM, so a few (4 to 8) simulate in seconds what the
+    /// device's whole grid would in minutes
+    #[arg(long, value_name = "N", value_parser = integer(1..=1024), verbatim_doc_comment)]
+    sms: Option<u64>,
     /// the registered kernel, or gemm
     #[arg(value_name = "NAME")]
     names: Vec<String>,
@@ -108,6 +114,8 @@ fn values_name(v: Values) -> &'static str {
 struct GemmRequest {
     problem: Problem,
     values: Values,
+    /// The device's SMs, where given.
+    sms: Option<u32>,
 }
 
 /// What the arguments ask for.
@@ -139,6 +147,7 @@ impl Args {
             ("--dtype", self.dtype.is_some()),
             ("--acc", self.acc.is_some()),
             ("--values", self.values.is_some()),
+            ("--sms", self.sms.is_some()),
         ]
         .into_iter()
         .filter_map(|(flag, given)| given.then_some(flag))
@@ -190,6 +199,8 @@ impl Args {
                 config,
             },
             values: self.values.unwrap_or(Values::Random),
+            // At most 1024 by its parser.
+            sms: self.sms.map(|s| s as u32),
         })
     }
 
@@ -216,6 +227,9 @@ impl Args {
         }
         if let Some(v) = self.values {
             words.push(format!("--values {}", values_name(v)));
+        }
+        if let Some(s) = self.sms {
+            words.push(format!("--sms {s}"));
         }
         words.push(format!("--seed {seed}"));
         words.push(format!("--schedule {}", schedule_name(self.schedule)));
@@ -247,7 +261,11 @@ pub fn run(args: Args, io: &mut Streams) -> Result<i32, Usage> {
             Err(e) => return Ok(failed(io, &e)),
         },
         Request::Gemm(g) => {
-            match GemmCase::on(g.problem.clone(), g.values, device_for(g.problem.kernel)) {
+            let mut device = device_for(g.problem.kernel);
+            if let Some(sms) = g.sms {
+                device.sms = sms;
+            }
+            match GemmCase::on(g.problem.clone(), g.values, device) {
                 Ok(c) => Box::new(c),
                 Err(e) => return Ok(failed(io, &e)),
             }

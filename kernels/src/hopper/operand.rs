@@ -10,6 +10,7 @@ use dsl_core::atom::ValType;
 use dsl_core::layout::{ComposedLayout, IntTuple, LayoutError};
 
 use super::plan::PlanError;
+use super::schedule::HopperSchedule;
 use crate::gemm::layout::Major;
 
 /// The majors of the kernel's A and B: in global memory, so in shared memory (GMMA reads
@@ -42,6 +43,26 @@ impl OperandMajors {
             b: gmma(b),
         }
     }
+}
+
+/// The rows each operand's shared-memory atom must divide under `schedule`, as `(A's, B's)`:
+/// A's a consumer's rows and a block's multicast slice of the tile, B's its slice.
+pub fn atom_rows(schedule: &HopperSchedule) -> (i64, i64) {
+    let (bm, bn, _) = schedule.tile.mnk();
+    let (cx, cy) = schedule.cluster.blocks();
+    let rows = i64::from(schedule.consumer_rows());
+    (gcd(i64::from(bm / cy), rows), i64::from(bn / cx))
+}
+
+/// Whether every MN-major operand of `schedule` (the kernel's, in `majors`) is staged in a
+/// swizzled atom (rows a multiple of 16: [`operand_atom`]'s 32-byte swizzle or wider). An
+/// unswizzled one is correct but slow: TMA fills it 16 bytes per row, and `wgmma` reads it with
+/// bank conflicts; the default schedule avoids it where another tile serves.
+pub fn swizzled(schedule: &HopperSchedule, majors: OperandMajors) -> bool {
+    let (a, b) = atom_rows(schedule);
+    [(majors.a, a), (majors.b, b)]
+        .into_iter()
+        .all(|(major, rows)| major == GmmaMajor::K || rows % 16 == 0)
 }
 
 /// The global tensor of an operand in `major`, `(rows, k)`: K-major rows are contiguous,

@@ -12,7 +12,7 @@ use dsl_core::tiled::{
 
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
 pub use super::operand::OperandMajors;
-use super::operand::{gcd, global_of, operand_atom, operand_tile};
+use super::operand::{atom_rows, global_of, operand_atom, operand_tile};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
 use crate::gemm::fused::{accumulator_offsets, AccValue};
 use crate::gemm::layout::{Form, FormParts};
@@ -115,9 +115,9 @@ impl HopperPlan {
         let sw128 = gmma_atom(GmmaMajor::K, GmmaLayoutType::B128, 2)?;
         let (cx, cy) = cfg.cluster.blocks();
         let (cx, cy) = (i64::from(cx), i64::from(cy));
-        // A's atom divides a consumer's rows and a block's multicast slice, B's its slice.
-        let atom_a = operand_atom(majors.a, gcd(bm / cy, rows), "A")?;
-        let atom_b = operand_atom(majors.b, bn / cx, "B")?;
+        let (rows_a, rows_b) = atom_rows(cfg);
+        let atom_a = operand_atom(majors.a, rows_a, "A")?;
+        let atom_b = operand_atom(majors.b, rows_b, "B")?;
         let smem_a = operand_tile(&atom_a, majors.a, &[bm, bk, st])?;
         let b_slots = i64::from(cfg.b_slots());
         let smem_b = operand_tile(&atom_b, majors.b, &[bn, bk, b_slots])?;

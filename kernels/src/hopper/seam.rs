@@ -15,7 +15,7 @@ use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
 use super::{entry_name, hopper_form_kernel, HopperError, TARGETS};
 use crate::gemm::fused::FormParams;
-use crate::gemm::layout::{Form, FormParts, Operand, OutType};
+use crate::gemm::layout::{Form, FormParts, Major, Operand, OutType};
 use crate::gemm::program::aligned_for;
 use crate::gemm::{
     tma_rows, Accum, Device, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError,
@@ -176,7 +176,10 @@ impl HopperWs {
         }
         tma_rows(p, MAX_DIM)?;
         let Choice { schedule, origin } = match schedule {
-            None => chooser::choose(p.m, p.n, p.k, device),
+            None => {
+                let majors = parts.map_or((Major::K, Major::K), |f| (f.a, f.b));
+                chooser::choose_for(p.m, p.n, p.k, majors, device)
+            }
             Some(s) => Choice {
                 schedule: *s,
                 origin: p

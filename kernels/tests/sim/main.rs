@@ -81,28 +81,14 @@ pub fn gemm_runs(program: &str, config: Option<&str>, shape: (usize, usize, usiz
 pub fn gemm_case(
     program: &str,
     config: Option<&str>,
-    (m, n, k): (usize, usize, usize),
+    shape: (usize, usize, usize),
     sms: u32,
     dtype: kernels::gemm::GemmDtype,
     values: kernels::cases::Values,
 ) -> kernels::cases::GemmCase {
-    use kernels::cases::gemm::device_for;
     use kernels::cases::GemmCase;
-    use kernels::gemm::{Accum, Config, Device, KernelChoice, Problem};
-    let choice = KernelChoice::named(program).unwrap();
-    let problem = Problem {
-        m,
-        n,
-        k,
-        dtype,
-        acc: Accum::F32,
-        kernel: choice,
-        config: config.map(|c| Config::parse(choice, c).unwrap_or_else(|e| panic!("{e}"))),
-    };
-    let on = Device {
-        sms,
-        ..device_for(choice)
-    };
-    GemmCase::on(problem, values, on)
-        .unwrap_or_else(|e| panic!("{program} {config:?} {m}x{n}x{k}: {e}"))
+    use kernels::gemm::Accum;
+    GemmCase::program(program, config, (dtype, Accum::F32), shape, values)
+        .and_then(|c| c.on_sms(sms))
+        .unwrap_or_else(|e| panic!("{program} {config:?} {shape:?}: {e}"))
 }

@@ -25,7 +25,9 @@
 pub mod model;
 pub mod table;
 
+use super::operand::{swizzled, OperandMajors};
 use super::schedule::HopperSchedule;
+use crate::gemm::layout::Major;
 use crate::gemm::{Device, Origin};
 
 /// A default schedule and where it came from.
@@ -39,12 +41,48 @@ pub struct Choice {
 
 /// The default schedule for `m x n x k` on `device`: the first table row that holds the shape
 /// (and whose schedule fits the device's shared memory, with fewer stages if it must), else the
-/// cost model's.
+/// cost model's. Both operands K-major (the packed form's); [`choose_for`] takes other majors.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
+    choose_for(m, n, k, (Major::K, Major::K), device)
+}
+
+/// [`choose`] for the problem's A and B in `majors`. An MN-major operand is staged in a
+/// swizzled atom only where its rows in a tile (or a block's multicast slice of them) are a
+/// multiple of 16 ([`super::operand::swizzled`]); a schedule that would leave it unswizzled
+/// (correct, but loaded 16 bytes per row and read with bank conflicts) is passed over: a row
+/// whose token tile follows M rounds M up to 32 or 64 instead of 16, and the model weighs only
+/// the tiles that stage it swizzled. Where nothing else serves, the K-major choice stands. With
+/// both operands K-major every schedule passes: the choice is [`choose`]'s.
+///
+/// ```
+/// use kernels::gemm::Device;
+/// use kernels::gemm::layout::Major;
+/// use kernels::hopper::chooser::{choose, choose_for};
+/// let h200 = Device::h200();
+/// // 136 tokens: one 144-wide token tile, each block of the pair loading 72 of its rows.
+/// let k_major = choose(136, 4096, 4096, &h200).schedule;
+/// assert!(k_major.to_string().starts_with("128x144x64"), "{k_major}");
+/// // A transposed (M contiguous): 72 rows would stage unswizzled; 160 gives blocks of 80.
+/// let mn = choose_for(136, 4096, 4096, (Major::MN, Major::K), &h200).schedule;
+/// assert!(mn.to_string().starts_with("128x160x64"), "{mn}");
+/// ```
+pub fn choose_for(m: usize, n: usize, k: usize, majors: (Major, Major), device: &Device) -> Choice {
     let shape = (m, n, k);
+    let staged_well =
+        |s: &HopperSchedule| swizzled(s, OperandMajors::of_kernel(majors.0, majors.1, s.swapped()));
     for row in table::TABLE {
-        if row.when.iter().all(|c| c.holds(shape, device)) {
-            let spelled = row.schedule.fill((m, n), device);
+        if !row.when.iter().all(|c| c.holds(shape, device)) {
+            continue;
+        }
+        // The row's own rounding first; the wider ones only where its tile follows M.
+        let granules = if row.schedule.follows_m() {
+            &table::M_GRANULES[..]
+        } else {
+            &table::M_GRANULES[..1]
+        };
+        let mut filled = None;
+        for &g in granules {
+            let spelled = row.schedule.fill_rounding(g, (m, n), device);
             let schedule: HopperSchedule = spelled
                 .parse()
                 .unwrap_or_else(|e| panic!("the table's row for {}: {e}", row.class));
@@ -52,9 +90,16 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
                 Some(cap) => schedule.with_most_stages(cap, device.smem_per_block),
                 None => fitted(schedule, device),
             };
+            // A wider tile fits no better: the row is passed over, as where it does not fit.
             if schedule.check_fit(device.smem_per_block).is_err() {
-                continue;
+                break;
             }
+            if staged_well(&schedule) {
+                filled = Some(schedule);
+                break;
+            }
+        }
+        if let Some(schedule) = filled {
             return Choice {
                 schedule,
                 origin: Origin::Table {
@@ -64,8 +109,10 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
             };
         }
     }
+    let schedule = model::choose_among(m, n, k, device, &staged_well)
+        .unwrap_or_else(|| model::choose(m, n, k, device));
     Choice {
-        schedule: model::choose(m, n, k, device),
+        schedule,
         origin: Origin::Model,
     }
 }

@@ -228,6 +228,24 @@ pub fn swapped(m: usize) -> Option<(u32, Tiling)> {
 /// tile in Hilbert order unless stream-K shares its last wave out or the order's table would be
 /// past its size.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
+    choose_among(m, n, k, device, &|_| true).unwrap_or_else(|| {
+        let c = &CANDIDATES[CANDIDATES.len() - 1];
+        let s: HopperSchedule = format!("{}x{}x64{}_n", c.m, c.n, c.rest)
+            .parse()
+            .expect("the model's candidates are schedules");
+        super::fitted(s, device)
+    })
+}
+
+/// [`choose`] among the tilings whose schedules `accept` takes; `None` where it takes none
+/// that fits the device.
+pub fn choose_among(
+    m: usize,
+    n: usize,
+    k: usize,
+    device: &Device,
+    accept: &dyn Fn(&HopperSchedule) -> bool,
+) -> Option<HopperSchedule> {
     let shape = (m, n, k);
     // Each tiling's schedule, with as many stages as fit the device where its own do not.
     let parsed = |spelled: String| -> HopperSchedule {
@@ -250,7 +268,7 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
         let s = parsed(format!("128x{width}x64s2_n_t"));
         tilings.push((tiling, s.with_most_stages(6, device.smem_per_block)));
     }
-    tilings.retain(|(_, s)| s.check_fit(device.smem_per_block).is_ok());
+    tilings.retain(|(_, s)| s.check_fit(device.smem_per_block).is_ok() && accept(s));
     let fastest = |options: &mut dyn Iterator<Item = (Estimate, HopperSchedule)>| {
         options.min_by(|(ea, _), (eb, _)| {
             ea.time()
@@ -279,15 +297,12 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
             .map(|(t, s)| (t.estimate(shape, device, Walk::Streamed), streamed_walk(s))),
     );
     let schedule = match (whole, streamed) {
-        (Some((w, _)), Some((e, s))) if e.time() <= STREAMED_GAIN * w.time() => return s,
+        (Some((w, _)), Some((e, s))) if e.time() <= STREAMED_GAIN * w.time() => return Some(s),
         (Some((_, s)), _) => s,
-        _ => {
-            let c = &CANDIDATES[CANDIDATES.len() - 1];
-            return parsed(format!("{}x{}x64{}_n", c.m, c.n, c.rest));
-        }
+        _ => return None,
     };
     if schedule.order != Raster::Hilbert {
-        return schedule;
+        return Some(schedule);
     }
     let grouped = HopperSchedule {
         order: Raster::Grouped { group: 8 },
@@ -297,14 +312,14 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
     // rounds beside cuBLAS, rute's own time ran 0.7-1.0% shorter grouped than in Hilbert order.
     let dims = (u32::try_from(m), u32::try_from(n), u32::try_from(k));
     let (Ok(m), Ok(n), Ok(k)) = dims else {
-        return grouped;
+        return Some(grouped);
     };
     let split = launch(&schedule, m, n, k, device.sms, device.l2_bytes).split;
-    if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() {
+    Some(if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() {
         grouped
     } else {
         schedule
-    }
+    })
 }
 
 /// Whether `s`'s launch for `m x n x k` on `device` shares every tile's k-tiles out by shape

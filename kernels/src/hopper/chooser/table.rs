@@ -198,8 +198,27 @@ pub const TABLE: &[Row] = &[
 impl Template {
     /// The spelling with its holes filled for `m x n` on `device`.
     pub fn fill(&self, (m, n): (usize, usize), device: &Device) -> String {
+        self.fill_rounding(M_GRANULES[0], (m, n), device)
+    }
+
+    /// The spelling with `{m16}` filled as M rounded up to `granule` (a multiple of 16) rather
+    /// than to 16: a wider token tile, where an operand's staging needs its rows in larger
+    /// blocks ([`super::choose_for`]).
+    pub fn fill_rounding(&self, granule: usize, (m, n): (usize, usize), device: &Device) -> String {
         self.spelling
-            .replace("{m16}", &m.div_ceil(16).saturating_mul(16).to_string())
+            .replace(
+                "{m16}",
+                &m.div_ceil(granule).saturating_mul(granule).to_string(),
+            )
             .replace("{wave16}", &one_wave_width(n, device).to_string())
     }
+
+    /// Whether the spelling's tile width follows M (`{m16}`).
+    pub fn follows_m(&self) -> bool {
+        self.spelling.contains("{m16}")
+    }
 }
+
+/// What `{m16}` may round M up to, narrowest first: 16 (the spelling's own), then wider where
+/// the narrower one leaves an operand's shared-memory atom unswizzled.
+pub const M_GRANULES: [usize; 3] = [16, 32, 64];

@@ -232,3 +232,46 @@ fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
     }
     assert!(streamed >= 3, "{streamed}");
 }
+
+/// With an MN-major operand, the default stages it swizzled wherever the K-major choice would
+/// not (the pair's 72-row slices of a 144-wide token tile, say), by a wider token tile or
+/// another row or tile; everywhere else the choice is the K-major one. Both K-major, it is
+/// [`choose`]'s.
+#[test]
+fn mn_major_operands_are_staged_swizzled() {
+    use crate::hopper::operand::{swizzled, OperandMajors};
+    let h200 = Device::h200();
+    let pairs = [
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ];
+    let (mut moved, mut shapes) = (0, 0);
+    for m in (1..=1536).step_by(7).chain([129, 136, 200, 208]) {
+        for (n, k) in [(4096, 4096), (7168, 20480), (1000, 264), (28672, 4096)] {
+            let plain = choose(m, n, k, &h200);
+            assert_eq!(choose_for(m, n, k, (Major::K, Major::K), &h200), plain);
+            for (a, b) in pairs {
+                shapes += 1;
+                let c = choose_for(m, n, k, (a, b), &h200).schedule;
+                let majors = |s: &HopperSchedule| OperandMajors::of_kernel(a, b, s.swapped());
+                let what = format!(
+                    "{m} x {n} x {k}, {a:?} {b:?}: {c} (K-major {})",
+                    plain.schedule
+                );
+                assert!(swizzled(&c, majors(&c)), "{what}");
+                assert!(c.takes(m as u32, n as u32, k as u32).is_ok(), "{what}");
+                if c != plain.schedule {
+                    // Moved only away from an unswizzled staging.
+                    assert!(
+                        !swizzled(&plain.schedule, majors(&plain.schedule)),
+                        "{what}"
+                    );
+                    moved += 1;
+                }
+            }
+        }
+    }
+    // The few-token rows' pairs do move (a test that cannot pass vacuously).
+    assert!(moved > 0 && moved < shapes / 4, "{moved} of {shapes}");
+}
