@@ -15,6 +15,10 @@
 //!   warp-synchronous ops run by lanes outside their member mask, `setmaxnreg` out of order;
 //!   mbarrier misuse (no initialized object, arrivals past the count, transaction counts out
 //!   of range);
+//! - a block's shared memory reached by another block of its cluster (a load, store, atomic,
+//!   mbarrier arrival, or a copy or commit multicast into it) with nothing ordering the access
+//!   before the block's exit, such as a consumer's last remote arrival on a producer block
+//!   that leaves without a cluster barrier;
 //! - deadlocks: when every live warp waits and nothing can wake one, the report lists each
 //!   waiting warp, the op and Rust line it waits at and what it waits for (barrier arrivals,
 //!   an mbarrier's phase, pending arrivals and transaction count, lanes of its warp, memory it
@@ -197,6 +201,7 @@ mod launch;
 mod machine;
 mod memory;
 mod op;
+mod peers;
 mod program;
 mod regs;
 mod report;

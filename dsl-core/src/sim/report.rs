@@ -56,6 +56,10 @@ pub enum FindingKind {
     /// lanes its warp may reach, an allocation or deallocation the ISA forbids, columns still
     /// allocated when the block exits.
     TensorMemory,
+    /// An access to another block's shared memory (through `shared::cluster`: a load, store,
+    /// atomic, mbarrier arrival, or a copy or commit multicast into it) that does not happen
+    /// before that block's exit: the block may be gone, its memory with it.
+    PeerExited,
 }
 
 impl FindingKind {
@@ -78,6 +82,7 @@ impl FindingKind {
             FindingKind::AsyncRegister => "register in flight",
             FindingKind::UninitializedTensorMemory => "uninitialized tensor memory",
             FindingKind::TensorMemory => "tensor memory misuse",
+            FindingKind::PeerExited => "access past a block's exit",
         }
     }
 }

@@ -212,6 +212,8 @@ pub(crate) struct CtaState {
     pub warpgroups: Vec<super::op::wgmma::Warpgroup>,
     /// Tensor memory, for a program with tcgen05 ops.
     pub tmem: Option<Box<super::tmem::Tmem>>,
+    /// Other blocks' accesses to this block's shared memory, and its exit ([`super::peers`]).
+    pub peers: super::peers::PeerAccesses,
 }
 
 impl CtaState {

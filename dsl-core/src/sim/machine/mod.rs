@@ -230,6 +230,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                 next_load: 0,
                 warpgroups: vec![Default::default(); env.warps.div_ceil(4) as usize],
                 tmem: None,
+                peers: Default::default(),
             });
         }
         ClusterState {
@@ -645,6 +646,13 @@ impl<'r, 'p> Machine<'r, 'p> {
         self.exits += 1;
         w.live &= !m;
         if w.done() {
+            if cl.ctas[cta].live_warps() == 0 {
+                for (pc, f) in crate::sim::peers::exit(&self.env, cl, cta) {
+                    if !self.findings.seen(f.kind, pc, u32::MAX) {
+                        self.findings.push(pc, u32::MAX, f);
+                    }
+                }
+            }
             op::barrier::on_warp_exit(&mut cl.ctas[cta]);
             op::barrier::try_complete_cluster(cl);
             // Warps waiting for this one's wgmma or allocation ops look again.

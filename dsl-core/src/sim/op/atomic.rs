@@ -44,6 +44,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> 
         let Some(p) = place(x, space, addrs[l], len, len, l as u32)? else {
             continue;
         };
+        crate::sim::peers::note_place(x, &p, l as u32);
         let mut buf = [0u8; 8];
         read_modify(x, p, l as u32, &mut buf[..len as usize], |cur| {
             apply(aop, ty, cur, av[l], bv[l])

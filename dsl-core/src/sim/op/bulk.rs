@@ -309,7 +309,12 @@ fn load(
         let next = &mut x.cl.ctas[x.cta].next_load;
         let agent = x.cl.comps.load(cta, *next % LOAD_AGENTS);
         *next = next.wrapping_add(1);
-        issue(x, agent, AsyncKind::TmaLoad(Box::new(op)))?;
+        let reached: Vec<u32> = op.dsts.iter().flat_map(|&(t, _, (b, _))| [t, b]).collect();
+        let clock = issue(x, agent, AsyncKind::TmaLoad(Box::new(op)))?;
+        // The bytes land, and the transaction counts complete, as the copy engine's writes.
+        for r in reached {
+            crate::sim::peers::note(x, r, lane, Some((agent, clock)));
+        }
     }
     Ok(Flow::Next)
 }

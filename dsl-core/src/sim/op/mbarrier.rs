@@ -74,6 +74,7 @@ fn places(
     let mut out = Vec::new();
     for l in lanes(x.mask) {
         if let Some(Place::Shared { rank, off }) = place(x, space, addrs[l], 8, 8, l as u32)? {
+            crate::sim::peers::note(x, rank, l as u32, None);
             out.push((l as u32, (rank, off)));
         }
     }

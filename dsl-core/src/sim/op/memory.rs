@@ -18,6 +18,7 @@ use super::super::env::{
     Symbol, CLUSTER_FLAG, LOCAL_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_LIMIT, SHARED_WINDOW,
 };
 use super::super::exec::{Exec, Flow};
+use super::super::peers;
 use super::super::regs::{lanes, sext, width_mask, Lanes};
 use super::super::report::{FindingKind, SimError};
 use super::super::shadow::{Accessor, Outcome, SharedMem};
@@ -448,6 +449,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
             for l in lanes(x.mask) {
                 let mut buf = [0u8; 16];
                 if let Some(p) = place(x, *space, addrs[l], total as u32, total as u32, l as u32)? {
+                    peers::note_place(x, &p, l as u32);
                     load(x, p, l as u32, &mut buf[..total], order.is_some());
                     if order.is_some() {
                         acquire_after(x, *order, p);
@@ -491,6 +493,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
                     buf[i * esize..(i + 1) * esize].copy_from_slice(&bits.to_le_bytes()[..esize]);
                 }
                 if let Some(p) = place(x, *space, addrs[l], total as u32, total as u32, l as u32)? {
+                    peers::note_place(x, &p, l as u32);
                     store(x, p, l as u32, &buf[..total], order.is_some());
                     if let Some(vc) = &release {
                         sync_release(x, p, vc);

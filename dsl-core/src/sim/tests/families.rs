@@ -235,12 +235,18 @@ fn half_pairs_and_conversions() {
 /// Block `r` of a cluster of two writes its rank to its shared memory; after the cluster
 /// barrier each block reads the other's through `mapa`. Without the barrier, the read races.
 fn exchange_across_the_cluster(sync: bool) -> Kernel {
+    exchange(sync, sync)
+}
+
+/// The exchange, with the barrier before the reads (`before`) and the one after them that
+/// keeps each block's memory alive while the other reads it (`after`).
+fn exchange(before: bool, after: bool) -> Kernel {
     build_kernel("dsmem", |k| {
         let out = k.param_ptr::<u32>("out");
         let s = k.shared_array::<u32>("s", 32, 16);
         let (t, rank) = (thread_idx_x(), cluster_cta_rank());
         s.store_at(t, rank * 1000u32 + t);
-        if sync {
+        if before {
             cluster_sync();
         }
         let remote = mapa_shared(s + t, 1u32 - rank);
@@ -255,7 +261,7 @@ fn exchange_across_the_cluster(sync: bool) -> Kernel {
             order: None,
         });
         out.store_at(block_idx_x() * 32u32 + t, v);
-        if sync {
+        if after {
             // The other block may not exit while its memory is read.
             cluster_sync();
         }
@@ -291,6 +297,41 @@ fn distributed_shared_memory_across_a_cluster() {
                     )),
                     "{r}"
                 );
+            }
+        }
+    }
+}
+
+/// Without the barrier after the reads, a block may exit while the other still reads its
+/// shared memory: the PTX ISA leaves that access undefined. Whichever block the schedule lets
+/// exit first, the access is found (after the exit at once, before it at the exit), at the
+/// remote load; with the barrier, nothing is.
+#[test]
+fn a_block_that_exits_while_its_peer_reads_its_memory_is_caught() {
+    for (after, seeds) in [(false, 0..6), (true, 0..3)] {
+        let k = exchange(true, after);
+        for seed in seeds {
+            for schedule in SCHEDULES {
+                let mut mem = Memory::new();
+                let out = mem.alloc("out", 4 * 64);
+                let launch = Launch::linear(2, 32).with_cluster([2, 1, 1]);
+                let r = run_with(
+                    &k,
+                    launch,
+                    &[Arg::Buffer(out)],
+                    &mut mem,
+                    opts(seed, schedule),
+                )
+                .unwrap();
+                if after {
+                    assert!(r.is_clean(), "{r}");
+                    continue;
+                }
+                let f = r
+                    .first_of(&[FindingKind::PeerExited])
+                    .unwrap_or_else(|| panic!("{schedule:?} {seed}: {r}"));
+                assert_eq!(f.op, "ld", "{r}");
+                assert!(f.details.contains("exit"), "{r}");
             }
         }
     }

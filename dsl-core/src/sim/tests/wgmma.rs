@@ -22,6 +22,9 @@ enum Bug {
     NoFence,
     /// Releases the operands' stage to the producer before `wait_group`.
     EarlyRelease,
+    /// Threads write the operands with generic stores and no `fence.proxy.async` before the
+    /// wgmma reads them through the async proxy.
+    NoProxyFence,
 }
 
 /// A wgmma descriptor of `start` (shared address) with LBO 128 and SBO 256, no swizzle.
@@ -55,7 +58,9 @@ fn kernel(bug: Bug, lines: &mut (u32, u32)) -> Kernel {
                 let (r, c) = (t / 16u32, t % 16u32);
                 sb.byte_add(canonical(r, c)).store(b.load_at(t));
             });
-            fence_proxy_async_shared();
+            if bug != Bug::NoProxyFence {
+                fence_proxy_async_shared();
+            }
         });
         sync_threads();
         t.lt(128u32).if_else(|arm| match arm {
@@ -152,6 +157,21 @@ fn an_mma_without_a_fence_is_a_finding() {
         .first_of(&[FindingKind::AsyncRegister])
         .unwrap_or_else(|| panic!("{r}"));
     assert_eq!((f.op, line(f)), ("wgmma.mma_async", lines.0), "{r}");
+}
+
+/// Operands that threads wrote, read by the wgmma (the async proxy) with only a barrier
+/// between: the barrier orders the generic proxy, not the async one.
+#[test]
+fn operands_written_without_the_proxy_fence_race_the_wgmma() {
+    let mut lines = (0, 0);
+    let k = kernel(Bug::NoProxyFence, &mut lines);
+    for (seed, schedule) in [(0, Schedule::RoundRobin), (1, Schedule::Random)] {
+        let (r, _, _) = run(&k, opts(seed, schedule));
+        let f = r
+            .first_of(&[FindingKind::AsyncProxyRace])
+            .unwrap_or_else(|| panic!("{schedule:?}: {r}"));
+        assert_eq!((f.op, line(f)), ("wgmma.mma_async", lines.0), "{r}");
+    }
 }
 
 #[test]

@@ -16,8 +16,10 @@
 //! | (c) a TMA store of shared memory written without `fence.proxy.async` | async-proxy race | [`async_proxy`] |
 //! | (d) an accumulator read before `wgmma.wait_group` | race | [`async_proxy`] |
 //! | (e) a stage released to the producer before the `wgmma` reading it retires | race | [`async_proxy`] |
+//! | (j) a block of a cluster that exits before its peer's last arrival on its mbarrier | access past a block's exit | [`cluster`] |
 
 mod async_proxy;
+mod cluster;
 mod memory;
 mod sync;
 

@@ -399,16 +399,22 @@ fn commit(
         if !x.env.prog.agents.mma {
             // A program without MMAs: the commit tracks nothing and arrives at once.
             for bar in targets {
+                crate::sim::peers::note(x, bar.0, lane, None);
                 super::mbarrier::agent_arrive(x, bar, lane, &release);
             }
             continue;
         }
         let agent = x.cl.comps.mma(cta, warp);
+        let ranks: Vec<u32> = targets.iter().map(|&(r, _)| r).collect();
         let kind = AsyncKind::Tcgen05(Box::new(MmaOp {
             lane,
             op: TcOp::Commit(targets, release),
         }));
-        issue(x, agent, kind)?;
+        let clock = issue(x, agent, kind)?;
+        // The arrivals are the tensor cores', at the commit's completion.
+        for r in ranks {
+            crate::sim::peers::note(x, r, lane, Some((agent, clock)));
+        }
     }
     Ok(Flow::Next)
 }
@@ -612,9 +618,13 @@ pub(crate) fn complete(
 ) -> Result<(), SimError> {
     match &op.op {
         TcOp::Commit(bars, release) => {
-            let _ = (agent, clock, vc);
+            let _ = vc;
+            // The arrival is the tensor cores' own, at this clock of theirs: a wait on it
+            // learns that the commit has landed (what a peer's exit must come after).
+            let mut release = release.clone();
+            release.join_one(agent, clock);
             for &bar in bars {
-                super::mbarrier::agent_arrive(x, bar, op.lane, release);
+                super::mbarrier::agent_arrive(x, bar, op.lane, &release);
             }
             Ok(())
         }

@@ -1,0 +1,119 @@
+//! A block's shared memory lives as long as the block. Another block of the cluster reaches it
+//! through `shared::cluster` addresses (loads, stores, atomics, remote mbarrier arrivals, a
+//! TMA copy or `tcgen05.commit` multicast into it); the PTX ISA makes such an access undefined
+//! once the block has exited (the `shared::cluster` window of the state spaces, section 5.1.4,
+//! and `barrier.cluster`, section 9.7.13.3: a block waits at a cluster barrier before it exits
+//! so that its peers are done with its memory).
+//!
+//! The rule checked: every access another block makes to a block's shared memory happens
+//! before the block's exit, the join of its warps' clocks when its last warp exits. An access
+//! made after the exit is a finding at once; one made before it but not ordered before it is
+//! found at the exit. Only each component's latest access is kept: its earlier ones happen
+//! before it, so they are ordered where it is.
+
+use std::collections::BTreeMap;
+
+use super::clock::{clock_of, comp_of, Vc};
+use super::env::Env;
+use super::exec::Exec;
+use super::op::memory::Place;
+use super::program::Code;
+use super::report::{Finding, FindingKind, Site};
+use super::shadow::{site, unsite};
+use super::state::ClusterState;
+
+/// What other blocks did to one block's shared memory.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PeerAccesses {
+    /// Per accessing component, the epoch and site of its latest access.
+    latest: BTreeMap<u32, (u32, u32)>,
+    /// The block's clock at its exit, once it has exited.
+    exited: Option<Vc>,
+}
+
+/// Notes that the op `x` runs in `lane` reaches `p`, where it is another block's shared
+/// memory ([`note`]).
+pub(crate) fn note_place(x: &mut Exec<'_, '_>, p: &Place, lane: u32) {
+    if let Place::Shared { rank, .. } = *p {
+        note(x, rank, lane, None);
+    }
+}
+
+/// Notes that the op `x` runs in `lane` reaches the shared memory of block `rank` of the
+/// cluster (its own block's is not a peer's, and is not noted): by the warp itself, or
+/// (`agent`: its component and the operation's clock) by an asynchronous unit acting for it,
+/// whose completion is what the block's waits acquire. An access after that block's exit is a
+/// finding.
+pub(crate) fn note(x: &mut Exec<'_, '_>, rank: u32, lane: u32, agent: Option<(u32, u32)>) {
+    if rank as usize == x.cta || !x.env.opts.checks.races {
+        return;
+    }
+    let (comp, epoch) = match agent {
+        Some((comp, clock)) => (comp, super::clock::epoch(comp, clock)),
+        None => {
+            let comp = x.wr().comp;
+            (comp, x.wr().vc.epoch(comp))
+        }
+    };
+    let pc = x.pc;
+    let target = &mut x.cl.ctas[rank as usize];
+    if target.peers.exited.is_some() {
+        let [bx, by, bz] = target.ctaid;
+        x.find(FindingKind::PeerExited, lane, || {
+            format!(
+                "it reaches the shared memory of block ({bx},{by},{bz}) of the cluster, which has \
+                 exited: a cluster barrier after the access and before that block's exit keeps \
+                 its memory alive"
+            )
+        });
+        return;
+    }
+    // A component's accesses come in its clock's order: the latest stands for the rest.
+    target.peers.latest.insert(comp, (epoch, site(pc, lane)));
+}
+
+/// Block `cta` of `cl` has exited (its last warp just did): its exit clock, and a finding for
+/// each peer's access that does not happen before it.
+pub(crate) fn exit(env: &Env<'_>, cl: &mut ClusterState, cta: usize) -> Vec<(u32, Finding)> {
+    let n = cl.comps.len();
+    let mut at_exit = Vc::new(n);
+    for w in &cl.ctas[cta].warps {
+        at_exit.join(&w.vc);
+    }
+    let [bx, by, bz] = cl.ctas[cta].ctaid;
+    let mut found = Vec::new();
+    for (&comp, &(epoch, s)) in &cl.ctas[cta].peers.latest {
+        if at_exit.covers(epoch) {
+            continue;
+        }
+        let (pc, lane) = unsite(s);
+        let (from, warp) = cl.comps.who(comp).site();
+        let op = match env.prog.code.get(pc as usize) {
+            Some(Code::Op(i)) => {
+                use crate::ir::OpInfo;
+                env.prog.instrs[*i as usize].op.mnemonic()
+            }
+            _ => "?",
+        };
+        let site = Site {
+            cta: cl.ctas[from as usize].ctaid,
+            warp,
+            lane,
+        };
+        let details = format!(
+            "it reaches the shared memory of block ({bx},{by},{bz}) of the cluster, which exits \
+             with nothing ordering the access before its exit (the access at clock {} of its \
+             issuer): a cluster barrier after the access and before that block's exit keeps its \
+             memory alive",
+            clock_of(epoch),
+        );
+        debug_assert_eq!(comp_of(epoch), comp);
+        let location = env.prog.locs.get(pc as usize).copied().flatten();
+        found.push((
+            pc,
+            Finding::at(FindingKind::PeerExited, op, site, location, details),
+        ));
+    }
+    cl.ctas[cta].peers.exited = Some(at_exit);
+    found
+}
