@@ -166,6 +166,13 @@
 //!   that mbarrier precedes its TMA overwrite, are ordered (*mbarrier*: arrive has release,
 //!   a completed wait acquire semantics), which is what CUTLASS's pipelines rely on.
 //!
+//! And one lifetime rule, from the CUDA programming guide's *Distributed Shared Memory*: every
+//! access a block makes to another block's shared memory (a `shared::cluster` load, store or
+//! atomic, a remote mbarrier arrival, a TMA copy or `tcgen05.commit` landing there) happens
+//! before that block exits, as a cluster barrier (`barrier.cluster`) before the exit orders it;
+//! an asynchronous unit's landing is ordered by a wait that observes it. A block's exit is the
+//! join of its warps' clocks when its last warp exits.
+//!
 //! ## Design, for adding op families
 //!
 //! - [`Simulator::new`] compiles the checked kernel once into a flat program (instructions,

@@ -1,9 +1,8 @@
 //! A block's shared memory lives as long as the block. Another block of the cluster reaches it
 //! through `shared::cluster` addresses (loads, stores, atomics, remote mbarrier arrivals, a
-//! TMA copy or `tcgen05.commit` multicast into it); the PTX ISA makes such an access undefined
-//! once the block has exited (the `shared::cluster` window of the state spaces, section 5.1.4,
-//! and `barrier.cluster`, section 9.7.13.3: a block waits at a cluster barrier before it exits
-//! so that its peers are done with its memory).
+//! TMA copy or `tcgen05.commit` multicast into it), and the CUDA programming guide's
+//! distributed shared memory section requires every such access to happen before the block
+//! exits (what a cluster barrier, the PTX ISA's `barrier.cluster`, before the exit gives).
 //!
 //! The rule checked: every access another block makes to a block's shared memory happens
 //! before the block's exit, the join of its warps' clocks when its last warp exits. An access
