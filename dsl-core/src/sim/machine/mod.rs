@@ -647,7 +647,7 @@ impl<'r, 'p> Machine<'r, 'p> {
         w.live &= !m;
         if w.done() {
             if cl.ctas[cta].live_warps() == 0 {
-                for (pc, f) in crate::sim::peers::exit(&self.env, cl, cta) {
+                for (pc, f) in crate::sim::peers::exit(self.env, cl, cta) {
                     if !self.findings.seen(f.kind, pc, u32::MAX) {
                         self.findings.push(pc, u32::MAX, f);
                     }

@@ -269,22 +269,22 @@ fn exchange(before: bool, after: bool) -> Kernel {
     .unwrap()
 }
 
+/// Runs the exchange on a cluster of two blocks of one warp: the report, the memory and its
+/// output buffer (64 words).
+fn run_pair(k: &Kernel, opts: Options) -> (Report, Memory, BufferId) {
+    let mut mem = Memory::new();
+    let out = mem.alloc("out", 4 * 64);
+    let launch = Launch::linear(2, 32).with_cluster([2, 1, 1]);
+    let r = run_with(k, launch, &[Arg::Buffer(out)], &mut mem, opts).unwrap();
+    (r, mem, out)
+}
+
 #[test]
 fn distributed_shared_memory_across_a_cluster() {
     for sync in [true, false] {
         let k = exchange_across_the_cluster(sync);
         for seed in 0..4 {
-            let mut mem = Memory::new();
-            let out = mem.alloc("out", 4 * 64);
-            let launch = Launch::linear(2, 32).with_cluster([2, 1, 1]);
-            let r = run_with(
-                &k,
-                launch,
-                &[Arg::Buffer(out)],
-                &mut mem,
-                opts(seed, Schedule::Random),
-            )
-            .unwrap();
+            let (r, mem, out) = run_pair(&k, opts(seed, Schedule::Random));
             if sync {
                 assert!(r.is_clean(), "{r}");
                 let want: Vec<u32> = (0..64).map(|i| (1 - i / 32) * 1000 + i % 32).collect();
@@ -312,17 +312,7 @@ fn a_block_that_exits_while_its_peer_reads_its_memory_is_caught() {
         let k = exchange(true, after);
         for seed in seeds {
             for schedule in SCHEDULES {
-                let mut mem = Memory::new();
-                let out = mem.alloc("out", 4 * 64);
-                let launch = Launch::linear(2, 32).with_cluster([2, 1, 1]);
-                let r = run_with(
-                    &k,
-                    launch,
-                    &[Arg::Buffer(out)],
-                    &mut mem,
-                    opts(seed, schedule),
-                )
-                .unwrap();
+                let (r, _, _) = run_pair(&k, opts(seed, schedule));
                 if after {
                     assert!(r.is_clean(), "{r}");
                     continue;
