@@ -9,7 +9,9 @@
 //! The offsets are the MMA's accumulator layout's business, proved on the host for every
 //! thread ([`accumulator_offsets`]), and so is which values pair up for a gated epilogue
 //! ([`check_gated_pairs`]: values `v` and `v + 1`, `v` even, hold columns `2j` and `2j + 1` of
-//! one row, as the `mma.sync` and `wgmma` layouts have it).
+//! one row, as the `mma.sync` and `wgmma` layouts have it, and [`store_pairs`] stores them as
+//! one; or, where the MMA's tile is the sum's transpose, the two columns are in two lanes of a
+//! warp: [`lanes`], [`store_gated_lanes`]).
 
 use dsl_core::kernel::*;
 use dsl_core::layout::Layout;
@@ -18,6 +20,9 @@ use dsl_core::tiled::{make_identity_tensor, TiledMma};
 
 use super::epilogue::{Bias, DeviceEpilogue};
 use super::strided::OutElem;
+
+pub mod lanes;
+pub use lanes::{check_lane_pairs, gated_lane_pairs, store_gated_lanes, LanePairs};
 
 /// Where an epilogue reads and writes on the device, for one GEMM of a batch: C, the bias, the
 /// residual and D (each at its batch's start), with the leading dimensions of C, the residual
@@ -74,6 +79,17 @@ impl ThreadTile {
     fn rows(&self) -> Vec<u32> {
         let set: std::collections::BTreeSet<u32> = self.values.iter().map(|v| v.dr).collect();
         set.into_iter().collect()
+    }
+
+    /// The same tile, its values in the order of their registers (so that groups of
+    /// [`GROUP`] hold whole pairs `2p`, `2p + 1`).
+    fn by_register(&self) -> ThreadTile {
+        let mut values = self.values.clone();
+        values.sort_by_key(|v| v.reg);
+        ThreadTile {
+            values,
+            ..self.clone()
+        }
     }
 
     /// A pointer per distinct row offset `dr`: `p + (base row + dr) * ld + base column /
@@ -241,6 +257,29 @@ pub fn store_each<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &Fuse
     });
 }
 
+/// Stores each accumulator of `tile` (rewritten by [`elementwise`] or not) to D at its row and
+/// column, rounded to D's type, values `v` (even) and `v + 1` as one access: they hold columns
+/// `2j` and `2j + 1` of one row ([`check_gated_pairs`] proves it of the MMA's layout), and D's
+/// rows start on two elements (the caller's to ensure). Where the tile crosses D's edge, a pair
+/// whose second column is outside stores its first alone, where inside.
+pub fn store_pairs<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &FusedOperands<O>) {
+    let d_rows = tile.row_ptrs(ops.d, ops.ldd, 1);
+    tile.by_register().split(|values, inside| {
+        for pair in values.chunks_exact(2) {
+            let (v, w) = (&pair[0], &pair[1]);
+            let p = d_rows[&v.dr] + v.dc;
+            let both = || p.store_vec([acc.regs[v.reg].cast::<O>(), acc.regs[w.reg].cast::<O>()]);
+            match (inside(v), inside(w)) {
+                (Some(first), Some(second)) => second.if_else(|arm| match arm {
+                    Arm::Then => both(),
+                    Arm::Else => store_if(Some(first), p, acc.regs[v.reg]),
+                }),
+                _ => both(),
+            }
+        }
+    });
+}
+
 /// The offsets of a thread's accumulators from its first value, for `mma` over a `rows x cols`
 /// tile whose accumulators are the fragment `frag_c`: each register with its `(dr, dc)`, the
 /// same for every thread (proved: a thread's values are thread 0's moved by its first value's
@@ -291,30 +330,40 @@ pub fn accumulator_offsets(
     Ok(values)
 }
 
-/// Proves that for every thread of `mma` over a `rows x cols` tile, whose accumulators are the
-/// fragment `frag_c`, each even value `v` holds an even column `2j` of some row and value `v +
-/// 1` holds column `2j + 1` of the same row: the pairs a gated epilogue combines. The error
-/// names the first thread and value that break it.
-pub fn check_gated_pairs(
+/// Where each thread of `mma` holds its accumulators (the fragment `frag_c`) in a `rows x cols`
+/// tile: `at[t][v]` is thread `t`'s value `v` as `[row, column]`.
+pub(crate) fn held_by_register(
     mma: &TiledMma,
     frag_c: &Layout,
     (rows, cols): (i64, i64),
-) -> Result<(), String> {
+) -> Result<Vec<Vec<Vec<i64>>>, String> {
     let fail = |e: dsl_core::layout::LayoutError| e.to_string();
     let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
     let values = frag_c.cosize() as usize;
-    for t in 0..mma.size() {
-        let part = mma
-            .get_slice(t)
-            .map_err(fail)?
-            .partition_c(id.view())
-            .map_err(fail)?;
-        let coords = id.coords_of(&part).map_err(fail)?;
-        let mut at = vec![Vec::new(); values];
-        for (i, c) in coords.into_iter().enumerate() {
-            at[frag_c.eval(i as i64).map_err(fail)? as usize] = c;
-        }
-        for v in (0..values).step_by(2) {
+    (0..mma.size())
+        .map(|t| {
+            let part = mma
+                .get_slice(t)
+                .map_err(fail)?
+                .partition_c(id.view())
+                .map_err(fail)?;
+            let coords = id.coords_of(&part).map_err(fail)?;
+            let mut at = vec![Vec::new(); values];
+            for (i, c) in coords.into_iter().enumerate() {
+                at[frag_c.eval(i as i64).map_err(fail)? as usize] = c;
+            }
+            Ok(at)
+        })
+        .collect()
+}
+
+/// Proves that for every thread of `mma` over a `rows x cols` tile, whose accumulators are the
+/// fragment `frag_c`, each even value `v` holds an even column `2j` of some row and value `v +
+/// 1` holds column `2j + 1` of the same row: the pairs a gated epilogue combines, and that
+/// [`store_pairs`] writes as one. The error names the first thread and value that break it.
+pub fn check_gated_pairs(mma: &TiledMma, frag_c: &Layout, dims: (i64, i64)) -> Result<(), String> {
+    for (t, at) in held_by_register(mma, frag_c, dims)?.iter().enumerate() {
+        for v in (0..at.len()).step_by(2) {
             let (g, u) = (&at[v], at.get(v + 1));
             let paired = g.len() == 2
                 && g[1] % 2 == 0
