@@ -92,14 +92,10 @@ impl ThreadTile {
         }
     }
 
-    /// A pointer per distinct row offset `dr`: `p + (base row + dr) * ld + base column /
-    /// per_col` (the elements of that row are then at static offsets from it).
-    fn row_ptrs<O: DeviceType>(
-        &self,
-        p: GlobalPtr<O>,
-        ld: Var<u32>,
-        per_col: u32,
-    ) -> std::collections::BTreeMap<u32, GlobalPtr<O>> {
+    /// The rows of a buffer (`p`, rows `ld` apart) that the values reach: row `dr` below the
+    /// first value's at `p + (base row + dr) * ld + base column / per_col` (the elements of that
+    /// row are then at static offsets from it).
+    fn row_ptrs<O: DeviceType>(&self, p: GlobalPtr<O>, ld: Var<u32>, per_col: u32) -> Rows<O> {
         let (r0, c0) = self.base;
         let c0 = if per_col == 1 {
             c0
@@ -107,10 +103,15 @@ impl ThreadTile {
             c0 >> per_col.trailing_zeros()
         };
         let first = p + (r0.cast::<u64>() * ld.cast::<u64>() + c0.cast::<u64>());
-        self.rows()
-            .into_iter()
-            .map(|dr| (dr, if dr == 0 { first } else { first + ld * dr }))
-            .collect()
+        let rows = self.rows();
+        if rows.len() > HELD_ROWS {
+            return Rows::Made { first, ld };
+        }
+        Rows::Held(
+            rows.into_iter()
+                .map(|dr| (dr, if dr == 0 { first } else { first + ld * dr }))
+                .collect(),
+        )
     }
 
     /// Runs `each(values, inside)` over the values in groups of [`GROUP`], each group twice
@@ -134,6 +135,37 @@ impl ThreadTile {
 
 /// Accumulators an epilogue handles per branch ([`ThreadTile`]'s groups).
 const GROUP: usize = 16;
+
+/// The most rows a thread's values may span for it to hold one pointer per row of each buffer
+/// through the epilogue (16 registers a buffer: `mma.sync`'s and `wgmma`'s tiles span 2 rows a
+/// 16 or 64 of theirs); past it (a wide swapped tile's values span a row every two of its
+/// columns) each group makes its rows' pointers where it uses them.
+const HELD_ROWS: usize = 8;
+
+/// The rows of a buffer that a thread's values reach ([`ThreadTile::row_ptrs`]): a pointer per
+/// row made once, or made where each row is used.
+enum Rows<O> {
+    /// A pointer per row offset.
+    Held(std::collections::BTreeMap<u32, GlobalPtr<O>>),
+    /// The first value's row; row `dr` is `first + dr * ld` (64-bit).
+    Made {
+        /// The first value's row's pointer.
+        first: GlobalPtr<O>,
+        /// Elements between rows.
+        ld: Var<u32>,
+    },
+}
+
+impl<O: DeviceType> Rows<O> {
+    /// Row `dr` below the first value's.
+    fn at(&self, dr: u32) -> GlobalPtr<O> {
+        match self {
+            Rows::Held(rows) => rows[&dr],
+            Rows::Made { first, .. } if dr == 0 => *first,
+            Rows::Made { first, ld } => *first + ld.cast::<u64>() * u64::from(dr),
+        }
+    }
+}
 
 /// `p[i]` widened to f32 where `inside` (always where `None`), else 0 (no access).
 fn load_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>) -> Var<f32> {
@@ -194,12 +226,12 @@ pub fn elementwise<O: OutElem>(
             let mut reg = acc.regs[v.reg];
             let x = epi.linear(
                 reg,
-                || load_if(inside, c_rows.as_ref().expect("C is read")[&v.dr] + v.dc),
+                || load_if(inside, c_rows.as_ref().expect("C is read").at(v.dr) + v.dc),
                 || bias_of(epi, tile, ops, v, inside),
             );
             let value = epi.map(x, r0 + v.dr, c0 + v.dc);
             let value = epi.residual(value, || {
-                load_if(inside, r_rows.as_ref().expect("R is added")[&v.dr] + v.dc)
+                load_if(inside, r_rows.as_ref().expect("R is added").at(v.dr) + v.dc)
             });
             reg.set(value);
         }
@@ -239,9 +271,9 @@ pub fn store_gated<O: OutElem>(
             );
             let j = gate.dc / 2;
             let value = epi.residual(epi.gate(g, u), || {
-                load_if(inside, r_rows.as_ref().expect("R is added")[&gate.dr] + j)
+                load_if(inside, r_rows.as_ref().expect("R is added").at(gate.dr) + j)
             });
-            store_if(inside, d_rows[&gate.dr] + j, value);
+            store_if(inside, d_rows.at(gate.dr) + j, value);
         }
     });
 }
@@ -252,7 +284,7 @@ pub fn store_each<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &Fuse
     let d_rows = tile.row_ptrs(ops.d, ops.ldd, 1);
     tile.split(|values, inside| {
         for v in values {
-            store_if(inside(v), d_rows[&v.dr] + v.dc, acc.regs[v.reg]);
+            store_if(inside(v), d_rows.at(v.dr) + v.dc, acc.regs[v.reg]);
         }
     });
 }
@@ -267,7 +299,7 @@ pub fn store_pairs<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &Fus
     tile.by_register().split(|values, inside| {
         for pair in values.chunks_exact(2) {
             let (v, w) = (&pair[0], &pair[1]);
-            let p = d_rows[&v.dr] + v.dc;
+            let p = d_rows.at(v.dr) + v.dc;
             let both = || p.store_vec([acc.regs[v.reg].cast::<O>(), acc.regs[w.reg].cast::<O>()]);
             match (inside(v), inside(w)) {
                 (Some(first), Some(second)) => second.if_else(|arm| match arm {

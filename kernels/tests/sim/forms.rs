@@ -813,7 +813,7 @@ fn hopper_gated_epilogues_swapped() {
             100,
             gated(Activation::GeluTanh, None, Residual::Add),
             Some(OutType::F32),
-            Some("128x48x64s4_t"),
+            Some("128x80x64s4_t"),
         ),
         (
             40,

@@ -200,9 +200,9 @@ pub fn store_gated_lanes<O: OutElem>(
             let at = iv.zip(iw).map(|(iv, iw)| select(up_lane, iw, iv));
             let j = v.dc / 2;
             let value = epi.residual(epi.gate(gate, up), || {
-                load_if(at, r_rows.as_ref().expect("R is added")[&v.dr] + j)
+                load_if(at, r_rows.as_ref().expect("R is added").at(v.dr) + j)
             });
-            store_if(at, d_rows[&v.dr] + j, value);
+            store_if(at, d_rows.at(v.dr) + j, value);
         }
     });
 }
