@@ -55,15 +55,7 @@ fn plan(
         kernel,
         config: None,
     };
-    let s = form.spans(m, n, k).unwrap();
-    let lens = FormLens {
-        a: s.a,
-        b: s.b,
-        c: s.c,
-        d: s.d,
-        bias: s.bias,
-        residual: s.residual,
-    };
+    let lens = FormLens::from(form.spans(m, n, k).unwrap());
     check_form(&p, form, lens, device).ok()
 }
 

@@ -515,7 +515,8 @@ mod tests {
     use dsl_core::layout::IntTuple;
     use dsl_core::tiled::{make_tiled_mma, View};
 
-    fn fragment(mma: &TiledMma, rows: i64, cols: i64) -> Layout {
+    /// The accumulator fragment of thread 0 of `mma` over a row-major `rows x cols` tile.
+    pub(super) fn fragment(mma: &TiledMma, rows: i64, cols: i64) -> Layout {
         let tile = View::from(
             Layout::new(IntTuple::ints(&[rows, cols]), IntTuple::ints(&[cols, 1])).unwrap(),
         );
@@ -525,31 +526,41 @@ mod tests {
             .unwrap()
     }
 
-    /// `mma.sync`'s and `wgmma`'s accumulators come in column pairs; a fragment that is not the
-    /// tile's fails the check, which names the value.
-    #[test]
-    fn accumulators_pair_their_columns() {
+    /// `mma.sync` (m16n8k16, f32 sums) in 2 x 2 atoms over 32 x 32.
+    pub(super) fn sm80() -> TiledMma {
         let atoms = Layout::col_major(IntTuple::ints(&[2, 2, 1])).unwrap();
         let perm = [
             Some(Layout::vector(32, 1).unwrap()),
             Some(Layout::vector(32, 1).unwrap()),
             Some(Layout::vector(16, 1).unwrap()),
         ];
-        let sm80 = make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &atoms, &perm).unwrap();
-        let frag = fragment(&sm80, 128, 128);
-        assert_eq!(check_gated_pairs(&sm80, &frag, (128, 128)), Ok(()));
+        make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &atoms, &perm).unwrap()
+    }
+
+    /// One `wgmma` m64n`n`k16 (f32 sums) over `64 x n`.
+    pub(super) fn gmma(n: i64) -> TiledMma {
         let one = Layout::col_major(IntTuple::ints(&[1, 1, 1])).unwrap();
         let perm = [
             Some(Layout::vector(64, 1).unwrap()),
-            Some(Layout::vector(128, 1).unwrap()),
+            Some(Layout::vector(n, 1).unwrap()),
             Some(Layout::vector(16, 1).unwrap()),
         ];
-        let gmma = make_tiled_mma(
-            MmaAtom::new(Gmma::ss(128, ValType::F32, ValType::F16)),
+        make_tiled_mma(
+            MmaAtom::new(Gmma::ss(n as u32, ValType::F32, ValType::F16)),
             &one,
             &perm,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    /// `mma.sync`'s and `wgmma`'s accumulators come in column pairs; a fragment that is not the
+    /// tile's fails the check, which names the value.
+    #[test]
+    fn accumulators_pair_their_columns() {
+        let sm80 = sm80();
+        let frag = fragment(&sm80, 128, 128);
+        assert_eq!(check_gated_pairs(&sm80, &frag, (128, 128)), Ok(()));
+        let gmma = gmma(128);
         let frag = fragment(&gmma, 64, 128);
         assert_eq!(check_gated_pairs(&gmma, &frag, (64, 128)), Ok(()));
         // A fragment of another tile: its values do not land on pairs of this one's columns.

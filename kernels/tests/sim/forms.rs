@@ -130,14 +130,7 @@ fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -
         kernel,
         config,
     };
-    let lens = FormLens {
-        a: spans.a,
-        b: spans.b,
-        c: spans.c,
-        d: spans.d,
-        bias: spans.bias,
-        residual: spans.residual,
-    };
+    let lens = FormLens::from(spans);
     let plan = check_form(&problem, &form, lens, device).unwrap_or_else(|e| panic!("{what}: {e}"));
     let launch = plan.launch_form(m as u32, n as u32, k as u32, &form, device);
     let mut mem = Memory::new();

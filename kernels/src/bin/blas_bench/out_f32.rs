@@ -3,10 +3,8 @@
 //! few-token gate+up and down projections (whose schedules swap A and B).
 
 use super::{filled, handles, shapes_of, transposed, Elem, Error, Layer, SHAPES};
-use cudarc::cublas::{CudaBlas, Gemm};
-use cudarc::cublaslt::{CudaBlasLT, Matmul};
 use kernels::blas::rowmajor::Strided3;
-use kernels::blas::{Blas, Fusion};
+use kernels::blas::Fusion;
 use kernels::gemm::epilogue::{Activation, Epilogue};
 
 /// The shapes: the pair section's, and the LLM suite's few-token projections.
@@ -21,12 +19,7 @@ fn layers() -> Vec<Layer> {
 /// The table: per shape, rute's plain GEMM with D in the input type, then D in f32 plain, with
 /// bias + GELU and with SwiGLU, each timed in the same shuffled rounds; and what f32 costs over
 /// the 16-bit D.
-pub fn out_f32<T: Elem>(repeats: usize) -> Result<(), Error>
-where
-    CudaBlas: Gemm<T>,
-    CudaBlasLT: Matmul<T>,
-    Blas: Gemm<T>,
-{
+pub fn out_f32<T: Elem>(repeats: usize) -> Result<(), Error> {
     let h = handles()?;
     println!(
         "| shape | dtype | rute plain (D {}) | plain, D f32 | bias+GELU, D f32 | SwiGLU, D f32 | D f32 over 16-bit (plain) |\n|---|---|---|---|---|---|---|",

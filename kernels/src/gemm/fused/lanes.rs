@@ -209,35 +209,8 @@ pub fn store_gated_lanes<O: OutElem>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{fragment, gmma, sm80};
     use super::*;
-    use dsl_core::atom::{Gmma, MmaAtom, Sm80Mma, ValType};
-    use dsl_core::layout::IntTuple;
-    use dsl_core::tiled::{make_tiled_mma, View};
-
-    fn fragment(mma: &TiledMma, rows: i64, cols: i64) -> Layout {
-        let tile = View::from(
-            Layout::new(IntTuple::ints(&[rows, cols]), IntTuple::ints(&[cols, 1])).unwrap(),
-        );
-        mma.get_slice(0)
-            .unwrap()
-            .partition_fragment_c(&tile)
-            .unwrap()
-    }
-
-    fn gmma(n: i64) -> TiledMma {
-        let one = Layout::col_major(IntTuple::ints(&[1, 1, 1])).unwrap();
-        let perm = [
-            Some(Layout::vector(64, 1).unwrap()),
-            Some(Layout::vector(n, 1).unwrap()),
-            Some(Layout::vector(16, 1).unwrap()),
-        ];
-        make_tiled_mma(
-            MmaAtom::new(Gmma::ss(n as u32, ValType::F32, ValType::F16)),
-            &one,
-            &perm,
-        )
-        .unwrap()
-    }
 
     /// `wgmma`'s and `mma.sync`'s accumulators, seen transposed: the sum's columns 2j and
     /// 2j + 1 are the tile's rows, lanes `l` and `l ^ 4`; a thread's values 2p and 2p + 1 are
@@ -250,13 +223,7 @@ mod tests {
             let frag = fragment(&mma, 64, n);
             assert_eq!(gated_lane_pairs(&mma, &frag, (64, n)), Ok(want), "n {n}");
         }
-        let atoms = Layout::col_major(IntTuple::ints(&[2, 2, 1])).unwrap();
-        let perm = [
-            Some(Layout::vector(32, 1).unwrap()),
-            Some(Layout::vector(32, 1).unwrap()),
-            Some(Layout::vector(16, 1).unwrap()),
-        ];
-        let sm80 = make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &atoms, &perm).unwrap();
+        let sm80 = sm80();
         let frag = fragment(&sm80, 128, 128);
         assert_eq!(gated_lane_pairs(&sm80, &frag, (128, 128)), Ok(want));
     }

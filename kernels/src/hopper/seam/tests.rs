@@ -235,15 +235,7 @@ fn the_launch_names_the_kernels_parameters_in_order() {
 
 /// `form` of `p` planned by `check_form` with buffers of its spans.
 fn plan_in(p: &Problem, form: &Form, device: &Device) -> Result<Plan, String> {
-    let s = form.spans(p.m, p.n, p.k).unwrap();
-    let lens = crate::gemm::FormLens {
-        a: s.a,
-        b: s.b,
-        c: s.c,
-        d: s.d,
-        bias: s.bias,
-        residual: s.residual,
-    };
+    let lens = form.spans(p.m, p.n, p.k).unwrap().into();
     crate::gemm::check_form(p, form, lens, device).map_err(|e| e.to_string())
 }
 
