@@ -7,9 +7,11 @@
 # Writes under OUT_DIR: blas_tests.log (the gpu_blas tests: a program written against cudarc's
 # Gemm trait run with CudaBlas and kernels::Blas, refusals, fused epilogues against f64),
 # blas_bench.md (every transpose pair, strided batches and fused epilogues beside cuBLAS and
-# cuBLASLt; the first call of each case in a fresh process with the driver's JIT cache cold,
-# then warm; the warm-up call) and sanitize.log (compute-sanitizer's memcheck, racecheck and
-# synccheck on one small call through each new path). SKIP_BENCH=1 or SKIP_SANITIZE=1 leave
+# cuBLASLt, the fused epilogues again over the LLM suite's 28 shapes, D in f32 beside the 16-bit
+# D; the first call of each case in a fresh process with the driver's JIT cache cold, then warm;
+# the warm-up call) and sanitize.log (compute-sanitizer's memcheck, racecheck and synccheck on
+# one small call through each new path, the fused epilogues on a prefill and a decode batch, D
+# in the input type and in f32). SKIP_BENCH=1 or SKIP_SANITIZE=1 leave
 # those parts out. Exits non-zero if a test, a timing run or a sanitizer tool failed.
 set -uo pipefail
 out="${1:-${OUT:-gpu-out}}"
@@ -35,10 +37,10 @@ else
 fi
 md="$out/blas_bench.md"
 : > "$md"
-run() { # run TITLE ARGS...: a section of the bench, its table appended to blas_bench.md
+run() { # [LIMIT=S] run TITLE ARGS...: a section of the bench (S seconds at most, default 300), its table appended to blas_bench.md
     local title="$1"; shift
     echo -e "\n## $title\n" >> "$md"
-    timeout 300 "$bench" "$@" >> "$md" 2>&1 || fail "blas-bench $* (see $md)"
+    timeout "${LIMIT:-300}" "$bench" "$@" >> "$md" 2>&1 || fail "blas-bench $* (see $md)"
 }
 if [ -z "${SKIP_BENCH:-}" ]; then
     # First calls: each case in a fresh process, the driver's JIT cache in a fresh folder (cold),
@@ -57,6 +59,8 @@ if [ -z "${SKIP_BENCH:-}" ]; then
     run "Transpose pairs ($dtype)" pairs --dtype "$dtype" --repeats "$repeats"
     run "Strided batches ($dtype)" batched --dtype "$dtype" --repeats "$repeats"
     run "Fused epilogues ($dtype)" fused --dtype "$dtype" --repeats "$repeats"
+    LIMIT=600 run "Fused epilogues over the LLM suite ($dtype)" fused-llm --dtype "$dtype" --repeats "$repeats"
+    run "D in f32 ($dtype)" out-f32 --dtype "$dtype" --repeats "$repeats"
 fi
 if [ -z "${SKIP_SANITIZE:-}" ]; then
     for tool in memcheck racecheck synccheck; do

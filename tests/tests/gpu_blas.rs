@@ -389,7 +389,9 @@ fn refusals_have_cublas_statuses_and_sentences() {
 
 /// The row-major API's fused epilogues on rute's programs, against the f64 reference of the
 /// whole expression: bias + GELU, bias + SiLU, SwiGLU, a residual, C with alpha and beta, D in
-/// f32; on a shape the Hopper program takes and on an odd one.
+/// f32 and in the other 16-bit type; on shapes the Hopper program takes (its plan, asserted:
+/// a prefill, and a decode batch and a few tokens, whose schedules swap A and B, so that a gated
+/// epilogue trades its pairs between lanes) and on an odd one.
 #[test]
 #[cfg_attr(not(feature = "gpu"), ignore)]
 fn fused_epilogues_match_the_reference() {
@@ -414,23 +416,70 @@ fn fused_epilogues_match_the_reference() {
             residual: Residual::None,
         }),
     ];
-    for (m, n, k) in [(512, 1024, 768), (333, 250, 100)] {
+    for (m, n, k) in [
+        (512, 1024, 768),
+        (16, 1024, 768),
+        (64, 2048, 768),
+        (333, 250, 100),
+    ] {
+        let hopper = n % 8 == 0 && k % 8 == 0;
+        let mut plans = Vec::new();
         for (i, epilogue) in epilogues.iter().enumerate() {
-            fused_case::<bf16, bf16>(&blas, &stream, (m, n, k), *epilogue, i as u64);
-            fused_case::<f16, f16>(&blas, &stream, (m, n, k), *epilogue, i as u64);
+            let e = *epilogue;
+            plans.push(fused_case::<bf16, bf16>(
+                &blas,
+                &stream,
+                (m, n, k),
+                e,
+                i as u64,
+            ));
+            plans.push(fused_case::<f16, f16>(
+                &blas,
+                &stream,
+                (m, n, k),
+                e,
+                i as u64,
+            ));
+            if m != 64 {
+                plans.push(fused_case::<bf16, f32>(
+                    &blas,
+                    &stream,
+                    (m, n, k),
+                    e,
+                    50 + i as u64,
+                ));
+            }
         }
-        fused_case::<f16, f32>(&blas, &stream, (m, n, k), epilogues[0], 99);
+        plans.push(fused_case::<f16, f32>(
+            &blas,
+            &stream,
+            (m, n, k),
+            epilogues[0],
+            99,
+        ));
+        plans.push(fused_case::<f16, bf16>(
+            &blas,
+            &stream,
+            (m, n, k),
+            epilogues[6],
+            98,
+        ));
+        for plan in plans.iter().filter(|_| hopper) {
+            assert!(plan.starts_with("hopper_ws"), "{m}x{n}x{k}: {plan}");
+        }
     }
 }
 
-/// `D = fused(x w^T)` row-major: x `[m, k]`, w `[n, k]` (a linear layer's weight).
+/// `D = fused(x w^T)` row-major: x `[m, k]`, w `[n, k]` (a linear layer's weight). Returns the
+/// plan's description.
 fn fused_case<T, O>(
     blas: &Blas,
     stream: &Arc<CudaStream>,
     (m, n, k): (usize, usize, usize),
     epilogue: Epilogue,
     seed: u64,
-) where
+) -> String
+where
     T: Elem + kernels::blas::BlasElem,
     O: Elem + kernels::gemm::strided::OutElem + codegen_ptx::jit::AnyBitPattern,
 {
@@ -533,4 +582,5 @@ fn fused_case<T, O>(
         epilogue.describe(),
         plan.describe()
     );
+    plan.describe()
 }

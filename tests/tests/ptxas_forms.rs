@@ -55,19 +55,16 @@ fn plan(
         kernel,
         config: None,
     };
-    let s = form.spans(m, n, k).unwrap();
-    let lens = FormLens {
-        a: s.a,
-        b: s.b,
-        c: s.c,
-        d: s.d,
-        bias: s.bias,
-        residual: s.residual,
-    };
+    let lens = FormLens::from(form.spans(m, n, k).unwrap());
     check_form(&p, form, lens, device).ok()
 }
 
-fn assemble(plan: &Plan, (m, n, k): (usize, usize, usize), form: &Form, device: &Device) {
+fn assemble(
+    plan: &Plan,
+    (m, n, k): (usize, usize, usize),
+    form: &Form,
+    device: &Device,
+) -> codegen_ptx::ptxas::PtxasReport {
     let launch = plan.launch_form(m as u32, n as u32, k as u32, form, device);
     assert_eq!(launch.check(), Ok(()), "{}", plan.describe());
     rute_tests::gemm::assert_args_fit(plan, &launch, device.target);
@@ -90,11 +87,12 @@ fn assemble(plan: &Plan, (m, n, k): (usize, usize, usize), form: &Form, device: 
         "{}: shared memory",
         plan.describe()
     );
+    r
 }
 
-/// The Hopper program's epilogues on the H200, on the default schedules of a large and a
-/// decode-shaped problem; each is the hopper_ws plan (or, gated with a swapped schedule, refused
-/// for the next program).
+/// The Hopper program's epilogues on the H200, on the default schedules of a large, a
+/// decode-shaped (swapped: a gated epilogue's pairs across lanes) and a short-K problem; each is
+/// the hopper_ws plan.
 #[test]
 fn hopper_form_kernels_assemble() {
     let h200 = Device::h200();
@@ -115,15 +113,88 @@ fn hopper_form_kernels_assemble() {
             };
             let _ = m;
             for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
-                if let Some(p) = plan(shape, dtype, &form, hopper, &h200) {
-                    assert_eq!(p.program(), "hopper_ws");
-                    assemble(&p, shape, &form, &h200);
-                    planned += 1;
-                }
+                let p = plan(shape, dtype, &form, hopper, &h200)
+                    .unwrap_or_else(|| panic!("{shape:?} {epilogue:?}: refused"));
+                assert_eq!(p.program(), "hopper_ws");
+                assemble(&p, shape, &form, &h200);
+                planned += 1;
             }
         }
     }
-    assert!(planned >= 40, "{planned} hopper plans");
+    assert_eq!(planned, 3 * epilogues().len() * 2);
+}
+
+/// The Hopper program's D in f32 (stored from the registers) and in bf16 from f16 inputs (the
+/// schedule's store), and its gated epilogues, on the default schedules of the LLM suite's
+/// gate+up projection for a decode batch (swapped), a few tokens (swapped, in clusters of four),
+/// a mid-size M streamed over every SM (swapped) and a prefill, and on the widest tile: each is
+/// the hopper_ws plan, assembles without spills, and its registers are printed.
+#[test]
+fn hopper_output_type_and_gated_kernels_assemble() {
+    let h200 = Device::h200();
+    let hopper = KernelChoice::named("hopper_ws").unwrap();
+    let epilogues = [
+        Epilogue::Plain,
+        Epilogue::bias_act(Activation::GeluTanh),
+        Epilogue::Elementwise(Elementwise {
+            source: Source::C,
+            bias: Some(Bias::PerRow),
+            map: Map::Activation(Activation::Silu),
+            residual: Residual::Add,
+        }),
+        Epilogue::SWIGLU,
+        Epilogue::Gated(Gated {
+            bias: Some(Bias::PerColumn),
+            act: Activation::GeluTanh,
+            residual: Residual::Add,
+        }),
+    ];
+    let shapes = [
+        (16, 28672, 4096),
+        (64, 28672, 4096),
+        (200, 4096, 4096),
+        (2048, 28672, 4096),
+    ];
+    let mut table = Vec::new();
+    for shape in shapes {
+        for epilogue in epilogues {
+            let (m, n, k) = shape;
+            let cols = epilogue.out_cols(n);
+            let outs = if epilogue.is_gated() {
+                vec![
+                    (GemmDtype::Bf16, None),
+                    (GemmDtype::F16, Some(OutType::F32)),
+                ]
+            } else {
+                vec![
+                    (GemmDtype::Bf16, Some(OutType::F32)),
+                    (GemmDtype::F16, Some(OutType::Bf16)),
+                ]
+            };
+            for (dtype, out) in outs {
+                let form = Form {
+                    epilogue,
+                    out,
+                    alpha: 0.5,
+                    beta: 1.0,
+                    ldc: cols,
+                    ldd: cols + 8,
+                    ldr: cols,
+                    ..Form::packed(m, n, k)
+                };
+                let p = plan(shape, dtype, &form, hopper, &h200)
+                    .unwrap_or_else(|| panic!("{shape:?} {epilogue:?} {out:?}: refused"));
+                assert_eq!(p.program(), "hopper_ws", "{}", p.describe());
+                let r = assemble(&p, shape, &form, &h200);
+                table.push(format!(
+                    "{m}x{n}x{k} {:<60} {:>3} regs, 0 spills",
+                    p.entry(),
+                    r.registers
+                ));
+            }
+        }
+    }
+    println!("{}", table.join("\n"));
 }
 
 /// The multistage and strided programs' forms on sm_80 and the H200: majors, padded leading
@@ -195,8 +266,7 @@ fn hopper_mn_major_form_kernels_assemble() {
         (Major::K, Major::MN),
         (Major::MN, Major::MN),
     ];
-    // A gated epilogue is refused with the swapped schedules of the decode shapes.
-    let epilogues: Vec<Epilogue> = epilogues().into_iter().filter(|e| !e.is_gated()).collect();
+    let epilogues = epilogues();
     for (s, shape) in shapes.into_iter().enumerate() {
         let (m, n, k) = shape;
         for (p, (ma, mb)) in pairs.into_iter().enumerate() {

@@ -1,13 +1,50 @@
 //! The warp-specialized Hopper GEMM's PTX: one insta snapshot per configuration the sweep times
-//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), each assembled by
-//! ptxas for sm_90a with no spills, no stack frame and the register split the design needs.
+//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), and per form
+//! kernel published beside them (`hopper_<config>_<dtype><form tag>_sm_90a.snap`: D in f32
+//! stored from the registers, SwiGLU under a swapped schedule), each assembled by ptxas for
+//! sm_90a with no spills, no stack frame and the register split the design needs.
 //!
 //! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
 
 use dsl_core::ir::Target;
+use kernels::gemm::epilogue::{Activation, Epilogue};
+use kernels::gemm::layout::{FormParts, Major, OutType};
 use kernels::gemm::GemmDtype;
-use kernels::hopper::{hopper_kernel, HopperSchedule, REGISTERS};
+use kernels::hopper::{hopper_form_kernel, hopper_kernel, HopperSchedule, REGISTERS};
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
+
+/// The form kernels published: bias + GELU with D in f32 on the widest tile (pairs of f32 from
+/// the registers), and SwiGLU on the decode gate+up projection's swapped schedule (gate and up
+/// traded between lanes), each with its snapshot's name.
+fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
+    let parts = |epilogue, out| FormParts {
+        a: Major::K,
+        b: Major::K,
+        epilogue,
+        out,
+    };
+    [
+        (
+            "128x256x64s3",
+            parts(Epilogue::bias_act(Activation::GeluTanh), OutType::F32),
+        ),
+        ("128x16x64s8_vfln_t", parts(Epilogue::SWIGLU, OutType::Bf16)),
+    ]
+    .into_iter()
+    .map(|(spec, form)| {
+        let cfg: HopperSchedule = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let dtype = GemmDtype::Bf16;
+        let name = format!("hopper_{cfg}_{dtype}{}_sm_90a", form.tag());
+        (cfg, dtype, form, name)
+    })
+    .collect()
+}
+
+fn form_ptx_of(cfg: HopperSchedule, dtype: GemmDtype, form: FormParts) -> String {
+    let k = hopper_form_kernel(cfg, dtype, Some(form))
+        .unwrap_or_else(|e| panic!("{cfg} {dtype} {}: {e}", form.tag()));
+    codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
+}
 
 /// Every (configuration, element type) the sweep times, with its snapshot's name.
 fn published() -> Vec<(HopperSchedule, GemmDtype, String)> {
@@ -41,7 +78,38 @@ fn ptx_snapshots() {
         });
         expected.push(format!("{name}.snap"));
     }
+    for (cfg, dtype, form, name) in published_forms() {
+        insta::with_settings!({
+            snapshot_path => SNAPSHOTS,
+            prepend_module_to_snapshot => false,
+            description => format!("hopper_ws {cfg} {dtype}, {} -> {}, for sm_90a", form.epilogue.describe(), form.out),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name.clone(), form_ptx_of(cfg, dtype, form));
+        });
+        expected.push(format!("{name}.snap"));
+    }
     assert_no_stale_snapshots("hopper_", &expected);
+}
+
+/// The published form kernels assemble within the consumers' register budget, with no spills.
+#[test]
+fn published_form_kernels_assemble_within_the_register_budget() {
+    for (cfg, dtype, form, name) in published_forms() {
+        let report = assemble_clean(&form_ptx_of(cfg, dtype, form), Target::Sm90a, &name);
+        assert!(
+            report.registers <= REGISTERS.1,
+            "{name}: {}",
+            report.registers
+        );
+        assert!(
+            report.registers * cfg.threads() <= 65536,
+            "{name}: {} registers per thread do not fit {} threads",
+            report.registers,
+            cfg.threads()
+        );
+        println!("{name:<60} {:>3} regs at entry, 0 spills", report.registers);
+    }
 }
 
 /// ptxas allocates at most the consumers' `setmaxnreg` budget at entry (a block of 256 or 384

@@ -130,7 +130,8 @@ impl Program {
                 Op::Tcgen05(Tcgen05::St { .. }) => agents.tmem = true,
                 Op::Tcgen05(Tcgen05::Mma { .. }) => agents.mma = true,
                 Op::Bulk(Bulk::TensorLoad { .. }) => agents.loads = true,
-                Op::Bulk(Bulk::TensorStore { .. }) => agents.bulk = true,
+                // A wait acquires from the warp's bulk agent, stores issued or not.
+                Op::Bulk(Bulk::TensorStore { .. } | Bulk::WaitGroup { .. }) => agents.bulk = true,
                 _ => {}
             }
         }

@@ -6,6 +6,8 @@
 //! blas-bench pairs   [--dtype bf16|f16] [--repeats N]   every transpose pair at 4096^3, 8192^3 and three LLM shapes
 //! blas-bench batched [--dtype ..] [--repeats N]         strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN)
 //! blas-bench fused   [--dtype ..] [--repeats N]         bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
+//! blas-bench fused-llm [--dtype ..] [--repeats N]       the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
+//! blas-bench out-f32 [--dtype ..] [--repeats N]         D in f32 (plain, bias+GELU, SwiGLU) against the plain GEMM's 16-bit D
 //! blas-bench first-call CASE                            one case's first call, step by step (run it in a fresh process)
 //! blas-bench prepare                                    the warm-up call: every case compiled before traffic
 //! blas-bench sanitize                                   one small call through each new path, for compute-sanitizer
@@ -30,10 +32,13 @@ use kernels::blas::rowmajor::Strided3;
 use kernels::blas::{Blas, BlasElem, Fusion, RowMajor};
 use kernels::gemm::epilogue::{Activation, Epilogue};
 
+#[path = "blas_bench/out_f32.rs"]
+mod out_f32;
+
 type Error = Box<dyn std::error::Error>;
 
 /// The element types the bench runs.
-trait Elem: BlasElem + Copy + Default + 'static {
+trait Elem: BlasElem + Copy + Default + cudarc::driver::ValidAsZeroBits + 'static {
     const NAME: &'static str;
     fn of(x: f32) -> Self;
 }
@@ -62,9 +67,9 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let section = it
-        .next()
-        .ok_or("give a section: pairs, batched, fused, first-call or prepare")?;
+    let section = it.next().ok_or(
+        "give a section: pairs, batched, fused, fused-llm, out-f32, first-call or prepare",
+    )?;
     let mut args = Args {
         section,
         case: None,
@@ -118,7 +123,9 @@ where
     match args.section.as_str() {
         "pairs" => pairs::<T>(args.repeats),
         "batched" => batched::<T>(args.repeats),
-        "fused" => fused::<T>(args.repeats),
+        "fused" => fused::<T>(&shapes_of(&SHAPES), args.repeats),
+        "fused-llm" => fused::<T>(&llm_shapes(), args.repeats),
+        "out-f32" => out_f32::out_f32::<T>(args.repeats),
         "first-call" => first_call::<T>(args.case.as_deref().unwrap_or("tn")),
         "prepare" => prepare::<T>(),
         "sanitize" => sanitize::<T>(),
@@ -312,6 +319,38 @@ const SHAPES: [(&str, (i64, i64, i64)); 5] = [
     ("llm down 4096x4096x14336", (4096, 4096, 14336)),
 ];
 
+/// The LLM suite's M (`rute gemm --suite llm`): a decode batch of 16 tokens to a prefill of 16k.
+const LLM_M: [usize; 7] = [16, 64, 128, 512, 2048, 8192, 16384];
+
+/// The LLM suite's (N, K): Llama-3 8B's fused QKV, gate+up and down projections, 70B's fused
+/// QKV.
+const LLM_NK: [(usize, usize); 4] = [(6144, 4096), (28672, 4096), (4096, 14336), (10240, 8192)];
+
+/// A linear layer `y = x W^T`: its name, and (output features, tokens, input features).
+type Layer = (String, (usize, usize, usize));
+
+/// [`SHAPES`] as linear layers (cuBLAS's m is the output features, its n the tokens).
+fn shapes_of(shapes: &[(&str, (i64, i64, i64))]) -> Vec<Layer> {
+    shapes
+        .iter()
+        .map(|&(name, (n, tokens, k))| {
+            (name.to_string(), (n as usize, tokens as usize, k as usize))
+        })
+        .collect()
+}
+
+/// The LLM suite's shapes as linear layers: `llm MxNxK` with M tokens.
+fn llm_shapes() -> Vec<Layer> {
+    LLM_NK
+        .iter()
+        .flat_map(|&(n, k)| {
+            LLM_M
+                .iter()
+                .map(move |&m| (format!("llm {m}x{n}x{k}"), (n, m, k)))
+        })
+        .collect()
+}
+
 fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp()
 }
@@ -376,9 +415,9 @@ where
     compare_all::<T>(calls, repeats)
 }
 
-/// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on a
-/// linear layer `y = epilogue(x W^T)`, row-major x `[tokens, k]` and W `[n, k]`.
-fn fused<T: Elem>(repeats: usize) -> Result<(), Error>
+/// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on each
+/// linear layer `y = epilogue(x W^T)` of `layers`, row-major x `[tokens, k]` and W `[n, k]`.
+fn fused<T: Elem>(layers: &[Layer], repeats: usize) -> Result<(), Error>
 where
     CudaBlas: Gemm<T>,
     CudaBlasLT: Matmul<T>,
@@ -389,8 +428,8 @@ where
     println!(
         "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU |\n|---|---|---|---|---|---|---|---|---|---|---|"
     );
-    for (name, (n, tokens, k)) in SHAPES {
-        let (tokens, n, k) = (tokens as usize, n as usize, k as usize);
+    for (name, (n, tokens, k)) in layers {
+        let (name, tokens, n, k) = (name.as_str(), *tokens, *n, *k);
         let x = filled::<T>(&h.stream, tokens * k, 1)?;
         let w = filled::<T>(&h.stream, n * k, 2)?;
         let bias = filled::<T>(&h.stream, n, 3)?;
@@ -673,12 +712,32 @@ where
                 .unwrap_or_default()
         );
     }
-    let (tokens, n, k) = (300, 512, 256);
+    // The fused epilogues on a prefill's tokens and on a decode batch's (whose schedule swaps A
+    // and B), D in the input type and in f32.
+    let (n, k) = (512, 256);
+    for tokens in [300, 16] {
+        sanitize_fused::<T, T>(&h, (tokens, n, k))?;
+        sanitize_fused::<T, f32>(&h, (tokens, n, k))?;
+    }
+    Ok(())
+}
+
+/// The row-major API's fused epilogues on `tokens x k` times a weight `n x k`, D of type `O`.
+fn sanitize_fused<T: Elem, O>(
+    h: &Handles,
+    (tokens, n, k): (usize, usize, usize),
+) -> Result<(), Error>
+where
+    O: kernels::gemm::strided::OutElem
+        + codegen_ptx::jit::AnyBitPattern
+        + cudarc::driver::DeviceRepr
+        + cudarc::driver::ValidAsZeroBits,
+{
     let x = filled::<T>(&h.stream, tokens * k, 1)?;
     let w = filled::<T>(&h.stream, n * k, 2)?;
-    let bias = filled::<T>(&h.stream, n, 3)?;
-    let residual = filled::<T>(&h.stream, tokens * n, 4)?;
-    let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
+    let bias = h.stream.alloc_zeros::<O>(n)?;
+    let residual = h.stream.alloc_zeros::<O>(tokens * n)?;
+    let mut y = h.stream.alloc_zeros::<O>(tokens * n)?;
     let wt = transposed(k, n);
     for epilogue in [
         Epilogue::bias_act(Activation::GeluTanh),
@@ -707,7 +766,7 @@ where
         )?;
         h.stream.synchronize()?;
         println!(
-            "{}: {}",
+            "{tokens} tokens, {}: {}",
             epilogue.describe(),
             plan.map(|p| p.describe()).unwrap_or_default()
         );

@@ -206,6 +206,20 @@ pub struct FormLens {
     pub residual: usize,
 }
 
+impl From<Spans> for FormLens {
+    /// Buffers exactly as long as a form reads and writes ([`Form::spans`]).
+    fn from(s: Spans) -> FormLens {
+        FormLens {
+            a: s.a,
+            b: s.b,
+            c: s.c,
+            d: s.d,
+            bias: s.bias,
+            residual: s.residual,
+        }
+    }
+}
+
 /// [`check`] for a problem in `form`: M, N and K in range (K may be 0 in a form: `D = epilogue(0)`,
 /// as BLAS computes `beta C`), the form itself ([`Form::check`]), every buffer at least as long
 /// as the form reads or writes ([`Form::spans`]; longer is fine, a buffer may be a view into a

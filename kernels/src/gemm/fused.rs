@@ -9,7 +9,9 @@
 //! The offsets are the MMA's accumulator layout's business, proved on the host for every
 //! thread ([`accumulator_offsets`]), and so is which values pair up for a gated epilogue
 //! ([`check_gated_pairs`]: values `v` and `v + 1`, `v` even, hold columns `2j` and `2j + 1` of
-//! one row, as the `mma.sync` and `wgmma` layouts have it).
+//! one row, as the `mma.sync` and `wgmma` layouts have it, and [`store_pairs`] stores them as
+//! one; or, where the MMA's tile is the sum's transpose, the two columns are in two lanes of a
+//! warp: [`lanes`], [`store_gated_lanes`]).
 
 use dsl_core::kernel::*;
 use dsl_core::layout::Layout;
@@ -18,6 +20,9 @@ use dsl_core::tiled::{make_identity_tensor, TiledMma};
 
 use super::epilogue::{Bias, DeviceEpilogue};
 use super::strided::OutElem;
+
+pub mod lanes;
+pub use lanes::{check_lane_pairs, gated_lane_pairs, store_gated_lanes, LanePairs};
 
 /// Where an epilogue reads and writes on the device, for one GEMM of a batch: C, the bias, the
 /// residual and D (each at its batch's start), with the leading dimensions of C, the residual
@@ -76,14 +81,21 @@ impl ThreadTile {
         set.into_iter().collect()
     }
 
-    /// A pointer per distinct row offset `dr`: `p + (base row + dr) * ld + base column /
-    /// per_col` (the elements of that row are then at static offsets from it).
-    fn row_ptrs<O: DeviceType>(
-        &self,
-        p: GlobalPtr<O>,
-        ld: Var<u32>,
-        per_col: u32,
-    ) -> std::collections::BTreeMap<u32, GlobalPtr<O>> {
+    /// The same tile, its values in the order of their registers (so that groups of
+    /// [`GROUP`] hold whole pairs `2p`, `2p + 1`).
+    fn by_register(&self) -> ThreadTile {
+        let mut values = self.values.clone();
+        values.sort_by_key(|v| v.reg);
+        ThreadTile {
+            values,
+            ..self.clone()
+        }
+    }
+
+    /// The rows of a buffer (`p`, rows `ld` apart) that the values reach: row `dr` below the
+    /// first value's at `p + (base row + dr) * ld + base column / per_col` (the elements of that
+    /// row are then at static offsets from it).
+    fn row_ptrs<O: DeviceType>(&self, p: GlobalPtr<O>, ld: Var<u32>, per_col: u32) -> Rows<O> {
         let (r0, c0) = self.base;
         let c0 = if per_col == 1 {
             c0
@@ -91,10 +103,15 @@ impl ThreadTile {
             c0 >> per_col.trailing_zeros()
         };
         let first = p + (r0.cast::<u64>() * ld.cast::<u64>() + c0.cast::<u64>());
-        self.rows()
-            .into_iter()
-            .map(|dr| (dr, if dr == 0 { first } else { first + ld * dr }))
-            .collect()
+        let rows = self.rows();
+        if rows.len() > HELD_ROWS {
+            return Rows::Made { first, ld };
+        }
+        Rows::Held(
+            rows.into_iter()
+                .map(|dr| (dr, if dr == 0 { first } else { first + ld * dr }))
+                .collect(),
+        )
     }
 
     /// Runs `each(values, inside)` over the values in groups of [`GROUP`], each group twice
@@ -118,6 +135,37 @@ impl ThreadTile {
 
 /// Accumulators an epilogue handles per branch ([`ThreadTile`]'s groups).
 const GROUP: usize = 16;
+
+/// The most rows a thread's values may span for it to hold one pointer per row of each buffer
+/// through the epilogue (16 registers a buffer: `mma.sync`'s and `wgmma`'s tiles span 2 rows a
+/// 16 or 64 of theirs); past it (a wide swapped tile's values span a row every two of its
+/// columns) each group makes its rows' pointers where it uses them.
+const HELD_ROWS: usize = 8;
+
+/// The rows of a buffer that a thread's values reach ([`ThreadTile::row_ptrs`]): a pointer per
+/// row made once, or made where each row is used.
+enum Rows<O> {
+    /// A pointer per row offset.
+    Held(std::collections::BTreeMap<u32, GlobalPtr<O>>),
+    /// The first value's row; row `dr` is `first + dr * ld` (64-bit).
+    Made {
+        /// The first value's row's pointer.
+        first: GlobalPtr<O>,
+        /// Elements between rows.
+        ld: Var<u32>,
+    },
+}
+
+impl<O: DeviceType> Rows<O> {
+    /// Row `dr` below the first value's.
+    fn at(&self, dr: u32) -> GlobalPtr<O> {
+        match self {
+            Rows::Held(rows) => rows[&dr],
+            Rows::Made { first, .. } if dr == 0 => *first,
+            Rows::Made { first, ld } => *first + ld.cast::<u64>() * u64::from(dr),
+        }
+    }
+}
 
 /// `p[i]` widened to f32 where `inside` (always where `None`), else 0 (no access).
 fn load_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>) -> Var<f32> {
@@ -178,12 +226,12 @@ pub fn elementwise<O: OutElem>(
             let mut reg = acc.regs[v.reg];
             let x = epi.linear(
                 reg,
-                || load_if(inside, c_rows.as_ref().expect("C is read")[&v.dr] + v.dc),
+                || load_if(inside, c_rows.as_ref().expect("C is read").at(v.dr) + v.dc),
                 || bias_of(epi, tile, ops, v, inside),
             );
             let value = epi.map(x, r0 + v.dr, c0 + v.dc);
             let value = epi.residual(value, || {
-                load_if(inside, r_rows.as_ref().expect("R is added")[&v.dr] + v.dc)
+                load_if(inside, r_rows.as_ref().expect("R is added").at(v.dr) + v.dc)
             });
             reg.set(value);
         }
@@ -223,9 +271,9 @@ pub fn store_gated<O: OutElem>(
             );
             let j = gate.dc / 2;
             let value = epi.residual(epi.gate(g, u), || {
-                load_if(inside, r_rows.as_ref().expect("R is added")[&gate.dr] + j)
+                load_if(inside, r_rows.as_ref().expect("R is added").at(gate.dr) + j)
             });
-            store_if(inside, d_rows[&gate.dr] + j, value);
+            store_if(inside, d_rows.at(gate.dr) + j, value);
         }
     });
 }
@@ -236,7 +284,30 @@ pub fn store_each<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &Fuse
     let d_rows = tile.row_ptrs(ops.d, ops.ldd, 1);
     tile.split(|values, inside| {
         for v in values {
-            store_if(inside(v), d_rows[&v.dr] + v.dc, acc.regs[v.reg]);
+            store_if(inside(v), d_rows.at(v.dr) + v.dc, acc.regs[v.reg]);
+        }
+    });
+}
+
+/// Stores each accumulator of `tile` (rewritten by [`elementwise`] or not) to D at its row and
+/// column, rounded to D's type, values `v` (even) and `v + 1` as one access: they hold columns
+/// `2j` and `2j + 1` of one row ([`check_gated_pairs`] proves it of the MMA's layout), and D's
+/// rows start on two elements (the caller's to ensure). Where the tile crosses D's edge, a pair
+/// whose second column is outside stores its first alone, where inside.
+pub fn store_pairs<O: OutElem>(acc: &Fragment<f32>, tile: &ThreadTile, ops: &FusedOperands<O>) {
+    let d_rows = tile.row_ptrs(ops.d, ops.ldd, 1);
+    tile.by_register().split(|values, inside| {
+        for pair in values.chunks_exact(2) {
+            let (v, w) = (&pair[0], &pair[1]);
+            let p = d_rows.at(v.dr) + v.dc;
+            let both = || p.store_vec([acc.regs[v.reg].cast::<O>(), acc.regs[w.reg].cast::<O>()]);
+            match (inside(v), inside(w)) {
+                (Some(first), Some(second)) => second.if_else(|arm| match arm {
+                    Arm::Then => both(),
+                    Arm::Else => store_if(Some(first), p, acc.regs[v.reg]),
+                }),
+                _ => both(),
+            }
         }
     });
 }
@@ -291,30 +362,40 @@ pub fn accumulator_offsets(
     Ok(values)
 }
 
-/// Proves that for every thread of `mma` over a `rows x cols` tile, whose accumulators are the
-/// fragment `frag_c`, each even value `v` holds an even column `2j` of some row and value `v +
-/// 1` holds column `2j + 1` of the same row: the pairs a gated epilogue combines. The error
-/// names the first thread and value that break it.
-pub fn check_gated_pairs(
+/// Where each thread of `mma` holds its accumulators (the fragment `frag_c`) in a `rows x cols`
+/// tile: `at[t][v]` is thread `t`'s value `v` as `[row, column]`.
+pub(crate) fn held_by_register(
     mma: &TiledMma,
     frag_c: &Layout,
     (rows, cols): (i64, i64),
-) -> Result<(), String> {
+) -> Result<Vec<Vec<Vec<i64>>>, String> {
     let fail = |e: dsl_core::layout::LayoutError| e.to_string();
     let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
     let values = frag_c.cosize() as usize;
-    for t in 0..mma.size() {
-        let part = mma
-            .get_slice(t)
-            .map_err(fail)?
-            .partition_c(id.view())
-            .map_err(fail)?;
-        let coords = id.coords_of(&part).map_err(fail)?;
-        let mut at = vec![Vec::new(); values];
-        for (i, c) in coords.into_iter().enumerate() {
-            at[frag_c.eval(i as i64).map_err(fail)? as usize] = c;
-        }
-        for v in (0..values).step_by(2) {
+    (0..mma.size())
+        .map(|t| {
+            let part = mma
+                .get_slice(t)
+                .map_err(fail)?
+                .partition_c(id.view())
+                .map_err(fail)?;
+            let coords = id.coords_of(&part).map_err(fail)?;
+            let mut at = vec![Vec::new(); values];
+            for (i, c) in coords.into_iter().enumerate() {
+                at[frag_c.eval(i as i64).map_err(fail)? as usize] = c;
+            }
+            Ok(at)
+        })
+        .collect()
+}
+
+/// Proves that for every thread of `mma` over a `rows x cols` tile, whose accumulators are the
+/// fragment `frag_c`, each even value `v` holds an even column `2j` of some row and value `v +
+/// 1` holds column `2j + 1` of the same row: the pairs a gated epilogue combines, and that
+/// [`store_pairs`] writes as one. The error names the first thread and value that break it.
+pub fn check_gated_pairs(mma: &TiledMma, frag_c: &Layout, dims: (i64, i64)) -> Result<(), String> {
+    for (t, at) in held_by_register(mma, frag_c, dims)?.iter().enumerate() {
+        for v in (0..at.len()).step_by(2) {
             let (g, u) = (&at[v], at.get(v + 1));
             let paired = g.len() == 2
                 && g[1] % 2 == 0
@@ -434,7 +515,8 @@ mod tests {
     use dsl_core::layout::IntTuple;
     use dsl_core::tiled::{make_tiled_mma, View};
 
-    fn fragment(mma: &TiledMma, rows: i64, cols: i64) -> Layout {
+    /// The accumulator fragment of thread 0 of `mma` over a row-major `rows x cols` tile.
+    pub(super) fn fragment(mma: &TiledMma, rows: i64, cols: i64) -> Layout {
         let tile = View::from(
             Layout::new(IntTuple::ints(&[rows, cols]), IntTuple::ints(&[cols, 1])).unwrap(),
         );
@@ -444,31 +526,41 @@ mod tests {
             .unwrap()
     }
 
-    /// `mma.sync`'s and `wgmma`'s accumulators come in column pairs; a fragment that is not the
-    /// tile's fails the check, which names the value.
-    #[test]
-    fn accumulators_pair_their_columns() {
+    /// `mma.sync` (m16n8k16, f32 sums) in 2 x 2 atoms over 32 x 32.
+    pub(super) fn sm80() -> TiledMma {
         let atoms = Layout::col_major(IntTuple::ints(&[2, 2, 1])).unwrap();
         let perm = [
             Some(Layout::vector(32, 1).unwrap()),
             Some(Layout::vector(32, 1).unwrap()),
             Some(Layout::vector(16, 1).unwrap()),
         ];
-        let sm80 = make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &atoms, &perm).unwrap();
-        let frag = fragment(&sm80, 128, 128);
-        assert_eq!(check_gated_pairs(&sm80, &frag, (128, 128)), Ok(()));
+        make_tiled_mma(MmaAtom::new(Sm80Mma::F32F16F16F32), &atoms, &perm).unwrap()
+    }
+
+    /// One `wgmma` m64n`n`k16 (f32 sums) over `64 x n`.
+    pub(super) fn gmma(n: i64) -> TiledMma {
         let one = Layout::col_major(IntTuple::ints(&[1, 1, 1])).unwrap();
         let perm = [
             Some(Layout::vector(64, 1).unwrap()),
-            Some(Layout::vector(128, 1).unwrap()),
+            Some(Layout::vector(n, 1).unwrap()),
             Some(Layout::vector(16, 1).unwrap()),
         ];
-        let gmma = make_tiled_mma(
-            MmaAtom::new(Gmma::ss(128, ValType::F32, ValType::F16)),
+        make_tiled_mma(
+            MmaAtom::new(Gmma::ss(n as u32, ValType::F32, ValType::F16)),
             &one,
             &perm,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    /// `mma.sync`'s and `wgmma`'s accumulators come in column pairs; a fragment that is not the
+    /// tile's fails the check, which names the value.
+    #[test]
+    fn accumulators_pair_their_columns() {
+        let sm80 = sm80();
+        let frag = fragment(&sm80, 128, 128);
+        assert_eq!(check_gated_pairs(&sm80, &frag, (128, 128)), Ok(()));
+        let gmma = gmma(128);
         let frag = fragment(&gmma, 64, 128);
         assert_eq!(check_gated_pairs(&gmma, &frag, (64, 128)), Ok(()));
         // A fragment of another tile: its values do not land on pairs of this one's columns.

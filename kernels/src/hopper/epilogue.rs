@@ -1,15 +1,19 @@
 //! The epilogue: a consumer's accumulators to D, one of two ways, chosen once by the schedule's
 //! [`Store`]: through staging tiles in shared memory (`stmatrix`, or single stores for a swapped
 //! tile, then a TMA store of each sub-tile), or from the registers (`_u`), each thread's pairs
-//! exchanged in its quad ([`super::direct`]) and stored with `st.global`.
+//! exchanged in its quad ([`super::direct`]) and stored with `st.global`. A form's epilogue runs
+//! on the accumulators first; where D is f32, or the epilogue is gated, the form's values go to
+//! D from the registers instead ([`FormStore`]).
 
 use dsl_core::atom::tma::CacheHint;
 use dsl_core::ir::op::StCache;
 use dsl_core::kernel::*;
+use dsl_core::layout::LayoutError;
 use dsl_core::pipeline::NamedBarrier;
 use dsl_core::tensor::{copy, store_fragment_smem, Fragment, STensor};
 use dsl_core::tiled::Side;
 use dsl_macros::device;
+use half::{bf16, f16};
 
 use super::direct::{quad_exchange, DeviceQuad, ThreadStore};
 use super::plan::HopperPlan;
@@ -17,10 +21,100 @@ use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
 use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
-use crate::gemm::fused::{elementwise, store_gated, AccValue, FormParams, ThreadTile};
-use crate::gemm::layout::FormParts;
-use crate::gemm::GemmElem;
+use crate::gemm::fused::{
+    check_gated_pairs, elementwise, gated_lane_pairs, store_each, store_gated, store_gated_lanes,
+    store_pairs, AccValue, FormParams, LanePairs, ThreadTile,
+};
+use crate::gemm::layout::{FormParts, OutType};
+use crate::gemm::strided::OutElem;
+use crate::gemm::{GemmDtype, GemmElem};
 use dsl_core::tensor::{CTensor, Idx};
+
+/// How the epilogue's values leave a consumer's registers, chosen once per plan from D's type,
+/// the epilogue and whether the schedule swaps A and B (its tile is then D's transpose), each
+/// layout it relies on proved on the host ([`FormStore::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormStore {
+    /// The schedule's own store (staging and a TMA store, or `_u` from the registers), the
+    /// values rounded to D's 16-bit type: the input type, or the other one (a TMA store moves
+    /// 16-bit elements as they are).
+    Schedule(GemmDtype),
+    /// f32 values to D from the registers, through no staging and no tensor map (both hold
+    /// 16-bit elements).
+    F32(F32Store),
+    /// A gated epilogue's results to D from the registers (D half as wide as the sum).
+    Gated(GatedPairs),
+}
+
+/// How an f32 D is stored from the registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum F32Store {
+    /// A thread's values `v` (even) and `v + 1`, adjacent columns of one row, as one 8-byte store
+    /// ([`store_pairs`]; D's rows on 8 bytes).
+    Pairs,
+    /// Each value alone ([`store_each`]): a swapped tile's pairs are adjacent rows of D.
+    Each,
+}
+
+/// Where a gated epilogue's gate and up columns (`2j`, `2j + 1`) are held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatedPairs {
+    /// In one thread, values `v` (even) and `v + 1` ([`store_gated`]).
+    InThread,
+    /// In two lanes of a warp, the swapped tile's rows `2j` and `2j + 1`
+    /// ([`store_gated_lanes`]).
+    Lanes(LanePairs),
+}
+
+impl FormStore {
+    /// The store of `plan`'s accumulators (its MMA's fragment over a consumer's `rows x cols`)
+    /// for a form's `parts` (`None`: the packed form, the schedule's store in the input type),
+    /// or why the layouts do not hold what the store needs, naming the thread and value.
+    pub fn of(
+        parts: Option<FormParts>,
+        plan: &HopperPlan,
+        dims: (i64, i64),
+    ) -> Result<FormStore, String> {
+        let swapped = plan.schedule.swapped();
+        let Some(parts) = parts else {
+            return Ok(FormStore::Schedule(plan.dtype));
+        };
+        let pairs_in_thread = || check_gated_pairs(&plan.mma, &plan.frag_c, dims);
+        if parts.epilogue.is_gated() {
+            return Ok(FormStore::Gated(if swapped {
+                GatedPairs::Lanes(gated_lane_pairs(&plan.mma, &plan.frag_c, dims)?)
+            } else {
+                pairs_in_thread()?;
+                GatedPairs::InThread
+            }));
+        }
+        Ok(match parts.out {
+            OutType::F16 => FormStore::Schedule(GemmDtype::F16),
+            OutType::Bf16 => FormStore::Schedule(GemmDtype::Bf16),
+            OutType::F32 if !swapped && pairs_in_thread().is_ok() => {
+                FormStore::F32(F32Store::Pairs)
+            }
+            OutType::F32 => FormStore::F32(F32Store::Each),
+        })
+    }
+
+    /// Whether D is written through its tensor map (from the staging, or `_u` beside it): else
+    /// the kernel never reads the map, nor stages D.
+    pub fn maps_d(&self) -> bool {
+        matches!(self, FormStore::Schedule(_))
+    }
+
+    /// The alignment in bytes the rows of D (of `out`) need: a TMA map's 16, or the register
+    /// stores' width.
+    pub fn d_row_bytes(&self, out: OutType) -> u64 {
+        let elem = out.bytes() as u64;
+        match self {
+            FormStore::Schedule(_) => 16,
+            FormStore::F32(F32Store::Pairs) => 2 * elem,
+            FormStore::F32(F32Store::Each) | FormStore::Gated(_) => elem,
+        }
+    }
+}
 
 /// One of a consumer's staging tiles: where it starts, and the thread's part of it.
 pub(super) struct StagingTile<T: GemmElem> {
@@ -29,7 +123,8 @@ pub(super) struct StagingTile<T: GemmElem> {
 }
 
 /// Consumer `c`'s staging tiles (thread `t`'s part of each); none where D is stored from the
-/// registers (`_u`: the shared memory has no staging).
+/// registers (`_u`: the shared memory has no staging; or a form's [`FormStore`] other than the
+/// schedule's).
 pub(super) fn staging_tiles<T: GemmElem>(
     plan: &HopperPlan,
     out: &Output<T>,
@@ -37,7 +132,7 @@ pub(super) fn staging_tiles<T: GemmElem>(
     t: Var<u32>,
 ) -> Result<Vec<StagingTile<T>>, HopperError> {
     let s = &plan.schedule;
-    if s.sub_tile().is_none() {
+    if s.sub_tile().is_none() || !plan.form_store.maps_d() {
         return Ok(Vec::new());
     }
     let first = staging_of(plan, out, c);
@@ -81,8 +176,9 @@ fn staging_partition<T: GemmElem>(
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`; `staging`, its staging tiles
-/// and its part of each; `own`, its warpgroup's barrier): stored from the registers
-/// ([`Store::Direct`]), or through the staging ([`Store::Tma`]).
+/// and its part of each; `own`, its warpgroup's barrier): a form's epilogue, then the sums
+/// stored from the registers ([`Store::Direct`]), or through the staging ([`Store::Tma`]),
+/// unless the form stored D itself.
 #[device]
 pub(super) fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
@@ -99,23 +195,30 @@ pub(super) fn epilogue<T: GemmElem>(
         Consumers::PingPong(_) => 0,
         Consumers::Cooperative(_) => c * rows,
     };
-    let stored = match (plan.form, out.form) {
-        (Some(parts), Some(params)) => fused(plan, parts, params, acc, out, (unit, row0), t)?,
-        _ => Stored::Sums,
+    let stored = match plan.form.zip(out.form) {
+        Some((parts, params)) => {
+            let at = (unit, row0);
+            match parts.out {
+                OutType::F16 => fused::<T, f16>(plan, parts, params, acc, out, at, t)?,
+                OutType::Bf16 => fused::<T, bf16>(plan, parts, params, acc, out, at, t)?,
+                OutType::F32 => fused::<T, f32>(plan, parts, params, acc, out, at, t)?,
+            }
+        }
+        None => Stored::Sums(T::DTYPE),
     };
     match (stored, s.store()) {
         (Stored::Done, _) => {}
-        (Stored::Sums, Store::Direct(width)) => {
+        (Stored::Sums(d16), Store::Direct(width)) => {
             let tile = DirectTile {
                 d: out.d,
                 extents: (unit.m_end, out.n),
                 origin: (unit.m0 + row0, unit.n0),
                 ld: out.ldd,
             };
-            store_direct(plan, width, acc, &tile, t);
+            store_direct(plan, (width, d16), acc, &tile, t);
         }
-        (Stored::Sums, Store::Tma(_)) => {
-            staged_store(plan, acc, out, (unit, row0), (t, staging, own))?
+        (Stored::Sums(d16), Store::Tma(_)) => {
+            staged_store(plan, (acc, d16), out, (unit, row0), (t, staging, own))?
         }
     }
     Ok(())
@@ -126,15 +229,17 @@ pub(super) fn epilogue<T: GemmElem>(
 enum Stored {
     /// D is stored.
     Done,
-    /// The sums were rewritten in their registers (or left as they were): store them.
-    Sums,
+    /// The sums were rewritten in their registers (or left as they were): store them, rounded
+    /// to this 16-bit type.
+    Sums(GemmDtype),
 }
 
-/// A form's epilogue of the current unit: the consumer's accumulators placed in the sum (its
-/// tile at `(unit.m0 + row0, unit.n0)`, rows before `unit.m_end`, columns before N), then a
-/// gated epilogue's pairs stored to D from the registers, or an elementwise one's values
-/// rewritten for the schedule's own store.
-fn fused<T: GemmElem>(
+/// A form's epilogue of the current unit, D of type `O`: the consumer's accumulators placed in
+/// the sum (its tile at `(unit.m0 + row0, unit.n0)`, rows before `unit.m_end`, columns before
+/// N), then as the plan's [`FormStore`] says: an elementwise epilogue's values rewritten for the
+/// schedule's own store, or stored to D from the registers (f32), or a gated epilogue's pairs
+/// stored from the registers (in one thread, or across two lanes for a swapped tile).
+fn fused<T: GemmElem, O: OutElem>(
     plan: &HopperPlan,
     parts: FormParts,
     params: FormParams,
@@ -143,8 +248,9 @@ fn fused<T: GemmElem>(
     (unit, row0): (&Unit, u32),
     t: Var<u32>,
 ) -> Result<Stored, HopperError> {
-    if parts.epilogue == Epilogue::Plain {
-        return Ok(Stored::Sums);
+    let plain = parts.epilogue == Epilogue::Plain;
+    if let (FormStore::Schedule(d16), true) = (plan.form_store, plain) {
+        return Ok(Stored::Sums(d16));
     }
     let s = &plan.schedule;
     let (rows, bn) = (s.consumer_rows(), s.tile.n());
@@ -186,24 +292,53 @@ fn fused<T: GemmElem>(
         alpha: params.alpha,
         beta: params.beta,
     };
-    let ops = params.operands::<T>(out.d.cast::<u32>(), Var::konst(0u32));
-    if parts.epilogue.is_gated() {
-        store_gated(&epi, acc, &tile, &ops);
-        return Ok(Stored::Done);
-    }
-    elementwise(&epi, acc, &tile, &ops);
-    Ok(Stored::Sums)
+    let ops = params.operands::<O>(out.d.cast::<u32>(), Var::konst(0u32));
+    let rewrite = || {
+        if !plain {
+            elementwise(&epi, acc, &tile, &ops);
+        }
+    };
+    Ok(match plan.form_store {
+        FormStore::Schedule(d16) => {
+            rewrite();
+            Stored::Sums(d16)
+        }
+        FormStore::F32(each) => {
+            rewrite();
+            match each {
+                F32Store::Pairs => store_pairs(acc, &tile, &ops),
+                F32Store::Each => store_each(acc, &tile, &ops),
+            }
+            Stored::Done
+        }
+        FormStore::Gated(GatedPairs::InThread) => {
+            store_gated(&epi, acc, &tile, &ops);
+            Stored::Done
+        }
+        FormStore::Gated(GatedPairs::Lanes(pairs)) => {
+            store_gated_lanes(&epi, acc, &tile, &ops, pairs);
+            Stored::Done
+        }
+    })
 }
 
-/// The epilogue through the staging: registers -> shared (`stmatrix`, or single stores for a
-/// swapped tile) -> global (TMA store), one sub-tile of the staging's width at a time, the
+/// `acc`'s values rounded to the 16-bit `d16` and packed in pairs.
+fn rounded_pairs(acc: &Fragment<f32>, d16: GemmDtype) -> Result<Fragment<u32>, LayoutError> {
+    match d16 {
+        GemmDtype::F16 => acc.to_pairs::<f16>(),
+        GemmDtype::Bf16 => acc.to_pairs::<bf16>(),
+    }
+}
+
+/// The epilogue through the staging, the values rounded to `d16`: registers -> shared
+/// (`stmatrix`, or single stores for a swapped tile) -> global (TMA store), one sub-tile of the staging's width at a time, the
 /// staging tiles in turn; the stores are not waited for, only their reads of a staging tile
 /// before it is written again (with two, the store before last: sub-tiles per tile are even,
 /// so a tile's first takes the tile its last but one did).
 #[device]
 fn staged_store<T: GemmElem>(
     plan: &HopperPlan,
-    acc: &Fragment<f32>,
+    (acc, d16): (&Fragment<f32>, GemmDtype),
     out: &Output<T>,
     (unit, row0): (&Unit, u32),
     (t, staging, own): (Var<u32>, &[StagingTile<T>], NamedBarrier),
@@ -223,10 +358,15 @@ fn staged_store<T: GemmElem>(
         }
         own.sync();
         if s.swapped() {
-            // D's transposed tile: its rows are the accumulators' columns.
-            store_fragment_smem(acc, t_cs_d)?;
+            // D's transposed tile: its rows are the accumulators' columns. (D of the other
+            // 16-bit type: rounded to it first, the staging's elements moved as they are.)
+            if d16 == T::DTYPE {
+                store_fragment_smem(acc, t_cs_d)?;
+            } else {
+                store_fragment_smem(&rounded_pairs(acc, d16)?, t_cs_d)?;
+            }
         } else {
-            let sub = sub_tile(acc, plan, j).to_pairs::<T>()?;
+            let sub = rounded_pairs(&sub_tile(acc, plan, j), d16)?;
             copy(&plan.r2s.atom, &sub, t_cs_d)?;
         }
         // The TMA store reads through the async proxy.
@@ -284,21 +424,22 @@ pub(super) struct DirectTile<T> {
     pub(super) ld: Var<u32>,
 }
 
-/// Consumer thread `t`'s part of the epilogue: its accumulators `acc` rounded to `T`, exchanged
-/// in its quad and stored to `tile` as [`HopperPlan::direct`] lists, each store `_u`'s bytes.
+/// Consumer thread `t`'s part of the epilogue: its accumulators `acc` rounded to the 16-bit
+/// `d16`, exchanged in its quad and stored to `tile` as [`HopperPlan::direct`] lists, each
+/// store `_u`'s bytes (`width`).
 /// A tile inside D is stored without predicates; one that crosses D's edge stores where each
 /// row and block of 8 columns exists (N is a multiple of 8: a store's columns are all in or all
 /// out). With `_v..f`, the stores are streaming (`st.global.cs`).
 fn store_direct<T: GemmElem>(
     plan: &HopperPlan,
-    width: StoreWidth,
+    (width, d16): (StoreWidth, GemmDtype),
     acc: &Fragment<f32>,
     tile: &DirectTile<T>,
     t: Var<u32>,
 ) {
     let schedule = &plan.schedule;
     let w = width.bytes() / 4;
-    let bf16 = T::TY == dsl_core::ir::Type::BF16;
+    let bf16 = d16 == GemmDtype::Bf16;
     let lane = t & 31u32;
     let q = lane & 3u32;
     let mut quad = DeviceQuad::new(q);

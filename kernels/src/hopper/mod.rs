@@ -4,7 +4,10 @@
 //!
 //! `D = A * B^T` with A (`M x K`), B (`N x K`) and D (`M x N`) row-major, f16 or bf16 in and out,
 //! f32 accumulation. Any M, N and K whose rows are 16-byte aligned (K and N multiples of 8):
-//! TMA fills what lies past A and B with zeros and clips the stores of D.
+//! TMA fills what lies past A and B with zeros and clips the stores of D. In a form
+//! ([`seam::HopperWs`]'s `plan_form`) the operands may be MN-major, the accumulators go through a
+//! fused epilogue (gated ones too, under every schedule), and D may be f16, bf16 or f32
+//! ([`epilogue::FormStore`]).
 //!
 //! - [`schedule`]: [`HopperSchedule`], the program's schedule as a typed value, its spelling and
 //!   its checks;

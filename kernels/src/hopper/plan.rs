@@ -11,6 +11,7 @@ use dsl_core::tiled::{
 };
 
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
+pub use super::epilogue::FormStore;
 pub use super::operand::OperandMajors;
 use super::operand::{atom_rows, global_of, operand_atom, operand_tile};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
@@ -76,6 +77,10 @@ pub struct HopperPlan {
     /// A consumer thread's accumulators' offsets from its first value, for a form's epilogue
     /// (empty without a form).
     pub acc_offsets: Vec<AccValue>,
+    /// How the epilogue's values leave the registers: the schedule's store in D's 16-bit type
+    /// (the packed form's: the input type), or (f32 D, a gated epilogue) stores from the
+    /// registers, their layouts proved ([`FormStore::of`]).
+    pub form_store: FormStore,
 }
 
 impl HopperPlan {
@@ -235,6 +240,7 @@ impl HopperPlan {
             trace: false,
             form: None,
             acc_offsets: Vec::new(),
+            form_store: FormStore::Schedule(dtype),
         })
     }
 
@@ -256,23 +262,19 @@ impl HopperPlan {
             Some(_) => accumulator_offsets(&plain.mma, &plain.frag_c, (rows, bn))
                 .map_err(PlanError::Gated)?,
         };
-        let plan = HopperPlan {
+        let form_store = FormStore::of(form, &plain, (rows, bn)).map_err(PlanError::Gated)?;
+        Ok(HopperPlan {
             form,
             acc_offsets,
+            form_store,
             ..plain
-        };
-        if let Some(f) = form {
-            if f.epilogue.is_gated() {
-                crate::gemm::fused::check_gated_pairs(&plan.mma, &plan.frag_c, (rows, bn))
-                    .map_err(PlanError::Gated)?;
-            }
-        }
-        Ok(plan)
+        })
     }
 
     /// [`HopperPlan::descriptors`] for a form: A's and B's rows `lda` and `ldb` apart, D's
-    /// `ldd` apart and `out_cols` wide (half of `kn` for a gated epilogue; swapped, D's
-    /// transposed in the kernel's coordinates).
+    /// `ldd` apart and `out_cols` wide (swapped, D's transposed in the kernel's coordinates);
+    /// where the kernel stores D from the registers ([`FormStore::maps_d`]), A's map in D's
+    /// place.
     pub fn descriptors_form(
         &self,
         (km, kn, k): (u32, u32, u32),
@@ -287,11 +289,13 @@ impl HopperPlan {
         } else {
             (lda, ldb)
         };
-        let d = if self.schedule.swapped() {
-            ([mu, nu], [1, ldd])
+        let d = if !self.form_store.maps_d() {
+            None
+        } else if self.schedule.swapped() {
+            Some(([mu, nu], [1, ldd]))
         } else {
             let cols = form.out_cols(kn as usize) as u64;
-            ([mu, cols], [ldd, 1])
+            Some(([mu, cols], [ldd, 1]))
         };
         self.descriptors_of((mu, nu, ku), (lda, ldb), d)
     }
@@ -317,16 +321,18 @@ impl HopperPlan {
         } else {
             [nu, 1]
         };
-        self.descriptors_of((mu, nu, ku), (ku, ku), ([mu, nu], d_strides))
+        self.descriptors_of((mu, nu, ku), (ku, ku), Some(([mu, nu], d_strides)))
     }
 
     /// The three maps' fields: the kernel's A (`mu x ku`, rows (or, MN-major, columns) `lda`
-    /// apart) and B (`nu x ku`, `ldb` apart) with the schedule's L2 promotion, and D of `d_dims` and `d_strides`.
+    /// apart) and B (`nu x ku`, `ldb` apart) with the schedule's L2 promotion, and D of `d_dims`
+    /// and `d_strides`; `None` for a D the kernel stores from the registers, whose map it never
+    /// reads: A's stands in (D's rows need not suit TMA then).
     fn descriptors_of(
         &self,
         (mu, nu, ku): (u64, u64, u64),
         (lda, ldb): (u64, u64),
-        (d_dims, d_strides): ([u64; 2], [u64; 2]),
+        d: Option<([u64; 2], [u64; 2])>,
     ) -> Result<[TmaDescriptor; 3], LayoutError> {
         // A shared tile's loads are its blocks' slices: the tensor map holds the slice's box.
         let (cx, cy) = self.schedule.cluster.blocks();
@@ -345,12 +351,18 @@ impl HopperPlan {
             GmmaMajor::K => [ld, 1],
             GmmaMajor::MN => [1, ld],
         };
+        let a = a
+            .descriptor(&[mu, ku], &strides(self.majors.a, lda))?
+            .with_l2_promotion(promotion);
+        let d = match d {
+            Some((dims, strides)) => self.tma_d.descriptor(&dims, &strides)?,
+            None => a.clone(),
+        };
         Ok([
-            a.descriptor(&[mu, ku], &strides(self.majors.a, lda))?
-                .with_l2_promotion(promotion),
+            a,
             b.descriptor(&[nu, ku], &strides(self.majors.b, ldb))?
                 .with_l2_promotion(promotion),
-            self.tma_d.descriptor(&d_dims, &d_strides)?,
+            d,
         ])
     }
 

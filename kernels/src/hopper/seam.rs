@@ -105,10 +105,12 @@ impl GemmProgram for HopperWs {
     /// The packed form as [`GemmProgram::plan`] plans it (its rows aligned to 16 bytes);
     /// otherwise a form whose operands TMA loads as they lie: A and B of either major (an
     /// MN-major one staged in GMMA's MN-major layout, the `wgmma` transposing it) with rows
-    /// of 16 bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), D of the
-    /// input type with rows of 16 bytes, one GEMM; every epilogue (a gated one not with the
-    /// swapped schedule, `_t`, whose accumulator pairs run along D's rows). The rest goes to
-    /// the programs after it.
+    /// of 16 bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), one
+    /// GEMM, every epilogue, D in f16, bf16 or f32. D of a 16-bit type (either) goes out through
+    /// the schedule's store, its rows on 16 bytes; an f32 D, and a gated epilogue's, from the
+    /// registers, its rows on the stores' width (an element, or two for an f32 D stored in
+    /// pairs); a gated epilogue under a swapped schedule (`_t`, whose tile is D's transpose)
+    /// trades each gate and up value between two lanes. The rest goes to the programs after it.
     fn plan_form(
         &self,
         p: &Problem,
@@ -128,14 +130,7 @@ impl GemmProgram for HopperWs {
                 form.batch.count
             ));
         }
-        if parts.out != OutType::of(p.dtype) {
-            return Err(format!("it stores D as {}, not {}", p.dtype, parts.out));
-        }
-        for (what, operand, ld) in [
-            ("A", Operand::A, form.a.ld),
-            ("B", Operand::B, form.b.ld),
-            ("D", Operand::D, form.ldd),
-        ] {
+        for (what, operand, ld) in [("A", Operand::A, form.a.ld), ("B", Operand::B, form.b.ld)] {
             if form.row_alignment(operand, p.dtype.bytes()) < 16 {
                 return Err(format!(
                     "TMA needs rows of {what} on 16 bytes, and ld = {ld} with this buffer does \
@@ -144,15 +139,17 @@ impl GemmProgram for HopperWs {
             }
         }
         let plan = self.plan_parts(p, device, schedule, Some(parts))?;
-        let swapped = plan
-            .downcast_ref::<HopperGemm>()
-            .is_some_and(|h| h.schedule.swapped());
-        if swapped && parts.epilogue.is_gated() {
-            return Err(
-                "its schedule for this shape swaps A and B (_t), and a gated epilogue's pairs \
-                 would run along D's rows"
-                    .into(),
-            );
+        let needs = plan.output_alignment();
+        if form.row_alignment(Operand::D, parts.out.bytes()) < needs {
+            let by = if needs == 16 {
+                "TMA needs"
+            } else {
+                "its stores from the registers need"
+            };
+            return Err(format!(
+                "{by} rows of D on {needs} bytes, and ld = {} with this buffer does not give them",
+                form.ldd
+            ));
         }
         Ok(plan)
     }
@@ -241,8 +238,10 @@ impl HopperGemm {
 }
 
 // SAFETY: hopper_ws reaches A, B and D through tensor maps whose extents are m, n and k (the TMA
-// unit clips boxes to them) and D's direct stores are bounded by m and n; it writes only D (map
-// and pointer) and the workspace its launch sizes, and reads its tile order within the table.
+// unit clips boxes to them) and D's direct stores are bounded by m and n (a form's stores from
+// the registers, and its reads of C, the bias and the residual, by D's rows and columns); it
+// writes only D (map and pointer) and the workspace its launch sizes, and reads its tile order
+// within the table.
 unsafe impl ProgramPlan for HopperGemm {
     fn program(&self) -> &'static str {
         "hopper_ws"
@@ -262,7 +261,8 @@ unsafe impl ProgramPlan for HopperGemm {
         };
         let form = match &self.form {
             None => String::new(),
-            Some(f) => format!("; {}", f.epilogue.describe()),
+            Some(f) if f.out == OutType::of(self.dtype) => format!("; {}", f.epilogue.describe()),
+            Some(f) => format!("; {}, D in {}", f.epilogue.describe(), f.out),
         };
         format!(
             "hopper_ws {} (f32 acc, {}{from}{form})",
@@ -291,9 +291,11 @@ unsafe impl ProgramPlan for HopperGemm {
         16
     }
 
-    /// And writes D through a TMA store.
+    /// And writes D through a TMA store (16); or a form's D from the registers, as wide as
+    /// its stores.
     fn output_alignment(&self) -> u64 {
-        16
+        let out = self.form.map_or(OutType::of(self.dtype), |f| f.out);
+        self.host_plan().form_store.d_row_bytes(out)
     }
 
     fn launch(&self, m: u32, n: u32, k: u32, device: &Device) -> LaunchPlan {
@@ -306,6 +308,12 @@ unsafe impl ProgramPlan for HopperGemm {
 }
 
 impl HopperGemm {
+    /// The host plan ([`host_plan`]), made when the problem was planned.
+    fn host_plan(&self) -> Arc<HopperPlan> {
+        host_plan(self.schedule, self.dtype, self.form)
+            .expect("the plan was made when the problem was planned")
+    }
+
     /// The launch for `m x n x k`, with a form's leading dimensions and parameters where the
     /// plan has one.
     fn launch_any(
@@ -317,8 +325,7 @@ impl HopperGemm {
         device: &Device,
     ) -> LaunchPlan {
         let s = &self.schedule;
-        let plan = host_plan(*s, self.dtype, self.form)
-            .expect("the plan was made when the problem was planned");
+        let plan = self.host_plan();
         let resident = device.sms / s.cluster.size();
         // Swapped, the kernel's A is B and its M is N.
         let (km, kn) = s.kernel_dims(m, n);
@@ -328,8 +335,8 @@ impl HopperGemm {
             (GemmOperand::A, GemmOperand::B)
         };
         let l = launch(s, km, kn, k, resident, device.l2_bytes);
-        // plan() took N and K multiples of 8, plan_form rows of 16 bytes: every stride is a
-        // multiple of 16 bytes.
+        // plan() took N and K multiples of 8, plan_form rows of 16 bytes (D's where it has a
+        // map): every stride is a multiple of 16 bytes.
         let [a_desc, b_desc, d_desc] = match form {
             None => plan.descriptors(km, kn, k),
             Some(f) => plan.descriptors_form((km, kn, k), f),
@@ -339,10 +346,16 @@ impl HopperGemm {
             operand,
             descriptor,
         };
+        // A D stored from the registers has no map: A's stands in, over A.
+        let d_over = if plan.form_store.maps_d() {
+            GemmOperand::D
+        } else {
+            ka
+        };
         let params = HopperParams::<OnHost> {
             a_map: map(ka, a_desc),
             b_map: map(kb, b_desc),
-            d_map: map(GemmOperand::D, d_desc),
+            d_map: map(d_over, d_desc),
             d: GemmArg::D,
             m: GemmArg::U32(km),
             n: GemmArg::U32(kn),

@@ -130,14 +130,7 @@ fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -
         kernel,
         config,
     };
-    let lens = FormLens {
-        a: spans.a,
-        b: spans.b,
-        c: spans.c,
-        d: spans.d,
-        bias: spans.bias,
-        residual: spans.residual,
-    };
+    let lens = FormLens::from(spans);
     let plan = check_form(&problem, &form, lens, device).unwrap_or_else(|e| panic!("{what}: {e}"));
     let launch = plan.launch_form(m as u32, n as u32, k as u32, &form, device);
     let mut mem = Memory::new();
@@ -579,8 +572,7 @@ fn hopper() -> KernelChoice {
 
 /// The Hopper program's forms on the H200's facts: K-major operands with their own leading
 /// dimensions (TMA maps over the padded rows) and every kind of epilogue on the accumulators
-/// before the schedule's store. (It stores D in the operands' type and runs one GEMM a launch:
-/// another program runs a batch or another output type.)
+/// before the schedule's store. (It runs one GEMM a launch: another program runs a batch.)
 #[test]
 fn hopper_leading_dimensions_and_epilogues() {
     let device = Device {
@@ -694,5 +686,161 @@ fn hopper_mn_major_operands() {
                 plan.describe()
             );
         }
+    }
+}
+
+/// The Hopper program's plan of `case` under `spec` (`None`: the chooser's), run in the
+/// simulator with `seed`; returns its schedule, after checking that the plan is hopper_ws's
+/// and the schedule the one asked for.
+fn hopper_run(case: &Case, spec: Option<&str>, device: &Device, seed: u64) -> HopperSchedule {
+    let schedule = spec.map(|sp| sp.parse::<HopperSchedule>().unwrap());
+    let config = schedule.map(|sc| Config::of(&HopperWs, sc));
+    let plan = run_config(case, config, device, seed);
+    assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+    let planned = *plan.downcast_ref::<HopperGemm>().unwrap().schedule();
+    assert!(
+        schedule.is_none_or(|sc| planned == sc),
+        "{}",
+        plan.describe()
+    );
+    planned
+}
+
+/// D in a type other than the operands' on the Hopper program: f32 (stored from the registers,
+/// in 8-byte pairs or, swapped, one by one: no staging, no map over D) and bf16 from f16 inputs
+/// (the schedule's own store, rounded to bf16), with the plain sum, bias + GELU, C with alpha
+/// and beta and a residual, under the chooser's schedule and schedules that swap A and B
+/// (`_t`), store D from the registers (`_u`), run ping-pong consumers (`_p`, taking turns on
+/// one staging tile: `_o`) and share tiles in a cluster (`_c2x1`); M, N and K off the tiles, D's leading dimension past its columns (odd,
+/// for the swapped f32 D stored one value at a time). Two SMs, so that each block walks
+/// several tiles.
+#[test]
+fn hopper_output_types() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let (m, n, k) = (100, 72, 72);
+    let epilogues = [
+        Epilogue::Plain,
+        Epilogue::bias_act(Activation::GeluTanh),
+        Epilogue::Elementwise(Elementwise {
+            source: Source::C,
+            bias: Some(Bias::PerRow),
+            ..Elementwise::IDENTITY
+        }),
+        Epilogue::RESIDUAL,
+    ];
+    let schedules = [
+        None,
+        Some("128x64x64s4_t"),
+        Some("128x128x64s4_u16"),
+        Some("64x64x64s4_p_o"),
+        Some("128x64x64s4_c2x1"),
+    ];
+    let mut seed = 900;
+    for (s, spec) in schedules.into_iter().enumerate() {
+        for (i, out) in [OutType::F32, OutType::F32, OutType::Bf16]
+            .into_iter()
+            .enumerate()
+        {
+            let epilogue = epilogues[(s + i) % epilogues.len()];
+            let swapped_f32 = out == OutType::F32 && spec.is_some_and(|sp| sp.ends_with("_t"));
+            let ldd = match out {
+                OutType::F32 if swapped_f32 => n + 1,
+                OutType::F32 => n + 2,
+                _ => n + 8,
+            };
+            let form = Form {
+                epilogue,
+                out: Some(out),
+                alpha: 1.25,
+                beta: 0.5,
+                ldc: n + 3,
+                ldd,
+                ldr: n + 5,
+                a: padded(Major::K, m, k, 8),
+                ..Form::packed(m, n, k)
+            };
+            let case = Case {
+                m,
+                n,
+                k,
+                dtype: [GemmDtype::Bf16, GemmDtype::F16][usize::from(out == OutType::Bf16)],
+                form,
+                kernel: hopper(),
+            };
+            seed += 1;
+            hopper_run(&case, spec, &device, seed);
+        }
+    }
+}
+
+/// Gated epilogues (SwiGLU, GEGLU) on the Hopper program under schedules that swap A and B
+/// (`_t`: the tile is D's transpose, each gate and up pair in two lanes that trade one value),
+/// with a bias per column or per row and with a residual, D in the input type or f32: given
+/// schedules (in a cluster, streamed over every SM by stream-K) and the chooser's own for few
+/// tokens; M, N and K off the tiles.
+#[test]
+fn hopper_gated_epilogues_swapped() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (n, k) = (144, 72);
+    let gated = |act, bias, residual| {
+        Epilogue::Gated(Gated {
+            bias,
+            act,
+            residual,
+        })
+    };
+    let cases = [
+        (
+            100,
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::None),
+            None,
+            Some("128x64x64s4_c1x2_t"),
+        ),
+        (
+            100,
+            gated(Activation::GeluTanh, None, Residual::Add),
+            Some(OutType::F32),
+            Some("128x80x64s4_t"),
+        ),
+        (
+            40,
+            gated(Activation::GeluErf, Some(Bias::PerRow), Residual::Add),
+            None,
+            Some("128x48x64s4_c2x1_k_t"),
+        ),
+        (
+            40,
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::Add),
+            None,
+            None,
+        ),
+    ];
+    for (i, (m, epilogue, out, spec)) in cases.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            out,
+            alpha: 0.75,
+            ldd: cols + 8,
+            ldr: cols + 3,
+            b: padded(Major::K, n, k, 16),
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::F16, GemmDtype::Bf16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let schedule = hopper_run(&case, spec, &device, 950 + i as u64);
+        assert!(schedule.swapped(), "{schedule}");
     }
 }

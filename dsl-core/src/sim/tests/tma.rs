@@ -175,3 +175,29 @@ fn stores_clip_at_the_tensor_and_need_the_proxy_fence() {
         assert_eq!(f.other.as_ref().map(|o| o.op), Some("st"), "{r}");
     }
 }
+
+/// A bulk wait in a kernel that stores nothing through TMA (a program whose store of D is
+/// chosen at generation may keep its waits) waits for nothing: the run is clean.
+#[test]
+fn a_bulk_wait_with_no_store_waits_for_nothing() {
+    let k = build_kernel("bulk_wait_alone", |k| {
+        let out = k.param_ptr::<u32>("out");
+        bulk_commit_group();
+        bulk_wait_group_read(0);
+        bulk_wait_group(0);
+        out.store_at(thread_idx_x(), thread_idx_x());
+    })
+    .unwrap();
+    let mut mem = Memory::new();
+    let out = mem.alloc("out", 4 * 32);
+    let r = run_with(
+        &k,
+        Launch::linear(1, 32),
+        &[Arg::Buffer(out)],
+        &mut mem,
+        opts(0, Schedule::Random),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.is_clean(), "{r}");
+    assert_eq!(mem.read::<u32>(out), (0..32).collect::<Vec<u32>>());
+}

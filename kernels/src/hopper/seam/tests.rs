@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::gemm::{check, BufferLens, Config, KernelChoice};
+use crate::hopper::epilogue::FormStore;
 
 fn problem(m: usize, n: usize, k: usize) -> Problem {
     Problem {
@@ -230,4 +231,135 @@ fn the_launch_names_the_kernels_parameters_in_order() {
             "workspace"
         ]
     );
+}
+
+/// `form` of `p` planned by `check_form` with buffers of its spans.
+fn plan_in(p: &Problem, form: &Form, device: &Device) -> Result<Plan, String> {
+    let lens = form.spans(p.m, p.n, p.k).unwrap().into();
+    crate::gemm::check_form(p, form, lens, device).map_err(|e| e.to_string())
+}
+
+/// The store a hopper_ws plan of `form` makes ([`FormStore`]).
+fn store_of(plan: &Plan, form: &Form) -> FormStore {
+    let h = plan.downcast_ref::<HopperGemm>().unwrap();
+    let parts = form.parts(h.dtype());
+    HopperPlan::with_form(*h.schedule(), h.dtype(), Some(parts))
+        .unwrap()
+        .form_store
+}
+
+/// D in f32 is stored from the registers (8-byte pairs; swapped, one value at a time), bf16 D
+/// from f16 inputs through the schedule's store, a gated epilogue under a swapped schedule
+/// across lane pairs; D's rows need the stores' width (16 bytes only where D has a map), and a
+/// launch whose D has no map passes A's in its place, over A.
+#[test]
+fn forms_store_d_in_its_own_type_and_gated_pairs_across_lanes() {
+    use crate::gemm::epilogue::Epilogue;
+    use crate::hopper::epilogue::{F32Store, GatedPairs};
+    let h200 = Device::h200();
+    let (m, n, k) = (1000, 2048, 512);
+    let f32_form = |ldd| Form {
+        out: Some(OutType::F32),
+        ldd,
+        ..Form::packed(m, n, k)
+    };
+    let p = plan_in(&problem(m, n, k), &f32_form(n + 2), &h200).unwrap();
+    assert_eq!(p.program(), "hopper_ws");
+    assert!(
+        p.describe().ends_with("; D = acc, D in f32)"),
+        "{}",
+        p.describe()
+    );
+    assert_eq!(
+        store_of(&p, &f32_form(n + 2)),
+        FormStore::F32(F32Store::Pairs)
+    );
+    assert_eq!(p.output_alignment(), 8);
+    let l = p.launch_form(m as u32, n as u32, k as u32, &f32_form(n + 2), &h200);
+    assert_eq!(l.check(), Ok(()));
+    assert!(matches!(
+        &l.args[2],
+        GemmArg::TensorMap { operand: GemmOperand::A, descriptor } if descriptor.global_dims == [512, 1000]
+    ));
+    assert_eq!(l.args[3], GemmArg::D);
+    // Odd rows of f32: the pairs would not be 8-byte aligned.
+    let e = plan_in(&problem(m, n, k), &f32_form(n + 1), &h200).unwrap_err();
+    assert!(
+        e.contains(
+            "its stores from the registers need rows of D on 8 bytes, and ld = 2049 with this \
+             buffer does not give them"
+        ),
+        "{e}"
+    );
+    // Swapped (the decode shape's schedule), each value alone: any row.
+    let decode = Problem {
+        m: 16,
+        ..problem(m, n, k)
+    };
+    let f32_decode = Form {
+        out: Some(OutType::F32),
+        ldd: n + 1,
+        ..Form::packed(16, n, k)
+    };
+    let p = plan_in(&decode, &f32_decode, &h200).unwrap();
+    assert!(p.downcast_ref::<HopperGemm>().unwrap().schedule().swapped());
+    assert_eq!(store_of(&p, &f32_decode), FormStore::F32(F32Store::Each));
+    assert_eq!(p.output_alignment(), 4);
+    // bf16 D from f16 inputs: the schedule's store, through D's map (rows on 16 bytes).
+    let f16 = Problem {
+        dtype: GemmDtype::F16,
+        ..problem(m, n, k)
+    };
+    let bf16_form = Form {
+        out: Some(OutType::Bf16),
+        ..Form::packed(m, n, k)
+    };
+    let p = plan_in(&f16, &bf16_form, &h200).unwrap();
+    assert_eq!(
+        store_of(&p, &bf16_form),
+        FormStore::Schedule(GemmDtype::Bf16)
+    );
+    let l = p.launch_form(m as u32, n as u32, k as u32, &bf16_form, &h200);
+    assert!(matches!(
+        &l.args[2],
+        GemmArg::TensorMap {
+            operand: GemmOperand::D,
+            ..
+        }
+    ));
+    let e = plan_in(
+        &f16,
+        &Form {
+            ldd: n + 4,
+            ..bf16_form
+        },
+        &h200,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("TMA needs rows of D on 16 bytes, and ld = 2052"),
+        "{e}"
+    );
+    // SwiGLU on the decode shape: the swapped schedule, pairs in lanes four apart.
+    let swiglu = Form {
+        epilogue: Epilogue::SWIGLU,
+        ..Form::packed(16, n, k)
+    };
+    let p = plan_in(&decode, &swiglu, &h200).unwrap();
+    assert_eq!(p.program(), "hopper_ws");
+    assert_eq!(
+        store_of(&p, &swiglu),
+        FormStore::Gated(GatedPairs::Lanes(crate::gemm::fused::LanePairs {
+            xor: 4,
+            rows: 1
+        }))
+    );
+    let l = p.launch_form(16, n as u32, k as u32, &swiglu, &h200);
+    assert!(matches!(
+        &l.args[2],
+        GemmArg::TensorMap {
+            operand: GemmOperand::B,
+            ..
+        }
+    ));
 }
