@@ -319,13 +319,6 @@ const SHAPES: [(&str, (i64, i64, i64)); 5] = [
     ("llm down 4096x4096x14336", (4096, 4096, 14336)),
 ];
 
-/// The LLM suite's M (`rute gemm --suite llm`): a decode batch of 16 tokens to a prefill of 16k.
-const LLM_M: [usize; 7] = [16, 64, 128, 512, 2048, 8192, 16384];
-
-/// The LLM suite's (N, K): Llama-3 8B's fused QKV, gate+up and down projections, 70B's fused
-/// QKV.
-const LLM_NK: [(usize, usize); 4] = [(6144, 4096), (28672, 4096), (4096, 14336), (10240, 8192)];
-
 /// A linear layer `y = x W^T`: its name, and (output features, tokens, input features).
 type Layer = (String, (usize, usize, usize));
 
@@ -339,15 +332,12 @@ fn shapes_of(shapes: &[(&str, (i64, i64, i64))]) -> Vec<Layer> {
         .collect()
 }
 
-/// The LLM suite's shapes as linear layers: `llm MxNxK` with M tokens.
+/// The LLM suite's shapes (`rute gemm --suite llm`) as linear layers: `llm MxNxK` with M
+/// tokens.
 fn llm_shapes() -> Vec<Layer> {
-    LLM_NK
-        .iter()
-        .flat_map(|&(n, k)| {
-            LLM_M
-                .iter()
-                .map(move |&m| (format!("llm {m}x{n}x{k}"), (n, m, k)))
-        })
+    kernels::gemm::suites::llm_shapes()
+        .into_iter()
+        .map(|(m, n, k)| (format!("llm {m}x{n}x{k}"), (n, m, k)))
         .collect()
 }
 

@@ -63,6 +63,7 @@ pub mod rotation;
 #[cfg(feature = "gpu")]
 mod runtime;
 pub mod strided;
+pub mod suites;
 pub mod tuning;
 
 pub use check::{check, check_form, tma_rows, BufferLens, FormLens, InputError};
