@@ -107,7 +107,7 @@ pub(super) fn epilogue<T: GemmElem>(
         (Stored::Done, _) => {}
         (Stored::Sums, Store::Direct(width)) => {
             let tile = DirectTile {
-                d: out.d,
+                d: out.d_at(unit.z),
                 extents: (unit.m_end, out.n),
                 origin: (unit.m0 + row0, unit.n0),
                 ld: out.ldd,
@@ -186,7 +186,7 @@ fn fused<T: GemmElem>(
         alpha: params.alpha,
         beta: params.beta,
     };
-    let ops = params.operands::<T>(out.d.cast::<u32>(), Var::konst(0u32));
+    let ops = params.operands::<T>(out.d.cast::<u32>(), unit.z);
     if parts.epilogue.is_gated() {
         store_gated(&epi, acc, &tile, &ops);
         return Ok(Stored::Done);
@@ -234,7 +234,8 @@ fn staged_store<T: GemmElem>(
         own.sync();
         if t.eq_(0u32) {
             let n0 = column(unit.n0, j * epi);
-            let origin = [unit.m0 + row0, n0];
+            // Of a batch, the unit's GEMM is the map's third coordinate.
+            let origin = [unit.m0 + row0, n0, unit.z];
             if s.row_split() {
                 // A piece ends inside D: its boxes past its rows are the next piece's.
                 let rows = unit.m_end - origin[0];

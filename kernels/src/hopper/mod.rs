@@ -16,7 +16,9 @@
 //!   the grid and the stream-K split;
 //! - [`chooser`]: the default schedule, a table of shape classes and a cost model over the
 //!   device's facts; [`tune`]: timing candidate schedules on the device into tuning records;
-//! - [`seam`]: [`HopperWs`], the program behind the GEMM seam.
+//! - [`seam`]: [`HopperWs`], the program behind the GEMM seam; [`batch`]: a strided batch of
+//!   GEMMs in one launch (the batch as the tensor maps' third dimension, the walk over every
+//!   GEMM's tiles).
 //!
 //! ```
 //! use dsl_core::ir::Target;
@@ -28,6 +30,7 @@
 //! assert!(codegen_ptx::emit(&kernel, Target::Sm80).is_err());
 //! ```
 
+pub mod batch;
 pub mod chooser;
 pub mod consumer;
 pub mod direct;
@@ -47,7 +50,9 @@ pub mod trace;
 pub mod tune;
 
 pub use fixup::workspace_elems;
-pub use launch::{cluster_tiles, launch, tile_order, HopperLaunch};
+pub use launch::{
+    cluster_tiles, launch, launch_batched, tile_order, tile_order_batched, HopperLaunch,
+};
 pub use plan::{HopperPlan, PlanError};
 pub use schedule::{
     HopperSchedule, Refusal, ScheduleError, Store, CONSUMERS, REGISTERS, SMEM_LIMIT,
@@ -137,7 +142,29 @@ pub fn hopper_form_kernel(
     kernel_of(HopperPlan::with_form(schedule, dtype, form)?)
 }
 
-/// The kernel of `plan`, named [`entry_name`] (with the form's tag where it has a form).
+/// The kernel of `schedule` for `dtype` in a form's parts that runs a strided batch of GEMMs in
+/// one launch ([`batch`]), named [`entry_name`] with the parts' tag and `_batch`.
+pub fn hopper_batch_kernel(
+    schedule: HopperSchedule,
+    dtype: GemmDtype,
+    form: FormParts,
+) -> Result<Kernel, HopperError> {
+    kernel_of(HopperPlan::for_batch(schedule, dtype, form)?)
+}
+
+/// The kernel of `schedule` for `dtype` in a form's parts (`None`: the packed form's), one GEMM
+/// or a strided batch ([`HopperPlan::with_parts`]).
+pub(crate) fn parts_kernel(
+    schedule: HopperSchedule,
+    dtype: GemmDtype,
+    form: Option<FormParts>,
+    batching: batch::Batching,
+) -> Result<Kernel, HopperError> {
+    kernel_of(HopperPlan::with_parts(schedule, dtype, form, batching)?)
+}
+
+/// The kernel of `plan`, named [`entry_name`] (with the form's tag where it has a form, and
+/// `_batch` for a strided batch).
 fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
     let (schedule, dtype) = (plan.schedule, plan.dtype);
     let mut k = match dtype {
@@ -148,6 +175,7 @@ fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
     if let Some(form) = plan.form {
         k.name.push_str(&form.tag());
     }
+    k.name.push_str(plan.batching.tag());
     Ok(k)
 }
 

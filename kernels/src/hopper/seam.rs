@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use dsl_core::ir::{Kernel, Target};
 
+use super::batch::{check_tma_strides, Batching, StridedBatch};
 use super::chooser::{self, Choice};
-use super::launch::{launch, tile_order};
+use super::launch::{launch_batched, tile_order_batched};
 use super::params::{HopperParams, OnHost};
 use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
-use super::{entry_name, hopper_form_kernel, HopperError, TARGETS};
+use super::{entry_name, parts_kernel, HopperError, TARGETS};
 use crate::gemm::fused::FormParams;
 use crate::gemm::layout::{Form, FormParts, Operand, OutType};
 use crate::gemm::program::aligned_for;
@@ -99,14 +100,17 @@ impl GemmProgram for HopperWs {
         device: &Device,
         schedule: Option<&HopperSchedule>,
     ) -> Result<Plan, String> {
-        self.plan_parts(p, device, schedule, None)
+        self.plan_parts(p, device, schedule, None, StridedBatch::ONE)
     }
 
     /// The packed form as [`GemmProgram::plan`] plans it (its rows aligned to 16 bytes);
     /// otherwise a form whose operands TMA loads as they lie: A and B of either major (an
     /// MN-major one staged in GMMA's MN-major layout, the `wgmma` transposing it) with rows
     /// of 16 bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), D of the
-    /// input type with rows of 16 bytes, one GEMM; every epilogue (a gated one not with the
+    /// input type with rows of 16 bytes; one GEMM, or a strided batch in one launch
+    /// ([`super::batch`]: the batch as the tensor maps' third dimension, its strides multiples
+    /// of 16 bytes that step past a matrix, A's and B's also 0, and a schedule that walks every
+    /// GEMM's tiles: [`HopperSchedule::check_batch`]); every epilogue (a gated one not with the
     /// swapped schedule, `_t`, whose accumulator pairs run along D's rows). The rest goes to
     /// the programs after it.
     fn plan_form(
@@ -122,14 +126,12 @@ impl GemmProgram for HopperWs {
             return Ok(plan);
         }
         let parts = form.parts(p.dtype);
-        if form.batch.is_batched() {
-            return Err(format!(
-                "it runs one GEMM per launch, not a batch of {}",
-                form.batch.count
-            ));
-        }
         if parts.out != OutType::of(p.dtype) {
             return Err(format!("it stores D as {}, not {}", p.dtype, parts.out));
+        }
+        if form.batch.is_batched() {
+            let bytes = p.dtype.bytes();
+            check_tma_strides(form, (p.m, p.n, p.k), bytes, parts.out.bytes())?;
         }
         for (what, operand, ld) in [
             ("A", Operand::A, form.a.ld),
@@ -143,7 +145,7 @@ impl GemmProgram for HopperWs {
                 ));
             }
         }
-        let plan = self.plan_parts(p, device, schedule, Some(parts))?;
+        let plan = self.plan_parts(p, device, schedule, Some(parts), StridedBatch::of(form))?;
         let swapped = plan
             .downcast_ref::<HopperGemm>()
             .is_some_and(|h| h.schedule.swapped());
@@ -159,13 +161,15 @@ impl GemmProgram for HopperWs {
 }
 
 impl HopperWs {
-    /// The plan of `p` in the form's `parts` (`None`: the packed form).
+    /// The plan of `p` in the form's `parts` (`None`: the packed form), one GEMM or a strided
+    /// `batch` of them in one launch.
     fn plan_parts(
         &self,
         p: &Problem,
         device: &Device,
         schedule: Option<&HopperSchedule>,
         parts: Option<FormParts>,
+        batch: StridedBatch,
     ) -> Result<Plan, String> {
         let target = device.target;
         if !TARGETS.contains(&target) {
@@ -176,7 +180,7 @@ impl HopperWs {
         }
         tma_rows(p, MAX_DIM)?;
         let Choice { schedule, origin } = match schedule {
-            None => chooser::choose(p.m, p.n, p.k, device),
+            None => chooser::choose_batch(p.m, p.n, p.k, batch, device),
             Some(s) => Choice {
                 schedule: *s,
                 origin: p
@@ -192,13 +196,22 @@ impl HopperWs {
             .map_err(|e| format!("{schedule}: {e}"))?;
         let dim = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
         schedule.takes(dim(p.m), dim(p.n), dim(p.k))?;
+        let batching = if batch.is_batched() {
+            schedule
+                .check_batch(dim(p.m), dim(p.n), dim(p.k), batch)
+                .map_err(|e| e.to_string())?;
+            Batching::Strided
+        } else {
+            Batching::Single
+        };
         // The host plan (the layouts and copies) is made now, so that a launch has it.
-        host_plan(schedule, p.dtype, parts)?;
+        host_plan(schedule, p.dtype, parts, batching)?;
         Ok(Plan::new(HopperGemm {
             schedule,
             dtype: p.dtype,
             origin,
             form: parts,
+            batching,
         }))
     }
 }
@@ -218,6 +231,7 @@ pub struct HopperGemm {
     dtype: GemmDtype,
     origin: Origin,
     form: Option<FormParts>,
+    batching: Batching,
 }
 
 impl HopperGemm {
@@ -234,6 +248,11 @@ impl HopperGemm {
     /// Where the schedule came from (given, a tuning record, the table or the model).
     pub fn origin(&self) -> &Origin {
         &self.origin
+    }
+
+    /// One GEMM per launch, or a strided batch in one launch.
+    pub fn batching(&self) -> Batching {
+        self.batching
     }
 }
 
@@ -261,6 +280,10 @@ unsafe impl ProgramPlan for HopperGemm {
             None => String::new(),
             Some(f) => format!("; {}", f.epilogue.describe()),
         };
+        let form = match self.batching {
+            Batching::Single => form,
+            Batching::Strided => format!("{form}; a strided batch in one launch"),
+        };
         format!(
             "hopper_ws {} (f32 acc, {}{from}{form})",
             self.dtype,
@@ -269,7 +292,7 @@ unsafe impl ProgramPlan for HopperGemm {
     }
 
     fn kernel(&self) -> Result<Kernel, KernelBuildError> {
-        hopper_form_kernel(self.schedule, self.dtype, self.form).map_err(|e| match e {
+        parts_kernel(self.schedule, self.dtype, self.form, self.batching).map_err(|e| match e {
             HopperError::Build(b) => KernelBuildError::Build(b),
             other => KernelBuildError::program("hopper_ws", other),
         })
@@ -280,6 +303,7 @@ unsafe impl ProgramPlan for HopperGemm {
         if let Some(f) = &self.form {
             name.push_str(&f.tag());
         }
+        name.push_str(self.batching.tag());
         name
     }
 
@@ -314,7 +338,7 @@ impl HopperGemm {
         device: &Device,
     ) -> LaunchPlan {
         let s = &self.schedule;
-        let plan = host_plan(*s, self.dtype, self.form)
+        let plan = host_plan(*s, self.dtype, self.form, self.batching)
             .expect("the plan was made when the problem was planned");
         let resident = device.sms / s.cluster.size();
         // Swapped, the kernel's A is B and its M is N.
@@ -324,7 +348,12 @@ impl HopperGemm {
         } else {
             (GemmOperand::A, GemmOperand::B)
         };
-        let l = launch(s, km, kn, k, resident, device.l2_bytes);
+        // A strided batch's GEMMs (plan_form bounded the count); one for one GEMM.
+        let count = match (self.batching, form) {
+            (Batching::Strided, Some(f)) => u32::try_from(f.batch.count).unwrap_or(u32::MAX),
+            _ => 1,
+        };
+        let l = launch_batched(s, (km, kn, k), count, resident, device.l2_bytes);
         // plan() took N and K multiples of 8, plan_form rows of 16 bytes: every stride is a
         // multiple of 16 bytes.
         let [a_desc, b_desc, d_desc] = match form {
@@ -344,7 +373,7 @@ impl HopperGemm {
             m: GemmArg::U32(km),
             n: GemmArg::U32(kn),
             k: GemmArg::K,
-            order: GemmArg::Table(Arc::new(tile_order(s, km, kn))),
+            order: GemmArg::Table(Arc::new(tile_order_batched(s, km, kn, count))),
             sk_tiles: GemmArg::U32(l.split.sk_tiles),
             sk_blocks: GemmArg::U32(l.split.sk_blocks),
             workspace: GemmArg::Workspace,
@@ -352,6 +381,9 @@ impl HopperGemm {
         let mut args = params.into_args();
         if let Some(f) = form {
             args.extend(FormParams::args(f));
+        }
+        if self.batching == Batching::Strided {
+            args.push(GemmArg::U32(count));
         }
         LaunchPlan {
             grid: l.grid,
@@ -368,30 +400,32 @@ impl HopperGemm {
     }
 }
 
-/// The host plan of `schedule` for `dtype` (its atoms, layouts and TMA copies: the layout
-/// algebra's work, about a tenth of a millisecond), made once per process and shared; or why
-/// it could not be made, as a clause.
+/// The host plan of `schedule` for `dtype` in a form's parts, one GEMM or a strided batch (its
+/// atoms, layouts and TMA copies: the layout algebra's work, about a tenth of a millisecond),
+/// made once per process and shared; or why it could not be made, as a clause.
 fn host_plan(
     schedule: HopperSchedule,
     dtype: GemmDtype,
     form: Option<FormParts>,
+    batching: Batching,
 ) -> Result<Arc<HopperPlan>, String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Key = (HopperSchedule, GemmDtype, Option<FormParts>);
+    type Key = (HopperSchedule, GemmDtype, Option<FormParts>, Batching);
     type Plans = Mutex<HashMap<Key, Arc<HopperPlan>>>;
     static PLANS: OnceLock<Plans> = OnceLock::new();
     let plans = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut plans = plans
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(p) = plans.get(&(schedule, dtype, form)) {
+    let key = (schedule, dtype, form, batching);
+    if let Some(p) = plans.get(&key) {
         return Ok(Arc::clone(p));
     }
-    let plan =
-        HopperPlan::with_form(schedule, dtype, form).map_err(|e| format!("{schedule}: {e}"))?;
+    let plan = HopperPlan::with_parts(schedule, dtype, form, batching)
+        .map_err(|e| format!("{schedule}: {e}"))?;
     let plan = Arc::new(plan);
-    plans.insert((schedule, dtype, form), Arc::clone(&plan));
+    plans.insert(key, Arc::clone(&plan));
     Ok(plan)
 }
 

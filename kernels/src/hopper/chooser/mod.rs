@@ -25,6 +25,7 @@
 pub mod model;
 pub mod table;
 
+use super::batch::StridedBatch;
 use super::schedule::HopperSchedule;
 use crate::gemm::{Device, Origin};
 
@@ -41,10 +42,41 @@ pub struct Choice {
 /// (and whose schedule fits the device's shared memory, with fewer stages if it must), else the
 /// cost model's.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
+    choose_batch(m, n, k, StridedBatch::ONE, device)
+}
+
+/// [`choose`] for a strided batch of GEMMs of `m x n x k` run in one launch
+/// ([`super::batch`]): the table's conditions on the waves and the L2 count the whole batch's
+/// tiles and bytes ([`table::Cond::holds_batch`]), a row whose schedule the batch refuses
+/// ([`HopperSchedule::check_batch`]: a resident B the batch does not share) is passed over, and
+/// the model weighs the whole batch's waves ([`model::choose_batch`]). A batch of one GEMM is
+/// [`choose`].
+///
+/// ```
+/// use kernels::gemm::Device;
+/// use kernels::hopper::batch::StridedBatch;
+/// use kernels::hopper::chooser::{choose, choose_batch};
+/// let h200 = Device::h200();
+/// // 16 tokens by 2048 weights: 32 swapped 64-row tiles, one wave; 8 such GEMMs take 256
+/// // tiles, so the batch goes to the 128-row weight tiles of the rows past a wave.
+/// let one = choose(16, 2048, 4096, &h200).schedule.to_string();
+/// assert_eq!(one, "64x16x128s11_f1_vfln_t");
+/// let eight = StridedBatch { count: 8, ..StridedBatch::ONE };
+/// let batch = choose_batch(16, 2048, 4096, eight, &h200).schedule.to_string();
+/// assert_eq!(batch, "128x16x64s8_vfln_t");
+/// ```
+pub fn choose_batch(m: usize, n: usize, k: usize, batch: StridedBatch, device: &Device) -> Choice {
     let shape = (m, n, k);
+    let count = batch.count.max(1) as usize;
+    let dims = (u32::try_from(m), u32::try_from(n), u32::try_from(k));
+    let takes_batch = |s: &HopperSchedule| match dims {
+        _ if !batch.is_batched() => true,
+        (Ok(m), Ok(n), Ok(k)) => s.check_batch(m, n, k, batch).is_ok(),
+        _ => false,
+    };
     for row in table::TABLE {
-        if row.when.iter().all(|c| c.holds(shape, device)) {
-            let spelled = row.schedule.fill((m, n), device);
+        if row.when.iter().all(|c| c.holds_batch(shape, count, device)) {
+            let spelled = row.schedule.fill_batch((m, n), count, device);
             let schedule: HopperSchedule = spelled
                 .parse()
                 .unwrap_or_else(|e| panic!("the table's row for {}: {e}", row.class));
@@ -52,7 +84,7 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
                 Some(cap) => schedule.with_most_stages(cap, device.smem_per_block),
                 None => fitted(schedule, device),
             };
-            if schedule.check_fit(device.smem_per_block).is_err() {
+            if schedule.check_fit(device.smem_per_block).is_err() || !takes_batch(&schedule) {
                 continue;
             }
             return Choice {
@@ -65,7 +97,7 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
         }
     }
     Choice {
-        schedule: model::choose(m, n, k, device),
+        schedule: model::choose_batch(m, n, k, count, device),
         origin: Origin::Model,
     }
 }
