@@ -1,12 +1,16 @@
 //! The warp-specialized Hopper GEMM's PTX: one insta snapshot per configuration the sweep times
-//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), each assembled by
-//! ptxas for sm_90a with no spills, no stack frame and the register split the design needs.
+//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), and of a strided
+//! batch's kernel (`hopper_batch_<config>_<dtype>_sm_90a.snap`: the batch as the tensor maps'
+//! third coordinate, the walk over every GEMM's tiles), each assembled by ptxas for sm_90a with
+//! no spills, no stack frame and the register split the design needs.
 //!
 //! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
 
 use dsl_core::ir::Target;
+use kernels::gemm::epilogue::Epilogue;
+use kernels::gemm::layout::{FormParts, Major, OutType};
 use kernels::gemm::GemmDtype;
-use kernels::hopper::{hopper_kernel, HopperSchedule, REGISTERS};
+use kernels::hopper::{hopper_batch_kernel, hopper_kernel, HopperSchedule, REGISTERS};
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
 /// Every (configuration, element type) the sweep times, with its snapshot's name.
@@ -26,6 +30,25 @@ fn ptx_of(cfg: HopperSchedule, dtype: GemmDtype) -> String {
     codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
 }
 
+/// The strided batches' kernels with a snapshot: the default schedule of attention's batch
+/// (64 x 512 x 512 x 128, cuBLAS's TN: both operands K-major), f16, the plain sum.
+fn batched() -> Vec<(HopperSchedule, GemmDtype, String)> {
+    let cfg: HopperSchedule = "128x256x64s4_e128".parse().unwrap();
+    let dtype = GemmDtype::F16;
+    vec![(cfg, dtype, format!("hopper_batch_{cfg}_{dtype}_sm_90a"))]
+}
+
+fn batch_ptx_of(cfg: HopperSchedule, dtype: GemmDtype) -> String {
+    let parts = FormParts {
+        a: Major::K,
+        b: Major::K,
+        epilogue: Epilogue::Plain,
+        out: OutType::of(dtype),
+    };
+    let k = hopper_batch_kernel(cfg, dtype, parts).unwrap_or_else(|e| panic!("{cfg}: {e}"));
+    codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
+}
+
 #[test]
 fn ptx_snapshots() {
     assert_eq!(published().len(), 2 * HopperSchedule::SWEEP.len());
@@ -41,6 +64,17 @@ fn ptx_snapshots() {
         });
         expected.push(format!("{name}.snap"));
     }
+    for (cfg, dtype, name) in batched() {
+        insta::with_settings!({
+            snapshot_path => SNAPSHOTS,
+            prepend_module_to_snapshot => false,
+            description => format!("hopper_ws {cfg} {dtype} for sm_90a, a strided batch"),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name.clone(), batch_ptx_of(cfg, dtype));
+        });
+        expected.push(format!("{name}.snap"));
+    }
     assert_no_stale_snapshots("hopper_", &expected);
 }
 
@@ -52,8 +86,15 @@ fn ptx_snapshots() {
 #[test]
 fn every_configuration_assembles_within_its_register_budget() {
     let mut table = Vec::new();
-    for (cfg, dtype, name) in published() {
-        let report = assemble_clean(&ptx_of(cfg, dtype), Target::Sm90a, &name);
+    let batches = batched()
+        .into_iter()
+        .map(|(cfg, dtype, name)| (cfg, batch_ptx_of(cfg, dtype), name));
+    let all = published()
+        .into_iter()
+        .map(|(cfg, dtype, name)| (cfg, ptx_of(cfg, dtype), name))
+        .chain(batches);
+    for (cfg, ptx, name) in all {
+        let report = assemble_clean(&ptx, Target::Sm90a, &name);
         assert!(
             report.registers * cfg.threads() <= 65536,
             "{name}: {} registers per thread do not fit {} threads",

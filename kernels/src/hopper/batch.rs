@@ -399,9 +399,9 @@ mod tests {
             e.contains("D's batch stride of 3576 elements is less than the 3584"),
             "{e}"
         );
-        // An f32 D steps in 4-byte elements.
+        // An f32 D steps in 4-byte elements: 4 of them are 16 bytes.
         let f32_d = Batch {
-            d: m * n + 2,
+            d: m * n + 4,
             ..packed
         };
         assert_eq!(
@@ -427,6 +427,83 @@ mod tests {
         assert_eq!(covered(&OperandLayout::k_major(40), 64, 40), 64 * 40);
         assert_eq!(batch_dim(5, 0, 40 * 72), (1, 40 * 72));
         assert_eq!(batch_dim(5, 0, 0), (1, 1));
+    }
+
+    /// A batch's plan: rank-3 copies whose boxes are one GEMM's tiles (the same boxes, bytes
+    /// and shared offsets as one GEMM's, one deep along the batch), and maps with the batch as
+    /// the third dimension: its count and stride, or for a shared operand one deep; swapped,
+    /// the kernel's A is the problem's B.
+    #[test]
+    fn a_batch_maps_its_gemms_as_the_third_dimension() {
+        use crate::gemm::epilogue::Epilogue;
+        use crate::gemm::layout::{FormParts, OutType};
+        use crate::gemm::GemmDtype;
+        use crate::hopper::HopperPlan;
+        let parts = FormParts {
+            a: Major::MN,
+            b: Major::K,
+            epilogue: Epilogue::Plain,
+            out: OutType::F16,
+        };
+        let (m, n, k) = (200, 136, 72);
+        let a = OperandLayout {
+            major: Major::MN,
+            ld: 208,
+        };
+        let b = OperandLayout::k_major(80);
+        let form = Form {
+            a,
+            b,
+            ldd: 144,
+            batch: Batch {
+                count: 3,
+                a: 72 * 208 + 8,
+                b: 0,
+                c: 0,
+                d: 200 * 144,
+                residual: 0,
+            },
+            ..Form::packed(m, n, k)
+        };
+        for spec in ["128x128x64s4_c2x1", "128x80x64s4_t"] {
+            let s: HopperSchedule = spec.parse().unwrap();
+            let one = HopperPlan::with_form(s, GemmDtype::F16, Some(parts)).unwrap();
+            let plan = HopperPlan::for_batch(s, GemmDtype::F16, parts).unwrap();
+            assert_eq!(plan.batching, Batching::Strided);
+            for (c, o) in [
+                (&plan.tma_a, &one.tma_a),
+                (&plan.tma_b_multicast, &one.tma_b_multicast),
+                (&plan.tma_d, &one.tma_d),
+            ] {
+                assert_eq!(c.global.rank, 3, "{spec}");
+                assert_eq!(c.box_dims[..2], o.box_dims[..], "{spec}");
+                assert_eq!(c.box_dims[2], 1, "{spec}");
+                assert_eq!(c.bytes(), o.bytes(), "{spec}");
+                let offsets = |t: &dsl_core::atom::tma::TmaCopy| -> Vec<i64> {
+                    t.boxes.iter().map(|b| b.smem_offset).collect()
+                };
+                assert_eq!(offsets(c), offsets(o), "{spec}");
+                assert!(c
+                    .boxes
+                    .iter()
+                    .all(|b| b.coord.len() == 3 && b.coord[2] == 0));
+            }
+            let (km, kn) = s.kernel_dims(m as u32, n as u32);
+            let [da, db, dd] = plan.descriptors_form((km, kn, k as u32), &form).unwrap();
+            // The problem's A: MN-major, M contiguous, 3 GEMMs 72 * 208 + 8 apart; its B one
+            // matrix the batch shares, one deep, stepping past its 136 rows of 80.
+            let (pa, pb) = if s.swapped() { (db, da) } else { (da, db) };
+            assert_eq!(pa.global_dims, vec![200, 72, 3], "{spec}");
+            assert_eq!(pa.global_strides_bytes, vec![208 * 2, (72 * 208 + 8) * 2]);
+            assert_eq!(pb.global_dims, vec![72, 136, 1], "{spec}");
+            assert_eq!(pb.global_strides_bytes, vec![80 * 2, 136 * 80 * 2]);
+            // D's rows are contiguous either way (swapped, D's transposed is column-major).
+            assert_eq!(dd.global_dims, vec![136, 200, 3], "{spec}");
+            assert_eq!(dd.global_strides_bytes, vec![144 * 2, 200 * 144 * 2]);
+            assert_eq!(one.batching, Batching::Single);
+            let [oa, ..] = one.descriptors_form((km, kn, k as u32), &form).unwrap();
+            assert_eq!(oa.global_dims.len(), 2);
+        }
     }
 
     /// Each schedule feature a batch refuses, with its sentence; the rest pass, and a long

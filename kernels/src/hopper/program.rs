@@ -223,9 +223,8 @@ pub fn hopper_ws<T: GemmElem>(
 }
 
 /// The walk over a strided batch of `count` GEMMs of `rows` cluster tiles along M each: the
-/// walk's tiles along M (`rows * count`) and what its units need ([`BatchWalk`]). The batch
-/// coordinate of a load of an operand the batch shares (its stride 0) is masked to 0; swapped,
-/// the kernel's A is the problem's B.
+/// walk's tiles along M (`rows * count`) and what its units need ([`BatchWalk`]: the batch
+/// strides of the kernel's A and B; swapped, the kernel's A is the problem's B).
 fn batch_walk(
     plan: &HopperPlan,
     form: Option<FormParams>,
@@ -233,15 +232,10 @@ fn batch_walk(
     count: Var<u32>,
 ) -> (Var<u32>, BatchWalk) {
     let f = form.expect("a batch's strides are a form's parameters (HopperPlan::for_batch)");
-    let keep = |stride: Var<u64>| select(stride.eq_(0u64), 0u32, u32::MAX);
-    let (a, b) = if plan.schedule.swapped() {
+    let strides = if plan.schedule.swapped() {
         (f.batch_b, f.batch_a)
     } else {
         (f.batch_a, f.batch_b)
     };
-    let walk = BatchWalk {
-        rows,
-        keep: (keep(a), keep(b)),
-    };
-    (rows * count, walk)
+    (rows * count, BatchWalk { strides })
 }

@@ -33,14 +33,13 @@ pub(super) struct Walk {
 }
 
 /// The walk over a strided batch ([`super::batch`]): its tile row `r` is row `r % rows` of GEMM
-/// `r / rows`, `rows` one GEMM's cluster tiles along M; the kernel's A and B loads ask their
-/// maps for that GEMM, or for matrix 0 where the batch shares the operand (its stride 0: the
-/// map is one deep, and `keep` is 0 rather than all ones).
+/// `r / rows`, `rows` one GEMM's cluster tiles along M ([`Walk::gemm_rows`]); the kernel's A and
+/// B loads ask their maps for that GEMM, or for matrix 0 where the batch shares the operand (its
+/// batch stride, `strides`, is 0: the map is one deep).
 #[derive(Clone, Copy)]
 pub(super) struct BatchWalk {
-    pub(super) rows: Var<u32>,
-    /// The masks of the GEMM's index in the kernel's A and B loads' batch coordinates.
-    pub(super) keep: (Var<u32>, Var<u32>),
+    /// The batch strides of the kernel's A and B (the kernel's parameters).
+    pub(super) strides: (Var<u64>, Var<u64>),
 }
 
 /// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
@@ -121,9 +120,10 @@ impl Walk {
         // The GEMM of the batch and its own tile row.
         let (z, tile_m) = match &self.batch {
             None => (Var::konst(0u32), tiles.m()),
-            Some(b) => {
-                let z = tiles.m() / b.rows;
-                (z, tiles.m() - z * b.rows)
+            Some(_) => {
+                let rows = self.gemm_rows(plan);
+                let z = tiles.m() / rows;
+                (z, tiles.m() - z * rows)
             }
         };
         match self.rows {
@@ -152,12 +152,24 @@ impl Walk {
         }
     }
 
+    /// One GEMM's cluster tiles along M, from M where it is needed (a few shifts: the tile and
+    /// the cluster are powers of two along M), rather than held in a register through the walk
+    /// beside the consumers' sums.
+    pub(super) fn gemm_rows(&self, plan: &HopperPlan) -> Var<u32> {
+        let (bm, cx) = (plan.schedule.tile.m(), plan.schedule.cluster_shape().x);
+        ((self.m + (bm - 1)) / bm + (cx - 1)) / cx
+    }
+
     /// The batch coordinates of `unit`'s loads of the kernel's A and B: its GEMM, or 0 for an
-    /// operand the batch shares (and for one GEMM, whose maps have no batch).
+    /// operand the batch shares (and for one GEMM, whose maps have no batch). Tested where they
+    /// are used, on the parameters: nothing is held in the producer's few registers.
     pub(super) fn load_batch(&self, unit: &Unit) -> (Var<u32>, Var<u32>) {
         match &self.batch {
             None => (unit.z, unit.z),
-            Some(b) => (unit.z & b.keep.0, unit.z & b.keep.1),
+            Some(b) => {
+                let of = |stride: Var<u64>| select(stride.eq_(0u64), 0u32, unit.z);
+                (of(b.strides.0), of(b.strides.1))
+            }
         }
     }
 }

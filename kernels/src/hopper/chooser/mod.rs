@@ -112,4 +112,6 @@ pub(super) fn fitted(schedule: HopperSchedule, device: &Device) -> HopperSchedul
 }
 
 #[cfg(test)]
+mod batch_tests;
+#[cfg(test)]
 mod tests;
