@@ -4,7 +4,8 @@
 //!
 //! `D = A * B^T` with A (`M x K`), B (`N x K`) and D (`M x N`) row-major, f16 or bf16 in and out,
 //! f32 accumulation. Any M, N and K whose rows are 16-byte aligned (K and N multiples of 8):
-//! TMA fills what lies past A and B with zeros and clips the stores of D.
+//! TMA fills what lies past A and B with zeros and clips the stores of D. A strided batch of
+//! them runs in one launch ([`batch`]).
 //!
 //! - [`schedule`]: [`HopperSchedule`], the program's schedule as a typed value, its spelling and
 //!   its checks;

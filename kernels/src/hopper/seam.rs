@@ -1,8 +1,9 @@
 //! The warp-specialized Hopper program behind the GEMM seam: [`HopperWs`] takes f16 and bf16
-//! problems with an f32 sum on sm_90a whose rows TMA can address, takes a [`HopperSchedule`]
-//! (the default for the shape and the device, [`chooser::choose`], or the one asked for), and
-//! its plan ([`HopperGemm`]) launches the persistent kernel, which shares the k-tiles of its
-//! last wave of tiles out (stream-K) where whole tiles would leave SMs idle.
+//! problems with an f32 sum on sm_90a whose rows TMA can address, one GEMM or a strided batch of
+//! them in one launch, takes a [`HopperSchedule`] (the default for the shape and the device,
+//! [`chooser::choose`], or the one asked for), and its plan ([`HopperGemm`]) launches the
+//! persistent kernel, which shares the k-tiles of its last wave of tiles out (stream-K) where
+//! whole tiles would leave SMs idle.
 
 use std::sync::Arc;
 
@@ -25,11 +26,13 @@ use crate::gemm::{
 
 /// The warp-specialized TMA + `wgmma` program (see [`super`]).
 ///
-/// Without a schedule: [`chooser::choose`] for the shape and the device. Refused (so that `auto`
-/// falls back to the multistage program, saying why): targets other than sm_90a, an f16 sum,
-/// K or N that are not multiples of 8 (TMA addresses rows of 16 bytes), and a schedule that
-/// cannot run the problem ([`HopperSchedule::takes`]) or does not fit the device's shared
-/// memory.
+/// Without a schedule: [`chooser::choose`] for the shape and the device ([`chooser::choose_batch`]
+/// for a strided batch). Refused (so that `auto` falls back to the multistage program, saying
+/// why): targets other than sm_90a, an f16 sum, K or N that are not multiples of 8 (TMA
+/// addresses rows of 16 bytes), a batch stride TMA cannot step by
+/// ([`super::batch::check_tma_strides`]), and a schedule that cannot run the problem
+/// ([`HopperSchedule::takes`], and for a batch [`HopperSchedule::check_batch`]) or does not fit
+/// the device's shared memory.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HopperWs;
 
@@ -45,8 +48,8 @@ impl GemmProgram for HopperWs {
 
     fn summary(&self) -> &'static str {
         "warp-specialized TMA + wgmma (sm_90a): a producer warp and two consumer warpgroups, \
-         persistent over the tiles, stream-K for few tiles; f16 or bf16 with an f32 sum, N and K \
-         multiples of 8"
+         persistent over the tiles (a strided batch's in one launch), stream-K for few tiles; f16 \
+         or bf16 with an f32 sum, N and K multiples of 8"
     }
 
     fn config_syntax(&self) -> &'static str {

@@ -579,8 +579,8 @@ fn hopper() -> KernelChoice {
 
 /// The Hopper program's forms on the H200's facts: K-major operands with their own leading
 /// dimensions (TMA maps over the padded rows) and every kind of epilogue on the accumulators
-/// before the schedule's store. (It stores D in the operands' type and runs one GEMM a launch:
-/// another program runs a batch or another output type.)
+/// before the schedule's store. (It stores D in the operands' type: another program runs
+/// another output type. Its strided batches: [`hopper_strided_batches`].)
 #[test]
 fn hopper_leading_dimensions_and_epilogues() {
     let device = Device {
