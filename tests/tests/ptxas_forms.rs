@@ -57,16 +57,20 @@ fn plan(
         kernel,
         config: None,
     };
+    check_form(&p, form, lens_of(form, (m, n, k)), device).ok()
+}
+
+/// Buffers as long as `form` reaches over `m x n x k`.
+fn lens_of(form: &Form, (m, n, k): (usize, usize, usize)) -> FormLens {
     let s = form.spans(m, n, k).unwrap();
-    let lens = FormLens {
+    FormLens {
         a: s.a,
         b: s.b,
         c: s.c,
         d: s.d,
         bias: s.bias,
         residual: s.residual,
-    };
-    check_form(&p, form, lens, device).ok()
+    }
 }
 
 fn assemble(plan: &Plan, (m, n, k): (usize, usize, usize), form: &Form, device: &Device) {
@@ -229,6 +233,10 @@ fn hopper_mn_major_form_kernels_assemble() {
     }
 }
 
+/// One batched case: the schedule asked for (`None`: the chooser's), the batch's count, the
+/// shape, whether the batch shares B.
+type BatchCase = (Option<&'static str>, usize, (usize, usize, usize), bool);
+
 /// A strided batch of `count` in the layouts the tests take: operands in `(ma, mb)` with padded
 /// leading dimensions, each GEMM's matrices a gap apart (the shared B of `shared_b` one matrix,
 /// stride 0), every stride a multiple of 16 bytes.
@@ -304,7 +312,8 @@ fn hopper_batch_kernels_assemble() {
         source: Source::C,
         ..Elementwise::IDENTITY
     });
-    let cases: [(Option<&str>, usize, (usize, usize, usize), bool); 14] = [
+    // (the schedule asked for, the count, the shape, whether the batch shares B)
+    let cases: [BatchCase; 14] = [
         (None, 16, (1024, 1024, 1024), false),
         (None, 64, (512, 512, 128), false),
         (None, 8, (16, 2048, 4096), false),
@@ -346,18 +355,9 @@ fn hopper_batch_kernels_assemble() {
                 kernel: hopper,
                 config: spec.map(|s| Config::parse(hopper, s).unwrap()),
             };
-            let s = form.spans(m, n, k).unwrap();
-            let lens = FormLens {
-                a: s.a,
-                b: s.b,
-                c: s.c,
-                d: s.d,
-                bias: s.bias,
-                residual: s.residual,
-            };
             let what = format!("{count} x {shape:?} {majors:?} {}", epilogue.describe());
-            let plan =
-                check_form(&problem, &form, lens, &h200).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let plan = check_form(&problem, &form, lens_of(&form, shape), &h200)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(plan.program(), "hopper_ws", "{what}");
             assert!(plan.entry().ends_with("_batch"), "{what}: {}", plan.entry());
             assemble(&plan, shape, &form, &h200);

@@ -52,26 +52,23 @@ fn batch_ptx_of(cfg: HopperSchedule, dtype: GemmDtype) -> String {
 #[test]
 fn ptx_snapshots() {
     assert_eq!(published().len(), 2 * HopperSchedule::SWEEP.len());
+    let sweep = published().into_iter().map(|(cfg, dtype, name)| {
+        let description = format!("hopper_ws {cfg} {dtype} for sm_90a");
+        (name, description, ptx_of(cfg, dtype))
+    });
+    let batches = batched().into_iter().map(|(cfg, dtype, name)| {
+        let description = format!("hopper_ws {cfg} {dtype} for sm_90a, a strided batch");
+        (name, description, batch_ptx_of(cfg, dtype))
+    });
     let mut expected = Vec::new();
-    for (cfg, dtype, name) in published() {
+    for (name, description, ptx) in sweep.chain(batches) {
         insta::with_settings!({
             snapshot_path => SNAPSHOTS,
             prepend_module_to_snapshot => false,
-            description => format!("hopper_ws {cfg} {dtype} for sm_90a"),
+            description => description,
             omit_expression => true,
         }, {
-            insta::assert_snapshot!(name.clone(), ptx_of(cfg, dtype));
-        });
-        expected.push(format!("{name}.snap"));
-    }
-    for (cfg, dtype, name) in batched() {
-        insta::with_settings!({
-            snapshot_path => SNAPSHOTS,
-            prepend_module_to_snapshot => false,
-            description => format!("hopper_ws {cfg} {dtype} for sm_90a, a strided batch"),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(name.clone(), batch_ptx_of(cfg, dtype));
+            insta::assert_snapshot!(name.clone(), ptx);
         });
         expected.push(format!("{name}.snap"));
     }

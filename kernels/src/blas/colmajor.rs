@@ -526,7 +526,6 @@ mod plans {
     /// operand staged MN-major), the multistage one where they do not.
     #[test]
     fn every_transpose_pair_plans_a_tensor_core_program() {
-        let h200 = Device::h200();
         for op in [
             (Op::T, Op::N),
             (Op::N, Op::N),
@@ -542,25 +541,7 @@ mod plans {
                     beta: 1.0,
                     ..base
                 };
-                let r = call.to_rute().unwrap().unwrap();
-                let s = r.form.spans(r.m, r.n, r.k).unwrap();
-                let p = Problem {
-                    m: r.m,
-                    n: r.n,
-                    k: r.k,
-                    dtype: GemmDtype::Bf16,
-                    acc: Accum::F32,
-                    kernel: KernelChoice::Auto,
-                    config: None,
-                };
-                let lens = FormLens {
-                    a: s.a,
-                    b: s.b,
-                    c: s.c,
-                    d: s.d,
-                    ..FormLens::default()
-                };
-                let plan = check_form(&p, &r.form, lens, &h200).unwrap();
+                let plan = plan_of(&call, GemmDtype::Bf16);
                 let want = if pad == 1 { "multistage" } else { "hopper_ws" };
                 assert_eq!(
                     plan.program(),
@@ -572,15 +553,16 @@ mod plans {
         }
     }
 
-    /// The plan of `call` on the H200, for buffers as long as it reaches.
-    fn plan_of(call: &ColMajor) -> crate::gemm::Plan {
+    /// The plan of `call` with elements of `dtype` on the H200, for buffers as long as it
+    /// reaches.
+    fn plan_of(call: &ColMajor, dtype: GemmDtype) -> crate::gemm::Plan {
         let r = call.to_rute().unwrap().unwrap();
         let s = r.form.spans(r.m, r.n, r.k).unwrap();
         let p = Problem {
             m: r.m,
             n: r.n,
             k: r.k,
-            dtype: GemmDtype::F16,
+            dtype,
             acc: Accum::F32,
             kernel: KernelChoice::Auto,
             config: None,
@@ -616,14 +598,14 @@ mod plans {
                     beta: if gap > 0 { 0.5 } else { 0.0 },
                     ..ColMajor::packed(op.0, op.1, m, n, k)
                 };
-                let plan = plan_of(&call);
+                let plan = plan_of(&call, GemmDtype::F16);
                 assert_eq!(plan.program(), "hopper_ws", "{op:?}: {}", plan.describe());
                 assert!(plan.describe().contains("a strided batch in one launch"));
                 let odd = ColMajor {
                     stride_a: m * k + 4,
                     ..call
                 };
-                let plan = plan_of(&odd);
+                let plan = plan_of(&odd, GemmDtype::F16);
                 assert_eq!(plan.program(), "multistage", "{op:?}: {}", plan.describe());
                 let why = plan.fallback().unwrap_or_default();
                 assert!(why.contains("batch stride of"), "{why}");
