@@ -277,7 +277,7 @@ pub fn covered(layout: &OperandLayout, rows: usize, k: usize) -> u64 {
 /// `bytes` (inputs) and `out_bytes` (D), as a clause where it cannot: each of A's, B's and D's
 /// batch strides a multiple of 16 bytes, below 2^40 bytes, and at least the elements one
 /// matrix's map covers ([`covered`]: TMA's dimensions do not overlap); A's and B's may be 0
-/// (one matrix shared by the batch). At most 2^32 GEMMs (a map's extent).
+/// (one matrix shared by the batch). At most `u32::MAX` GEMMs (the kernel's count).
 pub fn check_tma_strides(
     form: &Form,
     (m, n, k): (usize, usize, usize),
@@ -285,9 +285,10 @@ pub fn check_tma_strides(
     out_bytes: usize,
 ) -> Result<(), String> {
     let count = form.batch.count as u64;
-    if count > 1 << 32 {
+    if count > u64::from(u32::MAX) {
         return Err(format!(
-            "TMA maps at most 2^32 matrices of a batch, not {count}"
+            "the kernel counts a batch's GEMMs in 32 bits, at most {}, not {count}",
+            u32::MAX
         ));
     }
     let d_covered = m as u64 * form.ldd as u64;
@@ -414,6 +415,12 @@ mod tests {
         };
         let e = check_tma_strides(&form(m, n, k, huge), (m, n, k), 2, 2).unwrap_err();
         assert!(e.contains("less than 2^40 bytes"), "{e}");
+        let many = Batch {
+            count: 1 << 32,
+            ..packed
+        };
+        let e = check_tma_strides(&form(m, n, k, many), (m, n, k), 2, 2).unwrap_err();
+        assert!(e.contains("at most 4294967295, not 4294967296"), "{e}");
     }
 
     /// An MN-major operand's map covers its k columns `ld` apart.
