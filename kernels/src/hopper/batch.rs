@@ -12,7 +12,15 @@
 //!   batch of small GEMMs fills the SMs as one large GEMM does, and stream-K, evened waves, the
 //!   tile queue, the Hilbert order, clusters and ping-pong consumers walk it as they walk one
 //!   GEMM. A unit knows its GEMM `z` from its tile row; its loads, its TMA store, its stores
-//!   from the registers and its epilogue's operands take GEMM `z`'s.
+//!   from the registers and its epilogue's operands take GEMM `z`'s. Along M rather than N, or
+//!   a walk per GEMM: the grouped order's groups run along M, so a GEMM whose tile rows are a
+//!   multiple of the group is walked exactly as it is alone, the GEMMs one after the other (the
+//!   tiles in flight share A's rows and B's columns of one GEMM); a cluster's blocks, which lie
+//!   along one cluster tile, are always in one GEMM; and the walk's split, queue and waves need
+//!   nothing new. The one cost is a division per unit (the GEMM of a tile row).
+//! - Why the maps and not pointers: TMA clips each GEMM's boxes at its own extents only if the
+//!   GEMM is a slice of the map, and a map per GEMM would take a descriptor per GEMM in global
+//!   memory (CUTLASS's grouped GEMM does that, for GEMMs of different shapes).
 //! - The refusals ([`HopperSchedule::check_batch`]): what holds one GEMM's operand through the
 //!   walk or cuts one GEMM's last wave: a resident B (`_r`) unless the batch shares B, the last
 //!   wave's rows shared out (`_b`), the start's prefetch of A (`_a`); and a walk longer than the
