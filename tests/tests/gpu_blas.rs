@@ -265,12 +265,22 @@ where
     CudaBlas: Gemm<T>,
     Blas: Gemm<T>,
 {
+    compare_calls::<T>(&calls());
+}
+
+/// Runs `calls` through cuBLAS and `kernels::Blas` and checks rute's C against the f64 reference
+/// (see the module's docs); returns the plan rute ran for each.
+fn compare_calls<T: Elem + kernels::blas::BlasElem>(calls: &[Call]) -> Vec<String>
+where
+    CudaBlas: Gemm<T>,
+    Blas: Gemm<T>,
+{
     let stream = stream();
     let cublas = CudaBlas::new(stream.clone()).unwrap();
     let rute = Blas::new(stream.clone()).unwrap();
-    let calls = calls();
-    let theirs = run_all(&cublas, &stream, &calls);
-    let ours = run_all(&rute, &stream, &calls);
+    let mut plans = Vec::new();
+    let theirs = run_all(&cublas, &stream, calls);
+    let ours = run_all(&rute, &stream, calls);
     let tol: f64 = if T::NAME == "bf16" { 8e-3 } else { 2e-3 };
     for (i, ((call, theirs), ours)) in calls.iter().zip(theirs).zip(ours).enumerate() {
         let plan = rute
@@ -321,7 +331,66 @@ where
             }
         }
         println!("{what}: rute {e_rute:.2e}, cuBLAS {e_cublas:.2e}");
+        plans.push(plan);
     }
+    plans
+}
+
+/// Strided batches in every transpose pair (packed, with padded leading dimensions and gaps
+/// between the matrices and beta, with a B the batch shares), each as cuBLAS's strided batched
+/// call computes it; on an sm_90 device each runs in one launch of the Hopper program.
+fn hopper_batches<T: Elem + kernels::blas::BlasElem>()
+where
+    CudaBlas: Gemm<T>,
+    Blas: Gemm<T>,
+{
+    let rows = |o: Op, nr: i32, tr: i32| if o == Op::N { nr } else { tr };
+    let cols = |o: Op, nc: i32, tc: i32| if o == Op::N { nc } else { tc };
+    let cases = [
+        ((Op::T, Op::N), 16, (256, 192, 128), 0, 0, false),
+        ((Op::N, Op::N), 64, (128, 128, 64), 0, 0, false),
+        ((Op::N, Op::T), 5, (200, 136, 72), 8, 24, false),
+        ((Op::T, Op::T), 3, (256, 128, 128), 16, 8, true),
+    ];
+    let calls: Vec<Call> = cases
+        .into_iter()
+        .map(|(op, batch, (m, n, k), pad, gap, share_b)| {
+            let ld = (rows(op.0, m, k) + pad, rows(op.1, k, n) + pad, m + pad);
+            let sa = i64::from(ld.0 * cols(op.0, k, m) + gap);
+            let sb = i64::from(ld.1 * cols(op.1, n, k) + gap);
+            Call {
+                op,
+                mnk: (m, n, k),
+                ld,
+                alpha: 1.0,
+                beta: if gap > 0 { 0.5 } else { 0.0 },
+                batch,
+                strides: (sa, if share_b { 0 } else { sb }, i64::from(ld.2 * n + gap)),
+            }
+        })
+        .collect();
+    let plans = compare_calls::<T>(&calls);
+    let ctx = CudaContext::new(0).unwrap();
+    if ctx.compute_capability().unwrap() == (9, 0) {
+        for plan in plans {
+            assert!(
+                plan.starts_with("hopper_ws") && plan.contains("a strided batch in one launch"),
+                "{plan}"
+            );
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn strided_batches_in_one_hopper_launch_f16() {
+    hopper_batches::<f16>();
+}
+
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn strided_batches_in_one_hopper_launch_bf16() {
+    hopper_batches::<bf16>();
 }
 
 #[test]

@@ -9,7 +9,9 @@ use kernels::gemm::epilogue::{
     Activation, Bias, Elementwise, Epilogue, Gated, Map, Residual, Source,
 };
 use kernels::gemm::layout::{Batch, Form, Major, OperandLayout, OutType};
-use kernels::gemm::{check_form, Accum, Device, FormLens, GemmDtype, KernelChoice, Plan, Problem};
+use kernels::gemm::{
+    check_form, Accum, Config, Device, FormLens, GemmDtype, KernelChoice, Plan, Problem,
+};
 
 fn epilogues() -> Vec<Epilogue> {
     let mut v = vec![
@@ -55,8 +57,12 @@ fn plan(
         kernel,
         config: None,
     };
-    let lens = FormLens::from(form.spans(m, n, k).unwrap());
-    check_form(&p, form, lens, device).ok()
+    check_form(&p, form, lens_of(form, (m, n, k)), device).ok()
+}
+
+/// Buffers as long as `form` reaches over `m x n x k`.
+fn lens_of(form: &Form, (m, n, k): (usize, usize, usize)) -> FormLens {
+    FormLens::from(form.spans(m, n, k).unwrap())
 }
 
 fn assemble(
@@ -295,4 +301,150 @@ fn hopper_mn_major_form_kernels_assemble() {
             assemble(&plan, shape, &form, &h200);
         }
     }
+}
+
+/// One batched case: the schedule asked for (`None`: the chooser's), the batch's count, the
+/// shape, whether the batch shares B.
+type BatchCase = (Option<&'static str>, usize, (usize, usize, usize), bool);
+
+/// A strided batch of `count` in the layouts the tests take: operands in `(ma, mb)` with padded
+/// leading dimensions, each GEMM's matrices a gap apart (the shared B of `shared_b` one matrix,
+/// stride 0), every stride a multiple of 16 bytes.
+fn batched_form(
+    (m, n, k): (usize, usize, usize),
+    count: usize,
+    (ma, mb): (Major, Major),
+    epilogue: Epilogue,
+    shared_b: bool,
+) -> Form {
+    let layout = |major, rows: usize| OperandLayout {
+        major,
+        ld: match major {
+            Major::K => k + 8,
+            Major::MN => rows.next_multiple_of(8) + 16,
+        },
+    };
+    let (a, b) = (layout(ma, m), layout(mb, n));
+    let outer = |l: &OperandLayout, rows: usize| match l.major {
+        Major::K => rows * l.ld,
+        Major::MN => k * l.ld,
+    };
+    let cols = epilogue.out_cols(n);
+    let ldd = cols + 8;
+    Form {
+        a,
+        b,
+        epilogue,
+        alpha: 0.5,
+        beta: 1.0,
+        ldc: cols,
+        ldd,
+        ldr: cols + 16,
+        batch: Batch {
+            count,
+            a: outer(&a, m) + 64,
+            b: if shared_b { 0 } else { outer(&b, n) + 8 },
+            c: m * cols,
+            d: m * ldd + 8,
+            residual: m * (cols + 16),
+        },
+        ..Form::packed(m, n, k)
+    }
+}
+
+/// Strided batches in one launch of the Hopper program on the H200, as `check_form` plans them:
+/// the shapes (16 x 1024^3; attention's 64 x 512 x 512 x 128), decode, one-row and
+/// few-token batches on the chooser's schedules, and schedules asked for with a cluster,
+/// ping-pong consumers from a queue, A and B swapped, D stored from the registers, stream-K over
+/// every tile, the Hilbert order and a resident B the batch shares; every pair of majors, the
+/// plain sum and an epilogue with C, a bias, GELU and a residual (on the few-token batches'
+/// swapped tiles 176 and 208 wide, C alone: the whole epilogue spills there for one GEMM as
+/// well). Each is the hopper_ws plan of a batch, its launch's arguments fill its kernel's
+/// parameters, and it assembles without spills within the registers a block of its threads has
+/// at entry (the table: `--nocapture`).
+#[test]
+fn hopper_batch_kernels_assemble() {
+    let h200 = Device::h200();
+    let hopper = KernelChoice::named("hopper_ws").unwrap();
+    let pairs = [
+        (Major::K, Major::K),
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ];
+    let with_c = Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        bias: Some(Bias::PerColumn),
+        map: Map::Activation(Activation::GeluTanh),
+        residual: Residual::Add,
+    });
+    let c_alone = Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        ..Elementwise::IDENTITY
+    });
+    // (the schedule asked for, the count, the shape, whether the batch shares B)
+    let cases: [BatchCase; 14] = [
+        (None, 16, (1024, 1024, 1024), false),
+        (None, 64, (512, 512, 128), false),
+        (None, 8, (16, 2048, 4096), false),
+        (None, 2, (128, 6144, 4096), false),
+        (None, 4, (200, 4096, 4096), false),
+        (None, 3, (333, 4096, 4096), false),
+        (None, 5, (4096, 256, 256), false),
+        (Some("128x256x64s3_c2x1"), 4, (1000, 1024, 512), false),
+        (Some("64x128x64s4_p_q"), 4, (1000, 1024, 512), false),
+        (Some("128x64x64s8_t"), 4, (100, 1024, 512), false),
+        (Some("128x256x64s4_f1_u8"), 4, (1000, 1024, 512), false),
+        (Some("128x256x64s3_k"), 4, (1000, 1024, 512), false),
+        (Some("128x256x64s3_h"), 4, (1000, 1024, 512), false),
+        (
+            Some("64x256x64s8_f1_e128_r4_p_l0_vfnf"),
+            4,
+            (4096, 256, 256),
+            true,
+        ),
+    ];
+    let mut table = Vec::new();
+    for (i, (spec, count, shape, shared_b)) in cases.into_iter().enumerate() {
+        let fused = if (129..=512).contains(&shape.0) {
+            c_alone
+        } else {
+            with_c
+        };
+        for (e, epilogue) in [Epilogue::Plain, fused].into_iter().enumerate() {
+            let majors = pairs[(i + e) % pairs.len()];
+            let form = batched_form(shape, count, majors, epilogue, shared_b);
+            let dtype = [GemmDtype::F16, GemmDtype::Bf16][(i + e) % 2];
+            let (m, n, k) = shape;
+            let problem = Problem {
+                m,
+                n,
+                k,
+                dtype,
+                acc: Accum::F32,
+                kernel: hopper,
+                config: spec.map(|s| Config::parse(hopper, s).unwrap()),
+            };
+            let what = format!("{count} x {shape:?} {majors:?} {}", epilogue.describe());
+            let plan = check_form(&problem, &form, lens_of(&form, shape), &h200)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(plan.program(), "hopper_ws", "{what}");
+            assert!(plan.entry().ends_with("_batch"), "{what}: {}", plan.entry());
+            assemble(&plan, shape, &form, &h200);
+            let ptx = codegen_ptx::emit(&plan.kernel().unwrap(), Target::Sm90a).unwrap();
+            let r = rute_tests::ptx::assemble_clean(&ptx, Target::Sm90a, &plan.entry());
+            let threads = plan
+                .downcast_ref::<kernels::hopper::HopperGemm>()
+                .unwrap()
+                .schedule()
+                .threads();
+            assert!(r.registers * threads <= 65536, "{what}: {}", r.registers);
+            table.push(format!(
+                "{:<72} {:>3} regs, 0 spills",
+                plan.entry(),
+                r.registers
+            ));
+        }
+    }
+    println!("{}", table.join("\n"));
 }

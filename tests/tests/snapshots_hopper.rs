@@ -1,8 +1,10 @@
 //! The warp-specialized Hopper GEMM's PTX: one insta snapshot per configuration the sweep times
-//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), and per form
-//! kernel published beside them (`hopper_<config>_<dtype><form tag>_sm_90a.snap`: D in f32
-//! stored from the registers, SwiGLU under a swapped schedule), each assembled by ptxas for
-//! sm_90a with no spills, no stack frame and the register split the design needs.
+//! (`hopper_<config>_<dtype>_sm_90a.snap`, under the repository's `snapshots/`), per form kernel
+//! published beside them (`hopper_<config>_<dtype><form tag>_sm_90a.snap`: D in f32 stored from
+//! the registers, SwiGLU under a swapped schedule), and of a strided batch's kernel
+//! (`hopper_batch_<config>_<dtype>_sm_90a.snap`: the batch as the tensor maps' third
+//! coordinate, the walk over every GEMM's tiles), each assembled by ptxas for sm_90a with no
+//! spills, no stack frame and the register split the design needs.
 //!
 //! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
 
@@ -10,7 +12,9 @@ use dsl_core::ir::Target;
 use kernels::gemm::epilogue::{Activation, Epilogue};
 use kernels::gemm::layout::{FormParts, Major, OutType};
 use kernels::gemm::GemmDtype;
-use kernels::hopper::{hopper_form_kernel, hopper_kernel, HopperSchedule, REGISTERS};
+use kernels::hopper::{
+    hopper_batch_kernel, hopper_form_kernel, hopper_kernel, HopperSchedule, REGISTERS,
+};
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
 /// The form kernels published: bias + GELU with D in f32 on the widest tile (pairs of f32 from
@@ -63,29 +67,52 @@ fn ptx_of(cfg: HopperSchedule, dtype: GemmDtype) -> String {
     codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
 }
 
+/// The strided batches' kernels with a snapshot: the default schedule of attention's batch
+/// (64 x 512 x 512 x 128, cuBLAS's TN: both operands K-major), f16, the plain sum.
+fn batched() -> Vec<(HopperSchedule, GemmDtype, String)> {
+    let cfg: HopperSchedule = "128x256x64s4_e128".parse().unwrap();
+    let dtype = GemmDtype::F16;
+    vec![(cfg, dtype, format!("hopper_batch_{cfg}_{dtype}_sm_90a"))]
+}
+
+fn batch_ptx_of(cfg: HopperSchedule, dtype: GemmDtype) -> String {
+    let parts = FormParts {
+        a: Major::K,
+        b: Major::K,
+        epilogue: Epilogue::Plain,
+        out: OutType::of(dtype),
+    };
+    let k = hopper_batch_kernel(cfg, dtype, parts).unwrap_or_else(|e| panic!("{cfg}: {e}"));
+    codegen_ptx::emit(&k, Target::Sm90a).unwrap_or_else(|e| panic!("{cfg} {dtype}: {e}"))
+}
+
 #[test]
 fn ptx_snapshots() {
     assert_eq!(published().len(), 2 * HopperSchedule::SWEEP.len());
-    let mut expected = Vec::new();
-    for (cfg, dtype, name) in published() {
-        insta::with_settings!({
-            snapshot_path => SNAPSHOTS,
-            prepend_module_to_snapshot => false,
-            description => format!("hopper_ws {cfg} {dtype} for sm_90a"),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(name.clone(), ptx_of(cfg, dtype));
+    let sweep = published().into_iter().map(|(cfg, dtype, name)| {
+        let description = format!("hopper_ws {cfg} {dtype} for sm_90a");
+        (name, description, ptx_of(cfg, dtype))
+    });
+    let forms = published_forms()
+        .into_iter()
+        .map(|(cfg, dtype, form, name)| {
+            let (epi, out) = (form.epilogue.describe(), form.out);
+            let description = format!("hopper_ws {cfg} {dtype}, {epi} -> {out}, for sm_90a");
+            (name, description, form_ptx_of(cfg, dtype, form))
         });
-        expected.push(format!("{name}.snap"));
-    }
-    for (cfg, dtype, form, name) in published_forms() {
+    let batches = batched().into_iter().map(|(cfg, dtype, name)| {
+        let description = format!("hopper_ws {cfg} {dtype} for sm_90a, a strided batch");
+        (name, description, batch_ptx_of(cfg, dtype))
+    });
+    let mut expected = Vec::new();
+    for (name, description, ptx) in sweep.chain(forms).chain(batches) {
         insta::with_settings!({
             snapshot_path => SNAPSHOTS,
             prepend_module_to_snapshot => false,
-            description => format!("hopper_ws {cfg} {dtype}, {} -> {}, for sm_90a", form.epilogue.describe(), form.out),
+            description => description,
             omit_expression => true,
         }, {
-            insta::assert_snapshot!(name.clone(), form_ptx_of(cfg, dtype, form));
+            insta::assert_snapshot!(name.clone(), ptx);
         });
         expected.push(format!("{name}.snap"));
     }
@@ -120,8 +147,15 @@ fn published_form_kernels_assemble_within_the_register_budget() {
 #[test]
 fn every_configuration_assembles_within_its_register_budget() {
     let mut table = Vec::new();
-    for (cfg, dtype, name) in published() {
-        let report = assemble_clean(&ptx_of(cfg, dtype), Target::Sm90a, &name);
+    let batches = batched()
+        .into_iter()
+        .map(|(cfg, dtype, name)| (cfg, batch_ptx_of(cfg, dtype), name));
+    let all = published()
+        .into_iter()
+        .map(|(cfg, dtype, name)| (cfg, ptx_of(cfg, dtype), name))
+        .chain(batches);
+    for (cfg, ptx, name) in all {
+        let report = assemble_clean(&ptx, Target::Sm90a, &name);
         assert!(
             report.registers * cfg.threads() <= 65536,
             "{name}: {} registers per thread do not fit {} threads",

@@ -4,7 +4,9 @@
 //!
 //! ```text
 //! blas-bench pairs   [--dtype bf16|f16] [--repeats N]   every transpose pair at 4096^3, 8192^3 and three LLM shapes
-//! blas-bench batched [--dtype ..] [--repeats N]         strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN)
+//! blas-bench batched [--dtype ..] [--repeats N] [--config SPEC]
+//!                                                      strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN),
+//!                                                      rute in its default schedule or in SPEC (e.g. a hopper_ws one)
 //! blas-bench fused   [--dtype ..] [--repeats N]         bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
 //! blas-bench fused-llm [--dtype ..] [--repeats N]       the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
 //! blas-bench out-f32 [--dtype ..] [--repeats N]         D in f32 (plain, bias+GELU, SwiGLU) against the plain GEMM's 16-bit D
@@ -63,6 +65,8 @@ struct Args {
     case: Option<String>,
     dtype: String,
     repeats: usize,
+    /// A schedule every rute call runs in (`--config`), instead of its program's default.
+    config: Option<String>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -75,6 +79,7 @@ fn parse() -> Result<Args, String> {
         case: None,
         dtype: "bf16".into(),
         repeats: 20,
+        config: None,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -85,6 +90,7 @@ fn parse() -> Result<Args, String> {
                     .and_then(|r| r.parse().ok())
                     .ok_or("--repeats takes a count")?
             }
+            "--config" => args.config = Some(it.next().ok_or("--config takes a schedule")?),
             case if args.case.is_none() && !case.starts_with("--") => args.case = Some(case.into()),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -122,7 +128,7 @@ where
 {
     match args.section.as_str() {
         "pairs" => pairs::<T>(args.repeats),
-        "batched" => batched::<T>(args.repeats),
+        "batched" => batched::<T>(args.repeats, args.config.as_deref()),
         "fused" => fused::<T>(&shapes_of(&SHAPES), args.repeats),
         "fused-llm" => fused::<T>(&llm_shapes(), args.repeats),
         "out-f32" => out_f32::out_f32::<T>(args.repeats),
@@ -353,7 +359,24 @@ where
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let h = handles()?;
+    compare_all_in::<T>(calls, repeats, None)
+}
+
+/// [`compare_all`] with rute's calls in the schedule spelled `config`, where one is given.
+fn compare_all_in<T: Elem>(
+    calls: Vec<(String, ColMajor)>,
+    repeats: usize,
+    config: Option<&str>,
+) -> Result<(), Error>
+where
+    CudaBlas: Gemm<T>,
+    CudaBlasLT: Matmul<T>,
+    Blas: Gemm<T>,
+{
+    let mut h = handles()?;
+    if let Some(spelling) = config {
+        h.rute = h.rute.with_config(spelling)?;
+    }
     println!(
         "| call | dtype | rute | cuBLAS | cuBLAS / rute | rute's plan |\n|---|---|---|---|---|---|"
     );
@@ -381,7 +404,7 @@ where
     compare_all::<T>(calls, repeats)
 }
 
-fn batched<T: Elem>(repeats: usize) -> Result<(), Error>
+fn batched<T: Elem>(repeats: usize, config: Option<&str>) -> Result<(), Error>
 where
     CudaBlas: Gemm<T>,
     CudaBlasLT: Matmul<T>,
@@ -402,7 +425,7 @@ where
             calls.push((label, call));
         }
     }
-    compare_all::<T>(calls, repeats)
+    compare_all_in::<T>(calls, repeats, config)
 }
 
 /// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on each

@@ -526,7 +526,6 @@ mod plans {
     /// operand staged MN-major), the multistage one where they do not.
     #[test]
     fn every_transpose_pair_plans_a_tensor_core_program() {
-        let h200 = Device::h200();
         for op in [
             (Op::T, Op::N),
             (Op::N, Op::N),
@@ -542,25 +541,7 @@ mod plans {
                     beta: 1.0,
                     ..base
                 };
-                let r = call.to_rute().unwrap().unwrap();
-                let s = r.form.spans(r.m, r.n, r.k).unwrap();
-                let p = Problem {
-                    m: r.m,
-                    n: r.n,
-                    k: r.k,
-                    dtype: GemmDtype::Bf16,
-                    acc: Accum::F32,
-                    kernel: KernelChoice::Auto,
-                    config: None,
-                };
-                let lens = FormLens {
-                    a: s.a,
-                    b: s.b,
-                    c: s.c,
-                    d: s.d,
-                    ..FormLens::default()
-                };
-                let plan = check_form(&p, &r.form, lens, &h200).unwrap();
+                let plan = plan_of(&call, GemmDtype::Bf16);
                 let want = if pad == 1 { "multistage" } else { "hopper_ws" };
                 assert_eq!(
                     plan.program(),
@@ -568,6 +549,66 @@ mod plans {
                     "{op:?} pad {pad}: {}",
                     plan.describe()
                 );
+            }
+        }
+    }
+
+    /// The plan of `call` with elements of `dtype` on the H200, for buffers as long as it
+    /// reaches.
+    fn plan_of(call: &ColMajor, dtype: GemmDtype) -> crate::gemm::Plan {
+        let r = call.to_rute().unwrap().unwrap();
+        let s = r.form.spans(r.m, r.n, r.k).unwrap();
+        let p = Problem {
+            m: r.m,
+            n: r.n,
+            k: r.k,
+            dtype,
+            acc: Accum::F32,
+            kernel: KernelChoice::Auto,
+            config: None,
+        };
+        let lens = FormLens {
+            a: s.a,
+            b: s.b,
+            c: s.c,
+            d: s.d,
+            ..FormLens::default()
+        };
+        check_form(&p, &r.form, lens, &Device::h200()).unwrap()
+    }
+
+    /// A strided batch in every transpose pair, at the shapes (16 x 1024^3 and
+    /// attention's 64 x 512 x 512 x 128) and with C's matrices a gap apart, runs in one launch
+    /// of the Hopper program on the H200; a batch stride TMA cannot step by goes to the
+    /// multistage program, which says why.
+    #[test]
+    fn strided_batches_plan_one_hopper_launch() {
+        for op in [
+            (Op::T, Op::N),
+            (Op::N, Op::N),
+            (Op::N, Op::T),
+            (Op::T, Op::T),
+        ] {
+            for (batch, (m, n, k), gap) in [(16, (1024, 1024, 1024), 0), (64, (512, 512, 128), 8)] {
+                let call = ColMajor {
+                    batch,
+                    stride_a: m * k,
+                    stride_b: k * n,
+                    stride_c: m * n + gap,
+                    beta: if gap > 0 { 0.5 } else { 0.0 },
+                    ..ColMajor::packed(op.0, op.1, m, n, k)
+                };
+                let plan = plan_of(&call, GemmDtype::F16);
+                assert_eq!(plan.program(), "hopper_ws", "{op:?}: {}", plan.describe());
+                assert!(plan.describe().contains("a strided batch in one launch"));
+                let odd = ColMajor {
+                    stride_a: m * k + 4,
+                    ..call
+                };
+                let plan = plan_of(&odd, GemmDtype::F16);
+                assert_eq!(plan.program(), "multistage", "{op:?}: {}", plan.describe());
+                let why = plan.fallback().unwrap_or_default();
+                assert!(why.contains("batch stride of"), "{why}");
             }
         }
     }

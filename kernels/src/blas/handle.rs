@@ -91,6 +91,20 @@ impl Blas {
         })
     }
 
+    /// The same handle running every call in the schedule spelled `spelling` (a program's
+    /// `rute gemm --config`, e.g. a `hopper_ws` schedule to time beside its default) instead
+    /// of the program's default for the shape; a call that no program runs in it is refused
+    /// with the reason ([`Gemm::with_config`]).
+    pub fn with_config(self, spelling: &str) -> Result<Blas, BlasError> {
+        let gemm = self
+            .gemm
+            .with_config(spelling)
+            .map_err(|e| BlasError::InvalidValue {
+                reason: e.to_string(),
+            })?;
+        Ok(Blas { gemm, ..self })
+    }
+
     /// The runtime it plans and launches with (its device, compiled plans and tuning records).
     pub fn runtime(&self) -> &Gemm<'static> {
         &self.gemm

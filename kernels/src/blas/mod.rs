@@ -3,6 +3,11 @@
 //! cudarc's `cudarc::cublas::Gemm<half::f16>` and `Gemm<half::bf16>` on rute's kernels, so that
 //! code written against `CudaBlas` runs them by changing the handle's type.
 //!
+//! A strided batch is one launch: on sm_90a the Hopper program's, whose walk runs over every
+//! GEMM's tiles and whose TMA maps take the batch as a third coordinate (batch strides that are
+//! multiples of 16 bytes and step past a matrix, or 0 for a shared operand:
+//! [`crate::hopper::batch`]); otherwise the multistage program's, the batch along its grid.
+//!
 //! Errors are [`BlasError`]s: a sentence saying what was refused and why, and the
 //! [`BlasStatus`] a cuBLAS user already handles (`CUBLAS_STATUS_INVALID_VALUE` for arguments
 //! cuBLAS also refuses, `CUBLAS_STATUS_NOT_SUPPORTED` for a case rute does not cover). A case

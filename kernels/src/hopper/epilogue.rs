@@ -210,7 +210,7 @@ pub(super) fn epilogue<T: GemmElem>(
         (Stored::Done, _) => {}
         (Stored::Sums(d16), Store::Direct(width)) => {
             let tile = DirectTile {
-                d: out.d,
+                d: out.d_at(unit.z),
                 extents: (unit.m_end, out.n),
                 origin: (unit.m0 + row0, unit.n0),
                 ld: out.ldd,
@@ -292,7 +292,7 @@ fn fused<T: GemmElem, O: OutElem>(
         alpha: params.alpha,
         beta: params.beta,
     };
-    let ops = params.operands::<O>(out.d.cast::<u32>(), Var::konst(0u32));
+    let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let rewrite = || {
         if !plain {
             elementwise(&epi, acc, &tile, &ops);
@@ -374,7 +374,8 @@ fn staged_store<T: GemmElem>(
         own.sync();
         if t.eq_(0u32) {
             let n0 = column(unit.n0, j * epi);
-            let origin = [unit.m0 + row0, n0];
+            // Of a batch, the unit's GEMM is the map's third coordinate.
+            let origin = [unit.m0 + row0, n0, unit.z];
             if s.row_split() {
                 // A piece ends inside D: its boxes past its rows are the next piece's.
                 let rows = unit.m_end - origin[0];

@@ -109,8 +109,35 @@ pub fn launch(
     resident: u32,
     l2_bytes: u64,
 ) -> HopperLaunch {
+    launch_batched(cfg, (m, n, k), 1, resident, l2_bytes)
+}
+
+/// [`launch`] of a strided batch of `count` GEMMs of `m x n x k` (the kernel's) in one launch
+/// ([`super::batch`]): the walk's grid of cluster tiles is every GEMM's, one GEMM's rows after
+/// the other's, and the grid, the stream-K split and evened waves are sized over all of them,
+/// so that a batch of small GEMMs fills the SMs. A count of 1 is [`launch`].
+///
+/// ```
+/// use kernels::hopper::{launch, launch_batched, HopperSchedule};
+/// let l2 = 60 << 20;
+/// let wide: HopperSchedule = "128x256x64s4_e128".parse().unwrap();
+/// // One GEMM of 512 x 512 x 128 has 8 tiles: 8 blocks.
+/// assert_eq!(launch(&wide, 512, 512, 128, 132, l2).grid, (8, 1, 1));
+/// // 64 of them in one launch: 512 tiles on every SM.
+/// assert_eq!(launch_batched(&wide, (512, 512, 128), 64, 132, l2).grid, (132, 1, 1));
+/// ```
+pub fn launch_batched(
+    cfg: &HopperSchedule,
+    (m, n, k): (u32, u32, u32),
+    count: u32,
+    resident: u32,
+    l2_bytes: u64,
+) -> HopperLaunch {
     let size = cfg.cluster.size();
-    let (tiles_m, tiles_n) = cfg.cluster_tiles(m, n);
+    let (rows, tiles_n) = cfg.cluster_tiles(m, n);
+    // The plan checked that the batch's tiles fit the walk's 32-bit index.
+    let (tiles_m, _) = cfg.batch_cluster_tiles(m, n, count);
+    let tiles_m = u32::try_from(tiles_m).unwrap_or(u32::MAX);
     let tiles = u64::from(tiles_m) * u64::from(tiles_n);
     let resident = resident.clamp(1, fixup::MAX_BLOCKS / size);
     let k_tiles = k.div_ceil(cfg.tile.k()).max(1);
@@ -121,7 +148,7 @@ pub fn launch(
             if cfg.streamed() {
                 StreamKSplit::every_tile(tiles, k_tiles, resident)
             } else {
-                let tail = tail_reuse(cfg, (tiles_m, tiles_n), k, tiles % resident, l2_bytes);
+                let tail = tail_reuse(cfg, (tiles_m, tiles_n, rows), k, tiles % resident, l2_bytes);
                 StreamKSplit::choose(tiles, k_tiles, resident, tail)
             }
         }
@@ -161,10 +188,12 @@ pub fn launch(
 /// Whether the first `tail` cluster tiles in `cfg`'s order over `tiles` read rows of A and
 /// columns of B (`k` deep, 16-bit) that fit in the L2's `l2_bytes` together: the stream-K region, which
 /// runs first, so that it has the L2 to itself. With the region last (`_w`) it is the last
-/// tiles, which run after the whole ones; their extent is taken to be the first tiles'.
+/// tiles, which run after the whole ones; their extent is taken to be the first tiles'. Of a
+/// batch whose GEMMs have `per_gemm` tile rows each, the rows span as many GEMMs, each with B
+/// columns of its own.
 fn tail_reuse(
     cfg: &HopperSchedule,
-    (tiles_m, tiles_n): (u32, u32),
+    (tiles_m, tiles_n, per_gemm): (u32, u32, u32),
     k: u32,
     tail: u32,
     l2_bytes: u64,
@@ -172,8 +201,9 @@ fn tail_reuse(
     let (rows, cols) = cfg.order.first_tiles_extent(tiles_m, tiles_n, tail);
     let cluster = cfg.cluster_shape();
     let (bm, bn, _) = cfg.tile.mnk();
+    let gemms = rows.div_ceil(per_gemm.max(1));
     let a = u64::from(rows) * u64::from(bm * cluster.x);
-    let b = u64::from(cols) * u64::from(bn * cluster.y);
+    let b = u64::from(gemms) * u64::from(cols) * u64::from(bn * cluster.y);
     if (a + b) * u64::from(k) * 2 <= l2_bytes {
         TailReuse::InL2
     } else {
@@ -185,7 +215,14 @@ fn tail_reuse(
 /// tiles ([`dsl_core::pipeline::hilbert_order`]) for `Raster::Hilbert`; one entry otherwise
 /// (the kernel does not read it, but the parameter is a buffer).
 pub fn tile_order(cfg: &HopperSchedule, m: u32, n: u32) -> Vec<u32> {
-    let (tiles_m, tiles_n) = cfg.cluster_tiles(m, n);
+    tile_order_batched(cfg, m, n, 1)
+}
+
+/// [`tile_order`] for a strided batch of `count` GEMMs of `m x n`: the order over every GEMM's
+/// cluster tiles, one GEMM's rows after the other's ([`HopperSchedule::batch_cluster_tiles`]).
+pub fn tile_order_batched(cfg: &HopperSchedule, m: u32, n: u32, count: u32) -> Vec<u32> {
+    let (tiles_m, tiles_n) = cfg.batch_cluster_tiles(m, n, count);
+    let tiles_m = u32::try_from(tiles_m).unwrap_or(u32::MAX);
     match cfg.order {
         dsl_core::pipeline::Raster::Hilbert => {
             dsl_core::pipeline::hilbert_order(tiles_m, tiles_n).unwrap_or_else(|| vec![0])

@@ -6,8 +6,8 @@
 //! f32 accumulation. Any M, N and K whose rows are 16-byte aligned (K and N multiples of 8):
 //! TMA fills what lies past A and B with zeros and clips the stores of D. In a form
 //! ([`seam::HopperWs`]'s `plan_form`) the operands may be MN-major, the accumulators go through a
-//! fused epilogue (gated ones too, under every schedule), and D may be f16, bf16 or f32
-//! ([`epilogue::FormStore`]).
+//! fused epilogue (gated ones too, under every schedule), D may be f16, bf16 or f32
+//! ([`epilogue::FormStore`]), and a strided batch of GEMMs runs in one launch ([`batch`]).
 //!
 //! - [`schedule`]: [`HopperSchedule`], the program's schedule as a typed value, its spelling and
 //!   its checks;
@@ -19,7 +19,9 @@
 //!   the grid and the stream-K split;
 //! - [`chooser`]: the default schedule, a table of shape classes and a cost model over the
 //!   device's facts; [`tune`]: timing candidate schedules on the device into tuning records;
-//! - [`seam`]: [`HopperWs`], the program behind the GEMM seam.
+//! - [`seam`]: [`HopperWs`], the program behind the GEMM seam; [`batch`]: a strided batch of
+//!   GEMMs in one launch (the batch as the tensor maps' third dimension, the walk over every
+//!   GEMM's tiles).
 //!
 //! ```
 //! use dsl_core::ir::Target;
@@ -31,6 +33,7 @@
 //! assert!(codegen_ptx::emit(&kernel, Target::Sm80).is_err());
 //! ```
 
+pub mod batch;
 pub mod chooser;
 pub mod consumer;
 pub mod direct;
@@ -50,7 +53,9 @@ pub mod trace;
 pub mod tune;
 
 pub use fixup::workspace_elems;
-pub use launch::{cluster_tiles, launch, tile_order, HopperLaunch};
+pub use launch::{
+    cluster_tiles, launch, launch_batched, tile_order, tile_order_batched, HopperLaunch,
+};
 pub use plan::{HopperPlan, PlanError};
 pub use schedule::{
     HopperSchedule, Refusal, ScheduleError, Store, CONSUMERS, REGISTERS, SMEM_LIMIT,
@@ -140,7 +145,29 @@ pub fn hopper_form_kernel(
     kernel_of(HopperPlan::with_form(schedule, dtype, form)?)
 }
 
-/// The kernel of `plan`, named [`entry_name`] (with the form's tag where it has a form).
+/// The kernel of `schedule` for `dtype` in a form's parts that runs a strided batch of GEMMs in
+/// one launch ([`batch`]), named [`entry_name`] with the parts' tag and `_batch`.
+pub fn hopper_batch_kernel(
+    schedule: HopperSchedule,
+    dtype: GemmDtype,
+    form: FormParts,
+) -> Result<Kernel, HopperError> {
+    kernel_of(HopperPlan::for_batch(schedule, dtype, form)?)
+}
+
+/// The kernel of `schedule` for `dtype` in a form's parts (`None`: the packed form's), one GEMM
+/// or a strided batch ([`HopperPlan::with_parts`]).
+pub(crate) fn parts_kernel(
+    schedule: HopperSchedule,
+    dtype: GemmDtype,
+    form: Option<FormParts>,
+    batching: batch::Batching,
+) -> Result<Kernel, HopperError> {
+    kernel_of(HopperPlan::with_parts(schedule, dtype, form, batching)?)
+}
+
+/// The kernel of `plan`, named [`entry_name`] (with the form's tag where it has a form, and
+/// `_batch` for a strided batch).
 fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
     let (schedule, dtype) = (plan.schedule, plan.dtype);
     let mut k = match dtype {
@@ -151,6 +178,7 @@ fn kernel_of(plan: HopperPlan) -> Result<Kernel, HopperError> {
     if let Some(form) = plan.form {
         k.name.push_str(&form.tag());
     }
+    k.name.push_str(plan.batching.tag());
     Ok(k)
 }
 

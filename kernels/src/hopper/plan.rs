@@ -4,19 +4,21 @@
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
 use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
 use dsl_core::atom::{CopyAtom, Gmma, GmmaA, MmaAtom, StsmN, ValType};
-use dsl_core::layout::{ComposedLayout, IntTuple, Layout, LayoutError};
+use dsl_core::layout::{append_to_rank, ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::tiled::{
     local_tile, make_identity_tensor, make_tiled_copy_c, make_tiled_mma, Idx, TiledCopy, TiledMma,
     View,
 };
 
+use super::batch::{batch_dim, covered, Batching};
 use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
 pub use super::epilogue::FormStore;
 pub use super::operand::OperandMajors;
 use super::operand::{atom_rows, global_of, operand_atom, operand_tile};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
+use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::{accumulator_offsets, AccValue};
-use crate::gemm::layout::{Form, FormParts};
+use crate::gemm::layout::{Form, FormParts, Major, OutType};
 use crate::gemm::GemmDtype;
 
 /// What the program computes on the host from a schedule and the element type: the atoms, the
@@ -81,20 +83,24 @@ pub struct HopperPlan {
     /// (the packed form's: the input type), or (f32 D, a gated epilogue) stores from the
     /// registers, their layouts proved ([`FormStore::of`]).
     pub form_store: FormStore,
+    /// One GEMM, or a strided batch ([`super::batch`]): the TMA copies are then of rank 3, the
+    /// batch their third dimension (the shared tiles one deep along it).
+    pub batching: Batching,
 }
 
 impl HopperPlan {
     /// The plan of `schedule` for elements of `dtype` (f32 accumulation), or why the program
     /// does not take the schedule.
     pub fn new(schedule: HopperSchedule, dtype: GemmDtype) -> Result<HopperPlan, PlanError> {
-        HopperPlan::with_majors(schedule, dtype, OperandMajors::K)
+        HopperPlan::with_majors(schedule, dtype, OperandMajors::K, Batching::Single)
     }
 
-    /// [`HopperPlan::new`] for the kernel's A and B in `majors`.
+    /// [`HopperPlan::new`] for the kernel's A and B in `majors`, one GEMM or a strided batch.
     fn with_majors(
         schedule: HopperSchedule,
         dtype: GemmDtype,
         majors: OperandMajors,
+        batching: Batching,
     ) -> Result<HopperPlan, PlanError> {
         schedule.check()?;
         let cfg = &schedule;
@@ -140,11 +146,16 @@ impl HopperPlan {
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
-        // One stage of A and of B, the tile each TMA load fills.
-        let stage_a = |rows: i64| operand_tile(&atom_a, majors.a, &[rows, bk]);
-        let stage_b = |rows: i64| operand_tile(&atom_b, majors.b, &[rows, bk]);
+        // One stage of A and of B, the tile each TMA load fills (of a batch, one deep along it).
+        let stage_a =
+            |rows: i64| batch_tile(operand_tile(&atom_a, majors.a, &[rows, bk])?, batching);
+        let stage_b =
+            |rows: i64| batch_tile(operand_tile(&atom_b, majors.b, &[rows, bk])?, batching);
         let global = TmaGlobal::row_major(val);
-        let (global_a, global_b) = (global_of(majors.a, val), global_of(majors.b, val));
+        let (global_a, global_b) = (
+            batch_global(global_of(majors.a, val), batching),
+            batch_global(global_of(majors.b, val), batching),
+        );
         let [hint_a, hint_b, hint_d] = cfg.l2.hints.each();
         let tma_a = make_tma_copy(TmaKind::Load, &global_a, &stage_a(bm)?)?.with_cache_hint(hint_a);
         let tma_b = make_tma_copy(TmaKind::Load, &global_b, &stage_b(bn)?)?.with_cache_hint(hint_b);
@@ -181,7 +192,12 @@ impl HopperPlan {
             // stores meet some bank conflicts (an epilogue's cost, not the main loop's).
             (plain([epi, 1])?, global)
         };
-        let tma_d = make_tma_copy(TmaKind::Store, &d_global, &smem_d)?.with_cache_hint(hint_d);
+        let tma_d = make_tma_copy(
+            TmaKind::Store,
+            &batch_global(d_global, batching),
+            &batch_tile(smem_d.clone(), batching)?,
+        )?
+        .with_cache_hint(hint_d);
         // Pieces of the last wave end inside D: boxes of 16 rows, so that a piece's store stops
         // at its last (check() took the swizzled, unswapped staging tile).
         let tma_d = if cfg.row_split() && cfg.sub_tile().is_some() {
@@ -241,6 +257,7 @@ impl HopperPlan {
             form: None,
             acc_offsets: Vec::new(),
             form_store: FormStore::Schedule(dtype),
+            batching,
         })
     }
 
@@ -250,11 +267,43 @@ impl HopperPlan {
         dtype: GemmDtype,
         form: Option<FormParts>,
     ) -> Result<HopperPlan, PlanError> {
+        HopperPlan::with_parts(schedule, dtype, form, Batching::Single)
+    }
+
+    /// The plan of `schedule` for `dtype` in a form's parts, for a strided batch of GEMMs in
+    /// one launch ([`super::batch`]).
+    pub fn for_batch(
+        schedule: HopperSchedule,
+        dtype: GemmDtype,
+        form: FormParts,
+    ) -> Result<HopperPlan, PlanError> {
+        HopperPlan::with_parts(schedule, dtype, Some(form), Batching::Strided)
+    }
+
+    /// The plan of `schedule` for `dtype` in a form's parts (`None`: the packed form), one GEMM
+    /// or a strided batch: the program's plan of any kernel.
+    pub fn with_parts(
+        schedule: HopperSchedule,
+        dtype: GemmDtype,
+        form: Option<FormParts>,
+        batching: Batching,
+    ) -> Result<HopperPlan, PlanError> {
+        // A batch's strides are a form's parameters: a batch of packed GEMMs is in the packed
+        // form's parts.
+        let form = match (form, batching) {
+            (None, Batching::Strided) => Some(FormParts {
+                a: Major::K,
+                b: Major::K,
+                epilogue: Epilogue::Plain,
+                out: OutType::of(dtype),
+            }),
+            (form, _) => form,
+        };
         let majors = match form {
             None => OperandMajors::K,
             Some(f) => OperandMajors::of_kernel(f.a, f.b, schedule.swapped()),
         };
-        let plain = HopperPlan::with_majors(schedule, dtype, majors)?;
+        let plain = HopperPlan::with_majors(schedule, dtype, majors, batching)?;
         let rows = i64::from(schedule.consumer_rows());
         let bn = i64::from(schedule.tile.n());
         let acc_offsets = match form {
@@ -272,9 +321,11 @@ impl HopperPlan {
     }
 
     /// [`HopperPlan::descriptors`] for a form: A's and B's rows `lda` and `ldb` apart, D's
-    /// `ldd` apart and `out_cols` wide (swapped, D's transposed in the kernel's coordinates);
-    /// where the kernel stores D from the registers ([`FormStore::maps_d`]), A's map in D's
-    /// place.
+    /// `ldd` apart and `out_cols` wide (half of `kn` for a gated epilogue; swapped, D's
+    /// transposed in the kernel's coordinates); where the kernel stores D from the registers
+    /// ([`FormStore::maps_d`]), A's map in D's place. A plan of a strided batch has the batch as
+    /// each map's third dimension, its stride the form's ([`batch_dim`]: one deep for an operand
+    /// the batch shares).
     pub fn descriptors_form(
         &self,
         (km, kn, k): (u32, u32, u32),
@@ -297,7 +348,29 @@ impl HopperPlan {
             let cols = form.out_cols(kn as usize) as u64;
             Some(([mu, cols], [ldd, 1]))
         };
-        self.descriptors_of((mu, nu, ku), (lda, ldb), d)
+        let batch = match self.batching {
+            Batching::Single => None,
+            Batching::Strided => Some(self.batch_dims(km, kn, k, form)),
+        };
+        self.descriptors_of((mu, nu, ku), (lda, ldb), d, batch)
+    }
+
+    /// The batch's dimension of the kernel's A, B and D maps, `(extent, stride)` each
+    /// ([`batch_dim`]).
+    fn batch_dims(&self, km: u32, kn: u32, k: u32, form: &Form) -> [(u64, u64); 3] {
+        let (m, n) = self.schedule.kernel_dims(km, kn);
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let count = form.batch.count as u64;
+        let dim = |stride: usize, cover: u64| batch_dim(count, stride as u64, cover);
+        let a = dim(form.batch.a, covered(&form.a, m, k));
+        let b = dim(form.batch.b, covered(&form.b, n, k));
+        let d = dim(form.batch.d, m as u64 * form.ldd as u64);
+        // Swapped, the kernel's A is the problem's B.
+        if self.schedule.swapped() {
+            [b, a, d]
+        } else {
+            [a, b, d]
+        }
     }
 
     /// Bytes a stage's loads bring to one block (A's and B's tiles; A's alone with B resident).
@@ -321,18 +394,20 @@ impl HopperPlan {
         } else {
             [nu, 1]
         };
-        self.descriptors_of((mu, nu, ku), (ku, ku), Some(([mu, nu], d_strides)))
+        self.descriptors_of((mu, nu, ku), (ku, ku), Some(([mu, nu], d_strides)), None)
     }
 
     /// The three maps' fields: the kernel's A (`mu x ku`, rows (or, MN-major, columns) `lda`
     /// apart) and B (`nu x ku`, `ldb` apart) with the schedule's L2 promotion, and D of `d_dims`
-    /// and `d_strides`; `None` for a D the kernel stores from the registers, whose map it never
-    /// reads: A's stands in (D's rows need not suit TMA then).
+    /// and `d_strides` (`None` for a D the kernel stores from the registers, whose map it never
+    /// reads: A's stands in, and D's rows need not suit TMA then); of a batch, each with its
+    /// third dimension `(extent, stride)` from `batch` (A's, B's, D's).
     fn descriptors_of(
         &self,
         (mu, nu, ku): (u64, u64, u64),
         (lda, ldb): (u64, u64),
         d: Option<([u64; 2], [u64; 2])>,
+        batch: Option<[(u64, u64); 3]>,
     ) -> Result<[TmaDescriptor; 3], LayoutError> {
         // A shared tile's loads are its blocks' slices: the tensor map holds the slice's box.
         let (cx, cy) = self.schedule.cluster.blocks();
@@ -351,16 +426,30 @@ impl HopperPlan {
             GmmaMajor::K => [ld, 1],
             GmmaMajor::MN => [1, ld],
         };
+        // A matrix's dims and strides, with the batch's dimension where there is one.
+        let of = |dims: [u64; 2], strides: [u64; 2], i: usize| -> (Vec<u64>, Vec<u64>) {
+            let (mut dims, mut strides) = (dims.to_vec(), strides.to_vec());
+            if let Some((extent, stride)) = batch.map(|b| b[i]) {
+                dims.push(extent);
+                strides.push(stride);
+            }
+            (dims, strides)
+        };
+        let (a_dims, a_strides) = of([mu, ku], strides(self.majors.a, lda), 0);
+        let (b_dims, b_strides) = of([nu, ku], strides(self.majors.b, ldb), 1);
         let a = a
-            .descriptor(&[mu, ku], &strides(self.majors.a, lda))?
+            .descriptor(&a_dims, &a_strides)?
             .with_l2_promotion(promotion);
         let d = match d {
-            Some((dims, strides)) => self.tma_d.descriptor(&dims, &strides)?,
+            Some((dims, strides)) => {
+                let (d_dims, d_strides) = of(dims, strides, 2);
+                self.tma_d.descriptor(&d_dims, &d_strides)?
+            }
             None => a.clone(),
         };
         Ok([
             a,
-            b.descriptor(&[nu, ku], &strides(self.majors.b, ldb))?
+            b.descriptor(&b_dims, &b_strides)?
                 .with_l2_promotion(promotion),
             d,
         ])
@@ -396,6 +485,24 @@ impl HopperPlan {
     pub fn stage_elems(&self) -> (u32, u32) {
         let (m, n, k) = self.schedule.tile.mnk();
         (m * k, n * k)
+    }
+}
+
+/// `tile` as a copy of `batching` takes it: as it is for one GEMM; of a strided batch, one deep
+/// along the batch (CuTe's `append<3>`, a `1:0` mode: the same elements at the same offsets).
+fn batch_tile(tile: ComposedLayout, batching: Batching) -> Result<ComposedLayout, LayoutError> {
+    match batching {
+        Batching::Single => Ok(tile),
+        Batching::Strided => Ok(tile.with_layout(append_to_rank(&tile.layout, 3)?)),
+    }
+}
+
+/// A matrix's global tensor as a copy of `batching` reads it: of a strided batch, with the
+/// batch as its third dimension.
+fn batch_global(global: TmaGlobal, batching: Batching) -> TmaGlobal {
+    match batching {
+        Batching::Single => global,
+        Batching::Strided => TmaGlobal { rank: 3, ..global },
     }
 }
 

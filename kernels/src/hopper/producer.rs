@@ -57,9 +57,12 @@ pub(super) fn producer<T: GemmElem>(
             (q, first.fresh(), PipelineState::producer(QUEUE_SLOTS))
         });
         while tiles.valid() {
+            let unit = walk.unit(plan, &tiles);
+            // The unit's GEMM of the batch, for each operand's map.
+            let (za, zb) = walk.load_batch(&unit);
             let Unit {
                 m0, n0, k_tiles, ..
-            } = walk.unit(plan, &tiles);
+            } = unit;
             for kt in k_tiles.0..k_tiles.1 {
                 ring.empty.wait(&ps);
                 ring.full.arrive_expect_tx(&ps, plan.stage_bytes());
@@ -70,12 +73,12 @@ pub(super) fn producer<T: GemmElem>(
                 let (a_rows, b_rows) = plan.multicast_slice_rows();
                 let share_a = (cluster.y > 1).then(|| (ry * a_rows, cluster.column_mask(rx)));
                 let a_copies = (&plan.tma_a, &plan.tma_a_multicast);
-                load_operand(plan, a_copies, maps.0, (m0, k0), a, bar, share_a);
+                load_operand(plan, a_copies, maps.0, [m0, k0, za], a, bar, share_a);
                 // A resident B is in shared memory already.
                 if resident.is_none() {
                     let share_b = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
                     let b_copies = (&plan.tma_b, &plan.tma_b_multicast);
-                    load_operand(plan, b_copies, maps.1, (n0, k0), b, bar, share_b);
+                    load_operand(plan, b_copies, maps.1, [n0, k0, zb], b, bar, share_b);
                 }
                 ps.advance();
             }
@@ -125,15 +128,16 @@ fn prefetch_next_waves(plan: &HopperPlan, a_map: &TensorMap, walk: Walk, waves: 
     }
 }
 
-/// A stage's load of one operand's tile, rows from `r0` and columns from `k0`, into `dst` on
-/// `bar`: the whole tile (`copies.0`), or where the cluster shares it (`shared`: this block's
-/// first row of the tile and the blocks sharing it) this block's slice of its rows (`copies.1`),
-/// multicast to all of them.
+/// A stage's load of one operand's tile, rows from `r0` and columns from `k0` of matrix `z` of a
+/// batch (a copy of one GEMM's map, of rank 2, reads no `z`), into `dst` on `bar`: the whole
+/// tile (`copies.0`), or where the cluster shares it (`shared`: this block's first row of the
+/// tile and the blocks sharing it) this block's slice of its rows (`copies.1`), multicast to
+/// all of them.
 fn load_operand<T: GemmElem>(
     plan: &HopperPlan,
     (whole, slice): (&TmaCopy, &TmaCopy),
     map: &TensorMap,
-    (r0, k0): (Var<u32>, Var<u32>),
+    [r0, k0, z]: [Var<u32>; 3],
     dst: SharedPtr<T>,
     bar: SharedPtr<u64>,
     shared: Option<(Var<u32>, Var<u32>)>,
@@ -141,12 +145,12 @@ fn load_operand<T: GemmElem>(
     match shared {
         Some((row, mask)) => slice.load(
             map,
-            &[r0 + row, k0],
+            &[r0 + row, k0, z],
             dst + row * plan.schedule.tile.k(),
             bar,
             Some(mask),
         ),
-        None => whole.load(map, &[r0, k0], dst, bar, None),
+        None => whole.load(map, &[r0, k0, z], dst, bar, None),
     }
 }
 
@@ -175,6 +179,7 @@ fn load_resident_b<T: GemmElem>(
         let share = (cluster.x > 1).then(|| (rx * b_rows, cluster.row_mask(ry)));
         let copies = (&plan.tma_b, &plan.tma_b_multicast);
         let dst = ring.b + kt * b_elems;
-        load_operand(plan, copies, map, (n0, k0), dst, bar, share);
+        // Of a batch, B is resident only where the batch shares it: its matrix 0.
+        load_operand(plan, copies, map, [n0, k0, Var::konst(0)], dst, bar, share);
     }
 }

@@ -25,6 +25,10 @@
 //! Tiles from a queue (`_q`, ping-pong): the producer takes each of its block's tiles past the
 //! first from a counter as it goes and hands their indices to the consumers through a ring in
 //! shared memory ([`TileQueue`]), so that blocks that run faster take more of them.
+//!
+//! A strided batch ([`super::batch`]): the walk's tile rows are every GEMM's, one GEMM after the
+//! other; each unit's loads, stores and epilogue take its GEMM's matrices, the tensor maps'
+//! third coordinate (or, stored from the registers, D's batch stride).
 
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
@@ -32,12 +36,13 @@ use dsl_core::pipeline::{
 };
 use dsl_macros::kernel;
 
+use super::batch::Batching;
 use super::consumer::{consumer, ConsumerBarriers};
 use super::fixup::Partials;
 use super::params::{HopperParams, OnDevice};
 use super::plan::HopperPlan;
 use super::producer::producer;
-use super::roles::{Output, Ring, Walk};
+use super::roles::{BatchWalk, Output, Ring, Walk};
 use super::row_split::row_split_on_device;
 use super::schedule::Store;
 use super::trace::{Phase, Trace, WORDS_PER_BLOCK};
@@ -54,7 +59,8 @@ use crate::gemm::GemmElem;
 /// than the grid's clusters, nor than the split's k-tiles) and its workspace ([`super::fixup`]:
 /// zeroed before the first launch, [`super::workspace_elems`] f32 elements; with tiles from a
 /// queue, `_q`, its [`dsl_core::pipeline::QUEUE_WORDS`] words, zeroed likewise; any buffer
-/// otherwise).
+/// otherwise). A form's parameters follow ([`FormParams`]), and a strided batch's count
+/// (`batch_count`) after them.
 #[kernel]
 pub fn hopper_ws<T: GemmElem>(
     #[host] plan: &HopperPlan,
@@ -78,8 +84,12 @@ pub fn hopper_ws<T: GemmElem>(
         sk_blocks,
         workspace,
     } = params;
-    // A form's parameters, after the program's own.
+    // A form's parameters, after the program's own; a strided batch's count after them.
     let form = plan.form.map(|_| FormParams::declare(kb));
+    let batch_count = match plan.batching {
+        Batching::Single => None,
+        Batching::Strided => Some(kb.param::<u32>("batch_count")),
+    };
     // One block per SM with a register cap at entry: what setmaxnreg needs to take effect.
     kb.require_threads(s.threads(), 1, 1);
     kb.min_blocks_per_sm(1);
@@ -157,9 +167,12 @@ pub fn hopper_ws<T: GemmElem>(
     } else {
         ((m + (bm - 1)) / bm, None)
     };
+    let cluster_rows = (tiles_m + (cluster.x - 1)) / cluster.x;
+    // A strided batch: every GEMM's cluster tiles along M, one GEMM after the other.
+    let batch = batch_count.map(|count| batch_walk(plan, form, cluster_rows, count));
     let walk = Walk {
         cluster_tiles: (
-            (tiles_m + (cluster.x - 1)) / cluster.x,
+            batch.map_or(cluster_rows, |(rows, _)| rows),
             (tiles_n + (cluster.y - 1)) / cluster.y,
         ),
         k_tiles,
@@ -169,6 +182,7 @@ pub fn hopper_ws<T: GemmElem>(
         m,
         rows,
         queue,
+        batch: batch.map(|(_, b)| b),
     };
 
     // ---- Roles ----
@@ -188,6 +202,7 @@ pub fn hopper_ws<T: GemmElem>(
         ldd: form.map_or(n, |f| f.ldd),
         partials: Partials::new(workspace, s),
         form,
+        batch_d: batch.and(form).map(|f| f.batch_d),
     };
     let bars = ConsumerBarriers::allocate(plan);
     let roles = (&ring, &output);
@@ -205,4 +220,22 @@ pub fn hopper_ws<T: GemmElem>(
         cluster_sync();
     }
     Ok(())
+}
+
+/// The walk over a strided batch of `count` GEMMs of `rows` cluster tiles along M each: the
+/// walk's tiles along M (`rows * count`) and what its units need ([`BatchWalk`]: the batch
+/// strides of the kernel's A and B; swapped, the kernel's A is the problem's B).
+fn batch_walk(
+    plan: &HopperPlan,
+    form: Option<FormParams>,
+    rows: Var<u32>,
+    count: Var<u32>,
+) -> (Var<u32>, BatchWalk) {
+    let f = form.expect("a batch's strides are a form's parameters (HopperPlan::for_batch)");
+    let strides = if plan.schedule.swapped() {
+        (f.batch_b, f.batch_a)
+    } else {
+        (f.batch_a, f.batch_b)
+    };
+    (rows * count, BatchWalk { strides })
 }

@@ -8,6 +8,7 @@ use dsl_core::pipeline::{Barriers, StreamKRegion, StreamKScheduler, TileQueue, T
 use super::fixup::Partials;
 use super::plan::HopperPlan;
 use crate::gemm::fused::FormParams;
+use crate::gemm::GemmElem;
 
 /// What both roles walk: the stream-K walk ([`StreamKScheduler`]) over the grid of cluster
 /// tiles, the first `sk_tiles` of them (in the order's) shared out by k-tiles between the first
@@ -16,7 +17,8 @@ use crate::gemm::fused::FormParams;
 /// With the last wave's rows shared out (`_b`), `rows` is `(full, piece)`: the whole tiles
 /// along M, then pieces of `piece` rows ([`super::row_split`]); the walk's tiles along M are
 /// its units then. With tiles from a queue (`_q`), each block's units past its first come from
-/// `queue` instead of every grid-th ([`TileQueue`]).
+/// `queue` instead of every grid-th ([`TileQueue`]). Of a strided batch, the walk's cluster
+/// tiles along M are every GEMM's, one GEMM after the other ([`BatchWalk`]).
 #[derive(Clone, Copy)]
 pub(super) struct Walk {
     pub(super) cluster_tiles: (Var<u32>, Var<u32>),
@@ -27,6 +29,17 @@ pub(super) struct Walk {
     pub(super) m: Var<u32>,
     pub(super) rows: Option<(Var<u32>, Var<u32>)>,
     pub(super) queue: Option<TileQueue>,
+    pub(super) batch: Option<BatchWalk>,
+}
+
+/// The walk over a strided batch ([`super::batch`]): its tile row `r` is row `r % rows` of GEMM
+/// `r / rows`, `rows` one GEMM's cluster tiles along M ([`Walk::gemm_rows`]); the kernel's A and
+/// B loads ask their maps for that GEMM, or for matrix 0 where the batch shares the operand (its
+/// batch stride, `strides`, is 0: the map is one deep).
+#[derive(Clone, Copy)]
+pub(super) struct BatchWalk {
+    /// The batch strides of the kernel's A and B (the kernel's parameters).
+    pub(super) strides: (Var<u64>, Var<u64>),
 }
 
 /// The shared-memory ring both roles meet at: the stages of A and of B, the barrier each
@@ -53,13 +66,28 @@ pub(super) struct Output<'a, T> {
     pub(super) partials: Partials,
     /// A form's parameters (its epilogue's operands, `ldd`), where the plan has a form.
     pub(super) form: Option<FormParams>,
+    /// D's batch stride, where the kernel runs a strided batch.
+    pub(super) batch_d: Option<Var<u64>>,
 }
 
-/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)`, the
-/// row its output ends before (M, or a piece's end), and the unit's k-tiles.
+impl<T: GemmElem> Output<'_, T> {
+    /// D of GEMM `z` of the batch (`z` is 0 for one GEMM): where stores from the registers
+    /// write it.
+    pub(super) fn d_at(&self, z: Var<u32>) -> GlobalPtr<T> {
+        match self.batch_d {
+            None => self.d,
+            Some(stride) => self.d + z.cast::<u64>() * stride,
+        }
+    }
+}
+
+/// Where the scheduler's current work unit is: the block's output tile origin `(m0, n0)` in
+/// GEMM `z` of the batch (0 for one GEMM), the row its output ends before (M, or a piece's
+/// end), and the unit's k-tiles.
 pub(super) struct Unit {
     pub(super) m0: Var<u32>,
     pub(super) n0: Var<u32>,
+    pub(super) z: Var<u32>,
     pub(super) m_end: Var<u32>,
     pub(super) k_tiles: (Var<u32>, Var<u32>),
 }
@@ -89,27 +117,59 @@ impl Walk {
         let (rx, ry) = cluster.coords();
         let n0 = (tiles.n() * cluster.y + ry) * bn;
         let k_tiles = tiles.k_tiles();
+        // The GEMM of the batch and its own tile row.
+        let (z, tile_m) = match &self.batch {
+            None => (Var::konst(0u32), tiles.m()),
+            Some(_) => {
+                let rows = self.gemm_rows(plan);
+                let z = tiles.m() / rows;
+                (z, tiles.m() - z * rows)
+            }
+        };
         match self.rows {
             // One block per cluster (the schedule's check): unit i is tile i, or past the
             // whole tiles piece i - full.
             Some((full, piece)) => {
-                let i = tiles.m();
+                let i = tile_m;
                 let whole = i.lt(full);
                 let m0 = select(whole, i * bm, full * bm + (i - full) * piece);
                 let end = m0 + select(whole, Var::konst(bm), piece);
                 Unit {
                     m0,
                     n0,
+                    z,
                     m_end: end.min(self.m),
                     k_tiles,
                 }
             }
             None => Unit {
-                m0: (tiles.m() * cluster.x + rx) * bm,
+                m0: (tile_m * cluster.x + rx) * bm,
                 n0,
+                z,
                 m_end: self.m,
                 k_tiles,
             },
+        }
+    }
+
+    /// One GEMM's cluster tiles along M, from M where it is needed (a few shifts: the tile and
+    /// the cluster are powers of two along M), rather than held in a register through the walk
+    /// beside the consumers' sums.
+    pub(super) fn gemm_rows(&self, plan: &HopperPlan) -> Var<u32> {
+        let (bm, cx) = (plan.schedule.tile.m(), plan.schedule.cluster_shape().x);
+        ((self.m + (bm - 1)) / bm + (cx - 1)) / cx
+    }
+
+    /// The batch coordinates of `unit`'s loads of the kernel's A and B: its GEMM, or 0 for an
+    /// operand the batch shares (and for one GEMM, whose maps have no batch). Tested where they
+    /// are used, on the parameters: nothing is held in the producer's few registers.
+    pub(super) fn load_batch(&self, unit: &Unit) -> (Var<u32>, Var<u32>) {
+        match &self.batch {
+            None => (unit.z, unit.z),
+            Some(b) => {
+                let of = |stride: Var<u64>| select(stride.eq_(0u64), 0u32, unit.z);
+                (of(b.strides.0), of(b.strides.1))
+            }
         }
     }
 }

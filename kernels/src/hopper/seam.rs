@@ -1,21 +1,23 @@
 //! The warp-specialized Hopper program behind the GEMM seam: [`HopperWs`] takes f16 and bf16
-//! problems with an f32 sum on sm_90a whose rows TMA can address, takes a [`HopperSchedule`]
-//! (the default for the shape and the device, [`chooser::choose`], or the one asked for), and
-//! its plan ([`HopperGemm`]) launches the persistent kernel, which shares the k-tiles of its
-//! last wave of tiles out (stream-K) where whole tiles would leave SMs idle.
+//! problems with an f32 sum on sm_90a whose rows TMA can address, one GEMM or a strided batch of
+//! them in one launch, takes a [`HopperSchedule`] (the default for the shape and the device,
+//! [`chooser::choose`], or the one asked for), and its plan ([`HopperGemm`]) launches the
+//! persistent kernel, which shares the k-tiles of its last wave of tiles out (stream-K) where
+//! whole tiles would leave SMs idle.
 
 use std::sync::Arc;
 
 use dsl_core::ir::{Kernel, Target};
 
-use super::chooser::{self, Choice};
-use super::launch::{launch, tile_order};
+use super::batch::{check_tma_strides, Batching, StridedBatch};
+use super::chooser::{self, Choice, Operands};
+use super::launch::{launch_batched, tile_order_batched};
 use super::params::{HopperParams, OnHost};
 use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
-use super::{entry_name, hopper_form_kernel, HopperError, TARGETS};
+use super::{entry_name, parts_kernel, HopperError, TARGETS};
 use crate::gemm::fused::FormParams;
-use crate::gemm::layout::{Form, FormParts, Major, Operand, OutType};
+use crate::gemm::layout::{Form, FormParts, Operand, OutType};
 use crate::gemm::program::aligned_for;
 use crate::gemm::{
     tma_rows, Accum, Device, GemmArg, GemmDtype, GemmOperand, GemmProgram, KernelBuildError,
@@ -24,11 +26,13 @@ use crate::gemm::{
 
 /// The warp-specialized TMA + `wgmma` program (see [`super`]).
 ///
-/// Without a schedule: [`chooser::choose`] for the shape and the device. Refused (so that `auto`
-/// falls back to the multistage program, saying why): targets other than sm_90a, an f16 sum,
-/// K or N that are not multiples of 8 (TMA addresses rows of 16 bytes), and a schedule that
-/// cannot run the problem ([`HopperSchedule::takes`]) or does not fit the device's shared
-/// memory.
+/// Without a schedule: [`chooser::choose`] for the shape and the device ([`chooser::choose_for`]
+/// for a form's operand majors and strided batch). Refused (so that `auto` falls back to the multistage program, saying
+/// why): targets other than sm_90a, an f16 sum, K or N that are not multiples of 8 (TMA
+/// addresses rows of 16 bytes), a batch stride TMA cannot step by
+/// ([`super::batch::check_tma_strides`]), and a schedule that cannot run the problem
+/// ([`HopperSchedule::takes`], and for a batch [`HopperSchedule::check_batch`]) or does not fit
+/// the device's shared memory.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HopperWs;
 
@@ -44,8 +48,8 @@ impl GemmProgram for HopperWs {
 
     fn summary(&self) -> &'static str {
         "warp-specialized TMA + wgmma (sm_90a): a producer warp and two consumer warpgroups, \
-         persistent over the tiles, stream-K for few tiles; f16 or bf16 with an f32 sum, N and K \
-         multiples of 8"
+         persistent over the tiles (a strided batch's in one launch), stream-K for few tiles; f16 \
+         or bf16 with an f32 sum, N and K multiples of 8"
     }
 
     fn config_syntax(&self) -> &'static str {
@@ -99,18 +103,22 @@ impl GemmProgram for HopperWs {
         device: &Device,
         schedule: Option<&HopperSchedule>,
     ) -> Result<Plan, String> {
-        self.plan_parts(p, device, schedule, None)
+        self.plan_parts(p, device, schedule, None, StridedBatch::ONE)
     }
 
     /// The packed form as [`GemmProgram::plan`] plans it (its rows aligned to 16 bytes);
     /// otherwise a form whose operands TMA loads as they lie: A and B of either major (an
     /// MN-major one staged in GMMA's MN-major layout, the `wgmma` transposing it) with rows
-    /// of 16 bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), one
-    /// GEMM, every epilogue, D in f16, bf16 or f32. D of a 16-bit type (either) goes out through
-    /// the schedule's store, its rows on 16 bytes; an f32 D, and a gated epilogue's, from the
-    /// registers, its rows on the stores' width (an element, or two for an f32 D stored in
-    /// pairs); a gated epilogue under a swapped schedule (`_t`, whose tile is D's transpose)
-    /// trades each gate and up value between two lanes. The rest goes to the programs after it.
+    /// of 16 bytes (leading dimensions multiples of 8 elements, buffers 16-byte aligned), every
+    /// epilogue, D in f16, bf16 or f32; one GEMM, or a strided batch in one launch
+    /// ([`super::batch`]: the batch as the tensor maps' third dimension, its strides multiples
+    /// of 16 bytes that step past a matrix, A's and B's also 0, and a schedule that walks every
+    /// GEMM's tiles: [`HopperSchedule::check_batch`]). D of a 16-bit type (either) goes out
+    /// through the schedule's store, its rows on 16 bytes; an f32 D, and a gated epilogue's,
+    /// from the registers, its rows on the stores' width (an element, or two for an f32 D
+    /// stored in pairs); a gated epilogue under a swapped schedule (`_t`, whose tile is D's
+    /// transpose) trades each gate and up value between two lanes. The rest goes to the
+    /// programs after it.
     fn plan_form(
         &self,
         p: &Problem,
@@ -125,10 +133,8 @@ impl GemmProgram for HopperWs {
         }
         let parts = form.parts(p.dtype);
         if form.batch.is_batched() {
-            return Err(format!(
-                "it runs one GEMM per launch, not a batch of {}",
-                form.batch.count
-            ));
+            let bytes = p.dtype.bytes();
+            check_tma_strides(form, (p.m, p.n, p.k), bytes, parts.out.bytes())?;
         }
         for (what, operand, ld) in [("A", Operand::A, form.a.ld), ("B", Operand::B, form.b.ld)] {
             if form.row_alignment(operand, p.dtype.bytes()) < 16 {
@@ -138,7 +144,7 @@ impl GemmProgram for HopperWs {
                 ));
             }
         }
-        let plan = self.plan_parts(p, device, schedule, Some(parts))?;
+        let plan = self.plan_parts(p, device, schedule, Some(parts), StridedBatch::of(form))?;
         let needs = plan.output_alignment();
         if form.row_alignment(Operand::D, parts.out.bytes()) < needs {
             let by = if needs == 16 {
@@ -156,13 +162,15 @@ impl GemmProgram for HopperWs {
 }
 
 impl HopperWs {
-    /// The plan of `p` in the form's `parts` (`None`: the packed form).
+    /// The plan of `p` in the form's `parts` (`None`: the packed form), one GEMM or a strided
+    /// `batch` of them in one launch.
     fn plan_parts(
         &self,
         p: &Problem,
         device: &Device,
         schedule: Option<&HopperSchedule>,
         parts: Option<FormParts>,
+        batch: StridedBatch,
     ) -> Result<Plan, String> {
         let target = device.target;
         if !TARGETS.contains(&target) {
@@ -173,10 +181,7 @@ impl HopperWs {
         }
         tma_rows(p, MAX_DIM)?;
         let Choice { schedule, origin } = match schedule {
-            None => {
-                let majors = parts.map_or((Major::K, Major::K), |f| (f.a, f.b));
-                chooser::choose_for(p.m, p.n, p.k, majors, device)
-            }
+            None => chooser::choose_for(p.m, p.n, p.k, Operands::of(parts, batch), device),
             Some(s) => Choice {
                 schedule: *s,
                 origin: p
@@ -192,13 +197,22 @@ impl HopperWs {
             .map_err(|e| format!("{schedule}: {e}"))?;
         let dim = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
         schedule.takes(dim(p.m), dim(p.n), dim(p.k))?;
+        let batching = if batch.is_batched() {
+            schedule
+                .check_batch(dim(p.m), dim(p.n), dim(p.k), batch)
+                .map_err(|e| e.to_string())?;
+            Batching::Strided
+        } else {
+            Batching::Single
+        };
         // The host plan (the layouts and copies) is made now, so that a launch has it.
-        host_plan(schedule, p.dtype, parts)?;
+        host_plan(schedule, p.dtype, parts, batching)?;
         Ok(Plan::new(HopperGemm {
             schedule,
             dtype: p.dtype,
             origin,
             form: parts,
+            batching,
         }))
     }
 }
@@ -218,6 +232,7 @@ pub struct HopperGemm {
     dtype: GemmDtype,
     origin: Origin,
     form: Option<FormParts>,
+    batching: Batching,
 }
 
 impl HopperGemm {
@@ -234,6 +249,11 @@ impl HopperGemm {
     /// Where the schedule came from (given, a tuning record, the table or the model).
     pub fn origin(&self) -> &Origin {
         &self.origin
+    }
+
+    /// One GEMM per launch, or a strided batch in one launch.
+    pub fn batching(&self) -> Batching {
+        self.batching
     }
 }
 
@@ -264,6 +284,10 @@ unsafe impl ProgramPlan for HopperGemm {
             Some(f) if f.out == OutType::of(self.dtype) => format!("; {}", f.epilogue.describe()),
             Some(f) => format!("; {}, D in {}", f.epilogue.describe(), f.out),
         };
+        let form = match self.batching {
+            Batching::Single => form,
+            Batching::Strided => format!("{form}; a strided batch in one launch"),
+        };
         format!(
             "hopper_ws {} (f32 acc, {}{from}{form})",
             self.dtype,
@@ -272,7 +296,7 @@ unsafe impl ProgramPlan for HopperGemm {
     }
 
     fn kernel(&self) -> Result<Kernel, KernelBuildError> {
-        hopper_form_kernel(self.schedule, self.dtype, self.form).map_err(|e| match e {
+        parts_kernel(self.schedule, self.dtype, self.form, self.batching).map_err(|e| match e {
             HopperError::Build(b) => KernelBuildError::Build(b),
             other => KernelBuildError::program("hopper_ws", other),
         })
@@ -283,6 +307,7 @@ unsafe impl ProgramPlan for HopperGemm {
         if let Some(f) = &self.form {
             name.push_str(&f.tag());
         }
+        name.push_str(self.batching.tag());
         name
     }
 
@@ -310,7 +335,7 @@ unsafe impl ProgramPlan for HopperGemm {
 impl HopperGemm {
     /// The host plan ([`host_plan`]), made when the problem was planned.
     fn host_plan(&self) -> Arc<HopperPlan> {
-        host_plan(self.schedule, self.dtype, self.form)
+        host_plan(self.schedule, self.dtype, self.form, self.batching)
             .expect("the plan was made when the problem was planned")
     }
 
@@ -334,7 +359,12 @@ impl HopperGemm {
         } else {
             (GemmOperand::A, GemmOperand::B)
         };
-        let l = launch(s, km, kn, k, resident, device.l2_bytes);
+        // A strided batch's GEMMs (plan_form bounded the count); one for one GEMM.
+        let count = match (self.batching, form) {
+            (Batching::Strided, Some(f)) => u32::try_from(f.batch.count).unwrap_or(u32::MAX),
+            _ => 1,
+        };
+        let l = launch_batched(s, (km, kn, k), count, resident, device.l2_bytes);
         // plan() took N and K multiples of 8, plan_form rows of 16 bytes (D's where it has a
         // map): every stride is a multiple of 16 bytes.
         let [a_desc, b_desc, d_desc] = match form {
@@ -360,7 +390,7 @@ impl HopperGemm {
             m: GemmArg::U32(km),
             n: GemmArg::U32(kn),
             k: GemmArg::K,
-            order: GemmArg::Table(Arc::new(tile_order(s, km, kn))),
+            order: GemmArg::Table(Arc::new(tile_order_batched(s, km, kn, count))),
             sk_tiles: GemmArg::U32(l.split.sk_tiles),
             sk_blocks: GemmArg::U32(l.split.sk_blocks),
             workspace: GemmArg::Workspace,
@@ -368,6 +398,9 @@ impl HopperGemm {
         let mut args = params.into_args();
         if let Some(f) = form {
             args.extend(FormParams::args(f));
+        }
+        if self.batching == Batching::Strided {
+            args.push(GemmArg::U32(count));
         }
         LaunchPlan {
             grid: l.grid,
@@ -384,30 +417,32 @@ impl HopperGemm {
     }
 }
 
-/// The host plan of `schedule` for `dtype` (its atoms, layouts and TMA copies: the layout
-/// algebra's work, about a tenth of a millisecond), made once per process and shared; or why
-/// it could not be made, as a clause.
+/// The host plan of `schedule` for `dtype` in a form's parts, one GEMM or a strided batch (its
+/// atoms, layouts and TMA copies: the layout algebra's work, about a tenth of a millisecond),
+/// made once per process and shared; or why it could not be made, as a clause.
 fn host_plan(
     schedule: HopperSchedule,
     dtype: GemmDtype,
     form: Option<FormParts>,
+    batching: Batching,
 ) -> Result<Arc<HopperPlan>, String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Key = (HopperSchedule, GemmDtype, Option<FormParts>);
+    type Key = (HopperSchedule, GemmDtype, Option<FormParts>, Batching);
     type Plans = Mutex<HashMap<Key, Arc<HopperPlan>>>;
     static PLANS: OnceLock<Plans> = OnceLock::new();
     let plans = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut plans = plans
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(p) = plans.get(&(schedule, dtype, form)) {
+    let key = (schedule, dtype, form, batching);
+    if let Some(p) = plans.get(&key) {
         return Ok(Arc::clone(p));
     }
-    let plan =
-        HopperPlan::with_form(schedule, dtype, form).map_err(|e| format!("{schedule}: {e}"))?;
+    let plan = HopperPlan::with_parts(schedule, dtype, form, batching)
+        .map_err(|e| format!("{schedule}: {e}"))?;
     let plan = Arc::new(plan);
-    plans.insert((schedule, dtype, form), Arc::clone(&plan));
+    plans.insert(key, Arc::clone(&plan));
     Ok(plan)
 }
 

@@ -25,9 +25,10 @@
 pub mod model;
 pub mod table;
 
+use super::batch::StridedBatch;
 use super::operand::{swizzled, OperandMajors};
 use super::schedule::HopperSchedule;
-use crate::gemm::layout::Major;
+use crate::gemm::layout::{FormParts, Major};
 use crate::gemm::{Device, Origin};
 
 /// A default schedule and where it came from.
@@ -39,39 +40,108 @@ pub struct Choice {
     pub origin: Origin,
 }
 
-/// The default schedule for `m x n x k` on `device`: the first table row that holds the shape
-/// (and whose schedule fits the device's shared memory, with fewer stages if it must), else the
-/// cost model's. Both operands K-major (the packed form's); [`choose_for`] takes other majors.
-pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
-    choose_for(m, n, k, (Major::K, Major::K), device)
+/// How a problem's operands lie, as far as the default schedule weighs it: A's and B's majors
+/// and the strided batch run in one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operands {
+    /// A's major.
+    pub a: Major,
+    /// B's major.
+    pub b: Major,
+    /// The batch ([`StridedBatch::ONE`]: one GEMM).
+    pub batch: StridedBatch,
 }
 
-/// [`choose`] for the problem's A and B in `majors`. An MN-major operand is staged in a
-/// swizzled atom only where its rows in a tile (or a block's multicast slice of them) are a
-/// multiple of 16 ([`super::operand::swizzled`]); a schedule that would leave it unswizzled
-/// (correct, but loaded 16 bytes per row and read with bank conflicts) is passed over: a row
-/// whose token tile follows M rounds M up to 32 or 64 instead of 16, and the model weighs only
-/// the tiles that stage it swizzled. Where nothing else serves, the K-major choice stands. With
-/// both operands K-major every schedule passes: the choice is [`choose`]'s.
+impl Operands {
+    /// The packed form's: both K-major, one GEMM.
+    pub const PACKED: Operands = Operands {
+        a: Major::K,
+        b: Major::K,
+        batch: StridedBatch::ONE,
+    };
+
+    /// A form's majors (`None`: the packed form) and `batch`.
+    pub fn of(parts: Option<FormParts>, batch: StridedBatch) -> Operands {
+        let (a, b) = parts.map_or((Major::K, Major::K), |f| (f.a, f.b));
+        Operands { a, b, batch }
+    }
+}
+
+/// The default schedule for `m x n x k` on `device`: the first table row that holds the shape
+/// (and whose schedule fits the device's shared memory, with fewer stages if it must), else the
+/// cost model's. The packed form's operands ([`choose_for`] takes others).
+pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
+    choose_for(m, n, k, Operands::PACKED, device)
+}
+
+/// [`choose`] for a strided batch of GEMMs of `m x n x k` run in one launch
+/// ([`super::batch`]), both operands K-major ([`choose_for`]).
+///
+/// ```
+/// use kernels::gemm::Device;
+/// use kernels::hopper::batch::StridedBatch;
+/// use kernels::hopper::chooser::{choose, choose_batch};
+/// let h200 = Device::h200();
+/// // 16 tokens by 2048 weights: 32 swapped 64-row tiles, one wave; 8 such GEMMs take 256
+/// // tiles, so the batch goes to the 128-row weight tiles of the rows past a wave.
+/// let one = choose(16, 2048, 4096, &h200).schedule.to_string();
+/// assert_eq!(one, "64x16x128s11_f1_vfln_t");
+/// let eight = StridedBatch { count: 8, ..StridedBatch::ONE };
+/// let batch = choose_batch(16, 2048, 4096, eight, &h200).schedule.to_string();
+/// assert_eq!(batch, "128x16x64s8_vfln_t");
+/// ```
+pub fn choose_batch(m: usize, n: usize, k: usize, batch: StridedBatch, device: &Device) -> Choice {
+    let ops = Operands {
+        batch,
+        ..Operands::PACKED
+    };
+    choose_for(m, n, k, ops, device)
+}
+
+/// [`choose`] for operands that lie as `ops` says.
+///
+/// A batch: the table's conditions on the waves and the L2 count the whole batch's tiles and
+/// bytes ([`table::Cond::holds_batch`]), a row whose schedule the batch refuses
+/// ([`HopperSchedule::check_batch`]: a resident B the batch does not share) is passed over, and
+/// the model weighs the whole batch's waves ([`model::choose_batch`]).
+///
+/// An MN-major operand is staged in a swizzled atom only where its rows in a tile (or a block's
+/// multicast slice of them) are a multiple of 16 ([`super::operand::swizzled`]); a schedule
+/// that would leave it unswizzled (correct, but loaded 16 bytes per row and read with bank
+/// conflicts) is passed over: a row whose token tile follows M rounds M up to 32 or 64 instead
+/// of 16, and the model weighs only the tiles that stage it swizzled. Where nothing else
+/// serves, the model's K-major choice stands.
+///
+/// The packed form's operands ([`Operands::PACKED`]) pass every schedule: the choice is
+/// [`choose`]'s.
 ///
 /// ```
 /// use kernels::gemm::Device;
 /// use kernels::gemm::layout::Major;
-/// use kernels::hopper::chooser::{choose, choose_for};
+/// use kernels::hopper::chooser::{choose, choose_for, Operands};
 /// let h200 = Device::h200();
 /// // 136 tokens: one 144-wide token tile, each block of the pair loading 72 of its rows.
 /// let k_major = choose(136, 4096, 4096, &h200).schedule;
 /// assert!(k_major.to_string().starts_with("128x144x64"), "{k_major}");
 /// // A transposed (M contiguous): 72 rows would stage unswizzled; 160 gives blocks of 80.
-/// let mn = choose_for(136, 4096, 4096, (Major::MN, Major::K), &h200).schedule;
+/// let a_mn = Operands { a: Major::MN, ..Operands::PACKED };
+/// let mn = choose_for(136, 4096, 4096, a_mn, &h200).schedule;
 /// assert!(mn.to_string().starts_with("128x160x64"), "{mn}");
 /// ```
-pub fn choose_for(m: usize, n: usize, k: usize, majors: (Major, Major), device: &Device) -> Choice {
+pub fn choose_for(m: usize, n: usize, k: usize, ops: Operands, device: &Device) -> Choice {
     let shape = (m, n, k);
+    let batch = ops.batch;
+    let count = batch.count.max(1) as usize;
+    let dims = (u32::try_from(m), u32::try_from(n), u32::try_from(k));
+    let takes_batch = |s: &HopperSchedule| match dims {
+        _ if !batch.is_batched() => true,
+        (Ok(m), Ok(n), Ok(k)) => s.check_batch(m, n, k, batch).is_ok(),
+        _ => false,
+    };
     let staged_well =
-        |s: &HopperSchedule| swizzled(s, OperandMajors::of_kernel(majors.0, majors.1, s.swapped()));
+        |s: &HopperSchedule| swizzled(s, OperandMajors::of_kernel(ops.a, ops.b, s.swapped()));
     for row in table::TABLE {
-        if !row.when.iter().all(|c| c.holds(shape, device)) {
+        if !row.when.iter().all(|c| c.holds_batch(shape, count, device)) {
             continue;
         }
         // The row's own rounding first; the wider ones only where its tile follows M.
@@ -82,7 +152,7 @@ pub fn choose_for(m: usize, n: usize, k: usize, majors: (Major, Major), device: 
         };
         let mut filled = None;
         for &g in granules {
-            let spelled = row.schedule.fill_rounding(g, (m, n), device);
+            let spelled = row.schedule.fill_for((m, n), g, count, device);
             let schedule: HopperSchedule = spelled
                 .parse()
                 .unwrap_or_else(|e| panic!("the table's row for {}: {e}", row.class));
@@ -90,8 +160,9 @@ pub fn choose_for(m: usize, n: usize, k: usize, majors: (Major, Major), device: 
                 Some(cap) => schedule.with_most_stages(cap, device.smem_per_block),
                 None => fitted(schedule, device),
             };
-            // A wider tile fits no better: the row is passed over, as where it does not fit.
-            if schedule.check_fit(device.smem_per_block).is_err() {
+            // A wider tile fits no better, nor serves a batch the row's tile does not: the row
+            // is passed over.
+            if schedule.check_fit(device.smem_per_block).is_err() || !takes_batch(&schedule) {
                 break;
             }
             if staged_well(&schedule) {
@@ -109,8 +180,8 @@ pub fn choose_for(m: usize, n: usize, k: usize, majors: (Major, Major), device: 
             };
         }
     }
-    let schedule = model::choose_among(m, n, k, device, &staged_well)
-        .unwrap_or_else(|| model::choose(m, n, k, device));
+    let schedule = model::choose_among(m, n, k, count, device, &staged_well)
+        .unwrap_or_else(|| model::choose_batch(m, n, k, count, device));
     Choice {
         schedule,
         origin: Origin::Model,
@@ -126,5 +197,7 @@ pub(super) fn fitted(schedule: HopperSchedule, device: &Device) -> HopperSchedul
     }
 }
 
+#[cfg(test)]
+mod batch_tests;
 #[cfg(test)]
 mod tests;

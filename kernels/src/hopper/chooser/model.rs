@@ -26,7 +26,8 @@
 use dsl_core::pipeline::stream_k::{MIN_SHARE_K_TILES, SHARE_FIXUP_K_TILES};
 use dsl_core::pipeline::Raster;
 
-use super::super::launch::launch;
+use super::super::batch::StridedBatch;
+use super::super::launch::launch_batched;
 use super::super::schedule::{Consumers, Cooperative, HopperSchedule, Waves};
 use crate::gemm::Device;
 
@@ -160,14 +161,34 @@ impl Tiling {
     /// The estimate for `m x n x k` on `device` walked as `walk`: whole tiles take as many
     /// waves as they fill; streamed, every SM takes an equal share of all the k-tiles (at
     /// least stream-K's smallest share) and the hand-over's cost ([`SHARE_FIXUP_K_TILES`]).
-    pub fn estimate(
+    pub fn estimate(&self, shape: (usize, usize, usize), device: &Device, walk: Walk) -> Estimate {
+        self.estimate_batch(shape, 1, device, walk)
+    }
+
+    /// [`Tiling::estimate`] for a strided batch of `batch` GEMMs of `m x n x k` in one launch:
+    /// the waves are of every GEMM's tiles, and the bytes every GEMM's.
+    ///
+    /// ```
+    /// use kernels::gemm::Device;
+    /// use kernels::hopper::chooser::model::{Tiling, Walk};
+    /// let h200 = Device::h200();
+    /// let wide = Tiling { along_m: 128, along_n: 256, efficiency: 1.0 };
+    /// let one = wide.estimate((1024, 1024, 1024), &h200, Walk::Waves);
+    /// // 32 tiles fill a quarter of a wave; 16 GEMMs of them, four waves (3.9 full).
+    /// let sixteen = wide.estimate_batch((1024, 1024, 1024), 16, &h200, Walk::Waves);
+    /// assert!((sixteen.compute / one.compute - 4.0).abs() < 1e-9);
+    /// assert!((sixteen.memory / one.memory - 16.0).abs() < 1e-9);
+    /// ```
+    pub fn estimate_batch(
         &self,
         (m, n, k): (usize, usize, usize),
+        batch: usize,
         device: &Device,
         walk: Walk,
     ) -> Estimate {
         let sms = device.sms.max(1) as usize;
-        let tiles = m.div_ceil(self.along_m) * n.div_ceil(self.along_n);
+        let b = batch.max(1);
+        let tiles = m.div_ceil(self.along_m) * n.div_ceil(self.along_n) * b;
         let per_sm = device.tensor_flops / sms as f64;
         let tile_flops = 2.0 * (self.along_m * self.along_n) as f64 * k as f64;
         let tiles_per_sm = match walk {
@@ -178,7 +199,7 @@ impl Tiling {
                 (share + SHARE_FIXUP_K_TILES) / k_tiles
             }
         };
-        let bytes = 2.0 * ((m * k) as f64 + (n * k) as f64 + (m * n) as f64);
+        let bytes = 2.0 * ((m * k) as f64 + (n * k) as f64 + (m * n) as f64) * b as f64;
         Estimate {
             compute: tiles_per_sm * tile_flops / (per_sm * self.efficiency),
             memory: bytes / device.dram_bytes_per_s,
@@ -228,7 +249,14 @@ pub fn swapped(m: usize) -> Option<(u32, Tiling)> {
 /// tile in Hilbert order unless stream-K shares its last wave out or the order's table would be
 /// past its size.
 pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
-    choose_among(m, n, k, device, &|_| true).unwrap_or_else(|| {
+    choose_batch(m, n, k, 1, device)
+}
+
+/// [`choose`] for a strided batch of `batch` GEMMs of `m x n x k` in one launch: each tiling's
+/// waves and bytes are the whole batch's ([`Tiling::estimate_batch`]), and its launch the
+/// batch's ([`launch_batched`]). A batch of 1 is [`choose`].
+pub fn choose_batch(m: usize, n: usize, k: usize, batch: usize, device: &Device) -> HopperSchedule {
+    choose_among(m, n, k, batch, device, &|_| true).unwrap_or_else(|| {
         let c = &CANDIDATES[CANDIDATES.len() - 1];
         let s: HopperSchedule = format!("{}x{}x64{}_n", c.m, c.n, c.rest)
             .parse()
@@ -237,16 +265,18 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> HopperSchedule {
     })
 }
 
-/// [`choose`] among the tilings whose schedules `accept` takes; `None` where it takes none
-/// that fits the device.
+/// [`choose_batch`] among the tilings whose schedules `accept` takes; `None` where it takes
+/// none that fits the device.
 pub fn choose_among(
     m: usize,
     n: usize,
     k: usize,
+    batch: usize,
     device: &Device,
     accept: &dyn Fn(&HopperSchedule) -> bool,
 ) -> Option<HopperSchedule> {
     let shape = (m, n, k);
+    let b = batch.max(1);
     // Each tiling's schedule, with as many stages as fit the device where its own do not.
     let parsed = |spelled: String| -> HopperSchedule {
         let s = spelled
@@ -279,7 +309,7 @@ pub fn choose_among(
     // A tiling whose launch by shape shares every tile out (few tiles) walks as streamed, and
     // is estimated so; the streamed walk of it is the same launch.
     let walk_of = |s: &HopperSchedule| {
-        if shares_every_tile(s, shape, device) {
+        if shares_every_tile(s, shape, b, device) {
             Walk::Streamed
         } else {
             Walk::Waves
@@ -288,13 +318,18 @@ pub fn choose_among(
     let whole = fastest(
         &mut tilings
             .iter()
-            .map(|(t, s)| (t.estimate(shape, device, walk_of(s)), *s)),
+            .map(|(t, s)| (t.estimate_batch(shape, b, device, walk_of(s)), *s)),
     );
     let streamed = fastest(
         &mut tilings
             .iter()
             .filter(|(_, s)| walk_of(s) == Walk::Waves)
-            .map(|(t, s)| (t.estimate(shape, device, Walk::Streamed), streamed_walk(s))),
+            .map(|(t, s)| {
+                (
+                    t.estimate_batch(shape, b, device, Walk::Streamed),
+                    streamed_walk(s),
+                )
+            }),
     );
     let schedule = match (whole, streamed) {
         (Some((w, _)), Some((e, s))) if e.time() <= STREAMED_GAIN * w.time() => return Some(s),
@@ -314,29 +349,47 @@ pub fn choose_among(
     let (Ok(m), Ok(n), Ok(k)) = dims else {
         return Some(grouped);
     };
-    let split = launch(&schedule, m, n, k, device.sms, device.l2_bytes).split;
-    Some(if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() {
-        grouped
-    } else {
-        schedule
-    })
+    let count = u32::try_from(b).unwrap_or(u32::MAX);
+    let split = launch_batched(&schedule, (m, n, k), count, device.sms, device.l2_bytes).split;
+    let batch_refused = count > 1
+        && schedule
+            .check_batch(
+                m,
+                n,
+                k,
+                StridedBatch {
+                    count,
+                    ..StridedBatch::ONE
+                },
+            )
+            .is_err();
+    Some(
+        if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() || batch_refused {
+            grouped
+        } else {
+            schedule
+        },
+    )
 }
 
-/// Whether `s`'s launch for `m x n x k` on `device` shares every tile's k-tiles out by shape
-/// (few tiles), as a streamed walk would.
+/// Whether `s`'s launch for a batch of `batch` GEMMs of `m x n x k` on `device` shares every
+/// tile's k-tiles out by shape (few tiles), as a streamed walk would.
 fn shares_every_tile(
     s: &HopperSchedule,
     (m, n, k): (usize, usize, usize),
+    batch: usize,
     device: &Device,
 ) -> bool {
     let dims = (u32::try_from(m), u32::try_from(n), u32::try_from(k));
     let (Ok(m), Ok(n), Ok(k)) = dims else {
         return false;
     };
+    let count = u32::try_from(batch).unwrap_or(u32::MAX);
     let (km, kn) = s.kernel_dims(m, n);
-    let (tiles_m, tiles_n) = s.cluster_tiles(km, kn);
-    let split = launch(s, km, kn, k, device.sms / s.cluster.size(), device.l2_bytes).split;
-    u64::from(split.sk_tiles) == u64::from(tiles_m) * u64::from(tiles_n)
+    let (tiles_m, tiles_n) = s.batch_cluster_tiles(km, kn, count);
+    let resident = device.sms / s.cluster.size();
+    let split = launch_batched(s, (km, kn, k), count, resident, device.l2_bytes).split;
+    u64::from(split.sk_tiles) == tiles_m * u64::from(tiles_n)
 }
 
 /// `s` with every tile's k-tiles streamed over every SM (`_k`), its shares walked in grouped

@@ -40,8 +40,32 @@ pub enum Cond {
 
 impl Cond {
     /// Whether the condition holds for `m x n x k` on `device`.
-    pub fn holds(self, (m, n, k): (usize, usize, usize), device: &Device) -> bool {
+    pub fn holds(self, shape: (usize, usize, usize), device: &Device) -> bool {
+        self.holds_batch(shape, 1, device)
+    }
+
+    /// Whether the condition holds for a strided batch of `batch` GEMMs of `m x n x k` on
+    /// `device`, run in one launch: the conditions on the shape are each GEMM's; those on the
+    /// waves (the tiles over the SMs) and on the L2 count the whole batch's tiles and bytes. A
+    /// batch of 1 is [`Cond::holds`].
+    ///
+    /// ```
+    /// use kernels::gemm::Device;
+    /// use kernels::hopper::chooser::table::Cond;
+    /// let h200 = Device::h200();
+    /// // 2048 weight rows in 64-row tiles: 32 tiles, one wave; 8 GEMMs of them, two waves.
+    /// assert!(Cond::NTilesInOneWave(64).holds((16, 2048, 4096), &h200));
+    /// assert!(!Cond::NTilesInOneWave(64).holds_batch((16, 2048, 4096), 8, &h200));
+    /// assert!(Cond::MAtMost(64).holds_batch((16, 2048, 4096), 8, &h200));
+    /// ```
+    pub fn holds_batch(
+        self,
+        (m, n, k): (usize, usize, usize),
+        batch: usize,
+        device: &Device,
+    ) -> bool {
         let sms = device.sms.max(1) as usize;
+        let b = batch.max(1);
         match self {
             Cond::MAtMost(v) => m <= v,
             Cond::MAbove(v) => m > v,
@@ -50,16 +74,18 @@ impl Cond {
             Cond::KAtMost(v) => k <= v,
             Cond::KAbove(v) => k > v,
             Cond::KAtLeast(v) => k >= v,
-            Cond::NTilesInOneWave(rows) => n.div_ceil(rows) <= sms,
-            Cond::NTilesPastOneWave(rows) => n.div_ceil(rows) > sms,
+            Cond::NTilesInOneWave(rows) => n.div_ceil(rows).saturating_mul(b) <= sms,
+            Cond::NTilesPastOneWave(rows) => n.div_ceil(rows).saturating_mul(b) > sms,
             Cond::OneWaveWidth(lo, hi) => {
-                (lo as usize..=hi as usize).contains(&one_wave_width(n, device))
+                (lo as usize..=hi as usize).contains(&one_wave_width_batched(n, b, device))
             }
             Cond::FewTilesToShareOut => {
-                let tiles = (m.div_ceil(128) * n.div_ceil(64)) as u64;
+                let tiles = (m.div_ceil(128) * n.div_ceil(64)) as u64 * b as u64;
                 StreamKSplit::few_enough_to_share_all(tiles, sms as u64)
             }
-            Cond::PastL2 => (m as u128) * ((k + n) as u128) * 2 > u128::from(device.l2_bytes),
+            Cond::PastL2 => {
+                (m as u128) * ((k + n) as u128) * 2 * b as u128 > u128::from(device.l2_bytes)
+            }
         }
     }
 }
@@ -67,7 +93,23 @@ impl Cond {
 /// The width of one row of tiles that fills the device's SMs in one wave: N over the SMs,
 /// rounded up to 16.
 pub fn one_wave_width(n: usize, device: &Device) -> usize {
-    n.div_ceil(device.sms.max(1) as usize).next_multiple_of(16)
+    one_wave_width_batched(n, 1, device)
+}
+
+/// [`one_wave_width`] for a batch of `batch` GEMMs in one launch, each a row of tiles: N over
+/// the SMs each GEMM has (the SMs over the batch, at least one), rounded up to 16.
+///
+/// ```
+/// use kernels::gemm::Device;
+/// use kernels::hopper::chooser::table::{one_wave_width, one_wave_width_batched};
+/// let h200 = Device::h200();
+/// assert_eq!(one_wave_width(6144, &h200), 48);
+/// // 4 GEMMs: 33 SMs each, tiles 187 wide rounded up to 192.
+/// assert_eq!(one_wave_width_batched(6144, 4, &h200), 192);
+/// ```
+pub fn one_wave_width_batched(n: usize, batch: usize, device: &Device) -> usize {
+    let sms = (device.sms.max(1) as usize / batch.max(1)).max(1);
+    n.div_ceil(sms).next_multiple_of(16)
 }
 
 /// The schedule a row gives: a spelling whose holes the shape fills, `{m16}` (M rounded up to
@@ -197,20 +239,30 @@ pub const TABLE: &[Row] = &[
 
 impl Template {
     /// The spelling with its holes filled for `m x n` on `device`.
-    pub fn fill(&self, (m, n): (usize, usize), device: &Device) -> String {
-        self.fill_rounding(M_GRANULES[0], (m, n), device)
+    pub fn fill(&self, shape: (usize, usize), device: &Device) -> String {
+        self.fill_for(shape, M_GRANULES[0], 1, device)
     }
 
-    /// The spelling with `{m16}` filled as M rounded up to `granule` (a multiple of 16) rather
-    /// than to 16: a wider token tile, where an operand's staging needs its rows in larger
-    /// blocks ([`super::choose_for`]).
-    pub fn fill_rounding(&self, granule: usize, (m, n): (usize, usize), device: &Device) -> String {
+    /// The spelling with its holes filled for a batch of `batch` GEMMs of `m x n` in one launch
+    /// (`{wave16}` is [`one_wave_width_batched`]), with `{m16}` M rounded up to `granule` (a
+    /// multiple of 16) rather than to 16: a wider token tile, where an operand's staging needs
+    /// its rows in larger blocks ([`super::choose_for`]).
+    pub fn fill_for(
+        &self,
+        (m, n): (usize, usize),
+        granule: usize,
+        batch: usize,
+        device: &Device,
+    ) -> String {
         self.spelling
             .replace(
                 "{m16}",
                 &m.div_ceil(granule).saturating_mul(granule).to_string(),
             )
-            .replace("{wave16}", &one_wave_width(n, device).to_string())
+            .replace(
+                "{wave16}",
+                &one_wave_width_batched(n, batch, device).to_string(),
+            )
     }
 
     /// Whether the spelling's tile width follows M (`{m16}`).

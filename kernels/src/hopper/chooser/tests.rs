@@ -250,10 +250,15 @@ fn mn_major_operands_are_staged_swizzled() {
     for m in (1..=1536).step_by(7).chain([129, 136, 200, 208]) {
         for (n, k) in [(4096, 4096), (7168, 20480), (1000, 264), (28672, 4096)] {
             let plain = choose(m, n, k, &h200);
-            assert_eq!(choose_for(m, n, k, (Major::K, Major::K), &h200), plain);
+            assert_eq!(choose_for(m, n, k, Operands::PACKED, &h200), plain);
             for (a, b) in pairs {
                 shapes += 1;
-                let c = choose_for(m, n, k, (a, b), &h200).schedule;
+                let ops = Operands {
+                    a,
+                    b,
+                    ..Operands::PACKED
+                };
+                let c = choose_for(m, n, k, ops, &h200).schedule;
                 let majors = |s: &HopperSchedule| OperandMajors::of_kernel(a, b, s.swapped());
                 let what = format!(
                     "{m} x {n} x {k}, {a:?} {b:?}: {c} (K-major {})",
