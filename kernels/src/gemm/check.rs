@@ -158,8 +158,8 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
     Ok(())
 }
 
-/// Why a program that reaches A, B and D through TMA tensor maps cannot run `p`, as a clause: K
-/// or N not a multiple of 8 (TMA addresses rows of 16 bytes), or a dimension above `max_dim`
+/// Why a program that reaches A, B and D through TMA tensor maps cannot run `p`, as a clause: a
+/// dimension of 0, K or N not a multiple of 8 (TMA addresses rows of 16 bytes), or one above `max_dim`
 /// (the program's tile arithmetic). `Ok` when its rows can be mapped.
 ///
 /// ```
@@ -171,8 +171,16 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
 /// let e = tma_rows(&p, 1 << 30).unwrap_err();
 /// assert_eq!(e, "N = 70 is not a multiple of 8, and TMA needs rows of 16 bytes");
 /// assert_eq!(tma_rows(&Problem { n: 72, ..p }, 1 << 30), Ok(()));
+/// let e = tma_rows(&Problem { n: 72, k: 0, ..p }, 1 << 30).unwrap_err();
+/// assert_eq!(e, "K = 0 leaves TMA nothing to load");
 /// ```
 pub fn tma_rows(p: &Problem, max_dim: usize) -> Result<(), String> {
+    // A BLAS call may have K = 0 (D = beta C): a tensor map of it would have an extent of 0.
+    for (what, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
+        if v == 0 {
+            return Err(format!("{what} = 0 leaves TMA nothing to load"));
+        }
+    }
     for (what, v) in [("K", p.k), ("N", p.n)] {
         if !v.is_multiple_of(8) {
             return Err(format!(

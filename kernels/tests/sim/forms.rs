@@ -404,6 +404,35 @@ fn strided_edges_and_auto() {
     };
     let plan = run(&packed, &device, 8);
     assert_eq!(plan.program(), "multistage");
+    // On the H200, K = 0 with rows TMA could map: no tensor map has an extent of 0, so the
+    // Hopper program passes it on, saying why, and D is beta C.
+    let h200 = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let rows_of_8 = OperandLayout {
+        major: Major::K,
+        ld: 8,
+    };
+    let k0 = Case {
+        m: 24,
+        n: 16,
+        form: Form {
+            a: rows_of_8,
+            b: rows_of_8,
+            ldc: 16,
+            ldd: 16,
+            ..beta_c
+        },
+        ..case
+    };
+    let plan = run(&k0, &h200, 9);
+    assert_ne!(plan.program(), "hopper_ws", "{}", plan.describe());
+    assert!(
+        plan.describe().contains("K = 0 leaves TMA nothing to load"),
+        "{}",
+        plan.describe()
+    );
 }
 
 fn multistage() -> KernelChoice {
