@@ -170,7 +170,7 @@ pub fn check_shapes(m: usize, n: usize, k: usize, lens: BufferLens) -> Result<()
 /// };
 /// let e = tma_rows(&p, 1 << 30).unwrap_err();
 /// assert_eq!(e, "N = 70 is not a multiple of 8, and TMA needs rows of 16 bytes");
-/// assert_eq!(tma_rows(&Problem { n: 72, ..p }, 1 << 30), Ok(()));
+/// assert_eq!(tma_rows(&Problem { n: 72, ..p.clone() }, 1 << 30), Ok(()));
 /// let e = tma_rows(&Problem { n: 72, k: 0, ..p }, 1 << 30).unwrap_err();
 /// assert_eq!(e, "K = 0 leaves TMA nothing to load");
 /// ```
