@@ -11,8 +11,9 @@
 # D; the first call of each case in a fresh process with the driver's JIT cache cold, then warm;
 # the warm-up call) and sanitize.log (compute-sanitizer's memcheck, racecheck and synccheck on
 # one small call through each new path, the fused epilogues on a prefill and a decode batch, D
-# in the input type and in f32). SKIP_BENCH=1 or SKIP_SANITIZE=1 leave
-# those parts out. Exits non-zero if a test, a timing run or a sanitizer tool failed.
+# in the input type and in f32). SKIP_TESTS=1, SKIP_BENCH=1 or SKIP_SANITIZE=1 leave those parts
+# out; BLAS_SECTIONS="..." runs only the bench sections named (see below). Exits non-zero if a
+# test, a timing run or a sanitizer tool failed.
 set -uo pipefail
 out="${1:-${OUT:-gpu-out}}"
 dtype="${2:-bf16}"
@@ -24,7 +25,9 @@ fail() { echo "FAIL: $*" | tee -a "$out/blas_tests.log" >&2; status=1; }
 bench=.gpu/bin/blas-bench
 [ -x "$bench" ] || { echo "FAIL: no $bench (stage it: see the top of this script)" >&2; exit 1; }
 tests=$(ls .gpu/tests/gpu_blas-* 2>/dev/null | head -1)
-if [ -x "$tests" ]; then
+if [ -n "${SKIP_TESTS:-}" ]; then
+    :
+elif [ -x "$tests" ]; then
     log=$(timeout 300 "$tests" --include-ignored --test-threads=1 --nocapture 2>&1)
     rc=$?
     echo "$log" > "$out/blas_tests.log"
@@ -42,26 +45,34 @@ run() { # [LIMIT=S] run TITLE ARGS...: a section of the bench (S seconds at most
     echo -e "\n## $title\n" >> "$md"
     timeout "${LIMIT:-300}" "$bench" "$@" >> "$md" 2>&1 || fail "blas-bench $* (see $md)"
 }
-if [ -z "${SKIP_BENCH:-}" ]; then
-    # First calls: each case in a fresh process, the driver's JIT cache in a fresh folder (cold),
-    # then the same folder again (warm).
-    cache=$(mktemp -d)
-    echo -e "## First call ($dtype): cold, then warm driver cache\n" >> "$md"
-    for when in cold warm; do
-        for case in tn nn odd batched fused; do
-            echo -n "$when: " >> "$md"
-            CUDA_CACHE_PATH="$cache" timeout 120 "$bench" first-call "$case" --dtype "$dtype" >> "$md" 2>&1 \
-                || fail "blas-bench first-call $case ($when)"
+# The bench's sections, in order; BLAS_SECTIONS picks some (a device call is 10 minutes at
+# most: "first-call prepare pairs batched" in one, "fused fused-llm out-f32" in another).
+sections="${BLAS_SECTIONS:-first-call prepare pairs batched fused fused-llm out-f32}"
+[ -n "${SKIP_BENCH:-}" ] && sections=""
+for section in $sections; do
+    case "$section" in
+    first-call)
+        # Each case in a fresh process, the driver's JIT cache in a fresh folder (cold), then
+        # the same folder again (warm).
+        cache=$(mktemp -d)
+        echo -e "## First call ($dtype): cold, then warm driver cache\n" >> "$md"
+        for when in cold warm; do
+            for case in tn nn odd batched fused; do
+                echo -n "$when: " >> "$md"
+                CUDA_CACHE_PATH="$cache" timeout 120 "$bench" first-call "$case" --dtype "$dtype" >> "$md" 2>&1 \
+                    || fail "blas-bench first-call $case ($when)"
+            done
         done
-    done
-    rm -rf "$cache"
-    run "Warm-up call (prepare)" prepare --dtype "$dtype"
-    run "Transpose pairs ($dtype)" pairs --dtype "$dtype" --repeats "$repeats"
-    run "Strided batches ($dtype)" batched --dtype "$dtype" --repeats "$repeats"
-    run "Fused epilogues ($dtype)" fused --dtype "$dtype" --repeats "$repeats"
-    LIMIT=600 run "Fused epilogues over the LLM suite ($dtype)" fused-llm --dtype "$dtype" --repeats "$repeats"
-    run "D in f32 ($dtype)" out-f32 --dtype "$dtype" --repeats "$repeats"
-fi
+        rm -rf "$cache" ;;
+    prepare) run "Warm-up call (prepare)" prepare --dtype "$dtype" ;;
+    pairs) run "Transpose pairs ($dtype)" pairs --dtype "$dtype" --repeats "$repeats" ;;
+    batched) run "Strided batches ($dtype)" batched --dtype "$dtype" --repeats "$repeats" ;;
+    fused) run "Fused epilogues ($dtype)" fused --dtype "$dtype" --repeats "$repeats" ;;
+    fused-llm) LIMIT=600 run "Fused epilogues over the LLM suite ($dtype)" fused-llm --dtype "$dtype" --repeats "$repeats" ;;
+    out-f32) run "D in f32 ($dtype)" out-f32 --dtype "$dtype" --repeats "$repeats" ;;
+    *) fail "unknown section $section (BLAS_SECTIONS)" ;;
+    esac
+done
 if [ -z "${SKIP_SANITIZE:-}" ]; then
     for tool in memcheck racecheck synccheck; do
         echo "== $tool" >> "$out/sanitize.log"
