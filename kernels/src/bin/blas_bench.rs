@@ -7,8 +7,8 @@
 //! blas-bench batched [--dtype ..] [--repeats N] [--config SPEC]
 //!                                                      strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN),
 //!                                                      rute in its default schedule or in SPEC (e.g. a hopper_ws one)
-//! blas-bench fused   [--dtype ..] [--repeats N]         bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
-//! blas-bench fused-llm [--dtype ..] [--repeats N]       the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
+//! blas-bench fused   [--dtype ..] [--repeats N] [--config SPEC] bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
+//! blas-bench fused-llm [--dtype ..] [--repeats N] [--config SPEC] the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
 //! blas-bench out-f32 [--dtype ..] [--repeats N]         D in f32 (plain, bias+GELU, SwiGLU) against the plain GEMM's 16-bit D
 //! blas-bench first-call CASE                            one case's first call, step by step (run it in a fresh process)
 //! blas-bench prepare                                    the warm-up call: every case compiled before traffic
@@ -129,8 +129,8 @@ where
     match args.section.as_str() {
         "pairs" => pairs::<T>(args.repeats),
         "batched" => batched::<T>(args.repeats, args.config.as_deref()),
-        "fused" => fused::<T>(&shapes_of(&SHAPES), args.repeats),
-        "fused-llm" => fused::<T>(&llm_shapes(), args.repeats),
+        "fused" => fused::<T>(&shapes_of(&SHAPES), args.repeats, args.config.as_deref()),
+        "fused-llm" => fused::<T>(&llm_shapes(), args.repeats, args.config.as_deref()),
         "out-f32" => out_f32::out_f32::<T>(args.repeats),
         "first-call" => first_call::<T>(args.case.as_deref().unwrap_or("tn")),
         "prepare" => prepare::<T>(),
@@ -430,13 +430,18 @@ where
 
 /// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on each
 /// linear layer `y = epilogue(x W^T)` of `layers`, row-major x `[tokens, k]` and W `[n, k]`.
-fn fused<T: Elem>(layers: &[Layer], repeats: usize) -> Result<(), Error>
+fn fused<T: Elem>(layers: &[Layer], repeats: usize, config: Option<&str>) -> Result<(), Error>
 where
     CudaBlas: Gemm<T>,
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let h = handles()?;
+    let mut h = handles()?;
+    // A schedule to weigh beside the defaults (a ping-pong one, whose consumers take turns so
+    // that one's epilogue runs under the other's main loop), for every rute call.
+    if let Some(spelling) = config {
+        h.rute = h.rute.with_config(spelling)?;
+    }
     let lt = CudaBlasLT::new(h.stream.clone())?;
     println!(
         "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU |\n|---|---|---|---|---|---|---|---|---|---|---|"
