@@ -6,7 +6,7 @@
 //!
 //! | warpgroup | warp | role | loop |
 //! |-----------|------|------|------|
-//! | `C` (the last) | 3 | [`tma_producer`]: one elected lane | per k-tile: wait `mma2tma[s]`; TMA A (each consumer's rows) and B into stage `s`, completing on `tma2mma[s]` (a pair: the even block's); the even block arrives on it expecting the stage's bytes |
+//! | `C` (the last) | 3 | [`tma_producer`]: one elected lane | per k-tile: wait `mma2tma[s]`; TMA A (each consumer's rows) and B into stage `s`, completing on `tma2mma[s]` (a pair: the even block's); the even block arrives on it expecting the stage's bytes; after the last, wait for every stage's release (the tail) |
 //! | `C` | `c` < `C` | [`mma_consumer`] `c`: one elected lane of the even block | per tile: wait `ld2mma[c]`; per k-tile: wait `tma2mma[s]`, four `tcgen05.mma` into accumulator `c`, commit to `mma2tma[s]`; then commit to `mma2ld[c]` |
 //! | `c` < `C` | all | [`writeback`] `c` | per tile: wait `mma2ld[c]`; per chunk: TMEM -> registers, (last chunk: arrive on `ld2mma[c]`, the even block's), f16 -> staging tile, TMA store |
 //!
@@ -256,6 +256,15 @@ fn tma_producer<T: GemmElem>(
                 tma_ps.advance();
             }
             tiles.next_tile();
+        }
+        // The producer's tail (CUTLASS's `load_tail`): wait until the MMA has released every
+        // stage, so that no `tcgen05.commit` of the last k-tiles is still to land on this
+        // block's `mma2tma` when it exits. A commit arrives when the MMAs it tracks complete,
+        // and the PTX ISA orders no commit's arrival after another's: the writeback's wait on
+        // the tile's later `mma2ld` commit does not promise these have landed.
+        for _ in 0..cfg.depth {
+            ring.mma2tma.wait(&tma_ps);
+            tma_ps.advance();
         }
     }
 }

@@ -24,8 +24,8 @@ fn u(
     }
 }
 
-/// The tutorial's protocol for `plan`'s configuration, use by use in program order: what the
-/// kernel must show.
+/// The tutorial's protocol for `plan`'s configuration, use by use in program order (and the
+/// producer's tail, which the tutorial leaves out): what the kernel must show.
 fn tutorial_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     use BarrierAction::*;
     let cfg = &plan.cfg;
@@ -72,6 +72,19 @@ fn tutorial_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     }
     let bytes = i64::from(cfg.cta_group.count() * cfg.stage_bytes());
     out.push(u(producer, "tma2mma", None, even, ArriveExpectTx { bytes }));
+    // Beyond the tutorial, as CUTLASS's `load_tail`: after its last loads the producer waits
+    // until every stage is released, so that no commit lands on a block that has exited.
+    for _ in 0..depth {
+        out.push(u(
+            producer,
+            "mma2tma",
+            None,
+            None,
+            Wait {
+                initial_parity: Some(1),
+            },
+        ));
+    }
     for c in 0..nc {
         let role = format!("MMA consumer {c}");
         out.push(u(
