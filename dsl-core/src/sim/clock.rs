@@ -23,6 +23,12 @@ pub(crate) const MAX_COMPONENTS: u32 = 1 << (31 - CLOCK_BITS);
 /// epoch covers the earlier loads of its agent only).
 pub(crate) const LOAD_AGENTS: u32 = 8;
 
+/// Agents per block whose clocks the arrivals of its `tcgen05.commit`s take, handed out in
+/// turn: a commit arrives when the MMAs it tracks complete, and the PTX ISA orders no commit's
+/// arrival after another's, so a wait on one commit covers the earlier commits of its agent
+/// only (not every earlier commit, as one clock per issuing warp would).
+pub(crate) const COMMIT_AGENTS: u32 = 4;
+
 /// Clock `clock` of component `comp`, packed; never 0 (clocks start at 1).
 pub(crate) fn epoch(comp: u32, clock: u32) -> u32 {
     (comp << CLOCK_BITS) | clock
@@ -102,6 +108,8 @@ pub(crate) enum Who {
     Mma { cta: u32, warp: u32 },
     /// TMA load agent `index` of the block (async proxy).
     Load { cta: u32, index: u32 },
+    /// Commit agent `index` of the block: the arrivals of its `tcgen05.commit`s.
+    Commit { cta: u32, index: u32 },
 }
 
 impl Who {
@@ -114,7 +122,7 @@ impl Who {
             | Who::Wgmma { cta, warp }
             | Who::Tmem { cta, warp }
             | Who::Mma { cta, warp } => (cta, warp),
-            Who::Load { cta, .. } => (cta, u32::MAX),
+            Who::Load { cta, .. } | Who::Commit { cta, .. } => (cta, u32::MAX),
         }
     }
 }
@@ -129,7 +137,7 @@ pub(crate) struct Agents {
     pub wgmma: bool,
     /// `tcgen05.ld`/`st`: one component per warp.
     pub tmem: bool,
-    /// `tcgen05.mma`: one agent per warp.
+    /// `tcgen05.mma`: one agent per warp, and [`COMMIT_AGENTS`] per block for the commits.
     pub mma: bool,
     /// TMA loads: [`LOAD_AGENTS`] per block.
     pub loads: bool,
@@ -137,7 +145,7 @@ pub(crate) struct Agents {
 
 /// How a cluster's components are numbered: per block, its warps, then its warps' `cp.async`
 /// agents, then (for the kinds the program uses) its warps' bulk-store, wgmma, tensor-memory and
-/// MMA agents, then its TMA load agents.
+/// MMA agents, then its TMA load agents, then its commit agents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Components {
     pub warps: u32,
@@ -198,8 +206,12 @@ impl Components {
         (2 + kinds) * self.warps
     }
 
-    fn per_cta(self) -> u32 {
+    fn commits_base(self) -> u32 {
         self.loads_base() + if self.agents.loads { LOAD_AGENTS } else { 0 }
+    }
+
+    fn per_cta(self) -> u32 {
+        self.commits_base() + if self.agents.mma { COMMIT_AGENTS } else { 0 }
     }
 
     /// Components in all.
@@ -246,9 +258,21 @@ impl Components {
         cta * self.per_cta() + self.loads_base() + index
     }
 
+    /// Commit agent `index` (below [`COMMIT_AGENTS`]) of block `cta`.
+    pub fn commit(self, cta: u32, index: u32) -> u32 {
+        debug_assert!(self.agents.mma && index < COMMIT_AGENTS);
+        cta * self.per_cta() + self.commits_base() + index
+    }
+
     pub fn who(self, comp: u32) -> Who {
         let (cta, i) = (comp / self.per_cta(), comp % self.per_cta());
         let w = self.warps;
+        if i >= self.commits_base() {
+            return Who::Commit {
+                cta,
+                index: i - self.commits_base(),
+            };
+        }
         if i < w {
             return Who::Warp { cta, warp: i };
         }
@@ -320,13 +344,19 @@ mod tests {
             loads: true,
         };
         let c = Components::new(4, 2, all).unwrap();
-        assert_eq!(c.len(), 2 * (6 * 4 + LOAD_AGENTS as usize));
+        assert_eq!(
+            c.len(),
+            2 * (6 * 4 + LOAD_AGENTS as usize + COMMIT_AGENTS as usize)
+        );
         assert_eq!(c.who(c.bulk(1, 2)), Who::Bulk { cta: 1, warp: 2 });
         assert_eq!(c.who(c.wgmma(0, 3)), Who::Wgmma { cta: 0, warp: 3 });
         assert_eq!(c.who(c.tmem(1, 0)), Who::Tmem { cta: 1, warp: 0 });
         assert_eq!(c.who(c.mma(1, 1)), Who::Mma { cta: 1, warp: 1 });
         assert_eq!(c.who(c.load(1, 7)), Who::Load { cta: 1, index: 7 });
+        assert_eq!(c.who(c.commit(1, 3)), Who::Commit { cta: 1, index: 3 });
+        assert_eq!(c.who(c.commit(0, 0)), Who::Commit { cta: 0, index: 0 });
         assert!(c.is_generic(c.cp_async(1, 1)) && !c.is_generic(c.load(0, 1)));
+        assert!(!c.is_generic(c.commit(1, 2)));
         let some = Agents {
             wgmma: true,
             loads: true,

@@ -207,6 +207,8 @@ pub(crate) struct CtaState {
     pub warps: Vec<WarpState>,
     /// The next TMA load agent to hand out.
     pub next_load: u32,
+    /// The next commit agent to hand out.
+    pub next_commit: u32,
     /// Per warpgroup, the `wgmma.mma_async` operations some of its warps issued and others
     /// not yet ([`op::wgmma`](super::op::wgmma)).
     pub warpgroups: Vec<super::op::wgmma::Warpgroup>,

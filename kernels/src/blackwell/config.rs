@@ -64,6 +64,11 @@ pub enum PlantedBug {
     /// second exercise): its phase completes before the odd block's loads land. Only a
     /// configuration with [`CtaGroup::Two`] has the factor to drop.
     ExpectTxWithoutCtaGroup,
+    /// The TMA producer leaves without its tail: it does not wait for the MMA's release of the
+    /// last stages, so a pair's odd block may exit before the last `tcgen05.commit`s land on
+    /// its barriers (CUTLASS's `load_tail` is what prevents it). Only a pair has a peer to
+    /// exit early.
+    NoProducerTail,
 }
 
 /// The tutorial's steps, each a configuration of [`BlackwellConfig`] ([`Step::config`]).

@@ -262,7 +262,12 @@ fn tma_producer<T: GemmElem>(
         // block's `mma2tma` when it exits. A commit arrives when the MMAs it tracks complete,
         // and the PTX ISA orders no commit's arrival after another's: the writeback's wait on
         // the tile's later `mma2ld` commit does not promise these have landed.
-        for _ in 0..cfg.depth {
+        let tail = if cfg.planted == Some(PlantedBug::NoProducerTail) {
+            0
+        } else {
+            cfg.depth
+        };
+        for _ in 0..tail {
             ring.mma2tma.wait(&tma_ps);
             tma_ps.advance();
         }

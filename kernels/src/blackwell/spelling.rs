@@ -18,8 +18,9 @@
 //! the order above, so that every value has one spelling and reads back to itself: step 8 at
 //! depth 2 is `step8_d2`, step 9 in one block `step9_b1`.
 //!
-//! The words `bugphases` and `bugtx` plant the bugs of the tutorial's first two exercises
-//! ([`PlantedBug`]), for the simulator's demonstrations; no program should run with them.
+//! The words `bugphases` and `bugtx` plant the bugs of the tutorial's first two exercises, and
+//! `bugtail` a producer without its tail ([`PlantedBug`]), for the simulator's demonstrations;
+//! no program should run with them.
 //!
 //! ```
 //! use kernels::blackwell::{BlackwellConfig, Step};
@@ -144,6 +145,7 @@ fn bug_word(bug: PlantedBug) -> &'static str {
     match bug {
         PlantedBug::BothPhasesZero => "bugphases",
         PlantedBug::ExpectTxWithoutCtaGroup => "bugtx",
+        PlantedBug::NoProducerTail => "bugtail",
     }
 }
 
@@ -225,6 +227,7 @@ fn read(spelling: &str) -> Result<BlackwellConfig, ConfigError> {
         if let Some(b) = [
             PlantedBug::BothPhasesZero,
             PlantedBug::ExpectTxWithoutCtaGroup,
+            PlantedBug::NoProducerTail,
         ]
         .into_iter()
         .find(|b| bug_word(*b) == word)

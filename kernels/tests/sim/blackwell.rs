@@ -83,6 +83,26 @@ fn both_phases_at_zero_deadlock_at_a_wait_of_the_program() {
     }
 }
 
+/// A pair whose producer leaves without its tail: the MMA's last `tcgen05.commit`s to the
+/// stages' `mma2tma` barriers arrive when their MMAs complete, and nothing the odd block waits
+/// for orders them before its exit (a commit's arrival is ordered after no other commit's).
+/// The simulator finds the commit reaching a block that may have exited, at the program's
+/// line; one block alone has no peer, and nothing is found.
+#[test]
+fn a_pair_whose_producer_skips_its_tail_lets_a_commit_land_past_an_exit() {
+    for config in ["step8_bugtail", "step9_bugtail"] {
+        let found = findings(config);
+        let late: Vec<_> = found
+            .iter()
+            .filter(|(k, at)| {
+                *k == FindingKind::PeerExited && at.contains("kernels/src/blackwell/program.rs")
+            })
+            .collect();
+        assert!(!late.is_empty(), "{config}: {found:?}");
+    }
+    super::gemm_runs("blackwell_ws", Some("step7_bugtail"), (256, 256, 256), 2);
+}
+
 /// Exercise 2: the pair's `arrive.expect_tx` announcing one block's bytes, not the pair's. The
 /// phase completes when the even block's bytes have landed and the odd block's count against
 /// the next: the simulator reports the barrier's transaction count running past zero (or the

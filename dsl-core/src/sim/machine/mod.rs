@@ -228,6 +228,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                 barriers: op::barrier::barriers(n),
                 warps,
                 next_load: 0,
+                next_commit: 0,
                 warpgroups: vec![Default::default(); env.warps.div_ceil(4) as usize],
                 tmem: None,
                 peers: Default::default(),

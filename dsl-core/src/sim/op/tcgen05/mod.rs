@@ -47,7 +47,7 @@
 //! do not order, one of them a write, are a data race.
 
 use super::super::asyncop::AsyncKind;
-use super::super::clock::{epoch, Vc};
+use super::super::clock::{epoch, Vc, COMMIT_AGENTS};
 use super::super::exec::{Exec, Flow};
 use super::super::float::{round, Format, Mode, F16, F32};
 use super::super::held::Holder;
@@ -405,15 +405,23 @@ fn commit(
             continue;
         }
         let agent = x.cl.comps.mma(cta, warp);
+        // The arrival is the tensor cores', at the commit's completion, at a clock of its
+        // own: a wait on it learns that this commit has landed (what a peer's exit must come
+        // after), not that the warp's other commits have.
+        let next = &mut x.cl.ctas[x.cta].next_commit;
+        let lands = x.cl.comps.commit(cta, *next % COMMIT_AGENTS);
+        *next = next.wrapping_add(1);
+        let landing = x.cl.agent_tick(lands)?;
+        let mut release = release;
+        release.join_one(lands, landing);
         let ranks: Vec<u32> = targets.iter().map(|&(r, _)| r).collect();
         let kind = AsyncKind::Tcgen05(Box::new(MmaOp {
             lane,
             op: TcOp::Commit(targets, release),
         }));
-        let clock = issue(x, agent, kind)?;
-        // The arrivals are the tensor cores', at the commit's completion.
+        issue(x, agent, kind)?;
         for r in ranks {
-            crate::sim::peers::note(x, r, lane, Some((agent, clock)));
+            crate::sim::peers::note(x, r, lane, Some((lands, landing)));
         }
     }
     Ok(Flow::Next)
@@ -618,13 +626,9 @@ pub(crate) fn complete(
 ) -> Result<(), SimError> {
     match &op.op {
         TcOp::Commit(bars, release) => {
-            let _ = vc;
-            // The arrival is the tensor cores' own, at this clock of theirs: a wait on it
-            // learns that the commit has landed (what a peer's exit must come after).
-            let mut release = release.clone();
-            release.join_one(agent, clock);
+            let _ = (agent, clock, vc);
             for &bar in bars {
-                super::mbarrier::agent_arrive(x, bar, op.lane, &release);
+                super::mbarrier::agent_arrive(x, bar, op.lane, release);
             }
             Ok(())
         }
