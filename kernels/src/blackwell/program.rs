@@ -262,10 +262,9 @@ fn tma_producer<T: GemmElem>(
         // block's `mma2tma` when it exits. A commit arrives when the MMAs it tracks complete,
         // and the PTX ISA orders no commit's arrival after another's: the writeback's wait on
         // the tile's later `mma2ld` commit does not promise these have landed.
-        let tail = if cfg.planted == Some(PlantedBug::NoProducerTail) {
-            0
-        } else {
-            cfg.depth
+        let tail: u32 = match cfg.planted {
+            Some(PlantedBug::NoProducerTail) => 0u32,
+            _ => cfg.depth,
         };
         for _ in 0..tail {
             ring.mma2tma.wait(&tma_ps);
