@@ -157,6 +157,15 @@ fn handles() -> Result<Handles, Error> {
     })
 }
 
+/// [`handles`] with rute's calls in the schedule spelled `config`, where one is given.
+fn handles_in(config: Option<&str>) -> Result<Handles, Error> {
+    let mut h = handles()?;
+    if let Some(spelling) = config {
+        h.rute = h.rute.with_config(spelling)?;
+    }
+    Ok(h)
+}
+
 fn filled<T: Elem>(stream: &Arc<CudaStream>, len: usize, seed: u32) -> Result<CudaSlice<T>, Error> {
     let host: Vec<T> = (0..len)
         .map(|i| {
@@ -373,10 +382,7 @@ where
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let mut h = handles()?;
-    if let Some(spelling) = config {
-        h.rute = h.rute.with_config(spelling)?;
-    }
+    let h = handles_in(config)?;
     println!(
         "| call | dtype | rute | cuBLAS | cuBLAS / rute | rute's plan |\n|---|---|---|---|---|---|"
     );
@@ -436,12 +442,9 @@ where
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
-    let mut h = handles()?;
     // A schedule to weigh beside the defaults (a ping-pong one, whose consumers take turns so
     // that one's epilogue runs under the other's main loop), for every rute call.
-    if let Some(spelling) = config {
-        h.rute = h.rute.with_config(spelling)?;
-    }
+    let h = handles_in(config)?;
     let lt = CudaBlasLT::new(h.stream.clone())?;
     println!(
         "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU |\n|---|---|---|---|---|---|---|---|---|---|---|"

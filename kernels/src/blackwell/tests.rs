@@ -49,7 +49,8 @@ fn tutorial_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
         }
     }
     let producer = "TMA producer";
-    out.push(u(
+    // The producer's wait on a stage's release, its state starting at phase 1.
+    let released = u(
         producer,
         "mma2tma",
         None,
@@ -57,7 +58,8 @@ fn tutorial_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
         Wait {
             initial_parity: Some(1),
         },
-    ));
+    );
+    out.push(released.clone());
     let load = |map: &str| TmaLoad {
         map: map.to_string(),
         group: tma_group,
@@ -75,15 +77,7 @@ fn tutorial_protocol(plan: &BlackwellPlan) -> Vec<BarrierUse> {
     // Beyond the tutorial, as CUTLASS's `load_tail`: after its last loads the producer waits
     // until every stage is released, so that no commit lands on a block that has exited.
     for _ in 0..depth {
-        out.push(u(
-            producer,
-            "mma2tma",
-            None,
-            None,
-            Wait {
-                initial_parity: Some(1),
-            },
-        ));
+        out.push(released.clone());
     }
     for c in 0..nc {
         let role = format!("MMA consumer {c}");
