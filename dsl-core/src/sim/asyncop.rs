@@ -22,7 +22,6 @@ use super::op::tcgen05::{self, MmaOp};
 use super::op::wgmma::{self, WgmmaOp};
 use super::program::Program;
 use super::report::SimError;
-use crate::ir::OpInfo;
 
 /// What an operation in flight does.
 #[derive(Debug, Clone)]
@@ -78,13 +77,11 @@ impl InFlight {
 
     /// A sentence for deadlock reports.
     pub fn describe(&self, prog: &Program) -> String {
-        let at = prog.locs[self.pc as usize]
+        let at = prog
+            .location(self.pc)
             .map(|l| format!(" at {l}"))
             .unwrap_or_default();
-        let op = match &prog.code[self.pc as usize] {
-            super::program::Code::Op(i) => prog.instrs[*i as usize].op.mnemonic(),
-            _ => "?",
-        };
+        let op = prog.mnemonic(self.pc).unwrap_or("?");
         let what = match &self.kind {
             AsyncKind::CpAsync(b) => format!(
                 "{} lanes, {} bytes each",
@@ -140,10 +137,7 @@ fn as_issuer<R>(
     x.cta = cta as usize;
     x.warp = warp as usize;
     x.pc = pc;
-    x.op = match &x.env.prog.code[pc as usize] {
-        super::program::Code::Op(i) => x.env.prog.instrs[*i as usize].op.mnemonic(),
-        _ => x.op,
-    };
+    x.op = x.env.prog.mnemonic(pc).unwrap_or(x.op);
     let r = f(x);
     (x.cta, x.warp, x.pc, x.mask, x.op) = saved;
     r

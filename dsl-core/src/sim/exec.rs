@@ -163,25 +163,28 @@ impl Exec<'_, '_> {
 
     /// The party of an access by component `comp` at position `pc` in `lane`.
     fn party(&self, comp: u32, pc: u32, lane: u32, write: bool) -> Party {
-        let (cta, warp) = self.cl.comps.who(comp).site();
-        let prog = self.env.prog;
-        let op = match prog.code.get(pc as usize) {
-            Some(super::program::Code::Op(i)) => {
-                use crate::ir::OpInfo;
-                prog.instrs[*i as usize].op.mnemonic()
-            }
-            _ => "?",
-        };
-        let site = Site {
-            cta: self.cl.ctas[cta as usize].ctaid,
-            warp,
-            lane,
-        };
-        Party::at(
-            op,
-            site,
-            prog.locs.get(pc as usize).copied().flatten(),
-            write,
-        )
+        party(self.env.prog, self.cl, (comp, pc, lane), write)
     }
+}
+
+/// The party of an access by component `comp` of `cl` at position `pc` of `prog` in `lane`:
+/// its op, block, warp and Rust location.
+pub(crate) fn party(
+    prog: &super::program::Program,
+    cl: &ClusterState,
+    (comp, pc, lane): (u32, u32, u32),
+    write: bool,
+) -> Party {
+    let (cta, warp) = cl.comps.who(comp).site();
+    let site = Site {
+        cta: cl.ctas[cta as usize].ctaid,
+        warp,
+        lane,
+    };
+    Party::at(
+        prog.mnemonic(pc).unwrap_or("?"),
+        site,
+        prog.location(pc),
+        write,
+    )
 }

@@ -14,9 +14,8 @@ use std::collections::BTreeMap;
 
 use super::clock::{clock_of, comp_of, Vc};
 use super::env::Env;
-use super::exec::Exec;
+use super::exec::{party, Exec};
 use super::op::memory::Place;
-use super::program::Code;
 use super::report::{Finding, FindingKind, Site};
 use super::shadow::{site, unsite};
 use super::state::ClusterState;
@@ -86,17 +85,10 @@ pub(crate) fn exit(env: &Env<'_>, cl: &mut ClusterState, cta: usize) -> Vec<(u32
             continue;
         }
         let (pc, lane) = unsite(s);
-        let (from, warp) = cl.comps.who(comp).site();
-        let op = match env.prog.code.get(pc as usize) {
-            Some(Code::Op(i)) => {
-                use crate::ir::OpInfo;
-                env.prog.instrs[*i as usize].op.mnemonic()
-            }
-            _ => "?",
-        };
+        let who = party(env.prog, cl, (comp, pc, lane), false);
         let site = Site {
-            cta: cl.ctas[from as usize].ctaid,
-            warp,
+            cta: who.cta,
+            warp: who.warp,
             lane,
         };
         let details = format!(
@@ -107,11 +99,8 @@ pub(crate) fn exit(env: &Env<'_>, cl: &mut ClusterState, cta: usize) -> Vec<(u32
             clock_of(epoch),
         );
         debug_assert_eq!(comp_of(epoch), comp);
-        let location = env.prog.locs.get(pc as usize).copied().flatten();
-        found.push((
-            pc,
-            Finding::at(FindingKind::PeerExited, op, site, location, details),
-        ));
+        let f = Finding::at(FindingKind::PeerExited, who.op, site, who.location, details);
+        found.push((pc, f));
     }
     cl.ctas[cta].peers.exited = Some(at_exit);
     found

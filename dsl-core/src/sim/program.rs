@@ -69,6 +69,21 @@ pub(crate) struct Program {
 }
 
 impl Program {
+    /// The PTX mnemonic of the instruction at position `pc` (`None` at a structured position:
+    /// a branch, a loop's test, a join).
+    pub fn mnemonic(&self, pc: u32) -> Option<&'static str> {
+        use crate::ir::OpInfo;
+        match self.code.get(pc as usize) {
+            Some(Code::Op(i)) => Some(self.instrs[*i as usize].op.mnemonic()),
+            _ => None,
+        }
+    }
+
+    /// The Rust location of position `pc`, where the IR has one.
+    pub fn location(&self, pc: u32) -> Option<crate::ir::Location> {
+        self.locs.get(pc as usize).copied().flatten()
+    }
+
     /// The registers instruction `i` reads.
     pub fn uses(&self, i: u32) -> &[Reg] {
         let i = i as usize;
