@@ -1,0 +1,263 @@
+//! The Hopper program's forms: leading dimensions and epilogues, MN-major operands, D's types
+//! and gated epilogues under swapped schedules.
+
+use super::*;
+
+/// The Hopper program's forms on the H200's facts: K-major operands with their own leading
+/// dimensions (TMA maps over the padded rows) and every kind of epilogue on the accumulators
+/// before the schedule's store. (Other output types: [`hopper_output_types`]; strided batches:
+/// [`super::hopper_batch::hopper_strided_batches`].)
+#[test]
+fn hopper_leading_dimensions_and_epilogues() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (m, n, k) = (136, 144, 200);
+    let forms = [
+        Form {
+            a: padded(Major::K, m, k, 8),
+            b: padded(Major::K, n, k, 24),
+            ldd: n + 8,
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::Elementwise(Elementwise {
+                source: Source::C,
+                bias: Some(Bias::PerColumn),
+                map: Map::Activation(Activation::GeluTanh),
+                residual: Residual::Add,
+            }),
+            alpha: 1.25,
+            beta: 0.5,
+            ldc: n + 8,
+            ldr: n + 16,
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::bias_act(Activation::Silu),
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::SWIGLU,
+            ..Form::packed(m, n, k)
+        },
+        Form {
+            epilogue: Epilogue::Elementwise(Elementwise {
+                map: Map::Device(causal()),
+                ..Elementwise::IDENTITY
+            }),
+            ..Form::packed(m, n, k)
+        },
+    ];
+    for (i, form) in forms.into_iter().enumerate() {
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::F16, GemmDtype::Bf16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let plan = run(&case, &device, 500 + i as u64);
+        assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+    }
+}
+
+/// MN-major operands on the Hopper program: every pair of majors but the packed one (an
+/// MN-major operand's tile staged in GMMA's MN-major swizzled layout by TMA boxes over its
+/// columns, the `wgmma` transposing it), padded leading dimensions, M, N and K off the tiles,
+/// f16 and bf16, under the chooser's schedule and under schedules that share tiles in a
+/// cluster (multicast slices), swap A and B (`_t`), run ping-pong consumers (`_p`) and take a
+/// tile N (80) that only the 32-byte swizzle's 16-row atoms divide, and multicast slices of
+/// 104 rows that only unswizzled 8-row core matrices divide.
+#[test]
+fn hopper_mn_major_operands() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (m, n, k) = (136, 144, 200);
+    let pairs = [
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ];
+    let schedules = [
+        None,
+        Some("128x128x64s4_c2x1"),
+        Some("128x64x64s4_c1x2_t"),
+        Some("64x128x64s4_p"),
+        Some("128x80x64s4"),
+        Some("128x208x64s3_c2x1_t"),
+    ];
+    let mut seed = 700;
+    for (s, spec) in schedules.into_iter().enumerate() {
+        for (p, (ma, mb)) in pairs.into_iter().enumerate() {
+            let form = Form {
+                a: padded(ma, m, k, 8 * (1 + p)),
+                b: padded(mb, n, k, 16),
+                ldd: n + 8,
+                ..Form::packed(m, n, k)
+            };
+            let case = Case {
+                m,
+                n,
+                k,
+                dtype: [GemmDtype::F16, GemmDtype::Bf16][(s + p) % 2],
+                form,
+                kernel: hopper(),
+            };
+            let schedule = spec.map(|sp| sp.parse::<HopperSchedule>().unwrap());
+            let config = schedule.map(|sc| Config::of(&HopperWs, sc));
+            seed += 1;
+            let plan = run_config(&case, config, &device, seed);
+            assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+            let planned = plan.downcast_ref::<HopperGemm>().unwrap().schedule();
+            assert!(
+                schedule.is_none_or(|sc| *planned == sc),
+                "{}",
+                plan.describe()
+            );
+        }
+    }
+}
+
+/// D in a type other than the operands' on the Hopper program: f32 (stored from the registers,
+/// in 8-byte pairs or, swapped, one by one: no staging, no map over D) and bf16 from f16 inputs
+/// (the schedule's own store, rounded to bf16), with the plain sum, bias + GELU, C with alpha
+/// and beta and a residual, under the chooser's schedule and schedules that swap A and B
+/// (`_t`), store D from the registers (`_u`), run ping-pong consumers (`_p`, taking turns on
+/// one staging tile: `_o`) and share tiles in a cluster (`_c2x1`); M, N and K off the tiles, D's leading dimension past its columns (odd,
+/// for the swapped f32 D stored one value at a time). Two SMs, so that each block walks
+/// several tiles.
+#[test]
+fn hopper_output_types() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let (m, n, k) = (100, 72, 72);
+    let epilogues = [
+        Epilogue::Plain,
+        Epilogue::bias_act(Activation::GeluTanh),
+        Epilogue::Elementwise(Elementwise {
+            source: Source::C,
+            bias: Some(Bias::PerRow),
+            ..Elementwise::IDENTITY
+        }),
+        Epilogue::RESIDUAL,
+    ];
+    let schedules = [
+        None,
+        Some("128x64x64s4_t"),
+        Some("128x128x64s4_u16"),
+        Some("64x64x64s4_p_o"),
+        Some("128x64x64s4_c2x1"),
+    ];
+    let mut seed = 900;
+    for (s, spec) in schedules.into_iter().enumerate() {
+        for (i, out) in [OutType::F32, OutType::F32, OutType::Bf16]
+            .into_iter()
+            .enumerate()
+        {
+            let epilogue = epilogues[(s + i) % epilogues.len()];
+            let swapped_f32 = out == OutType::F32 && spec.is_some_and(|sp| sp.ends_with("_t"));
+            let ldd = match out {
+                OutType::F32 if swapped_f32 => n + 1,
+                OutType::F32 => n + 2,
+                _ => n + 8,
+            };
+            let form = Form {
+                epilogue,
+                out: Some(out),
+                alpha: 1.25,
+                beta: 0.5,
+                ldc: n + 3,
+                ldd,
+                ldr: n + 5,
+                a: padded(Major::K, m, k, 8),
+                ..Form::packed(m, n, k)
+            };
+            let case = Case {
+                m,
+                n,
+                k,
+                dtype: [GemmDtype::Bf16, GemmDtype::F16][usize::from(out == OutType::Bf16)],
+                form,
+                kernel: hopper(),
+            };
+            seed += 1;
+            hopper_run(&case, spec, &device, seed);
+        }
+    }
+}
+
+/// Gated epilogues (SwiGLU, GEGLU) on the Hopper program under schedules that swap A and B
+/// (`_t`: the tile is D's transpose, each gate and up pair in two lanes that trade one value),
+/// with a bias per column or per row and with a residual, D in the input type or f32: given
+/// schedules (in a cluster, streamed over every SM by stream-K) and the chooser's own for few
+/// tokens; M, N and K off the tiles.
+#[test]
+fn hopper_gated_epilogues_swapped() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (n, k) = (144, 72);
+    let gated = |act, bias, residual| {
+        Epilogue::Gated(Gated {
+            bias,
+            act,
+            residual,
+        })
+    };
+    let cases = [
+        (
+            100,
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::None),
+            None,
+            Some("128x64x64s4_c1x2_t"),
+        ),
+        (
+            100,
+            gated(Activation::GeluTanh, None, Residual::Add),
+            Some(OutType::F32),
+            Some("128x80x64s4_t"),
+        ),
+        (
+            40,
+            gated(Activation::GeluErf, Some(Bias::PerRow), Residual::Add),
+            None,
+            Some("128x48x64s4_c2x1_k_t"),
+        ),
+        (
+            40,
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::Add),
+            None,
+            None,
+        ),
+    ];
+    for (i, (m, epilogue, out, spec)) in cases.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            out,
+            alpha: 0.75,
+            ldd: cols + 8,
+            ldr: cols + 3,
+            b: padded(Major::K, n, k, 16),
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::F16, GemmDtype::Bf16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let schedule = hopper_run(&case, spec, &device, 950 + i as u64);
+        assert!(schedule.swapped(), "{schedule}");
+    }
+}

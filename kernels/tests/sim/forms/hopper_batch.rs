@@ -1,0 +1,286 @@
+//! The Hopper program's strided batches in one launch, and the batches it passes on.
+
+use super::*;
+
+/// A strided batch of `count` GEMMs of `m x n x k` with operands in `majors`, padded leading
+/// dimensions, and batch strides past each matrix (gaps between the GEMMs that D's must keep),
+/// every stride a multiple of 8 elements (16 bytes, as TMA steps); `epilogue` with its C, bias
+/// and residual.
+fn strided_batch(
+    (m, n, k): (usize, usize, usize),
+    count: usize,
+    (ma, mb): (Major, Major),
+    epilogue: Epilogue,
+) -> Form {
+    let (a, b) = (padded(ma, m, k, 8), padded(mb, n, k, 16));
+    let cols = epilogue.out_cols(n);
+    let (ldc, ldd, ldr) = (cols + 8, cols + 16, cols + 24);
+    // Each matrix's rows (or, MN-major, its k) `ld` apart, then a gap.
+    let covered = |l: &OperandLayout, rows: usize| match l.major {
+        Major::K => rows * l.ld,
+        Major::MN => k * l.ld,
+    };
+    let batch = Batch {
+        count,
+        a: covered(&a, m) + 24,
+        b: covered(&b, n) + 8,
+        c: m * ldc + 40,
+        d: m * ldd + 32,
+        residual: m * ldr + 16,
+    };
+    Form {
+        a,
+        b,
+        ldc,
+        ldd,
+        ldr,
+        batch,
+        epilogue,
+        alpha: 0.75,
+        beta: -1.25,
+        ..Form::packed(m, n, k)
+    }
+}
+
+/// `C`, a per-column bias and a residual: what a strided batch's epilogue reads per GEMM (C
+/// and the residual) and shares (the bias).
+fn batch_epilogue() -> Epilogue {
+    Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        bias: Some(Bias::PerColumn),
+        map: Map::Activation(Activation::Relu),
+        residual: Residual::Add,
+    })
+}
+
+/// A strided batch whose D is not the operands' type or whose epilogue is gated: f32 D (stored
+/// from the registers at each GEMM's D) and bf16 D from f16 inputs (the schedule's store, its
+/// map's third coordinate the batch), SwiGLU and GEGLU with a bias and a residual, under the
+/// chooser's schedule and a swapped one (`_t`, gate and up traded between lanes).
+#[test]
+fn hopper_strided_batches_of_other_outputs_and_gated_epilogues() {
+    use GemmDtype::{Bf16, F16};
+    use Major::{K, MN};
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let gated = |act| {
+        Epilogue::Gated(Gated {
+            bias: Some(Bias::PerColumn),
+            act,
+            residual: Residual::Add,
+        })
+    };
+    let small = (72, 40, 72);
+    let cases = [
+        (None, (K, K), batch_epilogue(), Some(OutType::F32), F16),
+        (
+            Some("128x64x64s4_t"),
+            (MN, K),
+            batch_epilogue(),
+            Some(OutType::F32),
+            Bf16,
+        ),
+        (None, (K, MN), batch_epilogue(), Some(OutType::Bf16), F16),
+        (None, (K, K), gated(Activation::Silu), None, Bf16),
+        (
+            Some("128x64x64s4_t"),
+            (K, MN),
+            gated(Activation::GeluTanh),
+            None,
+            F16,
+        ),
+        (
+            Some("128x64x64s4_t"),
+            (K, K),
+            gated(Activation::Silu),
+            Some(OutType::F32),
+            Bf16,
+        ),
+    ];
+    for (i, (spec, majors, epilogue, out, dtype)) in cases.into_iter().enumerate() {
+        let form = Form {
+            out,
+            ..strided_batch(small, 3, majors, epilogue)
+        };
+        let (m, n, k) = small;
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype,
+            form,
+            kernel: hopper(),
+        };
+        hopper_run(&case, spec, &device, 950 + i as u64);
+    }
+}
+
+/// One batched case of [`hopper_strided_batches`]: the schedule asked for (`None`: the
+/// chooser's), the shape, the batch's count, the operands' majors, the epilogue, the element
+/// type and which operands the batch shares (a stride of 0).
+struct BatchCase {
+    schedule: Option<&'static str>,
+    shape: (usize, usize, usize),
+    count: usize,
+    majors: (Major, Major),
+    epilogue: bool,
+    dtype: GemmDtype,
+    shared: (bool, bool),
+}
+
+/// A strided batch in one launch of the Hopper program: 2 to 5 GEMMs, M, N and K off the
+/// tiles, every pair of operand majors, padded leading dimensions and gaps between the batch's
+/// matrices (D's never written), f16 and bf16, the plain sum and an epilogue with C, a bias and
+/// a residual; under the chooser's schedule and schedules with a cluster along M or N (its
+/// blocks multicasting slices of one GEMM's B or A), ping-pong consumers with tiles from a
+/// queue (`_p_q`), A and B swapped (`_t`), D stored from the registers (`_u`), stream-K over
+/// every tile (`_k`: a tile's k-tiles shared between blocks, each GEMM's partial sums its own),
+/// the Hilbert order over the batch's tiles (`_h`), an A or a B the batch shares (stride 0), and
+/// that B resident (`_r`). Each plan is `hopper_ws`'s, one launch.
+#[test]
+fn hopper_strided_batches() {
+    use GemmDtype::{Bf16, F16};
+    use Major::{K, MN};
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let case = |schedule, shape, count, majors, epilogue, dtype| BatchCase {
+        schedule,
+        shape,
+        count,
+        majors,
+        epilogue,
+        dtype,
+        shared: (false, false),
+    };
+    let small = (72, 40, 72);
+    let cases = [
+        case(None, small, 3, (K, K), true, F16),
+        case(None, small, 2, (MN, K), false, Bf16),
+        case(None, small, 4, (K, MN), true, Bf16),
+        case(None, small, 5, (MN, MN), false, F16),
+        case(
+            Some("128x64x64s4_c2x1"),
+            (136, 72, 40),
+            2,
+            (K, MN),
+            true,
+            Bf16,
+        ),
+        case(
+            Some("128x64x64s4_c1x2"),
+            (72, 136, 40),
+            3,
+            (MN, K),
+            false,
+            F16,
+        ),
+        case(Some("64x64x64s4_p_q"), small, 3, (MN, K), true, F16),
+        case(Some("128x64x64s4_t"), small, 4, (MN, MN), true, Bf16),
+        BatchCase {
+            shared: (true, false),
+            ..case(Some("128x64x64s4_t"), small, 3, (K, K), false, F16)
+        },
+        case(Some("128x64x64s4_u8"), small, 2, (K, MN), true, F16),
+        case(Some("128x64x64s4_k"), small, 3, (MN, K), true, Bf16),
+        case(Some("64x64x64s4_h"), small, 5, (K, K), false, Bf16),
+        BatchCase {
+            shared: (false, true),
+            ..case(Some("64x64x64s4_r2_p"), small, 3, (K, MN), true, F16)
+        },
+    ];
+    for (i, c) in cases.iter().enumerate() {
+        let (m, n, k) = c.shape;
+        let epilogue = if c.epilogue {
+            batch_epilogue()
+        } else {
+            Epilogue::Plain
+        };
+        let mut form = strided_batch(c.shape, c.count, c.majors, epilogue);
+        if c.shared.0 {
+            form.batch.a = 0;
+        }
+        if c.shared.1 {
+            form.batch.b = 0;
+        }
+        let run_case = Case {
+            m,
+            n,
+            k,
+            dtype: c.dtype,
+            form,
+            kernel: hopper(),
+        };
+        let schedule = c.schedule.map(|sp| sp.parse::<HopperSchedule>().unwrap());
+        let config = schedule.map(|sc| Config::of(&HopperWs, sc));
+        let plan = run_config(&run_case, config, &device, 900 + i as u64);
+        assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+        assert!(
+            plan.describe().contains("a strided batch in one launch"),
+            "{}",
+            plan.describe()
+        );
+        let planned = plan.downcast_ref::<HopperGemm>().unwrap().schedule();
+        assert!(
+            schedule.is_none_or(|sc| *planned == sc),
+            "{}",
+            plan.describe()
+        );
+    }
+}
+
+/// What the Hopper program cannot batch goes elsewhere with its reason: a batch stride TMA
+/// cannot step by (not a multiple of 16 bytes) to the multistage program, the stride named in
+/// the plan's description; a schedule asked for that holds one GEMM's B resident through the
+/// walk is refused with its sentence.
+#[test]
+fn hopper_batches_it_cannot_take() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (m, n, k) = (72, 40, 72);
+    let mut form = strided_batch((m, n, k), 2, (Major::K, Major::K), Epilogue::Plain);
+    form.batch.b += 4;
+    let case = Case {
+        m,
+        n,
+        k,
+        dtype: GemmDtype::F16,
+        form,
+        kernel: KernelChoice::Auto,
+    };
+    let plan = run(&case, &device, 950);
+    assert_eq!(plan.program(), "multistage");
+    let why = plan.fallback().unwrap_or_default();
+    assert!(
+        why.contains("the hopper_ws kernel cannot run it")
+            && why.contains("B's batch stride of 3532 elements is 7064 bytes"),
+        "{why}"
+    );
+    let form = strided_batch((m, n, k), 2, (Major::K, Major::K), Epilogue::Plain);
+    let spans = form.spans(m, n, k).unwrap();
+    let lens = FormLens {
+        a: spans.a,
+        b: spans.b,
+        d: spans.d,
+        ..FormLens::default()
+    };
+    let resident: HopperSchedule = "64x64x64s4_r2_p".parse().unwrap();
+    let problem = Problem {
+        m,
+        n,
+        k,
+        dtype: GemmDtype::F16,
+        acc: Accum::F32,
+        kernel: hopper(),
+        config: Some(Config::of(&HopperWs, resident)),
+    };
+    let e = check_form(&problem, &form, lens, &device)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("keeps B resident (_rR)"), "{e}");
+}

@@ -1,0 +1,152 @@
+//! The multistage program's forms: every pair of operand majors, narrow copies, batches in
+//! one launch, epilogues.
+
+use super::*;
+
+fn multistage() -> KernelChoice {
+    KernelChoice::named("multistage").unwrap()
+}
+
+/// Every pair of operand majors (an MN-major operand staged MN-major and read by
+/// `ldmatrix.trans`), padded leading dimensions, a batch in one launch: the multistage program.
+#[test]
+fn multistage_every_major_pair_and_batch() {
+    let device = Device::unknown(Target::Sm80);
+    // Three k-tiles: the ring of three stages lapped.
+    let (m, n, k) = (72, 80, 96);
+    for (i, (ma, mb)) in [
+        (Major::K, Major::K),
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (a, b) = (padded(ma, m, k, 8), padded(mb, n, k, 16));
+        let ldd = n + 8;
+        let batch = Batch {
+            count: 2,
+            a: a.span(m, k) + 8,
+            b: b.span(n, k) + 40,
+            c: 0,
+            d: (m - 1) * ldd + n + 8,
+            residual: 0,
+        };
+        let form = Form {
+            a,
+            b,
+            ldd,
+            batch,
+            ..Form::packed(m, n, k)
+        };
+        let dtype = if i % 2 == 0 {
+            GemmDtype::F16
+        } else {
+            GemmDtype::Bf16
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype,
+            form,
+            kernel: multistage(),
+        };
+        let plan = run(&case, &device, 200 + i as u64);
+        assert!(
+            plan.describe()
+                .contains(&format!("A {}-major, B {}-major", ma.name(), mb.name())),
+            "{}",
+            plan.describe()
+        );
+    }
+}
+
+/// Rows and leading dimensions that allow only 4-, 2- and 1-element copies.
+#[test]
+fn multistage_narrow_copies() {
+    let device = Device::unknown(Target::Sm80);
+    for (i, (m, n, k, pad, want)) in [
+        (68, 36, 20, 4, "64-bit copies"),
+        (66, 34, 22, 2, "32-bit copies"),
+        (65, 33, 23, 1, "16-bit copies"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let form = Form {
+            a: padded(Major::MN, m, k, pad),
+            b: padded(Major::K, n, k, pad),
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::F16,
+            form,
+            kernel: multistage(),
+        };
+        let plan = run(&case, &device, 300 + i as u64);
+        assert!(plan.describe().contains(want), "{}", plan.describe());
+    }
+}
+
+/// Epilogues and output types through the multistage program's registers.
+#[test]
+fn multistage_epilogues() {
+    let device = Device::unknown(Target::Sm80);
+    let (m, n, k) = (40, 48, 32);
+    let epilogues = [
+        (
+            Epilogue::Elementwise(Elementwise {
+                source: Source::C,
+                bias: Some(Bias::PerRow),
+                map: Map::Activation(Activation::GeluTanh),
+                residual: Residual::Add,
+            }),
+            Some(OutType::F32),
+        ),
+        (Epilogue::bias_act(Activation::Silu), None),
+        (
+            Epilogue::Gated(Gated {
+                bias: Some(Bias::PerColumn),
+                act: Activation::GeluErf,
+                residual: Residual::Add,
+            }),
+            Some(OutType::Bf16),
+        ),
+        (Epilogue::SWIGLU, None),
+        (
+            Epilogue::Elementwise(Elementwise {
+                map: Map::Device(causal()),
+                ..Elementwise::IDENTITY
+            }),
+            Some(OutType::F32),
+        ),
+    ];
+    for (i, (epilogue, out)) in epilogues.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            out,
+            alpha: 1.25,
+            beta: 0.5,
+            ldc: cols + 8,
+            ldd: cols + 2,
+            ldr: cols + 4,
+            b: padded(Major::MN, n, k, 0),
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::F16,
+            form,
+            kernel: multistage(),
+        };
+        run(&case, &device, 400 + i as u64);
+    }
+}
