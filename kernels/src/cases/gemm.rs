@@ -352,10 +352,12 @@ pub fn steps(
                     GemmArg::F32(v) => CaseArg::F32(*v),
                     GemmArg::U64(v) => CaseArg::U64(*v),
                     // A packed problem's epilogue is `D = acc`: a program whose kernel takes C,
-                    // a bias or a residual reads none of them, and gets an empty buffer.
+                    // a bias or a residual reads none of them, and gets one read-only word (an
+                    // input, so that the three pointers may name it together: a launch may not
+                    // name a buffer it writes twice).
                     GemmArg::C | GemmArg::Bias | GemmArg::Residual => {
                         CaseArg::Buffer(*unread.get_or_insert_with(|| {
-                            buffers.push(Buffer::scratch("unread", Elem::F32, 0));
+                            buffers.push(Buffer::input("unread", Data::U32(vec![0])));
                             buffers.len() - 1
                         }))
                     }
