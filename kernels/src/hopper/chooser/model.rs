@@ -114,7 +114,7 @@ impl Estimate {
 /// A streamed walk is chosen where its estimate is at most this fraction of the best whole
 /// walk's: stream-K's hand-over ran slower on the H200 than its traffic explains (see
 /// `dsl_core::pipeline::stream_k`), so a few percent on paper is no gain.
-pub const STREAMED_GAIN: f64 = 0.95;
+pub const STREAMED_GAIN: f64 = 0.85;
 
 /// The part of a swapped tile's `wgmma` rate its epilogue keeps: the swapped staging tile is
 /// column-major, written one value at a time rather than by `stmatrix`, and whole (no
@@ -158,6 +158,11 @@ impl Tiling {
         }
     }
 
+    /// Its tiles over a batch of `batch` GEMMs of `m x n x k`.
+    pub fn tiles(&self, (m, n, _): (usize, usize, usize), batch: usize) -> usize {
+        m.div_ceil(self.along_m) * n.div_ceil(self.along_n) * batch.max(1)
+    }
+
     /// The estimate for `m x n x k` on `device` walked as `walk`: whole tiles take as many
     /// waves as they fill; streamed, every SM takes an equal share of all the k-tiles (at
     /// least stream-K's smallest share) and the hand-over's cost ([`SHARE_FIXUP_K_TILES`]).
@@ -188,7 +193,7 @@ impl Tiling {
     ) -> Estimate {
         let sms = device.sms.max(1) as usize;
         let b = batch.max(1);
-        let tiles = m.div_ceil(self.along_m) * n.div_ceil(self.along_n) * b;
+        let tiles = self.tiles((m, n, k), b);
         let per_sm = device.tensor_flops / sms as f64;
         let tile_flops = 2.0 * (self.along_m * self.along_n) as f64 * k as f64;
         let tiles_per_sm = match walk {
@@ -320,10 +325,15 @@ pub fn choose_among(
             .iter()
             .map(|(t, s)| (t.estimate_batch(shape, b, device, walk_of(s)), *s)),
     );
+    // Streamed walks only of tilings whose tiles do not fill a wave: on the H200 (midm suite,
+    // 2026-12-05, results/midm.md) every streamed walk of tiles past a wave ran slower than the
+    // same tiles in evened waves, 3 to 30% (1200 x 5120 x 13824 on 128x256: 0.74 of cuBLAS
+    // streamed, 0.85 whole; 448 x 7168 x 20480 on 128x224: 0.99 against 1.08), whatever the
+    // model's wave count said: stream-K by shape already shares a part-full last wave out.
     let streamed = fastest(
         &mut tilings
             .iter()
-            .filter(|(_, s)| walk_of(s) == Walk::Waves)
+            .filter(|(t, s)| walk_of(s) == Walk::Waves && t.tiles(shape, b) < device.sms as usize)
             .map(|(t, s)| {
                 (
                     t.estimate_batch(shape, b, device, Walk::Streamed),

@@ -175,6 +175,17 @@ pub const TABLE: &[Row] = &[
         results: "results/h200_hopper_levers_2026-12-01g.md",
     },
     Row {
+        class: "tokens 65 to 111 over weights whose one wave of tiles is 48 to 64 wide: the \
+                tokens one tile wide, every tile's k-tiles streamed over every SM",
+        when: &[
+            Cond::MAbove(64),
+            Cond::MAtMost(111),
+            Cond::OneWaveWidth(48, 64),
+        ],
+        schedule: most_stages("128x{m16}x64s3_f1_l256_vfln_k_t", 8),
+        results: "results/midm.md",
+    },
+    Row {
         class: "one row of tiles (M up to 128) 48 to 160 wide in one wave",
         when: &[Cond::MAtMost(128), Cond::OneWaveWidth(48, 160)],
         schedule: most_stages("128x{wave16}x64s3_f1_l256_vlfn", 8),
@@ -221,18 +232,21 @@ pub const TABLE: &[Row] = &[
         results: "results/h200_hopper_stream_k_levers.md",
     },
     Row {
-        class:
-            "few tokens (M 129 to 208): the weights in 128-row tiles, the tokens one tile wide, \
-                every tile's k-tiles streamed over every SM",
-        when: &[Cond::MAbove(128), Cond::MAtMost(208)],
+        class: "few tokens (M 129 to 256) whose weights' 128-row tiles fit in one wave: the \
+                tokens one tile wide, every tile's k-tiles streamed over every SM",
+        when: &[
+            Cond::MAbove(128),
+            Cond::MAtMost(256),
+            Cond::NTilesInOneWave(128),
+        ],
         schedule: most_stages("128x{m16}x64s3_c2x1_f1_l256_vfln_k_t", 8),
         results: "results/midm.md",
     },
     Row {
-        class: "tokens two 128-row tiles (M 209 to 256), every tile's k-tiles streamed over every \
-                SM",
-        when: &[Cond::MAbove(208), Cond::MAtMost(256)],
-        schedule: spelled("128x256x64s4_f1_e128_l256_vlfn_k"),
+        class: "few tokens (M 129 to 208) past a wave of the weights' 128-row tiles: the tokens \
+                one tile wide, whole tiles in waves",
+        when: &[Cond::MAbove(128), Cond::MAtMost(208)],
+        schedule: most_stages("128x{m16}x64s3_c2x1_f1_l256_vfln_t", 8),
         results: "results/midm.md",
     },
 ];

@@ -167,24 +167,30 @@ fn a_smaller_shared_memory_takes_fewer_stages() {
 }
 
 /// The mid-size range: few tokens swapped, their tile as narrow as holds them (129 on 144, 208
-/// on 208), streamed over every SM; two 128-row token tiles from 209 to 256; past them the
-/// model, which weighs the tokens in two swapped tiles (333 on 2 x 176) and streamed walks
-/// (1200 x 5120 x 13824, whose 128x224 tiles took 2 waves, the second 98 of 132). Every such
-/// schedule's launch shares every tile out over every SM.
+/// on 208, 256 on 256); streamed over every SM where the weights' 128-row tiles fit in one wave,
+/// in whole waves past it (160 x 92544 x 4096: 0.98 of cuBLAS whole, 0.95 streamed); 65 to 111
+/// tokens over narrow weights the same, streamed; 209 to 256 tokens past a wave, and everything
+/// past 256, the model, which weighs the tokens in two swapped tiles (333 on 2 x 176) and
+/// streams only tilings whose tiles leave most of a wave idle. Every streamed schedule's launch
+/// shares every tile out over every SM.
 #[test]
 fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
-    use crate::hopper::schedule::{Consumers, Cooperative, Waves};
     let h200 = Device::h200();
     for (m, n, k, want) in [
+        (100, 6144, 24576, "128x112x64s6_f1_l256_vfln_k_t"),
+        (65, 7168, 20480, "128x80x64s7_f1_l256_vfln_k_t"),
         (129, 4096, 12800, "128x144x64s5_c2x1_f1_l256_vfln_k_t"),
         (150, 7168, 20480, "128x160x64s5_c2x1_f1_l256_vfln_k_t"),
         (208, 7168, 20480, "128x208x64s4_c2x1_f1_l256_vfln_k_t"),
-        (209, 7168, 20480, "128x256x64s4_f1_e128_l256_vlfn_k"),
-        (256, 6144, 24576, "128x256x64s4_f1_e128_l256_vlfn_k"),
+        (160, 92544, 4096, "128x160x64s5_c2x1_f1_l256_vfln_t"),
+        (256, 6144, 24576, "128x256x64s3_c2x1_f1_l256_vfln_k_t"),
+        (256, 256000, 2304, "128x256x64s3_h_n"),
         (333, 16384, 3072, "128x176x64s4_n_t"),
-        (1200, 5120, 13824, "128x256x64s3_k"),
+        (1200, 5120, 13824, "128x224x64s4_e112_n"),
+        (1280, 8192, 29568, "256x160x64s3_e80_n"),
         // M up to 128 keeps its measured rows; a short K its own.
         (128, 4096, 14336, "128x64x64s8_c1x2_f1_vlfn"),
+        (128, 5120, 17920, "128x48x64s8_f1_l256_vlfn"),
         (200, 4096, 256, "128x256x64s4_e128"),
     ] {
         let c = choose(m, n, k, &h200);
@@ -199,38 +205,30 @@ fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
             assert_eq!(l.grid.0, 132, "{want}");
         }
     }
-    // The model chooses a streamed walk only where stream-K by shape does not already share
-    // every tile out (that is the same launch, spelled without `_k`).
+    // The model streams only tilings of fewer tiles than SMs, and where it takes at most
+    // STREAMED_GAIN of the whole walk's time: over the grid of the pinned shapes, every streamed
+    // choice of the model's has fewer tiles than the device has SMs.
+    let pinned = include_str!("pinned_defaults.txt");
     let mut streamed = 0;
-    for (m, n, k) in [
-        (288, 18432, 7168),
-        (640, 7680, 5120),
-        (1280, 8192, 29568),
-        (300, 2048, 14336),
-        (333, 4096, 20480),
-        (512, 1024, 8192),
-    ] {
-        let s = choose(m, n, k, &h200).schedule;
-        if !s.streamed() {
+    for line in pinned.lines().filter(|l| l.starts_with("grid ")) {
+        let f: Vec<usize> = line
+            .split_whitespace()
+            .skip(1)
+            .take(3)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let (m, n, k) = (f[0], f[1], f[2]);
+        let c = choose(m, n, k, &h200);
+        if c.origin != Origin::Model || !c.schedule.streamed() {
             continue;
         }
         streamed += 1;
-        let plain = HopperSchedule {
-            consumers: match s.consumers {
-                Consumers::Cooperative(c) => Consumers::Cooperative(Cooperative {
-                    waves: Waves::Evened,
-                    ..c
-                }),
-                other => other,
-            },
-            ..s
-        };
+        let s = c.schedule;
         let (km, kn) = s.kernel_dims(m as u32, n as u32);
         let (tm, tn) = s.cluster_tiles(km, kn);
-        let l = crate::hopper::launch(&plain, km, kn, k as u32, 132, h200.l2_bytes);
-        assert!(l.split.sk_tiles < tm * tn, "{m} x {n} x {k}: {s}");
+        assert!(u64::from(tm) * u64::from(tn) < 132, "{m} x {n} x {k}: {s}");
     }
-    assert!(streamed >= 3, "{streamed}");
+    assert!(streamed >= 2, "{streamed}");
 }
 
 /// With an MN-major operand, the default stages it swizzled wherever the K-major choice would
