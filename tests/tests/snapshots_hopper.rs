@@ -9,7 +9,7 @@
 //! The ptxas test needs `RUTE_PTXAS` (CI sets it) and fails without it.
 
 use dsl_core::ir::Target;
-use kernels::gemm::epilogue::{Activation, Epilogue};
+use kernels::gemm::epilogue::{Activation, Bias, Elementwise, Epilogue, Map, Residual, Source};
 use kernels::gemm::layout::{FormParts, Major, OutType};
 use kernels::gemm::GemmDtype;
 use kernels::hopper::{
@@ -18,7 +18,9 @@ use kernels::hopper::{
 use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 
 /// The form kernels published: bias + GELU with D in f32 on the widest tile (pairs of f32 from
-/// the registers), and SwiGLU on the decode gate+up projection's swapped schedule (gate and up
+/// the registers); every operand at once (C, the bias, GELU, the residual) in bf16 on the large
+/// square default, the values rewritten in their registers for the schedule's staged store (the
+/// most registers an elementwise epilogue holds), and SwiGLU on the decode gate+up projection's swapped schedule (gate and up
 /// traded between lanes), each with its snapshot's name.
 fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
     let parts = |epilogue, out| FormParts {
@@ -33,6 +35,18 @@ fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
             parts(Epilogue::bias_act(Activation::GeluTanh), OutType::F32),
         ),
         ("128x16x64s8_vfln_t", parts(Epilogue::SWIGLU, OutType::Bf16)),
+        (
+            "128x256x64s3_h_n",
+            parts(
+                Epilogue::Elementwise(Elementwise {
+                    source: Source::C,
+                    bias: Some(Bias::PerColumn),
+                    map: Map::Activation(Activation::GeluTanh),
+                    residual: Residual::Add,
+                }),
+                OutType::Bf16,
+            ),
+        ),
     ]
     .into_iter()
     .map(|(spec, form)| {

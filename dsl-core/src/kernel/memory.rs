@@ -17,6 +17,15 @@ use crate::ir::{
     StateSpace, Stmt, Type,
 };
 
+/// The cache a [`GlobalPtr::prefetch`] fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheLevel {
+    /// The SM's L1 (shared with its shared memory: what the kernel leaves of it).
+    L1,
+    /// The device's L2.
+    L2,
+}
+
 /// A typed pointer into global memory.
 pub struct GlobalPtr<T> {
     addr: Var<u64>,
@@ -163,6 +172,18 @@ impl<T: DeviceType> GlobalPtr<T> {
         } else {
             store(StateSpace::Global, self.address(), &vs, cache);
         }
+    }
+
+    /// `prefetch.global.L1` or `.L2` (`level`): asks for the cache line holding `*self` ahead
+    /// of a load that will need it, so that the load waits on the cache, not on memory. A hint:
+    /// it changes no value, and the simulator runs it as no operation. The address should be
+    /// one the kernel may read (guard a prefetch past a buffer's end as its load is guarded).
+    pub fn prefetch(self, level: CacheLevel) {
+        super::context::emit(Memory::Prefetch {
+            space: StateSpace::Global,
+            l2: level == CacheLevel::L2,
+            addr: self.address(),
+        });
     }
 
     /// `*self` through the read-only non-coherent path (`ld.global.nc`): for data no thread of

@@ -55,7 +55,7 @@ pub use half2::Pair;
 pub use intrinsics::*;
 pub use location::{current_location, location_scope, set_location, LocationScope};
 pub use math::Float;
-pub use memory::{GlobalPtr, Offset, SharedPtr, TensorMap};
+pub use memory::{CacheLevel, GlobalPtr, Offset, SharedPtr, TensorMap};
 pub use ops::{select, Divisible, Int, Logic, Num, Signed};
 pub use readonly::{ConstPtr, ConstTensorMap};
 pub use reduce::{warp_max, warp_min, warp_sum, BlockReduce, Reduce, Reduction};
