@@ -46,6 +46,7 @@ impl<'j> OnGpu<'j> {
     /// Runs `run`'s launches in order; returns each buffer's contents afterwards (`None` for
     /// inputs). An output's guard written by a kernel is an error.
     pub fn execute(&self, run: &Run) -> Result<Vec<Option<Data>>, CaseError> {
+        run.check_borrows().map_err(|reason| self.bad(reason))?;
         let jit = self.jit;
         let mut bufs: Vec<CudaSlice<u8>> = run
             .buffers

@@ -302,6 +302,56 @@ pub struct Run {
 }
 
 impl Run {
+    /// Whether each launch borrows its writable buffers as a GPU launch can: a writable buffer
+    /// is named by at most one tensor map, and, where no map is over it, by at most one pointer
+    /// (pointers beside a map over it are the map's buffer). The simulator would run a launch
+    /// that breaks this; the GPU runner could not borrow it, so both refuse it, naming the
+    /// launch and the buffer.
+    ///
+    /// ```
+    /// use kernels::cases::{Buffer, CaseArg, Elem, Run, Shape, Step};
+    /// let shape = Shape::new([1; 3], [32, 1, 1]);
+    /// let twice = Run {
+    ///     buffers: vec![Buffer::scratch("w", Elem::F32, 4)],
+    ///     steps: vec![Step { kernel: 0, shape, args: vec![CaseArg::Buffer(0), CaseArg::Buffer(0)] }],
+    ///     expect: vec![],
+    /// };
+    /// assert!(twice.check_borrows().unwrap_err().contains("`w`"));
+    /// ```
+    pub fn check_borrows(&self) -> Result<(), String> {
+        for (i, step) in self.steps.iter().enumerate() {
+            let mut maps = vec![0usize; self.buffers.len()];
+            let mut pointers = vec![0usize; self.buffers.len()];
+            for arg in &step.args {
+                let (b, count) = match arg {
+                    CaseArg::Buffer(b) => (*b, &mut pointers),
+                    CaseArg::TensorMap { buffer, .. } => (*buffer, &mut maps),
+                    _ => continue,
+                };
+                let buffer = self.buffers.get(b).ok_or_else(|| {
+                    format!(
+                        "launch {} names buffer {b} of {}",
+                        i + 1,
+                        self.buffers.len()
+                    )
+                })?;
+                if buffer.contents.writable() {
+                    count[b] += 1;
+                }
+            }
+            for (b, buffer) in self.buffers.iter().enumerate() {
+                if maps[b] > 1 || (maps[b] == 0 && pointers[b] > 1) {
+                    return Err(format!(
+                        "launch {} names `{}`, which it writes, twice",
+                        i + 1,
+                        buffer.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The data of input buffer `i` (`None` for an output or scratch buffer).
     pub fn input(&self, i: usize) -> Option<&Data> {
         match &self.buffers.get(i)?.contents {

@@ -167,6 +167,10 @@ impl<'c> Simulated<'c> {
                 Contents::Scratch { elem, len } => mem.alloc_zeroed(&b.name, elem.bytes() * len),
             })
             .collect();
+        run.check_borrows().map_err(|reason| CaseError::BadRun {
+            case: self.case.describe(),
+            reason,
+        })?;
         let mut reports = Vec::with_capacity(run.steps.len());
         let mut complete = true;
         for (i, step) in run.steps.iter().enumerate() {
