@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ir::op::{Arith, BinOp, Bulk, CpAsync, Data, Memory, Op};
-use crate::ir::{for_each_instr, Instr, Kernel, Scope, Stmt, Target};
+use crate::ir::{for_each_instr, Instr, Kernel, Scope, StateSpace, Stmt, Target};
 
 fn ops(k: &Kernel) -> Vec<Op> {
     let mut v = Vec::new();
@@ -609,4 +609,25 @@ fn std_ranges_and_host_values_keep_rust_meaning() {
     })
     .unwrap();
     assert_eq!(count(&k, is_store), 3);
+}
+
+#[test]
+fn prefetch_names_its_cache_and_the_elements_address() {
+    let k = build_kernel("prefetch", |k| {
+        let p = k.param_ptr::<f32>("p");
+        (p + thread_idx_x()).prefetch(CacheLevel::L1);
+        p.prefetch(CacheLevel::L2);
+    })
+    .unwrap();
+    let levels: Vec<(bool, StateSpace)> = ops(&k)
+        .iter()
+        .filter_map(|o| match o {
+            Op::Memory(Memory::Prefetch { l2, space, .. }) => Some((*l2, *space)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        levels,
+        vec![(false, StateSpace::Global), (true, StateSpace::Global)]
+    );
 }

@@ -114,38 +114,27 @@ impl ThreadTile {
         )
     }
 
-    /// Runs `each(values, inside)` over the values in groups of [`WHOLE_GROUP`], each group
-    /// twice over: once with no test where every value is inside, once in groups of [`GROUP`]
-    /// with `inside(v)` testing each value where some are not. A group is a branch of its own,
-    /// so that the compiler does not hoist every group's loads above the first group's work
-    /// (they would hold a register each, beside the accumulators); a whole tile's groups are
-    /// larger, so that its loads (C, the bias, the residual) wait on the caches fewer times in
-    /// turn.
+    /// Runs `each(values, inside)` over the values in groups of [`GROUP`], each group twice
+    /// over: once with no test where every value is inside, once with `inside(v)` testing each
+    /// value where some are not. A group is a branch of its own, so that the compiler does not
+    /// hoist every group's loads above the first group's work (they would hold a register each,
+    /// beside the accumulators).
     fn split(&self, mut each: impl FnMut(&[AccValue], &dyn Fn(&AccValue) -> Option<Var<bool>>)) {
         let (r0, c0) = self.base;
         let (m, n) = self.extents;
-        for group in self.values.chunks(WHOLE_GROUP) {
+        for group in self.values.chunks(GROUP) {
             self.whole.if_else(|arm| match arm {
                 Arm::Then => each(group, &|_| None),
-                Arm::Else => {
-                    for part in group.chunks(GROUP) {
-                        each(part, &|v: &AccValue| {
-                            Some((r0 + v.dr).lt(m) & (c0 + v.dc).lt(n))
-                        })
-                    }
-                }
+                Arm::Else => each(group, &|v: &AccValue| {
+                    Some((r0 + v.dr).lt(m) & (c0 + v.dc).lt(n))
+                }),
             });
         }
     }
 }
 
-/// Accumulators an epilogue handles per branch where some of a thread's values may be outside
-/// the sum ([`ThreadTile`]'s groups; each load is guarded).
+/// Accumulators an epilogue handles per branch ([`ThreadTile`]'s groups).
 const GROUP: usize = 16;
-
-/// Accumulators an epilogue handles per branch where all of a thread's values are inside: its
-/// loads are unguarded, and the compiler issues a group's together.
-const WHOLE_GROUP: usize = 32;
 
 /// The most rows a thread's values may span for it to hold one pointer per row of each buffer
 /// through the epilogue (16 registers a buffer: `mma.sync`'s and `wgmma`'s tiles span 2 rows a
@@ -211,112 +200,6 @@ fn bias_of<O: OutElem>(
         _ => ops.bias + (tile.base.1 + v.dc),
     };
     load_if(inside, p)
-}
-
-/// A block of the sum that a group of threads writes in one epilogue (a consumer's rows of a
-/// tile): its first row and column, its rows and columns, and the sum's extents (nothing at or
-/// past them is read).
-#[derive(Clone, Copy)]
-pub struct SumBlock {
-    /// The first row and column.
-    pub origin: (Var<u32>, Var<u32>),
-    /// Rows and columns.
-    pub size: (u32, u32),
-    /// Rows and columns of the sum.
-    pub extents: (Var<u32>, Var<u32>),
-}
-
-/// Bytes in a cache line.
-const LINE_BYTES: u32 = 128;
-
-/// Asks the caches for what `epi` will read over `block`, `threads` threads sharing the lines
-/// out (this one `t`): the bias's lines into L1 (every row or column of the block reads each of
-/// its values again), C's and the residual's rows into L2. Issued at a tile's start, before its
-/// main loop, so that the epilogue's loads, on which the accumulators' rewrite waits, find their
-/// lines in a cache rather than in memory: the epilogue of a cooperative schedule runs while no
-/// `wgmma` does. Lines past the sum's extents are not asked for. For a gated epilogue, the
-/// residual is D's (half as wide as the sum).
-pub fn prefetch_operands<O: OutElem>(
-    epi: &super::epilogue::Epilogue,
-    ops: &FusedOperands<O>,
-    block: SumBlock,
-    (t, threads): (Var<u32>, u32),
-) {
-    let SumBlock {
-        origin: (r0, c0),
-        size: (rows, cols),
-        extents: (m, n),
-    } = block;
-    match epi.bias() {
-        Some(Bias::PerRow) => prefetch_vector(ops.bias, (r0, rows, m), (t, threads)),
-        Some(Bias::PerColumn) => prefetch_vector(ops.bias, (c0, cols, n), (t, threads)),
-        None => {}
-    }
-    if epi.reads_c() {
-        prefetch_rows(ops.c, ops.ldc, block, (t, threads));
-    }
-    if epi.adds_residual() {
-        let block = if epi.is_gated() {
-            SumBlock {
-                origin: (r0, c0 >> 1),
-                size: (rows, cols.div_ceil(2)),
-                extents: (m, n >> 1),
-            }
-        } else {
-            block
-        };
-        prefetch_rows(ops.residual, ops.ldr, block, (t, threads));
-    }
-}
-
-/// `p[start..start + count]` (before `end`) into L1, a line per thread in turn.
-fn prefetch_vector<O: OutElem>(
-    p: GlobalPtr<O>,
-    (start, count, end): (Var<u32>, u32, Var<u32>),
-    (t, threads): (Var<u32>, u32),
-) {
-    let per_line = LINE_BYTES / O::TY.bytes();
-    let lines = count.div_ceil(per_line);
-    for k in 0..lines.div_ceil(threads) {
-        let i = t + k * threads;
-        let at = start + i * per_line;
-        let mut ok = at.lt(end);
-        if (k + 1) * threads > lines {
-            ok &= i.lt(lines);
-        }
-        ok.if_(|_| (p + at).prefetch(CacheLevel::L1));
-    }
-}
-
-/// The rows of `block` in a row-major buffer (`p`, rows `ld` apart) into L2, a line per thread
-/// in turn.
-fn prefetch_rows<O: OutElem>(
-    p: GlobalPtr<O>,
-    ld: Var<u32>,
-    block: SumBlock,
-    (t, threads): (Var<u32>, u32),
-) {
-    let per_line = LINE_BYTES / O::TY.bytes();
-    let (rows, cols) = block.size;
-    let per_row = cols.div_ceil(per_line);
-    let lines = rows * per_row;
-    for k in 0..lines.div_ceil(threads) {
-        let i = t + k * threads;
-        let (r, s) = if per_row.is_power_of_two() {
-            (i >> per_row.trailing_zeros(), i & (per_row - 1))
-        } else {
-            (i / per_row, i % per_row)
-        };
-        let (row, col) = (block.origin.0 + r, block.origin.1 + s * per_line);
-        let mut ok = row.lt(block.extents.0) & col.lt(block.extents.1);
-        if (k + 1) * threads > lines {
-            ok &= i.lt(lines);
-        }
-        ok.if_(|_| {
-            (p + (row.cast::<u64>() * ld.cast::<u64>() + col.cast::<u64>()))
-                .prefetch(CacheLevel::L2)
-        });
-    }
 }
 
 /// Rewrites each accumulator of `tile` with an elementwise epilogue's result: `map(alpha acc +

@@ -19,7 +19,7 @@ use dsl_core::tensor::{
 };
 use dsl_macros::device;
 
-use super::epilogue::{epilogue, epilogue_reads, prefetch_epilogue, staging_tiles, StagingTile};
+use super::epilogue::{epilogue, staging_tiles, StagingTile};
 use super::fixup::hand_over;
 use super::plan::HopperPlan;
 use super::roles::{Output, Ring, Unit, Walk};
@@ -90,20 +90,6 @@ impl<T: GemmElem> Consumer<'_, T> {
     /// This consumer's warpgroup's barrier.
     fn own(&self) -> NamedBarrier {
         self.bars.own[self.c as usize]
-    }
-
-    /// The caches' prefetch of what the epilogue of `unit` reads ([`prefetch_epilogue`]), where
-    /// the unit ends its tile (`tiles`' current unit; `None`: every unit does). A plan whose
-    /// epilogue reads nothing emits nothing, no branch either.
-    fn prefetch(&self, unit: &Unit, tiles: Option<&StreamKScheduler>) {
-        if !epilogue_reads(self.plan) {
-            return;
-        }
-        let prefetch = || prefetch_epilogue(self.plan, self.c, self.out, unit, self.t);
-        match tiles {
-            Some(tiles) => tiles.writes_tile().if_(|_| prefetch()),
-            None => prefetch(),
-        }
     }
 
     /// The epilogue of `unit` ([`epilogue`]).
@@ -196,7 +182,6 @@ fn cooperative<T: GemmElem>(
     let (mut tiles, mut cs, _) = walked;
     while tiles.valid() {
         let unit = me.walk.unit(me.plan, &tiles);
-        me.prefetch(&unit, Some(&tiles));
         // ---- Main loop: one stage per k-tile ----
         main_loop(me, &mut cs, unit.k_tiles)?;
         me.mark(&first, Phase::FirstMainLoop);
@@ -245,7 +230,6 @@ fn pingpong<T: GemmElem>(
     while tiles.valid() {
         turn[c].sync();
         let unit = me.walk.unit(me.plan, &tiles);
-        me.prefetch(&unit, None);
         // ---- Main loop: one stage per k-tile ----
         main_loop(me, &mut cs, unit.k_tiles)?;
         me.mark(&first, Phase::FirstMainLoop);

@@ -9,7 +9,7 @@ use dsl_core::atom::tma::CacheHint;
 use dsl_core::ir::op::StCache;
 use dsl_core::kernel::*;
 use dsl_core::layout::LayoutError;
-use dsl_core::pipeline::{NamedBarrier, WARPGROUP_THREADS};
+use dsl_core::pipeline::NamedBarrier;
 use dsl_core::tensor::{copy, store_fragment_smem, Fragment, STensor};
 use dsl_core::tiled::Side;
 use dsl_macros::device;
@@ -22,8 +22,8 @@ use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
 use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
 use crate::gemm::fused::{
-    check_gated_pairs, elementwise, gated_lane_pairs, prefetch_operands, store_each, store_gated,
-    store_gated_lanes, store_pairs, AccValue, FormParams, LanePairs, SumBlock, ThreadTile,
+    check_gated_pairs, elementwise, gated_lane_pairs, store_each, store_gated, store_gated_lanes,
+    store_pairs, AccValue, FormParams, LanePairs, ThreadTile,
 };
 use crate::gemm::layout::{FormParts, OutType};
 use crate::gemm::strided::OutElem;
@@ -222,65 +222,6 @@ pub(super) fn epilogue<T: GemmElem>(
         }
     }
     Ok(())
-}
-
-/// Consumer `c`'s request to the caches for what its epilogue of `unit` will read (a form's C,
-/// bias and residual: [`prefetch_operands`]), its warpgroup's threads sharing the lines out;
-/// nothing for the packed form or an epilogue that reads nothing. Made before the unit's main
-/// loop.
-pub(super) fn prefetch_epilogue<T: GemmElem>(
-    plan: &HopperPlan,
-    c: u32,
-    out: &Output<T>,
-    unit: &Unit,
-    t: Var<u32>,
-) {
-    let Some((parts, params)) = plan.form.zip(out.form) else {
-        return;
-    };
-    if !epilogue_reads(plan) {
-        return;
-    }
-    let epi = &parts.epilogue;
-    let s = &plan.schedule;
-    let rows = s.consumer_rows();
-    let row0 = match s.consumers {
-        Consumers::PingPong(_) => 0,
-        Consumers::Cooperative(_) => c * rows,
-    };
-    let (m0, n0, bn) = (unit.m0 + row0, unit.n0, s.tile.n());
-    // Swapped (`_t`), the kernel's tile is the sum's transposed.
-    let block = if s.swapped() {
-        SumBlock {
-            origin: (n0, m0),
-            size: (bn, rows),
-            extents: (out.n, unit.m_end),
-        }
-    } else {
-        SumBlock {
-            origin: (m0, n0),
-            size: (rows, bn),
-            extents: (unit.m_end, out.n),
-        }
-    };
-    let d = out.d.cast::<u32>();
-    let threads = (t, WARPGROUP_THREADS);
-    match parts.out {
-        OutType::F16 => prefetch_operands(epi, &params.operands::<f16>(d, unit.z), block, threads),
-        OutType::Bf16 => {
-            prefetch_operands(epi, &params.operands::<bf16>(d, unit.z), block, threads)
-        }
-        OutType::F32 => prefetch_operands(epi, &params.operands::<f32>(d, unit.z), block, threads),
-    }
-}
-
-/// Whether `plan`'s epilogue reads anything beside the accumulators (a form's C, bias or
-/// residual).
-pub(super) fn epilogue_reads(plan: &HopperPlan) -> bool {
-    plan.form.is_some_and(|parts| {
-        let epi = &parts.epilogue;
-        epi.bias().is_some() || epi.reads_c() || epi.adds_residual()
-    })
 }
 
 /// Whether a form's epilogue stored D itself, or left the rewritten sums to the store.

@@ -82,15 +82,18 @@ impl GemmProgram for HopperWs {
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
          tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
          _vlfn (where it is narrower than 48 over a K of 8192 or more, \
-         128x64x64s8_c1x2_f1_vlfn shared out by stream-K); for K up to 512, 128x256x64s4_e128 \
+         128x64x64s8_c1x2_f1_vlfn shared out by stream-K; for M 65 to 111 where it would be 48 \
+         to 64 wide, 128x{M rounded up to 16}x64_f1_l256_vfln_k_t, the tokens one tile, every \
+         tile streamed over every SM); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
          64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
-         for M 129 to 208, 128x{M rounded up to 16}x64_c2x1_f1_l256_vfln_k_t (the weights in \
-         128-row tiles, the tokens one tile, every tile streamed over every SM); for M 209 to \
-         256, 128x256x64s4_f1_e128_l256_vlfn_k; else the tile whose waves cost least (for M up \
-         to 512 also the tokens in two swapped tiles as narrow as hold them), in evened waves, \
-         the 128x256 tile in Hilbert order unless stream-K shares its last wave out, or every \
-         tile streamed over every SM where that costs at most 0.95 of the whole tiles' waves)"
+         for M 129 to 256 where the weights' 128-row tiles fit one wave, \
+         128x{M rounded up to 16}x64_c2x1_f1_l256_vfln_k_t (the tokens one tile, every tile \
+         streamed over every SM), past a wave the same in whole waves for M up to 208; else the \
+         tile whose waves cost least (for M up to 512 also the tokens in two swapped tiles as \
+         narrow as hold them), in evened waves, the 128x256 tile in Hilbert order unless \
+         stream-K shares its last wave out, or, where the tiles do not fill a wave, every tile \
+         streamed over every SM where that costs at most 0.85 of the whole tiles' waves)"
     }
 
     fn runs_on(&self, target: Target) -> bool {

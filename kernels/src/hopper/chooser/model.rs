@@ -17,9 +17,11 @@
 //! stream-K shares its last wave out, grouped order then), or every tile's k-tiles streamed over
 //! every SM (`_k`), which takes the same k-tiles on every SM (no part-full last wave) and pays
 //! each SM's hand-over of partial sums ([`SHARE_FIXUP_K_TILES`] k-tiles, as stream-K's split
-//! prices it). A streamed walk is chosen where it takes at most [`STREAMED_GAIN`] of the best
-//! whole walk's time: where the last wave of every tile leaves SMs idle, not to win a few
-//! percent the hand-over's cost could take back. A tiling whose tiles are few enough for
+//! prices it). A streamed walk is weighed only for a tiling whose tiles do not fill one wave,
+//! and chosen where it takes at most [`STREAMED_GAIN`] of the best whole walk's time: where the
+//! one wave leaves many SMs idle, not to win a few percent the hand-over's cost takes back (on
+//! the H200 every streamed walk of tiles past a wave ran 3-30% slower than the same tiles in
+//! evened waves, whose last wave stream-K by shape shares out). A tiling whose tiles are few enough for
 //! stream-K by shape to share every one out is priced as that launch runs, shared (it is the
 //! streamed walk already), not as one whole wave.
 
@@ -113,7 +115,9 @@ impl Estimate {
 
 /// A streamed walk is chosen where its estimate is at most this fraction of the best whole
 /// walk's: stream-K's hand-over ran slower on the H200 than its traffic explains (see
-/// `dsl_core::pipeline::stream_k`), so a few percent on paper is no gain.
+/// `dsl_core::pipeline::stream_k`), so a few percent on paper is no gain. At 0.95, 112 tiles of
+/// 128x224 on 132 SMs streamed (the model's 0.86) ran 3.5% slower than whole
+/// (`results/midm.md`).
 pub const STREAMED_GAIN: f64 = 0.85;
 
 /// The part of a swapped tile's `wgmma` rate its epilogue keeps: the swapped staging tile is

@@ -119,7 +119,9 @@ pub(super) const SWEEP: [&str; 64] = [
     // every tile's k-tiles streamed over every SM (`_k`); two 128-row tiles of tokens (M 209
     // to 256) streamed, the output staged in halves for a fourth stage; the tokens in two
     // swapped tiles (176 at M = 333), in evened waves; and 128x256 tiles streamed where whole
-    // ones would leave their last wave part-full over a long K (1200 x 5120 x 13824).
+    // ones would leave their last wave part-full over a long K (1200 x 5120 x 13824). The
+    // second and fourth are no longer defaults (both lost on the H200, 2026-12-05): they stay
+    // swept, as streamed walks of a two-row and of a many-wave tiling.
     "128x160x64s5_c2x1_f1_l256_vfln_k_t",
     "128x256x64s4_f1_e128_l256_vlfn_k",
     "128x176x64s4_n_t",
