@@ -17,26 +17,47 @@ use dsl_core::sim::{Options, Schedule};
 use kernels::cases::gemm::sweep;
 use kernels::cases::gpu::OnGpu;
 use kernels::cases::simulate::{verify, Simulated};
-use kernels::cases::{Case, GemmCase, Values};
+use kernels::cases::{Case, Data, GemmCase, Run, Values};
 use kernels::gemm::{Accum, GemmDtype, PROGRAMS};
 use kernels::registry::KERNELS;
 use rute_tests::gpu::jit;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The seeds each case runs on both machines.
 const SEEDS: [u64; 2] = [0, 1];
 
-/// Runs `case` for `seed` on the GPU and in the simulator; panics naming what disagrees.
-fn agree(jit: &Jit, target: Target, case: &dyn Case, seed: u64) {
+/// One run of a case on the GPU, checked against the case's reference: what the simulator must
+/// then agree with.
+struct OnDevice<'c> {
+    case: &'c dyn Case,
+    seed: u64,
+    run: Run,
+    outputs: Vec<Option<Data>>,
+}
+
+/// Runs `case` for `seed` on the GPU; panics naming what is wrong with the GPU's outputs.
+fn on_gpu<'c>(jit: &Jit, target: Target, case: &'c dyn Case, seed: u64) -> OnDevice<'c> {
     let what = format!("{} seed {seed}", case.describe());
     let run = case.run(seed).unwrap_or_else(|e| panic!("{what}: {e}"));
-    let gpu = OnGpu::new(jit, case, target)
+    let outputs = OnGpu::new(jit, case, target)
         .and_then(|g| g.execute(&run))
         .unwrap_or_else(|e| panic!("{what}: {e}"));
-    let wrong = verify(&run, &gpu);
+    let wrong = verify(&run, &outputs);
     assert!(wrong.is_empty(), "{what}: the GPU's outputs: {wrong:?}");
-    let sim = Simulated::new(case).unwrap_or_else(|e| panic!("{what}: {e}"));
+    OnDevice {
+        case,
+        seed,
+        run,
+        outputs,
+    }
+}
+
+/// Runs a GPU run's case in the simulator on the same inputs; panics naming what disagrees.
+fn agree(d: &OnDevice) {
+    let what = format!("{} seed {}", d.case.describe(), d.seed);
+    let sim = Simulated::new(d.case).unwrap_or_else(|e| panic!("{what}: {e}"));
     let done = sim
-        .execute(&run, &Options::seeded(seed, Schedule::Random))
+        .execute(&d.run, &Options::seeded(d.seed, Schedule::Random))
         .unwrap_or_else(|e| panic!("{what}: in the simulator: {e}"));
     for (kernel, report) in &done.reports {
         assert!(
@@ -44,9 +65,9 @@ fn agree(jit: &Jit, target: Target, case: &dyn Case, seed: u64) {
             "{what}: `{kernel}` in the simulator: {report}"
         );
     }
-    for e in &run.expect {
-        let name = &run.buffers[e.buffer].name;
-        let (s, g) = (&done.outputs[e.buffer], &gpu[e.buffer]);
+    for e in &d.run.expect {
+        let name = &d.run.buffers[e.buffer].name;
+        let (s, g) = (&done.outputs[e.buffer], &d.outputs[e.buffer]);
         let (Some(s), Some(g)) = (s, g) else {
             panic!("{what}: `{name}` is not an output");
         };
@@ -54,20 +75,33 @@ fn agree(jit: &Jit, target: Target, case: &dyn Case, seed: u64) {
             panic!("{what}: the simulator against the GPU: {m}");
         }
     }
+    println!("agree: {what}");
 }
 
-/// Runs `cases` on both machines over [`SEEDS`].
+/// Runs `cases` on both machines over [`SEEDS`]: every GPU run first, one at a time, then the
+/// simulator's runs, which take most of the time, over every core of the machine.
 fn agree_all(cases: Vec<Box<dyn Case>>) {
     let jit = jit();
     let target = jit.target().unwrap();
-    for case in &cases {
-        for seed in SEEDS {
-            agree(&jit, target, case.as_ref(), seed);
+    let runs: Vec<OnDevice> = cases
+        .iter()
+        .flat_map(|case| SEEDS.map(|seed| (case, seed)))
+        .map(|(case, seed)| on_gpu(&jit, target, case.as_ref(), seed))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..cores.min(runs.len()) {
+            s.spawn(|| {
+                while let Some(d) = runs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    agree(d);
+                }
+            });
         }
-    }
+    });
     println!(
         "{} runs agree between the GPU and the simulator",
-        cases.len() * SEEDS.len()
+        runs.len()
     );
 }
 
