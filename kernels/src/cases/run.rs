@@ -364,6 +364,64 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsl_core::atom::tma::{L2Promotion, TmaSwizzleMode};
+    use dsl_core::atom::ValType;
+
+    /// One launch of `args` over an input `x` (0), a writable `w` (1) and a writable `v` (2).
+    fn one_launch(args: Vec<CaseArg>) -> Run {
+        Run {
+            buffers: vec![
+                Buffer::input("x", Data::U32(vec![0; 4])),
+                Buffer::scratch("w", Elem::F32, 4),
+                Buffer::scratch("v", Elem::F32, 4),
+            ],
+            steps: vec![Step {
+                kernel: 0,
+                shape: Shape::new([1; 3], [32, 1, 1]),
+                args,
+            }],
+            expect: vec![],
+        }
+    }
+
+    fn map(buffer: usize) -> CaseArg {
+        CaseArg::TensorMap {
+            buffer,
+            descriptor: TmaDescriptor {
+                elem: ValType::F32,
+                global_dims: vec![4],
+                global_strides_bytes: vec![],
+                box_dims: vec![4],
+                element_strides: vec![1],
+                swizzle: TmaSwizzleMode::None,
+                l2_promotion: L2Promotion::default(),
+            },
+        }
+    }
+
+    /// Inputs may be named any number of times; a writable buffer once, or by one map with any
+    /// pointers beside it (the map's buffer); never by two maps; a buffer past the run's is an
+    /// error too.
+    #[test]
+    fn launches_borrow_writable_buffers_as_a_gpu_can() {
+        use CaseArg::Buffer as B;
+        for ok in [
+            vec![B(0), B(0), B(0), B(1), B(2)],
+            vec![map(1), B(1), B(1)],
+            vec![map(1), map(2), B(0)],
+            vec![map(0), map(0)],
+        ] {
+            assert_eq!(one_launch(ok.clone()).check_borrows(), Ok(()), "{ok:?}");
+        }
+        for (bad, names) in [
+            (vec![B(1), B(2), B(1)], "`w`"),
+            (vec![map(2), map(2)], "`v`"),
+            (vec![B(3)], "buffer 3 of 3"),
+        ] {
+            let e = one_launch(bad.clone()).check_borrows().unwrap_err();
+            assert!(e.contains(names), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn data_round_trips_through_bytes() {
