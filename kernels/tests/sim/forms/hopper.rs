@@ -108,17 +108,8 @@ fn hopper_mn_major_operands() {
                 form,
                 kernel: hopper(),
             };
-            let schedule = spec.map(|sp| sp.parse::<HopperSchedule>().unwrap());
-            let config = schedule.map(|sc| Config::of(&HopperWs, sc));
             seed += 1;
-            let plan = run_config(&case, config, &device, seed);
-            assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
-            let planned = plan.downcast_ref::<HopperGemm>().unwrap().schedule();
-            assert!(
-                schedule.is_none_or(|sc| *planned == sc),
-                "{}",
-                plan.describe()
-            );
+            hopper_run(&case, spec, &device, seed);
         }
     }
 }
@@ -257,7 +248,8 @@ fn hopper_gated_epilogues_swapped() {
             form,
             kernel: hopper(),
         };
-        let schedule = hopper_run(&case, spec, &device, 950 + i as u64);
+        let plan = hopper_run(&case, spec, &device, 950 + i as u64);
+        let schedule = hopper_schedule(&plan);
         assert!(schedule.swapped(), "{schedule}");
     }
 }

@@ -259,20 +259,25 @@ fn hopper() -> KernelChoice {
 }
 
 /// The Hopper program's plan of `case` under `spec` (`None`: the chooser's), run in the
-/// simulator with `seed`; returns its schedule, after checking that the plan is hopper_ws's
-/// and the schedule the one asked for.
-fn hopper_run(case: &Case, spec: Option<&str>, device: &Device, seed: u64) -> HopperSchedule {
+/// simulator with `seed`; returns the plan, after checking that it is hopper_ws's and its
+/// schedule the one asked for.
+fn hopper_run(case: &Case, spec: Option<&str>, device: &Device, seed: u64) -> Plan {
     let schedule = spec.map(|sp| sp.parse::<HopperSchedule>().unwrap());
     let config = schedule.map(|sc| Config::of(&HopperWs, sc));
     let plan = run_config(case, config, device, seed);
     assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
-    let planned = *plan.downcast_ref::<HopperGemm>().unwrap().schedule();
+    let planned = *hopper_schedule(&plan);
     assert!(
         schedule.is_none_or(|sc| planned == sc),
         "{}",
         plan.describe()
     );
-    planned
+    plan
+}
+
+/// The schedule of a hopper_ws plan.
+fn hopper_schedule(plan: &Plan) -> &HopperSchedule {
+    plan.downcast_ref::<HopperGemm>().unwrap().schedule()
 }
 
 mod hopper;
