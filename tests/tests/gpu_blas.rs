@@ -146,13 +146,7 @@ fn cublas_op(op: Op) -> cudarc::cublas::sys::cublasOperation_t {
 /// batches (one with B shared).
 fn calls() -> Vec<Call> {
     let mut v = Vec::new();
-    let pairs = [
-        (Op::N, Op::N),
-        (Op::N, Op::T),
-        (Op::T, Op::N),
-        (Op::T, Op::T),
-    ];
-    for op in pairs {
+    for op in Op::PAIRS {
         for (m, n, k) in [
             (64, 48, 32),
             (127, 65, 33),

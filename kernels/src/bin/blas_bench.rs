@@ -271,14 +271,6 @@ fn transposed(k: usize, n: usize) -> Strided3 {
     }
 }
 
-/// Every transpose pair of a column-major call.
-const OP_PAIRS: [(Op, Op); 4] = [
-    (Op::N, Op::N),
-    (Op::N, Op::T),
-    (Op::T, Op::N),
-    (Op::T, Op::T),
-];
-
 /// Times rute and cuBLAS on `call` (one GEMM or a strided batch) on the same buffers; prints a
 /// table row: the call, each one's median time and TFLOP/s, cuBLAS's time over rute's, and the
 /// plan rute ran.
@@ -402,7 +394,7 @@ where
 {
     let mut calls = Vec::new();
     for (name, (m, n, k)) in SHAPES {
-        for op in OP_PAIRS {
+        for op in Op::PAIRS {
             let label = format!("{}{} {name}", op_name(op.0), op_name(op.1));
             calls.push((label, ColMajor::packed(op.0, op.1, m, n, k)));
         }
@@ -700,7 +692,7 @@ where
 {
     let h = handles()?;
     let mut calls = Vec::new();
-    for op in OP_PAIRS {
+    for op in Op::PAIRS {
         calls.push(ColMajor {
             beta: 0.5,
             ..ColMajor::packed(op.0, op.1, 200, 136, 72)

@@ -46,6 +46,16 @@ pub enum Op {
     T,
 }
 
+impl Op {
+    /// Every transpose pair `(transa, transb)` a call can take: NN, NT, TN, TT.
+    pub const PAIRS: [(Op, Op); 4] = [
+        (Op::N, Op::N),
+        (Op::N, Op::T),
+        (Op::T, Op::N),
+        (Op::T, Op::T),
+    ];
+}
+
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -332,24 +342,13 @@ mod tests {
     #[test]
     fn the_mapping_computes_what_cublas_does() {
         let mut cases = 0;
-        for transa in [Op::N, Op::T] {
-            for transb in [Op::N, Op::T] {
-                for (m, n, k) in [(1, 1, 1), (3, 2, 5), (4, 7, 3), (5, 5, 8), (2, 6, 0)] {
-                    for pad in [0, 3] {
-                        for (alpha, beta) in [(1.0, 0.0), (2.0, 0.0), (1.0, 1.0), (-0.5, 2.0)] {
-                            for (batch, extra) in [(1, 0), (3, 0), (2, 5)] {
-                                check_case(
-                                    transa,
-                                    transb,
-                                    (m, n, k),
-                                    pad,
-                                    alpha,
-                                    beta,
-                                    batch,
-                                    extra,
-                                );
-                                cases += 1;
-                            }
+        for (transa, transb) in Op::PAIRS {
+            for (m, n, k) in [(1, 1, 1), (3, 2, 5), (4, 7, 3), (5, 5, 8), (2, 6, 0)] {
+                for pad in [0, 3] {
+                    for (alpha, beta) in [(1.0, 0.0), (2.0, 0.0), (1.0, 1.0), (-0.5, 2.0)] {
+                        for (batch, extra) in [(1, 0), (3, 0), (2, 5)] {
+                            check_case(transa, transb, (m, n, k), pad, alpha, beta, batch, extra);
+                            cases += 1;
                         }
                     }
                 }
@@ -526,12 +525,7 @@ mod plans {
     /// operand staged MN-major), the multistage one where they do not.
     #[test]
     fn every_transpose_pair_plans_a_tensor_core_program() {
-        for op in [
-            (Op::T, Op::N),
-            (Op::N, Op::N),
-            (Op::N, Op::T),
-            (Op::T, Op::T),
-        ] {
+        for op in Op::PAIRS {
             for pad in [0, 1, 8] {
                 let base = ColMajor::packed(op.0, op.1, 4096, 4096, 4096);
                 let call = ColMajor {
@@ -583,12 +577,7 @@ mod plans {
     /// multistage program, which says why.
     #[test]
     fn strided_batches_plan_one_hopper_launch() {
-        for op in [
-            (Op::T, Op::N),
-            (Op::N, Op::N),
-            (Op::N, Op::T),
-            (Op::T, Op::T),
-        ] {
+        for op in Op::PAIRS {
             for (batch, (m, n, k), gap) in [(16, (1024, 1024, 1024), 0), (64, (512, 512, 128), 8)] {
                 let call = ColMajor {
                     batch,
