@@ -150,6 +150,14 @@ impl<'c> Simulated<'c> {
         })
     }
 
+    /// The run of this case is inconsistent for `reason` (a bug in the case).
+    fn bad(&self, reason: String) -> CaseError {
+        CaseError::BadRun {
+            case: self.case.describe(),
+            reason,
+        }
+    }
+
     /// Runs `run`'s launches in order over one memory with `opts`; stops after a launch whose
     /// report has findings.
     pub fn execute(&self, run: &Run, opts: &Options) -> Result<Executed, CaseError> {
@@ -167,25 +175,18 @@ impl<'c> Simulated<'c> {
                 Contents::Scratch { elem, len } => mem.alloc_zeroed(&b.name, elem.bytes() * len),
             })
             .collect();
-        run.check_borrows().map_err(|reason| CaseError::BadRun {
-            case: self.case.describe(),
-            reason,
-        })?;
+        run.check_borrows().map_err(|reason| self.bad(reason))?;
         let mut reports = Vec::with_capacity(run.steps.len());
         let mut complete = true;
         for (i, step) in run.steps.iter().enumerate() {
-            let sim = self
-                .sims
-                .get(step.kernel)
-                .ok_or_else(|| CaseError::BadRun {
-                    case: self.case.describe(),
-                    reason: format!(
-                        "launch {} names kernel {} of {}",
-                        i + 1,
-                        step.kernel,
-                        self.sims.len()
-                    ),
-                })?;
+            let sim = self.sims.get(step.kernel).ok_or_else(|| {
+                self.bad(format!(
+                    "launch {} names kernel {} of {}",
+                    i + 1,
+                    step.kernel,
+                    self.sims.len()
+                ))
+            })?;
             let args = step
                 .args
                 .iter()
@@ -229,10 +230,9 @@ impl<'c> Simulated<'c> {
 
     fn arg(&self, ids: &[BufferId], arg: &CaseArg, step: usize) -> Result<Arg, CaseError> {
         let buffer = |i: usize| {
-            ids.get(i).copied().ok_or_else(|| CaseError::BadRun {
-                case: self.case.describe(),
-                reason: format!("launch {step} names buffer {i} of {}", ids.len()),
-            })
+            ids.get(i)
+                .copied()
+                .ok_or_else(|| self.bad(format!("launch {step} names buffer {i} of {}", ids.len())))
         };
         Ok(match arg {
             CaseArg::Buffer(i) => Arg::Buffer(buffer(*i)?),

@@ -21,9 +21,9 @@
 //! and chosen where it takes at most [`STREAMED_GAIN`] of the best whole walk's time: where the
 //! one wave leaves many SMs idle, not to win a few percent the hand-over's cost takes back (on
 //! the H200 every streamed walk of tiles past a wave ran 3-30% slower than the same tiles in
-//! evened waves, whose last wave stream-K by shape shares out). A tiling whose tiles are few enough for
-//! stream-K by shape to share every one out is priced as that launch runs, shared (it is the
-//! streamed walk already), not as one whole wave.
+//! evened waves, whose last wave stream-K by shape shares out). A tiling whose tiles are few
+//! enough for stream-K by shape to share every one out is priced as that launch runs, shared
+//! (it is the streamed walk already), not as one whole wave.
 
 use dsl_core::pipeline::stream_k::{MIN_SHARE_K_TILES, SHARE_FIXUP_K_TILES};
 use dsl_core::pipeline::Raster;

@@ -4,21 +4,30 @@ use super::model::{estimate, CANDIDATES};
 use super::table::{Cond, TABLE};
 use super::*;
 
+/// The pinned decisions (`pinned_defaults.txt`): each line's set, shape and schedule.
+fn pinned() -> impl Iterator<Item = (&'static str, (usize, usize, usize), &'static str)> {
+    include_str!("pinned_defaults.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let [set, m, n, k, schedule] = f[..] else {
+                panic!("`{line}` is not `set M N K schedule`");
+            };
+            let dim = |v: &str| v.parse().unwrap_or_else(|_| panic!("`{line}`: `{v}`"));
+            (set, (dim(m), dim(n), dim(k)), schedule)
+        })
+}
+
 /// Every shape of the bench, llm and correctness suites (and a grid of others) gets, for the
 /// H200's facts, the schedule the hand-written decision tree gave before the chooser was a
 /// table and a model (`pinned_defaults.txt`, made from that code).
 #[test]
 fn the_table_chooses_as_the_decision_tree_did() {
     let h200 = Device::h200();
-    let pinned = include_str!("pinned_defaults.txt");
     let mut checked = std::collections::BTreeMap::<&str, usize>::new();
     let mut wrong = Vec::new();
-    for line in pinned.lines().filter(|l| !l.starts_with('#')) {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let [set, m, n, k, want] = f[..] else {
-            panic!("`{line}` is not `set M N K schedule`");
-        };
-        let (m, n, k) = (m.parse().unwrap(), n.parse().unwrap(), k.parse().unwrap());
+    for (set, (m, n, k), want) in pinned() {
         let got = choose(m, n, k, &h200).schedule.to_string();
         if got != want {
             wrong.push(format!("{set} {m} x {n} x {k}: {got}, not {want}"));
@@ -208,16 +217,8 @@ fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
     // The model streams only tilings of fewer tiles than SMs, and where it takes at most
     // STREAMED_GAIN of the whole walk's time: over the grid of the pinned shapes, every streamed
     // choice of the model's has fewer tiles than the device has SMs.
-    let pinned = include_str!("pinned_defaults.txt");
     let mut streamed = 0;
-    for line in pinned.lines().filter(|l| l.starts_with("grid ")) {
-        let f: Vec<usize> = line
-            .split_whitespace()
-            .skip(1)
-            .take(3)
-            .map(|v| v.parse().unwrap())
-            .collect();
-        let (m, n, k) = (f[0], f[1], f[2]);
+    for (_, (m, n, k), _) in pinned().filter(|(set, _, _)| *set == "grid") {
         let c = choose(m, n, k, &h200);
         if c.origin != Origin::Model || !c.schedule.streamed() {
             continue;
