@@ -5,7 +5,7 @@
 #   bash scripts/gpu_ncu_shapes.sh OUT_DIR "MxNxK MxNxK ..." [DTYPE (default bf16)] [RUTE_ARGS]
 # Writes OUT_DIR/ncu_shapes.csv (ncu's raw page, every kernel) and OUT_DIR/bench_*.log, and prints
 # per shape and kernel: time, DRAM bytes read against the minimum (A and B once), the achieved
-# DRAM rate, the grid (scripts/ncu_shapes.py).
+# DRAM rate, the L2's traffic and its share of the L2's peak, the grid (scripts/ncu_shapes.py).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:?OUT_DIR}"
@@ -13,7 +13,7 @@ shapes="${2:?shapes, e.g. \"150x7168x20480 130x4096x12800\"}"
 dtype="${3:-bf16}"
 extra="${4:-}"
 mkdir -p "$out"
-metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__cluster_dim_x,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct
+metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__cluster_dim_x,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed
 status=0
 : > "$out/ncu_shapes.csv"
 for s in $shapes; do

@@ -118,7 +118,7 @@ fn complete(x: &mut Exec<'_, '_>, op: InFlight) -> Result<(), SimError> {
             if s.data.is_none() {
                 bulk::read_store(x, op.agent, op.clock, &op.vc, &mut s)?;
             }
-            bulk::write_store(x, &s)
+            bulk::write_store(x, (op.agent, op.clock, &op.vc), &s)
         }
         AsyncKind::Wgmma(w) => wgmma::complete(x, op.agent, op.clock, &op.vc, &w),
         AsyncKind::Tcgen05(m) => tcgen05::complete(x, op.agent, op.clock, &op.vc, &m),

@@ -1,12 +1,14 @@
 //! What an op family's code sees while one instruction runs: the warp and lanes executing it,
 //! their block and cluster, global memory, the scheduler, and how to raise a finding.
 
+use super::clock::{comp_of, epoch, Vc};
 use super::env::Env;
+use super::global::{GlobalAccessor, GlobalConflict, GlobalShadow};
 use super::memory::Memory;
 use super::regs::{width_mask, Lanes, RegFile};
 use super::report::{Finding, FindingKind, Findings, Party, SimError, Site, Stats};
 use super::sched::Scheduler;
-use super::shadow::unsite;
+use super::shadow::{site, unsite};
 use super::state::{ClusterState, Status, WarpState};
 use crate::ir::{Location, Operand, Reg, Type};
 
@@ -38,6 +40,8 @@ pub(crate) struct Exec<'r, 'p> {
     /// The op's mnemonic, for findings and errors.
     pub op: &'static str,
     pub mem: &'r mut Memory,
+    /// Global memory's race shadow.
+    pub global: &'r mut GlobalShadow,
     pub findings: &'r mut Findings,
     pub sched: &'r mut Scheduler,
     pub stats: &'r mut Stats,
@@ -157,6 +161,97 @@ impl Exec<'_, '_> {
         let f = Finding {
             other: Some(other),
             ..Finding::at(kind, self.op, self.site(lane), self.loc(), details())
+        };
+        self.findings.push(self.pc, opc, f);
+    }
+
+    /// Records an access of `len` bytes at `off` of global buffer `buf` in `lane` (a read, a
+    /// write, or both for an atomic; `strong` for an ordered or atomic one) in the race shadow
+    /// and reports the race it finds. The executing warp accesses, or, given `agent` (its
+    /// component, clock and vector clock), an asynchronous agent acting for it. A read-only
+    /// buffer is not shadowed.
+    pub fn global_access(
+        &mut self,
+        (buf, off, len): (usize, usize, usize),
+        (read, write): (bool, bool),
+        strong: bool,
+        lane: u32,
+        agent: Option<(u32, u32, &Vc)>,
+    ) {
+        if self.mem.read_only(buf) {
+            return;
+        }
+        let size = self.mem.data(buf).len();
+        let w = &self.cl.ctas[self.cta].warps[self.warp];
+        let (epoch, vc) = match agent {
+            Some((comp, clock, vc)) => (epoch(comp, clock), vc),
+            None => (w.vc.epoch(w.comp), &w.vc),
+        };
+        let who = GlobalAccessor {
+            cluster: self.cl.index,
+            epoch,
+            vc,
+            imports: &self.cl.imports,
+            site: site(self.pc, lane),
+            strong,
+        };
+        if let Some(c) = self
+            .global
+            .access((buf, size), (off, len), (read, write), &who)
+        {
+            self.report_global(c, (buf, len), write, lane);
+        }
+    }
+
+    fn report_global(
+        &mut self,
+        c: GlobalConflict,
+        (buf, len): (usize, usize),
+        write: bool,
+        lane: u32,
+    ) {
+        let (opc, olane) = unsite(c.site);
+        if self.seen(FindingKind::GlobalRace, opc) {
+            return;
+        }
+        let (rank, warp) = self.cl.comps.who(comp_of(c.epoch)).site();
+        let prog = self.env.prog;
+        let other = Party::at(
+            prog.mnemonic(opc).unwrap_or("?"),
+            Site {
+                cta: self.env.launch.ctaid(c.cluster, rank),
+                warp,
+                lane: olane,
+            },
+            prog.location(opc),
+            c.write,
+        );
+        let verb = if write { "writes" } else { "reads" };
+        let what = match (c.write, write) {
+            (true, true) => "write after write",
+            (true, false) => "read after write",
+            _ => "write after read",
+        };
+        let why = if c.cluster == self.cl.index {
+            "no barrier or release/acquire orders them"
+        } else {
+            "the blocks are in different clusters, and no release and acquire through a global \
+             location (a flag after its fence, an atomic) orders them"
+        };
+        let name = self.mem.buffer_name(buf);
+        let details = format!(
+            "{verb} {len} bytes at byte {} of buffer `{name}`: {what}, {why}",
+            c.offset
+        );
+        let f = Finding {
+            other: Some(other),
+            ..Finding::at(
+                FindingKind::GlobalRace,
+                self.op,
+                self.site(lane),
+                self.loc(),
+                details,
+            )
         };
         self.findings.push(self.pc, opc, f);
     }

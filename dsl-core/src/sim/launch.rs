@@ -73,6 +73,28 @@ impl Launch {
     pub fn cluster_blocks(&self) -> u32 {
         self.cluster.iter().product()
     }
+
+    /// The `%ctaid` of the block of rank `rank` in cluster `index` (clusters numbered in grid
+    /// order, x fastest; ranks in the cluster likewise).
+    pub(crate) fn ctaid(&self, index: u64, rank: u32) -> [u32; 3] {
+        let cdim = self.cluster;
+        let per = [self.grid[0] / cdim[0], self.grid[1] / cdim[1]];
+        let c = [
+            (index % u64::from(per[0])) as u32,
+            ((index / u64::from(per[0])) % u64::from(per[1])) as u32,
+            (index / (u64::from(per[0]) * u64::from(per[1]))) as u32,
+        ];
+        let r = [
+            rank % cdim[0],
+            (rank / cdim[0]) % cdim[1],
+            rank / (cdim[0] * cdim[1]),
+        ];
+        [
+            c[0] * cdim[0] + r[0],
+            c[1] * cdim[1] + r[1],
+            c[2] * cdim[2] + r[2],
+        ]
+    }
 }
 
 /// A kernel argument, in parameter order.

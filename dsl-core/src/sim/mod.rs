@@ -9,6 +9,9 @@
 //!   patterns and asynchronous completion mechanisms order accesses, anything else concurrent
 //!   is a race; an async-proxy access against a generic write that no `fence.proxy.async` made
 //!   visible to it is one too;
+//! - data races on global memory, between the warps of a block and between blocks: two blocks
+//!   writing the same bytes, or a partial sum read through a flag that was raised without the
+//!   fence that releases it;
 //! - reads of uninitialized registers, shared, global and local memory;
 //! - out-of-bounds and misaligned accesses, writes to read-only buffers;
 //! - barrier misuse: thread counts that disagree or that the threads arriving cannot reach,
@@ -119,11 +122,11 @@
 //! changes, so a flag no block raises ends as a deadlock.
 //!
 //! Not modelled: lanes of one warp share a clock (the simulator orders them by the warp's
-//! program order, so it reports no race between lanes of one warp); global memory is checked
-//! for bounds, initialization and read-only marks but not for races, and carries no
-//! happens-before between blocks; scopes are taken as wide enough (a `.cta` release observed by
-//! another block is not reported); two `cp.async` of one warp to the same bytes without a wait
-//! between are not reported.
+//! program order, so it reports no race between lanes of one warp); scopes are taken as wide
+//! enough (a `.cta` release observed by another block is not reported); two `cp.async` of one
+//! warp to the same bytes without a wait between are not reported; in global memory, each byte
+//! keeps its last read only, so of two unordered reads by different blocks only the later is
+//! checked against a later write.
 //!
 //! ## The memory-model rules implemented
 //!
@@ -166,6 +169,14 @@
 //!   that mbarrier precedes its TMA overwrite, are ordered (*mbarrier*: arrive has release,
 //!   a completed wait acquire semantics), which is what CUTLASS's pipelines rely on.
 //!
+//! Global memory is checked by the same rules (a [`FindingKind::GlobalRace`]), between the warps
+//! of a cluster as above and between clusters: blocks of different clusters share no barrier,
+//! and a later wave's blocks are not ordered after an earlier wave's, so only a release at a
+//! global location (a `.release` store or atomic, or a relaxed one after `fence.acq_rel` or
+//! `fence.sc`) read by an acquire in another cluster orders their accesses: what a stream-K
+//! hand-over's flag, a split-K semaphore or a tile queue's atomic rely on. Read-only buffers are
+//! not tracked (a write to one is a finding of its own).
+//!
 //! And one lifetime rule, from the CUDA programming guide's *Distributed Shared Memory*: every
 //! access a block makes to another block's shared memory (a `shared::cluster` load, store or
 //! atomic, a remote mbarrier arrival, a TMA copy or `tcgen05.commit` landing there) happens
@@ -203,6 +214,7 @@ mod clock;
 mod env;
 mod exec;
 mod float;
+mod global;
 mod held;
 mod launch;
 mod machine;

@@ -15,6 +15,11 @@ pub enum FindingKind {
     /// Two accesses to the same shared-memory bytes, at least one a write, that happens-before
     /// does not order (no barrier, release/acquire pair or completion mechanism between them).
     DataRace,
+    /// Two accesses to the same global-memory bytes, at least one a write and not both morally
+    /// strong, that happens-before does not order: within a cluster as for shared memory; across
+    /// clusters only a release and an acquire through a global location (a flag, an atomic)
+    /// order them.
+    GlobalRace,
     /// An access of the async proxy (a bulk copy, a tensor-core operand read) to shared memory
     /// that a generic write reaches without `fence.proxy.async` between them.
     AsyncProxyRace,
@@ -67,6 +72,7 @@ impl FindingKind {
     pub fn name(self) -> &'static str {
         match self {
             FindingKind::DataRace => "data race",
+            FindingKind::GlobalRace => "global-memory race",
             FindingKind::AsyncProxyRace => "async-proxy race",
             FindingKind::UninitializedRegister => "uninitialized register",
             FindingKind::UninitializedShared => "uninitialized shared memory",

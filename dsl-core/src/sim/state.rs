@@ -9,6 +9,7 @@
 
 use super::asyncop::InFlight;
 use super::clock::{Components, Vc};
+use super::global::{GridView, Imports};
 use super::regs::RegFile;
 use super::shadow::{ProxyFences, SharedMem};
 
@@ -127,6 +128,8 @@ pub(crate) struct WarpState {
     pub release_vc: Option<Vc>,
     /// What relaxed loads observed since the last acquire fence.
     pub pending_acquire: Vc,
+    /// What relaxed loads of global locations observed of other clusters since then.
+    pub pending_grid: GridView,
     pub priority: u64,
     pub cp: CpAsyncState,
     pub poll: Option<PollMark>,
@@ -238,6 +241,10 @@ pub(crate) struct ClusterBarrier {
 /// A cluster of resident blocks (a block alone is a cluster of one).
 #[derive(Debug)]
 pub(crate) struct ClusterState {
+    /// The cluster's index in the grid (x fastest).
+    pub index: u64,
+    /// Its warps' acquires of other clusters' releases through global memory.
+    pub imports: Imports,
     /// SM slot of its first block.
     pub sm: u32,
     pub ctas: Vec<CtaState>,

@@ -12,6 +12,7 @@ use super::asyncop::complete_at;
 use super::clock::{Components, Vc};
 use super::env::Env;
 use super::exec::{Exec, Flow};
+use super::global::{GlobalShadow, GridView, Imports};
 use super::memory::Memory;
 use super::op;
 use super::program::Code;
@@ -41,6 +42,8 @@ pub(crate) struct Machine<'r, 'p> {
     exits: u64,
     /// The last progress mark (memory generations and exits) and the step it changed at.
     progress: (u64, u64),
+    /// Global memory's race shadow.
+    global: GlobalShadow,
 }
 
 /// Why a part stopped running.
@@ -67,6 +70,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             stats: Stats::default(),
             exits: 0,
             progress: (0, 0),
+            global: GlobalShadow::new(env.opts.checks.races),
         }
     }
 
@@ -148,29 +152,13 @@ impl<'r, 'p> Machine<'r, 'p> {
     fn new_cluster(&mut self, index: u64, slot: u32) -> ClusterState {
         let env = self.env;
         let l = &env.launch;
-        let cdim = l.cluster;
-        let per = [l.grid[0] / cdim[0], l.grid[1] / cdim[1]];
-        let c = [
-            (index % u64::from(per[0])) as u32,
-            ((index / u64::from(per[0])) % u64::from(per[1])) as u32,
-            (index / (u64::from(per[0]) * u64::from(per[1]))) as u32,
-        ];
         let comps: Components = env.comps;
         let n = comps.len();
         let checks = env.opts.checks;
         let threads = l.block_threads();
         let mut ctas = Vec::new();
         for rank in 0..l.cluster_blocks() {
-            let r = [
-                rank % cdim[0],
-                (rank / cdim[0]) % cdim[1],
-                rank / (cdim[0] * cdim[1]),
-            ];
-            let ctaid = [
-                c[0] * cdim[0] + r[0],
-                c[1] * cdim[1] + r[1],
-                c[2] * cdim[2] + r[2],
-            ];
+            let ctaid = l.ctaid(index, rank);
             let warps = (0..env.warps)
                 .map(|w| {
                     let first = w * 32;
@@ -198,6 +186,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                         vc,
                         release_vc: None,
                         pending_acquire: Vc::new(n),
+                        pending_grid: GridView::default(),
                         priority: self.sched.new_priority(),
                         cp: CpAsyncState {
                             committed: [0; 32],
@@ -235,6 +224,8 @@ impl<'r, 'p> Machine<'r, 'p> {
             });
         }
         ClusterState {
+            index,
+            imports: Imports::default(),
             sm: slot * l.cluster_blocks(),
             ctas,
             comps,
@@ -298,6 +289,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             part_mask: 0,
             op: "",
             mem: self.mem,
+            global: &mut self.global,
             findings: &mut self.findings,
             sched: &mut self.sched,
             stats: &mut self.stats,

@@ -91,6 +91,7 @@ fn read_modify(
             let new = f(u64::from_le_bytes(word)).to_le_bytes();
             check_global_read(x, buf, off, len, lane);
             check_global_write(x, buf, off, len, lane);
+            x.global_access((buf, off, len), (true, true), true, lane, None);
             if new[..len] != *old {
                 x.mem.data_mut(buf)[off..off + len].copy_from_slice(&new[..len]);
                 x.mem.generation += 1;

@@ -571,6 +571,8 @@ pub(crate) fn complete_load(
                 let o = o as usize;
                 data[lo..lo + len].copy_from_slice(&x.mem.data(map.buf)[o..o + len]);
                 check_global_read(x, map.buf, o, len, op.lane);
+                let agent = Some((agent, clock, vc));
+                x.global_access((map.buf, o, len), (true, false), false, op.lane, agent);
             }
             None => oob = true,
         }
@@ -615,7 +617,11 @@ pub(crate) fn read_store(
 }
 
 /// A store's second half: writes the elements of its box inside the tensor to global memory.
-pub(crate) fn write_store(x: &mut Exec<'_, '_>, op: &TmaStore) -> Result<(), SimError> {
+pub(crate) fn write_store(
+    x: &mut Exec<'_, '_>,
+    (agent, clock, vc): (u32, u32, &Vc),
+    op: &TmaStore,
+) -> Result<(), SimError> {
     let env = x.env;
     let map = &env.tensor_maps[op.map].1;
     let Some(data) = &op.data else {
@@ -631,6 +637,8 @@ pub(crate) fn write_store(x: &mut Exec<'_, '_>, op: &TmaStore) -> Result<(), Sim
         x.mem.data_mut(map.buf)[o..o + len].copy_from_slice(&data[lo..lo + len]);
         x.mem.mark_init(map.buf, o, len);
         x.mem.generation += 1;
+        let agent = Some((agent, clock, vc));
+        x.global_access((map.buf, o, len), (false, true), false, op.lane, agent);
     }
     Ok(())
 }

@@ -20,8 +20,11 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Fence) -> Result<Flow, SimError> {
                 super::super::clock::Vc::new(w.vc.0.len()),
             );
             w.vc.join(&pending);
+            let grid = std::mem::take(&mut w.pending_grid);
+            let (comp, clock) = (w.comp, w.vc.0[w.comp as usize]);
             w.release_vc = Some(w.vc.clone());
-            w.vc.tick(w.comp)?;
+            w.vc.tick(comp)?;
+            x.cl.imports.push(comp, clock, grid);
         }
         Fence::ProxyAsync { .. } => {
             let (cta, warp) = (x.cta, x.warp);

@@ -18,6 +18,7 @@ use super::super::env::{
     Symbol, CLUSTER_FLAG, LOCAL_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_LIMIT, SHARED_WINDOW,
 };
 use super::super::exec::{Exec, Flow};
+use super::super::global::GridView;
 use super::super::peers;
 use super::super::regs::{lanes, sext, width_mask, Lanes};
 use super::super::report::{FindingKind, SimError};
@@ -279,6 +280,7 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], st
         Place::Global { buf, off } => {
             out.copy_from_slice(&x.mem.data(buf)[off..off + len]);
             check_global_read(x, buf, off, len, lane);
+            x.global_access((buf, off, len), (true, false), strong, lane, None);
         }
         Place::Param { off } => {
             out.copy_from_slice(&x.env.params.bytes[off as usize..off as usize + len]);
@@ -323,6 +325,7 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], str
             x.mem.data_mut(buf)[off..off + len].copy_from_slice(bytes);
             x.mem.mark_init(buf, off, len);
             x.mem.generation += 1;
+            x.global_access((buf, off, len), (false, true), strong, lane, None);
         }
         Place::Param { .. } => {}
         Place::Local { off } => {
@@ -360,22 +363,42 @@ fn local<'a>(x: &'a mut Exec<'_, '_>, lane: u32) -> &'a mut super::super::state:
     &mut w.local[lane as usize]
 }
 
-/// Release and acquire through a shared location (the PTX ISA's release and acquire
-/// patterns): a release publishes the warp's clock there, an acquire joins it.
+/// Release and acquire through a shared or global location (the PTX ISA's release and acquire
+/// patterns): a release publishes the warp's clock there, an acquire joins it. At a global
+/// location the release also publishes, for acquirers in other clusters, its cluster's clock
+/// and what it knows of other clusters ([`GridView`]).
 pub(crate) fn sync_release(x: &mut Exec<'_, '_>, p: Place, vc: &Vc) {
-    if let Place::Shared { rank, off } = p {
-        x.cl.sync
-            .entry((rank, off))
-            .or_insert_with(|| Vc::new(vc.0.len()))
-            .join(vc);
+    match p {
+        Place::Shared { rank, off } => {
+            x.cl.sync
+                .entry((rank, off))
+                .or_insert_with(|| Vc::new(vc.0.len()))
+                .join(vc)
+        }
+        Place::Global { buf, off } => {
+            let mut view = x.cl.imports.view(vc);
+            view.join_cluster(x.cl.index, vc);
+            x.global.publish(buf, off, view);
+        }
+        Place::Param { .. } | Place::Local { .. } => {}
     }
 }
 
-/// The clock published at a shared location, if any.
-pub(crate) fn sync_acquire(x: &Exec<'_, '_>, p: Place) -> Option<Vc> {
+/// What a location published: its own cluster's clock, and (at a global location) what the
+/// releases told of other clusters.
+pub(crate) fn sync_acquire(x: &Exec<'_, '_>, p: Place) -> Option<(Vc, GridView)> {
     match p {
-        Place::Shared { rank, off } => x.cl.sync.get(&(rank, off)).cloned(),
-        _ => None,
+        Place::Shared { rank, off } => {
+            x.cl.sync
+                .get(&(rank, off))
+                .map(|vc| (vc.clone(), GridView::default()))
+        }
+        Place::Global { buf, off } => x.global.published(buf, off).map(|view| {
+            let own = view.of(x.cl.index).cloned();
+            let n = x.wr().vc.0.len();
+            (own.unwrap_or_else(|| Vc::new(n)), view.without(x.cl.index))
+        }),
+        Place::Param { .. } | Place::Local { .. } => None,
     }
 }
 
@@ -392,12 +415,21 @@ fn release_clock(x: &mut Exec<'_, '_>, order: Option<MemOrder>) -> Option<Vc> {
 /// After an ordered load at `p`: an acquire joins the location's clock; a relaxed load keeps
 /// it for the next acquire fence.
 pub(crate) fn acquire_after(x: &mut Exec<'_, '_>, order: Option<MemOrder>, p: Place) {
-    let Some(published) = sync_acquire(x, p) else {
+    let Some((published, others)) = sync_acquire(x, p) else {
         return;
     };
     match order {
-        Some(MemOrder::Acquire(_) | MemOrder::AcqRel(_)) => x.w().vc.join(&published),
-        Some(MemOrder::Relaxed(_)) => x.w().pending_acquire.join(&published),
+        Some(MemOrder::Acquire(_) | MemOrder::AcqRel(_)) => {
+            let w = x.w();
+            w.vc.join(&published);
+            let (comp, clock) = (w.comp, w.vc.0[w.comp as usize]);
+            x.cl.imports.push(comp, clock, others);
+        }
+        Some(MemOrder::Relaxed(_)) => {
+            let w = x.w();
+            w.pending_acquire.join(&published);
+            w.pending_grid.join(&others);
+        }
         _ => {}
     }
 }

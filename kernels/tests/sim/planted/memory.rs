@@ -21,8 +21,8 @@ use kernels::multistage::{MultistageConfig, MultistageError, MultistageParts, Se
 
 use super::{caught, clean, marked, Planted};
 
-const SOURCE: &str = include_str!("memory.rs");
-const FILE: &str = "planted/memory.rs";
+pub const SOURCE: &str = include_str!("memory.rs");
+pub const FILE: &str = "planted/memory.rs";
 
 /// The multistage program's setup (its tiled copies, MMA, shared layouts) for 32x32x32 tiles
 /// of 2x2 warps and a ring of 3 stages: 128 threads, so that a warp reads bytes another warp's
@@ -204,12 +204,13 @@ const PER_THREAD: u32 = 8;
 
 /// Split-K of one tile between two blocks, as stream-K hands a tile's partial sums over: block
 /// 1 (a start) sums the second half of each thread's `PER_THREAD` values, stores them to its
-/// slot, and after its warpgroup's barrier thread 0 releases them (`fence.acq_rel.gpu`) and
-/// raises flag `raised`; block 0 (the end) sums the first half, spins on flag 1 with
-/// `ld.acquire.gpu`, and adds the slot.
+/// slot, and after its warpgroup's barrier thread 0 releases them (`fence.acq_rel.gpu`, unless
+/// `fenced` is false) and raises flag `raised`; block 0 (the end) sums the first half, spins on
+/// flag 1 with `ld.acquire.gpu`, and adds the slot.
 #[kernel]
-fn hand_over(
+pub fn hand_over(
     #[host] raised: u32,
+    #[host] fenced: bool,
     k: &KernelBuilder,
     x: GlobalPtr<f32>,
     slots: GlobalPtr<f32>,
@@ -229,8 +230,10 @@ fn hand_over(
         slots.store_at(t, sum);
         own.sync();
         if t.eq_(0u32) {
-            fence_acq_rel(Scope::Gpu);
-            (flags + raised).store_relaxed(1u32, Scope::Gpu);
+            if fenced {
+                fence_acq_rel(Scope::Gpu);
+            }
+            (flags + raised).store_relaxed(1u32, Scope::Gpu); // planted: raises
         }
     } else {
         if t.eq_(0u32) {
@@ -238,11 +241,13 @@ fn hand_over(
             while flag.load_acquire(Scope::Gpu).ne_(1u32) {} // planted: end spins
         }
         own.sync();
-        out.store_at(t, sum + slots.load_at(t));
+        out.store_at(t, sum + slots.load_at(t)); // planted: end adds
     }
 }
 
-fn hand_over_case(raised: u32) -> Planted {
+/// The hand-over, its flag `raised` and released (`fenced`) or not, as a case whose reference
+/// is the whole sum.
+pub fn hand_over_case(raised: u32, fenced: bool) -> Planted {
     let n = (THREADS * PER_THREAD) as usize;
     let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
     let want: Vec<f32> = x
@@ -250,7 +255,7 @@ fn hand_over_case(raised: u32) -> Planted {
         .map(|c| c.iter().sum())
         .collect();
     Planted {
-        kernel: hand_over(raised).unwrap(),
+        kernel: hand_over(raised, fenced).unwrap(),
         run: Run {
             buffers: vec![
                 Buffer::input("x", Data::F32(x)),
@@ -273,11 +278,11 @@ fn hand_over_case(raised: u32) -> Planted {
 #[test]
 fn a_stream_k_end_waiting_on_a_flag_nobody_raises_deadlocks_at_its_spin() {
     let f = caught(
-        &hand_over_case(0),
+        &hand_over_case(0, true),
         &[FindingKind::Deadlock],
         FILE,
         &[marked(SOURCE, "end spins")],
     );
     assert!(f.details.contains("block (0,0,0)"), "{}", f.details);
-    clean(&hand_over_case(1));
+    clean(&hand_over_case(1, true));
 }

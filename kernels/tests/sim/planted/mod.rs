@@ -17,9 +17,12 @@
 //! | (d) an accumulator read before `wgmma.wait_group` | race | [`async_proxy`] |
 //! | (e) a stage released to the producer before the `wgmma` reading it retires | race | [`async_proxy`] |
 //! | (j) a block of a cluster that exits before its peer's last arrival on its mbarrier | access past a block's exit | [`cluster`] |
+//! | (k) a stream-K start that raises its flag without the fence that releases its partial sums | global-memory race | [`global`] |
+//! | (l) two blocks whose output tiles overlap | global-memory race | [`global`] |
 
 mod async_proxy;
 mod cluster;
+mod global;
 mod memory;
 mod sync;
 

@@ -1,0 +1,385 @@
+//! Races in global memory, across the blocks of a grid: a shadow of every writable buffer's
+//! bytes (the last write and the last read, each with its cluster, epoch and site), and the
+//! happens-before that global memory carries between clusters, which only release and acquire
+//! patterns on global locations create (the PTX ISA's *Release and Acquire Patterns*; blocks of
+//! different clusters share no barrier, and a later wave's blocks are not ordered after an
+//! earlier wave's by anything the memory model names).
+//!
+//! Within a cluster, the cluster's vector clocks order two accesses, as for shared memory.
+//! Across clusters the clocks of one cluster mean nothing to another, so a cluster keeps
+//! [`Imports`]: each acquire that read a location another cluster released records, against
+//! the acquiring warp's clock, the [`GridView`] published there (for each cluster whose work the
+//! release covers, that cluster's vector clock at the release). An access of cluster `b` is
+//! after an access of cluster `a` at epoch `e` when one of `b`'s imports that happens before
+//! the access (the acquiring warp's clock is covered by the accessor's) has `a`'s clock covering
+//! `e`. A release publishes its own cluster's clock and every import it is after, so the order
+//! is transitive across clusters.
+//!
+//! Read-only buffers are not shadowed (a write to one is already a finding). Each byte keeps one
+//! last read: of two unordered reads only the later is checked against a later write.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::clock::Vc;
+
+/// What is known of other clusters' work: per cluster (its index in the grid), the vector clock
+/// of that cluster that happens before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct GridView(BTreeMap<u64, Vc>);
+
+impl GridView {
+    /// Whether nothing is known.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds cluster `cluster`'s clock `vc`.
+    pub fn join_cluster(&mut self, cluster: u64, vc: &Vc) {
+        match self.0.get_mut(&cluster) {
+            Some(have) => have.join(vc),
+            None => {
+                self.0.insert(cluster, vc.clone());
+            }
+        }
+    }
+
+    /// Adds everything `other` knows.
+    pub fn join(&mut self, other: &GridView) {
+        for (c, vc) in &other.0 {
+            self.join_cluster(*c, vc);
+        }
+    }
+
+    /// Whether epoch `e` of cluster `cluster` happens before.
+    pub fn covers(&self, cluster: u64, e: u32) -> bool {
+        self.0.get(&cluster).is_some_and(|vc| vc.covers(e))
+    }
+
+    /// Cluster `cluster`'s clock, if known.
+    pub fn of(&self, cluster: u64) -> Option<&Vc> {
+        self.0.get(&cluster)
+    }
+
+    /// The view without cluster `cluster`.
+    pub fn without(&self, cluster: u64) -> GridView {
+        let mut v = self.clone();
+        v.0.remove(&cluster);
+        v
+    }
+}
+
+/// One acquire of another cluster's release: the acquiring component, its clock then, and what
+/// it learned.
+#[derive(Debug, Clone)]
+struct Import {
+    comp: u32,
+    clock: u32,
+    view: GridView,
+}
+
+/// A cluster's acquires of other clusters' releases, in the order they happened.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Imports(Vec<Import>);
+
+impl Imports {
+    /// Records that component `comp`, at clock `clock`, acquired `view` (nothing if it adds
+    /// nothing to the component's last import).
+    pub fn push(&mut self, comp: u32, clock: u32, view: GridView) {
+        if view.is_empty() {
+            return;
+        }
+        if let Some(last) = self.0.iter().rev().find(|i| i.comp == comp) {
+            if last.view == view {
+                return;
+            }
+        }
+        self.0.push(Import { comp, clock, view });
+    }
+
+    /// Every import that happens before an accessor with clock `vc`.
+    fn before<'a>(&'a self, vc: &'a Vc) -> impl Iterator<Item = &'a Import> + 'a {
+        self.0.iter().filter(|i| vc.0[i.comp as usize] >= i.clock)
+    }
+
+    /// What an accessor with clock `vc` knows of other clusters.
+    pub fn view(&self, vc: &Vc) -> GridView {
+        let mut v = GridView::default();
+        for i in self.before(vc) {
+            v.join(&i.view);
+        }
+        v
+    }
+
+    /// Whether epoch `e` of cluster `cluster` happens before an accessor with clock `vc`.
+    fn covers(&self, vc: &Vc, cluster: u64, e: u32) -> bool {
+        self.before(vc).any(|i| i.view.covers(cluster, e))
+    }
+}
+
+/// Who accesses global memory: the cluster, the accessing component's epoch and vector clock,
+/// the cluster's imports, the site (`shadow::site`) and whether the access is morally strong.
+pub(crate) struct GlobalAccessor<'a> {
+    pub cluster: u64,
+    pub epoch: u32,
+    pub vc: &'a Vc,
+    pub imports: &'a Imports,
+    pub site: u32,
+    pub strong: bool,
+}
+
+impl GlobalAccessor<'_> {
+    /// Whether the earlier access `a` happens before this one.
+    fn after(&self, a: &Access) -> bool {
+        if a.cluster == self.cluster {
+            self.vc.covers(a.epoch)
+        } else {
+            self.imports.covers(self.vc, a.cluster, a.epoch)
+        }
+    }
+
+    fn access(&self) -> Access {
+        Access {
+            cluster: self.cluster,
+            epoch: self.epoch,
+            site: self.site,
+            strong: self.strong,
+        }
+    }
+}
+
+/// One recorded access; `epoch` 0 is none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Access {
+    cluster: u64,
+    epoch: u32,
+    site: u32,
+    strong: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Cell {
+    w: Access,
+    r: Access,
+}
+
+/// An earlier access that a new one races with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GlobalConflict {
+    /// The byte's offset in its buffer.
+    pub offset: usize,
+    /// The other access's cluster, epoch and site.
+    pub cluster: u64,
+    pub epoch: u32,
+    pub site: u32,
+    /// Whether the other access wrote.
+    pub write: bool,
+}
+
+/// Global memory's shadow for one run, and the views released at global locations.
+#[derive(Debug, Default)]
+pub(crate) struct GlobalShadow {
+    /// Per buffer, one cell per byte, made at the buffer's first access.
+    cells: Vec<Option<Vec<Cell>>>,
+    /// What releases published at each (buffer, byte offset).
+    published: HashMap<(usize, usize), GridView>,
+    on: bool,
+}
+
+impl GlobalShadow {
+    /// A shadow that checks races when `on`.
+    pub fn new(on: bool) -> GlobalShadow {
+        GlobalShadow {
+            on,
+            ..GlobalShadow::default()
+        }
+    }
+
+    fn cells(&mut self, buf: usize, size: usize) -> &mut Vec<Cell> {
+        if self.cells.len() <= buf {
+            self.cells.resize(buf + 1, None);
+        }
+        self.cells[buf].get_or_insert_with(|| vec![Cell::default(); size])
+    }
+
+    /// Records an access of `len` bytes at `off` of buffer `buf` (of `size` bytes, writable):
+    /// a read, a write, or both (an atomic); returns the first earlier access it races with.
+    pub fn access(
+        &mut self,
+        (buf, size): (usize, usize),
+        (off, len): (usize, usize),
+        (read, write): (bool, bool),
+        who: &GlobalAccessor<'_>,
+    ) -> Option<GlobalConflict> {
+        if !self.on {
+            return None;
+        }
+        let me = who.access();
+        let cells = self.cells(buf, size);
+        let mut found = None;
+        let mut last: Option<(Cell, Cell)> = None;
+        for (i, cell) in cells[off..off + len].iter_mut().enumerate() {
+            // Bytes of one access mostly share their state: decide once per run of them.
+            if let Some((was, now)) = last {
+                if *cell == was {
+                    *cell = now;
+                    continue;
+                }
+            }
+            let was = *cell;
+            if found.is_none() {
+                found = conflict(&was, (read, write), who).map(|(a, w)| GlobalConflict {
+                    offset: off + i,
+                    cluster: a.cluster,
+                    epoch: a.epoch,
+                    site: a.site,
+                    write: w,
+                });
+            }
+            if write {
+                *cell = Cell {
+                    w: me,
+                    r: Access::default(),
+                };
+            } else {
+                cell.r = me;
+            }
+            last = Some((was, *cell));
+        }
+        found
+    }
+
+    /// Adds `view` to what was released at byte `off` of buffer `buf`.
+    pub fn publish(&mut self, buf: usize, off: usize, view: GridView) {
+        self.published.entry((buf, off)).or_default().join(&view);
+    }
+
+    /// What was released at byte `off` of buffer `buf`.
+    pub fn published(&self, buf: usize, off: usize) -> Option<&GridView> {
+        self.published.get(&(buf, off))
+    }
+}
+
+/// The earlier access of `c` that an access (`read`, `write`) by `who` races with, and whether
+/// it wrote: two conflicting accesses race unless both are morally strong or happens-before
+/// orders them.
+fn conflict(
+    c: &Cell,
+    (read, write): (bool, bool),
+    who: &GlobalAccessor<'_>,
+) -> Option<(Access, bool)> {
+    let races = |a: &Access| a.epoch != 0 && !(a.strong && who.strong) && !who.after(a);
+    if (read || write) && races(&c.w) {
+        return Some((c.w, true));
+    }
+    if write && races(&c.r) {
+        return Some((c.r, false));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clock::epoch;
+    use super::*;
+
+    fn vc(clocks: &[u32]) -> Vc {
+        Vc(clocks.to_vec())
+    }
+
+    fn who<'a>(
+        cluster: u64,
+        comp: u32,
+        vc: &'a Vc,
+        imports: &'a Imports,
+        strong: bool,
+    ) -> GlobalAccessor<'a> {
+        GlobalAccessor {
+            cluster,
+            epoch: epoch(comp, vc.0[comp as usize]),
+            vc,
+            imports,
+            site: 0,
+            strong,
+        }
+    }
+
+    #[test]
+    fn two_clusters_race_unless_an_import_orders_them() {
+        let none = Imports::default();
+        let mut s = GlobalShadow::new(true);
+        let a = vc(&[3, 0]);
+        // Cluster 0 writes 4 bytes at clock 3 of component 0.
+        assert_eq!(
+            s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, false)),
+            None
+        );
+        // Cluster 1 reads them, knowing nothing: a race at the first byte.
+        let b = vc(&[0, 1]);
+        let c = s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, false));
+        assert_eq!(
+            c.map(|c| (c.offset, c.cluster, c.write)),
+            Some((4, 0, true))
+        );
+        // Cluster 1 acquired cluster 0's clock 3 at its clock 1: ordered.
+        let mut imports = Imports::default();
+        let mut view = GridView::default();
+        view.join_cluster(0, &a);
+        imports.push(1, 1, view.clone());
+        let mut s = GlobalShadow::new(true);
+        s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, false));
+        assert_eq!(
+            s.access(
+                (0, 16),
+                (4, 4),
+                (true, false),
+                &who(1, 1, &b, &imports, false)
+            ),
+            None
+        );
+        // A component of cluster 1 that the acquire does not happen before still races.
+        let other = vc(&[0, 0, 1]);
+        let c = s.access(
+            (0, 16),
+            (4, 4),
+            (false, true),
+            &who(1, 2, &other, &imports, false),
+        );
+        assert!(c.is_some());
+        // Two strong accesses never race.
+        let mut s = GlobalShadow::new(true);
+        s.access((0, 16), (0, 4), (true, true), &who(0, 0, &a, &none, true));
+        assert_eq!(
+            s.access((0, 16), (0, 4), (true, true), &who(1, 1, &b, &none, true)),
+            None
+        );
+        // A write after an unordered read races with the read.
+        let mut s = GlobalShadow::new(true);
+        s.access((0, 16), (8, 2), (true, false), &who(0, 0, &a, &none, false));
+        let c = s.access((0, 16), (8, 2), (false, true), &who(1, 1, &b, &none, false));
+        assert_eq!(c.map(|c| c.write), Some(false));
+        // Off, nothing is recorded.
+        let mut s = GlobalShadow::new(false);
+        s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, false));
+        assert_eq!(
+            s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, false)),
+            None
+        );
+    }
+
+    #[test]
+    fn views_join_and_imports_are_kept_once() {
+        let mut v = GridView::default();
+        v.join_cluster(2, &vc(&[1, 5]));
+        v.join_cluster(2, &vc(&[4, 2]));
+        assert_eq!(v.of(2), Some(&vc(&[4, 5])));
+        assert!(v.covers(2, epoch(1, 5)) && !v.covers(2, epoch(1, 6)) && !v.covers(3, epoch(0, 1)));
+        assert!(v.without(2).is_empty());
+        let mut i = Imports::default();
+        i.push(0, 3, v.clone());
+        i.push(0, 4, v.clone());
+        i.push(0, 5, GridView::default());
+        assert_eq!(i.0.len(), 1);
+        assert_eq!(i.view(&vc(&[3, 0])), v);
+        assert!(i.view(&vc(&[2, 0])).is_empty());
+    }
+}
