@@ -10,7 +10,7 @@ use super::report::{Finding, FindingKind, Findings, Party, SimError, Site, Stats
 use super::sched::Scheduler;
 use super::shadow::{site, unsite};
 use super::state::{ClusterState, Status, WarpState};
-use crate::ir::{Location, Operand, Reg, Type};
+use crate::ir::{Location, Operand, Reg, Scope, Type};
 
 /// What an instruction did to its part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +166,7 @@ impl Exec<'_, '_> {
     }
 
     /// Records an access of `len` bytes at `off` of global buffer `buf` in `lane` (a read, a
-    /// write, or both for an atomic; `strong` for an ordered or atomic one) in the race shadow
+    /// write, or both for an atomic; `strong`, the scope of an ordered or atomic one) in the race shadow
     /// and reports the race it finds. The executing warp accesses, or, given `agent` (its
     /// component, clock and vector clock), an asynchronous agent acting for it. A read-only
     /// buffer is not shadowed.
@@ -174,7 +174,7 @@ impl Exec<'_, '_> {
         &mut self,
         (buf, off, len): (usize, usize, usize),
         (read, write): (bool, bool),
-        strong: bool,
+        strong: Option<Scope>,
         lane: u32,
         agent: Option<(u32, u32, &Vc)>,
     ) {
@@ -189,6 +189,7 @@ impl Exec<'_, '_> {
         };
         let who = GlobalAccessor {
             cluster: self.cl.index,
+            cta: self.cl.ctas[self.cta].rank,
             epoch,
             vc,
             imports: &self.cl.imports,

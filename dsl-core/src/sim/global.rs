@@ -21,6 +21,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::clock::Vc;
+use crate::ir::Scope;
 
 /// What is known of other clusters' work: per cluster (its index in the grid), the vector clock
 /// of that cluster that happens before.
@@ -116,44 +117,65 @@ impl Imports {
     }
 }
 
-/// Who accesses global memory: the cluster, the accessing component's epoch and vector clock,
-/// the cluster's imports, the site (`shadow::site`) and whether the access is morally strong.
+/// Who accesses global memory: the cluster and the block's rank in it, the accessing
+/// component's epoch and vector clock, the cluster's imports, the site (`shadow::site`) and, for
+/// an ordered or atomic access, its scope.
 pub(crate) struct GlobalAccessor<'a> {
     pub cluster: u64,
+    pub cta: u32,
     pub epoch: u32,
     pub vc: &'a Vc,
     pub imports: &'a Imports,
     pub site: u32,
-    pub strong: bool,
+    pub strong: Option<Scope>,
 }
 
 impl GlobalAccessor<'_> {
     /// Whether the earlier access `a` happens before this one.
     fn after(&self, a: &Access) -> bool {
-        if a.cluster == self.cluster {
+        if u64::from(a.cluster) == self.cluster {
             self.vc.covers(a.epoch)
         } else {
-            self.imports.covers(self.vc, a.cluster, a.epoch)
+            self.imports.covers(self.vc, u64::from(a.cluster), a.epoch)
         }
     }
 
     fn access(&self) -> Access {
         Access {
-            cluster: self.cluster,
+            cluster: self.cluster as u32,
+            cta: self.cta as u8,
             epoch: self.epoch,
             site: self.site,
             strong: self.strong,
         }
     }
+
+    /// Whether this access and `a` are morally strong with each other: both ordered or atomic,
+    /// each one's scope including the other's thread (the PTX ISA's *Morally strong
+    /// operations*): the block for two of one block, the cluster for two blocks of one cluster,
+    /// the device for two clusters.
+    fn strong_with(&self, a: &Access) -> bool {
+        let needed = if a.cluster != self.cluster as u32 {
+            Scope::Gpu
+        } else if a.cta != self.cta as u8 {
+            Scope::Cluster
+        } else {
+            Scope::Cta
+        };
+        let reaches = |s: Option<Scope>| s.is_some_and(|s| s >= needed);
+        reaches(self.strong) && reaches(a.strong)
+    }
 }
 
-/// One recorded access; `epoch` 0 is none.
+/// One recorded access (its cluster, the block's rank in it, its epoch, site and, if ordered,
+/// scope); `epoch` 0 is none.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Access {
-    cluster: u64,
+    cluster: u32,
+    cta: u8,
     epoch: u32,
     site: u32,
-    strong: bool,
+    strong: Option<Scope>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -229,7 +251,7 @@ impl GlobalShadow {
             if found.is_none() {
                 found = conflict(&was, (read, write), who).map(|(a, w)| GlobalConflict {
                     offset: off + i,
-                    cluster: a.cluster,
+                    cluster: u64::from(a.cluster),
                     epoch: a.epoch,
                     site: a.site,
                     write: w,
@@ -261,13 +283,14 @@ impl GlobalShadow {
 
 /// The earlier access of `c` that an access (`read`, `write`) by `who` races with, and whether
 /// it wrote: two conflicting accesses race unless both are morally strong or happens-before
-/// orders them.
+/// orders them (they are morally strong with each other where both are ordered or atomic and
+/// each one's scope reaches the other).
 fn conflict(
     c: &Cell,
     (read, write): (bool, bool),
     who: &GlobalAccessor<'_>,
 ) -> Option<(Access, bool)> {
-    let races = |a: &Access| a.epoch != 0 && !(a.strong && who.strong) && !who.after(a);
+    let races = |a: &Access| a.epoch != 0 && !who.strong_with(a) && !who.after(a);
     if (read || write) && races(&c.w) {
         return Some((c.w, true));
     }
@@ -291,10 +314,11 @@ mod tests {
         comp: u32,
         vc: &'a Vc,
         imports: &'a Imports,
-        strong: bool,
+        strong: Option<Scope>,
     ) -> GlobalAccessor<'a> {
         GlobalAccessor {
             cluster,
+            cta: 0,
             epoch: epoch(comp, vc.0[comp as usize]),
             vc,
             imports,
@@ -310,12 +334,12 @@ mod tests {
         let a = vc(&[3, 0]);
         // Cluster 0 writes 4 bytes at clock 3 of component 0.
         assert_eq!(
-            s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, false)),
+            s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, None)),
             None
         );
         // Cluster 1 reads them, knowing nothing: a race at the first byte.
         let b = vc(&[0, 1]);
-        let c = s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, false));
+        let c = s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, None));
         assert_eq!(
             c.map(|c| (c.offset, c.cluster, c.write)),
             Some((4, 0, true))
@@ -326,13 +350,13 @@ mod tests {
         view.join_cluster(0, &a);
         imports.push(1, 1, view.clone());
         let mut s = GlobalShadow::new(true);
-        s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, false));
+        s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, None));
         assert_eq!(
             s.access(
                 (0, 16),
                 (4, 4),
                 (true, false),
-                &who(1, 1, &b, &imports, false)
+                &who(1, 1, &b, &imports, None)
             ),
             None
         );
@@ -342,26 +366,29 @@ mod tests {
             (0, 16),
             (4, 4),
             (false, true),
-            &who(1, 2, &other, &imports, false),
+            &who(1, 2, &other, &imports, None),
         );
         assert!(c.is_some());
-        // Two strong accesses never race.
-        let mut s = GlobalShadow::new(true);
-        s.access((0, 16), (0, 4), (true, true), &who(0, 0, &a, &none, true));
-        assert_eq!(
-            s.access((0, 16), (0, 4), (true, true), &who(1, 1, &b, &none, true)),
-            None
-        );
+        // Two strong accesses of two clusters do not race at the device's scope, do at a
+        // block's.
+        let (gpu, cta) = (Some(Scope::Gpu), Some(Scope::Cta));
+        let after_gpu_atomic = |scope| {
+            let mut s = GlobalShadow::new(true);
+            s.access((0, 16), (0, 4), (true, true), &who(0, 0, &a, &none, gpu));
+            s.access((0, 16), (0, 4), (true, true), &who(1, 1, &b, &none, scope))
+        };
+        assert_eq!(after_gpu_atomic(gpu), None);
+        assert!(after_gpu_atomic(cta).is_some());
         // A write after an unordered read races with the read.
         let mut s = GlobalShadow::new(true);
-        s.access((0, 16), (8, 2), (true, false), &who(0, 0, &a, &none, false));
-        let c = s.access((0, 16), (8, 2), (false, true), &who(1, 1, &b, &none, false));
+        s.access((0, 16), (8, 2), (true, false), &who(0, 0, &a, &none, None));
+        let c = s.access((0, 16), (8, 2), (false, true), &who(1, 1, &b, &none, None));
         assert_eq!(c.map(|c| c.write), Some(false));
         // Off, nothing is recorded.
         let mut s = GlobalShadow::new(false);
-        s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, false));
+        s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, None));
         assert_eq!(
-            s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, false)),
+            s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, None)),
             None
         );
     }

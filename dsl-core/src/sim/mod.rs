@@ -122,8 +122,10 @@
 //! changes, so a flag no block raises ends as a deadlock.
 //!
 //! Not modelled: lanes of one warp share a clock (the simulator orders them by the warp's
-//! program order, so it reports no race between lanes of one warp); scopes are taken as wide
-//! enough (a `.cta` release observed by another block is not reported); two `cp.async` of one
+//! program order, so it reports no race between lanes of one warp); within a cluster, the
+//! scopes of releases and acquires are taken as wide enough (a `.cta` release observed by
+//! another block of the cluster is not reported; between clusters they are checked, see below);
+//! two `cp.async` of one
 //! warp to the same bytes without a wait between are not reported; in global memory, each byte
 //! keeps its last read only, so of two unordered reads by different blocks only the later is
 //! checked against a later write.
@@ -174,8 +176,13 @@
 //! and a later wave's blocks are not ordered after an earlier wave's, so only a release at a
 //! global location (a `.release` store or atomic, or a relaxed one after `fence.acq_rel` or
 //! `fence.sc`) read by an acquire in another cluster orders their accesses: what a stream-K
-//! hand-over's flag, a split-K semaphore or a tile queue's atomic rely on. Read-only buffers are
-//! not tracked (a write to one is a finding of its own).
+//! hand-over's flag, a split-K semaphore or a tile queue's atomic rely on. Between clusters the
+//! scopes count (*Scope* and *Morally strong operations*): a release, an acquire or the fence
+//! before a relaxed one synchronizes with another cluster only at `.gpu` or `.sys` scope, and two
+//! ordered accesses (or atomics) of different blocks are morally strong with each other only
+//! where each one's scope includes the other's block (`.cluster` within a cluster, `.gpu`
+//! across clusters), so a flag at `.cta` scope polled by another block is a race. Read-only
+//! buffers are not tracked (a write to one is a finding of its own).
 //!
 //! And one lifetime rule, from the CUDA programming guide's *Distributed Shared Memory*: every
 //! access a block makes to another block's shared memory (a `shared::cluster` load, store or

@@ -126,6 +126,8 @@ pub(crate) struct WarpState {
     pub vc: Vc,
     /// The clock at its last release fence (what a relaxed store publishes).
     pub release_vc: Option<Vc>,
+    /// That fence's scope.
+    pub release_scope: crate::ir::Scope,
     /// What relaxed loads observed since the last acquire fence.
     pub pending_acquire: Vc,
     /// What relaxed loads of global locations observed of other clusters since then.

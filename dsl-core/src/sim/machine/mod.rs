@@ -185,6 +185,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                         comp,
                         vc,
                         release_vc: None,
+                        release_scope: crate::ir::Scope::Cta,
                         pending_acquire: Vc::new(n),
                         pending_grid: GridView::default(),
                         priority: self.sched.new_priority(),

@@ -14,11 +14,11 @@ use super::super::report::SimError;
 use super::super::shadow::Accessor;
 use super::arith::{halves, to_f64};
 use super::memory::{
-    acquire_after, address, check_global_read, check_global_write, place, poll, report_shared,
-    sync_release, with_smem, Place,
+    acquire_after, address, check_global_read, check_global_write, place, poll, release_clock,
+    report_shared, sync_release, with_smem, Place,
 };
 use crate::ir::op::{AtomOp, Atomic};
-use crate::ir::{MemOrder, Type};
+use crate::ir::{MemOrder, Scope, Type};
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> {
     let (space, aop, ty, order) = op.parts();
@@ -33,11 +33,9 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> 
         None => [0; 32],
     };
     let len = ty.bytes();
-    let release = match order {
-        Some(MemOrder::Release(_) | MemOrder::AcqRel(_)) => Some(x.wr().vc.clone()),
-        Some(MemOrder::Relaxed(_)) | None => x.wr().release_vc.clone(),
-        Some(MemOrder::Acquire(_)) => None,
-    };
+    let release = release_clock(x, order);
+    // An atomic without an order is relaxed at the device's scope.
+    let scope = order.map_or(Scope::Gpu, MemOrder::scope);
     let mut old = [0u64; 32];
     let mut hash = 0u64;
     for l in lanes(x.mask) {
@@ -46,7 +44,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> 
         };
         crate::sim::peers::note_place(x, &p, l as u32);
         let mut buf = [0u8; 8];
-        read_modify(x, p, l as u32, &mut buf[..len as usize], |cur| {
+        read_modify(x, (p, scope), l as u32, &mut buf[..len as usize], |cur| {
             apply(aop, ty, cur, av[l], bv[l])
         })?;
         old[l] = u64::from_le_bytes(buf);
@@ -56,8 +54,8 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> 
             order.or(Some(MemOrder::Relaxed(crate::ir::Scope::Gpu))),
             p,
         );
-        if let Some(vc) = &release {
-            sync_release(x, p, vc);
+        if let Some((vc, scope)) = &release {
+            sync_release(x, p, (vc, *scope));
         }
     }
     if let Atomic::Atom { dst, .. } = op {
@@ -77,7 +75,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Atomic) -> Result<Flow, SimError> 
 /// write for polling warps.
 fn read_modify(
     x: &mut Exec<'_, '_>,
-    p: Place,
+    (p, scope): (Place, Scope),
     lane: u32,
     old: &mut [u8],
     f: impl FnOnce(u64) -> u64,
@@ -91,7 +89,7 @@ fn read_modify(
             let new = f(u64::from_le_bytes(word)).to_le_bytes();
             check_global_read(x, buf, off, len, lane);
             check_global_write(x, buf, off, len, lane);
-            x.global_access((buf, off, len), (true, true), true, lane, None);
+            x.global_access((buf, off, len), (true, true), Some(scope), lane, None);
             if new[..len] != *old {
                 x.mem.data_mut(buf)[off..off + len].copy_from_slice(&new[..len]);
                 x.mem.generation += 1;

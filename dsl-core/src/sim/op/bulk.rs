@@ -572,7 +572,7 @@ pub(crate) fn complete_load(
                 data[lo..lo + len].copy_from_slice(&x.mem.data(map.buf)[o..o + len]);
                 check_global_read(x, map.buf, o, len, op.lane);
                 let agent = Some((agent, clock, vc));
-                x.global_access((map.buf, o, len), (true, false), false, op.lane, agent);
+                x.global_access((map.buf, o, len), (true, false), None, op.lane, agent);
             }
             None => oob = true,
         }
@@ -638,7 +638,7 @@ pub(crate) fn write_store(
         x.mem.mark_init(map.buf, o, len);
         x.mem.generation += 1;
         let agent = Some((agent, clock, vc));
-        x.global_access((map.buf, o, len), (false, true), false, op.lane, agent);
+        x.global_access((map.buf, o, len), (false, true), None, op.lane, agent);
     }
     Ok(())
 }

@@ -97,7 +97,7 @@ fn issue(
         };
         if read > 0 {
             if let Some(p) = place(x, StateSpace::Global, srcs[l], read as u32, bytes, lane)? {
-                load(x, p, lane, &mut b.data[l][..read as usize], false);
+                load(x, p, lane, &mut b.data[l][..read as usize], None);
             }
         }
         b.lanes |= 1 << l;

@@ -10,10 +10,16 @@
 use super::super::exec::{Exec, Flow};
 use super::super::report::SimError;
 use crate::ir::op::Fence;
+use crate::ir::Scope;
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Fence) -> Result<Flow, SimError> {
     match op {
         Fence::Membar { .. } | Fence::Fence { .. } | Fence::MbarrierInit => {
+            // `fence.mbarrier_init` is `.release.cluster`.
+            let scope = match op {
+                Fence::Membar { scope } | Fence::Fence { scope, .. } => *scope,
+                _ => Scope::Cluster,
+            };
             let w = x.w();
             let pending = std::mem::replace(
                 &mut w.pending_acquire,
@@ -23,8 +29,12 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Fence) -> Result<Flow, SimError> {
             let grid = std::mem::take(&mut w.pending_grid);
             let (comp, clock) = (w.comp, w.vc.0[w.comp as usize]);
             w.release_vc = Some(w.vc.clone());
+            w.release_scope = scope;
             w.vc.tick(comp)?;
-            x.cl.imports.push(comp, clock, grid);
+            // Other clusters' releases are acquired only by a fence of the device's scope.
+            if scope >= Scope::Gpu {
+                x.cl.imports.push(comp, clock, grid);
+            }
         }
         Fence::ProxyAsync { .. } => {
             let (cta, warp) = (x.cta, x.warp);

@@ -62,7 +62,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Matrix) -> Result<Flow, SimError> 
             for (k, p) in places.iter().enumerate() {
                 if let Some((lane, p)) = p {
                     let mut bytes = [0u8; 16];
-                    load(x, *p, *lane, &mut bytes, false);
+                    load(x, *p, *lane, &mut bytes, None);
                     for c in 0..8 {
                         m[k / 8][k % 8][c] = u16::from_le_bytes([bytes[2 * c], bytes[2 * c + 1]]);
                     }
@@ -101,7 +101,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Matrix) -> Result<Flow, SimError> 
                     for c in 0..8 {
                         bytes[2 * c..2 * c + 2].copy_from_slice(&m[k / 8][k % 8][c].to_le_bytes());
                     }
-                    store(x, *p, *lane, &bytes, false);
+                    store(x, *p, *lane, &bytes, None);
                 }
             }
         }

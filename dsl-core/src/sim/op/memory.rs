@@ -25,7 +25,7 @@ use super::super::report::{FindingKind, SimError};
 use super::super::shadow::{Accessor, Outcome, SharedMem};
 use super::super::state::{ClusterState, PollMark, Status};
 use crate::ir::op::Memory;
-use crate::ir::{AddrBase, Address, MemOrder, StateSpace, Type};
+use crate::ir::{AddrBase, Address, MemOrder, Scope, StateSpace, Type};
 
 /// Where a lane's access lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,9 +272,15 @@ pub(crate) fn check_global_write(
     }
 }
 
-/// Reads `out.len()` bytes at `p` for `lane`, with the checks; a `strong` (ordered) read does
-/// not race with other strong accesses.
-pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], strong: bool) {
+/// Reads `out.len()` bytes at `p` for `lane`, with the checks; a `strong` (ordered, at that
+/// scope) read does not race with other strong accesses its scope reaches.
+pub(crate) fn load(
+    x: &mut Exec<'_, '_>,
+    p: Place,
+    lane: u32,
+    out: &mut [u8],
+    strong: Option<Scope>,
+) {
     let len = out.len();
     match p {
         Place::Global { buf, off } => {
@@ -305,7 +311,7 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], st
             let (pc, cta, warp) = (x.pc, x.cta, x.warp);
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
                 out.copy_from_slice(&m.data[off as usize..off as usize + len]);
-                if strong {
+                if strong.is_some() {
                     return m.strong_read(off, len as u32);
                 }
                 m.read(off, len as u32, &Accessor::warp(vc, comp, pc, lane))
@@ -315,9 +321,15 @@ pub(crate) fn load(x: &mut Exec<'_, '_>, p: Place, lane: u32, out: &mut [u8], st
     }
 }
 
-/// Writes `bytes` at `p` for `lane`, with the checks; a `strong` (ordered) write does not race
-/// with other strong accesses.
-pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], strong: bool) {
+/// Writes `bytes` at `p` for `lane`, with the checks; a `strong` (ordered, at that scope) write
+/// does not race with other strong accesses its scope reaches.
+pub(crate) fn store(
+    x: &mut Exec<'_, '_>,
+    p: Place,
+    lane: u32,
+    bytes: &[u8],
+    strong: Option<Scope>,
+) {
     let len = bytes.len();
     match p {
         Place::Global { buf, off } => {
@@ -343,7 +355,7 @@ pub(crate) fn store(x: &mut Exec<'_, '_>, p: Place, lane: u32, bytes: &[u8], str
             let o = with_smem(x.cl, rank, cta, warp, |m, vc, comp| {
                 m.data[off as usize..off as usize + len].copy_from_slice(bytes);
                 let who = Accessor::warp(vc, comp, pc, lane);
-                if strong {
+                if strong.is_some() {
                     m.strong_write(off, len as u32, &who, false)
                 } else {
                     m.write(off, len as u32, &who)
@@ -365,9 +377,10 @@ fn local<'a>(x: &'a mut Exec<'_, '_>, lane: u32) -> &'a mut super::super::state:
 
 /// Release and acquire through a shared or global location (the PTX ISA's release and acquire
 /// patterns): a release publishes the warp's clock there, an acquire joins it. At a global
-/// location the release also publishes, for acquirers in other clusters, its cluster's clock
-/// and what it knows of other clusters ([`GridView`]).
-pub(crate) fn sync_release(x: &mut Exec<'_, '_>, p: Place, vc: &Vc) {
+/// location a release whose scope reaches the device also publishes, for acquirers in other
+/// clusters, its cluster's clock and what it knows of other clusters ([`GridView`]); one of a
+/// narrower scope publishes for its own cluster only.
+pub(crate) fn sync_release(x: &mut Exec<'_, '_>, p: Place, (vc, scope): (&Vc, Scope)) {
     match p {
         Place::Shared { rank, off } => {
             x.cl.sync
@@ -376,7 +389,11 @@ pub(crate) fn sync_release(x: &mut Exec<'_, '_>, p: Place, vc: &Vc) {
                 .join(vc)
         }
         Place::Global { buf, off } => {
-            let mut view = x.cl.imports.view(vc);
+            let mut view = if scope >= Scope::Gpu {
+                x.cl.imports.view(vc)
+            } else {
+                GridView::default()
+            };
             view.join_cluster(x.cl.index, vc);
             x.global.publish(buf, off, view);
         }
@@ -402,22 +419,29 @@ pub(crate) fn sync_acquire(x: &Exec<'_, '_>, p: Place) -> Option<(Vc, GridView)>
     }
 }
 
-/// What an ordered access does around its data: `Some(release clock)` for a release (or a
-/// relaxed store after a release fence).
-fn release_clock(x: &mut Exec<'_, '_>, order: Option<MemOrder>) -> Option<Vc> {
+/// What an ordered access (an atomic: `order` `None`, relaxed at the device's scope) does
+/// around its data: the clock it releases and the scope it releases at, for a release (or a
+/// relaxed access after a release fence: the narrower of the two scopes).
+pub(crate) fn release_clock(x: &Exec<'_, '_>, order: Option<MemOrder>) -> Option<(Vc, Scope)> {
+    let w = x.wr();
     match order {
-        Some(MemOrder::Release(_) | MemOrder::AcqRel(_)) => Some(x.wr().vc.clone()),
-        Some(MemOrder::Relaxed(_)) => x.wr().release_vc.clone(),
-        _ => None,
+        Some(MemOrder::Release(s) | MemOrder::AcqRel(s)) => Some((w.vc.clone(), s)),
+        Some(MemOrder::Relaxed(s)) => w.release_vc.clone().map(|vc| (vc, s.min(w.release_scope))),
+        None => w.release_vc.clone().map(|vc| (vc, w.release_scope)),
+        Some(MemOrder::Acquire(_)) => None,
     }
 }
 
 /// After an ordered load at `p`: an acquire joins the location's clock; a relaxed load keeps
-/// it for the next acquire fence.
+/// it for the next acquire fence. What other clusters released there is taken only at the
+/// device's scope.
 pub(crate) fn acquire_after(x: &mut Exec<'_, '_>, order: Option<MemOrder>, p: Place) {
-    let Some((published, others)) = sync_acquire(x, p) else {
+    let Some((published, mut others)) = sync_acquire(x, p) else {
         return;
     };
+    if order.is_some_and(|o| o.scope() < Scope::Gpu) {
+        others = GridView::default();
+    }
     match order {
         Some(MemOrder::Acquire(_) | MemOrder::AcqRel(_)) => {
             let w = x.w();
@@ -482,7 +506,13 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
                 let mut buf = [0u8; 16];
                 if let Some(p) = place(x, *space, addrs[l], total as u32, total as u32, l as u32)? {
                     peers::note_place(x, &p, l as u32);
-                    load(x, p, l as u32, &mut buf[..total], order.is_some());
+                    load(
+                        x,
+                        p,
+                        l as u32,
+                        &mut buf[..total],
+                        order.map(MemOrder::scope),
+                    );
                     if order.is_some() {
                         acquire_after(x, *order, p);
                     }
@@ -517,7 +547,8 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
             for (v, s) in vals.iter_mut().zip(srcs) {
                 *v = x.read(s, *ty)?;
             }
-            let release = release_clock(x, *order);
+            // A plain store after a fence releases nothing: the pattern needs an ordered one.
+            let release = order.and_then(|o| release_clock(x, Some(o)));
             for l in lanes(x.mask) {
                 let mut buf = [0u8; 16];
                 for (i, v) in vals.iter().take(srcs.len()).enumerate() {
@@ -526,9 +557,9 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Memory) -> Result<Flow, SimError> 
                 }
                 if let Some(p) = place(x, *space, addrs[l], total as u32, total as u32, l as u32)? {
                     peers::note_place(x, &p, l as u32);
-                    store(x, p, l as u32, &buf[..total], order.is_some());
-                    if let Some(vc) = &release {
-                        sync_release(x, p, vc);
+                    store(x, p, l as u32, &buf[..total], order.map(MemOrder::scope));
+                    if let Some((vc, scope)) = &release {
+                        sync_release(x, p, (vc, *scope));
                     }
                 }
             }

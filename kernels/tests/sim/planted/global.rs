@@ -1,7 +1,9 @@
 //! Races in global memory between blocks: (k) a stream-K start that raises its flag without the
-//! fence that releases its partial sums, so the end's read of them is ordered by nothing; (l) a
+//! fence that releases its partial sums, so the end's read of them is ordered by nothing; the
+//! same hand-over with its flag at the block's scope, which does not reach another block; (l) a
 //! grid whose blocks' tiles overlap, two blocks writing the same bytes.
 
+use dsl_core::ir::Scope;
 use dsl_core::kernel::*;
 use dsl_core::sim::FindingKind;
 use dsl_macros::kernel;
@@ -19,7 +21,7 @@ const FILE: &str = "planted/global.rs";
 #[test]
 fn a_stream_k_start_that_raises_its_flag_without_a_fence_races_with_the_end() {
     let f = caught(
-        &hand_over_case(1, false),
+        &hand_over_case(1, false, Scope::Gpu),
         &[FindingKind::GlobalRace],
         HAND_OVER_FILE,
         &[marked(HAND_OVER_SOURCE, "end adds")],
@@ -28,7 +30,27 @@ fn a_stream_k_start_that_raises_its_flag_without_a_fence_races_with_the_end() {
     assert!(f.details.contains("different clusters"), "{}", f.details);
     let other = f.other.as_ref().expect("the start's write");
     assert!(other.write && other.cta == [1, 0, 0], "{f}");
-    clean(&hand_over_case(1, true));
+    clean(&hand_over_case(1, true, Scope::Gpu));
+}
+
+/// (k) The hand-over with its fence, flag store and flag load at `.cta` scope: a block's scope
+/// does not include the other block, so the flag's accesses are not morally strong with each
+/// other (the end's spin races with the start's store) and release nothing to the end (its read
+/// of the partial sums races too). Either is reported at its line.
+#[test]
+fn a_stream_k_flag_at_the_blocks_scope_races_between_the_blocks() {
+    for scope in [Scope::Cta, Scope::Cluster] {
+        let f = caught(
+            &hand_over_case(1, true, scope),
+            &[FindingKind::GlobalRace],
+            HAND_OVER_FILE,
+            &[
+                marked(HAND_OVER_SOURCE, "end adds"),
+                marked(HAND_OVER_SOURCE, "end spins"),
+            ],
+        );
+        assert!(f.other.as_ref().is_some_and(|o| o.write), "{f}");
+    }
 }
 
 const THREADS: u32 = 64;

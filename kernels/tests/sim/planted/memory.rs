@@ -204,13 +204,15 @@ const PER_THREAD: u32 = 8;
 
 /// Split-K of one tile between two blocks, as stream-K hands a tile's partial sums over: block
 /// 1 (a start) sums the second half of each thread's `PER_THREAD` values, stores them to its
-/// slot, and after its warpgroup's barrier thread 0 releases them (`fence.acq_rel.gpu`, unless
+/// slot, and after its warpgroup's barrier thread 0 releases them (`fence.acq_rel`, unless
 /// `fenced` is false) and raises flag `raised`; block 0 (the end) sums the first half, spins on
-/// flag 1 with `ld.acquire.gpu`, and adds the slot.
+/// flag 1 with `ld.acquire`, and adds the slot. The flag's fence, store and load are at `scope`
+/// (the device's, for blocks of two clusters).
 #[kernel]
 pub fn hand_over(
     #[host] raised: u32,
     #[host] fenced: bool,
+    #[host] scope: Scope,
     k: &KernelBuilder,
     x: GlobalPtr<f32>,
     slots: GlobalPtr<f32>,
@@ -231,23 +233,23 @@ pub fn hand_over(
         own.sync();
         if t.eq_(0u32) {
             if fenced {
-                fence_acq_rel(Scope::Gpu);
+                fence_acq_rel(scope);
             }
-            (flags + raised).store_relaxed(1u32, Scope::Gpu); // planted: raises
+            (flags + raised).store_relaxed(1u32, scope); // planted: raises
         }
     } else {
         if t.eq_(0u32) {
             let flag = flags + 1u32;
-            while flag.load_acquire(Scope::Gpu).ne_(1u32) {} // planted: end spins
+            while flag.load_acquire(scope).ne_(1u32) {} // planted: end spins
         }
         own.sync();
         out.store_at(t, sum + slots.load_at(t)); // planted: end adds
     }
 }
 
-/// The hand-over, its flag `raised` and released (`fenced`) or not, as a case whose reference
-/// is the whole sum.
-pub fn hand_over_case(raised: u32, fenced: bool) -> Planted {
+/// The hand-over, its flag `raised` and released (`fenced`) or not, at `scope`, as a case whose
+/// reference is the whole sum.
+pub fn hand_over_case(raised: u32, fenced: bool, scope: Scope) -> Planted {
     let n = (THREADS * PER_THREAD) as usize;
     let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
     let want: Vec<f32> = x
@@ -255,7 +257,7 @@ pub fn hand_over_case(raised: u32, fenced: bool) -> Planted {
         .map(|c| c.iter().sum())
         .collect();
     Planted {
-        kernel: hand_over(raised, fenced).unwrap(),
+        kernel: hand_over(raised, fenced, scope).unwrap(),
         run: Run {
             buffers: vec![
                 Buffer::input("x", Data::F32(x)),
@@ -278,11 +280,11 @@ pub fn hand_over_case(raised: u32, fenced: bool) -> Planted {
 #[test]
 fn a_stream_k_end_waiting_on_a_flag_nobody_raises_deadlocks_at_its_spin() {
     let f = caught(
-        &hand_over_case(0, true),
+        &hand_over_case(0, true, Scope::Gpu),
         &[FindingKind::Deadlock],
         FILE,
         &[marked(SOURCE, "end spins")],
     );
     assert!(f.details.contains("block (0,0,0)"), "{}", f.details);
-    clean(&hand_over_case(1, true));
+    clean(&hand_over_case(1, true, Scope::Gpu));
 }

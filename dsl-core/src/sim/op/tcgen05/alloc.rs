@@ -101,7 +101,7 @@ pub(super) fn allocate(x: &mut Exec<'_, '_>, rank: u32, warp: u32, col: u32, n: 
         Place::Shared { rank, off },
         lane,
         &col.to_le_bytes(),
-        false,
+        None,
     );
     (x.cta, x.warp) = saved;
 }
