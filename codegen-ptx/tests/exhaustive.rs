@@ -92,6 +92,7 @@ fn every_accepted_binary_op_assembles_at_its_lowest_target() {
                     Arith::Approx {
                         op,
                         ty,
+                        subnormals: Subnormals::Kept,
                         dst: d,
                         a: a.into(),
                     }

@@ -175,6 +175,19 @@ fn arith_integer_and_float() {
         k.op(Arith::Approx {
             op,
             ty: Type::F32,
+            subnormals: Subnormals::Kept,
+            dst: d,
+            a: x.into(),
+        });
+        outs.push(d);
+    }
+    // Every f32 form with `.ftz` (tanh.approx has none).
+    for op in ApproxOp::ALL.into_iter().filter(|&op| op != ApproxOp::Tanh) {
+        let d = k.reg(Type::F32);
+        k.op(Arith::Approx {
+            op,
+            ty: Type::F32,
+            subnormals: Subnormals::FlushedToZero,
             dst: d,
             a: x.into(),
         });
@@ -201,6 +214,7 @@ fn arith_integer_and_float() {
         k.op(Arith::Approx {
             op,
             ty: Type::F64,
+            subnormals: Subnormals::Kept,
             dst: d,
             a: xd.into(),
         });
@@ -225,12 +239,14 @@ fn arith_integer_and_float() {
     k.op(Arith::Approx {
         op: ApproxOp::Ex2,
         ty: Type::F16,
+        subnormals: Subnormals::Kept,
         dst: he,
         a: hf.into(),
     });
     k.op(Arith::Approx {
         op: ApproxOp::Tanh,
         ty: Type::F16,
+        subnormals: Subnormals::Kept,
         dst: ht,
         a: he.into(),
     });
@@ -299,6 +315,7 @@ fn arith_bf16_needs_sm90() {
     k.op(Arith::Approx {
         op: ApproxOp::Ex2,
         ty: Type::BF16,
+        subnormals: Subnormals::Kept,
         dst: n,
         a: h.into(),
     });

@@ -3,7 +3,7 @@
 use super::{unsigned_of, Res, Writer};
 use crate::literal::{literal, Literal};
 use dsl_core::ir::op::{
-    default_round, ApproxOp, Arith, BinOp, CmpOp, Compare, Convert, Data, MulMode, ReduxOp, UnOp,
+    default_round, ApproxOp, Arith, BinOp, CmpOp, Compare, Convert, Data, MulMode, ReduxOp, Subnormals, UnOp,
     VoteMode, Warp,
 };
 use dsl_core::ir::{Operand, SpecialReg, Type};
@@ -165,13 +165,22 @@ impl Writer<'_> {
                 };
                 self.emit(format_args!("{}.{suffix} {d}, {a}", op.name()));
             }
-            Arith::Approx { op, ty, dst, a } => {
+            Arith::Approx {
+                op,
+                ty,
+                subnormals,
+                dst,
+                a,
+            } => {
                 let d = self.dst(*dst, *ty)?;
                 let a = self.src(a, *ty)?;
                 let form = match (op, ty) {
                     (ApproxOp::Rcp, Type::F64) => "rcp.approx.ftz.f64".to_string(),
                     (ApproxOp::Sqrt, Type::F64) => "sqrt.rn.f64".to_string(),
                     (ApproxOp::Ex2, t) if t.is_bf16() => format!("ex2.approx.ftz.{t}"),
+                    (op, t) if *subnormals == Subnormals::FlushedToZero => {
+                        format!("{}.approx.ftz.{t}", op.name())
+                    }
                     (op, t) => format!("{}.approx.{t}", op.name()),
                 };
                 self.emit(format_args!("{form} {d}, {a}"));

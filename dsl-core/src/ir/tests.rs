@@ -138,6 +138,7 @@ fn table() -> Vec<(Op, Target, bool, PtxVersion)> {
             Arith::Approx {
                 op: ApproxOp::Ex2,
                 ty: Type::BF16,
+                subnormals: Subnormals::Kept,
                 dst: r(1, Type::BF16),
                 a: Operand::Reg(r(2, Type::BF16)),
             }
@@ -442,6 +443,23 @@ fn every_family_knows_its_targets() {
 #[test]
 fn malformed_ops_are_refused() {
     let bad: Vec<Op> = vec![
+        // tanh.approx has no .ftz form, and f16 none of any function.
+        Arith::Approx {
+            op: ApproxOp::Tanh,
+            ty: Type::F32,
+            subnormals: Subnormals::FlushedToZero,
+            dst: r(1, Type::F32),
+            a: Operand::Reg(r(2, Type::F32)),
+        }
+        .into(),
+        Arith::Approx {
+            op: ApproxOp::Ex2,
+            ty: Type::F16,
+            subnormals: Subnormals::FlushedToZero,
+            dst: r(1, Type::F16),
+            a: Operand::Reg(r(2, Type::F16)),
+        }
+        .into(),
         CpAsync::Copy {
             cache: CpAsyncCache::Cg,
             bytes: 8,

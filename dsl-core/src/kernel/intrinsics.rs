@@ -579,6 +579,7 @@ fn approx(op: crate::ir::op::ApproxOp, x: Var<f32>) -> Var<f32> {
         emit(crate::ir::op::Arith::Approx {
             op,
             ty: Type::F32,
+            subnormals: crate::ir::op::Subnormals::Kept,
             dst,
             a,
         });

@@ -17,7 +17,8 @@
 //!   (`Var::tanh_fast`, a relative error near 2^-11, as cuBLASLt's and PyTorch's fast paths);
 //! - GELU, erf form: `x/2 (1 + erf(x / sqrt 2))` with the accurate `Var::erf` (the hardware has
 //!   no erf instruction);
-//! - SiLU: `x / (1 + e^-x)`, as `x * rcp.approx(1 + ex2.approx(-x log2 e))`.
+//! - SiLU: `x / (1 + e^-x)`, as `x * rcp.approx.ftz(1 + ex2.approx.ftz(-x log2 e))` (subnormals
+//!   flushed: they cannot change the result, and the flushing forms are one instruction each).
 //!
 //! A user's own epilogue is a `#[device]` function of the linear part and the element's row
 //! and column:
@@ -109,8 +110,10 @@ impl Activation {
             Activation::Identity => x,
             Activation::Relu => x.max(0.0f32),
             Activation::GeluTanh => {
-                let cubic = x * x * (GELU_CUBIC as f32);
-                let inner = x.mul_add(cubic, x) * (SQRT_2_OVER_PI as f32);
+                // sqrt(2/pi) (x + c x^3) as x (k0 + k1 x^2), the constants folded on the host:
+                // one multiply fewer per value (6 instructions with the tanh).
+                let (k0, k1) = (SQRT_2_OVER_PI, SQRT_2_OVER_PI * GELU_CUBIC);
+                let inner = x * (x * x).mul_add(k1 as f32, k0 as f32);
                 let half = x * 0.5f32;
                 half.mul_add(inner.tanh_fast(), half)
             }
@@ -120,8 +123,11 @@ impl Activation {
                 half.mul_add(e, half)
             }
             Activation::Silu => {
-                let e = (x * -std::f32::consts::LOG2_E).exp2_fast();
-                x * (e + 1.0f32).recip_fast()
+                // Flushing subnormals costs nothing here (e below 2^-126 adds nothing to 1, and
+                // 1 + e is never subnormal) and saves the non-.ftz forms' scaling around each
+                // function-unit instruction: about half of SiLU's instructions per value.
+                let e = (x * -std::f32::consts::LOG2_E).exp2_fast_ftz();
+                x * (e + 1.0f32).recip_fast_ftz()
             }
         }
     }
@@ -598,7 +604,7 @@ mod tests {
             let ptx = codegen_ptx::emit(&k, dsl_core::ir::Target::Sm80).unwrap();
             let want = match a {
                 Activation::GeluTanh => "tanh.approx.f32",
-                Activation::Silu => "ex2.approx",
+                Activation::Silu => "ex2.approx.ftz.f32",
                 Activation::Relu => "max.f32",
                 _ => "ld.global",
             };

@@ -164,6 +164,17 @@ impl ApproxOp {
     }
 }
 
+/// What an `.approx` instruction does with subnormal numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subnormals {
+    /// Kept: inputs and results as IEEE 754 has them (the PTX forms without `.ftz`).
+    Kept,
+    /// Flushed to zero of the same sign, inputs and results (`.ftz`, f32 only; `tanh.approx` has
+    /// no such form): on the GPU one function-unit instruction, where the kept form adds a few
+    /// to scale subnormals in and out.
+    FlushedToZero,
+}
+
 /// Correctly rounded one-input IEEE operations (the `.rn`/`.rz`/`.rm`/`.rp` forms), f32 and f64.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RoundedOp {
@@ -297,12 +308,15 @@ pub enum Arith {
         /// Input.
         a: Operand,
     },
-    /// `op.approx.ty dst, a` (`.ftz` for f32 where PTX requires it is codegen's choice).
+    /// `op.approx{.ftz}.ty dst, a` (`.ftz` where PTX has no other form, for `rcp.approx.f64` and
+    /// `ex2.approx` of bf16, is codegen's choice whatever `subnormals` says).
     Approx {
         /// The function.
         op: ApproxOp,
         /// Type.
         ty: Type,
+        /// Whether subnormals are flushed.
+        subnormals: Subnormals,
         /// Result.
         dst: Reg,
         /// Input.
@@ -473,7 +487,15 @@ impl OpInfo for Arith {
                     return Err(IrError::bad(m, format!("not defined on {ty}")));
                 }
             }
-            Arith::Approx { op, .. } => {
+            Arith::Approx { op, subnormals, .. } => {
+                if *subnormals == Subnormals::FlushedToZero
+                    && (ty != Type::F32 || *op == ApproxOp::Tanh)
+                {
+                    return Err(IrError::bad(
+                        m,
+                        format!("{}.approx has no .ftz form on {ty}", op.name()),
+                    ));
+                }
                 let ok = match op {
                     ApproxOp::Ex2 | ApproxOp::Tanh => {
                         matches!(

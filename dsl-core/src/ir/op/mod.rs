@@ -24,7 +24,7 @@ pub mod warp;
 pub mod wgmma;
 
 pub use address::AddressOp;
-pub use arith::{ApproxOp, Arith, BinOp, FloatRound, MulMode, RoundedOp, UnOp};
+pub use arith::{ApproxOp, Arith, BinOp, FloatRound, MulMode, RoundedOp, Subnormals, UnOp};
 pub use atomic::{AtomOp, Atomic};
 pub use barrier::{Barrier, ClusterArriveSem};
 pub use bulk::{Bulk, TensorMapRef};

@@ -6,16 +6,26 @@
 use super::super::context::emit;
 use super::super::value::{DeviceType, Var};
 use super::accurate::{self, LN2, LOG2E};
-use crate::ir::op::{ApproxOp, Arith};
+use crate::ir::op::{ApproxOp, Arith, Subnormals};
 
 /// `op.approx.ty` on `x`.
 pub(super) fn approx<T: DeviceType>(op: ApproxOp, x: Var<T>) -> Var<T> {
+    approx_with(op, Subnormals::Kept, x)
+}
+
+/// `op.approx.ty` on `x`, subnormals kept or flushed.
+pub(super) fn approx_with<T: DeviceType>(
+    op: ApproxOp,
+    subnormals: Subnormals,
+    x: Var<T>,
+) -> Var<T> {
     let a = x.operand();
     let out = Var::<T>::uninit();
     if let Some(dst) = out.reg() {
         emit(Arith::Approx {
             op,
             ty: T::TY,
+            subnormals,
             dst,
             a,
         });

@@ -108,7 +108,7 @@ use half::{bf16, f16};
 use super::context::emit;
 use super::ops::{unary, Num, Signed};
 use super::value::{BF16x2, Const, DeviceType, F16x2, IntoVar, Repr, Var};
-use crate::ir::op::{ApproxOp, Arith, FloatRound, RoundedOp, UnOp};
+use crate::ir::op::{ApproxOp, Arith, FloatRound, RoundedOp, Subnormals, UnOp};
 
 mod sealed {
     pub trait Sealed {}
@@ -269,6 +269,24 @@ math_fns! {
     recip => accurate::recip;
     /// 1/x as `rcp.approx.f32`.
     recip_fast => |x| T::map_f32(x, fast::recip);
+}
+
+impl Var<f32> {
+    /// 2^x as `ex2.approx.ftz.f32`: [`Var::exp2_fast`] with subnormal inputs and results flushed
+    /// to zero of the same sign (CUDA's `exp2f` under `-use_fast_math`, which implies
+    /// `-ftz=true`). One instruction on the GPU, where `exp2_fast` adds a few to scale
+    /// subnormals in and out; for code whose values never need them, such as an activation's
+    /// exponential, where 2^x below 2^-126 is as good as 0.
+    pub fn exp2_fast_ftz(self) -> Var<f32> {
+        fast::approx_with(ApproxOp::Ex2, Subnormals::FlushedToZero, self)
+    }
+
+    /// 1/x as `rcp.approx.ftz.f32`: [`Var::recip_fast`] with subnormals flushed to zero of the
+    /// same sign (so 1/x of a subnormal is infinite, and of x past 2^126 is 0), one instruction
+    /// on the GPU.
+    pub fn recip_fast_ftz(self) -> Var<f32> {
+        fast::approx_with(ApproxOp::Rcp, Subnormals::FlushedToZero, self)
+    }
 }
 
 impl<T: Float> Var<T> {

@@ -15,7 +15,7 @@ use super::super::float::{
 };
 use super::super::regs::{sext, width_mask, Lanes};
 use super::super::report::SimError;
-use crate::ir::op::{ApproxOp, Arith, BinOp, FloatRound, MulMode, Regs, RoundedOp, UnOp};
+use crate::ir::op::{ApproxOp, Arith, BinOp, FloatRound, MulMode, Regs, RoundedOp, Subnormals, UnOp};
 use crate::ir::Type;
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Arith) -> Result<Flow, SimError> {
@@ -67,9 +67,15 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Arith) -> Result<Flow, SimError> {
             let av = x.read(a, *ty)?;
             av.map(|v| unary(*op, *ty, v))
         }
-        Arith::Approx { op, ty, a, .. } => {
+        Arith::Approx {
+            op,
+            ty,
+            subnormals,
+            a,
+            ..
+        } => {
             let av = x.read(a, *ty)?;
-            av.map(|v| approx(*op, *ty, v))
+            av.map(|v| approx(*op, *ty, *subnormals, v))
         }
         Arith::Rounded { op, rnd, ty, a, .. } => {
             let av = x.read(a, *ty)?;
@@ -344,7 +350,7 @@ fn unary(op: UnOp, ty: Type, a: u64) -> u64 {
     }
 }
 
-fn approx(op: ApproxOp, ty: Type, a: u64) -> u64 {
+fn approx(op: ApproxOp, ty: Type, subnormals: Subnormals, a: u64) -> u64 {
     let f = |x: f64| -> f64 {
         match op {
             ApproxOp::Ex2 => x.exp2(),
@@ -357,8 +363,10 @@ fn approx(op: ApproxOp, ty: Type, a: u64) -> u64 {
             ApproxOp::Tanh => x.tanh(),
         }
     };
-    // The forms codegen writes with `.ftz`.
-    let ftz = (op == ApproxOp::Rcp && ty == Type::F64) || (op == ApproxOp::Ex2 && ty.is_bf16());
+    // Asked for, or the forms codegen writes with `.ftz` whatever was asked.
+    let ftz = subnormals == Subnormals::FlushedToZero
+        || (op == ApproxOp::Rcp && ty == Type::F64)
+        || (op == ApproxOp::Ex2 && ty.is_bf16());
     halves(ty, [a], |t, [bits]| {
         let mut x = to_f64(t, bits);
         let tiny = |v: f64, t: Type| match t {
@@ -455,6 +463,23 @@ mod tests {
     }
 
     #[test]
+    fn flushed_approximations_flush_subnormal_inputs_and_results() {
+        let f32_bits = |x: f32| u64::from(x.to_bits());
+        // 2^-130 is subnormal in f32: kept, then flushed.
+        let ex2 = |s| approx(ApproxOp::Ex2, Type::F32, s, f32_bits(-130.0));
+        assert_eq!(ex2(Subnormals::Kept), f32_bits(2f32.powi(-130)));
+        assert_eq!(ex2(Subnormals::FlushedToZero), 0);
+        // 1/x of a subnormal x: +inf once x is flushed; of -2^127, -0 once 2^-127 is flushed.
+        let rcp = |s, x: f32| approx(ApproxOp::Rcp, Type::F32, s, f32_bits(x));
+        let tiny = f32::from_bits(1);
+        assert_eq!(rcp(Subnormals::FlushedToZero, tiny), f32_bits(f32::INFINITY));
+        assert_eq!(rcp(Subnormals::Kept, -(2f32.powi(127))), f32_bits(-(2f32.powi(-127))));
+        assert_eq!(rcp(Subnormals::FlushedToZero, -(2f32.powi(127))), f32_bits(-0.0));
+        // Normal values are the same either way.
+        assert_eq!(rcp(Subnormals::FlushedToZero, 4.0), f32_bits(0.25));
+    }
+
+    #[test]
     fn halves_round_once() {
         // 1 + 2^-10 + 2^-11: the f16 sum of 1+2^-10 and 2^-11 is a tie, rounded to even.
         let one_ulp = f16(1.0) + 1;
@@ -492,7 +517,7 @@ mod tests {
         let two = 2f32.to_bits() as u64;
         assert_eq!(float_bin(BinOp::Add, Type::F32, nan, two), 0x7fff_ffff);
         assert_eq!(float_bin(BinOp::Min, Type::F32, nan, two), two);
-        assert_eq!(approx(ApproxOp::Ex2, Type::F32, two), 4f32.to_bits() as u64);
+        assert_eq!(approx(ApproxOp::Ex2, Type::F32, Subnormals::Kept, two), 4f32.to_bits() as u64);
         assert_eq!(unary(UnOp::Abs, Type::F16x2, 0x8000_8000), 0);
     }
 
