@@ -21,7 +21,9 @@ fn pinned() -> impl Iterator<Item = (&'static str, (usize, usize, usize), &'stat
 
 /// Every shape of the bench, llm and correctness suites (and a grid of others) gets, for the
 /// H200's facts, the schedule the hand-written decision tree gave before the chooser was a
-/// table and a model (`pinned_defaults.txt`, made from that code).
+/// table and a model (`pinned_defaults.txt`, made from that code), but for the lines the file
+/// says were changed on purpose since; the midm suite's, in its order, the chooser's of
+/// 2026-12-05.
 #[test]
 fn the_table_chooses_as_the_decision_tree_did() {
     let h200 = Device::h200();
@@ -38,6 +40,11 @@ fn the_table_chooses_as_the_decision_tree_did() {
     // Every suite's shapes are there.
     assert_eq!(checked["bench"], 5);
     assert_eq!(checked["llm"], 28);
+    let midm: Vec<_> = pinned()
+        .filter(|(set, ..)| *set == "midm")
+        .map(|(_, shape, _)| shape)
+        .collect();
+    assert_eq!(midm, crate::gemm::suites::midm_shapes());
     assert!(
         checked["correctness"] >= 40 && checked["grid"] > 9000,
         "{checked:?}"
