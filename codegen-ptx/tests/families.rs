@@ -615,8 +615,16 @@ fn warp_collectives() {
     let m = k.reg(Type::U32);
     k.op(Warp::Activemask { dst: m });
     outs.push(m);
+    k.op(Warp::Sync {
+        membermask: ALL_MASK,
+    });
+    k.op(Warp::Sync {
+        membermask: m.into(),
+    });
     k.sink_all(&outs);
     family(&k.k, Sm80, &[Sm90a, Sm100a], &[], "shfl.sync");
+    let ptx = codegen_ptx::emit(&k.k, Sm80).unwrap();
+    assert_eq!(ptx.matches("bar.warp.sync ").count(), 2, "{ptx}");
 }
 
 #[test]

@@ -3,8 +3,8 @@
 use super::{unsigned_of, Res, Writer};
 use crate::literal::{literal, Literal};
 use dsl_core::ir::op::{
-    default_round, ApproxOp, Arith, BinOp, CmpOp, Compare, Convert, Data, MulMode, ReduxOp, Subnormals, UnOp,
-    VoteMode, Warp,
+    default_round, ApproxOp, Arith, BinOp, CmpOp, Compare, Convert, Data, MulMode, ReduxOp,
+    Subnormals, UnOp, VoteMode, Warp,
 };
 use dsl_core::ir::{Operand, SpecialReg, Type};
 
@@ -432,6 +432,10 @@ impl Writer<'_> {
             Warp::Activemask { dst } => {
                 let d = self.dst(*dst, Type::B32)?;
                 self.emit(format_args!("activemask.b32 {d}"));
+            }
+            Warp::Sync { membermask } => {
+                let m = self.src(membermask, Type::U32)?;
+                self.emit(format_args!("bar.warp.sync {m}"));
             }
         }
         Ok(())

@@ -238,6 +238,23 @@ pub fn warp_ballot(p: Var<bool>) -> Var<u32> {
     var_of(vote(VoteMode::Ballot, p))
 }
 
+/// `bar.warp.sync 0xffffffff` (CUDA's `__syncwarp()`): every lane of the warp waits for the
+/// others, and what each wrote to memory before is visible to the others after. Lanes of one
+/// warp that pass data through shared memory need it between the write and the read: they are
+/// not in lockstep (independent thread scheduling), and the simulator reports the race without
+/// it.
+pub fn sync_warp() {
+    sync_warp_lanes(0xffff_ffffu32);
+}
+
+/// `bar.warp.sync mask` (CUDA's `__syncwarp(mask)`): [`sync_warp`] for the lanes of `mask`;
+/// every lane that executes it must be in the mask.
+pub fn sync_warp_lanes(mask: impl IntoVar<u32>) {
+    emit(Warp::Sync {
+        membermask: mask.into_var().operand(),
+    });
+}
+
 /// `elect.sync` (sm_90): true in exactly one lane of the warp.
 pub fn elect_one() -> Var<bool> {
     let out = Var::<bool>::uninit();

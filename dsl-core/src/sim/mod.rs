@@ -121,8 +121,10 @@
 //! ordered load or atomic with no write anywhere in between is polling: it parks until memory
 //! changes, so a flag no block raises ends as a deadlock.
 //!
-//! Not modelled: lanes of one warp share a clock (the simulator orders them by the warp's
-//! program order, so it reports no race between lanes of one warp); within a cluster, the
+//! Not modelled: lanes of one warp share a clock, so of their accesses only those to shared
+//! memory are told apart, and leniently: any warp-synchronous op (not only `bar.warp.sync`, the
+//! one the ISA gives memory ordering) or release between two lanes' accesses orders them (see
+//! *program order* below); within a cluster, the
 //! scopes of releases and acquires are taken as wide enough (a `.cta` release observed by
 //! another block of the cluster is not reported; between clusters they are checked, see below);
 //! two `cp.async` of one
@@ -138,7 +140,10 @@
 //! *causality order* are a data race (*Conflict and Data-races*). The simulator builds causality
 //! order from:
 //!
-//! - *program order* within a warp;
+//! - *program order* within a thread; lanes of one warp are not in lockstep (independent thread
+//!   scheduling), so two lanes' accesses to the same shared bytes at two instructions are a race
+//!   unless `bar.warp.sync` ([`crate::kernel::sync_warp`], CUDA's `__syncwarp`), a barrier or
+//!   another warp-synchronous op comes between them (each moves the warp's clock on);
 //! - barriers (*Parallel Synchronization and Communication Instructions: bar, barrier*): "when a
 //!   barrier completes, prior memory accesses requested by this thread are performed relative to
 //!   all threads participating in the barrier", so every arrival's earlier accesses happen

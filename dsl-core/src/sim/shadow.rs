@@ -60,6 +60,9 @@ pub(crate) struct Accessor<'a> {
     pub epoch: u32,
     pub vc: &'a Vc,
     pub site: u32,
+    /// Whether the component is a warp whose lanes are told apart: two of its lanes at one
+    /// clock (no warp-synchronous op between them) and two instructions are unordered.
+    pub lanes: bool,
     /// For an access in the async proxy: the fences that make generic writes visible to it,
     /// and which components are generic.
     pub proxy: Option<(&'a ProxyFences, &'a dyn Fn(u32) -> bool)>,
@@ -73,9 +76,20 @@ impl<'a> Accessor<'a> {
             epoch: vc.epoch(comp),
             vc,
             site: site(pc, lane),
+            lanes: true,
             proxy: None,
         }
     }
+}
+
+/// Whether an earlier access at `epoch` and `site` and one by `who` are two lanes of one warp
+/// at one clock (no warp-synchronous op or release between them) and two instructions: lanes of
+/// a warp are not in lockstep (the PTX ISA's independent thread scheduling), so only
+/// `bar.warp.sync` or a barrier orders them. Two lanes at one instruction are not told apart
+/// (they store or load as one access).
+fn lanes_apart(epoch: u32, site: u32, who: &Accessor<'_>) -> bool {
+    let ((pc, lane), (my_pc, my_lane)) = (unsite(site), unsite(who.site));
+    who.lanes && epoch == who.epoch && lane != my_lane && pc != my_pc
 }
 
 /// A conflict with an earlier access.
@@ -91,6 +105,8 @@ pub(crate) struct Conflict {
     /// Happens-before orders the two, but the async proxy lacks the fence that makes the
     /// generic write visible to it.
     pub proxy_only: bool,
+    /// The two are lanes of one warp with no warp-synchronous op between them.
+    pub lanes: bool,
 }
 
 /// What an access found.
@@ -223,6 +239,12 @@ impl SharedMem {
         }
         match u {
             Update::Read => {
+                if self.races && out.conflict.is_none() && lanes_apart(c.w, c.wsite, who) {
+                    out.conflict = Some(Conflict {
+                        lanes: true,
+                        ..self.conflict_with_write(i, c, false)
+                    });
+                }
                 if !self.races || c.r == who.epoch {
                     return c;
                 }
@@ -250,10 +272,26 @@ impl SharedMem {
                 }
             }
             Update::Write | Update::Strong(_) => {
-                if u == Update::Write && self.races && c.w != who.epoch && out.conflict.is_none() {
-                    out.conflict = self
-                        .check_write(i, c, who)
-                        .or_else(|| self.check_reads(i, c, who));
+                if u == Update::Write && self.races && out.conflict.is_none() {
+                    if lanes_apart(c.w, c.wsite, who) {
+                        out.conflict = Some(Conflict {
+                            lanes: true,
+                            ..self.conflict_with_write(i, c, false)
+                        });
+                    } else if c.r & SHARED_READS == 0 && lanes_apart(c.r, c.rsite, who) {
+                        out.conflict = Some(Conflict {
+                            offset: i,
+                            comp: comp_of(c.r),
+                            site: c.rsite,
+                            write: false,
+                            proxy_only: false,
+                            lanes: true,
+                        });
+                    } else if c.w != who.epoch {
+                        out.conflict = self
+                            .check_write(i, c, who)
+                            .or_else(|| self.check_reads(i, c, who));
+                    }
                 }
                 self.release(c.r, n);
                 Cell {
@@ -307,18 +345,24 @@ impl SharedMem {
         }
     }
 
-    /// The last write of a byte against an access.
-    fn check_write(&self, i: u32, c: Cell, who: &Accessor<'_>) -> Option<Conflict> {
-        if c.w == 0 {
-            return None;
-        }
-        let conflict = |proxy_only| Conflict {
+    /// A conflict with the last write of byte `i` (state `c`).
+    fn conflict_with_write(&self, i: u32, c: Cell, proxy_only: bool) -> Conflict {
+        Conflict {
             offset: i,
             comp: comp_of(c.w),
             site: c.wsite,
             write: true,
             proxy_only,
-        };
+            lanes: false,
+        }
+    }
+
+    /// The last write of a byte against an access.
+    fn check_write(&self, i: u32, c: Cell, who: &Accessor<'_>) -> Option<Conflict> {
+        if c.w == 0 {
+            return None;
+        }
+        let conflict = |proxy_only| self.conflict_with_write(i, c, proxy_only);
         if !who.vc.covers(c.w) {
             return Some(conflict(false));
         }
@@ -349,6 +393,7 @@ impl SharedMem {
             site: c.rsite,
             write: false,
             proxy_only: false,
+            lanes: false,
         })
     }
 }
@@ -363,6 +408,7 @@ mod tests {
             epoch: e,
             vc,
             site: site(3, 1),
+            lanes: false,
             proxy: None,
         }
     }
@@ -434,6 +480,7 @@ mod tests {
             epoch: epoch(1, 1),
             vc: &agent,
             site: 0,
+            lanes: false,
             proxy: Some((&fences, &generic)),
         };
         assert!(m.read(0, 4, &acc).conflict.unwrap().proxy_only);
@@ -445,6 +492,7 @@ mod tests {
             epoch: epoch(1, 2),
             vc: &agent,
             site: 0,
+            lanes: false,
             proxy: Some((&fences, &generic)),
         };
         assert!(m.read(0, 4, &acc).conflict.is_none());

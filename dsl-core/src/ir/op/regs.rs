@@ -142,7 +142,7 @@ impl Regs for Warp {
             Warp::Redux {
                 src, membermask, ..
             } => os(f, &[*src, *membermask]),
-            Warp::Elect { membermask, .. } => o(f, membermask),
+            Warp::Elect { membermask, .. } | Warp::Sync { membermask } => o(f, membermask),
             Warp::Activemask { .. } => {}
         }
     }
@@ -163,6 +163,7 @@ impl Regs for Warp {
                 }
                 f(*dst_pred);
             }
+            Warp::Sync { .. } => {}
         }
     }
 }

@@ -122,6 +122,13 @@ pub enum Warp {
         /// Result (u32).
         dst: Reg,
     },
+    /// `bar.warp.sync membermask` (CUDA's `__syncwarp`): waits for the lanes of the mask, and
+    /// orders the memory accesses of each before the barrier before those of every other after
+    /// it (the one way lanes of a warp may pass data through memory).
+    Sync {
+        /// Participating lanes.
+        membermask: Operand,
+    },
 }
 
 impl OpInfo for Warp {
@@ -132,6 +139,7 @@ impl OpInfo for Warp {
             Warp::Redux { .. } => "redux.sync",
             Warp::Elect { .. } => "elect.sync",
             Warp::Activemask { .. } => "activemask",
+            Warp::Sync { .. } => "bar.warp.sync",
         }
     }
     fn requires(&self) -> Requirement {
@@ -183,6 +191,7 @@ impl OpInfo for Warp {
                     return Err(IrError::bad(m, "the result is 32 bits"));
                 }
             }
+            Warp::Sync { .. } => {}
         }
         Ok(())
     }

@@ -563,7 +563,9 @@ impl<'r, 'p> Machine<'r, 'p> {
 
     /// Gathers the lanes `instr` must run with: merges parts of the warp that wait at the same
     /// position, or parks this one until they come. Returns whether it may run, and the part's
-    /// index after merging.
+    /// index after merging. Once gathered, a warp-synchronous op moves the warp's clock on, so
+    /// that the shadow tells lanes' accesses before it from those after it (lanes of one warp
+    /// are otherwise unordered: see the shadow's lane rule).
     fn gather(
         &mut self,
         slot: usize,
@@ -590,6 +592,7 @@ impl<'r, 'p> Machine<'r, 'p> {
         let cl = self.slots[slot].as_mut().ok_or_else(gone)?;
         let w = &mut cl.ctas[cta].warps[warp];
         if w.parts[p].mask & need == need {
+            w.vc.tick(w.comp)?;
             return Ok((true, p));
         }
         // Merge the parts waiting at this position with the same join frames.
@@ -614,6 +617,7 @@ impl<'r, 'p> Machine<'r, 'p> {
         let p = p - removed_before;
         w.parts[p].mask = merged;
         if merged & need == need {
+            w.vc.tick(w.comp)?;
             return Ok((true, p));
         }
         w.parts[p].status = Status::Rendezvous(need);

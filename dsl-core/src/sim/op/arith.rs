@@ -15,7 +15,9 @@ use super::super::float::{
 };
 use super::super::regs::{sext, width_mask, Lanes};
 use super::super::report::SimError;
-use crate::ir::op::{ApproxOp, Arith, BinOp, FloatRound, MulMode, Regs, RoundedOp, Subnormals, UnOp};
+use crate::ir::op::{
+    ApproxOp, Arith, BinOp, FloatRound, MulMode, Regs, RoundedOp, Subnormals, UnOp,
+};
 use crate::ir::Type;
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Arith) -> Result<Flow, SimError> {
@@ -472,9 +474,18 @@ mod tests {
         // 1/x of a subnormal x: +inf once x is flushed; of -2^127, -0 once 2^-127 is flushed.
         let rcp = |s, x: f32| approx(ApproxOp::Rcp, Type::F32, s, f32_bits(x));
         let tiny = f32::from_bits(1);
-        assert_eq!(rcp(Subnormals::FlushedToZero, tiny), f32_bits(f32::INFINITY));
-        assert_eq!(rcp(Subnormals::Kept, -(2f32.powi(127))), f32_bits(-(2f32.powi(-127))));
-        assert_eq!(rcp(Subnormals::FlushedToZero, -(2f32.powi(127))), f32_bits(-0.0));
+        assert_eq!(
+            rcp(Subnormals::FlushedToZero, tiny),
+            f32_bits(f32::INFINITY)
+        );
+        assert_eq!(
+            rcp(Subnormals::Kept, -(2f32.powi(127))),
+            f32_bits(-(2f32.powi(-127)))
+        );
+        assert_eq!(
+            rcp(Subnormals::FlushedToZero, -(2f32.powi(127))),
+            f32_bits(-0.0)
+        );
         // Normal values are the same either way.
         assert_eq!(rcp(Subnormals::FlushedToZero, 4.0), f32_bits(0.25));
     }
@@ -517,7 +528,10 @@ mod tests {
         let two = 2f32.to_bits() as u64;
         assert_eq!(float_bin(BinOp::Add, Type::F32, nan, two), 0x7fff_ffff);
         assert_eq!(float_bin(BinOp::Min, Type::F32, nan, two), two);
-        assert_eq!(approx(ApproxOp::Ex2, Type::F32, Subnormals::Kept, two), 4f32.to_bits() as u64);
+        assert_eq!(
+            approx(ApproxOp::Ex2, Type::F32, Subnormals::Kept, two),
+            4f32.to_bits() as u64
+        );
         assert_eq!(unary(UnOp::Abs, Type::F16x2, 0x8000_8000), 0);
     }
 

@@ -438,6 +438,7 @@ pub(crate) fn proxy_access<R>(
         epoch: epoch(agent, clock),
         vc,
         site: site(x.pc, lane),
+        lanes: false,
         proxy: Some((&cl.fences, &generic)),
     };
     f(&mut cl.ctas[rank as usize].smem, &who)

@@ -186,6 +186,7 @@ pub(crate) fn complete(
                 epoch: epoch(agent, clock),
                 vc,
                 site: site(pc, l as u32),
+                lanes: false,
                 proxy: None,
             },
         );

@@ -225,6 +225,9 @@ pub(crate) fn report_shared(
         };
         let why = if c.proxy_only {
             "the writer did not execute fence.proxy.async between its write and this access"
+        } else if c.lanes {
+            "two lanes of one warp with no bar.warp.sync (`sync_warp`, CUDA's __syncwarp) or \
+             barrier between them: lanes of a warp are not in lockstep"
         } else {
             "no barrier or release/acquire orders them"
         };

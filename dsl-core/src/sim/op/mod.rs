@@ -109,7 +109,8 @@ pub(crate) fn sync_lanes(
         Op::Warp(Warp::Shfl { membermask, .. })
         | Op::Warp(Warp::Vote { membermask, .. })
         | Op::Warp(Warp::Redux { membermask, .. })
-        | Op::Warp(Warp::Elect { membermask, .. }) => mask_of(membermask),
+        | Op::Warp(Warp::Elect { membermask, .. })
+        | Op::Warp(Warp::Sync { membermask }) => mask_of(membermask),
         Op::Barrier(_) | Op::Setmaxnreg(_) | Op::Matrix(_) | Op::Mma(_) | Op::Wgmma(_) => {
             Ok(Some(live))
         }

@@ -125,6 +125,11 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Warp) -> Result<Flow, SimError> {
             let m = u64::from(x.part_mask);
             x.set(*dst, &[m; 32]);
         }
+        // The lanes are gathered (the machine's rendezvous) and the warp's clock has moved on
+        // past every warp-synchronous op: accesses before it are ordered before those after.
+        Warp::Sync { membermask } => {
+            member_mask(x, membermask)?;
+        }
     }
     Ok(Flow::Next)
 }

@@ -19,6 +19,7 @@
 //! | (j) a block of a cluster that exits before its peer's last arrival on its mbarrier | access past a block's exit | [`cluster`] |
 //! | (k) a stream-K start that raises its flag without the fence that releases its partial sums | global-memory race | [`global`] |
 //! | (l) two blocks whose output tiles overlap | global-memory race | [`global`] |
+//! | (m) lanes of one warp passing values through shared memory without `sync_warp` | race | [`sync`] |
 
 mod async_proxy;
 mod cluster;

@@ -7,6 +7,8 @@ use dsl_core::pipeline::{Barriers, NamedBarrier, PipelineState};
 use dsl_core::sim::FindingKind;
 use dsl_macros::kernel;
 
+use kernels::cases::{Buffer, CaseArg, Data, Elem, Expect, Run, Shape, Step};
+
 use super::{caught, clean, marked, Planted};
 
 const SOURCE: &str = include_str!("sync.rs");
@@ -212,4 +214,73 @@ fn an_mbarrier_one_arrival_short_lets_a_read_pass_a_write() {
         ],
     );
     clean(&gather_case(WRITERS));
+}
+
+const LANES: u32 = 32;
+
+/// A warp's sum through shared memory, halving: each lane writes its value, then for each
+/// half the lanes below it add the value of the lane `half` above. Lanes of a warp are not in
+/// lockstep, so each step needs `sync_warp` between the writes and the reads (`synced` plants
+/// its absence).
+#[kernel]
+fn warp_sum(#[host] synced: bool, k: &KernelBuilder, x: GlobalPtr<u32>, out: GlobalPtr<u32>) {
+    k.require_threads(LANES, 1, 1);
+    let s = k.shared_array::<u32>("s", u64::from(LANES), 16);
+    let t = thread_idx_x();
+    s.store_at(t, x.load_at(t));
+    for half in [16u32, 8, 4, 2, 1] {
+        if synced {
+            sync_warp();
+        }
+        let mine = s.load_at(t);
+        let theirs = s.load_at((t + half) & (LANES - 1)); // planted: reads another lane's value
+        if synced {
+            sync_warp();
+        }
+        if t.lt(half) {
+            s.store_at(t, mine + theirs);
+        }
+    }
+    if synced {
+        sync_warp();
+    }
+    if t.eq_(0u32) {
+        out.store_at(0u32, s.load_at(0u32));
+    }
+}
+
+fn warp_sum_case(synced: bool) -> Planted {
+    let x: Vec<u32> = (0..LANES).map(|i| i * 3 + 1).collect();
+    let sum = x.iter().sum();
+    Planted {
+        kernel: warp_sum(synced).unwrap(),
+        run: Run {
+            buffers: vec![
+                Buffer::input("x", Data::U32(x)),
+                Buffer::output("out", Elem::U32, 1),
+            ],
+            steps: vec![Step {
+                kernel: 0,
+                shape: Shape::linear(1, LANES),
+                args: vec![CaseArg::Buffer(0), CaseArg::Buffer(1)],
+            }],
+            expect: vec![Expect::bits(1, Data::U32(vec![sum]))],
+        },
+    }
+}
+
+/// (m) Lanes of one warp passing values through shared memory with no `sync_warp` between the
+/// write and the read: a race between two lanes, at the read of the other lane's value.
+#[test]
+fn lanes_of_a_warp_reading_each_other_without_sync_warp_race() {
+    let f = caught(
+        &warp_sum_case(false),
+        &[FindingKind::DataRace],
+        FILE,
+        &[marked(SOURCE, "reads another lane's value")],
+    );
+    assert!(f.details.contains("lanes of one warp"), "{}", f.details);
+    let other = f.other.as_ref().expect("the other lane");
+    assert_eq!(other.warp, 0, "{f}");
+    clean(&warp_sum_case(true));
 }
