@@ -195,6 +195,7 @@ impl Exec<'_, '_> {
             imports: &self.cl.imports,
             site: site(self.pc, lane),
             strong,
+            lanes: agent.is_none(),
         };
         if let Some(c) = self
             .global
@@ -233,7 +234,10 @@ impl Exec<'_, '_> {
             (true, false) => "read after write",
             _ => "write after read",
         };
-        let why = if c.cluster == self.cl.index {
+        let why = if c.lanes {
+            "two lanes of one warp with no bar.warp.sync (`sync_warp`, CUDA's __syncwarp) or \
+             barrier between them: lanes of a warp are not in lockstep"
+        } else if c.cluster == self.cl.index {
             "no barrier or release/acquire orders them"
         } else {
             "the blocks are in different clusters, and no release and acquire through a global \

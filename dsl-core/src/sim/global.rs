@@ -21,6 +21,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::clock::Vc;
+use super::shadow::unsite;
 use crate::ir::Scope;
 
 /// What is known of other clusters' work: per cluster (its index in the grid), the vector clock
@@ -128,11 +129,22 @@ pub(crate) struct GlobalAccessor<'a> {
     pub imports: &'a Imports,
     pub site: u32,
     pub strong: Option<Scope>,
+    /// Whether the accessor is a warp whose lanes are told apart (not an asynchronous agent):
+    /// two of its lanes at one clock and two instructions are unordered, as in shared memory.
+    pub lanes: bool,
 }
 
 impl GlobalAccessor<'_> {
-    /// Whether the earlier access `a` happens before this one.
+    /// Whether the earlier access `a` happens before this one: by happens-before, and for two
+    /// lanes of one warp by a warp-synchronous op between them (the warp's clock moved on).
     fn after(&self, a: &Access) -> bool {
+        let same_warp = u64::from(a.cluster) == self.cluster && a.epoch == self.epoch;
+        if same_warp && self.lanes {
+            let ((pc, lane), (my_pc, my_lane)) = (unsite(a.site), unsite(self.site));
+            if lane != my_lane && pc != my_pc {
+                return false;
+            }
+        }
         if u64::from(a.cluster) == self.cluster {
             self.vc.covers(a.epoch)
         } else {
@@ -195,6 +207,8 @@ pub(crate) struct GlobalConflict {
     pub site: u32,
     /// Whether the other access wrote.
     pub write: bool,
+    /// The two are lanes of one warp with no warp-synchronous op between them.
+    pub lanes: bool,
 }
 
 /// Global memory's shadow for one run, and the views released at global locations.
@@ -255,6 +269,7 @@ impl GlobalShadow {
                     epoch: a.epoch,
                     site: a.site,
                     write: w,
+                    lanes: u64::from(a.cluster) == who.cluster && a.epoch == who.epoch,
                 });
             }
             if write {
@@ -324,6 +339,7 @@ mod tests {
             imports,
             site: 0,
             strong,
+            lanes: false,
         }
     }
 
@@ -389,6 +405,38 @@ mod tests {
         s.access((0, 16), (4, 4), (false, true), &who(0, 0, &a, &none, None));
         assert_eq!(
             s.access((0, 16), (4, 4), (true, false), &who(1, 1, &b, &none, None)),
+            None
+        );
+    }
+
+    #[test]
+    fn two_lanes_of_a_warp_race_until_its_clock_moves_on() {
+        let none = Imports::default();
+        let vc1 = vc(&[1]);
+        fn lane<'a>(lane: u32, pc: u32, vc: &'a Vc, none: &'a Imports) -> GlobalAccessor<'a> {
+            GlobalAccessor {
+                site: super::super::shadow::site(pc, lane),
+                lanes: true,
+                ..who(0, 0, vc, none, None)
+            }
+        }
+        let mut s = GlobalShadow::new(true);
+        s.access((0, 8), (0, 4), (false, true), &lane(0, 10, &vc1, &none));
+        // Lane 1 at the next instruction, same clock: a race between lanes.
+        let c = s
+            .access((0, 8), (0, 4), (true, false), &lane(1, 11, &vc1, &none))
+            .unwrap();
+        assert!(c.lanes && c.write);
+        // The same lane, or another lane after the warp's clock moved on, is ordered.
+        let mut s = GlobalShadow::new(true);
+        s.access((0, 8), (0, 4), (false, true), &lane(0, 10, &vc1, &none));
+        assert_eq!(
+            s.access((0, 8), (0, 4), (true, false), &lane(0, 11, &vc1, &none)),
+            None
+        );
+        let vc2 = vc(&[2]);
+        assert_eq!(
+            s.access((0, 8), (0, 4), (true, false), &lane(1, 12, &vc2, &none)),
             None
         );
     }

@@ -121,10 +121,10 @@
 //! ordered load or atomic with no write anywhere in between is polling: it parks until memory
 //! changes, so a flag no block raises ends as a deadlock.
 //!
-//! Not modelled: lanes of one warp share a clock, so of their accesses only those to shared
-//! memory are told apart, and leniently: any warp-synchronous op (not only `bar.warp.sync`, the
-//! one the ISA gives memory ordering) or release between two lanes' accesses orders them (see
-//! *program order* below); within a cluster, the
+//! Not modelled: lanes of one warp share a clock, so their accesses are told apart leniently:
+//! any warp-synchronous op (not only `bar.warp.sync`, the one the ISA gives memory ordering) or
+//! release between two lanes' accesses orders them (see *program order* below), and an
+//! asynchronous agent's accesses are not told apart by lane; within a cluster, the
 //! scopes of releases and acquires are taken as wide enough (a `.cta` release observed by
 //! another block of the cluster is not reported; between clusters they are checked, see below);
 //! two `cp.async` of one
@@ -141,7 +141,7 @@
 //! order from:
 //!
 //! - *program order* within a thread; lanes of one warp are not in lockstep (independent thread
-//!   scheduling), so two lanes' accesses to the same shared bytes at two instructions are a race
+//!   scheduling), so two lanes' accesses to the same bytes at two instructions are a race
 //!   unless `bar.warp.sync` ([`crate::kernel::sync_warp`], CUDA's `__syncwarp`), a barrier or
 //!   another warp-synchronous op comes between them (each moves the warp's clock on);
 //! - barriers (*Parallel Synchronization and Communication Instructions: bar, barrier*): "when a
