@@ -91,9 +91,14 @@ impl ComposedLayout {
         self.layout.depth()
     }
 
-    /// All offsets `self(0), ..., self(size-1)`.
+    /// All offsets `self(0), ..., self(size-1)`: the inner layout's listed as [`Layout::values`]
+    /// lists them, each shifted and swizzled.
     pub fn values(&self) -> Result<Vec<i64>, LayoutError> {
-        (0..self.size()).map(|i| self.eval(i)).collect()
+        self.layout
+            .values()
+            .into_iter()
+            .map(|o| self.outer(o))
+            .collect()
     }
 
     /// CuTe's `get<i>` / `layout<i>`: mode `i` of the inner layout, under the same swizzle and offset.

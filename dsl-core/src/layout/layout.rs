@@ -296,10 +296,38 @@ impl Layout {
     }
 
     /// All offsets `L(0), ..., L(size-1)` (for layouts small enough to list: it allocates `size`).
+    /// The index runs over the flattened modes as a mixed-radix counter, one addition per step:
+    /// a host proof over every value of every thread's fragment costs a list, not an `eval` each.
     pub fn values(&self) -> Vec<i64> {
-        (0..self.size())
-            .map(|i| self.eval(i).unwrap_or(0))
-            .collect()
+        let (shape, stride) = (self.shape.flatten_ints(), self.stride.flatten_ints());
+        let n = self.size().max(0) as usize;
+        let mut out = Vec::with_capacity(n);
+        let (mut crd, mut off) = (vec![0i64; shape.len()], 0i64);
+        for _ in 0..n {
+            out.push(off);
+            for d in 0..shape.len() {
+                crd[d] += 1;
+                let next = off.checked_add(stride[d]);
+                let wrapped = next.and_then(|o| o.checked_sub(stride[d].checked_mul(shape[d])?));
+                match (crd[d] < shape[d], next, wrapped) {
+                    (true, Some(o), _) => {
+                        off = o;
+                        break;
+                    }
+                    (false, _, Some(o)) => {
+                        off = o;
+                        crd[d] = 0;
+                    }
+                    // Offsets past i64: each one as `eval` gives it (an overflow lists 0).
+                    _ => {
+                        return (0..self.size())
+                            .map(|i| self.eval(i).unwrap_or(0))
+                            .collect()
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// CuTe's `flatten`: the same function with a flat (depth <= 1) shape.
@@ -329,5 +357,28 @@ fn mode_list(shape: &IntTuple, stride: &IntTuple) -> String {
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.shape, self.stride)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `values` lists what `eval` gives, index by index: nested modes, zero, negative and
+    /// unit-extent strides, a scalar, and offsets past i64 (listed as `eval` lists them).
+    #[test]
+    fn values_list_what_eval_gives() {
+        for text in [
+            "(2,(3,4)):(1,(2,6))",
+            "((2,2),(3,(1,5))):((0,4),(1,(7,-3)))",
+            "7:3",
+            "(4,(2,3)):(-5,(100,1))",
+            "1:0",
+            "(2,3):(4611686018427387904,1)",
+        ] {
+            let l: Layout = text.parse().unwrap();
+            let want: Vec<i64> = (0..l.size()).map(|i| l.eval(i).unwrap_or(0)).collect();
+            assert_eq!(l.values(), want, "{text}");
+        }
     }
 }

@@ -55,9 +55,7 @@ impl IdentityTensor {
     /// partitioned for one thread (its dynamic indices bound), value `i` at `part`'s offset `i`.
     pub fn coords_of(&self, part: &View) -> Result<Vec<Vec<i64>>, LayoutError> {
         let at = part.at(&vec![0; part.indices.len()])?;
-        (0..part.layout.size())
-            .map(|i| Ok(self.coord(at.eval(i)?)))
-            .collect()
+        Ok(at.values()?.into_iter().map(|o| self.coord(o)).collect())
     }
 }
 

@@ -287,6 +287,14 @@ impl TiledMma {
         Ok(tensor.push_index(thr, Layout::from_modes(modes)))
     }
 
+    /// Every thread's `partition_C` of `tensor`, in thread order: the same views as
+    /// `get_slice(t).partition_c(tensor)` for each `t`, with the thread-free partition computed
+    /// once (a host proof over every thread's accumulators costs one partition, not one each).
+    pub fn partition_c_each(&self, tensor: &View) -> Result<Vec<View>, LayoutError> {
+        let all = self.partition(Operand::C, tensor)?;
+        (0..self.size()).map(|t| all.bind_last(t)).collect()
+    }
+
     /// CuTe's `get_slice(thr_idx)` / `get_thread_slice`.
     pub fn get_slice(&self, thr_idx: i64) -> Result<ThrMma, LayoutError> {
         if thr_idx < 0 || thr_idx >= self.size() {

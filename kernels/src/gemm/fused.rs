@@ -324,13 +324,9 @@ pub fn accumulator_offsets(
 ) -> Result<Vec<AccValue>, String> {
     let fail = |e: dsl_core::layout::LayoutError| e.to_string();
     let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
+    let parts = mma.partition_c_each(id.view()).map_err(fail)?;
     let coords = |t: i64| -> Result<Vec<Vec<i64>>, String> {
-        let part = mma
-            .get_slice(t)
-            .map_err(fail)?
-            .partition_c(id.view())
-            .map_err(fail)?;
-        id.coords_of(&part).map_err(fail)
+        id.coords_of(&parts[t as usize]).map_err(fail)
     };
     let zero = coords(0)?;
     let values = zero
@@ -372,14 +368,11 @@ pub(crate) fn held_by_register(
     let fail = |e: dsl_core::layout::LayoutError| e.to_string();
     let id = make_identity_tensor(&[rows, cols]).map_err(fail)?;
     let values = frag_c.cosize() as usize;
-    (0..mma.size())
-        .map(|t| {
-            let part = mma
-                .get_slice(t)
-                .map_err(fail)?
-                .partition_c(id.view())
-                .map_err(fail)?;
-            let coords = id.coords_of(&part).map_err(fail)?;
+    mma.partition_c_each(id.view())
+        .map_err(fail)?
+        .iter()
+        .map(|part| {
+            let coords = id.coords_of(part).map_err(fail)?;
             let mut at = vec![Vec::new(); values];
             for (i, c) in coords.into_iter().enumerate() {
                 at[frag_c.eval(i as i64).map_err(fail)? as usize] = c;

@@ -113,9 +113,10 @@ pub fn direct_stores(
 ) -> Result<Vec<ThreadStore>, DirectLayoutError> {
     let id = make_identity_tensor(&[rows, bn])?;
     let regs = frag_c.cosize() as usize;
+    let parts = mma.partition_c_each(id.view())?;
     // Register -> [row, column] of thread t's accumulators.
     let at = |t: i64| -> Result<Vec<Option<Vec<i64>>>, LayoutError> {
-        let coords = id.coords_of(&mma.get_slice(t)?.partition_c(id.view())?)?;
+        let coords = id.coords_of(&parts[t as usize])?;
         let mut at = vec![None; regs];
         for (i, c) in coords.into_iter().enumerate() {
             at[frag_c.eval(i as i64)? as usize] = Some(c);

@@ -532,9 +532,11 @@ pub fn check_epilogue_slices(
         make_identity_tensor(&[rows, epi])?,
     );
     let per = frag_epi.cosize();
-    for t in 0..mma.size() {
-        let full = full_id.coords_of(&mma.get_slice(t)?.partition_c(full_id.view())?)?;
-        let sub = epi_id.coords_of(&epi_mma.get_slice(t)?.partition_c(epi_id.view())?)?;
+    let fulls = mma.partition_c_each(full_id.view())?;
+    let subs = epi_mma.partition_c_each(epi_id.view())?;
+    for (t, (full, sub)) in (0i64..).zip(fulls.iter().zip(&subs)) {
+        let full = full_id.coords_of(full)?;
+        let sub = epi_id.coords_of(sub)?;
         // Accumulator -> (row, column) of this thread's values.
         let mut at = vec![Vec::new(); frag_c.cosize() as usize];
         for (i, c) in full.into_iter().enumerate() {
