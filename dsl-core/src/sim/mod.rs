@@ -127,10 +127,8 @@
 //! asynchronous agent's accesses are not told apart by lane; within a cluster, the
 //! scopes of releases and acquires are taken as wide enough (a `.cta` release observed by
 //! another block of the cluster is not reported; between clusters they are checked, see below);
-//! two `cp.async` of one
-//! warp to the same bytes without a wait between are not reported; in global memory, each byte
-//! keeps its last read only, so of two unordered reads by different blocks only the later is
-//! checked against a later write.
+//! in global memory, each byte keeps its last read only, so of two unordered reads by different
+//! blocks only the later is checked against a later write.
 //!
 //! ## The memory-model rules implemented
 //!
@@ -163,7 +161,8 @@
 //!   `cp.async` is a weak generic-proxy write by the warp's copy agent, ordered after its issue
 //!   and before the `cp.async.wait_group`/`wait_all` that completes it ("no other
 //!   synchronization mechanism guarantees the completion"), so another warp reading the
-//!   destination needs a barrier after the wait;
+//!   destination needs a barrier after the wait, and two copies of one warp to the same bytes
+//!   need a wait for the first between them (they complete in any order);
 //! - *Proxies*: an access of the async proxy to bytes last written through the generic proxy
 //!   needs a `fence.proxy.async` by the writer after the write, and happens-before from that
 //!   fence to the access (*Parallel Synchronization and Communication Instructions: membar/fence*,

@@ -113,8 +113,11 @@ fn issue(
     let w = x.w();
     w.cp.clock += 1;
     let clock = w.cp.clock;
-    let mut vc = w.vc.clone();
-    vc.0[agent as usize] = clock;
+    // The agent acts with the warp's clock at issue, its own component left at what the warp
+    // has seen complete (a `wait_group` joins it): so a copy is ordered after the warp's
+    // earlier copies only where the warp waited for them, and two copies to the same bytes with
+    // no wait between are a race (their writes land in either order).
+    let vc = w.vc.clone();
     x.cl.inflight.push(InFlight {
         cta,
         warp,

@@ -288,3 +288,58 @@ fn a_stream_k_end_waiting_on_a_flag_nobody_raises_deadlocks_at_its_spin() {
     assert!(f.details.contains("block (0,0,0)"), "{}", f.details);
     clean(&hand_over_case(1, true, Scope::Gpu));
 }
+
+/// Each lane of a warp copies 16 bytes of `x` into its part of a shared row with `cp.async`,
+/// then 16 more bytes of `x` over the same part: with a wait between (`waited`), the second
+/// copy's bytes are what the row holds; without, the two copies' writes land in either order.
+#[kernel]
+fn copied_twice(#[host] waited: bool, k: &KernelBuilder, x: GlobalPtr<u32>, out: GlobalPtr<u32>) {
+    k.require_threads(32, 1, 1);
+    let s = k.shared_array::<u32>("s", 128, 16);
+    let t = thread_idx_x();
+    cp_async(s + t * 4u32, x + t * 4u32, 16, None); // planted: first copy
+    cp_async_commit();
+    if waited {
+        cp_async_wait_group(0);
+    }
+    cp_async(s + t * 4u32, x + (t * 4u32 + 128u32), 16, None); // planted: second copy
+    cp_async_commit();
+    cp_async_wait_all();
+    for i in 0..4u32 {
+        out.store_at(t * 4u32 + i, s.load_at(t * 4u32 + i));
+    }
+}
+
+fn copied_twice_case(waited: bool) -> Planted {
+    let x: Vec<u32> = (0..256).collect();
+    Planted {
+        kernel: copied_twice(waited).unwrap(),
+        run: Run {
+            buffers: vec![
+                Buffer::input("x", Data::U32(x)),
+                Buffer::output("out", Elem::U32, 128),
+            ],
+            steps: vec![Step {
+                kernel: 0,
+                shape: Shape::linear(1, 32),
+                args: vec![CaseArg::Buffer(0), CaseArg::Buffer(1)],
+            }],
+            expect: vec![Expect::bits(1, Data::U32((128..256).collect()))],
+        },
+    }
+}
+
+/// (n) Two `cp.async` of one warp to the same shared bytes with no `cp.async.wait_group` between
+/// them (a ring whose stages alias, say): a race between the two copies, at either's line.
+#[test]
+fn two_copies_to_the_same_bytes_without_a_wait_race() {
+    let f = caught(
+        &copied_twice_case(false),
+        &[FindingKind::DataRace],
+        FILE,
+        &[marked(SOURCE, "first copy"), marked(SOURCE, "second copy")],
+    );
+    let other = f.other.as_ref().expect("the other copy");
+    assert!(other.write && other.op == "cp.async", "{f}");
+    clean(&copied_twice_case(true));
+}

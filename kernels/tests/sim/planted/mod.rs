@@ -20,6 +20,7 @@
 //! | (k) a stream-K start that raises its flag without the fence that releases its partial sums | global-memory race | [`global`] |
 //! | (l) two blocks whose output tiles overlap | global-memory race | [`global`] |
 //! | (m) lanes of one warp passing values through shared memory without `sync_warp` | race | [`sync`] |
+//! | (n) two `cp.async` of one warp to the same bytes with no wait between | race | [`memory`] |
 
 mod async_proxy;
 mod cluster;
