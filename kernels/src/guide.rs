@@ -35,3 +35,9 @@
 //! - [`dsl_core::kernel::reduce`]: warp and block sums, maxima and minima.
 //! - Masked loads with a fill value (Triton's `other=`): `x.load_at_or(j, j.lt(cols), 0.0)`.
 //! - [`dsl_core::kernel::half2`]: pack, unpack and broadcast 16-bit pairs.
+//! - Threads that pass data through memory need what CUDA needs: `sync_threads()` in a block
+//!   (`__syncthreads`), [`sync_warp`](dsl_core::kernel::sync_warp) between lanes of one warp
+//!   (`__syncwarp`: lanes are not in lockstep), a fence and a release/acquire flag between blocks.
+//!   [`dsl_core::sim`] runs a kernel on the CPU and names the Rust line of each missing one (a
+//!   race in shared or global memory, a deadlock, a barrier count): `rute sim softmax` runs the
+//!   registered example, and the module's doc test shows a kernel of your own.

@@ -36,8 +36,9 @@ not finish (an op it does not model yet); 2 a usage error.";
 /// run a registered kernel in the CPU simulator against its reference
 ///
 /// Runs NAME's test case (`rute sim --list` names them; its inputs drawn from the seed, its
-/// launch, its CPU reference) in the simulator with every check on: data races, barrier and
-/// mbarrier misuse, deadlocks, uninitialized and out-of-bounds accesses. `rute sim gemm` runs
+/// launch, its CPU reference) in the simulator with every check on: data races in shared and
+/// global memory (between warps, lanes of a warp, blocks), barrier and mbarrier misuse,
+/// deadlocks, uninitialized and out-of-bounds accesses. `rute sim gemm` runs
 /// a GEMM program's plan for one problem instead, its launch as the runtime makes it. Each
 /// seed seeds the inputs and the schedule.
 #[derive(clap::Args, Debug)]
