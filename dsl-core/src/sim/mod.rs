@@ -89,7 +89,7 @@
 //! | `Convert` | `cvt` between every pair of types (roundings, `.sat`), the f32-pair packing | as the ISA's `cvt` |
 //! | `Compare` | `setp` (all 14 comparisons), `selp` | ordered/unordered float comparisons |
 //! | `Data` | `mov`, special registers, symbol addresses, pack/unpack | `%clock` counts instructions |
-//! | `Warp` | `shfl.sync` (4 modes, segments, clamp), `vote.sync`, `redux.sync`, `elect.sync`, `activemask` | the ISA's pseudocode |
+//! | `Warp` | `shfl.sync` (4 modes, segments, clamp), `vote.sync`, `redux.sync`, `elect.sync`, `activemask`, `bar.warp.sync` | the ISA's pseudocode; every warp-synchronous op moves the warp's clock on (the lane rule) |
 //! | `Memory` | `ld`/`st` in global, shared (cta and cluster), param, local (64 KiB per thread) and generic space; vectors; `.relaxed/.acquire/.release`; `prefetch` (no effect) | `.const` is [`SimError::Unsupported`] |
 //! | `Atomic` | `atom`/`red`: `add` (ints, f32, f64, f16, bf16, pairs), `min max inc dec and or xor exch cas` on global and shared | lanes in lane order |
 //! | `Barrier` | `bar.sync`, `barrier.sync`, `bar.arrive` (ids, thread counts), `barrier.cluster.arrive/wait` | per-warp arrival; exits release all-thread barriers |

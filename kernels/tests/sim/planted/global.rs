@@ -10,7 +10,7 @@ use dsl_macros::kernel;
 use kernels::cases::{Buffer, CaseArg, Data, Elem, Expect, Run, Shape, Step};
 
 use super::memory::{hand_over_case, FILE as HAND_OVER_FILE, SOURCE as HAND_OVER_SOURCE};
-use super::{caught, clean, marked, Planted};
+use super::{caught, clean, marked, reports, Planted};
 
 const SOURCE: &str = include_str!("global.rs");
 const FILE: &str = "planted/global.rs";
@@ -30,6 +30,11 @@ fn a_stream_k_start_that_raises_its_flag_without_a_fence_races_with_the_end() {
     assert!(f.details.contains("different clusters"), "{}", f.details);
     let other = f.other.as_ref().expect("the start's write");
     assert!(other.write && other.cta == [1, 0, 0], "{f}");
+    // The same seeds give the same reports, byte for byte.
+    let text =
+        |rs: Vec<dsl_core::sim::Report>| rs.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+    let planted = hand_over_case(1, false, Scope::Gpu);
+    assert_eq!(text(reports(&planted)), text(reports(&planted)));
     clean(&hand_over_case(1, true, Scope::Gpu));
 }
 
