@@ -376,3 +376,45 @@ fn what_could_not_be_built_is_refused_at_the_parse() {
         );
     }
 }
+
+/// The next device run's levers (`scripts/levers.txt`, `SHAPES LEVERS [DTYPE]` a line, each
+/// lever `config[@split][!]`) are schedules that take their shapes: a spelling that no longer
+/// parses would cost a device call to find out.
+#[test]
+fn the_next_device_runs_levers_parse_and_take_their_shapes() {
+    let text = include_str!("../../../../scripts/levers.txt");
+    let mut levers = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let configs = match line.strip_prefix("#configs:") {
+            Some(c) => (c.trim(), None),
+            None if line.starts_with('#') => continue,
+            None => {
+                let mut f = line.split_whitespace();
+                let (shapes, configs) = (f.next().unwrap(), f.next().expect("levers"));
+                (configs, Some(shapes))
+            }
+        };
+        let shapes: Vec<(u32, u32, u32)> = configs
+            .1
+            .map(|s| {
+                s.split(',')
+                    .map(|shape| {
+                        let d: Vec<u32> = shape.split('x').map(|v| v.parse().unwrap()).collect();
+                        (d[0], d[1], d[2])
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for lever in configs.0.split(',') {
+            let spec = lever.trim_end_matches('!');
+            let spec = spec.split_once('@').map_or(spec, |(s, _)| s);
+            let s: HopperSchedule = spec.parse().unwrap_or_else(|e| panic!("`{line}`: {e}"));
+            for &(m, n, k) in &shapes {
+                s.takes(m, n, k)
+                    .unwrap_or_else(|e| panic!("{spec} at {m}x{n}x{k}: {e}"));
+            }
+            levers += 1;
+        }
+    }
+    assert!(levers > 0, "scripts/levers.txt names no lever");
+}
