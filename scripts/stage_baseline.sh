@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the `rute` binary of an earlier revision (the baseline of a before/after comparison) and
+# stages it as .gpu/bin/rute_before, stripped, beside the current build's .gpu/bin/rute (stage
+# that first: scripts/stage_gpu.sh). The revision is built in a worktree of its own with a target
+# folder of its own, so the current tree's build is left alone.
+#   bash scripts/stage_baseline.sh REV        (e.g. e5860d5, the start of the mid-size work)
+# Then, on the device: RUTE_BIN=.gpu/bin/rute_before bash scripts/gpu_suites.sh OUT/before ...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev="${1:?name the baseline revision}"
+tree="${TMPDIR:-/tmp}/rute-baseline-$rev"
+if [ ! -d "$tree" ]; then
+    git worktree add --detach "$tree" "$rev" > /dev/null
+fi
+CARGO_TARGET_DIR="$tree-target" cargo build --release -p kernels --features gpu --bin rute \
+    --manifest-path "$tree/Cargo.toml"
+mkdir -p .gpu/bin
+cp "$tree-target/release/rute" .gpu/bin/rute_before
+strip .gpu/bin/rute_before
+echo "staged .gpu/bin/rute_before ($(git rev-parse --short "$rev"), $(du -h .gpu/bin/rute_before | cut -f1))"
