@@ -6,7 +6,9 @@ use super::env::Env;
 use super::global::{GlobalAccessor, GlobalConflict, GlobalShadow};
 use super::memory::Memory;
 use super::regs::{width_mask, Lanes, RegFile};
-use super::report::{Finding, FindingKind, Findings, Party, SimError, Site, Stats};
+use super::report::{
+    race_words, Finding, FindingKind, Findings, Party, SimError, Site, Stats, LANES_UNORDERED,
+};
 use super::sched::Scheduler;
 use super::shadow::{site, unsite};
 use super::state::{ClusterState, Status, WarpState};
@@ -228,15 +230,9 @@ impl Exec<'_, '_> {
             prog.location(opc),
             c.write,
         );
-        let verb = if write { "writes" } else { "reads" };
-        let what = match (c.write, write) {
-            (true, true) => "write after write",
-            (true, false) => "read after write",
-            _ => "write after read",
-        };
+        let (verb, what) = race_words(c.write, write);
         let why = if c.lanes {
-            "two lanes of one warp with no bar.warp.sync (`sync_warp`, CUDA's __syncwarp) or \
-             barrier between them: lanes of a warp are not in lockstep"
+            LANES_UNORDERED
         } else if c.cluster == self.cl.index {
             "no barrier or release/acquire orders them"
         } else {

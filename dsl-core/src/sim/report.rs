@@ -93,6 +93,23 @@ impl FindingKind {
     }
 }
 
+/// How a race's two accesses read in a finding: this access's verb (`writes`, `reads`) and the
+/// pair (`write after write`, `read after write`, `write after read`), given whether the earlier
+/// access wrote and whether this one does.
+pub(crate) fn race_words(earlier_wrote: bool, writes: bool) -> (&'static str, &'static str) {
+    let verb = if writes { "writes" } else { "reads" };
+    let what = match (earlier_wrote, writes) {
+        (true, true) => "write after write",
+        (true, false) => "read after write",
+        _ => "write after read",
+    };
+    (verb, what)
+}
+
+/// Why two lanes of one warp race: the sentence a finding gives.
+pub(crate) const LANES_UNORDERED: &str = "two lanes of one warp with no bar.warp.sync \
+     (`sync_warp`, CUDA's __syncwarp) or barrier between them: lanes of a warp are not in lockstep";
+
 /// Where an op ran: a block, a warp in it, a lane in the warp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct Site {

@@ -21,7 +21,7 @@ use super::super::exec::{Exec, Flow};
 use super::super::global::GridView;
 use super::super::peers;
 use super::super::regs::{lanes, sext, width_mask, Lanes};
-use super::super::report::{FindingKind, SimError};
+use super::super::report::{race_words, FindingKind, SimError, LANES_UNORDERED};
 use super::super::shadow::{Accessor, Outcome, SharedMem};
 use super::super::state::{ClusterState, PollMark, Status};
 use crate::ir::op::Memory;
@@ -217,17 +217,11 @@ pub(crate) fn report_shared(
         } else {
             FindingKind::DataRace
         };
-        let verb = if write { "writes" } else { "reads" };
-        let what = match (c.write, write) {
-            (true, true) => "write after write",
-            (true, false) => "read after write",
-            _ => "write after read",
-        };
+        let (verb, what) = race_words(c.write, write);
         let why = if c.proxy_only {
             "the writer did not execute fence.proxy.async between its write and this access"
         } else if c.lanes {
-            "two lanes of one warp with no bar.warp.sync (`sync_warp`, CUDA's __syncwarp) or \
-             barrier between them: lanes of a warp are not in lockstep"
+            LANES_UNORDERED
         } else {
             "no barrier or release/acquire orders them"
         };

@@ -311,22 +311,8 @@ fn copied_twice(#[host] waited: bool, k: &KernelBuilder, x: GlobalPtr<u32>, out:
 }
 
 fn copied_twice_case(waited: bool) -> Planted {
-    let x: Vec<u32> = (0..256).collect();
-    Planted {
-        kernel: copied_twice(waited).unwrap(),
-        run: Run {
-            buffers: vec![
-                Buffer::input("x", Data::U32(x)),
-                Buffer::output("out", Elem::U32, 128),
-            ],
-            steps: vec![Step {
-                kernel: 0,
-                shape: Shape::linear(1, 32),
-                args: vec![CaseArg::Buffer(0), CaseArg::Buffer(1)],
-            }],
-            expect: vec![Expect::bits(1, Data::U32((128..256).collect()))],
-        },
-    }
+    let kernel = copied_twice(waited).unwrap();
+    Planted::one_block_in_out(kernel, 32, (0..256).collect(), (128..256).collect())
 }
 
 /// (n) Two `cp.async` of one warp to the same shared bytes with no `cp.async.wait_group` between

@@ -55,6 +55,26 @@ impl Case for Planted {
 }
 
 impl Planted {
+    /// `kernel` launched as one block of `threads` threads with two arguments, a `u32` input `x`
+    /// and a `u32` output that must end as `want`.
+    pub fn one_block_in_out(kernel: Kernel, threads: u32, x: Vec<u32>, want: Vec<u32>) -> Planted {
+        Planted {
+            kernel,
+            run: Run {
+                buffers: vec![
+                    Buffer::input("x", Data::U32(x)),
+                    Buffer::output("out", Elem::U32, want.len()),
+                ],
+                steps: vec![Step {
+                    kernel: 0,
+                    shape: Shape::linear(1, threads),
+                    args: vec![CaseArg::Buffer(0), CaseArg::Buffer(1)],
+                }],
+                expect: vec![Expect::bits(1, Data::U32(want))],
+            },
+        }
+    }
+
     /// `kernel` launched as one block of `threads` threads with one argument, a `u32` output
     /// that must end as `want`.
     pub fn one_block(kernel: Kernel, threads: u32, want: Vec<u32>) -> Planted {

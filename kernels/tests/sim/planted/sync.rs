@@ -7,8 +7,6 @@ use dsl_core::pipeline::{Barriers, NamedBarrier, PipelineState};
 use dsl_core::sim::FindingKind;
 use dsl_macros::kernel;
 
-use kernels::cases::{Buffer, CaseArg, Data, Elem, Expect, Run, Shape, Step};
-
 use super::{caught, clean, marked, Planted};
 
 const SOURCE: &str = include_str!("sync.rs");
@@ -252,21 +250,7 @@ fn warp_sum(#[host] synced: bool, k: &KernelBuilder, x: GlobalPtr<u32>, out: Glo
 fn warp_sum_case(synced: bool) -> Planted {
     let x: Vec<u32> = (0..LANES).map(|i| i * 3 + 1).collect();
     let sum = x.iter().sum();
-    Planted {
-        kernel: warp_sum(synced).unwrap(),
-        run: Run {
-            buffers: vec![
-                Buffer::input("x", Data::U32(x)),
-                Buffer::output("out", Elem::U32, 1),
-            ],
-            steps: vec![Step {
-                kernel: 0,
-                shape: Shape::linear(1, LANES),
-                args: vec![CaseArg::Buffer(0), CaseArg::Buffer(1)],
-            }],
-            expect: vec![Expect::bits(1, Data::U32(vec![sum]))],
-        },
-    }
+    Planted::one_block_in_out(warp_sum(synced).unwrap(), LANES, x, vec![sum])
 }
 
 /// (m) Lanes of one warp passing values through shared memory with no `sync_warp` between the
