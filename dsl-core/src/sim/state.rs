@@ -256,6 +256,10 @@ pub(crate) struct ClusterState {
     /// Release/acquire synchronization through shared-memory locations: the clock published
     /// at each (block rank, offset).
     pub sync: std::collections::BTreeMap<(u32, u32), Vc>,
+    /// The same through global locations, for this cluster's own acquirers: the clock each
+    /// (buffer, offset) was released at, whatever the release's scope (other clusters see only
+    /// what a release at the device's scope publishes in the global shadow).
+    pub global_sync: std::collections::BTreeMap<(usize, usize), Vc>,
     /// Asynchronous operations in flight, in issue order.
     pub inflight: Vec<InFlight>,
     /// The mbarrier objects, by (block rank, shared offset).

@@ -238,6 +238,7 @@ impl<'r, 'p> Machine<'r, 'p> {
                 released: Vc::new(n),
             },
             sync: Default::default(),
+            global_sync: Default::default(),
             inflight: Vec::new(),
             mbarriers: Default::default(),
             agent_clock: vec![0; n],

@@ -374,9 +374,9 @@ fn local<'a>(x: &'a mut Exec<'_, '_>, lane: u32) -> &'a mut super::super::state:
 
 /// Release and acquire through a shared or global location (the PTX ISA's release and acquire
 /// patterns): a release publishes the warp's clock there, an acquire joins it. At a global
-/// location a release whose scope reaches the device also publishes, for acquirers in other
-/// clusters, its cluster's clock and what it knows of other clusters ([`GridView`]); one of a
-/// narrower scope publishes for its own cluster only.
+/// location the clock is published for the cluster's own acquirers, and a release whose scope
+/// reaches the device also publishes, for acquirers in other clusters, its cluster's clock and
+/// what it knows of other clusters ([`GridView`]).
 pub(crate) fn sync_release(x: &mut Exec<'_, '_>, p: Place, (vc, scope): (&Vc, Scope)) {
     match p {
         Place::Shared { rank, off } => {
@@ -386,13 +386,15 @@ pub(crate) fn sync_release(x: &mut Exec<'_, '_>, p: Place, (vc, scope): (&Vc, Sc
                 .join(vc)
         }
         Place::Global { buf, off } => {
-            let mut view = if scope >= Scope::Gpu {
-                x.cl.imports.view(vc)
-            } else {
-                GridView::default()
-            };
-            view.join_cluster(x.cl.index, vc);
-            x.global.publish(buf, off, view);
+            x.cl.global_sync
+                .entry((buf, off))
+                .or_insert_with(|| Vc::new(vc.0.len()))
+                .join(vc);
+            if scope >= Scope::Gpu {
+                let mut view = x.cl.imports.view(vc);
+                view.join_cluster(x.cl.index, vc);
+                x.global.publish(buf, off, view);
+            }
         }
         Place::Param { .. } | Place::Local { .. } => {}
     }
@@ -407,11 +409,18 @@ pub(crate) fn sync_acquire(x: &Exec<'_, '_>, p: Place) -> Option<(Vc, GridView)>
                 .get(&(rank, off))
                 .map(|vc| (vc.clone(), GridView::default()))
         }
-        Place::Global { buf, off } => x.global.published(buf, off).map(|view| {
-            let own = view.of(x.cl.index).cloned();
+        Place::Global { buf, off } => {
+            let own = x.cl.global_sync.get(&(buf, off));
+            let others = x.global.published(buf, off).map(|v| v.without(x.cl.index));
+            if own.is_none() && others.is_none() {
+                return None;
+            }
             let n = x.wr().vc.0.len();
-            (own.unwrap_or_else(|| Vc::new(n)), view.without(x.cl.index))
-        }),
+            Some((
+                own.cloned().unwrap_or_else(|| Vc::new(n)),
+                others.unwrap_or_default(),
+            ))
+        }
         Place::Param { .. } | Place::Local { .. } => None,
     }
 }

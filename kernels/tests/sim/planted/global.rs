@@ -9,7 +9,7 @@ use dsl_core::sim::FindingKind;
 use dsl_macros::kernel;
 use kernels::cases::{Buffer, CaseArg, Data, Elem, Expect, Run, Shape, Step};
 
-use super::memory::{hand_over_case, FILE as HAND_OVER_FILE, SOURCE as HAND_OVER_SOURCE};
+use super::memory::{hand_over_case, FILE as HAND_OVER_FILE, GPU, SOURCE as HAND_OVER_SOURCE};
 use super::{caught, clean, marked, reports, Planted};
 
 const SOURCE: &str = include_str!("global.rs");
@@ -21,7 +21,7 @@ const FILE: &str = "planted/global.rs";
 #[test]
 fn a_stream_k_start_that_raises_its_flag_without_a_fence_races_with_the_end() {
     let f = caught(
-        &hand_over_case(1, false, Scope::Gpu),
+        &hand_over_case(1, false, GPU),
         &[FindingKind::GlobalRace],
         HAND_OVER_FILE,
         &[marked(HAND_OVER_SOURCE, "end adds")],
@@ -33,20 +33,22 @@ fn a_stream_k_start_that_raises_its_flag_without_a_fence_races_with_the_end() {
     // The same seeds give the same reports, byte for byte.
     let text =
         |rs: Vec<dsl_core::sim::Report>| rs.iter().map(|r| r.to_string()).collect::<Vec<_>>();
-    let planted = hand_over_case(1, false, Scope::Gpu);
+    let planted = hand_over_case(1, false, GPU);
     assert_eq!(text(reports(&planted)), text(reports(&planted)));
-    clean(&hand_over_case(1, true, Scope::Gpu));
+    clean(&hand_over_case(1, true, GPU));
 }
 
-/// (k) The hand-over with its fence, flag store and flag load at `.cta` scope: a block's scope
-/// does not include the other block, so the flag's accesses are not morally strong with each
+/// (k) The hand-over with its fence and flag at `.cta` or `.cluster` scope: neither includes the
+/// other block (of another cluster), so the flag's accesses are not morally strong with each
 /// other (the end's spin races with the start's store) and release nothing to the end (its read
-/// of the partial sums races too). Either is reported at its line.
+/// of the partial sums races too); either is reported at its line. With only the fence narrow,
+/// the flag is sound but releases nothing past the cluster: the end's read races.
 #[test]
 fn a_stream_k_flag_at_the_blocks_scope_races_between_the_blocks() {
-    for scope in [Scope::Cta, Scope::Cluster] {
+    let (cta, cluster) = (Scope::Cta, Scope::Cluster);
+    for scopes in [(cta, cta), (cluster, cluster)] {
         let f = caught(
-            &hand_over_case(1, true, scope),
+            &hand_over_case(1, true, scopes),
             &[FindingKind::GlobalRace],
             HAND_OVER_FILE,
             &[
@@ -56,6 +58,20 @@ fn a_stream_k_flag_at_the_blocks_scope_races_between_the_blocks() {
         );
         assert!(f.other.as_ref().is_some_and(|o| o.write), "{f}");
     }
+}
+
+/// (k) The flag at the device's scope after a fence at the block's: the flag's accesses are
+/// morally strong, but the release pattern is only as wide as its fence, so nothing orders the
+/// start's partial sums before the end's read of them (in another cluster).
+#[test]
+fn a_fence_at_the_blocks_scope_releases_nothing_to_another_cluster() {
+    let f = caught(
+        &hand_over_case(1, true, (Scope::Cta, Scope::Gpu)),
+        &[FindingKind::GlobalRace],
+        HAND_OVER_FILE,
+        &[marked(HAND_OVER_SOURCE, "end adds")],
+    );
+    assert!(f.details.contains("buffer `slots`"), "{}", f.details);
 }
 
 const THREADS: u32 = 64;

@@ -206,13 +206,15 @@ const PER_THREAD: u32 = 8;
 /// 1 (a start) sums the second half of each thread's `PER_THREAD` values, stores them to its
 /// slot, and after its warpgroup's barrier thread 0 releases them (`fence.acq_rel`, unless
 /// `fenced` is false) and raises flag `raised`; block 0 (the end) sums the first half, spins on
-/// flag 1 with `ld.acquire`, and adds the slot. The flag's fence, store and load are at `scope`
+/// flag 1 with `ld.acquire`, and adds the slot. The fence is at scope `fence`, the flag's store
+/// and load at `flag`
 /// (the device's, for blocks of two clusters).
 #[kernel]
 pub fn hand_over(
     #[host] raised: u32,
     #[host] fenced: bool,
-    #[host] scope: Scope,
+    #[host] fence: Scope,
+    #[host] flag: Scope,
     k: &KernelBuilder,
     x: GlobalPtr<f32>,
     slots: GlobalPtr<f32>,
@@ -233,23 +235,27 @@ pub fn hand_over(
         own.sync();
         if t.eq_(0u32) {
             if fenced {
-                fence_acq_rel(scope);
+                fence_acq_rel(fence);
             }
-            (flags + raised).store_relaxed(1u32, scope); // planted: raises
+            (flags + raised).store_relaxed(1u32, flag); // planted: raises
         }
     } else {
         if t.eq_(0u32) {
-            let flag = flags + 1u32;
-            while flag.load_acquire(scope).ne_(1u32) {} // planted: end spins
+            let raised_at = flags + 1u32;
+            while raised_at.load_acquire(flag).ne_(1u32) {} // planted: end spins
         }
         own.sync();
         out.store_at(t, sum + slots.load_at(t)); // planted: end adds
     }
 }
 
-/// The hand-over, its flag `raised` and released (`fenced`) or not, at `scope`, as a case whose
+/// The device's scope for both the fence and the flag.
+pub const GPU: (Scope, Scope) = (Scope::Gpu, Scope::Gpu);
+
+/// The hand-over, its flag `raised` and released (`fenced`) or not, at scopes `(fence, flag)`,
+/// as a case whose
 /// reference is the whole sum.
-pub fn hand_over_case(raised: u32, fenced: bool, scope: Scope) -> Planted {
+pub fn hand_over_case(raised: u32, fenced: bool, (fence, flag): (Scope, Scope)) -> Planted {
     let n = (THREADS * PER_THREAD) as usize;
     let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
     let want: Vec<f32> = x
@@ -257,7 +263,7 @@ pub fn hand_over_case(raised: u32, fenced: bool, scope: Scope) -> Planted {
         .map(|c| c.iter().sum())
         .collect();
     Planted {
-        kernel: hand_over(raised, fenced, scope).unwrap(),
+        kernel: hand_over(raised, fenced, fence, flag).unwrap(),
         run: Run {
             buffers: vec![
                 Buffer::input("x", Data::F32(x)),
@@ -280,13 +286,13 @@ pub fn hand_over_case(raised: u32, fenced: bool, scope: Scope) -> Planted {
 #[test]
 fn a_stream_k_end_waiting_on_a_flag_nobody_raises_deadlocks_at_its_spin() {
     let f = caught(
-        &hand_over_case(0, true, Scope::Gpu),
+        &hand_over_case(0, true, GPU),
         &[FindingKind::Deadlock],
         FILE,
         &[marked(SOURCE, "end spins")],
     );
     assert!(f.details.contains("block (0,0,0)"), "{}", f.details);
-    clean(&hand_over_case(1, true, Scope::Gpu));
+    clean(&hand_over_case(1, true, GPU));
 }
 
 /// Each lane of a warp copies 16 bytes of `x` into its part of a shared row with `cp.async`,
