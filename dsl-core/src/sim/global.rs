@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::clock::Vc;
-use super::shadow::unsite;
+use super::shadow::lanes_unordered;
 use crate::ir::Scope;
 
 /// What is known of other clusters' work: per cluster (its index in the grid), the vector clock
@@ -134,11 +134,8 @@ impl GlobalAccessor<'_> {
     /// lanes of one warp by a warp-synchronous op between them (the warp's clock moved on).
     fn after(&self, a: &Access) -> bool {
         let same_warp = u64::from(a.cluster) == self.cluster && a.epoch == self.epoch;
-        if same_warp && self.lanes {
-            let ((pc, lane), (my_pc, my_lane)) = (unsite(a.site), unsite(self.site));
-            if lane != my_lane && pc != my_pc {
-                return false;
-            }
+        if same_warp && self.lanes && lanes_unordered(a.site, self.site) {
+            return false;
         }
         if u64::from(a.cluster) == self.cluster {
             self.vc.covers(a.epoch)

@@ -21,6 +21,15 @@ pub(crate) fn unsite(s: u32) -> (u32, u32) {
     (s >> 5, s & 31)
 }
 
+/// Whether two sites of one warp at one clock are unordered: two lanes at two instructions.
+/// Lanes of a warp are not in lockstep (the PTX ISA's independent thread scheduling), so only
+/// `bar.warp.sync` or a barrier orders them (each moves the warp's clock on); two lanes at one
+/// instruction are not told apart (they store or load as one access).
+pub(crate) fn lanes_unordered(a: u32, b: u32) -> bool {
+    let ((pc, lane), (other_pc, other_lane)) = (unsite(a), unsite(b));
+    lane != other_lane && pc != other_pc
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Cell {
     /// Epoch of the last write; 0 when never written.
@@ -83,13 +92,21 @@ impl<'a> Accessor<'a> {
 }
 
 /// Whether an earlier access at `epoch` and `site` and one by `who` are two lanes of one warp
-/// at one clock (no warp-synchronous op or release between them) and two instructions: lanes of
-/// a warp are not in lockstep (the PTX ISA's independent thread scheduling), so only
-/// `bar.warp.sync` or a barrier orders them. Two lanes at one instruction are not told apart
-/// (they store or load as one access).
+/// at one clock that nothing orders ([`lanes_unordered`]).
 fn lanes_apart(epoch: u32, site: u32, who: &Accessor<'_>) -> bool {
-    let ((pc, lane), (my_pc, my_lane)) = (unsite(site), unsite(who.site));
-    who.lanes && epoch == who.epoch && lane != my_lane && pc != my_pc
+    who.lanes && epoch == who.epoch && lanes_unordered(site, who.site)
+}
+
+/// A conflict of byte `i` with a read by component `comp` at `site`.
+fn conflict_with_read(i: u32, comp: u32, site: u32) -> Conflict {
+    Conflict {
+        offset: i,
+        comp,
+        site,
+        write: false,
+        proxy_only: false,
+        lanes: false,
+    }
 }
 
 /// A conflict with an earlier access.
@@ -280,12 +297,8 @@ impl SharedMem {
                         });
                     } else if c.r & SHARED_READS == 0 && lanes_apart(c.r, c.rsite, who) {
                         out.conflict = Some(Conflict {
-                            offset: i,
-                            comp: comp_of(c.r),
-                            site: c.rsite,
-                            write: false,
-                            proxy_only: false,
                             lanes: true,
+                            ..conflict_with_read(i, comp_of(c.r), c.rsite)
                         });
                     } else if c.w != who.epoch {
                         out.conflict = self
@@ -387,14 +400,7 @@ impl SharedMem {
         } else {
             None
         };
-        racing.map(|comp| Conflict {
-            offset: i,
-            comp,
-            site: c.rsite,
-            write: false,
-            proxy_only: false,
-            lanes: false,
-        })
+        racing.map(|comp| conflict_with_read(i, comp, c.rsite))
     }
 }
 
