@@ -20,8 +20,9 @@ use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 /// The form kernels published: bias + GELU with D in f32 on the widest tile (pairs of f32 from
 /// the registers); every operand at once (C, the bias, GELU, the residual) in bf16 on the large
 /// square default, the values rewritten in their registers for the schedule's staged store (the
-/// most registers an elementwise epilogue holds), and SwiGLU on the decode gate+up projection's swapped schedule (gate and up
-/// traded between lanes), each with its snapshot's name.
+/// most registers an elementwise epilogue holds), bias + GELU on the same schedule with the
+/// epilogue warps (`_x`: the chooser's for it), and SwiGLU on the decode gate+up projection's
+/// swapped schedule (gate and up traded between lanes), each with its snapshot's name.
 fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
     let parts = |epilogue, out| FormParts {
         a: Major::K,
@@ -35,6 +36,10 @@ fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
             parts(Epilogue::bias_act(Activation::GeluTanh), OutType::F32),
         ),
         ("128x16x64s8_vfln_t", parts(Epilogue::SWIGLU, OutType::Bf16)),
+        (
+            "128x256x64s3_h_x_n",
+            parts(Epilogue::bias_act(Activation::GeluTanh), OutType::Bf16),
+        ),
         (
             "128x256x64s3_h_n",
             parts(

@@ -33,6 +33,7 @@ use kernels::blas::colmajor::{ColMajor, Op};
 use kernels::blas::rowmajor::Strided3;
 use kernels::blas::{Blas, BlasElem, Fusion, RowMajor};
 use kernels::gemm::epilogue::{Activation, Epilogue};
+use kernels::hopper::HopperWs;
 
 #[path = "blas_bench/out_f32.rs"]
 mod out_f32;
@@ -439,7 +440,7 @@ where
     let h = handles_in(config)?;
     let lt = CudaBlasLT::new(h.stream.clone())?;
     println!(
-        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, consumers' epilogue | bias+SiLU, consumers' |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (name, (n, tokens, k)) in layers {
         let (name, tokens, n, k) = (name.as_str(), *tokens, *n, *k);
@@ -485,9 +486,23 @@ where
             stride_bias: None,
             batch_size: None,
         };
-        let mut plans = Vec::new();
+        // Where the default hands bias + GELU to the epilogue warps (`_x`), the same schedule
+        // without them, timed beside it on a second handle on the same stream: the A/B of
+        // the epilogue warps in one process. Elsewhere the default handle again.
+        let device = h.rute.runtime().device().clone();
+        let without = HopperWs::default_schedule(tokens, n, k, &device);
+        let given = without.with_epilogue_warps().map(|_| without.to_string());
+        let consumers = match (&config, given) {
+            (None, Some(spelling)) => {
+                Some(Blas::try_new(h.stream.clone())?.with_config(&spelling)?)
+            }
+            _ => None,
+        };
+        let consumers = consumers.as_ref().unwrap_or(&h.rute);
+        // Each rute piece's plan, by piece (the rounds' orders are shuffled).
+        let mut plans: [Option<String>; 9] = Default::default();
         let jit = h.rute.runtime().jit();
-        let times = jit.time_shuffled(repeats, 7, 11, |i| {
+        let times = jit.time_shuffled(repeats, 9, 11, |i| {
             let fail = |e: String| codegen_ptx::jit::JitError::Driver {
                 call: "bench",
                 reason: e,
@@ -499,9 +514,14 @@ where
                     .rute
                     .matmul(&x, xv, &w, wt, &mut y, cols, f)
                     .map_err(|e| fail(e.to_string()))?;
-                if plans.len() < 5 {
-                    plans.push(p.map(|p| p.describe()).unwrap_or_default());
-                }
+                plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
+                Ok(())
+            } else if i >= 7 {
+                let f = [&gelu, &silu][i - 7];
+                let p = consumers
+                    .matmul(&x, xv, &w, wt, &mut y, n, f)
+                    .map_err(|e| fail(e.to_string()))?;
+                plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
                 Ok(())
             } else {
                 let act = (i == 6).then_some(LtActivation::Gelu);
@@ -514,7 +534,7 @@ where
         let ms: Vec<f64> = times.iter().map(|t| t.median_ms() as f64).collect();
         let worst = ms[1..5].iter().cloned().fold(0.0, f64::max) / ms[0] - 1.0;
         println!(
-            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.1}% | {:.3} |",
+            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.1}% | {:.3} | {:.3} | {:.3} |",
             T::NAME,
             ms[0],
             ms[1],
@@ -524,13 +544,25 @@ where
             ms[5],
             ms[6],
             100.0 * worst,
-            ms[6] / ms[1]
+            ms[6] / ms[1],
+            ms[7],
+            ms[8]
         );
-        for (what, p) in ["plain", "bias+GELU", "bias+SiLU", "SwiGLU", "residual"]
-            .iter()
-            .zip(&plans)
-        {
-            println!("  {name} {what}: {p}");
+        let labels = [
+            "plain",
+            "bias+GELU",
+            "bias+SiLU",
+            "SwiGLU",
+            "residual",
+            "",
+            "",
+            "bias+GELU, consumers'",
+            "bias+SiLU, consumers'",
+        ];
+        for (what, p) in labels.iter().zip(&plans) {
+            if let Some(p) = p {
+                println!("  {name} {what}: {p}");
+            }
         }
     }
     Ok(())
@@ -731,17 +763,28 @@ where
     // The fused epilogues on a prefill's tokens and on a decode batch's (whose schedule swaps A
     // and B), D in the input type and in f32.
     let (n, k) = (512, 256);
+    let every = [
+        Epilogue::bias_act(Activation::GeluTanh),
+        Epilogue::bias_act(Activation::Silu),
+        Epilogue::SWIGLU,
+        Epilogue::RESIDUAL,
+    ];
     for tokens in [300, 16] {
-        sanitize_fused::<T, T>(&h, (tokens, n, k))?;
-        sanitize_fused::<T, f32>(&h, (tokens, n, k))?;
+        sanitize_fused::<T, T>(&h, (tokens, n, k), &every)?;
+        sanitize_fused::<T, f32>(&h, (tokens, n, k), &every)?;
     }
+    // The epilogue warps (`_x`, asked for: at this K the chooser leaves the epilogue to the
+    // consumers) on the elementwise epilogues, M and N off the tiles, several tiles per block.
+    let handed = handles_in(Some("128x128x64s4_x"))?;
+    sanitize_fused::<T, T>(&handed, (300, 1040, k), &[every[0], every[1], every[3]])?;
     Ok(())
 }
 
-/// The row-major API's fused epilogues on `tokens x k` times a weight `n x k`, D of type `O`.
+/// The row-major API's fused `epilogues` on `tokens x k` times a weight `n x k`, D of type `O`.
 fn sanitize_fused<T: Elem, O>(
     h: &Handles,
     (tokens, n, k): (usize, usize, usize),
+    epilogues: &[Epilogue],
 ) -> Result<(), Error>
 where
     O: kernels::gemm::strided::OutElem
@@ -755,12 +798,7 @@ where
     let residual = h.stream.alloc_zeros::<O>(tokens * n)?;
     let mut y = h.stream.alloc_zeros::<O>(tokens * n)?;
     let wt = transposed(k, n);
-    for epilogue in [
-        Epilogue::bias_act(Activation::GeluTanh),
-        Epilogue::bias_act(Activation::Silu),
-        Epilogue::SWIGLU,
-        Epilogue::RESIDUAL,
-    ] {
+    for &epilogue in epilogues {
         let fusion = Fusion {
             bias: Some(bias.as_view()),
             residual: Some(RowMajor {

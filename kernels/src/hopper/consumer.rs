@@ -20,6 +20,7 @@ use dsl_core::tensor::{
 use dsl_macros::device;
 
 use super::epilogue::{epilogue, staging_tiles, StagingTile};
+use super::epilogue_warps::HandOff;
 use super::fixup::hand_over;
 use super::plan::HopperPlan;
 use super::roles::{Output, Ring, Unit, Walk};
@@ -38,6 +39,8 @@ pub(super) struct ConsumerBarriers {
     own: [NamedBarrier; CONSUMERS as usize],
     turn: Option<[NamedBarrier; 2]>,
     staging_free: Option<[NamedBarrier; 2]>,
+    /// The hand-over to the epilogue warps (`_x`).
+    pub(super) handoff: Option<HandOff>,
 }
 
 impl ConsumerBarriers {
@@ -53,10 +56,15 @@ impl ConsumerBarriers {
             ),
             Consumers::Cooperative(_) => (None, None),
         };
+        let handoff = plan
+            .schedule
+            .epilogue_warps()
+            .then(|| HandOff::allocate(&mut ids, plan.schedule.consumers()));
         ConsumerBarriers {
             own,
             turn,
             staging_free,
+            handoff,
         }
     }
 }
@@ -94,7 +102,7 @@ impl<T: GemmElem> Consumer<'_, T> {
 
     /// The epilogue of `unit` ([`epilogue`]).
     fn epilogue(&self, unit: &Unit) -> Result<(), HopperError> {
-        let staging = (self.t, &self.staging[..], self.own());
+        let staging = (self.t, &self.staging[..], self.own(), self.bars.handoff);
         epilogue(self.plan, self.c, &self.acc, self.out, unit, staging)
     }
 }
@@ -153,7 +161,7 @@ pub(super) fn consumer<T: GemmElem>(
         Consumers::PingPong(_) => pingpong(&me, walked, first)?,
     }
     // The TMA stores have read their staging tiles (and written D) before the block exits.
-    if !me.staging.is_empty() {
+    if !me.staging.is_empty() && bars.handoff.is_none() {
         if t.eq_(0u32) {
             bulk_wait_group(0);
         }

@@ -16,6 +16,7 @@ use dsl_macros::device;
 use half::{bf16, f16};
 
 use super::direct::{quad_exchange, DeviceQuad, ThreadStore};
+use super::epilogue_warps::HandOff;
 use super::plan::HopperPlan;
 use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
@@ -153,7 +154,7 @@ pub(super) fn staging_tiles<T: GemmElem>(
 
 /// Consumer `c`'s first staging tile in shared memory (with `_o`, the one both share); its
 /// second (`_d2`) follows it.
-fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
+pub(super) fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
     let s = &plan.schedule;
     if s.shared_staging() {
         return out.staging;
@@ -176,9 +177,10 @@ fn staging_partition<T: GemmElem>(
 }
 
 /// Consumer `c`'s epilogue of the current unit's tile (thread `t`; `staging`, its staging tiles
-/// and its part of each; `own`, its warpgroup's barrier): a form's epilogue, then the sums
-/// stored from the registers ([`Store::Direct`]), or through the staging ([`Store::Tma`]),
-/// unless the form stored D itself.
+/// and its part of each; `own`, its warpgroup's barrier; `handoff`, the epilogue warps' with
+/// `_x`): a form's epilogue, then the sums stored from the registers ([`Store::Direct`]), or
+/// through the staging ([`Store::Tma`]), unless the form stored D itself; or (`_x`) the sums
+/// staged for the epilogue warps ([`handed_store`]).
 #[device]
 pub(super) fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
@@ -186,8 +188,11 @@ pub(super) fn epilogue<T: GemmElem>(
     acc: &Fragment<f32>,
     out: &Output<T>,
     unit: &Unit,
-    (t, staging, own): (Var<u32>, &[StagingTile<T>], NamedBarrier),
+    (t, staging, own, handoff): (Var<u32>, &[StagingTile<T>], NamedBarrier, Option<HandOff>),
 ) -> Result<(), HopperError> {
+    if let Some(handoff) = handoff {
+        return handed_store(plan, acc, out, staging, &handoff);
+    }
     let s = &plan.schedule;
     let rows = s.consumer_rows();
     // Consumer c's rows of the tile; ping-pong, the tile is c's own.
@@ -219,6 +224,9 @@ pub(super) fn epilogue<T: GemmElem>(
         }
         (Stored::Sums(d16), Store::Tma(_)) => {
             staged_store(plan, (acc, d16), out, (unit, row0), (t, staging, own))?
+        }
+        (Stored::Sums(_), Store::EpilogueWarps) => {
+            unreachable!("with _x the consumers hand the tile over (handed_store)")
         }
     }
     Ok(())
@@ -320,6 +328,45 @@ fn fused<T: GemmElem, O: OutElem>(
             Stored::Done
         }
     })
+}
+
+/// With the epilogue warps (`_x`): `alpha * acc` (an elementwise form's alpha; the sums as
+/// they are otherwise) rounded to D's 16-bit type into the consumer's staging tile, once the
+/// epilogue warps have freed it, then handed to them ([`super::epilogue_warps`]), who apply
+/// the rest of the form and store the tile.
+#[device]
+fn handed_store<T: GemmElem>(
+    plan: &HopperPlan,
+    acc: &Fragment<f32>,
+    out: &Output<T>,
+    staging: &[StagingTile<T>],
+    handoff: &HandOff,
+) -> Result<(), HopperError> {
+    let FormStore::Schedule(d16) = plan.form_store else {
+        return Err(HopperError::Plan(super::PlanError::EpilogueWarps));
+    };
+    if let (Some(parts), Some(params)) = (plan.form, out.form) {
+        if matches!(parts.epilogue, Epilogue::Elementwise(_)) {
+            scale(acc, params.alpha);
+        }
+    }
+    let StagingTile { part, .. } = &staging[0];
+    let sums = rounded_pairs(&sub_tile(acc, plan, 0), d16)?;
+    handoff.wait_free();
+    copy(&plan.r2s.atom, &sums, part)?;
+    // The TMA store reads what is left as staged (rows past M) through the async proxy.
+    fence_proxy_async_shared();
+    handoff.staged();
+    Ok(())
+}
+
+/// Multiplies each of `acc`'s registers by `alpha` in place. (A plain function: in a
+/// `#[device]` body, `let mut` copies a value into a register of its own.)
+fn scale(acc: &Fragment<f32>, alpha: Var<f32>) {
+    for reg in &acc.regs {
+        let mut reg = *reg;
+        reg.set(reg * alpha);
+    }
 }
 
 /// `acc`'s values rounded to the 16-bit `d16` and packed in pairs.

@@ -38,6 +38,7 @@ pub mod chooser;
 pub mod consumer;
 pub mod direct;
 pub mod epilogue;
+pub mod epilogue_warps;
 pub mod fixup;
 pub mod launch;
 pub mod operand;

@@ -232,9 +232,12 @@ impl HopperPlan {
         let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &epi_mma)?;
         let retile_c = r2s.get_slice(0)?.retile_s(&frag_epi)?;
         let direct = match cfg.store() {
-            Store::Tma(_) => Vec::new(),
+            Store::Tma(_) | Store::EpilogueWarps => Vec::new(),
             Store::Direct(width) => direct_stores(&mma, &frag_c, (rows, bn), width)?,
         };
+        if cfg.epilogue_warps() {
+            check_epilogue_chunks(&smem_d, (rows, bn))?;
+        }
         Ok(HopperPlan {
             schedule,
             dtype,
@@ -312,6 +315,9 @@ impl HopperPlan {
                 .map_err(PlanError::Gated)?,
         };
         let form_store = FormStore::of(form, &plain, (rows, bn)).map_err(PlanError::Gated)?;
+        if schedule.epilogue_warps() && !form_store.maps_d() {
+            return Err(PlanError::EpilogueWarps);
+        }
         Ok(HopperPlan {
             form,
             acc_offsets,
@@ -613,6 +619,54 @@ pub enum PlanError {
     /// for a gated one, the same offsets in every thread).
     #[error("a form's epilogue: {0}")]
     Gated(String),
+    /// Epilogue warps (`_x`) for a form whose D does not go through the staging tile.
+    #[error(
+        "the epilogue warps (_x) finish an elementwise epilogue of D in a 16-bit type through \
+         the staging tile, and this form stores D from the registers (D in f32, or a gated \
+         epilogue)"
+    )]
+    EpilogueWarps,
+    /// A 16-byte chunk of the staging tile that is not 8 contiguous, aligned elements (a bug in
+    /// the layouts for a schedule that passed the checks).
+    #[error(
+        "the epilogue warps (_x) read the staging tile 8 columns at a time, and row {row}'s \
+         columns from {col} are not 8 aligned, contiguous elements of {layout}"
+    )]
+    EpilogueChunk {
+        /// The chunk's row.
+        row: i64,
+        /// Its first column.
+        col: i64,
+        /// The staging tile's layout.
+        layout: String,
+    },
+}
+
+/// Proves that the staging tile `smem_d` (`rows x cols`) holds each row's 8-column chunks as 8
+/// contiguous elements from a multiple of 8 (16 aligned bytes): what the epilogue warps' vector
+/// accesses read and write.
+fn check_epilogue_chunks(
+    smem_d: &ComposedLayout,
+    (rows, cols): (i64, i64),
+) -> Result<(), PlanError> {
+    let chunk = i64::from(super::schedule::EPILOGUE_CHUNK_COLS);
+    // Offsets in the layout's (column-major) index order: (row, col) at row + rows * col.
+    let offsets = smem_d.values()?;
+    for row in 0..rows {
+        for col in (0..cols).step_by(chunk as usize) {
+            let at = |c: i64| offsets.get((row + rows * c) as usize).copied();
+            let first = at(col).unwrap_or(-1);
+            let contiguous = (1..chunk).all(|i| at(col + i) == Some(first + i));
+            if first % chunk != 0 || !contiguous {
+                return Err(PlanError::EpilogueChunk {
+                    row,
+                    col,
+                    layout: smem_d.to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

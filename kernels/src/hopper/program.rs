@@ -11,6 +11,7 @@
 //! |------|-----------|-----------|------------|
 //! | producer | 0 (one elected lane) | 40 | wait `empty[ps]`; arrive on `full[ps]` expecting the stage's bytes; TMA A and B (where the cluster shares a tile, each block its slice of the rows, multicast to all of them) |
 //! | consumer `c` | 1 + `c` | 232 | wait `full[cs]`; `wgmma` over the stage's 4 k-blocks (`c`'s half of A, or ping-pong the whole stage of its own tile; all of B); wait for them; arrive on `empty[cs]` of every block of the cluster |
+//! | epilogue warps (`_x`) | 0 (warps 1 to 3) | 40 | none: per tile, wait for the consumers' staged tile, apply the form's epilogue to it in place, TMA-store it ([`super::epilogue_warps`]) |
 //!
 //! After a tile's last k-tile a consumer rounds its accumulators to 16 bits, writes them to its
 //! shared output tile with `stmatrix` (once the previous tile's TMA store has read it), and one
@@ -32,12 +33,14 @@
 
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
-    cluster_sync, warpgroup_id, Barriers, TileQueue, TmaBarriers, WARPGROUP_THREADS,
+    cluster_sync, warp_id_in_warpgroup, warpgroup_id, Barriers, TileQueue, TmaBarriers,
+    WARPGROUP_THREADS,
 };
 use dsl_macros::kernel;
 
 use super::batch::Batching;
 use super::consumer::{consumer, ConsumerBarriers};
+use super::epilogue_warps::epilogue_warps;
 use super::fixup::Partials;
 use super::params::{HopperParams, OnDevice};
 use super::plan::HopperPlan;
@@ -208,6 +211,12 @@ pub fn hopper_ws<T: GemmElem>(
     let roles = (&ring, &output);
     if wg.eq_(0u32) {
         producer(plan, (&a_map, &b_map), &ring, walk, trace);
+        // With `_x`, the warps the producer leaves idle finish every staged tile.
+        if let Some(handoff) = &bars.handoff {
+            if warp_id_in_warpgroup().ne_(0u32) {
+                epilogue_warps(plan, &output, walk, handoff)?;
+            }
+        }
     } else if s.consumers() == 1 {
         consumer(plan, 0, roles, (walk, trace), &bars)?;
     } else if wg.eq_(1u32) {

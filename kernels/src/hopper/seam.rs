@@ -16,6 +16,7 @@ use super::params::{HopperParams, OnHost};
 use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
 use super::{entry_name, parts_kernel, HopperError, TARGETS};
+use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::FormParams;
 use crate::gemm::layout::{Form, FormParts, Operand, OutType};
 use crate::gemm::program::aligned_for;
@@ -106,7 +107,13 @@ impl GemmProgram for HopperWs {
         device: &Device,
         schedule: Option<&HopperSchedule>,
     ) -> Result<Plan, String> {
-        self.plan_parts(p, device, schedule, None, StridedBatch::ONE)
+        self.plan_parts(
+            p,
+            device,
+            schedule,
+            (None, Finish::Consumers),
+            StridedBatch::ONE,
+        )
     }
 
     /// The packed form as [`GemmProgram::plan`] plans it (its rows aligned to 16 bytes);
@@ -147,7 +154,19 @@ impl GemmProgram for HopperWs {
                 ));
             }
         }
-        let plan = self.plan_parts(p, device, schedule, Some(parts), StridedBatch::of(form))?;
+        let finish = Finish::of(p, form, parts);
+        let plan = self.plan_parts(
+            p,
+            device,
+            schedule,
+            (Some(parts), finish),
+            StridedBatch::of(form),
+        )?;
+        if let Some(h) = plan.downcast_ref::<HopperGemm>() {
+            if h.schedule.epilogue_warps() {
+                epilogue_warps_aligned(form, parts)?;
+            }
+        }
         let needs = plan.output_alignment();
         if form.row_alignment(Operand::D, parts.out.bytes()) < needs {
             let by = if needs == 16 {
@@ -164,15 +183,83 @@ impl GemmProgram for HopperWs {
     }
 }
 
+/// Who finishes a form's epilogue under the chooser's schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    /// The consumers, as the schedule has it.
+    Consumers,
+    /// The epilogue warps (`_x`) where the schedule has room for them and they pay
+    /// ([`chooser::finish`]): an elementwise epilogue of a 16-bit D whose C, bias and residual
+    /// they may read 16 bytes at a time.
+    EpilogueWarps(Epilogue),
+}
+
+impl Finish {
+    /// Who may finish `form`'s epilogue (its `parts`) for `p`.
+    fn of(p: &Problem, form: &Form, parts: FormParts) -> Finish {
+        let elementwise = matches!(parts.epilogue, Epilogue::Elementwise(_));
+        let sixteen_bits = parts.out != OutType::F32;
+        if elementwise && sixteen_bits && epilogue_warps_aligned(form, parts).is_ok() && p.k > 0 {
+            Finish::EpilogueWarps(parts.epilogue)
+        } else {
+            Finish::Consumers
+        }
+    }
+
+    /// `schedule` with the epilogue warps where they may take it and pay over `k`; else as
+    /// it is.
+    fn apply(self, schedule: HopperSchedule, k: usize) -> HopperSchedule {
+        let Finish::EpilogueWarps(epilogue) = self else {
+            return schedule;
+        };
+        match schedule.with_epilogue_warps() {
+            Some(s) if chooser::finish::epilogue_warps_pay(&s, k, &epilogue) => s,
+            _ => schedule,
+        }
+    }
+}
+
+/// `Ok` where the epilogue warps (`_x`) may read `form`'s C, bias and residual 16 bytes at a
+/// time (rows of each on 16 bytes, the bias's start too), else why not.
+fn epilogue_warps_aligned(form: &Form, parts: FormParts) -> Result<(), String> {
+    let e = &parts.epilogue;
+    let bytes = parts.out.bytes();
+    for (read, name, operand, ld) in [
+        (e.reads_c(), "C", Operand::C, form.ldc),
+        (
+            e.adds_residual(),
+            "the residual",
+            Operand::Residual,
+            form.ldr,
+        ),
+    ] {
+        if read && form.row_alignment(operand, bytes) < 16 {
+            return Err(format!(
+                "the epilogue warps (_x) read rows of {name} 16 bytes at a time, and ld = {ld} \
+                 with this buffer does not start them on 16 bytes"
+            ));
+        }
+    }
+    if e.bias().is_some() && form.base_align < 16 {
+        return Err(format!(
+            "the epilogue warps (_x) read the bias 16 bytes at a time, and it starts on {} \
+             bytes",
+            form.base_align
+        ));
+    }
+    Ok(())
+}
+
 impl HopperWs {
     /// The plan of `p` in the form's `parts` (`None`: the packed form), one GEMM or a strided
-    /// `batch` of them in one launch.
+    /// `batch` of them in one launch; `finish` says whether the chooser's schedule may hand
+    /// the form's epilogue to the epilogue warps.
     fn plan_parts(
         &self,
         p: &Problem,
         device: &Device,
         schedule: Option<&HopperSchedule>,
-        parts: Option<FormParts>,
+        (parts, finish): (Option<FormParts>, Finish),
         batch: StridedBatch,
     ) -> Result<Plan, String> {
         let target = device.target;
@@ -184,7 +271,13 @@ impl HopperWs {
         }
         tma_rows(p, MAX_DIM)?;
         let Choice { schedule, origin } = match schedule {
-            None => chooser::choose_for(p.m, p.n, p.k, Operands::of(parts, batch), device),
+            None => {
+                let choice = chooser::choose_for(p.m, p.n, p.k, Operands::of(parts, batch), device);
+                Choice {
+                    schedule: finish.apply(choice.schedule, p.k),
+                    ..choice
+                }
+            }
             Some(s) => Choice {
                 schedule: *s,
                 origin: p

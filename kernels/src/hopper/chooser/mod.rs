@@ -22,6 +22,7 @@
 //! assert_eq!(choose(128, 6144, 4096, &fewer).schedule.to_string(), "128x96x64s7_f1_l256_vlfn");
 //! ```
 
+pub mod finish;
 pub mod model;
 pub mod table;
 

@@ -9,7 +9,9 @@ use super::parts::{
     Buffers, Cluster, Consumers, Cooperative, InFlight, LastWave, Store, SubTile, TileSource, Waves,
 };
 use super::refusal::{Refusal, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT};
-use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, SMEM_LIMIT};
+use super::{
+    HopperSchedule, DYNAMIC_SMEM_ALIGN, EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS, SMEM_LIMIT,
+};
 
 impl HopperSchedule {
     /// Why the program does not take this schedule, if it does not: ranges that depend on the
@@ -50,12 +52,18 @@ impl HopperSchedule {
                     return Err(Refusal::DirectHint);
                 }
             }
+            Store::EpilogueWarps => {
+                let chunks = n / EPILOGUE_CHUNK_COLS;
+                if !EPILOGUE_THREADS.is_multiple_of(chunks) {
+                    return Err(Refusal::EpilogueWarpsN(n, chunks));
+                }
+            }
             Store::Tma(_) => {}
         }
         let accumulators = self.consumer_rows() * n / 128;
         let most = match self.store() {
             Store::Direct(_) => MAX_ACCUMULATORS_DIRECT,
-            Store::Tma(_) => MAX_ACCUMULATORS,
+            Store::Tma(_) | Store::EpilogueWarps => MAX_ACCUMULATORS,
         };
         match self.consumers {
             // A ping-pong consumer holds a whole tile's accumulators: at most 128 per thread.

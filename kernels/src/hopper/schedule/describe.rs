@@ -33,6 +33,9 @@ impl HopperSchedule {
                 c.cols()
             ),
             Some(SubTile::Columns(c)) => format!(", output staged {} columns at a time", c.cols()),
+            _ if self.epilogue_warps() => {
+                ", each staged tile finished and stored by the idle producer warps".to_string()
+            }
             _ => String::new(),
         };
         let resident = match self.resident_b() {

@@ -26,7 +26,9 @@
 //! L2 promotion, 0, 64, 128 or 256 bytes; default 128), `_v{A}{B}{D}` (L2 eviction hints of
 //! A's and B's loads and D's stores, each `n` none, `e` evict normal, `f` evict first or `l`
 //! evict last), `_w` (the whole tiles walked before the stream-K region, not after), `_u{B}`
-//! (D stored from the registers, `B` bytes per store: 4, 8 or 16, no staging tile), `_b` (the
+//! (D stored from the registers, `B` bytes per store: 4, 8 or 16, no staging tile), `_x` (the
+//! producer warpgroup's three idle warps finish each staged tile: a fused epilogue and the TMA
+//! store run under the next tile's main loop; cooperative, whole staging), `_b` (the
 //! last wave's rows shared out, one piece per block), `_n` (as few blocks as take as many
 //! waves, each walking as many tiles), `_k` (stream-K over every tile: each tile's k-tiles
 //! shared out over every cluster the device runs) and `_t` (A and B swapped, for decode and
@@ -81,6 +83,13 @@ pub const CONSUMERS: u32 = 2;
 /// Registers per thread of the producer and of the consumers after `setmaxnreg`: together
 /// 64512 of the SM's 65536 (a block per SM).
 pub const REGISTERS: (u32, u32) = (40, 232);
+
+/// Threads of the epilogue warps (`_x`): the producer warpgroup's warps 1 to 3, which the
+/// producer (one lane of warp 0) leaves idle otherwise.
+pub const EPILOGUE_THREADS: u32 = 96;
+
+/// Columns of D's 16-bit type in one 16-byte chunk, the epilogue warps' access.
+pub const EPILOGUE_CHUNK_COLS: u32 = 8;
 
 /// The schedule of the warp-specialized GEMM (see the module's docs for its spelling).
 ///
@@ -240,6 +249,37 @@ impl HopperSchedule {
         }
     }
 
+    /// Whether the producer warpgroup's idle warps finish each tile (`_x`).
+    pub fn epilogue_warps(&self) -> bool {
+        self.store() == Store::EpilogueWarps
+    }
+
+    /// The same schedule with the epilogue warps (`_x`), where it stages whole tiles through
+    /// cooperative consumers (`Store::Tma` without sub-tiles) and the program takes it; else
+    /// `None`.
+    pub fn with_epilogue_warps(&self) -> Option<HopperSchedule> {
+        let Consumers::Cooperative(c) = self.consumers else {
+            return None;
+        };
+        let Operands::AsGiven { b, store } = c.operands else {
+            return None;
+        };
+        if store != Store::Tma(SubTile::Whole) {
+            return None;
+        }
+        let s = HopperSchedule {
+            consumers: Consumers::Cooperative(Cooperative {
+                operands: Operands::AsGiven {
+                    b,
+                    store: Store::EpilogueWarps,
+                },
+                ..c
+            }),
+            ..*self
+        };
+        s.check().is_ok().then_some(s)
+    }
+
     /// Whether the ping-pong consumers share their staging tiles in turns (`_o`).
     pub fn shared_staging(&self) -> bool {
         matches!(
@@ -258,6 +298,7 @@ impl HopperSchedule {
     pub fn sub_tile(&self) -> Option<SubTile> {
         match self.store() {
             Store::Tma(s) => Some(s),
+            Store::EpilogueWarps => Some(SubTile::Whole),
             Store::Direct(_) => None,
         }
     }
@@ -343,7 +384,7 @@ impl HopperSchedule {
     pub fn piece_granule(&self) -> u32 {
         match self.store() {
             Store::Direct(_) => 8,
-            Store::Tma(_) => STAGING_BLOCK_ROWS,
+            Store::Tma(_) | Store::EpilogueWarps => STAGING_BLOCK_ROWS,
         }
     }
 

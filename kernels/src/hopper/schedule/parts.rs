@@ -287,6 +287,16 @@ pub enum Store {
     /// From the registers, no staging tile (`_u{B}`): its shared memory holds more stages, and
     /// no consumer waits for a store to have read one.
     Direct(StoreWidth),
+    /// Through one staging tile of the whole tile per consumer, handed to the producer
+    /// warpgroup's three idle warps (`_x`, epilogue warps): the consumers write `alpha * acc`
+    /// rounded to D's 16-bit type with `stmatrix` and go on to the next tile's main loop, while
+    /// the epilogue warps apply a form's epilogue (C, the bias, the map, the residual: read 16
+    /// bytes at a time) to the staged values in place and issue the TMA store. A fused
+    /// epilogue's math then runs under the next tile's `wgmma` instead of between tiles, where
+    /// no tensor core works (the cooperative consumers' epilogue is serial with their main
+    /// loop). The values are rounded once more than on the registers' path (`alpha * acc` to
+    /// D's type before the epilogue): as an unfused chain whose GEMM writes D first.
+    EpilogueWarps,
 }
 
 /// How ping-pong consumers store D: as [`Store`], and through staging tiles of their own or

@@ -70,8 +70,10 @@ impl fmt::Display for HopperSchedule {
         if self.stream_k_region() == Some(StreamKRegion::Last) {
             write!(f, "_w")?;
         }
-        if let Store::Direct(w) = self.store() {
-            write!(f, "_u{}", w.bytes())?;
+        match self.store() {
+            Store::Direct(w) => write!(f, "_u{}", w.bytes())?,
+            Store::EpilogueWarps => write!(f, "_x")?,
+            Store::Tma(_) => {}
         }
         if self.row_split() {
             write!(f, "_b")?;
@@ -126,6 +128,7 @@ struct Parts {
     hints: Option<CacheHints>,
     region_last: Option<()>,
     direct: Option<u32>,
+    epilogue_warps: Option<()>,
     row_split: Option<()>,
     even: Option<()>,
     streamed: Option<()>,
@@ -158,7 +161,7 @@ fn hint_of(c: char) -> Option<Option<CacheHint>> {
 
 /// The parts every spelling names, for the message about an unknown one.
 const KNOWN: &str = "known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, \
-                     _vABD, _w, _uB, _b, _n, _k, _t";
+                     _vABD, _w, _uB, _x, _b, _n, _k, _t";
 
 /// Sets `slot` to `value` unless a part already set it: the part's name (`_e`) and a sentence.
 fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), Refusal> {
@@ -211,6 +214,7 @@ impl Parts {
             "p" => once(&mut self.pingpong, (), "_p"),
             "o" => once(&mut self.one_staging, (), "_o"),
             "b" => once(&mut self.row_split, (), "_b"),
+            "x" => once(&mut self.epilogue_warps, (), "_x"),
             "q" => once(&mut self.queue, Take::Early, "_q"),
             "ql" => once(&mut self.queue, Take::Late, "_q"),
             "n" => once(&mut self.even, (), "_n"),
@@ -342,7 +346,20 @@ impl Parts {
             if staged || self.swap.is_some() || self.one_staging.is_some() {
                 return Err(Refusal::DirectStaging);
             }
+            if self.epilogue_warps.is_some() {
+                return Err(Refusal::EpilogueWarps(
+                    "D is stored from the registers (_u)",
+                ));
+            }
             return Ok(Store::Direct(width));
+        }
+        if self.epilogue_warps.is_some() {
+            if self.sub_cols.is_some() || buffers == Buffers::Two {
+                return Err(Refusal::EpilogueWarps(
+                    "they take the whole tile at once, not sub-tiles (_e, _d2)",
+                ));
+            }
+            return Ok(Store::EpilogueWarps);
         }
         Ok(Store::Tma(match (self.sub_cols.unwrap_or(0), buffers) {
             (0, Buffers::One) => SubTile::Whole,
@@ -369,6 +386,12 @@ impl Parts {
         let store = match store {
             Store::Tma(sub_tile) => PingPongStore::Tma { sub_tile, staging },
             Store::Direct(w) => PingPongStore::Direct(w),
+            Store::EpilogueWarps => {
+                return Err(Refusal::EpilogueWarps(
+                    "ping-pong consumers (_p) each finish their own tiles under the other's \
+                     main loop",
+                ))
+            }
         };
         let last_wave = match (self.even, self.row_split) {
             (None, None) => LastWave::AsIs,
@@ -400,6 +423,11 @@ impl Parts {
             Some(()) => {
                 if b != BPlacement::Ring {
                     return Err(Refusal::ResidentB);
+                }
+                if store == Store::EpilogueWarps {
+                    return Err(Refusal::EpilogueWarps(
+                        "A and B are swapped (_t): the staging tile is D's transpose",
+                    ));
                 }
                 if store != Store::Tma(SubTile::Whole) {
                     return Err(Refusal::SwappedSubTile);

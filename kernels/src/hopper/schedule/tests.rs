@@ -39,7 +39,7 @@ fn spellings_round_trip_and_refusals_say_why() {
     // The list of parts names every one the spelling has.
     refused(
         &["128x256x64s3_z"],
-        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _b, _n, _k, _t)",
+        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _x, _b, _n, _k, _t)",
     );
     // Stream-K over every tile: cooperative consumers', swapped or not, in a cluster or not;
     // not beside evened waves, a region placed after the whole tiles, or ping-pong consumers.
@@ -417,4 +417,57 @@ fn the_next_device_runs_levers_parse_and_take_their_shapes() {
         }
     }
     assert!(levers > 0, "scripts/levers.txt names no lever");
+}
+
+/// The epilogue warps (`_x`): a cooperative tile staged whole, not swapped, its row of 8-column
+/// chunks dividing the warps' 96 threads; spelled back as read, described, the same shared
+/// memory as the staging it replaces, and [`HopperSchedule::with_epilogue_warps`] adds it
+/// only where it is spelled.
+#[test]
+fn epilogue_warps_take_a_whole_cooperative_staging() {
+    for ok in [
+        "128x256x64s3_h_x_n",
+        "128x128x64s4_c2x1_x",
+        "64x64x64s4_x",
+        "128x192x64s3_x_k",
+        "256x128x64s3_x",
+    ] {
+        let s: HopperSchedule = ok.parse().unwrap_or_else(|e| panic!("{ok}: {e}"));
+        assert!(s.epilogue_warps(), "{ok}");
+        assert_eq!(s.to_string().parse::<HopperSchedule>(), Ok(s), "{ok}");
+        assert!(s
+            .describe()
+            .contains("finished and stored by the idle producer warps"));
+        let staged = s.consumers().max(1) * s.staging_tile_elems() * 2;
+        assert!(s.smem_bytes() >= staged, "{ok}");
+    }
+    let wide: HopperSchedule = "128x256x64s3_h_n".parse().unwrap();
+    let handed = wide.with_epilogue_warps().unwrap();
+    assert_eq!(handed.to_string(), "128x256x64s3_h_x_n");
+    assert_eq!(handed.smem_bytes(), wide.smem_bytes());
+    // Schedules with no whole cooperative staging have no place for them.
+    for no in [
+        "128x256x64s4_e128",
+        "64x128x64s4_p",
+        "128x16x64s8_t",
+        "128x128x64s6_u16",
+    ] {
+        let s: HopperSchedule = no.parse().unwrap();
+        assert_eq!(s.with_epilogue_warps(), None, "{no}");
+    }
+    refused(&["64x128x64s4_p_x"], "ping-pong consumers (_p) each finish");
+    refused(&["128x64x64s4_x_t"], "A and B are swapped (_t)");
+    refused(
+        &["128x128x64s6_u16_x"],
+        "D is stored from the registers (_u)",
+    );
+    refused(
+        &["128x256x64s4_e128_x", "128x256x64s4_e128_d2_x"],
+        "not sub-tiles (_e, _d2)",
+    );
+    refused(
+        &["128x160x64s4_x", "128x80x64s4_x"],
+        "which do not divide 96",
+    );
+    refused(&["128x256x64s3_x_x"], "`_x` is given twice");
 }

@@ -363,3 +363,78 @@ fn forms_store_d_in_its_own_type_and_gated_pairs_across_lanes() {
         }
     ));
 }
+
+/// The chooser hands a fused elementwise epilogue of a 16-bit D to the epilogue warps (`_x`)
+/// where its schedule stages whole cooperative tiles and the main loop is long enough to hide
+/// them ([`chooser::finish`]); not the packed form, an f32 D, a gated epilogue, a short K, or C
+/// whose rows are not on 16 bytes (then the consumers finish it, as before). Given `_x` with
+/// such a C, or with an f32 D, the plan is refused with the reason.
+#[test]
+fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
+    use crate::gemm::epilogue::{Activation, Elementwise, Epilogue, Source};
+    let h200 = Device::h200();
+    let (m, n, k) = (4096, 4096, 4096);
+    let p = problem(m, n, k);
+    let form = |epilogue| Form {
+        epilogue,
+        ..Form::packed(m, n, k)
+    };
+    let schedule = |f: &Form, p: &Problem| {
+        let plan = plan_in(p, f, &h200).unwrap();
+        plan.downcast_ref::<HopperGemm>()
+            .unwrap()
+            .schedule()
+            .to_string()
+    };
+    let gelu = form(Epilogue::bias_act(Activation::GeluTanh));
+    assert_eq!(schedule(&gelu, &p), "128x256x64s3_h_x_n");
+    assert!(plan_in(&p, &gelu, &h200)
+        .unwrap()
+        .describe()
+        .contains("finished and stored by the idle producer warps"));
+    assert_eq!(schedule(&form(Epilogue::Plain), &p), "128x256x64s3_h_n");
+    let f32_out = Form {
+        out: Some(OutType::F32),
+        ..gelu
+    };
+    assert_eq!(schedule(&f32_out, &p), "128x256x64s3_h_n");
+    assert_eq!(schedule(&form(Epilogue::SWIGLU), &p), "128x256x64s3_h_n");
+    let short = problem(m, n, 256);
+    let short_gelu = Form {
+        epilogue: Epilogue::bias_act(Activation::GeluTanh),
+        ..Form::packed(m, n, 256)
+    };
+    assert!(!schedule(&short_gelu, &short).contains("_x"));
+    let c = Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        ..Elementwise::IDENTITY
+    });
+    let long = problem(m, n, 16384);
+    let c_form = |ldc| Form {
+        epilogue: c,
+        ldc,
+        ..Form::packed(m, n, 16384)
+    };
+    assert!(schedule(&c_form(n), &long).ends_with("_x_n"));
+    assert!(!schedule(&c_form(n + 1), &long).contains("_x"));
+    // Asked for by name, the reasons.
+    let given_x = Problem {
+        config: given("128x256x64s3_h_x_n"),
+        ..long.clone()
+    };
+    let e = plan_in(&given_x, &c_form(n + 1), &h200).unwrap_err();
+    assert!(
+        e.contains("the epilogue warps (_x) read rows of C 16 bytes at a time, and ld = 4097"),
+        "{e}"
+    );
+    let e = plan_in(
+        &Problem {
+            config: given("128x256x64s3_h_x_n"),
+            ..p.clone()
+        },
+        &f32_out,
+        &h200,
+    )
+    .unwrap_err();
+    assert!(e.contains("D in f32, or a gated epilogue"), "{e}");
+}

@@ -253,3 +253,129 @@ fn hopper_gated_epilogues_swapped() {
         assert!(schedule.swapped(), "{schedule}");
     }
 }
+
+/// A schedule, a shape, an epilogue and D's type.
+type HandedCase = (&'static str, (usize, usize, usize), Epilogue, OutType);
+
+/// The epilogue warps (`_x`): the consumers stage `alpha * acc` and go on, the producer
+/// warpgroup's three idle warps apply the rest of the form in place and store the tile. Every
+/// elementwise epilogue (C with beta, a bias per row and per column, each activation, a user's
+/// function, a residual), D in the input type and in the other 16-bit one, on tiles of one and
+/// two consumers, N of 64, 96 (plain staging rows), 128, 192 and 256 (swizzled), stream-K
+/// over every tile (`_k`: the warps finish only the units that write a tile) and a cluster;
+/// M and N off the tiles (chunks past N and rows past M left to the store's clipping), the
+/// rows of C, D and the residual padded. Two SMs, so that each block walks several tiles and
+/// the hand-over turns.
+#[test]
+fn hopper_epilogue_warps() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let every = |bias, map, source, residual| {
+        Epilogue::Elementwise(Elementwise {
+            source,
+            bias,
+            map,
+            residual,
+        })
+    };
+    let act = |a| Map::Activation(a);
+    let cases: [HandedCase; 8] = [
+        (
+            "128x128x64s4_x",
+            (200, 264, 136),
+            every(
+                Some(Bias::PerColumn),
+                act(Activation::GeluTanh),
+                Source::C,
+                Residual::Add,
+            ),
+            OutType::Bf16,
+        ),
+        (
+            "64x64x64s4_x",
+            (100, 136, 72),
+            every(
+                Some(Bias::PerRow),
+                act(Activation::Silu),
+                Source::None,
+                Residual::None,
+            ),
+            OutType::F16,
+        ),
+        (
+            "128x256x64s3_x",
+            (136, 296, 64),
+            every(None, act(Activation::Relu), Source::C, Residual::None),
+            OutType::Bf16,
+        ),
+        (
+            "128x192x64s3_x",
+            (130, 200, 136),
+            every(
+                Some(Bias::PerColumn),
+                act(Activation::GeluErf),
+                Source::None,
+                Residual::Add,
+            ),
+            OutType::F16,
+        ),
+        (
+            "128x96x64s4_x",
+            (150, 104, 72),
+            every(None, Map::Device(causal()), Source::None, Residual::None),
+            OutType::Bf16,
+        ),
+        (
+            "128x128x64s4_x_k",
+            (136, 144, 600),
+            every(
+                Some(Bias::PerColumn),
+                act(Activation::Silu),
+                Source::C,
+                Residual::None,
+            ),
+            OutType::Bf16,
+        ),
+        (
+            "128x64x64s4_c2x1_x",
+            (260, 72, 72),
+            every(
+                Some(Bias::PerColumn),
+                act(Activation::Identity),
+                Source::None,
+                Residual::Add,
+            ),
+            OutType::F16,
+        ),
+        (
+            "128x128x64s4_x",
+            (130, 136, 72),
+            Epilogue::Plain,
+            OutType::Bf16,
+        ),
+    ];
+    for (i, (spec, (m, n, k), epilogue, out)) in cases.into_iter().enumerate() {
+        let dtype = [GemmDtype::F16, GemmDtype::Bf16][i % 2];
+        let form = Form {
+            epilogue,
+            out: Some(out),
+            alpha: 1.25,
+            beta: 0.5,
+            ldc: n + 8,
+            ldd: n + 16,
+            ldr: n,
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype,
+            form,
+            kernel: hopper(),
+        };
+        hopper_run(&case, Some(spec), &device, 1100 + i as u64);
+    }
+}

@@ -275,3 +275,27 @@ fn hopper_batches_it_cannot_take() {
         .to_string();
     assert!(e.contains("keeps B resident (_rR)"), "{e}");
 }
+
+/// A strided batch under the epilogue warps (`_x`): each unit's C and residual are its GEMM's,
+/// the bias shared, the TMA store's third coordinate the unit's GEMM; MN-major B, M and N off
+/// the tiles.
+#[test]
+fn hopper_strided_batch_under_the_epilogue_warps() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let (m, n, k) = (136, 144, 200);
+    for (i, dtype) in [GemmDtype::F16, GemmDtype::Bf16].into_iter().enumerate() {
+        let form = strided_batch((m, n, k), 3, (Major::K, Major::MN), batch_epilogue());
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype,
+            form,
+            kernel: hopper(),
+        };
+        hopper_run(&case, Some("128x128x64s4_x"), &device, 1200 + i as u64);
+    }
+}

@@ -1,0 +1,325 @@
+//! The epilogue warps (`_x`): the producer warpgroup's warps 1 to 3, idle otherwise, finish
+//! each tile the cooperative consumers stage, so that a fused epilogue runs under the next
+//! tile's `wgmma` rather than between tiles.
+//!
+//! The hand-over is two named barriers between the consumers and these 96 threads, used once
+//! per tile in turn, so that one never runs a phase ahead of the other:
+//!
+//! | consumers (each tile) | epilogue warps (each tile) |
+//! |---|---|
+//! | `free.sync`: the last tile's store has read the staging | `free.arrive`: it has (at the first tile: nothing was stored) |
+//! | `alpha * acc` rounded to D's type, `stmatrix` into the staging | |
+//! | `staged.arrive`, then the next tile's main loop | `staged.sync` |
+//! | | each thread's 16-byte chunks: C, the bias, the map, the residual, in place |
+//! | | `fence.proxy.async`, their own barrier, one thread's TMA store of each consumer's tile, its wait until the store has read them, their own barrier |
+//!
+//! A thread takes the same 8 columns in every pass over the rows (the passes are 96 chunks
+//! and a row's chunks divide 96: the schedule's check), so that a bias per column is read
+//! once per tile. Rows past M and chunks past N (a multiple of 8: no chunk crosses it) are
+//! left as staged: the TMA store clips them.
+
+use dsl_core::kernel::*;
+use dsl_core::pipeline::{NamedBarrier, NamedBarriers, WARPGROUP_THREADS};
+use dsl_core::tensor::{eval_dyn, swizzle_dyn};
+use dsl_macros::device;
+use half::{bf16, f16};
+
+use super::epilogue::{staging_of, FormStore};
+use super::plan::HopperPlan;
+use super::roles::{Output, Unit, Walk};
+use super::schedule::{EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS};
+use super::HopperError;
+use crate::gemm::epilogue::{Bias, DeviceEpilogue, Epilogue};
+use crate::gemm::fused::FormParams;
+use crate::gemm::strided::OutElem;
+use crate::gemm::{GemmDtype, GemmElem};
+
+/// The named barriers of the hand-over: `staged` (the consumers arrive once a tile is in the
+/// staging, the epilogue warps wait), `free` (the other way: the staging may be written) and
+/// the epilogue warps' own.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HandOff {
+    staged: NamedBarrier,
+    free: NamedBarrier,
+    own: NamedBarrier,
+}
+
+impl HandOff {
+    /// The hand-over's barriers for `consumers` consumer warpgroups, taken from `ids`.
+    pub(super) fn allocate(ids: &mut NamedBarriers, consumers: u32) -> HandOff {
+        let both = consumers * WARPGROUP_THREADS + EPILOGUE_THREADS;
+        let [staged, free] = ids.take(both);
+        let [own] = ids.take(EPILOGUE_THREADS);
+        HandOff { staged, free, own }
+    }
+
+    /// A consumer: waits until the staging may be written.
+    pub(super) fn wait_free(&self) {
+        self.free.sync();
+    }
+
+    /// A consumer: its part of the tile is staged.
+    pub(super) fn staged(&self) {
+        self.staged.arrive();
+    }
+}
+
+/// The epilogue warps' walk: for every unit that writes a tile (the consumers' walk, unit by
+/// unit), the hand-over, the form's epilogue over the staged tile and its TMA store. Thread
+/// `e` of the 96 is the block's thread `32 + e`.
+#[device]
+pub(super) fn epilogue_warps<T: GemmElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    walk: Walk,
+    handoff: &HandOff,
+) -> Result<(), HopperError> {
+    let s = &plan.schedule;
+    let e = thread_idx_x() - 32u32;
+    let mut tiles = walk.scheduler(plan);
+    while tiles.valid() {
+        if tiles.writes_tile() {
+            let unit = walk.unit(plan, &tiles);
+            // The consumers are in this tile's main loop: its C and residual rows come to L2
+            // meanwhile, so that the passes below wait on L2, not on memory.
+            prefetch_any(plan, out, &unit, e);
+            handoff.free.arrive();
+            handoff.staged.sync();
+            finish_any(plan, out, &unit, e)?;
+            // The TMA store reads through the async proxy what these threads wrote.
+            fence_proxy_async_shared();
+            handoff.own.sync();
+            if e.eq_(0u32) {
+                for c in 0..s.consumers() {
+                    let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
+                    plan.tma_d
+                        .store(out.d_map, &origin, staging_of(plan, out, c));
+                }
+                bulk_commit_group();
+                // The next tile's `free` says the staging may be written: once this has read it.
+                bulk_wait_group_read(0);
+            }
+            handoff.own.sync();
+        }
+        tiles.next_unit();
+    }
+    // D is written before the block exits.
+    if e.eq_(0u32) {
+        bulk_wait_group(0);
+    }
+    Ok(())
+}
+
+/// [`prefetch_rows`] in D's 16-bit type (nothing where the epilogue reads neither C nor a
+/// residual).
+fn prefetch_any<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, unit: &Unit, e: Var<u32>) {
+    let (Some(parts), Some(params)) = (plan.form, out.form) else {
+        return;
+    };
+    if !parts.epilogue.reads_c() && !parts.epilogue.adds_residual() {
+        return;
+    }
+    let e16 = (&parts.epilogue, params);
+    match plan.form_store {
+        FormStore::Schedule(GemmDtype::F16) => prefetch_rows::<T, f16>(plan, out, unit, e16, e),
+        FormStore::Schedule(GemmDtype::Bf16) => prefetch_rows::<T, bf16>(plan, out, unit, e16, e),
+        _ => {}
+    }
+}
+
+/// Asks L2 for the lines of C's and the residual's rows that `unit`'s tile reads, one
+/// prefetch per 128-byte line: the threads whose chunk starts a line, over the rows their
+/// passes take.
+#[device]
+fn prefetch_rows<T: GemmElem, O: OutElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    unit: &Unit,
+    (epilogue, params): (&Epilogue, FormParams),
+    e: Var<u32>,
+) {
+    let s = &plan.schedule;
+    let (bm, bn) = (s.tile.m(), s.tile.n());
+    let chunks = bn / EPILOGUE_CHUNK_COLS;
+    let per_pass = EPILOGUE_THREADS / chunks;
+    let (first_row, chunk) = split(e, chunks);
+    let col = chunk * EPILOGUE_CHUNK_COLS;
+    let n_col = unit.n0 + col;
+    let per_line = LINE_BYTES / O::OUT.bytes() as u32;
+    let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
+    let rows: Vec<(GlobalPtr<O>, Var<u32>)> = [
+        (epilogue.reads_c(), ops.c, ops.ldc),
+        (epilogue.adds_residual(), ops.residual, ops.ldr),
+    ]
+    .into_iter()
+    .filter_map(|(read, p, ld)| read.then_some((p, ld)))
+    .collect();
+    let starts_line = (col & (per_line - 1)).eq_(0u32) & n_col.lt(out.n);
+    if starts_line {
+        for pass in Var::konst(0u32)..Var::konst(bm.div_ceil(per_pass)) {
+            let m = unit.m0 + first_row + pass * per_pass;
+            if m.lt(unit.m_end) & (first_row + pass * per_pass).lt(bm) {
+                for (p, ld) in &rows {
+                    (*p + m.cast::<u64>() * ld.cast::<u64>() + n_col).prefetch(CacheLevel::L2);
+                }
+            }
+        }
+    }
+}
+
+/// Bytes of a cache line: what one prefetch brings.
+const LINE_BYTES: u32 = 128;
+
+/// [`finish`] in D's 16-bit type.
+fn finish_any<T: GemmElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    unit: &Unit,
+    e: Var<u32>,
+) -> Result<(), HopperError> {
+    // Without a form (or with the plain one) the staged sums are D already.
+    let (Some(parts), Some(params)) = (plan.form, out.form) else {
+        return Ok(());
+    };
+    if parts.epilogue == Epilogue::Plain {
+        return Ok(());
+    }
+    let form = (&parts.epilogue, params);
+    match plan.form_store {
+        FormStore::Schedule(GemmDtype::F16) => finish::<T, f16>(plan, out, unit, form, e),
+        FormStore::Schedule(GemmDtype::Bf16) => finish::<T, bf16>(plan, out, unit, form, e),
+        _ => Err(HopperError::Plan(super::PlanError::EpilogueWarps)),
+    }
+}
+
+/// The form's epilogue over the staged tile of `unit`, D of the 16-bit type `O`, thread `e`'s
+/// chunks: row `e / chunks + pass * rows_per_pass` of the tile, columns `8 (e % chunks)` on.
+#[device]
+fn finish<T: GemmElem, O: OutElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    unit: &Unit,
+    (epilogue, params): (&Epilogue, FormParams),
+    e: Var<u32>,
+) -> Result<(), HopperError> {
+    let s = &plan.schedule;
+    let (bm, bn) = (s.tile.m(), s.tile.n());
+    let rows = s.consumer_rows();
+    let chunks = bn / EPILOGUE_CHUNK_COLS;
+    let per_pass = EPILOGUE_THREADS / chunks;
+    let passes = bm.div_ceil(per_pass);
+    let (first_row, col) = (split(e, chunks).0, split(e, chunks).1 * EPILOGUE_CHUNK_COLS);
+    let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
+    let epi = DeviceEpilogue {
+        epilogue,
+        alpha: Var::konst(1.0f32),
+        beta: params.beta,
+    };
+    // N is a multiple of 8 (TMA's rows), so a chunk is inside N whole or not at all; one
+    // past it is left as staged, as rows past M are: the TMA store clips both.
+    let n_col = unit.n0 + col;
+    let in_cols = n_col.lt(out.n);
+    // The staging's offsets: the layout's column mode at this thread's columns (once), its row
+    // mode at each row, the swizzle over their sum.
+    let smem_d = &plan.smem_d;
+    let col_offset = eval_dyn(&smem_d.layout.mode(1)?, col, i64::from(bn))? + smem_d.offset as u32;
+    let row_mode = smem_d.layout.mode(0)?;
+    // The row mode's strides are checked once here; each pass's evaluation below cannot fail.
+    eval_dyn(&row_mode, Var::konst(0u32), i64::from(rows))?;
+    // A bias per column is the same for every row of this thread's chunks.
+    let bias = match epilogue.bias() {
+        Some(Bias::PerColumn) => {
+            let held: [Var<f32>; 8] = std::array::from_fn(|_| Var::konst(0.0f32).fresh());
+            in_cols.if_(|_| set8(&held, load8(ops.bias + n_col)));
+            Some(held)
+        }
+        _ => None,
+    };
+    for pass in Var::konst(0u32)..Var::konst(passes) {
+        let row = first_row + pass * per_pass;
+        let m = unit.m0 + row;
+        let inside = m.lt(unit.m_end) & in_cols;
+        let inside = if bm.is_multiple_of(per_pass) {
+            inside
+        } else {
+            inside & row.lt(bm)
+        };
+        let (c, r) = split(row, rows);
+        let pre =
+            eval_dyn(&row_mode, r, i64::from(rows)).expect("checked before the loop") + col_offset;
+        let staged = staging_at::<T, O>(plan, out, c) + swizzle_dyn(&smem_d.swizzle, pre);
+        inside.if_(|_| {
+            let x: [Var<O>; 8] = staged.load_vec::<8>();
+            let row_of = |p: GlobalPtr<O>, ld: Var<u32>| p + m.cast::<u64>() * ld.cast::<u64>();
+            let c_row = epi
+                .epilogue
+                .reads_c()
+                .then(|| load8(row_of(ops.c, ops.ldc) + n_col));
+            let r_row = epi
+                .epilogue
+                .adds_residual()
+                .then(|| load8(row_of(ops.residual, ops.ldr) + n_col));
+            let row_bias = match epilogue.bias() {
+                Some(Bias::PerRow) => Some((ops.bias + m).load().cast::<f32>()),
+                _ => None,
+            };
+            let y: [Var<O>; 8] = std::array::from_fn(|i| {
+                let mut v = x[i].cast::<f32>();
+                if let Some(c) = &c_row {
+                    v = c[i].mul_add(epi.beta, v);
+                }
+                if let Some(b) = &bias {
+                    v += b[i];
+                }
+                if let Some(b) = row_bias {
+                    v += b;
+                }
+                let v = epi.map(v, m, n_col + i as u32);
+                epi.residual(v, || r_row.as_ref().expect("R is added")[i])
+                    .cast::<O>()
+            });
+            staged.store_vec(y);
+        });
+    }
+    Ok(())
+}
+
+/// `(x / d, x % d)` for a host divisor: a shift and a mask where `d` is a power of two (every
+/// tile's rows, most tiles' chunks per row), as the compiler does not always see through a
+/// division by a constant.
+fn split(x: Var<u32>, d: u32) -> (Var<u32>, Var<u32>) {
+    if d.is_power_of_two() {
+        (x >> d.trailing_zeros(), x & (d - 1))
+    } else {
+        (x / d, x % d)
+    }
+}
+
+/// 8 elements from `p` (16 bytes) widened to f32.
+fn load8<O: OutElem>(p: GlobalPtr<O>) -> [Var<f32>; 8] {
+    let loaded: [Var<O>; 8] = p.load_vec::<8>();
+    loaded.map(|v| v.cast::<f32>())
+}
+
+/// Sets the registers `held` to `values`. (A plain function: in a `#[device]` body, `let mut`
+/// copies a value into a register of its own.)
+fn set8(held: &[Var<f32>; 8], values: [Var<f32>; 8]) {
+    for (h, v) in held.iter().zip(values) {
+        let mut h = *h;
+        h.set(v);
+    }
+}
+
+/// Consumer `c`'s staging tile, seen as D's 16-bit type `O` (the consumers staged `O`'s bits).
+fn staging_at<T: GemmElem, O: OutElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    c: Var<u32>,
+) -> SharedPtr<O> {
+    let s = &plan.schedule;
+    let first = staging_of(plan, out, 0).cast::<O>();
+    match s.consumers() {
+        1 => first,
+        _ => first + c * s.staging_tile_elems(),
+    }
+}
