@@ -21,6 +21,13 @@ pub struct RowMajor<'a, O> {
 }
 
 /// What a row-major matmul fuses into its epilogue, with the epilogue's operands.
+///
+/// On sm_90a, an elementwise epilogue without C of a 16-bit D over a long enough K runs on
+/// warps of its own, under the next tile's multiplications (the Hopper schedule's epilogue
+/// warps, `_x`): `alpha * acc` is then rounded to D's type before the bias, the map and the
+/// residual, as a GEMM followed by a separate elementwise kernel rounds it, so that D is within
+/// about one and a half units in its last place of the exact result rather than half of one.
+/// An epilogue that reads C, a gated one and an f32 D are computed from the f32 sums.
 #[derive(Debug)]
 pub struct Fusion<'a, O> {
     /// The epilogue.

@@ -622,8 +622,9 @@ pub enum PlanError {
     /// Epilogue warps (`_x`) for a form whose D does not go through the staging tile.
     #[error(
         "the epilogue warps (_x) finish an elementwise epilogue of D in a 16-bit type through \
-         the staging tile, and this form stores D from the registers (D in f32, or a gated \
-         epilogue)"
+         the staging tile, and this form stores D from the registers: D in f32 (twice the \
+         staging's bytes), or a gated epilogue (whose gate and up values, rounded to 16 bits \
+         before their product, would lose the f32 sums' precision the product magnifies)"
     )]
     EpilogueWarps,
     /// A 16-byte chunk of the staging tile that is not 8 contiguous, aligned elements (a bug in

@@ -189,17 +189,26 @@ enum Finish {
     /// The consumers, as the schedule has it.
     Consumers,
     /// The epilogue warps (`_x`) where the schedule has room for them and they pay
-    /// ([`chooser::finish`]): an elementwise epilogue of a 16-bit D whose C, bias and residual
-    /// they may read 16 bytes at a time.
+    /// ([`chooser::finish`]): an elementwise epilogue of a 16-bit D without C whose bias and
+    /// residual they may read 16 bytes at a time.
     EpilogueWarps(Epilogue),
 }
 
 impl Finish {
     /// Who may finish `form`'s epilogue (its `parts`) for `p`.
     fn of(p: &Problem, form: &Form, parts: FormParts) -> Finish {
+        // Not with C: the staged `alpha * acc` is rounded to D's type before `beta * C` is
+        // added, and a BLAS call whose C cancels the product (a residual `b - A x`) would
+        // keep that rounding's error, not D's. The warps take C only where asked for.
         let elementwise = matches!(parts.epilogue, Epilogue::Elementwise(_));
         let sixteen_bits = parts.out != OutType::F32;
-        if elementwise && sixteen_bits && epilogue_warps_aligned(form, parts).is_ok() && p.k > 0 {
+        let without_c = !parts.epilogue.reads_c();
+        if elementwise
+            && without_c
+            && sixteen_bits
+            && epilogue_warps_aligned(form, parts).is_ok()
+            && p.k > 0
+        {
             Finish::EpilogueWarps(parts.epilogue)
         } else {
             Finish::Consumers

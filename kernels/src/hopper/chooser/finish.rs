@@ -1,6 +1,8 @@
 //! Whether a fused epilogue goes to the epilogue warps (`_x`): where the warps finish a tile in
 //! well under the time the consumers take over the next tile's main loop, so that the
-//! epilogue's math and loads run under the tensor cores' work instead of between tiles.
+//! epilogue's math and loads run under the tensor cores' work instead of between tiles. (Which
+//! forms may go to them at all is the program's: an elementwise epilogue of a 16-bit D that
+//! reads no C.)
 //!
 //! The estimate is made from the kernels' instruction counts, not yet from timings: per pass
 //! of the warps' 96 threads over 8-column chunks, about [`PASS_CYCLES`] cycles of issue (an

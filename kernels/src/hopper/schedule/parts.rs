@@ -295,7 +295,11 @@ pub enum Store {
     /// epilogue's math then runs under the next tile's `wgmma` instead of between tiles, where
     /// no tensor core works (the cooperative consumers' epilogue is serial with their main
     /// loop). The values are rounded once more than on the registers' path (`alpha * acc` to
-    /// D's type before the epilogue): as an unfused chain whose GEMM writes D first.
+    /// D's type before the epilogue), as an unfused chain whose GEMM writes D first does: where
+    /// no term cancels the product, D is within about one and a half units in its last place
+    /// of the exact result rather than half of one. So the chooser gives them no form that
+    /// reads C (whose `beta * C` may cancel the product), and the plan refuses a gated
+    /// epilogue (whose product magnifies the gate's and up's rounding) and an f32 D.
     EpilogueWarps,
 }
 

@@ -367,8 +367,8 @@ fn forms_store_d_in_its_own_type_and_gated_pairs_across_lanes() {
 /// The chooser hands a fused elementwise epilogue of a 16-bit D to the epilogue warps (`_x`)
 /// where its schedule stages whole cooperative tiles and the main loop is long enough to hide
 /// them ([`chooser::finish`]); not the packed form, an f32 D, a gated epilogue, a short K, or C
-/// whose rows are not on 16 bytes (then the consumers finish it, as before). Given `_x` with
-/// such a C, or with an f32 D, the plan is refused with the reason.
+/// (then the consumers finish it, as before). Given `_x`, C is taken where its rows are on 16
+/// bytes, else refused with the reason, as an f32 D is.
 #[test]
 fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
     use crate::gemm::epilogue::{Activation, Elementwise, Epilogue, Source};
@@ -415,8 +415,20 @@ fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
         ldc,
         ..Form::packed(m, n, 16384)
     };
-    assert!(schedule(&c_form(n), &long).ends_with("_x_n"));
+    // C is left to the consumers (one rounding of alpha acc + beta C); asked for, the warps
+    // take it where its rows are on 16 bytes.
+    assert!(!schedule(&c_form(n), &long).contains("_x"));
     assert!(!schedule(&c_form(n + 1), &long).contains("_x"));
+    let residual = Form {
+        epilogue: Epilogue::RESIDUAL,
+        ..Form::packed(m, n, 16384)
+    };
+    assert!(schedule(&residual, &long).ends_with("_x_n"));
+    let given_ok = Problem {
+        config: given("128x256x64s3_h_x_n"),
+        ..long.clone()
+    };
+    assert!(schedule(&c_form(n), &given_ok).ends_with("_x_n"));
     // Asked for by name, the reasons.
     let given_x = Problem {
         config: given("128x256x64s3_h_x_n"),
@@ -436,5 +448,18 @@ fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
         &h200,
     )
     .unwrap_err();
-    assert!(e.contains("D in f32, or a gated epilogue"), "{e}");
+    assert!(e.contains("D in f32 (twice the staging's bytes)"), "{e}");
+    let e = plan_in(
+        &Problem {
+            config: given("128x256x64s3_h_x_n"),
+            ..p.clone()
+        },
+        &form(Epilogue::SWIGLU),
+        &h200,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("or a gated epilogue (whose gate and up values"),
+        "{e}"
+    );
 }
