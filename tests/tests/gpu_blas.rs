@@ -533,6 +533,48 @@ fn fused_epilogues_match_the_reference() {
     }
 }
 
+/// The elementwise epilogues under the Hopper schedule's epilogue warps (`_x`, asked for: the
+/// producer warpgroup's idle warps finish each staged tile), D in each 16-bit type, M and N
+/// off the tiles and several tiles per SM, against the f64 reference.
+#[test]
+#[cfg_attr(not(feature = "gpu"), ignore)]
+fn epilogue_warps_match_the_reference() {
+    let stream = stream();
+    let blas = Blas::try_new(stream.clone())
+        .unwrap()
+        .with_config("128x128x64s4_x")
+        .unwrap();
+    let epilogues = [
+        Epilogue::bias_act(Activation::GeluTanh),
+        Epilogue::bias_act(Activation::GeluErf),
+        Epilogue::bias_act(Activation::Silu),
+        Epilogue::bias_act(Activation::Relu),
+        Epilogue::RESIDUAL,
+        Epilogue::Elementwise(Elementwise {
+            source: Source::None,
+            bias: Some(Bias::PerRow),
+            map: Map::Activation(Activation::Silu),
+            residual: Residual::Add,
+        }),
+    ];
+    for (m, n, k) in [(4000, 2056, 1024), (333, 256, 2048)] {
+        for (i, e) in epilogues.into_iter().enumerate() {
+            let seed = 200 + i as u64;
+            let plans = [
+                fused_case::<bf16, bf16>(&blas, &stream, (m, n, k), e, seed),
+                fused_case::<f16, f16>(&blas, &stream, (m, n, k), e, seed),
+                fused_case::<f16, bf16>(&blas, &stream, (m, n, k), e, seed),
+            ];
+            for plan in plans {
+                assert!(
+                    plan.contains("finished and stored by the idle producer warps"),
+                    "{m}x{n}x{k}: {plan}"
+                );
+            }
+        }
+    }
+}
+
 /// `D = fused(x w^T)` row-major: x `[m, k]`, w `[n, k]` (a linear layer's weight). Returns the
 /// plan's description.
 fn fused_case<T, O>(
