@@ -138,13 +138,7 @@ fn prefetch_rows<T: GemmElem, O: OutElem>(
     (epilogue, params): (&Epilogue, FormParams),
     e: Var<u32>,
 ) {
-    let s = &plan.schedule;
-    let (bm, bn) = (s.tile.m(), s.tile.n());
-    let chunks = bn / EPILOGUE_CHUNK_COLS;
-    let per_pass = EPILOGUE_THREADS / chunks;
-    let (first_row, chunk) = split(e, chunks);
-    let col = chunk * EPILOGUE_CHUNK_COLS;
-    let n_col = unit.n0 + col;
+    let at = Chunks::of(plan, unit, e);
     let per_line = LINE_BYTES / O::OUT.bytes() as u32;
     let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let rows: Vec<(GlobalPtr<O>, Var<u32>)> = [
@@ -154,15 +148,64 @@ fn prefetch_rows<T: GemmElem, O: OutElem>(
     .into_iter()
     .filter_map(|(read, p, ld)| read.then_some((p, ld)))
     .collect();
-    let starts_line = (col & (per_line - 1)).eq_(0u32) & n_col.lt(out.n);
+    let starts_line = (at.col & (per_line - 1)).eq_(0u32) & at.n_col.lt(out.n);
     if starts_line {
-        for pass in Var::konst(0u32)..Var::konst(bm.div_ceil(per_pass)) {
-            let m = unit.m0 + first_row + pass * per_pass;
-            if m.lt(unit.m_end) & (first_row + pass * per_pass).lt(bm) {
+        for pass in Var::konst(0u32)..Var::konst(at.passes) {
+            let (row, m) = at.row(pass, unit);
+            if at.inside(row, m, unit) {
                 for (p, ld) in &rows {
-                    (*p + m.cast::<u64>() * ld.cast::<u64>() + n_col).prefetch(CacheLevel::L2);
+                    (*p + m.cast::<u64>() * ld.cast::<u64>() + at.n_col).prefetch(CacheLevel::L2);
                 }
             }
+        }
+    }
+}
+
+/// A thread's chunks of a tile: the same 8 columns in every pass (`col` in the tile, `n_col` in
+/// D), row `first_row + pass * per_pass` of the tile in pass `pass` (the passes are 96 chunks,
+/// and a row's chunks divide 96: the schedule's check).
+struct Chunks {
+    first_row: Var<u32>,
+    col: Var<u32>,
+    n_col: Var<u32>,
+    per_pass: u32,
+    passes: u32,
+    tile_rows: u32,
+}
+
+impl Chunks {
+    /// Thread `e`'s chunks of `unit`'s tile.
+    fn of(plan: &HopperPlan, unit: &Unit, e: Var<u32>) -> Chunks {
+        let (bm, bn) = (plan.schedule.tile.m(), plan.schedule.tile.n());
+        let chunks = bn / EPILOGUE_CHUNK_COLS;
+        let per_pass = EPILOGUE_THREADS / chunks;
+        let (first_row, chunk) = split(e, chunks);
+        let col = chunk * EPILOGUE_CHUNK_COLS;
+        Chunks {
+            first_row,
+            col,
+            n_col: unit.n0 + col,
+            per_pass,
+            passes: bm.div_ceil(per_pass),
+            tile_rows: bm,
+        }
+    }
+
+    /// The tile's row in `pass`, and D's.
+    fn row(&self, pass: Var<u32>, unit: &Unit) -> (Var<u32>, Var<u32>) {
+        let row = self.first_row + pass * self.per_pass;
+        (row, unit.m0 + row)
+    }
+
+    /// Whether the chunk at `row` of the tile (`m` of D) is in the tile and inside D (rows
+    /// past M and columns past N are left to the TMA store's clipping; N is a multiple of 8,
+    /// so a chunk is inside it whole or not at all).
+    fn inside(&self, row: Var<u32>, m: Var<u32>, unit: &Unit) -> Var<bool> {
+        let inside = m.lt(unit.m_end);
+        if self.tile_rows.is_multiple_of(self.per_pass) {
+            inside
+        } else {
+            inside & row.lt(self.tile_rows)
         }
     }
 }
@@ -202,22 +245,15 @@ fn finish<T: GemmElem, O: OutElem>(
     (epilogue, params): (&Epilogue, FormParams),
     e: Var<u32>,
 ) -> Result<(), HopperError> {
-    let s = &plan.schedule;
-    let (bm, bn) = (s.tile.m(), s.tile.n());
-    let rows = s.consumer_rows();
-    let chunks = bn / EPILOGUE_CHUNK_COLS;
-    let per_pass = EPILOGUE_THREADS / chunks;
-    let passes = bm.div_ceil(per_pass);
-    let (first_row, col) = (split(e, chunks).0, split(e, chunks).1 * EPILOGUE_CHUNK_COLS);
+    let (bn, rows) = (plan.schedule.tile.n(), plan.schedule.consumer_rows());
+    let at = Chunks::of(plan, unit, e);
+    let (col, n_col) = (at.col, at.n_col);
     let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let epi = DeviceEpilogue {
         epilogue,
         alpha: Var::konst(1.0f32),
         beta: params.beta,
     };
-    // N is a multiple of 8 (TMA's rows), so a chunk is inside N whole or not at all; one
-    // past it is left as staged, as rows past M are: the TMA store clips both.
-    let n_col = unit.n0 + col;
     let in_cols = n_col.lt(out.n);
     // The staging's offsets: the layout's column mode at this thread's columns (once), its row
     // mode at each row, the swizzle over their sum.
@@ -235,15 +271,9 @@ fn finish<T: GemmElem, O: OutElem>(
         }
         _ => None,
     };
-    for pass in Var::konst(0u32)..Var::konst(passes) {
-        let row = first_row + pass * per_pass;
-        let m = unit.m0 + row;
-        let inside = m.lt(unit.m_end) & in_cols;
-        let inside = if bm.is_multiple_of(per_pass) {
-            inside
-        } else {
-            inside & row.lt(bm)
-        };
+    for pass in Var::konst(0u32)..Var::konst(at.passes) {
+        let (row, m) = at.row(pass, unit);
+        let inside = at.inside(row, m, unit) & in_cols;
         let (c, r) = split(row, rows);
         let pre =
             eval_dyn(&row_mode, r, i64::from(rows)).expect("checked before the loop") + col_offset;
