@@ -13,9 +13,8 @@
 //! | | each thread's 16-byte chunks: C, the bias, the map, the residual, in place |
 //! | | `fence.proxy.async`, their own barrier, one thread's TMA store of each consumer's tile, its wait until the store has read them, their own barrier |
 //!
-//! A thread takes the same 8 columns in every pass over the rows (the passes are 96 chunks
-//! and a row's chunks divide 96: the schedule's check), so that a bias per column is read
-//! once per tile. Rows past M and chunks past N (a multiple of 8: no chunk crosses it) are
+//! Pass `p` takes chunk `e + 96 p` of the tile, row by row; where a row's chunks divide 96 a
+//! thread keeps its 8 columns in every pass, so that a bias per column is read once per tile. Rows past M and chunks past N (a multiple of 8: no chunk crosses it) are
 //! left as staged: the TMA store clips them.
 
 use dsl_core::kernel::*;
@@ -138,7 +137,7 @@ fn prefetch_rows<T: GemmElem, O: OutElem>(
     (epilogue, params): (&Epilogue, FormParams),
     e: Var<u32>,
 ) {
-    let at = Chunks::of(plan, unit, e);
+    let chunks = Chunks::of(plan, e);
     let per_line = LINE_BYTES / O::OUT.bytes() as u32;
     let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let rows: Vec<(GlobalPtr<O>, Var<u32>)> = [
@@ -148,64 +147,99 @@ fn prefetch_rows<T: GemmElem, O: OutElem>(
     .into_iter()
     .filter_map(|(read, p, ld)| read.then_some((p, ld)))
     .collect();
-    let starts_line = (at.col & (per_line - 1)).eq_(0u32) & at.n_col.lt(out.n);
-    if starts_line {
-        for pass in Var::konst(0u32)..Var::konst(at.passes) {
-            let (row, m) = at.row(pass, unit);
-            if at.inside(row, m, unit) {
-                for (p, ld) in &rows {
-                    (*p + m.cast::<u64>() * ld.cast::<u64>() + at.n_col).prefetch(CacheLevel::L2);
-                }
+    for pass in Var::konst(0u32)..Var::konst(chunks.passes) {
+        let at = chunks.at(pass, unit);
+        let n_col = unit.n0 + at.col;
+        let starts_line = (at.col & (per_line - 1)).eq_(0u32) & n_col.lt(out.n);
+        if chunks.inside(&at, unit) & starts_line {
+            for (p, ld) in &rows {
+                (*p + at.m.cast::<u64>() * ld.cast::<u64>() + n_col).prefetch(CacheLevel::L2);
             }
         }
     }
 }
 
-/// A thread's chunks of a tile: the same 8 columns in every pass (`col` in the tile, `n_col` in
-/// D), row `first_row + pass * per_pass` of the tile in pass `pass` (the passes are 96 chunks,
-/// and a row's chunks divide 96: the schedule's check).
+/// A thread's chunks of a tile: chunk `e + 96 pass` in pass `pass`, the tile's chunks taken
+/// row by row, `chunks` to a row. Where a row's chunks divide 96 the thread keeps its 8
+/// columns in every pass (`fixed`: its row moves on by `96 / chunks`), so that what depends on
+/// the column alone (a bias per column, the staging's column offset) is made once per tile.
 struct Chunks {
-    first_row: Var<u32>,
-    col: Var<u32>,
-    n_col: Var<u32>,
-    per_pass: u32,
+    e: Var<u32>,
+    chunks: u32,
+    fixed: Option<Fixed>,
     passes: u32,
     tile_rows: u32,
 }
 
+/// A thread's chunks where its columns stay: its first row, its column in the tile, and rows
+/// per pass.
+#[derive(Clone, Copy)]
+struct Fixed {
+    first_row: Var<u32>,
+    col: Var<u32>,
+    per_pass: u32,
+}
+
+/// Where a pass takes a thread: the chunk's row and first column in the tile, and its row in D.
+#[derive(Clone, Copy)]
+struct ChunkAt {
+    row: Var<u32>,
+    col: Var<u32>,
+    m: Var<u32>,
+}
+
 impl Chunks {
-    /// Thread `e`'s chunks of `unit`'s tile.
-    fn of(plan: &HopperPlan, unit: &Unit, e: Var<u32>) -> Chunks {
+    /// Thread `e`'s chunks of a tile of `plan`.
+    fn of(plan: &HopperPlan, e: Var<u32>) -> Chunks {
         let (bm, bn) = (plan.schedule.tile.m(), plan.schedule.tile.n());
         let chunks = bn / EPILOGUE_CHUNK_COLS;
-        let per_pass = EPILOGUE_THREADS / chunks;
-        let (first_row, chunk) = split(e, chunks);
-        let col = chunk * EPILOGUE_CHUNK_COLS;
+        let fixed = EPILOGUE_THREADS.is_multiple_of(chunks).then(|| {
+            let (first_row, chunk) = split(e, chunks);
+            Fixed {
+                first_row,
+                col: chunk * EPILOGUE_CHUNK_COLS,
+                per_pass: EPILOGUE_THREADS / chunks,
+            }
+        });
         Chunks {
-            first_row,
-            col,
-            n_col: unit.n0 + col,
-            per_pass,
-            passes: bm.div_ceil(per_pass),
+            e,
+            chunks,
+            fixed,
+            passes: (bm * chunks).div_ceil(EPILOGUE_THREADS),
             tile_rows: bm,
         }
     }
 
-    /// The tile's row in `pass`, and D's.
-    fn row(&self, pass: Var<u32>, unit: &Unit) -> (Var<u32>, Var<u32>) {
-        let row = self.first_row + pass * self.per_pass;
-        (row, unit.m0 + row)
+    /// The thread's column in the tile where it keeps one.
+    fn fixed_col(&self) -> Option<Var<u32>> {
+        self.fixed.map(|f| f.col)
     }
 
-    /// Whether the chunk at `row` of the tile (`m` of D) is in the tile and inside D (rows
-    /// past M and columns past N are left to the TMA store's clipping; N is a multiple of 8,
-    /// so a chunk is inside it whole or not at all).
-    fn inside(&self, row: Var<u32>, m: Var<u32>, unit: &Unit) -> Var<bool> {
-        let inside = m.lt(unit.m_end);
-        if self.tile_rows.is_multiple_of(self.per_pass) {
+    /// Where `pass` takes the thread in `unit`'s tile.
+    fn at(&self, pass: Var<u32>, unit: &Unit) -> ChunkAt {
+        let (row, col) = match self.fixed {
+            Some(f) => (f.first_row + pass * f.per_pass, f.col),
+            None => {
+                let (row, chunk) = split(self.e + pass * EPILOGUE_THREADS, self.chunks);
+                (row, chunk * EPILOGUE_CHUNK_COLS)
+            }
+        };
+        ChunkAt {
+            row,
+            col,
+            m: unit.m0 + row,
+        }
+    }
+
+    /// Whether the chunk `at` is in the tile and in D's rows (rows past M, like columns past
+    /// N, are left to the TMA store's clipping).
+    fn inside(&self, at: &ChunkAt, unit: &Unit) -> Var<bool> {
+        let inside = at.m.lt(unit.m_end);
+        let whole_passes = (self.tile_rows * self.chunks).is_multiple_of(EPILOGUE_THREADS);
+        if whole_passes {
             inside
         } else {
-            inside & row.lt(self.tile_rows)
+            inside & at.row.lt(self.tile_rows)
         }
     }
 }
@@ -246,39 +280,48 @@ fn finish<T: GemmElem, O: OutElem>(
     e: Var<u32>,
 ) -> Result<(), HopperError> {
     let (bn, rows) = (plan.schedule.tile.n(), plan.schedule.consumer_rows());
-    let at = Chunks::of(plan, unit, e);
-    let (col, n_col) = (at.col, at.n_col);
+    let chunks = Chunks::of(plan, e);
     let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let epi = DeviceEpilogue {
         epilogue,
         alpha: Var::konst(1.0f32),
         beta: params.beta,
     };
-    let in_cols = n_col.lt(out.n);
-    // The staging's offsets: the layout's column mode at this thread's columns (once), its row
-    // mode at each row, the swizzle over their sum.
+    // The staging's offsets: the layout's column mode at the chunk's columns, its row mode at
+    // its row, the swizzle over their sum. The modes' strides are checked once here; the
+    // evaluations below cannot fail.
     let smem_d = &plan.smem_d;
-    let col_offset = eval_dyn(&smem_d.layout.mode(1)?, col, i64::from(bn))? + smem_d.offset as u32;
-    let row_mode = smem_d.layout.mode(0)?;
-    // The row mode's strides are checked once here; each pass's evaluation below cannot fail.
+    let (row_mode, col_mode) = (smem_d.layout.mode(0)?, smem_d.layout.mode(1)?);
     eval_dyn(&row_mode, Var::konst(0u32), i64::from(rows))?;
-    // A bias per column is the same for every row of this thread's chunks.
-    let bias = match epilogue.bias() {
-        Some(Bias::PerColumn) => {
+    eval_dyn(&col_mode, Var::konst(0u32), i64::from(bn))?;
+    let columns = |col: Var<u32>| {
+        let offset = eval_dyn(&col_mode, col, i64::from(bn)).expect("checked above");
+        let n_col = unit.n0 + col;
+        (n_col, n_col.lt(out.n), offset + smem_d.offset as u32)
+    };
+    // Where the thread keeps its columns, what depends on them alone is made once: the bias
+    // per column among it.
+    let kept = chunks.fixed_col().map(columns);
+    let kept_bias = match (epilogue.bias(), kept) {
+        (Some(Bias::PerColumn), Some((n_col, in_cols, _))) => {
             let held: [Var<f32>; 8] = std::array::from_fn(|_| Var::konst(0.0f32).fresh());
             in_cols.if_(|_| set8(&held, load8(ops.bias + n_col)));
             Some(held)
         }
         _ => None,
     };
-    for pass in Var::konst(0u32)..Var::konst(at.passes) {
-        let (row, m) = at.row(pass, unit);
-        let inside = at.inside(row, m, unit) & in_cols;
-        let (c, r) = split(row, rows);
-        let pre =
-            eval_dyn(&row_mode, r, i64::from(rows)).expect("checked before the loop") + col_offset;
+    for pass in Var::konst(0u32)..Var::konst(chunks.passes) {
+        let at = chunks.at(pass, unit);
+        let (n_col, in_cols, col_offset) = kept.unwrap_or_else(|| columns(at.col));
+        let (m, inside) = (at.m, chunks.inside(&at, unit) & in_cols);
+        let (c, r) = split(at.row, rows);
+        let pre = eval_dyn(&row_mode, r, i64::from(rows)).expect("checked above") + col_offset;
         let staged = staging_at::<T, O>(plan, out, c) + swizzle_dyn(&smem_d.swizzle, pre);
         inside.if_(|_| {
+            let bias = match epilogue.bias() {
+                Some(Bias::PerColumn) => Some(kept_bias.unwrap_or_else(|| load8(ops.bias + n_col))),
+                _ => None,
+            };
             let x: [Var<O>; 8] = staged.load_vec::<8>();
             let row_of = |p: GlobalPtr<O>, ld: Var<u32>| p + m.cast::<u64>() * ld.cast::<u64>();
             let c_row = epi

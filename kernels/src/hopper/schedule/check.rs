@@ -9,9 +9,7 @@ use super::parts::{
     Buffers, Cluster, Consumers, Cooperative, InFlight, LastWave, Store, SubTile, TileSource, Waves,
 };
 use super::refusal::{Refusal, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT};
-use super::{
-    HopperSchedule, DYNAMIC_SMEM_ALIGN, EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS, SMEM_LIMIT,
-};
+use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, SMEM_LIMIT};
 
 impl HopperSchedule {
     /// Why the program does not take this schedule, if it does not: ranges that depend on the
@@ -52,13 +50,7 @@ impl HopperSchedule {
                     return Err(Refusal::DirectHint);
                 }
             }
-            Store::EpilogueWarps => {
-                let chunks = n / EPILOGUE_CHUNK_COLS;
-                if !EPILOGUE_THREADS.is_multiple_of(chunks) {
-                    return Err(Refusal::EpilogueWarpsN(n, chunks));
-                }
-            }
-            Store::Tma(_) => {}
+            Store::Tma(_) | Store::EpilogueWarps => {}
         }
         let accumulators = self.consumer_rows() * n / 128;
         let most = match self.store() {

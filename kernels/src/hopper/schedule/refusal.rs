@@ -146,13 +146,6 @@ pub enum Refusal {
     /// Epilogue warps where the schedule has no place for them.
     #[error("the epilogue warps (_x) finish a cooperative tile staged whole, and here {0}")]
     EpilogueWarps(&'static str),
-    /// Epilogue warps over a tile whose 16-byte chunks per row do not divide their threads.
-    #[error(
-        "the epilogue warps (_x) take a tile's 16-byte chunks in passes of 96, each thread the \
-         same columns in every pass: tile N {0} has {1} chunks per row, which do not divide 96 \
-         (N 16, 32, 48, 64, 96, 128, 192 or 256)"
-    )]
-    EpilogueWarpsN(u32, u32),
     /// Direct stores' hint.
     #[error("D stored from the registers (_uB) takes D's hint f (streaming stores) or n")]
     DirectHint,

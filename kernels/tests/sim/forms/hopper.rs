@@ -261,7 +261,8 @@ type HandedCase = (&'static str, (usize, usize, usize), Epilogue, OutType);
 /// warpgroup's three idle warps apply the rest of the form in place and store the tile. Every
 /// elementwise epilogue (C with beta, a bias per row and per column, each activation, a user's
 /// function, a residual), D in the input type and in the other 16-bit one, on tiles of one and
-/// two consumers, N of 64, 96 (plain staging rows), 128, 192 and 256 (swizzled), stream-K
+/// two consumers, N of 64, 96 (plain staging rows), 128, 192 and 256 (swizzled) and of 80, 160
+/// and 224 (rows of chunks that do not divide the 96 threads: their columns move), stream-K
 /// over every tile (`_k`: the warps finish only the units that write a tile) and a cluster;
 /// M and N off the tiles (chunks past N and rows past M left to the store's clipping), the
 /// rows of C, D and the residual padded. Two SMs, so that each block walks several tiles and
@@ -281,7 +282,7 @@ fn hopper_epilogue_warps() {
         })
     };
     let act = |a| Map::Activation(a);
-    let cases: [HandedCase; 8] = [
+    let cases: [HandedCase; 11] = [
         (
             "128x128x64s4_x",
             (200, 264, 136),
@@ -353,6 +354,41 @@ fn hopper_epilogue_warps() {
             "128x128x64s4_x",
             (130, 136, 72),
             Epilogue::Plain,
+            OutType::Bf16,
+        ),
+        // Rows of 28, 20 and 10 chunks, which do not divide 96: a thread's columns move from
+        // pass to pass, and so does its bias.
+        (
+            "128x224x64s3_x",
+            (200, 456, 136),
+            every(
+                Some(Bias::PerColumn),
+                act(Activation::GeluTanh),
+                Source::None,
+                Residual::Add,
+            ),
+            OutType::Bf16,
+        ),
+        (
+            "256x160x64s2_x",
+            (300, 328, 72),
+            every(
+                Some(Bias::PerColumn),
+                act(Activation::Silu),
+                Source::C,
+                Residual::None,
+            ),
+            OutType::F16,
+        ),
+        (
+            "128x80x64s4_x_k",
+            (136, 168, 400),
+            every(
+                Some(Bias::PerRow),
+                act(Activation::Relu),
+                Source::None,
+                Residual::Add,
+            ),
             OutType::Bf16,
         ),
     ];
