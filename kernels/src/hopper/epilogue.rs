@@ -346,8 +346,11 @@ fn handed_store<T: GemmElem>(
         return Err(HopperError::Plan(super::PlanError::EpilogueWarps));
     };
     if let (Some(parts), Some(params)) = (plan.form, out.form) {
+        // A linear layer's alpha is 1: its 128 multiplies a thread are skipped.
         if matches!(parts.epilogue, Epilogue::Elementwise(_)) {
-            scale(acc, params.alpha);
+            if params.alpha.ne_(1.0f32) {
+                scale(acc, params.alpha);
+            }
         }
     }
     let StagingTile { part, .. } = &staging[0];

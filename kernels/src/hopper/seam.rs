@@ -54,7 +54,7 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB][_b][_n|_k][_t]: \
+        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB|_x][_b][_n|_k][_t]: \
          the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 16 up to 256; \
          K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
@@ -70,7 +70,9 @@ impl GemmProgram for HopperWs {
          default 128), L2 eviction hints of A's loads, B's loads and D's stores (_vABD, each n \
          none, e normal, f evict first, l evict last), the stream-K region walked after the whole \
          tiles, not before (_w), D stored from the registers (_uB: 4, 8 or 16 bytes per store, \
-         no staging tile), the last wave's rows cut into one piece per block (_b: with _rR and \
+         no staging tile) or each staged tile finished and stored by the producer warpgroup's \
+         three idle warps (_x: a form's elementwise epilogue of a 16-bit D runs under the next \
+         tile's main loop; cooperative, the whole tile staged), the last wave's rows cut into one piece per block (_b: with _rR and \
          _p, stored from the registers or in 16-row TMA boxes), as few blocks as take as many \
          waves (_n: evened waves, each block walking as many tiles) or every tile's k-tiles shared \
          out over every SM (_k: stream-K over the whole problem, cooperative consumers), A and B \
