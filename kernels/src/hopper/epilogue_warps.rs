@@ -14,8 +14,9 @@
 //! | | `fence.proxy.async`, their own barrier, one thread's TMA store of each consumer's tile, its wait until the store has read them, their own barrier |
 //!
 //! Pass `p` takes chunk `e + 96 p` of the tile, row by row; where a row's chunks divide 96 a
-//! thread keeps its 8 columns in every pass, so that a bias per column is read once per tile. Rows past M and chunks past N (a multiple of 8: no chunk crosses it) are
-//! left as staged: the TMA store clips them.
+//! thread keeps its 8 columns in every pass, so that a bias per column is read once per tile.
+//! Rows past M and chunks past N (a multiple of 8: no chunk crosses it) are left as staged:
+//! the TMA store clips them.
 
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{NamedBarrier, NamedBarriers, WARPGROUP_THREADS};
