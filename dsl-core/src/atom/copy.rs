@@ -305,7 +305,7 @@ mod tests {
             // Source and destination cover the same bits, each once in the reference (ldmatrix
             // sources may name a row from several threads: CuTe broadcasts with stride 0).
             let bits = |l: &Layout| {
-                let mut v = l.values();
+                let mut v = l.values().unwrap();
                 v.sort();
                 v.dedup();
                 v

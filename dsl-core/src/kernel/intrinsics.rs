@@ -590,18 +590,7 @@ pub fn atomic_add_shared<T: AtomicAdd>(ptr: SharedPtr<T>, v: impl IntoVar<T>) ->
 }
 
 fn approx(op: crate::ir::op::ApproxOp, x: Var<f32>) -> Var<f32> {
-    let a = x.operand();
-    let out = Var::<f32>::uninit();
-    if let Some(dst) = out.reg() {
-        emit(crate::ir::op::Arith::Approx {
-            op,
-            ty: Type::F32,
-            subnormals: crate::ir::op::Subnormals::Kept,
-            dst,
-            a,
-        });
-    }
-    out
+    super::math::approx_with(op, crate::ir::op::Subnormals::Kept, x)
 }
 
 /// `ex2.approx.f32`: 2^x.

@@ -95,7 +95,7 @@ impl ComposedLayout {
     /// lists them, each shifted and swizzled.
     pub fn values(&self) -> Result<Vec<i64>, LayoutError> {
         self.layout
-            .values()
+            .values()?
             .into_iter()
             .map(|o| self.outer(o))
             .collect()

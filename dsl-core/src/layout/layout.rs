@@ -295,10 +295,11 @@ impl Layout {
         self.shape.idx2crd_valid(idx)
     }
 
-    /// All offsets `L(0), ..., L(size-1)` (for layouts small enough to list: it allocates `size`).
-    /// The index runs over the flattened modes as a mixed-radix counter, one addition per step:
-    /// a host proof over every value of every thread's fragment costs a list, not an `eval` each.
-    pub fn values(&self) -> Vec<i64> {
+    /// All offsets `L(0), ..., L(size-1)` (for layouts small enough to list: it allocates `size`),
+    /// or the overflow `eval` reports where an offset is past i64. The index runs over the
+    /// flattened modes as a mixed-radix counter, one addition per step: a host proof over every
+    /// value of every thread's fragment costs a list, not an `eval` each.
+    pub fn values(&self) -> Result<Vec<i64>, LayoutError> {
         let (shape, stride) = (self.shape.flatten_ints(), self.stride.flatten_ints());
         let n = self.size().max(0) as usize;
         let mut out = Vec::with_capacity(n);
@@ -318,16 +319,13 @@ impl Layout {
                         off = o;
                         crd[d] = 0;
                     }
-                    // Offsets past i64: each one as `eval` gives it (an overflow lists 0).
-                    _ => {
-                        return (0..self.size())
-                            .map(|i| self.eval(i).unwrap_or(0))
-                            .collect()
-                    }
+                    // A step past i64: each offset as `eval` gives it, its overflow the
+                    // error (a wrapped sum may come back in range: only `eval` tells).
+                    _ => return (0..self.size()).map(|i| self.eval(i)).collect(),
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// CuTe's `flatten`: the same function with a flat (depth <= 1) shape.
@@ -377,8 +375,10 @@ mod tests {
             "(2,3):(4611686018427387904,1)",
         ] {
             let l: Layout = text.parse().unwrap();
-            let want: Vec<i64> = (0..l.size()).map(|i| l.eval(i).unwrap_or(0)).collect();
+            let want: Result<Vec<i64>, LayoutError> = (0..l.size()).map(|i| l.eval(i)).collect();
             assert_eq!(l.values(), want, "{text}");
         }
+        // A layout whose offsets pass i64 is refused when it is made: `values` never meets one.
+        assert!("(3,2):(4611686018427387904,1)".parse::<Layout>().is_err());
     }
 }

@@ -216,7 +216,7 @@ fn g2s_partition_of_a_gmem_tile() {
     // The TV layouts cover the 32x32 tile exactly once.
     for side in [Side::Src, Side::Dst] {
         let tv = copy.get_layout_tv(side).unwrap();
-        let mut v = tv.values();
+        let mut v = tv.values().unwrap();
         v.sort();
         assert_eq!(v, (0..1024).collect::<Vec<_>>());
     }

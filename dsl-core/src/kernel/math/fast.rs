@@ -14,7 +14,7 @@ pub(super) fn approx<T: DeviceType>(op: ApproxOp, x: Var<T>) -> Var<T> {
 }
 
 /// `op.approx.ty` on `x`, subnormals kept or flushed.
-pub(super) fn approx_with<T: DeviceType>(
+pub(crate) fn approx_with<T: DeviceType>(
     op: ApproxOp,
     subnormals: Subnormals,
     x: Var<T>,

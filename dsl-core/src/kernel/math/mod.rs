@@ -100,6 +100,7 @@
 
 mod accurate;
 mod fast;
+pub(crate) use fast::approx_with;
 #[cfg(test)]
 mod tests;
 
