@@ -127,8 +127,9 @@
 //! asynchronous agent's accesses are not told apart by lane; within a cluster, the
 //! scopes of releases and acquires are taken as wide enough (a `.cta` release observed by
 //! another block of the cluster is not reported; between clusters they are checked, see below);
-//! in global memory, each byte keeps its last read only, so of two unordered reads by different
-//! blocks only the later is checked against a later write.
+//! in global memory, each byte keeps its two last reads that no later one of them happens after,
+//! so of three or more unordered reads by different blocks only the last two are checked
+//! against a later write.
 //!
 //! ## The memory-model rules implemented
 //!
