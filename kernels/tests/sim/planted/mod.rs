@@ -21,6 +21,7 @@
 //! | (l) two blocks whose output tiles overlap | global-memory race | [`global`] |
 //! | (m) lanes of one warp passing values through shared memory without `sync_warp` | race | [`sync`] |
 //! | (n) two `cp.async` of one warp to the same bytes with no wait between | race | [`memory`] |
+//! | (o) a staging tile handed back to its writer (a named barrier) before its reader reads it | race | [`sync`] |
 
 mod async_proxy;
 mod cluster;

@@ -3,7 +3,7 @@
 //! mbarrier initialized one arrival short.
 
 use dsl_core::kernel::*;
-use dsl_core::pipeline::{Barriers, NamedBarrier, PipelineState};
+use dsl_core::pipeline::{Barriers, NamedBarrier, NamedBarriers, PipelineState};
 use dsl_core::sim::FindingKind;
 use dsl_macros::kernel;
 
@@ -267,4 +267,66 @@ fn lanes_of_a_warp_reading_each_other_without_sync_warp_race() {
     let other = f.other.as_ref().expect("the other lane");
     assert_eq!(other.warp, 0, "{f}");
     clean(&warp_sum_case(true));
+}
+
+/// Tiles handed from one warp to another through one staging buffer in shared memory, as the
+/// Hopper program's consumers hand tiles to its epilogue warps (`_x`): the writer stages a tile
+/// and arrives on `staged`; the reader waits on it, reads the tile, writes its output and
+/// arrives on `free`, on which the writer waits before staging the next tile. `early` plants
+/// the hand-back before the read: the writer's next tile may then overwrite the buffer while
+/// the reader still reads the last one.
+#[kernel]
+fn hand_over(#[host] early: bool, k: &KernelBuilder, x: GlobalPtr<u32>, out: GlobalPtr<u32>) {
+    k.require_threads(2 * LANES, 1, 1);
+    let staging = k.shared_array::<u32>("staging", u64::from(LANES), 16);
+    let mut ids = NamedBarriers::new();
+    let [staged, free] = ids.take(2 * LANES);
+    let (warp, lane) = (thread_idx_x() >> 5u32, thread_idx_x() & (LANES - 1));
+    if warp.eq_(0u32) {
+        for tile in 0..TILES {
+            if tile > 0 {
+                free.sync();
+            }
+            let v = x.load_at(lane + tile * LANES) * 3u32;
+            staging.store_at(lane, v); // planted: stages over the tile being read
+            staged.arrive();
+        }
+    } else {
+        for tile in 0..TILES {
+            let last = tile + 1 == TILES;
+            staged.sync();
+            if early && !last {
+                free.arrive();
+            }
+            let v = staging.load_at(lane); // planted: reads the staged tile
+            out.store_at(lane + tile * LANES, v + 1u32);
+            if !early && !last {
+                free.arrive();
+            }
+        }
+    }
+}
+
+/// Tiles [`hand_over`] stages.
+const TILES: u32 = 3;
+
+fn hand_over_case(early: bool) -> Planted {
+    let x: Vec<u32> = (0..TILES * LANES).map(|i| i * 7 + 2).collect();
+    let want = x.iter().map(|v| v * 3 + 1).collect();
+    Planted::one_block_in_out(hand_over(early).unwrap(), 2 * LANES, x, want)
+}
+
+/// (o) A staging buffer handed back to its writer before the reader has read it (`free`
+/// arrived on before the load): a race between the writer's next tile and the reader's load
+/// of the last one, at either's line (whichever the schedule runs second).
+#[test]
+fn a_staging_tile_handed_back_before_it_is_read_races() {
+    let lines = [
+        marked(SOURCE, "stages over the tile being read"),
+        marked(SOURCE, "reads the staged tile"),
+    ];
+    let f = caught(&hand_over_case(true), &[FindingKind::DataRace], FILE, &lines);
+    let other = f.other.as_ref().expect("the other warp");
+    assert_ne!(other.warp, f.warp, "{f}");
+    clean(&hand_over_case(false));
 }
