@@ -440,7 +440,7 @@ where
     let h = handles_in(config)?;
     let lt = CudaBlasLT::new(h.stream.clone())?;
     println!(
-        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, consumers' epilogue | bias+SiLU, consumers' |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, consumers' epilogue | bias+SiLU, consumers' | residual, consumers' |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (name, (n, tokens, k)) in layers {
         let (name, tokens, n, k) = (name.as_str(), *tokens, *n, *k);
@@ -500,9 +500,9 @@ where
         };
         let consumers = consumers.as_ref().unwrap_or(&h.rute);
         // Each rute piece's plan, by piece (the rounds' orders are shuffled).
-        let mut plans: [Option<String>; 9] = Default::default();
+        let mut plans: [Option<String>; 10] = Default::default();
         let jit = h.rute.runtime().jit();
-        let times = jit.time_shuffled(repeats, 9, 11, |i| {
+        let times = jit.time_shuffled(repeats, 10, 11, |i| {
             let fail = |e: String| codegen_ptx::jit::JitError::Driver {
                 call: "bench",
                 reason: e,
@@ -517,7 +517,7 @@ where
                 plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
                 Ok(())
             } else if i >= 7 {
-                let f = [&gelu, &silu][i - 7];
+                let f = [&gelu, &silu, &res][i - 7];
                 let p = consumers
                     .matmul(&x, xv, &w, wt, &mut y, n, f)
                     .map_err(|e| fail(e.to_string()))?;
@@ -534,7 +534,7 @@ where
         let ms: Vec<f64> = times.iter().map(|t| t.median_ms() as f64).collect();
         let worst = ms[1..5].iter().cloned().fold(0.0, f64::max) / ms[0] - 1.0;
         println!(
-            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.1}% | {:.3} | {:.3} | {:.3} |",
+            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.1}% | {:.3} | {:.3} | {:.3} | {:.3} |",
             T::NAME,
             ms[0],
             ms[1],
@@ -546,7 +546,8 @@ where
             100.0 * worst,
             ms[6] / ms[1],
             ms[7],
-            ms[8]
+            ms[8],
+            ms[9]
         );
         let labels = [
             "plain",
@@ -558,6 +559,7 @@ where
             "",
             "bias+GELU, consumers'",
             "bias+SiLU, consumers'",
+            "residual, consumers'",
         ];
         for (what, p) in labels.iter().zip(&plans) {
             if let Some(p) = p {

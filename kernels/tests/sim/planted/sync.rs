@@ -325,7 +325,12 @@ fn a_staging_tile_handed_back_before_it_is_read_races() {
         marked(SOURCE, "stages over the tile being read"),
         marked(SOURCE, "reads the staged tile"),
     ];
-    let f = caught(&hand_over_case(true), &[FindingKind::DataRace], FILE, &lines);
+    let f = caught(
+        &hand_over_case(true),
+        &[FindingKind::DataRace],
+        FILE,
+        &lines,
+    );
     let other = f.other.as_ref().expect("the other warp");
     assert_ne!(other.warp, f.warp, "{f}");
     clean(&hand_over_case(false));
