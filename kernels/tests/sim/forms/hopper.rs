@@ -416,3 +416,50 @@ fn hopper_epilogue_warps() {
         hopper_run(&case, Some(spec), &device, 1100 + i as u64);
     }
 }
+
+/// Every schedule of the tuning sweep that stages whole cooperative tiles, with the epilogue
+/// warps (`_x`) added: each walks its tiles (clusters along M and N, `_f1`, Hilbert and
+/// evened walks, the stream-K region placed last, eviction hints, stream-K over every tile)
+/// with the hand-over, on bias + GELU and a residual, M and N off the tiles.
+#[test]
+fn every_sweep_schedule_with_the_epilogue_warps() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let epilogue = Epilogue::Elementwise(Elementwise {
+        bias: Some(Bias::PerColumn),
+        map: Map::Activation(Activation::GeluTanh),
+        residual: Residual::Add,
+        ..Elementwise::IDENTITY
+    });
+    let mut ran = 0;
+    for (i, spec) in HopperSchedule::SWEEP.iter().enumerate() {
+        let Some(handed) = spec
+            .parse::<HopperSchedule>()
+            .unwrap()
+            .with_epilogue_warps()
+        else {
+            continue;
+        };
+        let (m, n, k) = (200, 264, 200);
+        let form = Form {
+            epilogue,
+            ldd: n + 8,
+            ldr: n + 16,
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::F16, GemmDtype::Bf16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let spelled = handed.to_string();
+        hopper_run(&case, Some(&spelled), &device, 1300 + i as u64);
+        ran += 1;
+    }
+    assert!(ran >= 20, "{ran} sweep schedules take the epilogue warps");
+}
