@@ -504,6 +504,18 @@ impl StreamKScheduler {
         (first, self.cluster_id)
     }
 
+    /// Whether the cluster's walk ends with the current unit, a whole tile: no whole tile
+    /// follows it, nor (with the region last) a share of the stream-K region. False on a
+    /// stream-K unit. Every role that walks the same tiles sees the same value.
+    pub fn ends_after(&self) -> Var<bool> {
+        let no_whole_tile_follows = (self.dp + self.clusters).ge(self.dp_total);
+        let ends = !self.in_sk & no_whole_tile_follows;
+        match self.region {
+            StreamKRegion::First => ends,
+            StreamKRegion::Last => ends & self.it.ge(self.end),
+        }
+    }
+
     /// Steps to the cluster's next unit.
     pub fn next_unit(&mut self) {
         let done = self.k_end - self.k_begin;

@@ -100,10 +100,10 @@ impl<T: GemmElem> Consumer<'_, T> {
         self.bars.own[self.c as usize]
     }
 
-    /// The epilogue of `unit` ([`epilogue`]).
-    fn epilogue(&self, unit: &Unit) -> Result<(), HopperError> {
+    /// The epilogue of `unit` ([`epilogue`]); `last`: the walk ends with it.
+    fn epilogue(&self, unit: &Unit, last: Var<bool>) -> Result<(), HopperError> {
         let staging = (self.t, &self.staging[..], self.own(), self.bars.handoff);
-        epilogue(self.plan, self.c, &self.acc, self.out, unit, staging)
+        epilogue(self.plan, self.c, &self.acc, self.out, unit, staging, last)
     }
 }
 
@@ -196,7 +196,7 @@ fn cooperative<T: GemmElem>(
         // ---- Stream-K: a start hands its sums to the tile's end, an end adds its peers' ----
         hand_over(&tiles, &me.out.partials, &me.acc, (me.c, me.t), me.own());
         if tiles.writes_tile() {
-            me.epilogue(&unit)?;
+            me.epilogue(&unit, tiles.ends_after())?;
         }
         tiles.next_unit();
         me.mark(&first, Phase::FirstEpilogue);
@@ -251,7 +251,7 @@ fn pingpong<T: GemmElem>(
         if let Some(free) = shared {
             free[c].sync();
         }
-        me.epilogue(&unit)?;
+        me.epilogue(&unit, Var::konst(false))?;
         // One staging tile: the other consumer's next tile writes it once this store has
         // read it.
         if let Some(free) = shared {

@@ -9,14 +9,14 @@ use dsl_core::atom::tma::CacheHint;
 use dsl_core::ir::op::StCache;
 use dsl_core::kernel::*;
 use dsl_core::layout::LayoutError;
-use dsl_core::pipeline::NamedBarrier;
+use dsl_core::pipeline::{NamedBarrier, WARPGROUP_THREADS};
 use dsl_core::tensor::{copy, store_fragment_smem, Fragment, STensor};
 use dsl_core::tiled::Side;
 use dsl_macros::device;
 use half::{bf16, f16};
 
 use super::direct::{quad_exchange, DeviceQuad, ThreadStore};
-use super::epilogue_warps::HandOff;
+use super::epilogue_warps::{Finisher, HandOff};
 use super::plan::HopperPlan;
 use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
@@ -189,9 +189,11 @@ pub(super) fn epilogue<T: GemmElem>(
     out: &Output<T>,
     unit: &Unit,
     (t, staging, own, handoff): (Var<u32>, &[StagingTile<T>], NamedBarrier, Option<HandOff>),
+    last: Var<bool>,
 ) -> Result<(), HopperError> {
     if let Some(handoff) = handoff {
-        return handed_store(plan, acc, out, staging, &handoff);
+        let helper = c * WARPGROUP_THREADS + t;
+        return handed_store(plan, (acc, out, unit), staging, &handoff, (last, helper));
     }
     let s = &plan.schedule;
     let rows = s.consumer_rows();
@@ -333,18 +335,20 @@ fn fused<T: GemmElem, O: OutElem>(
 /// With the epilogue warps (`_x`): `alpha * acc` (an elementwise form's alpha; the sums as
 /// they are otherwise) rounded to D's 16-bit type into the consumer's staging tile, once the
 /// epilogue warps have freed it, then handed to them ([`super::epilogue_warps`]), who apply
-/// the rest of the form and store the tile.
+/// the rest of the form and store the tile; on the block's `last` tile the consumers help
+/// them (thread `helper` of the consumers').
 #[device]
 fn handed_store<T: GemmElem>(
     plan: &HopperPlan,
-    acc: &Fragment<f32>,
-    out: &Output<T>,
+    (acc, out, unit): (&Fragment<f32>, &Output<T>, &Unit),
     staging: &[StagingTile<T>],
     handoff: &HandOff,
+    (last, helper): (Var<bool>, Var<u32>),
 ) -> Result<(), HopperError> {
     let FormStore::Schedule(d16) = plan.form_store else {
         return Err(HopperError::Plan(super::PlanError::EpilogueWarps));
     };
+    let finisher = Finisher::new(plan, out)?;
     if let (Some(parts), Some(params)) = (plan.form, out.form) {
         // A linear layer's alpha is 1: its 128 multiplies a thread are skipped.
         if matches!(parts.epilogue, Epilogue::Elementwise(_)) {
@@ -359,7 +363,7 @@ fn handed_store<T: GemmElem>(
     copy(&plan.r2s.atom, &sums, part)?;
     // The TMA store reads what is left as staged (rows past M) through the async proxy.
     fence_proxy_async_shared();
-    handoff.staged();
+    handoff.staged(&finisher, unit, (last, helper));
     Ok(())
 }
 

@@ -19,6 +19,7 @@
 //! the TMA store clips them.
 
 use dsl_core::kernel::*;
+use dsl_core::layout::Layout;
 use dsl_core::pipeline::{NamedBarrier, NamedBarriers, WARPGROUP_THREADS};
 use dsl_core::tensor::{eval_dyn, swizzle_dyn};
 use dsl_macros::device;
@@ -42,6 +43,8 @@ pub(super) struct HandOff {
     staged: NamedBarrier,
     free: NamedBarrier,
     own: NamedBarrier,
+    /// The threads on `staged` and `free`: the consumers' and the warps'.
+    everyone: u32,
 }
 
 impl HandOff {
@@ -50,7 +53,12 @@ impl HandOff {
         let both = consumers * WARPGROUP_THREADS + EPILOGUE_THREADS;
         let [staged, free] = ids.take(both);
         let [own] = ids.take(EPILOGUE_THREADS);
-        HandOff { staged, free, own }
+        HandOff {
+            staged,
+            free,
+            own,
+            everyone: both,
+        }
     }
 
     /// A consumer: waits until the staging may be written.
@@ -58,9 +66,25 @@ impl HandOff {
         self.free.sync();
     }
 
-    /// A consumer: its part of the tile is staged.
-    pub(super) fn staged(&self) {
-        self.staged.arrive();
+    /// A consumer: its part of `unit`'s tile is staged (and fenced for the TMA store). On the
+    /// block's last tile (`last`) the consumers have nothing left to do but help: they finish
+    /// the tile with the warps (consumer thread `helper` of the consumers' threads), every
+    /// thread a share of the chunks, so that the walk's end waits on 11 warps, not 3.
+    pub(super) fn staged<T: GemmElem>(
+        &self,
+        finisher: &Finisher<T>,
+        unit: &Unit,
+        (last, helper): (Var<bool>, Var<u32>),
+    ) {
+        last.if_else(|arm| match arm {
+            Arm::Then => {
+                self.staged.sync();
+                finisher.finish(unit, (EPILOGUE_THREADS + helper, self.everyone));
+                fence_proxy_async_shared();
+                self.staged.sync();
+            }
+            Arm::Else => self.staged.arrive(),
+        });
     }
 }
 
@@ -74,32 +98,39 @@ pub(super) fn epilogue_warps<T: GemmElem>(
     walk: Walk,
     handoff: &HandOff,
 ) -> Result<(), HopperError> {
-    let s = &plan.schedule;
     let e = thread_idx_x() - 32u32;
+    let finisher = Finisher::new(plan, out)?;
     let mut tiles = walk.scheduler(plan);
     while tiles.valid() {
         if tiles.writes_tile() {
             let unit = walk.unit(plan, &tiles);
             // The consumers are in this tile's main loop: its C and residual rows come to L2
             // meanwhile, so that the passes below wait on L2, not on memory.
-            prefetch_any(plan, out, &unit, e);
+            finisher.prefetch(&unit, e);
             handoff.free.arrive();
             handoff.staged.sync();
-            finish_any(plan, out, &unit, e)?;
-            // The TMA store reads through the async proxy what these threads wrote.
-            fence_proxy_async_shared();
-            handoff.own.sync();
-            if e.eq_(0u32) {
-                for c in 0..s.consumers() {
-                    let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
-                    plan.tma_d
-                        .store(out.d_map, &origin, staging_of(plan, out, c));
+            let last = tiles.ends_after();
+            if last {
+                // The block's last tile: the consumers help ([`HandOff::staged`]).
+                finisher.finish(&unit, (e, handoff.everyone));
+                fence_proxy_async_shared();
+                handoff.staged.sync();
+                if e.eq_(0u32) {
+                    store_tile(plan, out, &unit);
                 }
-                bulk_commit_group();
-                // The next tile's `free` says the staging may be written: once this has read it.
-                bulk_wait_group_read(0);
+            } else {
+                finisher.finish(&unit, (e, EPILOGUE_THREADS));
+                // The TMA store reads through the async proxy what these threads wrote.
+                fence_proxy_async_shared();
+                handoff.own.sync();
+                if e.eq_(0u32) {
+                    store_tile(plan, out, &unit);
+                    // The next tile's `free` says the staging may be written: once this has
+                    // read it.
+                    bulk_wait_group_read(0);
+                }
+                handoff.own.sync();
             }
-            handoff.own.sync();
         }
         tiles.next_unit();
     }
@@ -110,20 +141,79 @@ pub(super) fn epilogue_warps<T: GemmElem>(
     Ok(())
 }
 
-/// [`prefetch_rows`] in D's 16-bit type (nothing where the epilogue reads neither C nor a
-/// residual).
-fn prefetch_any<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, unit: &Unit, e: Var<u32>) {
-    let (Some(parts), Some(params)) = (plan.form, out.form) else {
-        return;
-    };
-    if !parts.epilogue.reads_c() && !parts.epilogue.adds_residual() {
-        return;
+/// The TMA store of `unit`'s staged tile, each consumer's part, as one bulk group.
+fn store_tile<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, unit: &Unit) {
+    let s = &plan.schedule;
+    for c in 0..s.consumers() {
+        let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
+        plan.tma_d
+            .store(out.d_map, &origin, staging_of(plan, out, c));
     }
-    let e16 = (&parts.epilogue, params);
-    match plan.form_store {
-        FormStore::Schedule(GemmDtype::F16) => prefetch_rows::<T, f16>(plan, out, unit, e16, e),
-        FormStore::Schedule(GemmDtype::Bf16) => prefetch_rows::<T, bf16>(plan, out, unit, e16, e),
-        _ => {}
+    bulk_commit_group();
+}
+
+/// What finishing a staged tile takes, made once per role: the form (none, or the plain one:
+/// the staged sums are D already), D's 16-bit type, and the staging tile's row and column
+/// modes, their strides checked here so that the passes' evaluations cannot fail.
+pub(super) struct Finisher<'a, T: GemmElem> {
+    plan: &'a HopperPlan,
+    out: &'a Output<'a, T>,
+    form: Option<(Epilogue, FormParams, GemmDtype)>,
+    modes: (Layout, Layout),
+}
+
+impl<'a, T: GemmElem> Finisher<'a, T> {
+    /// The finisher of `plan`'s tiles to `out`.
+    pub(super) fn new(plan: &'a HopperPlan, out: &'a Output<'a, T>) -> Result<Self, HopperError> {
+        let FormStore::Schedule(d16) = plan.form_store else {
+            return Err(HopperError::Plan(super::PlanError::EpilogueWarps));
+        };
+        let form = match (plan.form, out.form) {
+            (Some(parts), Some(params)) if parts.epilogue != Epilogue::Plain => {
+                Some((parts.epilogue, params, d16))
+            }
+            _ => None,
+        };
+        let s = &plan.schedule;
+        let smem_d = &plan.smem_d;
+        let modes = (smem_d.layout.mode(0)?, smem_d.layout.mode(1)?);
+        eval_dyn(&modes.0, Var::konst(0u32), i64::from(s.consumer_rows()))?;
+        eval_dyn(&modes.1, Var::konst(0u32), i64::from(s.tile.n()))?;
+        Ok(Finisher {
+            plan,
+            out,
+            form,
+            modes,
+        })
+    }
+
+    /// Asks L2 for the C and residual rows `unit`'s tile will read ([`prefetch_rows`]; nothing
+    /// where the epilogue reads neither).
+    pub(super) fn prefetch(&self, unit: &Unit, e: Var<u32>) {
+        let Some((epilogue, params, d16)) = &self.form else {
+            return;
+        };
+        if !epilogue.reads_c() && !epilogue.adds_residual() {
+            return;
+        }
+        let form = (epilogue, *params);
+        match d16 {
+            GemmDtype::F16 => prefetch_rows::<T, f16>(self.plan, self.out, unit, form, e),
+            GemmDtype::Bf16 => prefetch_rows::<T, bf16>(self.plan, self.out, unit, form, e),
+        }
+    }
+
+    /// The form's epilogue over `unit`'s staged tile, thread `e` of `threads` ([`finish`]).
+    pub(super) fn finish(&self, unit: &Unit, (e, threads): (Var<u32>, u32)) {
+        let Some((epilogue, params, d16)) = &self.form else {
+            return;
+        };
+        let form = (epilogue, *params);
+        let chunks = Chunks::of(self.plan, (e, threads));
+        match d16 {
+            GemmDtype::F16 => finish::<T, f16>(self, unit, form, &chunks),
+            GemmDtype::Bf16 => finish::<T, bf16>(self, unit, form, &chunks),
+        }
     }
 }
 
@@ -138,7 +228,7 @@ fn prefetch_rows<T: GemmElem, O: OutElem>(
     (epilogue, params): (&Epilogue, FormParams),
     e: Var<u32>,
 ) {
-    let chunks = Chunks::of(plan, e);
+    let chunks = Chunks::of(plan, (e, EPILOGUE_THREADS));
     let per_line = LINE_BYTES / O::OUT.bytes() as u32;
     let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let rows: Vec<(GlobalPtr<O>, Var<u32>)> = [
@@ -160,12 +250,14 @@ fn prefetch_rows<T: GemmElem, O: OutElem>(
     }
 }
 
-/// A thread's chunks of a tile: chunk `e + 96 pass` in pass `pass`, the tile's chunks taken
-/// row by row, `chunks` to a row. Where a row's chunks divide 96 the thread keeps its 8
-/// columns in every pass (`fixed`: its row moves on by `96 / chunks`), so that what depends on
-/// the column alone (a bias per column, the staging's column offset) is made once per tile.
+/// A thread's chunks of a tile: chunk `e + threads * pass` in pass `pass`, the tile's chunks
+/// taken row by row, `chunks` to a row. Where a row's chunks divide the threads the thread keeps
+/// its 8 columns in every pass (`fixed`: its row moves on by `threads / chunks`), so that what
+/// depends on the column alone (a bias per column, the staging's column offset) is made once
+/// per tile.
 struct Chunks {
     e: Var<u32>,
+    threads: u32,
     chunks: u32,
     fixed: Option<Fixed>,
     passes: u32,
@@ -190,23 +282,24 @@ struct ChunkAt {
 }
 
 impl Chunks {
-    /// Thread `e`'s chunks of a tile of `plan`.
-    fn of(plan: &HopperPlan, e: Var<u32>) -> Chunks {
+    /// Thread `e`'s chunks of a tile of `plan`, of `threads` threads in all.
+    fn of(plan: &HopperPlan, (e, threads): (Var<u32>, u32)) -> Chunks {
         let (bm, bn) = (plan.schedule.tile.m(), plan.schedule.tile.n());
         let chunks = bn / EPILOGUE_CHUNK_COLS;
-        let fixed = EPILOGUE_THREADS.is_multiple_of(chunks).then(|| {
+        let fixed = threads.is_multiple_of(chunks).then(|| {
             let (first_row, chunk) = split(e, chunks);
             Fixed {
                 first_row,
                 col: chunk * EPILOGUE_CHUNK_COLS,
-                per_pass: EPILOGUE_THREADS / chunks,
+                per_pass: threads / chunks,
             }
         });
         Chunks {
             e,
+            threads,
             chunks,
             fixed,
-            passes: (bm * chunks).div_ceil(EPILOGUE_THREADS),
+            passes: (bm * chunks).div_ceil(threads),
             tile_rows: bm,
         }
     }
@@ -221,7 +314,7 @@ impl Chunks {
         let (row, col) = match self.fixed {
             Some(f) => (f.first_row + pass * f.per_pass, f.col),
             None => {
-                let (row, chunk) = split(self.e + pass * EPILOGUE_THREADS, self.chunks);
+                let (row, chunk) = split(self.e + pass * self.threads, self.chunks);
                 (row, chunk * EPILOGUE_CHUNK_COLS)
             }
         };
@@ -236,7 +329,7 @@ impl Chunks {
     /// N, are left to the TMA store's clipping).
     fn inside(&self, at: &ChunkAt, unit: &Unit) -> Var<bool> {
         let inside = at.m.lt(unit.m_end);
-        let whole_passes = (self.tile_rows * self.chunks).is_multiple_of(EPILOGUE_THREADS);
+        let whole_passes = (self.tile_rows * self.chunks).is_multiple_of(self.threads);
         if whole_passes {
             inside
         } else {
@@ -248,40 +341,17 @@ impl Chunks {
 /// Bytes of a cache line: what one prefetch brings.
 const LINE_BYTES: u32 = 128;
 
-/// [`finish`] in D's 16-bit type.
-fn finish_any<T: GemmElem>(
-    plan: &HopperPlan,
-    out: &Output<T>,
-    unit: &Unit,
-    e: Var<u32>,
-) -> Result<(), HopperError> {
-    // Without a form (or with the plain one) the staged sums are D already.
-    let (Some(parts), Some(params)) = (plan.form, out.form) else {
-        return Ok(());
-    };
-    if parts.epilogue == Epilogue::Plain {
-        return Ok(());
-    }
-    let form = (&parts.epilogue, params);
-    match plan.form_store {
-        FormStore::Schedule(GemmDtype::F16) => finish::<T, f16>(plan, out, unit, form, e),
-        FormStore::Schedule(GemmDtype::Bf16) => finish::<T, bf16>(plan, out, unit, form, e),
-        _ => Err(HopperError::Plan(super::PlanError::EpilogueWarps)),
-    }
-}
-
-/// The form's epilogue over the staged tile of `unit`, D of the 16-bit type `O`, thread `e`'s
-/// chunks: row `e / chunks + pass * rows_per_pass` of the tile, columns `8 (e % chunks)` on.
+/// The form's epilogue over the staged tile of `unit`, D of the 16-bit type `O`, over a
+/// thread's `chunks`.
 #[device]
 fn finish<T: GemmElem, O: OutElem>(
-    plan: &HopperPlan,
-    out: &Output<T>,
+    finisher: &Finisher<T>,
     unit: &Unit,
     (epilogue, params): (&Epilogue, FormParams),
-    e: Var<u32>,
-) -> Result<(), HopperError> {
+    chunks: &Chunks,
+) {
+    let (plan, out) = (finisher.plan, finisher.out);
     let (bn, rows) = (plan.schedule.tile.n(), plan.schedule.consumer_rows());
-    let chunks = Chunks::of(plan, e);
     let ops = params.operands::<O>(out.d.cast::<u32>(), unit.z);
     let epi = DeviceEpilogue {
         epilogue,
@@ -289,14 +359,11 @@ fn finish<T: GemmElem, O: OutElem>(
         beta: params.beta,
     };
     // The staging's offsets: the layout's column mode at the chunk's columns, its row mode at
-    // its row, the swizzle over their sum. The modes' strides are checked once here; the
-    // evaluations below cannot fail.
+    // its row, the swizzle over their sum (the modes' strides checked by `Finisher::new`).
     let smem_d = &plan.smem_d;
-    let (row_mode, col_mode) = (smem_d.layout.mode(0)?, smem_d.layout.mode(1)?);
-    eval_dyn(&row_mode, Var::konst(0u32), i64::from(rows))?;
-    eval_dyn(&col_mode, Var::konst(0u32), i64::from(bn))?;
+    let (row_mode, col_mode) = &finisher.modes;
     let columns = |col: Var<u32>| {
-        let offset = eval_dyn(&col_mode, col, i64::from(bn)).expect("checked above");
+        let offset = eval_dyn(col_mode, col, i64::from(bn)).expect("checked by Finisher::new");
         let n_col = unit.n0 + col;
         (n_col, n_col.lt(out.n), offset + smem_d.offset as u32)
     };
@@ -316,7 +383,8 @@ fn finish<T: GemmElem, O: OutElem>(
         let (n_col, in_cols, col_offset) = kept.unwrap_or_else(|| columns(at.col));
         let (m, inside) = (at.m, chunks.inside(&at, unit) & in_cols);
         let (c, r) = split(at.row, rows);
-        let pre = eval_dyn(&row_mode, r, i64::from(rows)).expect("checked above") + col_offset;
+        let pre =
+            eval_dyn(row_mode, r, i64::from(rows)).expect("checked by Finisher::new") + col_offset;
         let staged = staging_at::<T, O>(plan, out, c) + swizzle_dyn(&smem_d.swizzle, pre);
         inside.if_(|_| {
             let bias = match epilogue.bias() {
@@ -355,7 +423,6 @@ fn finish<T: GemmElem, O: OutElem>(
             staged.store_vec(y);
         });
     }
-    Ok(())
 }
 
 /// `(x / d, x % d)` for a host divisor: a shift and a mask where `d` is a power of two (every
