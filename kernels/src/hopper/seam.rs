@@ -217,14 +217,19 @@ impl Finish {
         }
     }
 
-    /// `schedule` with the epilogue warps where they may take it and pay over `k`; else as
-    /// it is.
-    fn apply(self, schedule: HopperSchedule, k: usize) -> HopperSchedule {
+    /// `schedule` with the epilogue warps where they may take it and pay over `m x n x k` on
+    /// `sms` SMs; else as it is.
+    fn apply(
+        self,
+        schedule: HopperSchedule,
+        mnk: (usize, usize, usize),
+        sms: u32,
+    ) -> HopperSchedule {
         let Finish::EpilogueWarps(epilogue) = self else {
             return schedule;
         };
         match schedule.with_epilogue_warps() {
-            Some(s) if chooser::finish::epilogue_warps_pay(&s, k, &epilogue) => s,
+            Some(s) if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, sms) => s,
             _ => schedule,
         }
     }
@@ -285,7 +290,7 @@ impl HopperWs {
             None => {
                 let choice = chooser::choose_for(p.m, p.n, p.k, Operands::of(parts, batch), device);
                 Choice {
-                    schedule: finish.apply(choice.schedule, p.k),
+                    schedule: finish.apply(choice.schedule, (p.m, p.n, p.k), device.sms),
                     ..choice
                 }
             }
