@@ -81,6 +81,8 @@ impl HandOff {
                 self.staged.sync();
                 finisher.finish(unit, (EPILOGUE_THREADS + helper, self.everyone));
                 fence_proxy_async_shared();
+                // The passes' branches leave the warp diverged; `bar.sync` takes it whole.
+                sync_warp();
                 self.staged.sync();
             }
             Arm::Else => self.staged.arrive(),
@@ -114,6 +116,8 @@ pub(super) fn epilogue_warps<T: GemmElem>(
                 // The block's last tile: the consumers help ([`HandOff::staged`]).
                 finisher.finish(&unit, (e, handoff.everyone));
                 fence_proxy_async_shared();
+                // The passes' branches leave the warp diverged; `bar.sync` takes it whole.
+                sync_warp();
                 handoff.staged.sync();
                 if e.eq_(0u32) {
                     store_tile(plan, out, &unit);
@@ -122,6 +126,7 @@ pub(super) fn epilogue_warps<T: GemmElem>(
                 finisher.finish(&unit, (e, EPILOGUE_THREADS));
                 // The TMA store reads through the async proxy what these threads wrote.
                 fence_proxy_async_shared();
+                sync_warp();
                 handoff.own.sync();
                 if e.eq_(0u32) {
                     store_tile(plan, out, &unit);
@@ -129,6 +134,7 @@ pub(super) fn epilogue_warps<T: GemmElem>(
                     // read it.
                     bulk_wait_group_read(0);
                 }
+                sync_warp();
                 handoff.own.sync();
             }
         }
