@@ -22,7 +22,8 @@ use rute_tests::ptx::{assemble_clean, assert_no_stale_snapshots, SNAPSHOTS};
 /// square default, the values rewritten in their registers for the schedule's staged store (the
 /// most registers an elementwise epilogue holds), bias + GELU on the same schedule with the
 /// epilogue warps (`_x`: the chooser's for it), and SwiGLU on the decode gate+up projection's
-/// swapped schedule (gate and up traded between lanes), each with its snapshot's name.
+/// swapped schedule (gate and up traded between lanes) and on the large square default (each
+/// quad's values exchanged for 16-byte stores), each with its snapshot's name.
 fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
     let parts = |epilogue, out| FormParts {
         a: Major::K,
@@ -36,6 +37,7 @@ fn published_forms() -> Vec<(HopperSchedule, GemmDtype, FormParts, String)> {
             parts(Epilogue::bias_act(Activation::GeluTanh), OutType::F32),
         ),
         ("128x16x64s8_vfln_t", parts(Epilogue::SWIGLU, OutType::Bf16)),
+        ("128x256x64s3_h_n", parts(Epilogue::SWIGLU, OutType::Bf16)),
         (
             "128x256x64s3_h_x_n",
             parts(Epilogue::bias_act(Activation::GeluTanh), OutType::Bf16),

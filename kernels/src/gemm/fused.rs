@@ -95,7 +95,12 @@ impl ThreadTile {
     /// The rows of a buffer (`p`, rows `ld` apart) that the values reach: row `dr` below the
     /// first value's at `p + (base row + dr) * ld + base column / per_col` (the elements of that
     /// row are then at static offsets from it).
-    fn row_ptrs<O: DeviceType>(&self, p: GlobalPtr<O>, ld: Var<u32>, per_col: u32) -> Rows<O> {
+    pub(crate) fn row_ptrs<O: DeviceType>(
+        &self,
+        p: GlobalPtr<O>,
+        ld: Var<u32>,
+        per_col: u32,
+    ) -> Rows<O> {
         let (r0, c0) = self.base;
         let c0 = if per_col == 1 {
             c0
@@ -144,7 +149,7 @@ const HELD_ROWS: usize = 8;
 
 /// The rows of a buffer that a thread's values reach ([`ThreadTile::row_ptrs`]): a pointer per
 /// row made once, or made where each row is used.
-enum Rows<O> {
+pub(crate) enum Rows<O> {
     /// A pointer per row offset.
     Held(std::collections::BTreeMap<u32, GlobalPtr<O>>),
     /// The first value's row; row `dr` is `first + dr * ld` (64-bit).
@@ -158,7 +163,7 @@ enum Rows<O> {
 
 impl<O: DeviceType> Rows<O> {
     /// Row `dr` below the first value's.
-    fn at(&self, dr: u32) -> GlobalPtr<O> {
+    pub(crate) fn at(&self, dr: u32) -> GlobalPtr<O> {
         match self {
             Rows::Held(rows) => rows[&dr],
             Rows::Made { first, .. } if dr == 0 => *first,
@@ -263,23 +268,36 @@ pub fn store_gated<O: OutElem>(
                 continue;
             };
             let inside = inside(gate);
-            let g = epi.linear(
-                acc.regs[gate.reg],
-                || Var::konst(0.0),
-                || bias_of(epi, tile, ops, gate, inside),
-            );
-            let u = epi.linear(
-                acc.regs[up.reg],
-                || Var::konst(0.0),
-                || bias_of(epi, tile, ops, up, inside),
-            );
-            let j = gate.dc / 2;
-            let value = epi.residual(epi.gate(g, u), || {
-                load_if(inside, r_rows.as_ref().expect("R is added").at(gate.dr) + j)
-            });
-            store_if(inside, d_rows.at(gate.dr) + j, value);
+            let value = gated_value(epi, acc, (tile, ops), (gate, up), inside, r_rows.as_ref());
+            store_if(inside, d_rows.at(gate.dr) + gate.dc / 2, value);
         }
     });
+}
+
+/// A gated epilogue's value of one pair: `act(gate) * up + R` in f32 (each of the two `alpha acc
+/// + bias`, the bias and R read where `inside`; `residual` is R's rows, at D's columns, where
+/// the epilogue adds one).
+pub(crate) fn gated_value<O: OutElem>(
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    (tile, ops): (&ThreadTile, &FusedOperands<O>),
+    (gate, up): (&AccValue, &AccValue),
+    inside: Option<Var<bool>>,
+    residual: Option<&Rows<O>>,
+) -> Var<f32> {
+    let g = epi.linear(
+        acc.regs[gate.reg],
+        || Var::konst(0.0),
+        || bias_of(epi, tile, ops, gate, inside),
+    );
+    let u = epi.linear(
+        acc.regs[up.reg],
+        || Var::konst(0.0),
+        || bias_of(epi, tile, ops, up, inside),
+    );
+    epi.residual(epi.gate(g, u), || {
+        load_if(inside, residual.expect("R is added").at(gate.dr) + gate.dc / 2)
+    })
 }
 
 /// Stores each accumulator of `tile` (rewritten by [`elementwise`] or not) to D at its row and

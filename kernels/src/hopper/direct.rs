@@ -31,6 +31,8 @@
 //! assert_eq!(lane_column(4, 2), 16);
 //! ```
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use dsl_core::kernel::*;
 use dsl_core::layout::{Layout, LayoutError};
 use dsl_core::tiled::{make_identity_tensor, TiledMma};
@@ -101,16 +103,46 @@ pub enum DirectLayoutError {
 }
 
 /// The stores of `width` each that write a consumer's accumulators `frag_c` of `mma` over its
-/// `rows x bn` tile, rows in order, then columns. Each thread's accumulator coordinates are its
-/// partition of the tile's identity tensor. An error where the accumulators are not held as
-/// [`quad_exchange`] takes them: value pairs side by side in a row, thread `t`'s at row
-/// `16 * (t / 32) + (t % 32) / 4` and column `2 * (t % 4)` from thread 0's.
+/// `rows x bn` tile, rows in order, then columns. An error where the accumulators are not held
+/// as [`quad_exchange`] takes them ([`quad_pairs`]).
 pub fn direct_stores(
     mma: &TiledMma,
     frag_c: &Layout,
     (rows, bn): (i64, i64),
     width: StoreWidth,
 ) -> Result<Vec<ThreadStore>, DirectLayoutError> {
+    let pair_at = quad_pairs(mma, frag_c, (rows, bn))?;
+    let w = i64::from(width.bytes() / 4);
+    let mut stores = Vec::new();
+    for row in held_rows(&pair_at) {
+        for g in 0..bn / 8 / w {
+            let pairs = (0..w)
+                .map(|s| pair_at.get(&(row, g * w + s)).copied())
+                .collect::<Option<Vec<u32>>>()
+                .ok_or(DirectLayoutError::MissingBlock {
+                    row,
+                    col: g * w * 8,
+                })?;
+            stores.push(ThreadStore {
+                row: row as u32,
+                col: (g * w * 8) as u32,
+                pairs,
+            });
+        }
+    }
+    Ok(stores)
+}
+
+/// Where thread 0 holds each block of 8 columns of a consumer's `rows x bn` tile: `(row, block)
+/// -> p`, its accumulators `2p` and `2p + 1` the block's columns 0 and 1 (thread `t`'s the same
+/// registers, at row `16 * (t / 32) + (t % 32) / 4` and column `2 * (t % 4)` from thread 0's).
+/// Each thread's accumulator coordinates are its partition of the tile's identity tensor; an
+/// error names the first thread and register that break the pattern.
+pub fn quad_pairs(
+    mma: &TiledMma,
+    frag_c: &Layout,
+    (rows, bn): (i64, i64),
+) -> Result<BTreeMap<(i64, i64), u32>, DirectLayoutError> {
     let id = make_identity_tensor(&[rows, bn])?;
     let regs = frag_c.cosize() as usize;
     let parts = mma.partition_c_each(id.view())?;
@@ -139,8 +171,7 @@ pub fn direct_stores(
             }
         }
     }
-    // (row, block) -> the pair thread 0 holds there.
-    let mut pair_at = std::collections::BTreeMap::new();
+    let mut pair_at = BTreeMap::new();
     for p in 0..regs / 2 {
         let (a, b) = (&first[2 * p], &first[2 * p + 1]);
         match (a.as_deref(), b.as_deref()) {
@@ -157,21 +188,34 @@ pub fn direct_stores(
             }
         }
     }
-    let w = i64::from(width.bytes() / 4);
+    Ok(pair_at)
+}
+
+/// The rows thread 0 holds, in order.
+fn held_rows(pair_at: &BTreeMap<(i64, i64), u32>) -> BTreeSet<i64> {
+    pair_at.keys().map(|(r, _)| *r).collect()
+}
+
+/// A gated epilogue's stores of whole groups of 8 blocks of 8 columns of a consumer's `rows x
+/// bn` tile ([`super::gated`]): each thread's 8 gate and up pairs of a row's group give 8
+/// values of D, which the quad's exchange makes one 16-byte store per lane. Blocks past the
+/// last whole group are not listed (they are stored one value at a time).
+pub fn gated_stores(
+    mma: &TiledMma,
+    frag_c: &Layout,
+    (rows, bn): (i64, i64),
+) -> Result<Vec<ThreadStore>, DirectLayoutError> {
+    let pair_at = quad_pairs(mma, frag_c, (rows, bn))?;
     let mut stores = Vec::new();
-    let rows_held: std::collections::BTreeSet<i64> = pair_at.keys().map(|(r, _)| *r).collect();
-    for row in rows_held {
-        for g in 0..bn / 8 / w {
-            let pairs = (0..w)
-                .map(|s| pair_at.get(&(row, g * w + s)).copied())
+    for row in held_rows(&pair_at) {
+        for g in 0..bn / 64 {
+            let pairs = (0..8)
+                .map(|s| pair_at.get(&(row, 8 * g + s)).copied())
                 .collect::<Option<Vec<u32>>>()
-                .ok_or(DirectLayoutError::MissingBlock {
-                    row,
-                    col: g * w * 8,
-                })?;
+                .ok_or(DirectLayoutError::MissingBlock { row, col: 64 * g })?;
             stores.push(ThreadStore {
                 row: row as u32,
-                col: (g * w * 8) as u32,
+                col: (64 * g) as u32,
                 pairs,
             });
         }
@@ -250,7 +294,7 @@ pub fn lane_column(w: u32, q: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::gemm::GemmDtype;
     use crate::hopper::{HopperPlan, HopperSchedule, Store};
@@ -258,7 +302,7 @@ mod tests {
     use dsl_core::tiled::View;
 
     /// The four lanes of a quad in lockstep, each value tagged with where it started.
-    struct Host;
+    pub(crate) struct Host;
     impl QuadLanes for Host {
         type Value = [(u32, u32); 4];
         type Bit = [bool; 4];
@@ -294,6 +338,27 @@ mod tests {
         }
     }
 
+    /// Where CuTe's `partition_C` puts each consumer thread's accumulator over a `rows x bn`
+    /// tile: `(thread, register) -> (row, column)`.
+    pub(crate) fn homes(
+        plan: &HopperPlan,
+        (rows, bn): (i64, i64),
+    ) -> std::collections::HashMap<(u32, u32), (i64, i64)> {
+        let view = View::from(
+            Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1])).unwrap(),
+        );
+        let mut home = std::collections::HashMap::new();
+        for t in 0..128 {
+            let part = plan.mma.get_slice(t).unwrap().partition_c(&view).unwrap();
+            for i in 0..plan.frag_c.size() {
+                let off = part.base + part.layout.eval(i).unwrap();
+                let r = plan.frag_c.eval(i).unwrap() as u32;
+                home.insert((t as u32, r), (off / bn, off % bn));
+            }
+        }
+        home
+    }
+
     /// Every element of a consumer's tile is stored once, from the accumulator CuTe's
     /// partition puts there: the stores of `direct_stores`, the exchange and `lane_column`
     /// simulated for all 128 threads, against `partition_C` of each thread.
@@ -314,19 +379,7 @@ mod tests {
                 panic!("{spec} stores from the registers")
             };
             let w = width.bytes() / 4;
-            // Where CuTe puts thread t's register r.
-            let view = View::from(
-                Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1])).unwrap(),
-            );
-            let mut home = std::collections::HashMap::new();
-            for t in 0..128 {
-                let part = plan.mma.get_slice(t).unwrap().partition_c(&view).unwrap();
-                for i in 0..plan.frag_c.size() {
-                    let off = part.base + part.layout.eval(i).unwrap();
-                    let r = plan.frag_c.eval(i).unwrap() as u32;
-                    home.insert((t as u32, r), (off / bn, off % bn));
-                }
-            }
+            let home = homes(&plan, (rows, bn));
             let mut written = vec![0u32; (rows * bn) as usize];
             for warp_quad in 0..32u32 {
                 // The quad's lanes, threads 4 * warp_quad + q.

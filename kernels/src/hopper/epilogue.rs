@@ -17,13 +17,14 @@ use half::{bf16, f16};
 
 use super::direct::{quad_exchange, DeviceQuad, ThreadStore};
 use super::epilogue_warps::{Finisher, HandOff};
+use super::gated::store_gated_quads;
 use super::plan::HopperPlan;
 use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
 use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
 use crate::gemm::fused::{
-    check_gated_pairs, elementwise, gated_lane_pairs, store_each, store_gated, store_gated_lanes,
+    check_gated_pairs, elementwise, gated_lane_pairs, store_each, store_gated_lanes,
     store_pairs, AccValue, FormParams, LanePairs, ThreadTile,
 };
 use crate::gemm::layout::{FormParts, OutType};
@@ -60,7 +61,8 @@ pub enum F32Store {
 /// Where a gated epilogue's gate and up columns (`2j`, `2j + 1`) are held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GatedPairs {
-    /// In one thread, values `v` (even) and `v + 1` ([`store_gated`]).
+    /// In one thread, values `v` (even) and `v + 1`: stored 16 bytes a lane through the quad's
+    /// exchange where the tile is inside D ([`store_gated_quads`]), else one value at a time.
     InThread,
     /// In two lanes of a warp, the swapped tile's rows `2j` and `2j + 1`
     /// ([`store_gated_lanes`]).
@@ -322,7 +324,7 @@ fn fused<T: GemmElem, O: OutElem>(
             Stored::Done
         }
         FormStore::Gated(GatedPairs::InThread) => {
-            store_gated(&epi, acc, &tile, &ops);
+            store_gated_quads(&epi, acc, (&tile, &ops), &plan.gated, t & 31u32);
             Stored::Done
         }
         FormStore::Gated(GatedPairs::Lanes(pairs)) => {

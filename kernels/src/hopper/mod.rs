@@ -40,6 +40,7 @@ pub mod direct;
 pub mod epilogue;
 pub mod epilogue_warps;
 pub mod fixup;
+pub mod gated;
 pub mod launch;
 pub mod operand;
 pub mod params;

@@ -11,8 +11,9 @@ use dsl_core::tiled::{
 };
 
 use super::batch::{batch_dim, covered, Batching};
-use super::direct::{direct_stores, DirectLayoutError, ThreadStore};
+use super::direct::{direct_stores, gated_stores, DirectLayoutError, ThreadStore};
 pub use super::epilogue::FormStore;
+use super::epilogue::GatedPairs;
 pub use super::operand::OperandMajors;
 use super::operand::{atom_rows, global_of, operand_atom, operand_tile};
 use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
@@ -69,6 +70,9 @@ pub struct HopperPlan {
     /// With D stored from the registers (`_u`), a consumer thread's stores
     /// ([`direct_stores`]); empty otherwise.
     pub direct: Vec<ThreadStore>,
+    /// With a gated epilogue whose gate and up pairs are in one thread, a consumer thread's
+    /// 16-byte stores of D ([`gated_stores`], [`super::gated`]); empty otherwise.
+    pub gated: Vec<ThreadStore>,
     /// Whether the kernel stamps its phases into the workspace ([`super::trace`]): false
     /// except in [`super::traced_kernel`]'s diagnostic build.
     pub trace: bool,
@@ -256,6 +260,7 @@ impl HopperPlan {
             r2s,
             retile_c,
             direct,
+            gated: Vec::new(),
             trace: false,
             form: None,
             acc_offsets: Vec::new(),
@@ -318,10 +323,17 @@ impl HopperPlan {
         if schedule.epilogue_warps() && !form_store.maps_d() {
             return Err(PlanError::EpilogueWarps);
         }
+        let gated = match form_store {
+            FormStore::Gated(GatedPairs::InThread) => {
+                gated_stores(&plain.mma, &plain.frag_c, (rows, bn))?
+            }
+            _ => Vec::new(),
+        };
         Ok(HopperPlan {
             form,
             acc_offsets,
             form_store,
+            gated,
             ..plain
         })
     }

@@ -254,6 +254,81 @@ fn hopper_gated_epilogues_swapped() {
     }
 }
 
+/// Gated epilogues under schedules that keep A and B (each gate and up pair in one thread):
+/// tiles inside D store 16 bytes a lane through the quad's exchange, and the blocks past a
+/// tile's last group of 8, the tiles that cross D's edge and D's rows off 16 bytes store one
+/// value at a time. Tiles 256 wide (four groups a row), 224 (three and a rest), 96 (one and a
+/// rest) and 64 (one); cooperative and ping-pong consumers; a bias per column or per row, a
+/// residual, D in either 16-bit type; M off the tiles so that every walk has both kinds of
+/// tile.
+#[test]
+fn hopper_gated_epilogues_in_quads() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let gated = |act, bias, residual| {
+        Epilogue::Gated(Gated {
+            bias,
+            act,
+            residual,
+        })
+    };
+    let cases = [
+        (
+            (200, 512, 72),
+            gated(Activation::Silu, None, Residual::None),
+            0,
+            "128x256x64s3",
+        ),
+        (
+            (136, 448, 80),
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::Add),
+            8,
+            "128x224x64s4_e112",
+        ),
+        (
+            (150, 192, 64),
+            gated(Activation::GeluTanh, Some(Bias::PerRow), Residual::None),
+            8,
+            "128x96x64s5",
+        ),
+        (
+            (100, 256, 72),
+            gated(Activation::GeluErf, None, Residual::Add),
+            0,
+            "64x256x64s4_f1_r4_p",
+        ),
+        // D's rows 2 bytes off 16: every tile one value at a time.
+        (
+            (130, 256, 64),
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::None),
+            1,
+            "128x128x64s5",
+        ),
+    ];
+    for (i, ((m, n, k), epilogue, pad, spec)) in cases.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            alpha: 1.5,
+            ldd: cols + pad,
+            ldr: cols + 3,
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::Bf16, GemmDtype::F16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let plan = hopper_run(&case, Some(spec), &device, 970 + i as u64);
+        assert!(!hopper_schedule(&plan).swapped(), "{spec}");
+    }
+}
+
 /// A schedule, a shape, an epilogue and D's type.
 type HandedCase = (&'static str, (usize, usize, usize), Epilogue, OutType);
 
