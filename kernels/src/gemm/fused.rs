@@ -296,7 +296,10 @@ pub(crate) fn gated_value<O: OutElem>(
         || bias_of(epi, tile, ops, up, inside),
     );
     epi.residual(epi.gate(g, u), || {
-        load_if(inside, residual.expect("R is added").at(gate.dr) + gate.dc / 2)
+        load_if(
+            inside,
+            residual.expect("R is added").at(gate.dr) + gate.dc / 2,
+        )
     })
 }
 

@@ -344,9 +344,8 @@ pub(crate) mod tests {
         plan: &HopperPlan,
         (rows, bn): (i64, i64),
     ) -> std::collections::HashMap<(u32, u32), (i64, i64)> {
-        let view = View::from(
-            Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1])).unwrap(),
-        );
+        let view =
+            View::from(Layout::new(IntTuple::ints(&[rows, bn]), IntTuple::ints(&[bn, 1])).unwrap());
         let mut home = std::collections::HashMap::new();
         for t in 0..128 {
             let part = plan.mma.get_slice(t).unwrap().partition_c(&view).unwrap();

@@ -24,8 +24,8 @@ use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
 use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
 use crate::gemm::fused::{
-    check_gated_pairs, elementwise, gated_lane_pairs, store_each, store_gated_lanes,
-    store_pairs, AccValue, FormParams, LanePairs, ThreadTile,
+    check_gated_pairs, elementwise, gated_lane_pairs, store_each, store_gated_lanes, store_pairs,
+    AccValue, FormParams, LanePairs, ThreadTile,
 };
 use crate::gemm::layout::{FormParts, OutType};
 use crate::gemm::strided::OutElem;
