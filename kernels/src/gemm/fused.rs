@@ -274,9 +274,9 @@ pub fn store_gated<O: OutElem>(
     });
 }
 
-/// A gated epilogue's value of one pair: `act(gate) * up + R` in f32 (each of the two `alpha acc
-/// + bias`, the bias and R read where `inside`; `residual` is R's rows, at D's columns, where
-/// the epilogue adds one).
+/// A gated epilogue's value of one pair: `act(gate) * up + R` in f32, each of gate and up being
+/// `alpha acc` plus its bias; the bias and R are read where `inside`, and `residual` is R's rows,
+/// at D's columns, where the epilogue adds one.
 pub(crate) fn gated_value<O: OutElem>(
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
