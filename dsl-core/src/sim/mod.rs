@@ -16,8 +16,9 @@
 //! - out-of-bounds and misaligned accesses, writes to read-only buffers;
 //! - barrier misuse: thread counts that disagree or that the threads arriving cannot reach,
 //!   warp-synchronous ops run by lanes outside their member mask, `setmaxnreg` out of order;
-//!   mbarrier misuse (no initialized object, arrivals past the count, transaction counts out
-//!   of range);
+//!   mbarrier misuse (no initialized object, an object used by a warp, or named by its TMA
+//!   or commit, that its `mbarrier.init` does not happen before, arrivals past the count,
+//!   transaction counts out of range);
 //! - a block's shared memory reached by another block of its cluster (a load, store, atomic,
 //!   mbarrier arrival, or a copy or commit multicast into it) with nothing ordering the access
 //!   before the block's exit, such as a consumer's last remote arrival on a producer block

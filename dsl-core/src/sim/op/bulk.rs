@@ -294,6 +294,7 @@ fn load(
                     }
                 }
             };
+            super::mbarrier::check_issue(x, bar, lane);
             out.push((t, off, bar));
         }
         if out.is_empty() {

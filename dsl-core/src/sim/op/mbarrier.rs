@@ -20,12 +20,19 @@
 //!
 //! Checks ([`FindingKind::Mbarrier`]): an operation on an address that holds no initialized
 //! mbarrier, an init of a live one, a count out of range, arrivals past the pending count, a
-//! transaction count out of its range.
+//! transaction count out of its range; and an operation whose warp the `mbarrier.init` does not
+//! happen before (the init is a write of the object, PTX ISA *Memory Consistency Model*: an
+//! arrive, a wait or a TMA naming the barrier from another warp needs a barrier, or
+//! `fence.mbarrier_init` and a cluster barrier for another block, between them). Where the
+//! simulator's schedule runs the operation first it finds no initialized mbarrier; where it runs
+//! the init first, this check reports the same defect with the init as the other party, so
+//! that neither order of a racing init passes.
 
-use super::super::clock::Vc;
+use super::super::clock::{comp_of, Vc};
 use super::super::exec::{Exec, Flow};
 use super::super::regs::lanes;
 use super::super::report::{FindingKind, SimError};
+use super::super::shadow::site;
 use super::super::state::Status;
 use super::memory::{address, place, poll, Place};
 use crate::ir::op::Mbarrier;
@@ -45,6 +52,9 @@ pub(crate) struct MbarState {
     pub vc: Vc,
     /// The clock released by the last completed phase of each parity.
     pub done: [Vc; 2],
+    /// The `mbarrier.init`: its warp's epoch and its site (op and lane), which every later
+    /// operation on the barrier must happen after.
+    pub init: (u32, u32),
 }
 
 impl MbarState {
@@ -81,9 +91,12 @@ fn places(
     Ok(out)
 }
 
-/// Reports an operation on an address that holds no mbarrier; false then.
+/// Reports an operation on an address that holds no mbarrier (false then), or on one whose
+/// init does not happen before the executing warp ([`after_init`]).
 fn exists(x: &mut Exec<'_, '_>, key: Key, lane: u32) -> bool {
-    if x.cl.mbarriers.contains_key(&key) {
+    if let Some(b) = x.cl.mbarriers.get(&key) {
+        let init = b.init;
+        after_init(x, key, init, lane);
         return true;
     }
     x.find(FindingKind::Mbarrier, lane, || {
@@ -93,6 +106,39 @@ fn exists(x: &mut Exec<'_, '_>, key: Key, lane: u32) -> bool {
         )
     });
     false
+}
+
+/// For an operation that names the barrier at `key` now and acts on it later (a TMA load's
+/// complete-tx, a `tcgen05.commit`'s arrival): reports an init that does not happen before the
+/// issuing warp. A barrier that is not there yet is the completion's finding.
+pub(crate) fn check_issue(x: &mut Exec<'_, '_>, key: Key, lane: u32) {
+    if let Some(b) = x.cl.mbarriers.get(&key) {
+        let init = b.init;
+        after_init(x, key, init, lane);
+    }
+}
+
+/// Reports an operation of the executing warp on the barrier at `key` that its `init` (epoch,
+/// site) does not happen before: the init races it.
+fn after_init(x: &mut Exec<'_, '_>, key: Key, (epoch, init_site): (u32, u32), lane: u32) {
+    if x.w().vc.covers(epoch) {
+        return;
+    }
+    x.find_race(
+        FindingKind::Mbarrier,
+        lane,
+        comp_of(epoch),
+        init_site,
+        true,
+        || {
+            format!(
+                "the mbarrier at shared {:#x} of block rank {} is used before its mbarrier.init \
+                 is ordered before this warp: no barrier (bar.sync after the init; for another \
+                 block, fence.mbarrier_init and barrier.cluster) between them",
+                key.1, key.0
+            )
+        },
+    );
 }
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Mbarrier) -> Result<Flow, SimError> {
@@ -113,6 +159,10 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Mbarrier) -> Result<Flow, SimError
                 }
                 let n = x.cl.comps.len();
                 let c = c.clamp(1, LIMIT) as u32;
+                let init = {
+                    let w = x.w();
+                    (w.vc.epoch(w.comp), site(x.pc, lane))
+                };
                 x.cl.mbarriers.insert(
                     key,
                     MbarState {
@@ -122,6 +172,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Mbarrier) -> Result<Flow, SimError
                         phase: 0,
                         vc: Vc::new(n),
                         done: [Vc::new(n), Vc::new(n)],
+                        init,
                     },
                 );
                 touch(x, key);

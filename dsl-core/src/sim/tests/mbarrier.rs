@@ -236,3 +236,64 @@ fn a_remote_arrive_orders_a_write_into_another_blocks_shared_memory() {
         }
     }
 }
+
+/// Warp 0 initializes a barrier and warp 1 arrives on it, with (`sync`) or without a block
+/// barrier between.
+fn init_then_arrive(sync: bool) -> Kernel {
+    build_kernel("init_then_arrive", |k| {
+        let bars = Barriers::new(k, "bars", 1, 1);
+        let w = thread_idx_x() / 32u32;
+        w.eq_(0u32).if_(|_| {
+            elect_one().if_(|_| bars.init());
+        });
+        if sync {
+            sync_threads();
+        }
+        w.eq_(1u32).if_(|_| {
+            elect_one().if_(|_| mbarrier_arrive(bars.at(0u32)));
+        });
+    })
+    .unwrap()
+}
+
+/// An init that no barrier orders before another warp's arrival is reported on every seed:
+/// where the arrival runs first, as an arrival on no mbarrier; where the init runs first, as
+/// an arrival the init does not happen before, the init as the other party. With the block
+/// barrier between them, no finding.
+#[test]
+fn an_init_unordered_with_another_warps_arrival_is_reported_in_either_order() {
+    for seed in 0..8 {
+        for schedule in [Schedule::RoundRobin, Schedule::Random] {
+            let opts = Options::seeded(seed, schedule);
+            let launch = Launch::linear(1, 64);
+            let r = run_with(
+                &init_then_arrive(false),
+                launch,
+                &[],
+                &mut Memory::new(),
+                opts,
+            )
+            .unwrap();
+            let found: Vec<&Finding> = r.of_kind(FindingKind::Mbarrier).collect();
+            assert_eq!(found.len(), 1, "seed {seed}: {r}");
+            let f = found[0];
+            assert_eq!((f.op, f.warp), ("mbarrier.arrive", 1), "{r}");
+            let ordered_init_first = f.details.contains("before its mbarrier.init is ordered");
+            if ordered_init_first {
+                let other = f.other.as_ref().expect("the init is the other party");
+                assert_eq!((other.op, other.warp), ("mbarrier.init", 0), "{r}");
+            } else {
+                assert!(f.details.contains("no initialized mbarrier"), "{r}");
+            }
+            let clean = run_with(
+                &init_then_arrive(true),
+                launch,
+                &[],
+                &mut Memory::new(),
+                opts,
+            )
+            .unwrap();
+            assert!(clean.is_clean(), "seed {seed}: {clean}");
+        }
+    }
+}

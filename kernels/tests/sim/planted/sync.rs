@@ -1,6 +1,8 @@
 //! Barrier protocols: (a) a full/empty mbarrier ring whose `PipelineState`s start at the wrong
 //! phases, (g) a named barrier whose count differs from the threads that arrive, (i) an
-//! mbarrier initialized one arrival short.
+//! mbarrier initialized one arrival short, (m) lanes of a warp without `sync_warp`, (o) a
+//! staging tile handed back before it is read, (p) an mbarrier used by another warp with no
+//! barrier after its init.
 
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{Barriers, NamedBarrier, NamedBarriers, PipelineState};
@@ -334,4 +336,51 @@ fn a_staging_tile_handed_back_before_it_is_read_races() {
     let other = f.other.as_ref().expect("the other warp");
     assert_ne!(other.warp, f.warp, "{f}");
     clean(&hand_over_case(false));
+}
+
+/// Warp 0 initializes an mbarrier for one arrival; warp 1 writes 32 values and arrives (an
+/// elected lane); warp 0 waits for the phase and copies the values out. `synced` puts the
+/// block barrier between the init and everything else.
+#[kernel]
+fn announce(#[host] synced: bool, k: &KernelBuilder, out: GlobalPtr<u32>) {
+    let full = Barriers::new(k, "full", 1, 1);
+    let s = k.shared_array::<u32>("s", 32, 16);
+    let t = thread_idx_x();
+    if t.eq_(0u32) {
+        full.init();
+    }
+    if synced {
+        sync_threads();
+    }
+    if t.ge(32u32) {
+        s.store_at(t - 32u32, t);
+        if elect_one() {
+            full.arrive_at(0u32); // planted: writer arrives
+        }
+    } else {
+        full.wait_at(0u32, 0u32); // planted: reader waits
+        out.store_at(t, s.load_at(t));
+    }
+}
+
+fn announce_case(synced: bool) -> Planted {
+    Planted::one_block(announce(synced).unwrap(), 64, (32..64).collect())
+}
+
+/// (p) No barrier between the init and the other warp's arrival: where the arrival runs first
+/// it finds no mbarrier (and the reader then waits for a phase that cannot come); where the
+/// init runs first the init does not happen before the arrival. Either way an mbarrier finding
+/// at the writer's arrival (or the deadlock at the reader's wait), on every seed.
+#[test]
+fn an_mbarrier_used_by_another_warp_with_no_barrier_after_its_init_is_caught() {
+    caught(
+        &announce_case(false),
+        &[FindingKind::Mbarrier, FindingKind::Deadlock],
+        FILE,
+        &[
+            marked(SOURCE, "writer arrives"),
+            marked(SOURCE, "reader waits"),
+        ],
+    );
+    clean(&announce_case(true));
 }

@@ -391,6 +391,9 @@ fn commit(
         if targets.is_empty() {
             continue;
         }
+        for &bar in &targets {
+            super::mbarrier::check_issue(x, bar, lane);
+        }
         let n = x.cl.comps.len();
         let release = match x.wr().tc.issued.iter().find(|(l, _)| *l == lane) {
             Some((_, v)) => v.clone(),
