@@ -22,6 +22,7 @@
 //! | (m) lanes of one warp passing values through shared memory without `sync_warp` | race | [`sync`] |
 //! | (n) two `cp.async` of one warp to the same bytes with no wait between | race | [`memory`] |
 //! | (o) a staging tile handed back to its writer (a named barrier) before its reader reads it | race | [`sync`] |
+//! | (p) an mbarrier another warp uses with no barrier after its init | mbarrier misuse (or the deadlock that follows) | [`sync`] |
 
 mod async_proxy;
 mod cluster;
