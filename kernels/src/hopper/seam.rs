@@ -194,11 +194,18 @@ enum Finish {
     /// ([`chooser::finish`]): an elementwise epilogue of a 16-bit D without C whose bias and
     /// residual they may read 16 bytes at a time.
     EpilogueWarps(Epilogue),
+    /// The consumers, from their registers straight to D (D in f32, a gated epilogue): the
+    /// schedule's staging tile, which such a form never writes, is given to stages
+    /// ([`HopperSchedule::without_staging`]).
+    Registers,
 }
 
 impl Finish {
     /// Who may finish `form`'s epilogue (its `parts`) for `p`.
     fn of(p: &Problem, form: &Form, parts: FormParts) -> Finish {
+        if parts.epilogue.is_gated() || parts.out == OutType::F32 {
+            return Finish::Registers;
+        }
         // Not with C: the staged `alpha * acc` is rounded to D's type before `beta * C` is
         // added, and a BLAS call whose C cancels the product (a residual `b - A x`) would
         // keep that rounding's error, not D's. The warps take C only where asked for.
@@ -218,19 +225,22 @@ impl Finish {
     }
 
     /// `schedule` with the epilogue warps where they may take it and pay over `m x n x k` on
-    /// `sms` SMs; else as it is.
+    /// `device`, or without its staging tile where the form does not use it; else as it is.
     fn apply(
         self,
         schedule: HopperSchedule,
         mnk: (usize, usize, usize),
-        sms: u32,
+        device: &Device,
     ) -> HopperSchedule {
-        let Finish::EpilogueWarps(epilogue) = self else {
-            return schedule;
-        };
-        match schedule.with_epilogue_warps() {
-            Some(s) if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, sms) => s,
-            _ => schedule,
+        match self {
+            Finish::Consumers => schedule,
+            Finish::Registers => schedule
+                .without_staging(device.smem_per_block)
+                .unwrap_or(schedule),
+            Finish::EpilogueWarps(epilogue) => match schedule.with_epilogue_warps() {
+                Some(s) if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) => s,
+                _ => schedule,
+            },
         }
     }
 }
@@ -290,7 +300,7 @@ impl HopperWs {
             None => {
                 let choice = chooser::choose_for(p.m, p.n, p.k, Operands::of(parts, batch), device);
                 Choice {
-                    schedule: finish.apply(choice.schedule, (p.m, p.n, p.k), device.sms),
+                    schedule: finish.apply(choice.schedule, (p.m, p.n, p.k), device),
                     ..choice
                 }
             }

@@ -36,6 +36,7 @@ impl HopperSchedule {
             _ if self.epilogue_warps() => {
                 ", each staged tile finished and stored by the idle producer warps".to_string()
             }
+            None => ", D stored from the registers, no staging tile".to_string(),
             _ => String::new(),
         };
         let resident = match self.resident_b() {

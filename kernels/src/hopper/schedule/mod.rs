@@ -280,6 +280,62 @@ impl HopperSchedule {
         s.check().is_ok().then_some(s)
     }
 
+    /// The same schedule without its staging tile, for a form whose D goes from the registers
+    /// and never through a staging tile (D in f32, a gated epilogue: `FormStore`'s `F32` and
+    /// `Gated`): the store spelled `_u16`, and the staging's shared memory given to as many
+    /// more stages as it holds and `limit` (the device's shared memory per block) takes. `None`
+    /// where the schedule has no staging to free or the program takes no `_u` with it
+    /// (ping-pong consumers, swapped A and B, sub-tiles, a resident B, an L2 hint on D other
+    /// than evict-first).
+    ///
+    /// ```
+    /// use kernels::hopper::schedule::HopperSchedule;
+    /// let s: HopperSchedule = "128x256x64s3_h_n".parse().unwrap();
+    /// // The 64 KB staging tile holds one more 48 KB stage.
+    /// assert_eq!(s.without_staging(232_448).unwrap().to_string(), "128x256x64s4_h_u16_n");
+    /// ```
+    pub fn without_staging(&self, limit: u32) -> Option<HopperSchedule> {
+        let Consumers::Cooperative(c) = self.consumers else {
+            return None;
+        };
+        let Operands::AsGiven {
+            b,
+            store: Store::Tma(_),
+        } = c.operands
+        else {
+            return None;
+        };
+        let freed = HopperSchedule {
+            consumers: Consumers::Cooperative(Cooperative {
+                operands: Operands::AsGiven {
+                    b,
+                    store: Store::Direct(StoreWidth::B16),
+                },
+                ..c
+            }),
+            ..*self
+        };
+        let fits = |s: &HopperSchedule| s.check().is_ok() && s.check_fit(limit).is_ok();
+        if !fits(&freed) {
+            return None;
+        }
+        let staging = self.smem_bytes() - freed.smem_bytes();
+        let stages = self.tile.stages();
+        let with_stages = |n: u32| {
+            let tile = self.tile.with_stages(n).ok()?;
+            let s = HopperSchedule { tile, ..freed };
+            fits(&s).then_some(s)
+        };
+        let per_stage = with_stages(stages + 1).map(|s| s.smem_bytes() - freed.smem_bytes());
+        let more = per_stage.map_or(0, |b| staging / b.max(1));
+        Some(
+            (stages + 1..=stages + more)
+                .map_while(with_stages)
+                .last()
+                .unwrap_or(freed),
+        )
+    }
+
     /// Whether the ping-pong consumers share their staging tiles in turns (`_o`).
     pub fn shared_staging(&self) -> bool {
         matches!(

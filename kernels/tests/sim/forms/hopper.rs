@@ -299,6 +299,14 @@ fn hopper_gated_epilogues_in_quads() {
             0,
             "64x256x64s4_f1_r4_p",
         ),
+        // The chooser's schedule for SwiGLU on large problems: the staging tile a gated form
+        // never writes given to a fourth stage (`_u16`), several tiles a block.
+        (
+            (300, 1024, 200),
+            gated(Activation::Silu, Some(Bias::PerColumn), Residual::None),
+            0,
+            "128x256x64s4_h_u16_n",
+        ),
         // D's rows 2 bytes off 16: every tile one value at a time.
         (
             (130, 256, 64),
