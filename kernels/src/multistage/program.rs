@@ -258,80 +258,88 @@ pub fn multistage<T: DeviceType>(
     let mut ismem_read = Var::konst(0u32).fresh();
     let mut ismem_write = Var::konst(stages - 1).fresh();
 
-    // ---- Prologue: fill stages - 1 tiles (tiles past K are zero-filled by the predicate) ----
-    for istage in 0..i64::from(stages - 1) {
-        note(&failed, load_tile(At(istage), At(istage), false));
-        cp_async_fence();
-    }
-    cp_async_wait_n(stages - 2);
-    sync_threads();
-    note(&failed, load_kblock(0, ismem_read));
+    // ---- K = 0: nothing to sum ----
+    // The copies below point a k-tile past K at the block's first column of A and B, read
+    // and zeroed; with no columns there is no such element (A and B may be empty), so the
+    // whole main loop is skipped and the sums stay zero (a BLAS call with k = 0 computes
+    // `beta C`).
+    if k.gt(0u32) {
+        // ---- Prologue: fill stages - 1 tiles (tiles past K are zero-filled by the predicate) ----
+        for istage in 0..i64::from(stages - 1) {
+            note(&failed, load_tile(At(istage), At(istage), false));
+            cp_async_fence();
+        }
+        cp_async_wait_n(stages - 2);
+        sync_threads();
+        note(&failed, load_kblock(0, ismem_read));
 
-    // ---- Main loop over k-tiles ----
-    // Two loops with one body: the first while the k-tile to load is whole and the block's rows
-    // all exist (its copies carry no predicates; a branch inside one loop would be if-converted
-    // by ptxas, which then issues both copies), the second for the rest (predicated copies).
-    // Configurations with copies narrower than 16 bytes (the fallbacks for K not a multiple of 8)
-    // keep the one predicated loop: their many copies' hoisted addresses would spill.
-    let fast_loop = cfg.copy_bits == 128;
-    let loops = &[true, false][usize::from(!fast_loop)..];
-    let n_fast = if fast_loop {
-        select(interior & nfull.gt(stages - 1), nfull - (stages - 1), 0u32)
-    } else {
-        Var::konst(0u32)
-    };
-    for &fast in loops {
-        let (first, last) = if fast {
-            (0u32.into_var(), n_fast)
+        // ---- Main loop over k-tiles ----
+        // Two loops with one body: the first while the k-tile to load is whole and the block's rows
+        // all exist (its copies carry no predicates; a branch inside one loop would be if-converted
+        // by ptxas, which then issues both copies), the second for the rest (predicated copies).
+        // Configurations with copies narrower than 16 bytes (the fallbacks for K not a multiple of 8)
+        // keep the one predicated loop: their many copies' hoisted addresses would spill.
+        let fast_loop = cfg.copy_bits == 128;
+        let loops = &[true, false][usize::from(!fast_loop)..];
+        let n_fast = if fast_loop {
+            select(interior & nfull.gt(stages - 1), nfull - (stages - 1), 0u32)
         } else {
-            (n_fast, nlooped)
+            Var::konst(0u32)
         };
-        for _itile in first..last {
-            for ik in 0..nk {
-                let ik_next = (ik + 1) % nk;
-                if ik == nk - 1 {
-                    // The next stage must have landed before its first k-block is read.
-                    cp_async_wait_n(stages - 2);
-                    sync_threads();
-                    ismem_read = next_stage(ismem_read, stages);
-                }
-                note(&failed, load_kblock(ik_next, ismem_read));
-                if ik == 0 {
-                    if fast {
-                        note(
-                            &failed,
-                            load_tile(Dyn(itile_to_read), Dyn(ismem_write), true),
-                        );
-                        itile_to_read = itile_to_read + 1u32;
-                        ismem_write = next_stage(ismem_write, stages);
-                    } else if itile_to_read.lt(ntile) {
-                        note(
-                            &failed,
-                            load_tile(Dyn(itile_to_read), Dyn(ismem_write), false),
-                        );
-                        itile_to_read = itile_to_read + 1u32;
-                        ismem_write = next_stage(ismem_write, stages);
+        for &fast in loops {
+            let (first, last) = if fast {
+                (0u32.into_var(), n_fast)
+            } else {
+                (n_fast, nlooped)
+            };
+            for _itile in first..last {
+                for ik in 0..nk {
+                    let ik_next = (ik + 1) % nk;
+                    if ik == nk - 1 {
+                        // The next stage must have landed before its first k-block is read.
+                        cp_async_wait_n(stages - 2);
+                        sync_threads();
+                        ismem_read = next_stage(ismem_read, stages);
                     }
-                    cp_async_fence();
+                    note(&failed, load_kblock(ik_next, ismem_read));
+                    if ik == 0 {
+                        if fast {
+                            note(
+                                &failed,
+                                load_tile(Dyn(itile_to_read), Dyn(ismem_write), true),
+                            );
+                            itile_to_read = itile_to_read + 1u32;
+                            ismem_write = next_stage(ismem_write, stages);
+                        } else if itile_to_read.lt(ntile) {
+                            note(
+                                &failed,
+                                load_tile(Dyn(itile_to_read), Dyn(ismem_write), false),
+                            );
+                            itile_to_read = itile_to_read + 1u32;
+                            ismem_write = next_stage(ismem_write, stages);
+                        }
+                        cp_async_fence();
+                    }
+                    note(&failed, mma_kblock(ik));
                 }
-                note(&failed, mma_kblock(ik));
             }
         }
+
+        // ---- The last k-tile, peeled: no read-ahead past it ----
+        // In the loops each k-tile's last k-block reads the next k-tile's first. After the last
+        // k-tile that read would land in the stage after it, which nothing writes where K spans
+        // exactly `stages - 1` k-tiles (the prologue fills `stages - 1` stages, no tile is left to
+        // load into the last): an `ldmatrix` of uninitialized shared memory. Peeled rather than
+        // guarded so that the loops carry no test; it also drops the last k-tile's wait and
+        // barrier, which guarded a stage nobody reads, and its empty `cp.async` group.
+        for ik in 0..nk {
+            if ik + 1 < nk {
+                note(&failed, load_kblock(ik + 1, ismem_read));
+            }
+            note(&failed, mma_kblock(ik));
+        }
     }
 
-    // ---- The last k-tile, peeled: no read-ahead past it ----
-    // In the loops each k-tile's last k-block reads the next k-tile's first. After the last
-    // k-tile that read would land in the stage after it, which nothing writes where K spans
-    // exactly `stages - 1` k-tiles (the prologue fills `stages - 1` stages, no tile is left to
-    // load into the last): an `ldmatrix` of uninitialized shared memory. Peeled rather than
-    // guarded so that the loops carry no test; it also drops the last k-tile's wait and
-    // barrier, which guarded a stage nobody reads, and its empty `cp.async` group.
-    for ik in 0..nk {
-        if ik + 1 < nk {
-            note(&failed, load_kblock(ik + 1, ismem_read));
-        }
-        note(&failed, mma_kblock(ik));
-    }
     failed.into_inner().map_or(Ok(()), Err)?;
 
     // ---- A form's epilogue: through the registers, each value placed in D ----

@@ -150,3 +150,56 @@ fn multistage_epilogues() {
         run(&case, &device, 400 + i as u64);
     }
 }
+
+/// K = 0 (a BLAS call's `C = beta C`): the multistage program reads neither A nor B (with no
+/// columns their buffers may hold nothing; its zero-filling copies would read the first column)
+/// and writes `beta C`, with 16-bit copies (rows of A and B off 16 bytes) and with `cp.async`,
+/// C read or not, a gated epilogue's half-wide D.
+#[test]
+fn k_zero_writes_beta_c_and_reads_neither_operand() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let (m, n, k) = (200, 136, 0);
+    let with_c = Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        ..Elementwise::IDENTITY
+    });
+    for (i, (ld, epilogue)) in [
+        (1, with_c),
+        (8, with_c),
+        (3, Epilogue::bias_act(Activation::Silu)),
+        (8, Epilogue::SWIGLU),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            beta: 0.5,
+            a: OperandLayout {
+                major: Major::K,
+                ld,
+            },
+            b: OperandLayout {
+                major: Major::K,
+                ld,
+            },
+            ldd: cols,
+            ldc: cols,
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::Bf16, GemmDtype::F16][i % 2],
+            form,
+            kernel: KernelChoice::named("multistage").unwrap(),
+        };
+        let plan = run(&case, &device, 40 + i as u64);
+        assert_eq!(plan.program(), "multistage", "{}", plan.describe());
+    }
+}
