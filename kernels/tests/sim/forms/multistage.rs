@@ -203,3 +203,115 @@ fn k_zero_writes_beta_c_and_reads_neither_operand() {
         assert_eq!(plan.program(), "multistage", "{}", plan.describe());
     }
 }
+
+/// Tiny and degenerate shapes (a single row or column, K from 1, M one past a tile) in every
+/// pair of operand majors, with the rows of A, B and D packed, 2 bytes off 16 and padded to
+/// 16, `alpha acc + beta C`: whichever program the chooser picks runs clean and matches the
+/// reference.
+#[test]
+fn tiny_shapes_in_every_major_and_padding() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let mut seed = 7000;
+    let majors = [
+        (Major::K, Major::K),
+        (Major::MN, Major::K),
+        (Major::K, Major::MN),
+        (Major::MN, Major::MN),
+    ];
+    for (m, n, k) in [
+        (1, 1, 1),
+        (1, 8, 8),
+        (3, 5, 7),
+        (17, 9, 1),
+        (2, 16, 24),
+        (65, 8, 9),
+        (1, 256, 64),
+        (130, 8, 8),
+    ] {
+        for (ma, mb) in majors {
+            for pad in [0, 1, 8] {
+                let rows = |major: Major, mn: usize| if major == Major::K { k } else { mn };
+                let form = Form {
+                    epilogue: Epilogue::Elementwise(Elementwise {
+                        source: Source::C,
+                        ..Elementwise::IDENTITY
+                    }),
+                    alpha: -1.5,
+                    beta: 0.25,
+                    a: OperandLayout {
+                        major: ma,
+                        ld: rows(ma, m) + pad,
+                    },
+                    b: OperandLayout {
+                        major: mb,
+                        ld: rows(mb, n) + pad,
+                    },
+                    ldc: n + pad,
+                    ldd: n + pad,
+                    ..Form::packed(m, n, k)
+                };
+                let case = Case {
+                    m,
+                    n,
+                    k,
+                    dtype: [GemmDtype::Bf16, GemmDtype::F16][seed % 2],
+                    form,
+                    kernel: KernelChoice::Auto,
+                };
+                seed += 1;
+                run(&case, &device, seed as u64);
+            }
+        }
+    }
+}
+
+/// Tiny shapes the Hopper program takes (one token, N of 8 to 1000, K of 8), under the
+/// chooser's schedule, plain and with a gated, an elementwise and a residual epilogue.
+#[test]
+fn tiny_shapes_under_the_chooser_with_each_kind_of_epilogue() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let mut seed = 8000;
+    for (m, n, k) in [
+        (1, 16, 8),
+        (5, 32, 40),
+        (300, 16, 8),
+        (1, 8, 8),
+        (2, 24, 8),
+        (64, 16, 200),
+        (1, 1000, 8),
+        (700, 8, 16),
+    ] {
+        for epilogue in [
+            Epilogue::Plain,
+            Epilogue::SWIGLU,
+            Epilogue::bias_act(Activation::GeluTanh),
+            Epilogue::RESIDUAL,
+        ] {
+            let cols = epilogue.out_cols(n);
+            let form = Form {
+                epilogue,
+                ldd: cols,
+                ldc: cols,
+                ldr: cols,
+                ..Form::packed(m, n, k)
+            };
+            let case = Case {
+                m,
+                n,
+                k,
+                dtype: GemmDtype::Bf16,
+                form,
+                kernel: KernelChoice::Auto,
+            };
+            seed += 1;
+            let plan = run(&case, &device, seed);
+            assert_eq!(plan.program(), "hopper_ws", "{}", plan.describe());
+        }
+    }
+}
