@@ -46,7 +46,7 @@ pub fn store_gated_quads<O: OutElem>(
     }
     let covered = stores.iter().map(|s| s.col + GROUP_COLS).max().unwrap_or(0);
     // D's rows on 16 bytes: its first element and its leading dimension in bytes.
-    let row_bytes = ops.ldd.cast::<u64>() * 2u64;
+    let row_bytes = ops.ldd.cast::<u64>() * O::OUT.bytes() as u64;
     let aligned = ((ops.d.addr() | row_bytes) & 15u64).eq_(0u64);
     let mut quad = DeviceQuad::new(lane & 3u32);
     (tile.whole & aligned).if_else(|arm| match arm {
@@ -85,8 +85,8 @@ fn store_groups<O: OutElem>(
         .adds_residual()
         .then(|| tile.row_ptrs(ops.residual, ops.ldr, 2));
     let q = lane & 3u32;
-    // The row pointers are at the thread's first value's column of D, 4b + q for block 0;
-    // after the exchange lane q stores from column 8q of the group: 7q further.
+    // The row pointers are at the thread's first column of D (q: block 0's value); after the
+    // exchange lane q stores from column 8q of the group, 7q further.
     let shift = q * 7u32;
     let value_of = |reg: usize| {
         tile.values
