@@ -219,7 +219,9 @@ struct Operands<T> {
 /// A, B and C of `call`, filled, each as long as the call reaches (every batch).
 fn operands<T: Elem>(stream: &Arc<CudaStream>, call: &ColMajor) -> Result<Operands<T>, Error> {
     let cols = |op: Op, n: i64, t: i64| if op == Op::N { n } else { t };
-    let span = |ld: i64, c: i64, stride: i64| (ld * c + (call.batch - 1) * stride) as usize;
+    // At least one element: a k = 0 call's A or B spans none, and an allocation of none fails.
+    let span =
+        |ld: i64, c: i64, stride: i64| ((ld * c + (call.batch - 1) * stride) as usize).max(1);
     let a = filled::<T>(
         stream,
         span(call.lda, cols(call.transa, call.k, call.m), call.stride_a),
@@ -787,6 +789,15 @@ where
             ldb: p.ldb + 1,
             ldc: p.ldc + 5,
             ..p
+        });
+        // k = 0 (C = beta C) with rows of A and B off 16 bytes: the multistage program, which
+        // must read neither.
+        let empty = ColMajor::packed(op.0, op.1, 65, 48, 0);
+        calls.push(ColMajor {
+            lda: empty.lda.max(1) + 1,
+            ldb: empty.ldb.max(1) + 1,
+            beta: 0.5,
+            ..empty
         });
         calls.push(ColMajor {
             batch: 3,
