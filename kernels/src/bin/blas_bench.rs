@@ -304,12 +304,14 @@ where
             reason: format!("{e:?}: {:?}", h.rute.last_error()),
         })
     };
-    let per_sample = launches_per_sample(f64::from(jit.time(3, || piece(1))?.median_ms()));
-    let times = jit.time_shuffled(repeats, 2, 7, |i| {
-        (0..per_sample).try_for_each(|_| piece(i))
-    })?;
-    let median = |i: usize| f64::from(times[i].median_ms()) / per_sample as f64;
-    let (rute, cublas) = (median(0), median(1));
+    // One launch per sample: rute's Hopper launches are programmatic (each overlaps its setup
+    // with the kernel before it), so launches back to back in one sample would time rute's
+    // overlap against cuBLAS's none.
+    let times = jit.time_shuffled(repeats, 2, 7, &mut piece)?;
+    let (rute, cublas) = (
+        f64::from(times[0].median_ms()),
+        f64::from(times[1].median_ms()),
+    );
     let flop = 2.0 * (call.m * call.n * call.k * call.batch) as f64;
     let tflops = |ms: f64| flop / ms / 1e9;
     println!(
@@ -556,15 +558,9 @@ where
                     .map_err(|e| fail(format!("cuBLASLt: {e:?}")))
             }
         };
-        let once = f64::from(jit.time(3, || piece(0))?.median_ms());
-        let per_sample = launches_per_sample(once);
-        let times = jit.time_shuffled(repeats, 11, 11, |i| {
-            (0..per_sample).try_for_each(|_| piece(i))
-        })?;
-        let ms: Vec<f64> = times
-            .iter()
-            .map(|t| f64::from(t.median_ms()) / per_sample as f64)
-            .collect();
+        // One launch per sample, as `compare` says.
+        let times = jit.time_shuffled(repeats, 11, 11, &mut piece)?;
+        let ms: Vec<f64> = times.iter().map(|t| f64::from(t.median_ms())).collect();
         let worst = ms[1..5].iter().cloned().fold(0.0, f64::max) / ms[0] - 1.0;
         println!(
             "| {name} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:+.1}% | {:.3} | {:.4} | {:.4} | {:.4} | {:.4} |",
@@ -596,9 +592,6 @@ where
             "residual, consumers'",
             "SwiGLU, staging kept",
         ];
-        if per_sample > 1 {
-            println!("  {name}: {per_sample} launches back to back per timed sample");
-        }
         for (what, p) in labels.iter().zip(&plans) {
             if let Some(p) = p {
                 println!("  {name} {what}: {p}");
@@ -606,17 +599,6 @@ where
         }
     }
     Ok(())
-}
-
-/// Launches of a piece per timed sample for a piece that takes `ms` alone: enough for a sample
-/// of about 200 microseconds (at most 64), so that the events' resolution (about half a
-/// microsecond) is a quarter of a percent of it, not the 2 to 5 percent of a 10 to 25
-/// microsecond GEMM timed alone.
-fn launches_per_sample(ms: f64) -> usize {
-    if ms <= 0.0 {
-        return 1;
-    }
-    ((0.2 / ms).ceil() as usize).clamp(1, 64)
 }
 
 /// One first-call case: the call, on buffers made for it.
