@@ -52,6 +52,8 @@ pub fn store_gated_quads<O: OutElem>(
     (tile.whole & aligned).if_else(|arm| match arm {
         Arm::Then => {
             store_groups(epi, acc, (tile, ops), stores, (lane, &mut quad));
+            // The blocks past the last group, one value at a time; the tile is inside D here,
+            // so their store tests nothing.
             let rest = ThreadTile {
                 values: tile
                     .values
@@ -59,6 +61,7 @@ pub fn store_gated_quads<O: OutElem>(
                     .filter(|v| v.dc >= covered)
                     .copied()
                     .collect(),
+                whole: Var::konst(true),
                 ..tile.clone()
             };
             if !rest.values.is_empty() {
