@@ -66,8 +66,9 @@ pub fn reference((m, n, k): (usize, usize, usize), form: &Form, inputs: &Inputs,
     let (alpha, beta) = (f64::from(form.alpha), f64::from(form.beta));
     let mut row_sums = vec![0.0f64; n];
     for batch in 0..form.batch.count {
-        let a = &inputs.a[batch * form.batch.a..];
-        let b = &inputs.b[batch * form.batch.b..];
+        // With K = 0 the operands span nothing, and nothing of them is read.
+        let a = inputs.a.get(batch * form.batch.a..).unwrap_or_default();
+        let b = inputs.b.get(batch * form.batch.b..).unwrap_or_default();
         for i in 0..m {
             for (j, sum) in row_sums.iter_mut().enumerate() {
                 *sum = (0..k)

@@ -280,6 +280,7 @@ fn hopper_schedule(plan: &Plan) -> &HopperSchedule {
     plan.downcast_ref::<HopperGemm>().unwrap().schedule()
 }
 
+mod fuzz;
 mod hopper;
 mod hopper_batch;
 mod multistage;
