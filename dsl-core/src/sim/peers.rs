@@ -5,7 +5,9 @@
 //! exits (what a cluster barrier, the PTX ISA's `barrier.cluster`, before the exit gives).
 //!
 //! The rule checked: every access another block makes to a block's shared memory happens
-//! before the block's exit, the join of its warps' clocks when its last warp exits. An access
+//! before the block's exit, the join of its warps' clocks when its last warp exits; and so does
+//! every access of the block's own asynchronous units (a TMA store reading the staging, a TMA
+//! load writing a stage): the block waits for them before it exits. An access
 //! made after the exit is a finding at once; one made before it but not ordered before it is
 //! found at the exit. Only each component's latest access is kept: its earlier ones happen
 //! before it, so they are ordered where it is.
@@ -43,7 +45,10 @@ pub(crate) fn note_place(x: &mut Exec<'_, '_>, p: &Place, lane: u32) {
 /// whose completion is what the block's waits acquire. An access after that block's exit is a
 /// finding.
 pub(crate) fn note(x: &mut Exec<'_, '_>, rank: u32, lane: u32, agent: Option<(u32, u32)>) {
-    if rank as usize == x.cta || !x.env.opts.checks.races {
+    // The block's own warps reach its memory while it lives; its own asynchronous units (a TMA
+    // store reading it, a TMA load writing it) may not, unless it waits for them.
+    let own = rank as usize == x.cta;
+    if (own && agent.is_none()) || !x.env.opts.checks.races {
         return;
     }
     let (comp, epoch) = match agent {
@@ -55,7 +60,7 @@ pub(crate) fn note(x: &mut Exec<'_, '_>, rank: u32, lane: u32, agent: Option<(u3
     };
     let pc = x.pc;
     let target = &mut x.cl.ctas[rank as usize];
-    if target.peers.exited.is_some() {
+    if target.peers.exited.is_some() && !own {
         let [bx, by, bz] = target.ctaid;
         x.find(FindingKind::PeerExited, lane, || {
             format!(
@@ -91,13 +96,25 @@ pub(crate) fn exit(env: &Env<'_>, cl: &mut ClusterState, cta: usize) -> Vec<(u32
             warp: who.warp,
             lane,
         };
-        let details = format!(
-            "it reaches the shared memory of block ({bx},{by},{bz}) of the cluster, which exits \
-             with nothing ordering the access before its exit (the access at clock {} of its \
-             issuer): a cluster barrier after the access and before that block's exit keeps its \
-             memory alive",
-            clock_of(epoch),
-        );
+        let details = if who.cta == [bx, by, bz] {
+            format!(
+                "the block's own asynchronous {} (at clock {} of its unit) reaches its shared \
+                 memory, and the block exits without waiting for it (for a TMA store, \
+                 `cp.async.bulk.wait_group.read`; for a TMA load or a `tcgen05.commit`'s \
+                 arrival, a wait on the mbarrier it arrives on): its memory may be gone, or \
+                 another block's, before the operation reaches it",
+                who.op,
+                clock_of(epoch),
+            )
+        } else {
+            format!(
+                "it reaches the shared memory of block ({bx},{by},{bz}) of the cluster, which \
+                 exits with nothing ordering the access before its exit (the access at clock {} \
+                 of its issuer): a cluster barrier after the access and before that block's exit \
+                 keeps its memory alive",
+                clock_of(epoch),
+            )
+        };
         debug_assert_eq!(comp_of(epoch), comp);
         let f = Finding::at(FindingKind::PeerExited, who.op, site, who.location, details);
         found.push((pc, f));

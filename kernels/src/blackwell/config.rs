@@ -65,9 +65,10 @@ pub enum PlantedBug {
     /// configuration with [`CtaGroup::Two`] has the factor to drop.
     ExpectTxWithoutCtaGroup,
     /// The TMA producer leaves without its tail: it does not wait for the MMA's release of the
-    /// last stages, so a pair's odd block may exit before the last `tcgen05.commit`s land on
-    /// its barriers (CUTLASS's `load_tail` is what prevents it). Only a pair has a peer to
-    /// exit early.
+    /// last stages, so a block may exit before the last `tcgen05.commit`s land on its barriers
+    /// (a pair's odd block before the even block's commits; one block alone before its own,
+    /// whose arrivals the PTX ISA orders after no other commit's). CUTLASS's `load_tail` is
+    /// what prevents it.
     NoProducerTail,
 }
 

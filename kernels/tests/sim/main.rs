@@ -6,6 +6,7 @@
 mod blackwell;
 mod forms;
 mod hopper;
+mod mutants;
 mod planted;
 mod registered;
 mod sweep;

@@ -376,6 +376,8 @@ fn store(
         };
         let clock = issue(x, agent, AsyncKind::TmaStore(Box::new(op)))?;
         x.w().bulk.issued.push((lane, group, clock));
+        // The store reads the block's shared memory until a wait says it has.
+        crate::sim::peers::note(x, cta, lane, Some((agent, clock)));
     }
     Ok(Flow::Next)
 }
