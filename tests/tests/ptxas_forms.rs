@@ -14,30 +14,7 @@ use kernels::gemm::{
 };
 
 fn epilogues() -> Vec<Epilogue> {
-    let mut v = vec![
-        Epilogue::Plain,
-        Epilogue::Elementwise(Elementwise {
-            source: Source::C,
-            ..Elementwise::IDENTITY
-        }),
-        Epilogue::Elementwise(Elementwise {
-            source: Source::C,
-            bias: Some(Bias::PerRow),
-            map: Map::Activation(Activation::Silu),
-            residual: Residual::Add,
-        }),
-        Epilogue::RESIDUAL,
-        Epilogue::SWIGLU,
-        Epilogue::Gated(Gated {
-            bias: Some(Bias::PerColumn),
-            act: Activation::GeluTanh,
-            residual: Residual::Add,
-        }),
-    ];
-    for act in Activation::ALL {
-        v.push(Epilogue::bias_act(act));
-    }
-    v
+    Epilogue::one_of_each()
 }
 
 /// Plans `form` for `m x n x k` with `kernel` on `device`; `None` where that program refuses.

@@ -314,6 +314,41 @@ impl Epilogue {
         ..Elementwise::IDENTITY
     });
 
+    /// One epilogue of each kind, for a test that should meet them all: plain; `alpha acc +
+    /// beta C`; C with a bias per row, SiLU and a residual; the residual alone; SwiGLU; a gated
+    /// GELU (tanh) with a bias per column and a residual; and a bias per column with each
+    /// activation of [`Activation::ALL`].
+    ///
+    /// ```
+    /// use kernels::gemm::epilogue::Epilogue;
+    /// let all = Epilogue::one_of_each();
+    /// assert!(all.contains(&Epilogue::SWIGLU) && all.iter().any(|e| e.reads_c()));
+    /// ```
+    pub fn one_of_each() -> Vec<Epilogue> {
+        let mut v = vec![
+            Epilogue::Plain,
+            Epilogue::Elementwise(Elementwise {
+                source: Source::C,
+                ..Elementwise::IDENTITY
+            }),
+            Epilogue::Elementwise(Elementwise {
+                source: Source::C,
+                bias: Some(Bias::PerRow),
+                map: Map::Activation(Activation::Silu),
+                residual: Residual::Add,
+            }),
+            Epilogue::RESIDUAL,
+            Epilogue::SWIGLU,
+            Epilogue::Gated(Gated {
+                bias: Some(Bias::PerColumn),
+                act: Activation::GeluTanh,
+                residual: Residual::Add,
+            }),
+        ];
+        v.extend(Activation::ALL.into_iter().map(Epilogue::bias_act));
+        v
+    }
+
     /// Whether C is read.
     pub fn reads_c(&self) -> bool {
         matches!(

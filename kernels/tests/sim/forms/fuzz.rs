@@ -31,39 +31,10 @@ impl Draw {
     }
 }
 
-/// The epilogues drawn from.
-fn epilogues() -> Vec<Epilogue> {
-    let gated = |act, bias, residual| {
-        Epilogue::Gated(Gated {
-            bias,
-            act,
-            residual,
-        })
-    };
-    vec![
-        Epilogue::Plain,
-        Epilogue::Elementwise(Elementwise {
-            source: Source::C,
-            ..Elementwise::IDENTITY
-        }),
-        Epilogue::Elementwise(Elementwise {
-            source: Source::C,
-            bias: Some(Bias::PerRow),
-            map: Map::Activation(Activation::Silu),
-            residual: Residual::Add,
-        }),
-        Epilogue::bias_act(Activation::GeluTanh),
-        Epilogue::bias_act(Activation::Relu),
-        Epilogue::RESIDUAL,
-        Epilogue::SWIGLU,
-        gated(Activation::GeluErf, Some(Bias::PerColumn), Residual::Add),
-    ]
-}
-
 /// One form drawn for `(m, n, k)`, or `None` where the layouts refuse it (an odd N for a
 /// gated epilogue).
 fn draw_form(d: &mut Draw, (m, n, k): (usize, usize, usize)) -> Option<Form> {
-    let epilogue = d.pick(&epilogues());
+    let epilogue = d.pick(&Epilogue::one_of_each());
     let cols = epilogue.out_cols(n);
     let pad = |d: &mut Draw| d.pick(&[0, 0, 1, 3, 8]);
     let layout = |d: &mut Draw, rows: usize| {
