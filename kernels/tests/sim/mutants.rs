@@ -9,7 +9,8 @@
 //! (the last barrier before a block's exit, a fence with nothing after it). Each test says which
 //! it expects to survive, and why.
 
-use dsl_core::ir::{Kernel, OpInfo, Stmt};
+use dsl_core::ir::op::{Barrier, Bulk, CpAsync, Mbarrier, Wgmma};
+use dsl_core::ir::{Instr, Kernel, Op, OpInfo, Operand, Stmt};
 use dsl_core::sim::Schedule;
 use kernels::cases::simulate::Simulated;
 use kernels::cases::{Case, CaseError, Run};
@@ -39,24 +40,103 @@ fn synchronizing(mnemonic: &str) -> bool {
     SYNCHRONIZING.contains(&mnemonic)
 }
 
-/// Where the `n`th synchronizing instruction of `stmts` is, removed: true where there was one.
-fn remove_nth(stmts: &mut Vec<Stmt>, n: &mut usize) -> bool {
+/// How a mutant changes one instruction of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mutation {
+    /// A [`SYNCHRONIZING`] instruction left out.
+    Remove,
+    /// A count or a wait weakened ([`weakened`]): a named barrier expecting a warp fewer, an
+    /// mbarrier initialized for an arrival fewer (a warp's fewer where it counts threads, one
+    /// more where it expects one), a phase's
+    /// transaction bytes halved, a `cp.async`, bulk or `wgmma` wait leaving one more group
+    /// pending.
+    Weaken,
+}
+
+/// `op` with its count or wait weakened, where [`Mutation::Weaken`] applies to it.
+fn weakened(op: &Op) -> Option<Op> {
+    let fewer = |o: &Operand, by: i64, floor: i64| match *o {
+        Operand::Imm(c) if c - by >= floor => Some(Operand::Imm(c - by)),
+        _ => None,
+    };
+    Some(match op {
+        Op::Barrier(Barrier::Sync { id, count: Some(c) }) => Op::Barrier(Barrier::Sync {
+            id: *id,
+            count: Some(fewer(c, 32, 32)?),
+        }),
+        Op::Barrier(Barrier::Arrive { id, count }) => Op::Barrier(Barrier::Arrive {
+            id: *id,
+            count: fewer(count, 32, 32)?,
+        }),
+        Op::Mbarrier(Mbarrier::Init { addr, count }) => Op::Mbarrier(Mbarrier::Init {
+            addr: addr.clone(),
+            // One arrival fewer, or one warp's where every thread arrives (a warp's lanes
+            // arrive together, so a lane fewer completes the phase within the same warp).
+            count: match *count {
+                Operand::Imm(1) => Operand::Imm(2),
+                Operand::Imm(c) if c >= 64 => Operand::Imm(c - 32),
+                _ => fewer(count, 1, 1)?,
+            },
+        }),
+        Op::Mbarrier(Mbarrier::ArriveExpectTx {
+            state,
+            space,
+            scope,
+            addr,
+            tx_count: Operand::Imm(b),
+        }) if *b >= 32 => Op::Mbarrier(Mbarrier::ArriveExpectTx {
+            state: *state,
+            space: *space,
+            scope: *scope,
+            addr: addr.clone(),
+            tx_count: Operand::Imm(b / 2),
+        }),
+        Op::CpAsync(CpAsync::WaitGroup(n)) => Op::CpAsync(CpAsync::WaitGroup(n + 1)),
+        Op::Wgmma(Wgmma::WaitGroup(n)) => Op::Wgmma(Wgmma::WaitGroup(n + 1)),
+        Op::Bulk(Bulk::WaitGroup { n, read }) => Op::Bulk(Bulk::WaitGroup {
+            n: n + 1,
+            read: *read,
+        }),
+        _ => return None,
+    })
+}
+
+/// Whether `mutation` applies to `instr`.
+fn applies(mutation: Mutation, instr: &Instr) -> bool {
+    match mutation {
+        Mutation::Remove => synchronizing(instr.op.mnemonic()),
+        Mutation::Weaken => weakened(&instr.op).is_some(),
+    }
+}
+
+/// Applies `mutation` to the `n`th instruction of `stmts` it applies to: true where there was
+/// one.
+fn mutate_nth(stmts: &mut Vec<Stmt>, mutation: Mutation, n: &mut usize) -> bool {
     let mut i = 0;
     while i < stmts.len() {
         let found = match &mut stmts[i] {
-            Stmt::Op(instr) if synchronizing(instr.op.mnemonic()) => {
+            Stmt::Op(instr) if applies(mutation, instr) => {
                 if *n == 0 {
-                    stmts.remove(i);
+                    match mutation {
+                        Mutation::Remove => {
+                            stmts.remove(i);
+                        }
+                        Mutation::Weaken => {
+                            instr.op = weakened(&instr.op).expect("it applies");
+                        }
+                    }
                     return true;
                 }
                 *n -= 1;
                 false
             }
-            Stmt::For { body, .. } => remove_nth(body, n),
-            Stmt::If { then, else_, .. } => remove_nth(then, n) || remove_nth(else_, n),
+            Stmt::For { body, .. } => mutate_nth(body, mutation, n),
+            Stmt::If { then, else_, .. } => {
+                mutate_nth(then, mutation, n) || mutate_nth(else_, mutation, n)
+            }
             Stmt::While {
                 cond_block, body, ..
-            } => remove_nth(cond_block, n) || remove_nth(body, n),
+            } => mutate_nth(cond_block, mutation, n) || mutate_nth(body, mutation, n),
             _ => false,
         };
         if found {
@@ -67,30 +147,21 @@ fn remove_nth(stmts: &mut Vec<Stmt>, n: &mut usize) -> bool {
     false
 }
 
-/// How many synchronizing instructions `stmts` holds.
-fn count(stmts: &[Stmt]) -> usize {
-    let mut c = 0;
-    dsl_core::ir::visit::for_each_instr(stmts, &mut |i| {
-        if synchronizing(i.op.mnemonic()) {
-            c += 1;
-        }
-    });
-    c
-}
-
-/// A case whose kernel `kernel` has its `nth` synchronizing instruction left out.
+/// A case whose kernel `kernel` has `mutation` applied to the `nth` instruction it applies to.
 #[derive(Debug)]
 struct Mutant<'c> {
     case: &'c dyn Case,
     kernel: usize,
+    mutation: Mutation,
     nth: usize,
 }
 
 impl Case for Mutant<'_> {
     fn describe(&self) -> String {
         format!(
-            "{} without synchronizing instruction {} of kernel {}",
+            "{} with {:?} at instruction {} of kernel {}",
             self.case.describe(),
+            self.mutation,
             self.nth,
             self.kernel
         )
@@ -100,7 +171,7 @@ impl Case for Mutant<'_> {
         let mut ks = self.case.kernels()?;
         let mut n = self.nth;
         assert!(
-            remove_nth(&mut ks[self.kernel].body, &mut n),
+            mutate_nth(&mut ks[self.kernel].body, self.mutation, &mut n),
             "{}",
             self.describe()
         );
@@ -112,11 +183,12 @@ impl Case for Mutant<'_> {
     }
 }
 
-/// The mnemonic and Rust line of each synchronizing instruction of `kernel`, in order.
-fn sites(kernel: &Kernel) -> Vec<String> {
+/// The mnemonic and Rust line of each instruction of `kernel` that `mutation` applies to, in
+/// order.
+fn sites(kernel: &Kernel, mutation: Mutation) -> Vec<String> {
     let mut v = Vec::new();
     dsl_core::ir::visit::for_each_instr(&kernel.body, &mut |i| {
-        if synchronizing(i.op.mnemonic()) {
+        if applies(mutation, i) {
             let at = i
                 .loc
                 .as_ref()
@@ -127,21 +199,21 @@ fn sites(kernel: &Kernel) -> Vec<String> {
     v
 }
 
-/// Every mutant of `case` over seeds 0 (round-robin) and 1 (random): the sites of the
-/// survivors (a mutant is caught where either seed's run reports a finding, misses the
-/// reference or cannot finish).
-fn survivors(case: &dyn Case) -> (usize, Vec<String>) {
+/// What the mutants of a run came to: each mutant's site (`Remove bar.sync at file:line`) with
+/// whether it was caught.
+type Verdicts = Vec<(String, bool)>;
+
+/// Every mutant of `case` by `mutation` over seeds 0 (round-robin) and 1 (random): a mutant is
+/// caught where either seed's run reports a finding, misses the reference or cannot finish.
+fn verdicts(case: &dyn Case, mutation: Mutation) -> Verdicts {
     let kernels = case.kernels().expect("the case's kernels");
-    let mut total = 0;
-    let mut left = Vec::new();
+    let mut out = Vec::new();
     for (ki, k) in kernels.iter().enumerate() {
-        let at = sites(k);
-        assert_eq!(at.len(), count(&k.body));
-        for (nth, site) in at.iter().enumerate() {
-            total += 1;
+        for (nth, site) in sites(k, mutation).iter().enumerate() {
             let m = Mutant {
                 case,
                 kernel: ki,
+                mutation,
                 nth,
             };
             let caught = match Simulated::new(&m) {
@@ -150,12 +222,10 @@ fn survivors(case: &dyn Case) -> (usize, Vec<String>) {
                     .iter()
                     .any(|&(seed, s)| sim.run(seed, s).map_or(true, |o| !o.passed())),
             };
-            if !caught {
-                left.push(format!("{}: {site}", k.name));
-            }
+            out.push((format!("{mutation:?} {site}"), caught));
         }
     }
-    (total, left)
+    out
 }
 
 /// The instructions whose removal a run cannot observe, by the file and mnemonic of the
@@ -193,16 +263,18 @@ const EQUIVALENT: [(&str, &str, &str); 5] = [
     ),
 ];
 
-/// Whether the survivor `site` (`kernel: mnemonic at file:line`) is one [`EQUIVALENT`] names.
+/// Whether the removal at `site` (`Remove mnemonic at file:line`) is one [`EQUIVALENT`] names.
 fn equivalent(site: &str) -> bool {
     EQUIVALENT
         .iter()
-        .any(|(file, op, _)| site.contains(&format!(": {op} at kernels/src/{file}:")))
+        .any(|(file, op, _)| site.starts_with(&format!("Remove {op} at kernels/src/{file}:")))
 }
 
-/// Every registered kernel's case, and Hopper schedules whose runs take every path a mutant
-/// can break (stream-K splitting tiles between SMs, ping-pong consumers walking several tiles
-/// each): every mutant is caught but the equivalent ones.
+/// Every registered kernel's case, and runs that take every path a mutant can break (rings that
+/// lap, stream-K splitting tiles between SMs, ping-pong consumers and Blackwell pairs walking
+/// several tiles each), mutated both ways ([`Mutation`]): every mutant is caught but the
+/// equivalent ones, and a weakened count or wait in a registered case whose ring never laps
+/// is caught in the lapping run of the same kernel.
 #[test]
 fn every_mutant_of_rute_kernels_is_caught_but_the_equivalent_ones() {
     use kernels::cases::Values;
@@ -214,13 +286,24 @@ fn every_mutant_of_rute_kernels_is_caught_but_the_equivalent_ones() {
         .filter(|k| !k.name.ends_with("_bf16") && !k.name.starts_with("hopper_ws"))
         .map(|k| (k.case)().unwrap_or_else(|e| panic!("{}: {e}", k.name)))
         .collect();
-    for (config, shape, sms) in [
-        ("128x256x64s4_e128_k", (300, 520, 1000), 4),
-        ("128x128x64s4_k", (300, 200, 1000), 4),
-        ("64x128x64s4_p", (300, 200, 200), 1),
+    // Runs whose rings lap and whose blocks walk several tiles, so that a count or a wait
+    // weakened on the way shows: the stream through a ring of two stages, the Blackwell pair
+    // over several cluster tiles, and the Hopper schedules.
+    cases.push(Box::new(kernels::cases::examples::TmaStream {
+        rows: 330,
+        cols: 200,
+        tile_rows: 64,
+        stages: 2,
+        lag: 1,
+    }));
+    for (program, config, shape, sms) in [
+        ("blackwell_ws", "step8", (520, 264, 136), 2),
+        ("hopper_ws", "128x256x64s4_e128_k", (300, 520, 1000), 4),
+        ("hopper_ws", "128x128x64s4_k", (300, 200, 1000), 4),
+        ("hopper_ws", "64x128x64s4_p", (300, 200, 200), 1),
     ] {
         let case = super::gemm_case(
-            "hopper_ws",
+            program,
             Some(config),
             shape,
             sms,
@@ -229,13 +312,27 @@ fn every_mutant_of_rute_kernels_is_caught_but_the_equivalent_ones() {
         );
         cases.push(Box::new(case));
     }
-    let (mut total, mut caught, mut unexplained) = (0, 0, Vec::new());
-    for case in &cases {
-        let (n, left) = survivors(case.as_ref());
-        total += n;
-        caught += n - left.len();
-        unexplained.extend(left.into_iter().filter(|s| !equivalent(s)));
-    }
+    let all: Verdicts = cases
+        .iter()
+        .flat_map(|case| {
+            [Mutation::Remove, Mutation::Weaken]
+                .into_iter()
+                .flat_map(|mutation| verdicts(case.as_ref(), mutation))
+        })
+        .collect();
+    let (total, caught) = (all.len(), all.iter().filter(|(_, c)| *c).count());
+    // A site that survives in one run (a ring that never laps, one tile a block) counts only
+    // where no run of the same kernel catches it.
+    let caught_sites: std::collections::BTreeSet<&str> = all
+        .iter()
+        .filter(|(_, c)| *c)
+        .map(|(s, _)| s.as_str())
+        .collect();
+    let unexplained: std::collections::BTreeSet<&str> = all
+        .iter()
+        .filter(|(s, c)| !c && !caught_sites.contains(s.as_str()) && !equivalent(s))
+        .map(|(s, _)| s.as_str())
+        .collect();
     eprintln!("{caught} of {total} mutants caught");
     assert!(
         unexplained.is_empty(),
