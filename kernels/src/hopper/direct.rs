@@ -112,9 +112,20 @@ pub fn direct_stores(
     width: StoreWidth,
 ) -> Result<Vec<ThreadStore>, DirectLayoutError> {
     let pair_at = quad_pairs(mma, frag_c, (rows, bn))?;
-    let w = i64::from(width.bytes() / 4);
+    grouped(&pair_at, bn, i64::from(width.bytes() / 4))
+}
+
+/// Each row's whole groups of `w` blocks of 8 columns of a `bn`-wide tile, as stores of thread
+/// 0's pairs there (`pair_at`: [`quad_pairs`]), rows in order, then columns; blocks past the
+/// last whole group are left out.
+fn grouped(
+    pair_at: &BTreeMap<(i64, i64), u32>,
+    bn: i64,
+    w: i64,
+) -> Result<Vec<ThreadStore>, DirectLayoutError> {
+    let rows: BTreeSet<i64> = pair_at.keys().map(|(r, _)| *r).collect();
     let mut stores = Vec::new();
-    for row in held_rows(&pair_at) {
+    for row in rows {
         for g in 0..bn / 8 / w {
             let pairs = (0..w)
                 .map(|s| pair_at.get(&(row, g * w + s)).copied())
@@ -191,11 +202,6 @@ pub fn quad_pairs(
     Ok(pair_at)
 }
 
-/// The rows thread 0 holds, in order.
-fn held_rows(pair_at: &BTreeMap<(i64, i64), u32>) -> BTreeSet<i64> {
-    pair_at.keys().map(|(r, _)| *r).collect()
-}
-
 /// A gated epilogue's stores of whole groups of 8 blocks of 8 columns of a consumer's `rows x
 /// bn` tile ([`super::gated`]): each thread's 8 gate and up pairs of a row's group give 8
 /// values of D, which the quad's exchange makes one 16-byte store per lane. Blocks past the
@@ -205,22 +211,7 @@ pub fn gated_stores(
     frag_c: &Layout,
     (rows, bn): (i64, i64),
 ) -> Result<Vec<ThreadStore>, DirectLayoutError> {
-    let pair_at = quad_pairs(mma, frag_c, (rows, bn))?;
-    let mut stores = Vec::new();
-    for row in held_rows(&pair_at) {
-        for g in 0..bn / 64 {
-            let pairs = (0..8)
-                .map(|s| pair_at.get(&(row, 8 * g + s)).copied())
-                .collect::<Option<Vec<u32>>>()
-                .ok_or(DirectLayoutError::MissingBlock { row, col: 64 * g })?;
-            stores.push(ThreadStore {
-                row: row as u32,
-                col: (64 * g) as u32,
-                pairs,
-            });
-        }
-    }
-    Ok(stores)
+    grouped(&quad_pairs(mma, frag_c, (rows, bn))?, bn, 8)
 }
 
 /// The four lanes of a quad as the exchange sees them: values one per lane, the lane's own

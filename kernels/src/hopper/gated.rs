@@ -48,10 +48,11 @@ pub fn store_gated_quads<O: OutElem>(
     // D's rows on 16 bytes: its first element and its leading dimension in bytes.
     let row_bytes = ops.ldd.cast::<u64>() * O::OUT.bytes() as u64;
     let aligned = ((ops.d.addr() | row_bytes) & 15u64).eq_(0u64);
-    let mut quad = DeviceQuad::new(lane & 3u32);
+    let q = lane & 3u32;
+    let mut quad = DeviceQuad::new(q);
     (tile.whole & aligned).if_else(|arm| match arm {
         Arm::Then => {
-            store_groups(epi, acc, (tile, ops), stores, (lane, &mut quad));
+            store_groups(epi, acc, (tile, ops), stores, (q, &mut quad));
             // The blocks past the last group, one value at a time; the tile is inside D here,
             // so their store tests nothing.
             let rest = ThreadTile {
@@ -72,14 +73,14 @@ pub fn store_gated_quads<O: OutElem>(
     });
 }
 
-/// The 16-byte stores of a tile inside D whose rows are on 16 bytes.
+/// The 16-byte stores of a tile inside D whose rows are on 16 bytes, by lane `q` of its quad.
 #[device]
 fn store_groups<O: OutElem>(
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
     (tile, ops): (&ThreadTile, &FusedOperands<O>),
     stores: &[ThreadStore],
-    (lane, quad): (Var<u32>, &mut DeviceQuad),
+    (q, quad): (Var<u32>, &mut DeviceQuad),
 ) {
     let bf16 = O::OUT == OutType::Bf16;
     let d_rows = tile.row_ptrs(ops.d, ops.ldd, 2);
@@ -87,7 +88,6 @@ fn store_groups<O: OutElem>(
         .epilogue
         .adds_residual()
         .then(|| tile.row_ptrs(ops.residual, ops.ldr, 2));
-    let q = lane & 3u32;
     // The row pointers are at the thread's first column of D (q: block 0's value); after the
     // exchange lane q stores from column 8q of the group, 7q further.
     let shift = q * 7u32;

@@ -294,7 +294,7 @@ fn load(
                     }
                 }
             };
-            super::mbarrier::check_issue(x, bar, lane);
+            super::mbarrier::after_init(x, bar, lane);
             out.push((t, off, bar));
         }
         if out.is_empty() {

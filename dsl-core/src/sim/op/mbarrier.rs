@@ -94,9 +94,8 @@ fn places(
 /// Reports an operation on an address that holds no mbarrier (false then), or on one whose
 /// init does not happen before the executing warp ([`after_init`]).
 fn exists(x: &mut Exec<'_, '_>, key: Key, lane: u32) -> bool {
-    if let Some(b) = x.cl.mbarriers.get(&key) {
-        let init = b.init;
-        after_init(x, key, init, lane);
+    if x.cl.mbarriers.contains_key(&key) {
+        after_init(x, key, lane);
         return true;
     }
     x.find(FindingKind::Mbarrier, lane, || {
@@ -108,19 +107,18 @@ fn exists(x: &mut Exec<'_, '_>, key: Key, lane: u32) -> bool {
     false
 }
 
-/// For an operation that names the barrier at `key` now and acts on it later (a TMA load's
-/// complete-tx, a `tcgen05.commit`'s arrival): reports an init that does not happen before the
-/// issuing warp. A barrier that is not there yet is the completion's finding.
-pub(crate) fn check_issue(x: &mut Exec<'_, '_>, key: Key, lane: u32) {
-    if let Some(b) = x.cl.mbarriers.get(&key) {
-        let init = b.init;
-        after_init(x, key, init, lane);
-    }
-}
-
-/// Reports an operation of the executing warp on the barrier at `key` that its `init` (epoch,
-/// site) does not happen before: the init races it.
-fn after_init(x: &mut Exec<'_, '_>, key: Key, (epoch, init_site): (u32, u32), lane: u32) {
+/// Reports an operation of the executing warp on the barrier at `key` that its `mbarrier.init`
+/// does not happen before: the init races it. Also for an operation that names the barrier
+/// now and acts on it later (a TMA load's complete-tx, a `tcgen05.commit`'s arrival), checked
+/// at its issue; a barrier that is not there yet is the completion's finding, not this one's.
+pub(crate) fn after_init(x: &mut Exec<'_, '_>, key: Key, lane: u32) {
+    let Some(&MbarState {
+        init: (epoch, init_site),
+        ..
+    }) = x.cl.mbarriers.get(&key)
+    else {
+        return;
+    };
     if x.w().vc.covers(epoch) {
         return;
     }

@@ -258,26 +258,29 @@ impl HopperSchedule {
     /// cooperative consumers (`Store::Tma` without sub-tiles) and the program takes it; else
     /// `None`.
     pub fn with_epilogue_warps(&self) -> Option<HopperSchedule> {
+        if self.store() != Store::Tma(SubTile::Whole) {
+            return None;
+        }
+        let s = self.with_cooperative_store(Store::EpilogueWarps)?;
+        s.check().is_ok().then_some(s)
+    }
+
+    /// The same schedule with cooperative consumers storing D as `store` (unchecked), where
+    /// its consumers are cooperative with operands as given; else `None`.
+    fn with_cooperative_store(&self, store: Store) -> Option<HopperSchedule> {
         let Consumers::Cooperative(c) = self.consumers else {
             return None;
         };
-        let Operands::AsGiven { b, store } = c.operands else {
+        let Operands::AsGiven { b, .. } = c.operands else {
             return None;
         };
-        if store != Store::Tma(SubTile::Whole) {
-            return None;
-        }
-        let s = HopperSchedule {
+        Some(HopperSchedule {
             consumers: Consumers::Cooperative(Cooperative {
-                operands: Operands::AsGiven {
-                    b,
-                    store: Store::EpilogueWarps,
-                },
+                operands: Operands::AsGiven { b, store },
                 ..c
             }),
             ..*self
-        };
-        s.check().is_ok().then_some(s)
+        })
     }
 
     /// The same schedule without its staging tile, for a form whose D goes from the registers
@@ -295,26 +298,10 @@ impl HopperSchedule {
     /// assert_eq!(s.without_staging(232_448).unwrap().to_string(), "128x256x64s4_h_u16_n");
     /// ```
     pub fn without_staging(&self, limit: u32) -> Option<HopperSchedule> {
-        let Consumers::Cooperative(c) = self.consumers else {
+        let Store::Tma(_) = self.store() else {
             return None;
         };
-        let Operands::AsGiven {
-            b,
-            store: Store::Tma(_),
-        } = c.operands
-        else {
-            return None;
-        };
-        let freed = HopperSchedule {
-            consumers: Consumers::Cooperative(Cooperative {
-                operands: Operands::AsGiven {
-                    b,
-                    store: Store::Direct(StoreWidth::B16),
-                },
-                ..c
-            }),
-            ..*self
-        };
+        let freed = self.with_cooperative_store(Store::Direct(StoreWidth::B16))?;
         let fits = |s: &HopperSchedule| s.check().is_ok() && s.check_fit(limit).is_ok();
         if !fits(&freed) {
             return None;

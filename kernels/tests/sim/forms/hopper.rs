@@ -184,6 +184,15 @@ fn hopper_output_types() {
     }
 }
 
+/// A gated epilogue with `act`, `bias` and `residual`.
+fn gated(act: Activation, bias: Option<Bias>, residual: Residual) -> Epilogue {
+    Epilogue::Gated(Gated {
+        bias,
+        act,
+        residual,
+    })
+}
+
 /// Gated epilogues (SwiGLU, GEGLU) on the Hopper program under schedules that swap A and B
 /// (`_t`: the tile is D's transpose, each gate and up pair in two lanes that trade one value),
 /// with a bias per column or per row and with a residual, D in the input type or f32: given
@@ -196,13 +205,6 @@ fn hopper_gated_epilogues_swapped() {
         ..Device::h200()
     };
     let (n, k) = (144, 72);
-    let gated = |act, bias, residual| {
-        Epilogue::Gated(Gated {
-            bias,
-            act,
-            residual,
-        })
-    };
     let cases = [
         (
             100,
@@ -266,13 +268,6 @@ fn hopper_gated_epilogues_in_quads() {
     let device = Device {
         sms: 4,
         ..Device::h200()
-    };
-    let gated = |act, bias, residual| {
-        Epilogue::Gated(Gated {
-            bias,
-            act,
-            residual,
-        })
     };
     let cases = [
         (

@@ -392,7 +392,7 @@ fn commit(
             continue;
         }
         for &bar in &targets {
-            super::mbarrier::check_issue(x, bar, lane);
+            super::mbarrier::after_init(x, bar, lane);
         }
         let n = x.cl.comps.len();
         let release = match x.wr().tc.issued.iter().find(|(l, _)| *l == lane) {
