@@ -12,6 +12,30 @@
 //! [`BlasStatus`] a cuBLAS user already handles (`CUBLAS_STATUS_INVALID_VALUE` for arguments
 //! cuBLAS also refuses, `CUBLAS_STATUS_NOT_SUPPORTED` for a case rute does not cover). A case
 //! rute does not cover is refused, never computed wrong.
+//!
+//! # What the first call costs
+//!
+//! A handle plans, generates and loads a kernel the first time it meets a shape and layout;
+//! later calls of that kind only launch. Measured on an H200 (CUDA 13.0 driver, bf16, release
+//! build), each case in a fresh process, from the call to its result (the CUDA context, which a
+//! cuBLAS user pays too, not counted: 250-385 ms there):
+//!
+//! | first call | driver's compute cache cold | warm |
+//! |---|---:|---:|
+//! | TN 4096^3 (the Hopper program) | 349 ms | 26 ms |
+//! | NN 4096^3 | 363 ms | 34 ms |
+//! | an odd leading dimension (the multistage program) | 227 ms | 14 ms |
+//! | a strided batch | 349 ms | 33 ms |
+//! | a fused bias + GELU epilogue | 1032 ms | 47 ms |
+//!
+//! Cold, most of it is the driver compiling the PTX (about 320 ms for the plain Hopper
+//! kernel); the driver keeps what it compiled in its cache (`~/.nv/ComputeCache`), so a second
+//! process pays the warm column. Of a warm call, planning and generating the PTX take 12-19 ms.
+//! With a warm driver cache every first call is under 50 ms, so rute keeps no cache of its own.
+//! For comparison on the same H200: Triton compiles about 0.5 s per cold configuration; CuTe
+//! DSL takes seconds per kernel cold. A server that wants no compile on its first request
+//! calls `Blas::prepare` with the calls it expects (4 plans in 0.8 s cold; their first calls
+//! then took 0.3-2.8 ms).
 
 pub mod colmajor;
 #[cfg(feature = "gpu")]

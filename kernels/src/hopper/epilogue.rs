@@ -18,7 +18,7 @@ use half::{bf16, f16};
 use super::direct::{quad_exchange, DeviceQuad, ThreadStore};
 use super::epilogue_warps::{Finisher, HandOff};
 use super::gated::store_gated_quads;
-use super::plan::HopperPlan;
+use super::plan::{HopperPlan, StagingWrite, StmatrixCopy};
 use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
 use super::HopperError;
@@ -171,10 +171,9 @@ fn staging_partition<T: GemmElem>(
     sd: &STensor<T>,
     t: Var<u32>,
 ) -> Result<STensor<T>, HopperError> {
-    Ok(if plan.schedule.swapped() {
-        sd.partition_c(&plan.mma, t)?
-    } else {
-        sd.partition(&plan.r2s, Side::Dst, t)?
+    Ok(match &plan.staging_write {
+        StagingWrite::Stmatrix(stmatrix) => sd.partition(&stmatrix.r2s, Side::Dst, t)?,
+        StagingWrite::Single => sd.partition_c(&plan.mma, t)?,
     })
 }
 
@@ -360,9 +359,10 @@ fn handed_store<T: GemmElem>(
         }
     }
     let StagingTile { part, .. } = &staging[0];
-    let sums = rounded_pairs(&sub_tile(acc, plan, 0), d16)?;
+    let stmatrix = plan.stmatrix()?;
+    let sums = rounded_pairs(&sub_tile(acc, plan, stmatrix, 0), d16)?;
     handoff.wait_free();
-    copy(&plan.r2s.atom, &sums, part)?;
+    copy(&stmatrix.r2s.atom, &sums, part)?;
     // The TMA store reads what is left as staged (rows past M) through the async proxy.
     fence_proxy_async_shared();
     handoff.staged(&finisher, unit, (last, helper));
@@ -413,17 +413,15 @@ fn staged_store<T: GemmElem>(
             bulk_wait_group_read(turns - 1);
         }
         own.sync();
-        if s.swapped() {
+        match &plan.staging_write {
+            StagingWrite::Stmatrix(stmatrix) => {
+                let sub = rounded_pairs(&sub_tile(acc, plan, stmatrix, j), d16)?;
+                copy(&stmatrix.r2s.atom, &sub, t_cs_d)?;
+            }
             // D's transposed tile: its rows are the accumulators' columns. (D of the other
             // 16-bit type: rounded to it first, the staging's elements moved as they are.)
-            if d16 == T::DTYPE {
-                store_fragment_smem(acc, t_cs_d)?;
-            } else {
-                store_fragment_smem(&rounded_pairs(acc, d16)?, t_cs_d)?;
-            }
-        } else {
-            let sub = rounded_pairs(&sub_tile(acc, plan, j), d16)?;
-            copy(&plan.r2s.atom, &sub, t_cs_d)?;
+            StagingWrite::Single if d16 == T::DTYPE => store_fragment_smem(acc, t_cs_d)?,
+            StagingWrite::Single => store_fragment_smem(&rounded_pairs(acc, d16)?, t_cs_d)?,
         }
         // The TMA store reads through the async proxy.
         fence_proxy_async_shared();
@@ -455,15 +453,20 @@ fn column(n0: Var<u32>, off: u32) -> Var<u32> {
     }
 }
 
-/// Epilogue sub-tile `j` of a consumer's accumulators, as the sub-tile's `stmatrix` copy reads
-/// it: the registers [`HopperPlan::epilogue_source`] names (the plan checked that they hold the
-/// sub-tile's columns), so that only they are rounded and packed.
-fn sub_tile(acc: &Fragment<f32>, plan: &HopperPlan, j: u32) -> Fragment<f32> {
+/// Epilogue sub-tile `j` of a consumer's accumulators, as the sub-tile's `stmatrix` copy (the
+/// plan's) reads it: the registers [`HopperPlan::epilogue_source`] names (the plan checked that
+/// they hold the sub-tile's columns), so that only they are rounded and packed.
+fn sub_tile(
+    acc: &Fragment<f32>,
+    plan: &HopperPlan,
+    stmatrix: &StmatrixCopy,
+    j: u32,
+) -> Fragment<f32> {
     Fragment {
         regs: (0..plan.epilogue_values())
             .map(|v| acc.regs[plan.epilogue_source(j, v) as usize])
             .collect(),
-        ..acc.with_layout(plan.retile_c.clone())
+        ..acc.with_layout(stmatrix.retile_c.clone())
     }
 }
 

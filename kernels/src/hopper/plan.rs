@@ -61,12 +61,9 @@ pub struct HopperPlan {
     pub tma_d: TmaCopy,
     /// The accumulators of a consumer thread: `(MMA, MMA_M, MMA_N)`.
     pub frag_c: Layout,
-    /// Registers -> shared (`stmatrix.x4`) of one epilogue sub-tile (the whole tile without
-    /// `_eE`): `make_tiled_copy_C` of an MMA as wide as the sub-tile.
-    pub r2s: TiledCopy,
-    /// `retile_S` of a sub-tile's accumulators for that copy: sub-tile `j`'s values are the
-    /// tile's [`HopperPlan::epilogue_source`] names ([`check_epilogue_slices`] proves it per plan).
-    pub retile_c: Layout,
+    /// How a consumer's accumulators are written into its staging tile: `stmatrix`, or (swapped)
+    /// one element at a time ([`StagingWrite`]; [`HopperPlan::stmatrix`] for the copy).
+    pub staging_write: StagingWrite,
     /// With D stored from the registers (`_u`), a consumer thread's stores
     /// ([`direct_stores`]); empty otherwise.
     pub direct: Vec<ThreadStore>,
@@ -233,8 +230,15 @@ impl HopperPlan {
             .get_slice(0)?
             .partition_fragment_c(&row_major(epi)?)?;
         check_epilogue_slices(&mma, &epi_mma, &frag_c, &frag_epi, (rows, bn, epi))?;
-        let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &epi_mma)?;
-        let retile_c = r2s.get_slice(0)?.retile_s(&frag_epi)?;
+        // Swapped, the staging tile is column-major, which `stmatrix` does not write, and N a
+        // multiple of 8, which it does not take: the accumulators are stored one at a time.
+        let staging_write = if cfg.swapped() {
+            StagingWrite::Single
+        } else {
+            let r2s = make_tiled_copy_c(CopyAtom::new(StsmN { n: 4 }, val)?, &epi_mma)?;
+            let retile_c = r2s.get_slice(0)?.retile_s(&frag_epi)?;
+            StagingWrite::Stmatrix(Box::new(StmatrixCopy { r2s, retile_c }))
+        };
         let direct = match cfg.store() {
             Store::Tma(_) | Store::EpilogueWarps => Vec::new(),
             Store::Direct(width) => direct_stores(&mma, &frag_c, (rows, bn), width)?,
@@ -257,8 +261,7 @@ impl HopperPlan {
             tma_b_multicast,
             tma_d,
             frag_c,
-            r2s,
-            retile_c,
+            staging_write,
             direct,
             gated: Vec::new(),
             trace: false,
@@ -473,6 +476,16 @@ impl HopperPlan {
         ])
     }
 
+    /// The `stmatrix` copy of an epilogue sub-tile to the staging tile, or (a swapped tile,
+    /// whose staging is written one element at a time) an error: the epilogue asks for it only
+    /// where the schedule stages rows, so the error is a bug.
+    pub fn stmatrix(&self) -> Result<&StmatrixCopy, PlanError> {
+        match &self.staging_write {
+            StagingWrite::Stmatrix(copy) => Ok(copy.as_ref()),
+            StagingWrite::Single => Err(PlanError::NoStmatrix),
+        }
+    }
+
     /// Accumulator values of one thread in one epilogue sub-tile.
     pub fn epilogue_values(&self) -> u32 {
         (self.frag_c.cosize() as u32) * self.schedule.epilogue_cols() / self.schedule.tile.n()
@@ -504,6 +517,31 @@ impl HopperPlan {
         let (m, n, k) = self.schedule.tile.mnk();
         (m * k, n * k)
     }
+}
+
+/// How a consumer's accumulators are written into its staging tile, chosen by the schedule.
+#[derive(Debug, Clone)]
+pub enum StagingWrite {
+    /// `stmatrix.x4` of each epilogue sub-tile, 16 columns at a time (a tile not swapped,
+    /// staged in rows: tile N and the sub-tile's width multiples of 16).
+    Stmatrix(Box<StmatrixCopy>),
+    /// Each accumulator alone (`st.shared`) at its place in the MMA's own partition of the tile:
+    /// a swapped tile (`_t`), staged column-major as D's transpose, which `stmatrix` does not
+    /// write, its N a multiple of 8.
+    Single,
+}
+
+/// The `stmatrix` copy of one epilogue sub-tile (the whole tile without `_eE`) from a consumer's
+/// accumulators to its staging tile.
+#[derive(Debug, Clone)]
+pub struct StmatrixCopy {
+    /// Registers -> shared (`stmatrix.x4`): `make_tiled_copy_C` of an MMA as wide as the
+    /// sub-tile.
+    pub r2s: TiledCopy,
+    /// `retile_S` of a sub-tile's accumulators for that copy: sub-tile `j`'s values are the
+    /// tile's [`HopperPlan::epilogue_source`] names ([`check_epilogue_slices`] proves it per
+    /// plan).
+    pub retile_c: Layout,
 }
 
 /// `tile` as a copy of `batching` takes it: as it is for one GEMM; of a strided batch, one deep
@@ -631,6 +669,13 @@ pub enum PlanError {
     /// for a gated one, the same offsets in every thread).
     #[error("a form's epilogue: {0}")]
     Gated(String),
+    /// The `stmatrix` copy asked of a plan that writes its staging one element at a time (a
+    /// swapped tile: a bug in the epilogue, which asks only where the schedule stages rows).
+    #[error(
+        "the epilogue asked for the stmatrix copy of a swapped tile (_t), whose column-major \
+         staging is written one element at a time"
+    )]
+    NoStmatrix,
     /// Epilogue warps (`_x`) for a form whose D does not go through the staging tile.
     #[error(
         "the epilogue warps (_x) finish an elementwise epilogue of D in a 16-bit type through \

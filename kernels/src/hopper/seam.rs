@@ -55,8 +55,8 @@ impl GemmProgram for HopperWs {
 
     fn config_syntax(&self) -> &'static str {
         "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB|_x][_b][_n|_k][_t]: \
-         the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 16 up to 256; \
-         K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
+         the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 16 up to 256, \
+         of 8 with _t; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
          order (_h), groups of G tile rows (default 8; _g1 along N) or along M (_gm), one wgmma \
          batch left in flight (_f1), the output staged E columns at a time (_eE, a multiple of \

@@ -72,6 +72,27 @@ fn swapped_operands() {
     every_run(Some("128x64x64s8_t"), (136, 296, 136), 2);
 }
 
+/// Swapped tiles whose N (the tokens) is a multiple of 8 but not of 16, the widths cuBLAS takes
+/// for few tokens (152 for 150, 136 for 130, 168 for two tiles of 333): the `wgmma` N and the
+/// staging tile's columns odd multiples of 8, the staging written one element at a time (no
+/// `stmatrix`); whole tiles in evened waves, stream-K over every tile (`_k`, partial sums
+/// handed over), a batch in flight, a 64-row tile of one consumer and a cluster along N (A
+/// multicast: along M each block's half of B would be 4 rows off whole swizzle atoms); the
+/// tokens, the weights and K off the tiles, each block walking several units.
+#[test]
+fn swapped_tiles_eight_columns_wide() {
+    for (config, shape) in [
+        ("128x152x64s5_n_t", (150, 520, 200)),
+        ("128x136x64s5_f1_vfln_k_t", (130, 520, 264)),
+        ("64x136x64s8_f1_vfln_t", (130, 520, 200)),
+        ("128x168x64s4_n_t", (333, 520, 264)),
+        ("128x152x64s5_c1x2_f1_l256_vfln_k_t", (250, 520, 264)),
+        ("128x168x64s4_f1_vfln_t", (65, 1000, 200)),
+    ] {
+        every_run(Some(config), shape, 4);
+    }
+}
+
 /// D stored from the registers, no staging tile.
 #[test]
 fn direct_stores() {

@@ -24,6 +24,9 @@ impl HopperSchedule {
     /// The ranges of one part that depend on another (the tile, mostly).
     fn check_ranges(&self) -> Result<(), Refusal> {
         let (m, n, k) = self.tile.mnk();
+        if !n.is_multiple_of(16) && !self.swapped() {
+            return Err(Refusal::TileN(n));
+        }
         if self.order == (Raster::Grouped { group: 0 }) {
             return Err(Refusal::Group);
         }

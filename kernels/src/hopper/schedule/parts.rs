@@ -12,17 +12,23 @@ use super::refusal::Refusal;
 
 /// The block tile `(M, N, K)` and the depth of the shared-memory ring.
 ///
-/// M is 64 (one consumer warpgroup), 128 or 256; N a multiple of 16 up to 256 (one `wgmma` N,
-/// whose accumulators the epilogue's `stmatrix` copy takes 16 columns at a time); K 64 or 128
-/// (one or two 128-byte swizzled rows of 16-bit elements); 2 to 16 stages. What else a tile needs depends on the rest of the schedule
-/// ([`HopperSchedule::check`](super::HopperSchedule::check)).
+/// M is 64 (one consumer warpgroup), 128 or 256; N a multiple of 8 up to 256 (one `wgmma` N);
+/// K 64 or 128 (one or two 128-byte swizzled rows of 16-bit elements); 2 to 16 stages. What
+/// else a tile needs depends on the rest of the schedule
+/// ([`HopperSchedule::check`](super::HopperSchedule::check)): N a multiple of 16 unless A and
+/// B are swapped (`_t`), since the epilogue's `stmatrix` copy takes the accumulators 16 columns
+/// at a time, where a swapped tile's staging is written one element at a time.
 ///
 /// ```
-/// use kernels::hopper::schedule::Tile;
+/// use kernels::hopper::schedule::{HopperSchedule, Tile};
 /// let t = Tile::new(128, 256, 64, 3).unwrap();
 /// assert_eq!((t.m(), t.n(), t.k(), t.stages()), (128, 256, 64, 3));
 /// assert!(Tile::new(0, 256, 64, 3).is_err());
 /// assert!(Tile::new(128, 256, 64, u32::MAX).is_err());
+/// // 152 tokens wide: a tile of a swapped schedule only.
+/// assert!(Tile::new(128, 152, 64, 5).is_ok());
+/// assert!("128x152x64s5_t".parse::<HopperSchedule>().is_ok());
+/// assert!("128x152x64s5".parse::<HopperSchedule>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Tile {
@@ -41,7 +47,7 @@ impl Tile {
         if !matches!(m, 64 | 128 | 256) {
             return Err(Refusal::TileM(m));
         }
-        if !(16..=256).contains(&n) || !n.is_multiple_of(16) {
+        if !(8..=256).contains(&n) || !n.is_multiple_of(8) {
             return Err(Refusal::TileN(n));
         }
         if !matches!(k, 64 | 128) {

@@ -51,10 +51,11 @@ pub enum Refusal {
         "tile M is 64, 128 or 256 (one consumer warpgroup of 64 rows, or two of 64 or 128), not {0}"
     )]
     TileM(u32),
-    /// Tile N.
+    /// Tile N: a multiple of 16 up to 256, or of 8 where A and B are swapped (`_t`).
     #[error(
         "tile N is a multiple of 16 up to 256 (one wgmma, whose accumulators the epilogue's \
-         `stmatrix` copy takes 16 columns at a time), not {0}"
+         `stmatrix` copy takes 16 columns at a time), or of 8 up to 256 with A and B swapped \
+         (_t, whose staging is written one element at a time), not {0}"
     )]
     TileN(u32),
     /// Tile K.

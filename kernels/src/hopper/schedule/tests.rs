@@ -283,6 +283,9 @@ fn the_parts_constructors_refuse_out_of_range_values() {
     assert_eq!(Tile::new(0, 256, 64, 3), Err(Refusal::TileM(0)));
     assert_eq!(Tile::new(128, 0, 64, 3), Err(Refusal::TileN(0)));
     assert_eq!(Tile::new(128, 264, 64, 3), Err(Refusal::TileN(264)));
+    assert_eq!(Tile::new(128, 12, 64, 3), Err(Refusal::TileN(12)));
+    // A multiple of 8 is a tile; whether the schedule takes it is `check`'s (`_t` only).
+    assert_eq!(Tile::new(128, 8, 64, 3).map(Tile::n), Ok(8));
     assert_eq!(Tile::new(128, 256, 0, 3), Err(Refusal::TileK(0)));
     assert_eq!(Tile::new(128, 256, 64, 0), Err(Refusal::Stages(0)));
     assert_eq!(
@@ -355,15 +358,12 @@ fn a_consumer_holds_no_more_accumulators_than_fit() {
 }
 
 /// The schedules the untyped spelling accepted and could not build: tiles N of 8, 24, 40 and
-/// 56 (no `stmatrix` copy of them), cooperative 256-row tiles whose accumulators spill.
+/// 56 not swapped (no `stmatrix` copy of them), cooperative 256-row tiles whose accumulators
+/// spill.
 #[test]
 fn what_could_not_be_built_is_refused_at_the_parse() {
     for n in [8, 24, 40, 56] {
-        for spec in [
-            format!("64x{n}x64s4"),
-            format!("128x{n}x64s8_t"),
-            format!("64x{n}x128s6_f1_vfln_t"),
-        ] {
+        for spec in [format!("64x{n}x64s4"), format!("128x{n}x64s8_f1_p")] {
             let e = spec.parse::<HopperSchedule>().unwrap_err();
             assert_eq!(e.refusal(), &Refusal::TileN(n), "{spec}");
         }
@@ -375,6 +375,76 @@ fn what_could_not_be_built_is_refused_at_the_parse() {
             "{spec}: {e}"
         );
     }
+}
+
+/// Tile N is a multiple of 16, or of 8 where A and B are swapped (`_t`): a swapped tile's
+/// staging is written one element at a time, so the 8-column widths cuBLAS takes for few tokens
+/// (136, 152, 168) parse, round-trip and plan, with no `stmatrix` copy; the same widths not
+/// swapped, and widths off 8, are refused with the rule in a sentence.
+#[test]
+fn swapped_tiles_take_n_a_multiple_of_8() {
+    use crate::gemm::GemmDtype;
+    use crate::hopper::HopperPlan;
+    for spec in [
+        "128x152x64s5_n_t",
+        "128x136x64s5_f1_vfln_k_t",
+        "64x136x64s8_f1_vfln_t",
+        "128x168x64s4_n_t",
+        "128x152x64s5_c1x2_f1_l256_vfln_k_t",
+        "128x8x64s8_t",
+        "64x40x128s6_f1_vfln_t",
+        "128x24x64s8_c1x4_t",
+        "128x248x64s3_t",
+    ] {
+        let s: HopperSchedule = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert_eq!(s.to_string(), spec);
+        assert_eq!(s.tile.n() % 16, 8, "{spec}");
+        let plan = HopperPlan::new(s, GemmDtype::Bf16).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert!(plan.stmatrix().is_err(), "{spec}");
+        assert_eq!(plan.epilogue_values(), s.consumer_rows() * s.tile.n() / 128);
+    }
+    // Not swapped: the epilogue's `stmatrix` copy takes 16 columns at a time.
+    for (spec, n) in [
+        ("128x152x64s5_n", 152),
+        ("128x136x64s5_f1_vfln_k", 136),
+        ("64x168x64s4_f1_p", 168),
+        ("128x8x64s8", 8),
+    ] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert_eq!(e.refusal(), &Refusal::TileN(n), "{spec}");
+        assert!(
+            e.to_string()
+                .contains("a multiple of 16 up to 256 (one wgmma, whose accumulators"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("or of 8 up to 256 with A and B swapped (_t"),
+            "{e}"
+        );
+    }
+    // Off 8, or past 256, swapped or not.
+    for (spec, n) in [
+        ("128x12x64s8_t", 12),
+        ("128x150x64s5_t", 150),
+        ("128x264x64s3_t", 264),
+        ("128x0x64s3_t", 0),
+    ] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert_eq!(e.refusal(), &Refusal::TileN(n), "{spec}");
+    }
+    // Along M, each block of a cluster multicasts a half (a quarter) of B's N rows: of an N 8
+    // off a multiple of 16, not whole 8-row swizzle atoms. Such a tile takes clusters along N.
+    for spec in ["128x152x64s5_c2x1_f1_l256_vfln_k_t", "128x168x64s4_c4x1_t"] {
+        let e = spec.parse::<HopperSchedule>().unwrap_err();
+        assert!(
+            matches!(e.refusal(), Refusal::Multicast(64, ..)),
+            "{spec}: {e}"
+        );
+    }
+    // The unswapped plans keep their `stmatrix` copy.
+    let wide = HopperPlan::new(HopperSchedule::WIDE, GemmDtype::F16).unwrap();
+    assert!(wide.stmatrix().is_ok());
 }
 
 /// The next device run's levers (`scripts/levers.txt`, `SHAPES LEVERS [DTYPE]` a line, each

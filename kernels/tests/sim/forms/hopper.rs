@@ -256,6 +256,124 @@ fn hopper_gated_epilogues_swapped() {
     }
 }
 
+/// Swapped tiles 8 columns off a multiple of 16 (136, 152, 168 tokens wide: the staging
+/// written one element at a time) under every kind of form the swapped program takes: bias +
+/// activation and C with beta and a residual (rewritten in the registers before the staging),
+/// gated epilogues (the pairs across lanes), D in f32 (stored one by one) and in the other
+/// 16-bit type, an MN-major A (the kernel's B, its 152 rows in unswizzled 8-row atoms); whole
+/// tiles, stream-K over every tile (`_k`) and a cluster along N; the tokens, the weights and K
+/// off the tiles, each case over four seeds.
+#[test]
+fn hopper_swapped_tiles_eight_columns_wide() {
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let bias_gelu = Epilogue::Elementwise(Elementwise {
+        bias: Some(Bias::PerColumn),
+        map: Map::Activation(Activation::GeluTanh),
+        ..Elementwise::IDENTITY
+    });
+    let c_residual = Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        bias: Some(Bias::PerRow),
+        residual: Residual::Add,
+        ..Elementwise::IDENTITY
+    });
+    let swiglu = gated(Activation::Silu, Some(Bias::PerColumn), Residual::None);
+    let geglu = gated(Activation::GeluTanh, None, Residual::Add);
+    let cases = [
+        (
+            "128x152x64s5_n_t",
+            (150, 520, 200),
+            bias_gelu,
+            None,
+            Major::K,
+        ),
+        (
+            "128x136x64s5_f1_vfln_k_t",
+            (130, 528, 264),
+            swiglu,
+            None,
+            Major::K,
+        ),
+        (
+            "64x136x64s8_f1_vfln_t",
+            (130, 272, 200),
+            geglu,
+            Some(OutType::F32),
+            Major::K,
+        ),
+        (
+            "128x168x64s4_n_t",
+            (333, 520, 264),
+            c_residual,
+            None,
+            Major::K,
+        ),
+        (
+            "128x152x64s5_c1x2_f1_l256_vfln_k_t",
+            (150, 520, 264),
+            Epilogue::bias_act(Activation::Silu),
+            Some(OutType::Bf16),
+            Major::MN,
+        ),
+        (
+            "128x168x64s4_f1_vfln_t",
+            (65, 520, 200),
+            bias_gelu,
+            Some(OutType::F32),
+            Major::K,
+        ),
+    ];
+    for (i, (spec, (m, n, k), epilogue, out, a)) in cases.into_iter().enumerate() {
+        let cols = epilogue.out_cols(n);
+        let form = Form {
+            epilogue,
+            out,
+            alpha: 1.25,
+            beta: 0.5,
+            // A's rows (or, MN-major, its M-long columns: odd here) padded to a multiple of
+            // 16 bytes past their extent, as TMA needs.
+            a: {
+                let extent = if a == Major::MN { m } else { k };
+                padded(a, m, k, (extent + 8).next_multiple_of(8) - extent)
+            },
+            ldc: cols + 3,
+            // A D stored one f32 at a time takes any row; the staging's TMA store 16 bytes.
+            ldd: if out == Some(OutType::F32) {
+                cols + 1
+            } else {
+                cols + 8
+            },
+            ldr: cols + 5,
+            ..Form::packed(m, n, k)
+        };
+        for seed in 0..4 {
+            // A bf16 D of f16 inputs: the other 16-bit type.
+            let dtype = match out {
+                Some(OutType::Bf16) => GemmDtype::F16,
+                _ => [GemmDtype::F16, GemmDtype::Bf16][(i + seed) % 2],
+            };
+            let case = Case {
+                m,
+                n,
+                k,
+                dtype,
+                form,
+                kernel: hopper(),
+            };
+            let plan = hopper_run(
+                &case,
+                Some(spec),
+                &device,
+                1500 + 10 * i as u64 + seed as u64,
+            );
+            assert!(hopper_schedule(&plan).swapped(), "{spec}");
+        }
+    }
+}
+
 /// Gated epilogues under schedules that keep A and B (each gate and up pair in one thread):
 /// tiles inside D store 16 bytes a lane through the quad's exchange, and the blocks past a
 /// tile's last group of 8, the tiles that cross D's edge and D's rows off 16 bytes store one

@@ -117,6 +117,77 @@ fn hopper_strided_batches_of_other_outputs_and_gated_epilogues() {
     }
 }
 
+/// Strided batches under swapped tiles whose N (the tokens) is 8 columns off a multiple of 16
+/// (152, 136: the staging written one element at a time, its map's third coordinate the
+/// batch): the plain sum, C with a bias and a residual, SwiGLU (gate and up traded between
+/// lanes) and D in f32, whole tiles and stream-K over every tile (`_k`, each GEMM's partial sums
+/// its own); the tokens, the weights and K off the tiles, each case over four seeds.
+#[test]
+fn hopper_strided_batches_of_swapped_tiles_eight_columns_wide() {
+    use GemmDtype::{Bf16, F16};
+    use Major::{K, MN};
+    let device = Device {
+        sms: 4,
+        ..Device::h200()
+    };
+    let swiglu = Epilogue::Gated(Gated {
+        bias: Some(Bias::PerColumn),
+        act: Activation::Silu,
+        residual: Residual::Add,
+    });
+    let cases = [
+        (
+            "128x152x64s5_t",
+            (150, 264, 72),
+            (K, K),
+            Epilogue::Plain,
+            None,
+            Bf16,
+        ),
+        (
+            "128x136x64s5_f1_vfln_k_t",
+            (130, 264, 200),
+            (K, MN),
+            batch_epilogue(),
+            None,
+            F16,
+        ),
+        (
+            "128x136x64s5_k_t",
+            (130, 272, 136),
+            (K, K),
+            swiglu,
+            None,
+            Bf16,
+        ),
+        (
+            "64x152x64s7_f1_vfln_t",
+            (150, 136, 72),
+            (K, MN),
+            batch_epilogue(),
+            Some(OutType::F32),
+            F16,
+        ),
+    ];
+    for (i, (spec, (m, n, k), majors, epilogue, out, dtype)) in cases.into_iter().enumerate() {
+        let form = Form {
+            out,
+            ..strided_batch((m, n, k), 3, majors, epilogue)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype,
+            form,
+            kernel: hopper(),
+        };
+        for seed in 0..4 {
+            hopper_run(&case, Some(spec), &device, 1600 + 10 * i as u64 + seed);
+        }
+    }
+}
+
 /// One batched case of [`hopper_strided_batches`]: the schedule asked for (`None`: the
 /// chooser's), the shape, the batch's count, the operands' majors, the epilogue, the element
 /// type and which operands the batch shares (a stride of 0).
