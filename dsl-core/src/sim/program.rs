@@ -142,7 +142,8 @@ impl Program {
                         held[r.id as usize] = true;
                     }
                 }
-                Op::Tcgen05(Tcgen05::St { .. }) => agents.tmem = true,
+                // An allocation is its warp's tensor-memory agent's too (`op/tcgen05/alloc.rs`).
+                Op::Tcgen05(Tcgen05::St { .. } | Tcgen05::Alloc { .. }) => agents.tmem = true,
                 Op::Tcgen05(Tcgen05::Mma { .. }) => agents.mma = true,
                 Op::Bulk(Bulk::TensorLoad { .. }) => agents.loads = true,
                 // A wait acquires from the warp's bulk agent, stores issued or not.

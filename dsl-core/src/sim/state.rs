@@ -252,6 +252,9 @@ pub(crate) struct ClusterState {
     pub ctas: Vec<CtaState>,
     pub comps: Components,
     pub fences: ProxyFences,
+    /// The clocks at which each component executed `fence.mbarrier_init`: what publishes its
+    /// `mbarrier.init`s (and nothing else) to the async proxy and to the cluster.
+    pub init_fences: ProxyFences,
     pub barrier: ClusterBarrier,
     /// Release/acquire synchronization through shared-memory locations: the clock published
     /// at each (block rank, offset).

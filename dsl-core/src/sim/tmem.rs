@@ -52,7 +52,22 @@ pub(crate) struct TmemConflict {
     pub column: u32,
     pub comp: u32,
     pub site: u32,
+    /// The earlier access wrote (an allocation counts as a write of its columns).
     pub write: bool,
+    /// The earlier access is the columns' `tcgen05.alloc`.
+    pub alloc: bool,
+}
+
+/// One allocation of a block's tensor memory: its columns, and the allocating warp's
+/// tensor-memory epoch and site, which every access to the columns is ordered after
+/// (9.7.16.6: the allocating warp's `tcgen05.fence::before_thread_sync`, a synchronization,
+/// and the accessing warp's `tcgen05.fence::after_thread_sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Allocation {
+    pub col: u32,
+    pub n: u32,
+    pub epoch: u32,
+    pub site: u32,
 }
 
 /// What an access found.
@@ -70,8 +85,8 @@ pub(crate) struct Tmem {
     shadow: Vec<Cell>,
     /// Allocated columns, a bit per 32-column unit.
     pub allocated: u16,
-    /// The allocations: (first column, columns).
-    pub allocations: Vec<(u32, u32)>,
+    /// The allocations.
+    pub allocations: Vec<Allocation>,
     /// The block gave up its right to allocate.
     pub relinquished: bool,
     checks: bool,
@@ -140,6 +155,20 @@ impl Tmem {
         if !self.checks {
             return out;
         }
+        let alloc = self
+            .allocations
+            .iter()
+            .find(|a| (a.col..a.col + a.n).contains(&col));
+        if let Some(a) = alloc.filter(|a| !ordered(a.epoch, who)) {
+            out.conflict = Some(TmemConflict {
+                lane,
+                column: col,
+                comp: comp_of(a.epoch),
+                site: a.site,
+                write: true,
+                alloc: true,
+            });
+        }
         for (i, c) in self.shadow[at..at + n].iter_mut().enumerate() {
             let column = col + i as u32;
             if !write && c.w == 0 && out.uninit.is_none() {
@@ -154,6 +183,7 @@ impl Tmem {
                             comp: comp_of(epoch),
                             site,
                             write,
+                            alloc: false,
                         });
             }
             if write {
@@ -196,7 +226,7 @@ impl Tmem {
     /// Frees columns `col .. col + n`: they read as unwritten again.
     pub fn free(&mut self, col: u32, n: u32) {
         self.allocated &= !Tmem::units(col, n);
-        self.allocations.retain(|&(c, _)| c != col);
+        self.allocations.retain(|a| a.col != col);
         if self.checks {
             for lane in 0..LANES {
                 let at = (lane * COLUMNS + col) as usize;

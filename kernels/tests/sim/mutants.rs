@@ -15,10 +15,10 @@ use dsl_core::sim::Schedule;
 use kernels::cases::simulate::Simulated;
 use kernels::cases::{Case, CaseError, Run};
 
-/// The instructions a mutant leaves out: those that order other threads' or the async
-/// proxy's work. (Not `mbarrier.try_wait`: without it a wait loop reads a register nothing
+/// The instructions a mutant leaves out: those that order other threads', the async proxy's or
+/// the tensor core's work. (Not `mbarrier.try_wait`: without it a wait loop reads a register nothing
 /// wrote, which is caught, but says nothing about ordering.)
-const SYNCHRONIZING: [&str; 14] = [
+const SYNCHRONIZING: [&str; 21] = [
     "bar.sync",
     "barrier.sync",
     "bar.arrive",
@@ -33,6 +33,13 @@ const SYNCHRONIZING: [&str; 14] = [
     "cp.async.bulk.wait_group",
     "wgmma.wait_group",
     "mbarrier.arrive",
+    "fence.mbarrier_init",
+    "wgmma.fence",
+    "wgmma.commit_group",
+    "tcgen05.wait::ld",
+    "tcgen05.wait::st",
+    "tcgen05.fence::before_thread_sync",
+    "tcgen05.fence::after_thread_sync",
 ];
 
 /// Whether `mnemonic` is one [`SYNCHRONIZING`] names.
@@ -228,46 +235,77 @@ fn verdicts(case: &dyn Case, mutation: Mutation) -> Verdicts {
     out
 }
 
-/// The instructions whose removal a run cannot observe, by the file and mnemonic of the
-/// statement that emits them, each with the reason: the mutants the simulator is right to
-/// let pass.
-const EQUIVALENT: [(&str, &str, &str); 5] = [
+/// Where an equivalent mutant's instruction is: every instruction of its mnemonic that a file's
+/// statements emit, or those of one statement (its text, found in the file).
+enum Place {
+    File(&'static str),
+    Statement(&'static str, &'static str),
+}
+
+/// The instructions whose removal a run cannot observe, by where they are and their mnemonic,
+/// each with the reason: the mutants the simulator is right to let pass.
+const EQUIVALENT: [(Place, &str, &str); 7] = [
     (
-        "examples/softmax.rs",
+        Place::File("examples/softmax.rs"),
         "bar.sync",
         "the last block reduction's closing barrier guards its scratch against a next \
          reduction, and there is none",
     ),
     (
-        "examples/layernorm.rs",
+        Place::File("examples/layernorm.rs"),
         "bar.sync",
         "as softmax's: the closing barrier of the last reduction",
     ),
     (
-        "examples/async_copy.rs",
+        Place::File("examples/async_copy.rs"),
         "bar.sync",
         "the barrier after reading a stage back: each thread reads only the elements its own \
          copies wrote, so no thread's next copy reaches another's read",
     ),
     (
-        "examples/tma_round_trip.rs",
+        Place::File("examples/tma_round_trip.rs"),
         "bar.sync",
         "the plain round trip writes nothing between the load's wait and the store, and the \
          storing thread waited for the load itself",
     ),
     (
-        "multistage/program.rs",
+        Place::File("multistage/program.rs"),
         "cp.async.wait_all",
         "before the staged epilogue reuses the ring: the peeled last k-tile left no copy \
          pending",
+    ),
+    (
+        Place::Statement("blackwell/program.rs", "let tmem_base = tmem.address();"),
+        "tcgen05.fence::after_thread_sync",
+        "the fence after the setup barrier: each role that touches tensor memory (the MMA \
+         warps, the epilogue warps) fences after its own pipeline wait before its first access",
+    ),
+    (
+        Place::Statement("blackwell/program.rs", "tmem.release(alloc_warp);"),
+        "tcgen05.fence::before_thread_sync",
+        "the fence before the closing barrier: the epilogue warps fenced after their last \
+         tensor-memory load (before releasing the accumulator), and the MMA warps' last \
+         accesses are published by their commits",
     ),
 ];
 
 /// Whether the removal at `site` (`Remove mnemonic at file:line`) is one [`EQUIVALENT`] names.
 fn equivalent(site: &str) -> bool {
-    EQUIVALENT
-        .iter()
-        .any(|(file, op, _)| site.starts_with(&format!("Remove {op} at kernels/src/{file}:")))
+    EQUIVALENT.iter().any(|(place, op, _)| match place {
+        Place::File(file) => site.starts_with(&format!("Remove {op} at kernels/src/{file}:")),
+        Place::Statement(file, text) => {
+            let path = format!("{}/src/{file}", env!("CARGO_MANIFEST_DIR"));
+            let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let lines: Vec<usize> = source
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| l.trim() == *text)
+                .map(|(i, _)| i + 1)
+                .collect();
+            assert_eq!(lines.len(), 1, "`{text}` is not one line of {file}");
+            site == format!("Remove {op} at kernels/src/{file}:{}", lines[0])
+        }
+    })
 }
 
 /// Every registered kernel's case, and runs that take every path a mutant can break (rings that

@@ -63,7 +63,7 @@ impl Machine<'_, '_> {
                             ),
                             Status::Async(AsyncWait::TmemColumns { ncols }) => format!(
                                 "{ncols} free tensor-memory columns (the block's allocations hold {:?})",
-                                cta.tmem.as_ref().map(|t| t.allocations.clone()).unwrap_or_default()
+                                cta.tmem.as_ref().map(|t| t.allocations.iter().map(|a| (a.col, a.n)).collect::<Vec<_>>()).unwrap_or_default()
                             ),
                             Status::Async(AsyncWait::Peer) => {
                                 "the warp of the peer block of its pair to run the same .cta_group::2 op".to_string()

@@ -231,6 +231,7 @@ impl<'r, 'p> Machine<'r, 'p> {
             ctas,
             comps,
             fences: ProxyFences::new(n),
+            init_fences: ProxyFences::new(n),
             barrier: ClusterBarrier {
                 phase: 0,
                 arrived: 0,

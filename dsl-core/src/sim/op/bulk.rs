@@ -294,7 +294,7 @@ fn load(
                     }
                 }
             };
-            super::mbarrier::after_init(x, bar, lane);
+            super::mbarrier::after_init(x, bar, lane, super::mbarrier::User::AsyncProxy);
             out.push((t, off, bar));
         }
         if out.is_empty() {

@@ -4,7 +4,8 @@
 //! and acquire patterns): the clock at the fence is what later relaxed stores publish, and
 //! what earlier relaxed loads observed is acquired. `fence.proxy.async` records that the warp's
 //! generic writes so far are visible to the async proxy (the async-proxy rule of the shadow).
-//! `fence.mbarrier_init` is a release fence. A kernel run alone has no grid before it, so
+//! `fence.mbarrier_init` is a release fence, and publishes the warp's `mbarrier.init`s to the
+//! async proxy (as `fence.proxy.async` publishes every generic write). A kernel run alone has no grid before it, so
 //! `griddepcontrol.wait` returns at once and `griddepcontrol.launch_dependents` does nothing.
 
 use super::super::exec::{Exec, Flow};
@@ -20,6 +21,12 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Fence) -> Result<Flow, SimError> {
                 Fence::Membar { scope } | Fence::Fence { scope, .. } => *scope,
                 _ => Scope::Cluster,
             };
+            if matches!(op, Fence::MbarrierInit) {
+                let (cta, warp) = (x.cta, x.warp);
+                let cl = &mut *x.cl;
+                let w = &cl.ctas[cta].warps[warp];
+                cl.init_fences.record(w.comp, w.vc.0[w.comp as usize]);
+            }
             let w = x.w();
             let pending = std::mem::replace(
                 &mut w.pending_acquire,

@@ -28,7 +28,7 @@
 //! the init first, this check reports the same defect with the init as the other party, so
 //! that neither order of a racing init passes.
 
-use super::super::clock::{comp_of, Vc};
+use super::super::clock::{clock_of, comp_of, Vc};
 use super::super::exec::{Exec, Flow};
 use super::super::regs::lanes;
 use super::super::report::{FindingKind, SimError};
@@ -95,7 +95,7 @@ fn places(
 /// init does not happen before the executing warp ([`after_init`]).
 fn exists(x: &mut Exec<'_, '_>, key: Key, lane: u32) -> bool {
     if x.cl.mbarriers.contains_key(&key) {
-        after_init(x, key, lane);
+        after_init(x, key, lane, User::Thread);
         return true;
     }
     x.find(FindingKind::Mbarrier, lane, || {
@@ -107,11 +107,25 @@ fn exists(x: &mut Exec<'_, '_>, key: Key, lane: u32) -> bool {
     false
 }
 
+/// Who acts on an mbarrier: a thread (an arrive, an expect-tx, a wait), or the async proxy on
+/// behalf of the thread that issued the operation (a TMA load's complete-tx, a
+/// `tcgen05.commit`'s arrival).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum User {
+    Thread,
+    AsyncProxy,
+}
+
 /// Reports an operation of the executing warp on the barrier at `key` that its `mbarrier.init`
 /// does not happen before: the init races it. Also for an operation that names the barrier
 /// now and acts on it later (a TMA load's complete-tx, a `tcgen05.commit`'s arrival), checked
 /// at its issue; a barrier that is not there yet is the completion's finding, not this one's.
-pub(crate) fn after_init(x: &mut Exec<'_, '_>, key: Key, lane: u32) {
+///
+/// The async proxy sees an init only once a fence of the initializing thread published it
+/// (`fence.mbarrier_init`, or `fence.proxy.async`, which publishes every generic write;
+/// PTX ISA, "Proxies" and "Memory barrier: fence.mbarrier_init"); a barrier orders the issuing
+/// thread after that fence, not after the init alone.
+pub(crate) fn after_init(x: &mut Exec<'_, '_>, key: Key, lane: u32, user: User) {
     let Some(&MbarState {
         init: (epoch, init_site),
         ..
@@ -119,7 +133,13 @@ pub(crate) fn after_init(x: &mut Exec<'_, '_>, key: Key, lane: u32) {
     else {
         return;
     };
-    if x.w().vc.covers(epoch) {
+    let w = x.wr();
+    let ordered = w.vc.covers(epoch);
+    let published = user == User::Thread || {
+        let (comp, clock) = (comp_of(epoch), clock_of(epoch));
+        x.cl.fences.fenced(comp, clock, &w.vc) || x.cl.init_fences.fenced(comp, clock, &w.vc)
+    };
+    if ordered && published {
         return;
     }
     x.find_race(
@@ -129,12 +149,23 @@ pub(crate) fn after_init(x: &mut Exec<'_, '_>, key: Key, lane: u32) {
         init_site,
         true,
         || {
-            format!(
-                "the mbarrier at shared {:#x} of block rank {} is used before its mbarrier.init \
-                 is ordered before this warp: no barrier (bar.sync after the init; for another \
-                 block, fence.mbarrier_init and barrier.cluster) between them",
+            let at = format!(
+                "the mbarrier at shared {:#x} of block rank {}",
                 key.1, key.0
-            )
+            );
+            if ordered {
+                format!(
+                    "the async proxy completes on {at}, whose mbarrier.init no \
+                     fence.mbarrier_init (or fence.proxy.async) of its thread published before \
+                     this issue: the TMA load or tcgen05.commit may find it uninitialized"
+                )
+            } else {
+                format!(
+                    "{at} is used before its mbarrier.init is ordered before this warp: no \
+                     barrier (bar.sync after the init; for another block, fence.mbarrier_init \
+                     and barrier.cluster) between them"
+                )
+            }
         },
     );
 }

@@ -1,7 +1,7 @@
 //! The async proxy: (b) expect-tx bytes that do not count every block that loads, (c) a TMA
 //! store of shared memory written without `fence.proxy.async`, (d) an accumulator read before
 //! `wgmma.wait_group`, (e) a stage freed to the producer before the `wgmma` reading it
-//! retires. The runs pass their tensor maps as `CaseArg::TensorMap`, which
+//! retires, (q) an mbarrier whose init no fence published to the async proxy. The runs pass their tensor maps as `CaseArg::TensorMap`, which
 //! `kernels::cases::simulate` hands the simulator by description.
 
 use dsl_core::atom::gmma::GmmaMajor;
@@ -210,6 +210,86 @@ fn a_tma_store_of_unfenced_writes_is_an_async_proxy_race() {
         marked(SOURCE, "generic writes")
     );
     clean(&negate_case(true));
+}
+
+// ---- (q) an mbarrier whose init no proxy fence published ----
+
+/// How the thread that initializes the barrier publishes the init to the async proxy, which
+/// completes the TMA load's transaction on it.
+#[derive(Debug, Clone, Copy)]
+enum InitFence {
+    /// Not at all: `bar.sync` orders the init before the load's issue, but not for the proxy.
+    None,
+    /// `fence.mbarrier_init.release.cluster` (CUTLASS's `fence_barrier_init`).
+    MbarrierInit,
+    /// `fence.proxy.async.shared::cta` (the CUDA guide's TMA example).
+    ProxyAsync,
+}
+
+/// `tma_round_trip`, the barrier's init published as `init_fence` says.
+#[kernel]
+fn published(
+    #[host] init_fence: InitFence,
+    k: &KernelBuilder,
+    src_map: ConstTensorMap,
+    dst_map: TensorMap,
+) {
+    let elems = BOX.rows * BOX.cols;
+    let tile = k.shared_array::<f32>("tile", u64::from(elems), 128);
+    let bar = k.shared_array::<u64>("bar", 1, 8);
+    let t = thread_idx_x();
+    let x = (block_idx_x() * BOX.cols).cast::<i32>();
+    let y = (block_idx_y() * BOX.rows).cast::<i32>();
+    if t.eq_(0u32) {
+        mbarrier_init(bar, 1u32); // planted: init
+        match init_fence {
+            InitFence::None => {}
+            InitFence::MbarrierInit => fence_mbarrier_init(),
+            InitFence::ProxyAsync => fence_proxy_async_shared(),
+        }
+    }
+    sync_threads();
+    if t.eq_(0u32) {
+        mbarrier_arrive_expect_tx(bar, elems * 4);
+        tma_load(tile, &src_map, &[x, y], bar); // planted: load
+    }
+    mbarrier_wait(bar, 0u32);
+    sync_threads();
+    if t.eq_(0u32) {
+        tma_store(&dst_map, &[x, y], tile);
+        bulk_commit_group();
+        bulk_wait_group_read(0);
+    }
+}
+
+fn published_case(init_fence: InitFence) -> Planted {
+    let like = TmaRoundTrip {
+        rows: 40,
+        cols: 24,
+        tile_box: BOX,
+        negate: false,
+    };
+    Planted {
+        kernel: published(init_fence).unwrap(),
+        run: kernels::cases::Case::run(&like, 3).unwrap(),
+    }
+}
+
+/// (q) A barrier's init that `bar.sync` orders before the TMA load's issue but that no fence
+/// of the initializing thread published to the async proxy, which completes the load's bytes
+/// on it: mbarrier misuse at the load, the init the other party. Either fence publishes it.
+#[test]
+fn an_mbarrier_init_no_proxy_fence_published_is_caught_at_the_tma_load() {
+    let f = caught(
+        &published_case(InitFence::None),
+        &[FindingKind::Mbarrier],
+        FILE,
+        &[marked(SOURCE, "load")],
+    );
+    let other = f.other.expect("the init");
+    assert_eq!(other.location.unwrap().line, marked(SOURCE, "init"));
+    clean(&published_case(InitFence::MbarrierInit));
+    clean(&published_case(InitFence::ProxyAsync));
 }
 
 // ---- (d) accumulators read before wgmma.wait_group ----

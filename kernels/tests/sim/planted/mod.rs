@@ -23,6 +23,7 @@
 //! | (n) two `cp.async` of one warp to the same bytes with no wait between | race | [`memory`] |
 //! | (o) a staging tile handed back to its writer (a named barrier) before its reader reads it | race | [`sync`] |
 //! | (p) an mbarrier another warp uses with no barrier after its init | mbarrier misuse (or the deadlock that follows) | [`sync`] |
+//! | (q) a TMA load completing on an mbarrier whose init no `fence.mbarrier_init` (or `fence.proxy.async`) published | mbarrier misuse | [`async_proxy`] |
 
 mod async_proxy;
 mod cluster;

@@ -3,6 +3,7 @@
 //! a pair together (the first to arrive waits for the other).
 
 use super::*;
+use crate::sim::tmem::Allocation;
 
 /// A `.cta_group::2` allocation op of one block of a pair, waiting for the other's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,11 +88,21 @@ pub(super) fn check_permit(x: &mut Exec<'_, '_>, ranks: &[u32]) -> bool {
 }
 
 /// Allocates columns `col .. col + n` of block `rank`'s tensor memory for its warp `warp`, and
-/// writes the address to its shared memory at `off` (a weak store by that warp).
+/// writes the address to its shared memory at `off` (a weak store by that warp). The
+/// allocation is an operation of the warp's tensor-memory agent: the warp's next
+/// `tcgen05.fence::before_thread_sync` publishes it.
 pub(super) fn allocate(x: &mut Exec<'_, '_>, rank: u32, warp: u32, col: u32, n: u32, off: u32) {
+    let agent = x.cl.comps.tmem(rank, warp);
+    let epoch = epoch(agent, x.cl.agent_clock[agent as usize] + 1);
+    let site = site(x.pc, x.mask.trailing_zeros().min(31));
     let t = tmem_of(x, rank);
     t.allocated |= Tmem::units(col, n);
-    t.allocations.push((col, n));
+    t.allocations.push(Allocation {
+        col,
+        n,
+        epoch,
+        site,
+    });
     let saved = (x.cta, x.warp);
     x.cta = rank as usize;
     x.warp = warp as usize;
@@ -131,13 +142,24 @@ pub(super) fn dealloc(
 /// in flight writing them.
 pub(super) fn free(x: &mut Exec<'_, '_>, rank: u32, warp: u32, col: u32, n: u32) {
     let lane = x.mask.trailing_zeros().min(31);
-    if !tmem_of(x, rank).allocations.contains(&(col, n)) {
+    if !tmem_of(x, rank)
+        .allocations
+        .iter()
+        .any(|a| (a.col, a.n) == (col, n))
+    {
         x.find(FindingKind::TensorMemory, lane, || {
             format!("tcgen05.dealloc of {n} columns at column {col} of block rank {rank}, which are not an allocation")
         });
         return;
     }
-    let vc = x.cl.ctas[rank as usize].warps[warp as usize].vc.clone();
+    // Like every tcgen05 operation, the deallocation is ordered after what the warp's clock
+    // held at its last `tcgen05.fence::after_thread_sync` (9.7.16.6), not after the barrier
+    // alone.
+    let vc = x.cl.ctas[rank as usize].warps[warp as usize]
+        .tc
+        .after_sync
+        .clone()
+        .unwrap_or_else(|| Vc::new(x.cl.comps.len()));
     if let Some((comp, write)) = tmem_of(x, rank).unordered_access(col, n, &vc) {
         let (cta, w) = x.cl.comps.who(comp).site();
         let ctaid = x.cl.ctas[cta as usize].ctaid;
@@ -149,7 +171,7 @@ pub(super) fn free(x: &mut Exec<'_, '_>, rank: u32, warp: u32, col: u32, n: u32)
         };
         x.find(FindingKind::TensorMemory, lane, || {
             format!(
-                "tcgen05.dealloc frees columns {col}..{} of block rank {rank} that {who} {verb} without that access being ordered before the deallocating warp (tcgen05.fence::before_thread_sync and a barrier between them; for a pair, the cluster's)",
+                "tcgen05.dealloc frees columns {col}..{} of block rank {rank} that {who} {verb} without that access being ordered before the deallocating warp (tcgen05.fence::before_thread_sync, a barrier (for a pair, the cluster's) and tcgen05.fence::after_thread_sync between them)",
                 col + n
             )
         });

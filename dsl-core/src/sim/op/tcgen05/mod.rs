@@ -392,7 +392,7 @@ fn commit(
             continue;
         }
         for &bar in &targets {
-            super::mbarrier::after_init(x, bar, lane);
+            super::mbarrier::after_init(x, bar, lane, super::mbarrier::User::AsyncProxy);
         }
         let n = x.cl.comps.len();
         let release = match x.wr().tc.issued.iter().find(|(l, _)| *l == lane) {
@@ -504,6 +504,15 @@ fn report_tmem(x: &mut Exec<'_, '_>, o: TmemOutcome, lane: u32, write: bool) {
     }
     if let (Some(c), true) = (o.conflict, x.env.opts.checks.races) {
         let verb = if write { "writes" } else { "reads" };
+        if c.alloc {
+            x.find_race(FindingKind::DataRace, lane, c.comp, c.site, true, || {
+                format!(
+                    "{verb} tensor-memory lane {}, column {}, not ordered after the columns' tcgen05.alloc: tcgen05.fence::before_thread_sync in the allocating warp, a synchronization, then tcgen05.fence::after_thread_sync in this one",
+                    c.lane, c.column
+                )
+            });
+            return;
+        }
         let what = match (c.write, write) {
             (true, true) => "write after write",
             (true, false) => "read after write",
@@ -767,7 +776,7 @@ pub(crate) fn leftover(t: &Tmem) -> Option<String> {
             "the block exits with tensor-memory columns still allocated: {}",
             t.allocations
                 .iter()
-                .map(|(c, n)| format!("{n} from column {c}"))
+                .map(|a| format!("{} from column {}", a.n, a.col))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
