@@ -176,6 +176,19 @@
 //!   the consumer that releases a stage with an mbarrier arrive, and the producer whose wait on
 //!   that mbarrier precedes its TMA overwrite, are ordered (*mbarrier*: arrive has release,
 //!   a completed wait acquire semantics), which is what CUTLASS's pipelines rely on.
+//! - An mbarrier's `mbarrier.init` is a write of the object: every operation on the barrier
+//!   happens after it (*mbarrier*: "performing any mbarrier operation except mbarrier.init on a
+//!   memory location prior to mbarrier.init is undefined"). Where the async proxy acts on the
+//!   barrier (a TMA load's complete-tx, a `tcgen05.commit`'s arrival), the init must also have
+//!   been published to it by a fence of the initializing thread after the init,
+//!   `fence.mbarrier_init.release.cluster` or `fence.proxy.async` (*Proxies*; *membar/fence*),
+//!   and that fence must happen before the operation's issue.
+//! - Tensor memory (*Tensor Core 5th Generation: memory consistency model*): tcgen05
+//!   operations of different threads are ordered only by `tcgen05.fence::before_thread_sync`,
+//!   a synchronization, then `tcgen05.fence::after_thread_sync` (or an MMA's commit observed
+//!   by a wait); a `tcgen05.alloc` counts as its warp's tensor-memory operation, so the first
+//!   access to the columns by any other warp, and a `tcgen05.dealloc` after others' accesses,
+//!   need that sandwich.
 //!
 //! Global memory is checked by the same rules (a [`FindingKind::GlobalRace`]), between the warps
 //! of a cluster as above and between clusters: blocks of different clusters share no barrier,
