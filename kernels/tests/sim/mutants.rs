@@ -1,5 +1,6 @@
 //! Mutants: rute's own kernels with one synchronizing instruction taken out (a barrier, a
-//! fence, a wait, an arrival), each run in the simulator on its case's inputs. A mutant is
+//! fence, a wait, an arrival), a count or a wait weakened, a device-scope order narrowed to the
+//! block or an acquire or release relaxed, each run in the simulator on its case's inputs. A mutant is
 //! caught where the run reports a finding, misses its reference or cannot finish; it survives
 //! where it runs clean and right. The kinds of defect the planted tests name, drawn from every
 //! such instruction of real kernels rather than written one by one: how much of what the
@@ -9,8 +10,8 @@
 //! (the last barrier before a block's exit, a fence with nothing after it). Each test says which
 //! it expects to survive, and why.
 
-use dsl_core::ir::op::{Barrier, Bulk, CpAsync, Mbarrier, Wgmma};
-use dsl_core::ir::{Instr, Kernel, Op, OpInfo, Operand, Stmt};
+use dsl_core::ir::op::{Atomic, Barrier, Bulk, CpAsync, Fence, Mbarrier, Memory, Wgmma};
+use dsl_core::ir::{Instr, Kernel, MemOrder, Op, OpInfo, Operand, Scope, Stmt};
 use dsl_core::sim::Schedule;
 use kernels::cases::simulate::Simulated;
 use kernels::cases::{Case, CaseError, Run};
@@ -58,6 +59,63 @@ enum Mutation {
     /// transaction bytes halved, a `cp.async`, bulk or `wgmma` wait leaving one more group
     /// pending.
     Weaken,
+    /// A fence, an ordered load or store or an atomic at device or system scope narrowed to
+    /// the block's ([`narrowed`]): what a flag between blocks of different clusters relies on.
+    Narrow,
+    /// An acquire or release load, store, atomic or fence made relaxed ([`relaxed`]).
+    Relax,
+}
+
+/// `order` at block scope, where its scope is the device's or the system's.
+fn narrow_order(order: MemOrder) -> Option<MemOrder> {
+    use MemOrder::*;
+    let narrow = |s: Scope| (s >= Scope::Gpu).then_some(Scope::Cta);
+    Some(match order {
+        Relaxed(s) => Relaxed(narrow(s)?),
+        Acquire(s) => Acquire(narrow(s)?),
+        Release(s) => Release(narrow(s)?),
+        AcqRel(s) => AcqRel(narrow(s)?),
+    })
+}
+
+/// `order` relaxed, where it acquires or releases.
+fn relax_order(order: MemOrder) -> Option<MemOrder> {
+    use MemOrder::*;
+    match order {
+        Relaxed(_) => None,
+        Acquire(s) | Release(s) | AcqRel(s) => Some(Relaxed(s)),
+    }
+}
+
+/// `op` with its memory order changed by `change`, where it has one that `change` takes;
+/// fences are changed as the order of the same strength and scope would be.
+fn reordered(op: &Op, change: fn(MemOrder) -> Option<MemOrder>) -> Option<Op> {
+    let mut op = op.clone();
+    match &mut op {
+        Op::Memory(Memory::Ld { order, .. } | Memory::St { order, .. })
+        | Op::Atomic(Atomic::Atom { order, .. } | Atomic::Red { order, .. }) => {
+            *order = Some(change((*order)?)?);
+        }
+        Op::Fence(Fence::Fence { scope, .. } | Fence::Membar { scope }) => {
+            match change(MemOrder::AcqRel(*scope))? {
+                // A relaxed fence orders nothing: the fence left out.
+                MemOrder::Relaxed(_) => return None,
+                narrowed => *scope = narrowed.scope(),
+            }
+        }
+        _ => return None,
+    }
+    Some(op)
+}
+
+/// `op` at block scope ([`Mutation::Narrow`]).
+fn narrowed(op: &Op) -> Option<Op> {
+    reordered(op, narrow_order)
+}
+
+/// `op` relaxed ([`Mutation::Relax`]).
+fn relaxed(op: &Op) -> Option<Op> {
+    reordered(op, relax_order)
 }
 
 /// `op` with its count or wait weakened, where [`Mutation::Weaken`] applies to it.
@@ -113,6 +171,8 @@ fn applies(mutation: Mutation, instr: &Instr) -> bool {
     match mutation {
         Mutation::Remove => synchronizing(instr.op.mnemonic()),
         Mutation::Weaken => weakened(&instr.op).is_some(),
+        Mutation::Narrow => narrowed(&instr.op).is_some(),
+        Mutation::Relax => relaxed(&instr.op).is_some(),
     }
 }
 
@@ -130,6 +190,12 @@ fn mutate_nth(stmts: &mut Vec<Stmt>, mutation: Mutation, n: &mut usize) -> bool 
                         }
                         Mutation::Weaken => {
                             instr.op = weakened(&instr.op).expect("it applies");
+                        }
+                        Mutation::Narrow => {
+                            instr.op = narrowed(&instr.op).expect("it applies");
+                        }
+                        Mutation::Relax => {
+                            instr.op = relaxed(&instr.op).expect("it applies");
                         }
                     }
                     return true;
@@ -353,9 +419,14 @@ fn every_mutant_of_rute_kernels_is_caught_but_the_equivalent_ones() {
     let all: Verdicts = cases
         .iter()
         .flat_map(|case| {
-            [Mutation::Remove, Mutation::Weaken]
-                .into_iter()
-                .flat_map(|mutation| verdicts(case.as_ref(), mutation))
+            [
+                Mutation::Remove,
+                Mutation::Weaken,
+                Mutation::Narrow,
+                Mutation::Relax,
+            ]
+            .into_iter()
+            .flat_map(|mutation| verdicts(case.as_ref(), mutation))
         })
         .collect();
     let (total, caught) = (all.len(), all.iter().filter(|(_, c)| *c).count());
