@@ -1,6 +1,7 @@
 //! Mutants: rute's own kernels with one synchronizing instruction taken out (a barrier, a
 //! fence, a wait, an arrival), a count or a wait weakened, a device-scope order narrowed to the
-//! block or an acquire or release relaxed, each run in the simulator on its case's inputs. A mutant is
+//! block, an acquire or release relaxed, or a release or a wait moved past the memory access
+//! next to it, each run in the simulator on its case's inputs. A mutant is
 //! caught where the run reports a finding, misses its reference or cannot finish; it survives
 //! where it runs clean and right. The kinds of defect the planted tests name, drawn from every
 //! such instruction of real kernels rather than written one by one: how much of what the
@@ -64,6 +65,62 @@ enum Mutation {
     Narrow,
     /// An acquire or release load, store, atomic or fence made relaxed ([`relaxed`]).
     Relax,
+    /// A release (an arrival, a barrier, a proxy fence) moved above the memory access just
+    /// before it: a stage handed back before it is read, a tile published before it is written.
+    Hoist,
+    /// A wait (a barrier, a `cp.async`, bulk, `wgmma` or tcgen05 wait) moved below the memory
+    /// access just after it: data used before it has landed.
+    Sink,
+}
+
+/// The releases [`Mutation::Hoist`] moves.
+const RELEASES: [&str; 7] = [
+    "mbarrier.arrive",
+    "bar.arrive",
+    "bar.sync",
+    "barrier.sync",
+    "barrier.cluster.arrive",
+    "fence.proxy.async",
+    "tcgen05.fence::before_thread_sync",
+];
+
+/// The waits [`Mutation::Sink`] moves.
+const WAITS: [&str; 8] = [
+    "bar.sync",
+    "barrier.sync",
+    "barrier.cluster.wait",
+    "cp.async.wait_group",
+    "cp.async.wait_all",
+    "cp.async.bulk.wait_group",
+    "wgmma.wait_group",
+    "tcgen05.wait::ld",
+];
+
+/// The memory accesses a hoisted release or a sunk wait moves past: loads and stores, the
+/// matrix copies, asynchronous copies and tensor-memory loads.
+const ACCESSES: [&str; 7] = [
+    "ld",
+    "st",
+    "ldmatrix",
+    "stmatrix",
+    "cp.async",
+    "cp.async.bulk.tensor",
+    "tcgen05.ld",
+];
+
+fn is_op(stmt: Option<&Stmt>, names: &[&str]) -> bool {
+    matches!(stmt, Some(Stmt::Op(i)) if names.contains(&i.op.mnemonic()))
+}
+
+/// Whether a statement-moving `mutation` applies to `stmts[i]`, given its neighbours.
+fn moves(mutation: Mutation, stmts: &[Stmt], i: usize) -> bool {
+    match mutation {
+        Mutation::Hoist => {
+            i > 0 && is_op(stmts.get(i), &RELEASES) && is_op(stmts.get(i - 1), &ACCESSES)
+        }
+        Mutation::Sink => is_op(stmts.get(i), &WAITS) && is_op(stmts.get(i + 1), &ACCESSES),
+        _ => false,
+    }
 }
 
 /// `order` at block scope, where its scope is the device's or the system's.
@@ -166,13 +223,15 @@ fn weakened(op: &Op) -> Option<Op> {
     })
 }
 
-/// Whether `mutation` applies to `instr`.
+/// Whether `mutation` applies to `instr` by itself (the moves look at its neighbours:
+/// [`moves`]).
 fn applies(mutation: Mutation, instr: &Instr) -> bool {
     match mutation {
         Mutation::Remove => synchronizing(instr.op.mnemonic()),
         Mutation::Weaken => weakened(&instr.op).is_some(),
         Mutation::Narrow => narrowed(&instr.op).is_some(),
         Mutation::Relax => relaxed(&instr.op).is_some(),
+        Mutation::Hoist | Mutation::Sink => false,
     }
 }
 
@@ -181,6 +240,20 @@ fn applies(mutation: Mutation, instr: &Instr) -> bool {
 fn mutate_nth(stmts: &mut Vec<Stmt>, mutation: Mutation, n: &mut usize) -> bool {
     let mut i = 0;
     while i < stmts.len() {
+        if moves(mutation, stmts, i) {
+            if *n == 0 {
+                let j = if mutation == Mutation::Hoist {
+                    i - 1
+                } else {
+                    i + 1
+                };
+                stmts.swap(i, j);
+                return true;
+            }
+            *n -= 1;
+            i += 1;
+            continue;
+        }
         let found = match &mut stmts[i] {
             Stmt::Op(instr) if applies(mutation, instr) => {
                 if *n == 0 {
@@ -197,6 +270,7 @@ fn mutate_nth(stmts: &mut Vec<Stmt>, mutation: Mutation, n: &mut usize) -> bool 
                         Mutation::Relax => {
                             instr.op = relaxed(&instr.op).expect("it applies");
                         }
+                        Mutation::Hoist | Mutation::Sink => unreachable!("moves are above"),
                     }
                     return true;
                 }
@@ -257,18 +331,35 @@ impl Case for Mutant<'_> {
 }
 
 /// The mnemonic and Rust line of each instruction of `kernel` that `mutation` applies to, in
-/// order.
+/// the order [`mutate_nth`] counts them.
 fn sites(kernel: &Kernel, mutation: Mutation) -> Vec<String> {
-    let mut v = Vec::new();
-    dsl_core::ir::visit::for_each_instr(&kernel.body, &mut |i| {
-        if applies(mutation, i) {
-            let at = i
-                .loc
-                .as_ref()
-                .map_or("?".to_string(), |l| format!("{}:{}", l.file, l.line));
-            v.push(format!("{} at {at}", i.op.mnemonic()));
+    fn walk(stmts: &[Stmt], mutation: Mutation, v: &mut Vec<String>) {
+        for (i, stmt) in stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Op(instr) if moves(mutation, stmts, i) || applies(mutation, instr) => {
+                    let at = instr
+                        .loc
+                        .as_ref()
+                        .map_or("?".to_string(), |l| format!("{}:{}", l.file, l.line));
+                    v.push(format!("{} at {at}", instr.op.mnemonic()));
+                }
+                Stmt::For { body, .. } => walk(body, mutation, v),
+                Stmt::If { then, else_, .. } => {
+                    walk(then, mutation, v);
+                    walk(else_, mutation, v);
+                }
+                Stmt::While {
+                    cond_block, body, ..
+                } => {
+                    walk(cond_block, mutation, v);
+                    walk(body, mutation, v);
+                }
+                _ => {}
+            }
         }
-    });
+    }
+    let mut v = Vec::new();
+    walk(&kernel.body, mutation, &mut v);
     v
 }
 
@@ -424,6 +515,8 @@ fn every_mutant_of_rute_kernels_is_caught_but_the_equivalent_ones() {
                 Mutation::Weaken,
                 Mutation::Narrow,
                 Mutation::Relax,
+                Mutation::Hoist,
+                Mutation::Sink,
             ]
             .into_iter()
             .flat_map(|mutation| verdicts(case.as_ref(), mutation))
