@@ -10,7 +10,7 @@
 # Parts (limits in seconds):
 #   agree     240  gpu_sim_agreement to its end (every registered kernel and sweep configuration on
 #                  the GPU and in the simulator)
-#   levers    330  the lever runs of scripts/levers.txt (each lever checked, then timed beside cuBLAS)
+#   levers    330  (LEVERS_LIMIT) the lever runs of scripts/levers.txt (each lever checked, then timed beside cuBLAS)
 #   sanitize  300  compute-sanitizer synccheck, memcheck and racecheck on `blas-bench sanitize`
 #   blas      200  the gpu_blas tests (the CudaBlas program, k = 0, fused epilogues and `_x` against
 #                  f64); `blas-bench fused` (bf16)
@@ -50,7 +50,7 @@ agree)
         --test-threads=1 --nocapture
     ;;
 levers)
-    step levers 330 bash "$here/gpu_levers.sh" "$out/levers"
+    step levers "${LEVERS_LIMIT:-330}" bash "$here/gpu_levers.sh" "$out/levers"
     ;;
 sanitize)
     for tool in synccheck memcheck racecheck; do
