@@ -46,7 +46,7 @@ out="$root/$part"
 mkdir -p "$out"
 case "$part" in
 agree)
-    step gpu_sim_agreement 240 "$(test_bin gpu_sim_agreement)" --include-ignored \
+    step gpu_sim_agreement "${AGREE_LIMIT:-240}" "$(test_bin gpu_sim_agreement)" --include-ignored \
         --test-threads=1 --nocapture
     ;;
 levers)

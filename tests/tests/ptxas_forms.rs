@@ -425,3 +425,53 @@ fn hopper_batch_kernels_assemble() {
     }
     println!("{}", table.join("\n"));
 }
+
+/// Swapped tiles whose N (the tokens) is 8 off a multiple of 16 (`wgmma` n136, n152, n168:
+/// cuBLAS's widths for 130, 150 and 333 tokens), under each kind of epilogue and both input
+/// types, with D in f32 too: each assembles without spills, its shared memory within the
+/// device's.
+#[test]
+fn swapped_tiles_eight_columns_wide_assemble() {
+    let h200 = Device::h200();
+    let hopper = KernelChoice::named("hopper_ws").unwrap();
+    let cases = [
+        ("128x152x64s5_n_t", (150, 7168, 2048)),
+        ("128x136x64s5_f1_vfln_k_t", (130, 4096, 1280)),
+        ("64x136x64s8_f1_vfln_t", (130, 4096, 1280)),
+        ("128x168x64s4_f1_vfln_t", (333, 4672, 1024)),
+    ];
+    let mut planned = 0;
+    for (i, (spec, shape)) in cases.into_iter().enumerate() {
+        for (e, epilogue) in epilogues().into_iter().enumerate() {
+            let (m, n, k) = shape;
+            let cols = epilogue.out_cols(n);
+            let form = Form {
+                epilogue,
+                out: [None, Some(OutType::F32)][(i + e) % 2],
+                alpha: 0.5,
+                beta: 1.0,
+                ldc: cols + 8,
+                ldd: cols + 16,
+                ldr: cols,
+                ..Form::packed(m, n, k)
+            };
+            let dtype = [GemmDtype::F16, GemmDtype::Bf16][e % 2];
+            let problem = Problem {
+                m,
+                n,
+                k,
+                dtype,
+                acc: Accum::F32,
+                kernel: hopper,
+                config: Some(Config::parse(hopper, spec).unwrap()),
+            };
+            let what = format!("{spec} {shape:?} {}", form.epilogue.describe());
+            let plan = check_form(&problem, &form, lens_of(&form, shape), &h200)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(plan.entry().contains(spec), "{what}: {}", plan.entry());
+            assemble(&plan, shape, &form, &h200);
+            planned += 1;
+        }
+    }
+    assert_eq!(planned, 4 * epilogues().len());
+}
