@@ -146,74 +146,6 @@ fn expect_tx_counting_one_block_of_a_multicast_overruns() {
 
 const BOX: TmaBox = TmaBox { rows: 16, cols: 8 };
 
-/// `tma_round_trip` with the tile negated in shared memory, the generic writes made visible to
-/// the TMA store by `fence.proxy.async` only where `fence`.
-#[kernel]
-fn negate(#[host] fence: bool, k: &KernelBuilder, src_map: ConstTensorMap, dst_map: TensorMap) {
-    let elems = BOX.rows * BOX.cols;
-    let tile = k.shared_array::<f32>("tile", u64::from(elems), 128);
-    let bar = k.shared_array::<u64>("bar", 1, 8);
-    let t = thread_idx_x();
-    let x = (block_idx_x() * BOX.cols).cast::<i32>();
-    let y = (block_idx_y() * BOX.rows).cast::<i32>();
-    if t.eq_(0u32) {
-        mbarrier_init(bar, 1u32);
-        fence_mbarrier_init();
-    }
-    sync_threads();
-    if t.eq_(0u32) {
-        mbarrier_arrive_expect_tx(bar, elems * 4);
-        tma_load(tile, &src_map, &[x, y], bar);
-    }
-    mbarrier_wait(bar, 0u32);
-    for i in (t..elems).step_by(block_dim_x()) {
-        tile.store_at(i, -tile.load_at(i)); // planted: generic writes
-    }
-    if fence {
-        fence_proxy_async_shared();
-    }
-    sync_threads();
-    if t.eq_(0u32) {
-        tma_store(&dst_map, &[x, y], tile); // planted: tma store
-        bulk_commit_group();
-        bulk_wait_group_read(0);
-    }
-}
-
-fn negate_case(fence: bool) -> Planted {
-    // The example's case gives the run (maps, grid, reference); the kernel is this one.
-    let like = TmaRoundTrip {
-        rows: 40,
-        cols: 24,
-        tile_box: BOX,
-        negate: true,
-    };
-    Planted {
-        kernel: negate(fence).unwrap(),
-        run: kernels::cases::Case::run(&like, 3).unwrap(),
-    }
-}
-
-/// (c) Without the fence, the TMA store reads shared memory the threads wrote through the
-/// generic proxy: an async-proxy race at the store, the threads' writes the other party.
-#[test]
-fn a_tma_store_of_unfenced_writes_is_an_async_proxy_race() {
-    let f = caught(
-        &negate_case(false),
-        &[FindingKind::AsyncProxyRace],
-        FILE,
-        &[marked(SOURCE, "tma store")],
-    );
-    let other = f.other.expect("the generic write");
-    assert_eq!(
-        other.location.unwrap().line,
-        marked(SOURCE, "generic writes")
-    );
-    clean(&negate_case(true));
-}
-
-// ---- (q) an mbarrier whose init no proxy fence published ----
-
 /// How the thread that initializes the barrier publishes the init to the async proxy, which
 /// completes the TMA load's transaction on it.
 #[derive(Debug, Clone, Copy)]
@@ -226,10 +158,23 @@ enum InitFence {
     ProxyAsync,
 }
 
-/// `tma_round_trip`, the barrier's init published as `init_fence` says.
+/// What the threads do to the tile between the load and the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Negate {
+    /// Nothing: a plain round trip.
+    No,
+    /// Negate it, the generic writes not made visible to the TMA store.
+    Unfenced,
+    /// Negate it, then `fence.proxy.async`.
+    Fenced,
+}
+
+/// `tma_round_trip`: the barrier's init published as `init` says, the tile negated in shared
+/// memory as `negate` says.
 #[kernel]
-fn published(
-    #[host] init_fence: InitFence,
+fn round_trip(
+    #[host] init: InitFence,
+    #[host] negate: Negate,
     k: &KernelBuilder,
     src_map: ConstTensorMap,
     dst_map: TensorMap,
@@ -242,7 +187,7 @@ fn published(
     let y = (block_idx_y() * BOX.rows).cast::<i32>();
     if t.eq_(0u32) {
         mbarrier_init(bar, 1u32); // planted: init
-        match init_fence {
+        match init {
             InitFence::None => {}
             InitFence::MbarrierInit => fence_mbarrier_init(),
             InitFence::ProxyAsync => fence_proxy_async_shared(),
@@ -254,26 +199,55 @@ fn published(
         tma_load(tile, &src_map, &[x, y], bar); // planted: load
     }
     mbarrier_wait(bar, 0u32);
+    if negate != Negate::No {
+        for i in (t..elems).step_by(block_dim_x()) {
+            tile.store_at(i, -tile.load_at(i)); // planted: generic writes
+        }
+    }
+    if negate == Negate::Fenced {
+        fence_proxy_async_shared();
+    }
     sync_threads();
     if t.eq_(0u32) {
-        tma_store(&dst_map, &[x, y], tile);
+        tma_store(&dst_map, &[x, y], tile); // planted: tma store
         bulk_commit_group();
         bulk_wait_group_read(0);
     }
 }
 
-fn published_case(init_fence: InitFence) -> Planted {
+fn round_trip_case(init: InitFence, negate: Negate) -> Planted {
+    // The example's case gives the run (maps, grid, reference); the kernel is this one.
     let like = TmaRoundTrip {
         rows: 40,
         cols: 24,
         tile_box: BOX,
-        negate: false,
+        negate: negate != Negate::No,
     };
     Planted {
-        kernel: published(init_fence).unwrap(),
+        kernel: round_trip(init, negate).unwrap(),
         run: kernels::cases::Case::run(&like, 3).unwrap(),
     }
 }
+
+/// (c) Without the fence, the TMA store reads shared memory the threads wrote through the
+/// generic proxy: an async-proxy race at the store, the threads' writes the other party.
+#[test]
+fn a_tma_store_of_unfenced_writes_is_an_async_proxy_race() {
+    let f = caught(
+        &round_trip_case(InitFence::MbarrierInit, Negate::Unfenced),
+        &[FindingKind::AsyncProxyRace],
+        FILE,
+        &[marked(SOURCE, "tma store")],
+    );
+    let other = f.other.expect("the generic write");
+    assert_eq!(
+        other.location.unwrap().line,
+        marked(SOURCE, "generic writes")
+    );
+    clean(&round_trip_case(InitFence::MbarrierInit, Negate::Fenced));
+}
+
+// ---- (q) an mbarrier whose init no proxy fence published ----
 
 /// (q) A barrier's init that `bar.sync` orders before the TMA load's issue but that no fence
 /// of the initializing thread published to the async proxy, which completes the load's bytes
@@ -281,15 +255,15 @@ fn published_case(init_fence: InitFence) -> Planted {
 #[test]
 fn an_mbarrier_init_no_proxy_fence_published_is_caught_at_the_tma_load() {
     let f = caught(
-        &published_case(InitFence::None),
+        &round_trip_case(InitFence::None, Negate::No),
         &[FindingKind::Mbarrier],
         FILE,
         &[marked(SOURCE, "load")],
     );
     let other = f.other.expect("the init");
     assert_eq!(other.location.unwrap().line, marked(SOURCE, "init"));
-    clean(&published_case(InitFence::MbarrierInit));
-    clean(&published_case(InitFence::ProxyAsync));
+    clean(&round_trip_case(InitFence::MbarrierInit, Negate::No));
+    clean(&round_trip_case(InitFence::ProxyAsync, Negate::No));
 }
 
 // ---- (d) accumulators read before wgmma.wait_group ----
