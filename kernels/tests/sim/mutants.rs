@@ -20,7 +20,7 @@ use kernels::cases::{Case, CaseError, Run};
 /// The instructions a mutant leaves out: those that order other threads', the async proxy's or
 /// the tensor core's work. (Not `mbarrier.try_wait`: without it a wait loop reads a register nothing
 /// wrote, which is caught, but says nothing about ordering.)
-const SYNCHRONIZING: [&str; 21] = [
+const SYNCHRONIZING: [&str; 23] = [
     "bar.sync",
     "barrier.sync",
     "bar.arrive",
@@ -38,6 +38,8 @@ const SYNCHRONIZING: [&str; 21] = [
     "fence.mbarrier_init",
     "wgmma.fence",
     "wgmma.commit_group",
+    "cp.async.commit_group",
+    "cp.async.bulk.commit_group",
     "tcgen05.wait::ld",
     "tcgen05.wait::st",
     "tcgen05.fence::before_thread_sync",
