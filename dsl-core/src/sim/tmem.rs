@@ -285,4 +285,45 @@ mod tests {
         t.free(0, 128);
         assert_eq!(t.unordered_access(0, 32, &a), None);
     }
+
+    #[test]
+    fn an_access_not_ordered_after_the_allocation_conflicts_with_it() {
+        let mut t = Tmem::new(true);
+        t.allocated |= Tmem::units(64, 32);
+        // Allocated by component 2's tensor-memory agent at its clock 1, at site 5.
+        t.allocations.push(Allocation {
+            col: 64,
+            n: 32,
+            epoch: epoch(2, 1),
+            site: 5,
+        });
+        let mut before = Vc::new(3);
+        before.0[1] = 4;
+        let who = TmemAccessor {
+            epoch: epoch(1, 4),
+            vc: &before,
+            site: 9,
+        };
+        let mut v = [1u32; 4];
+        let c = t.access(0, 70, &mut v, true, &who).conflict.unwrap();
+        assert_eq!((c.comp, c.site, c.alloc, c.column), (2, 5, true, 70));
+        // Once the accessor's clock holds the allocation (the allocating warp's
+        // before_thread_sync, a barrier, this warp's after_thread_sync), it is ordered.
+        let mut after = before.clone();
+        after.0[2] = 1;
+        let who = TmemAccessor {
+            epoch: epoch(1, 4),
+            vc: &after,
+            site: 9,
+        };
+        assert!(t.access(0, 70, &mut v, true, &who).conflict.is_none());
+        // The allocating agent's own accesses are in its program order.
+        let own = TmemAccessor {
+            epoch: epoch(2, 1),
+            vc: &before,
+            site: 11,
+        };
+        let mut r = [0u32; 4];
+        assert_eq!(t.access(1, 64, &mut r, false, &own).conflict, None);
+    }
 }
