@@ -52,10 +52,16 @@ pub(crate) struct TmemConflict {
     pub column: u32,
     pub comp: u32,
     pub site: u32,
-    /// The earlier access wrote (an allocation counts as a write of its columns).
-    pub write: bool,
-    /// The earlier access is the columns' `tcgen05.alloc`.
-    pub alloc: bool,
+    pub earlier: Earlier,
+}
+
+/// What the earlier party of a conflict did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Earlier {
+    Read,
+    Write,
+    /// The columns' `tcgen05.alloc`.
+    Alloc,
 }
 
 /// One allocation of a block's tensor memory: its columns, and the allocating warp's
@@ -165,8 +171,7 @@ impl Tmem {
                 column: col,
                 comp: comp_of(a.epoch),
                 site: a.site,
-                write: true,
-                alloc: true,
+                earlier: Earlier::Alloc,
             });
         }
         for (i, c) in self.shadow[at..at + n].iter_mut().enumerate() {
@@ -182,8 +187,7 @@ impl Tmem {
                             column,
                             comp: comp_of(epoch),
                             site,
-                            write,
-                            alloc: false,
+                            earlier: if write { Earlier::Write } else { Earlier::Read },
                         });
             }
             if write {
@@ -269,7 +273,7 @@ mod tests {
         assert_eq!(r[..2], [5, 6]);
         assert_eq!(o.uninit, Some((3, 12)));
         let c = o.conflict.unwrap();
-        assert_eq!((c.comp, c.site, c.write), (0, 7, true));
+        assert_eq!((c.comp, c.site, c.earlier), (0, 7, Earlier::Write));
         // Once b's clock covers a's write, the read is ordered.
         b.0[0] = 1;
         let rb = TmemAccessor {
@@ -280,7 +284,10 @@ mod tests {
         assert!(t.access(3, 10, &mut r[..2], false, &rb).conflict.is_none());
         // A later write by a that did not see b's read races it.
         let o = t.access(3, 10, &mut v, true, &wa);
-        assert_eq!(o.conflict.map(|c| (c.comp, c.write)), Some((1, false)));
+        assert_eq!(
+            o.conflict.map(|c| (c.comp, c.earlier)),
+            Some((1, Earlier::Read))
+        );
         assert_eq!(t.unordered_access(0, 32, &a), Some((1, false)));
         t.free(0, 128);
         assert_eq!(t.unordered_access(0, 32, &a), None);
@@ -306,7 +313,10 @@ mod tests {
         };
         let mut v = [1u32; 4];
         let c = t.access(0, 70, &mut v, true, &who).conflict.unwrap();
-        assert_eq!((c.comp, c.site, c.alloc, c.column), (2, 5, true, 70));
+        assert_eq!(
+            (c.comp, c.site, c.earlier, c.column),
+            (2, 5, Earlier::Alloc, 70)
+        );
         // Once the accessor's clock holds the allocation (the allocating warp's
         // before_thread_sync, a barrier, this warp's after_thread_sync), it is ordered.
         let mut after = before.clone();

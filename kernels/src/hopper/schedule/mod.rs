@@ -306,17 +306,14 @@ impl HopperSchedule {
         if !fits(&freed) {
             return None;
         }
-        let staging = self.smem_bytes() - freed.smem_bytes();
-        let stages = self.tile.stages();
+        // Each stage more while the ring stays within the bytes the staging took, and fits.
         let with_stages = |n: u32| {
             let tile = self.tile.with_stages(n).ok()?;
             let s = HopperSchedule { tile, ..freed };
-            fits(&s).then_some(s)
+            (fits(&s) && s.smem_bytes() <= self.smem_bytes()).then_some(s)
         };
-        let per_stage = with_stages(stages + 1).map(|s| s.smem_bytes() - freed.smem_bytes());
-        let more = per_stage.map_or(0, |b| staging / b.max(1));
         Some(
-            (stages + 1..=stages + more)
+            (self.tile.stages() + 1..)
                 .map_while(with_stages)
                 .last()
                 .unwrap_or(freed),

@@ -56,7 +56,7 @@ use super::super::report::{FindingKind, SimError};
 use super::super::shadow::site;
 use super::super::smem_matrix::{Major, SmemMatrix};
 use super::super::state::{AsyncWait, Status};
-use super::super::tmem::{Tmem, TmemAccessor, TmemOutcome, COLUMNS, LANES};
+use super::super::tmem::{Earlier, Tmem, TmemAccessor, TmemOutcome, COLUMNS, LANES};
 use super::arith::to_f64;
 use super::bulk::{issue, proxy_read_chunks};
 use super::memory::{address, place, store, Place};
@@ -504,21 +504,22 @@ fn report_tmem(x: &mut Exec<'_, '_>, o: TmemOutcome, lane: u32, write: bool) {
     }
     if let (Some(c), true) = (o.conflict, x.env.opts.checks.races) {
         let verb = if write { "writes" } else { "reads" };
-        if c.alloc {
-            x.find_race(FindingKind::DataRace, lane, c.comp, c.site, true, || {
-                format!(
-                    "{verb} tensor-memory lane {}, column {}, not ordered after the columns' tcgen05.alloc: tcgen05.fence::before_thread_sync in the allocating warp, a synchronization, then tcgen05.fence::after_thread_sync in this one",
-                    c.lane, c.column
-                )
-            });
-            return;
-        }
-        let what = match (c.write, write) {
-            (true, true) => "write after write",
-            (true, false) => "read after write",
-            _ => "write after read",
+        let what = match (c.earlier, write) {
+            (Earlier::Alloc, _) => {
+                x.find_race(FindingKind::DataRace, lane, c.comp, c.site, true, || {
+                    format!(
+                        "{verb} tensor-memory lane {}, column {}, not ordered after the columns' tcgen05.alloc: tcgen05.fence::before_thread_sync in the allocating warp, a synchronization, then tcgen05.fence::after_thread_sync in this one",
+                        c.lane, c.column
+                    )
+                });
+                return;
+            }
+            (Earlier::Write, true) => "write after write",
+            (Earlier::Write, false) => "read after write",
+            (Earlier::Read, _) => "write after read",
         };
-        x.find_race(FindingKind::DataRace, lane, c.comp, c.site, c.write, || {
+        let wrote = c.earlier == Earlier::Write;
+        x.find_race(FindingKind::DataRace, lane, c.comp, c.site, wrote, || {
             format!(
                 "{verb} tensor-memory lane {}, column {}: {what}, not ordered by tcgen05.fence::before_thread_sync, a synchronization and tcgen05.fence::after_thread_sync (or the MMA's commit)",
                 c.lane, c.column
