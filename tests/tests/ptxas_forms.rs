@@ -19,12 +19,28 @@ fn epilogues() -> Vec<Epilogue> {
 
 /// Plans `form` for `m x n x k` with `kernel` on `device`; `None` where that program refuses.
 fn plan(
-    (m, n, k): (usize, usize, usize),
+    shape: (usize, usize, usize),
     dtype: GemmDtype,
     form: &Form,
     kernel: KernelChoice,
     device: &Device,
 ) -> Option<Plan> {
+    plan_as(shape, dtype, form, (kernel, None), device).ok()
+}
+
+/// Plans `form` for `m x n x k` with `kernel` and its configuration `config` (`None`: the
+/// chooser's) on `device`, or the program's refusal in a sentence.
+fn plan_as(
+    (m, n, k): (usize, usize, usize),
+    dtype: GemmDtype,
+    form: &Form,
+    (kernel, config): (KernelChoice, Option<&str>),
+    device: &Device,
+) -> Result<Plan, String> {
+    let config = match config {
+        Some(spec) => Some(Config::parse(kernel, spec).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let p = Problem {
         m,
         n,
@@ -32,9 +48,24 @@ fn plan(
         dtype,
         acc: Accum::F32,
         kernel,
-        config: None,
+        config,
     };
-    check_form(&p, form, lens_of(form, (m, n, k)), device).ok()
+    check_form(&p, form, lens_of(form, (m, n, k)), device).map_err(|e| e.to_string())
+}
+
+/// `epilogue`'s form of `m x n x k` with alpha and beta, and C, D and the residual each
+/// `cols` (D's columns) and some apart.
+fn fused_form(epilogue: Epilogue, (m, n, k): (usize, usize, usize)) -> Form {
+    let cols = epilogue.out_cols(n);
+    Form {
+        epilogue,
+        alpha: 0.5,
+        beta: 1.0,
+        ldc: cols + 8,
+        ldd: cols + 16,
+        ldr: cols,
+        ..Form::packed(m, n, k)
+    }
 }
 
 /// Buffers as long as `form` reaches over `m x n x k`.
@@ -83,18 +114,7 @@ fn hopper_form_kernels_assemble() {
     let mut planned = 0;
     for shape in [(4096, 4096, 4096), (16, 4096, 4096), (8192, 2048, 512)] {
         for epilogue in epilogues() {
-            let (m, n, _) = shape;
-            let cols = epilogue.out_cols(n);
-            let form = Form {
-                epilogue,
-                alpha: 0.5,
-                beta: 1.0,
-                ldc: cols + 8,
-                ldd: cols + 16,
-                ldr: cols,
-                ..Form::packed(shape.0, shape.1, shape.2)
-            };
-            let _ = m;
+            let form = fused_form(epilogue, shape);
             for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
                 let p = plan(shape, dtype, &form, hopper, &h200)
                     .unwrap_or_else(|| panic!("{shape:?} {epilogue:?}: refused"));
@@ -443,30 +463,13 @@ fn swapped_tiles_eight_columns_wide_assemble() {
     let mut planned = 0;
     for (i, (spec, shape)) in cases.into_iter().enumerate() {
         for (e, epilogue) in epilogues().into_iter().enumerate() {
-            let (m, n, k) = shape;
-            let cols = epilogue.out_cols(n);
             let form = Form {
-                epilogue,
                 out: [None, Some(OutType::F32)][(i + e) % 2],
-                alpha: 0.5,
-                beta: 1.0,
-                ldc: cols + 8,
-                ldd: cols + 16,
-                ldr: cols,
-                ..Form::packed(m, n, k)
+                ..fused_form(epilogue, shape)
             };
             let dtype = [GemmDtype::F16, GemmDtype::Bf16][e % 2];
-            let problem = Problem {
-                m,
-                n,
-                k,
-                dtype,
-                acc: Accum::F32,
-                kernel: hopper,
-                config: Some(Config::parse(hopper, spec).unwrap()),
-            };
             let what = format!("{spec} {shape:?} {}", form.epilogue.describe());
-            let plan = check_form(&problem, &form, lens_of(&form, shape), &h200)
+            let plan = plan_as(shape, dtype, &form, (hopper, Some(spec)), &h200)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert!(plan.entry().contains(spec), "{what}: {}", plan.entry());
             assemble(&plan, shape, &form, &h200);

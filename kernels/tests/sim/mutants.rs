@@ -12,7 +12,7 @@
 //! it expects to survive, and why.
 
 use dsl_core::ir::op::{Atomic, Barrier, Bulk, CpAsync, Fence, Mbarrier, Memory, Wgmma};
-use dsl_core::ir::{Instr, Kernel, MemOrder, Op, OpInfo, Operand, Scope, Stmt};
+use dsl_core::ir::{Kernel, MemOrder, Op, OpInfo, Operand, Scope, Stmt};
 use dsl_core::sim::Schedule;
 use kernels::cases::simulate::Simulated;
 use kernels::cases::{Case, CaseError, Run};
@@ -225,75 +225,85 @@ fn weakened(op: &Op) -> Option<Op> {
     })
 }
 
-/// Whether `mutation` applies to `instr` by itself (the moves look at its neighbours:
-/// [`moves`]).
-fn applies(mutation: Mutation, instr: &Instr) -> bool {
+/// `op` changed by `mutation`, where that mutation rewrites an op and applies to this one.
+fn changed(mutation: Mutation, op: &Op) -> Option<Op> {
     match mutation {
-        Mutation::Remove => synchronizing(instr.op.mnemonic()),
-        Mutation::Weaken => weakened(&instr.op).is_some(),
-        Mutation::Narrow => narrowed(&instr.op).is_some(),
-        Mutation::Relax => relaxed(&instr.op).is_some(),
-        Mutation::Hoist | Mutation::Sink => false,
+        Mutation::Weaken => weakened(op),
+        Mutation::Narrow => narrowed(op),
+        Mutation::Relax => relaxed(op),
+        Mutation::Remove | Mutation::Hoist | Mutation::Sink => None,
     }
 }
 
-/// Applies `mutation` to the `n`th instruction of `stmts` it applies to: true where there was
-/// one.
-fn mutate_nth(stmts: &mut Vec<Stmt>, mutation: Mutation, n: &mut usize) -> bool {
-    let mut i = 0;
-    while i < stmts.len() {
-        if moves(mutation, stmts, i) {
-            if *n == 0 {
-                let j = if mutation == Mutation::Hoist {
-                    i - 1
-                } else {
-                    i + 1
-                };
-                stmts.swap(i, j);
+/// Whether `mutation` applies to the instruction at `stmts[i]` (a move looks at its
+/// neighbours: [`moves`]).
+fn applies_at(mutation: Mutation, stmts: &[Stmt], i: usize) -> bool {
+    let Stmt::Op(instr) = &stmts[i] else {
+        return false;
+    };
+    match mutation {
+        Mutation::Remove => synchronizing(instr.op.mnemonic()),
+        Mutation::Weaken | Mutation::Narrow | Mutation::Relax => {
+            changed(mutation, &instr.op).is_some()
+        }
+        Mutation::Hoist | Mutation::Sink => moves(mutation, stmts, i),
+    }
+}
+
+/// Calls `f` with each position of `stmts` (nested blocks in order) where `mutation` applies,
+/// until it returns true; whether it did. The one order both the sites and the mutants count
+/// in.
+fn each_site(
+    stmts: &mut Vec<Stmt>,
+    mutation: Mutation,
+    f: &mut dyn FnMut(&mut Vec<Stmt>, usize) -> bool,
+) -> bool {
+    for i in 0..stmts.len() {
+        if applies_at(mutation, stmts, i) {
+            if f(stmts, i) {
                 return true;
             }
-            *n -= 1;
-            i += 1;
             continue;
         }
         let found = match &mut stmts[i] {
-            Stmt::Op(instr) if applies(mutation, instr) => {
-                if *n == 0 {
-                    match mutation {
-                        Mutation::Remove => {
-                            stmts.remove(i);
-                        }
-                        Mutation::Weaken => {
-                            instr.op = weakened(&instr.op).expect("it applies");
-                        }
-                        Mutation::Narrow => {
-                            instr.op = narrowed(&instr.op).expect("it applies");
-                        }
-                        Mutation::Relax => {
-                            instr.op = relaxed(&instr.op).expect("it applies");
-                        }
-                        Mutation::Hoist | Mutation::Sink => unreachable!("moves are above"),
-                    }
-                    return true;
-                }
-                *n -= 1;
-                false
-            }
-            Stmt::For { body, .. } => mutate_nth(body, mutation, n),
+            Stmt::For { body, .. } => each_site(body, mutation, f),
             Stmt::If { then, else_, .. } => {
-                mutate_nth(then, mutation, n) || mutate_nth(else_, mutation, n)
+                each_site(then, mutation, f) || each_site(else_, mutation, f)
             }
             Stmt::While {
                 cond_block, body, ..
-            } => mutate_nth(cond_block, mutation, n) || mutate_nth(body, mutation, n),
+            } => each_site(cond_block, mutation, f) || each_site(body, mutation, f),
             _ => false,
         };
         if found {
             return true;
         }
-        i += 1;
     }
     false
+}
+
+/// Applies `mutation` to the `n`th instruction of `stmts` it applies to: true where there was
+/// one.
+fn mutate_nth(stmts: &mut Vec<Stmt>, mutation: Mutation, mut n: usize) -> bool {
+    each_site(stmts, mutation, &mut |stmts, i| {
+        if n > 0 {
+            n -= 1;
+            return false;
+        }
+        match mutation {
+            Mutation::Remove => {
+                stmts.remove(i);
+            }
+            Mutation::Hoist => stmts.swap(i - 1, i),
+            Mutation::Sink => stmts.swap(i, i + 1),
+            Mutation::Weaken | Mutation::Narrow | Mutation::Relax => {
+                if let Stmt::Op(instr) = &mut stmts[i] {
+                    instr.op = changed(mutation, &instr.op).expect("it applies");
+                }
+            }
+        }
+        true
+    })
 }
 
 /// A case whose kernel `kernel` has `mutation` applied to the `nth` instruction it applies to.
@@ -318,9 +328,8 @@ impl Case for Mutant<'_> {
 
     fn kernels(&self) -> Result<Vec<Kernel>, CaseError> {
         let mut ks = self.case.kernels()?;
-        let mut n = self.nth;
         assert!(
-            mutate_nth(&mut ks[self.kernel].body, self.mutation, &mut n),
+            mutate_nth(&mut ks[self.kernel].body, self.mutation, self.nth),
             "{}",
             self.describe()
         );
@@ -335,33 +344,17 @@ impl Case for Mutant<'_> {
 /// The mnemonic and Rust line of each instruction of `kernel` that `mutation` applies to, in
 /// the order [`mutate_nth`] counts them.
 fn sites(kernel: &Kernel, mutation: Mutation) -> Vec<String> {
-    fn walk(stmts: &[Stmt], mutation: Mutation, v: &mut Vec<String>) {
-        for (i, stmt) in stmts.iter().enumerate() {
-            match stmt {
-                Stmt::Op(instr) if moves(mutation, stmts, i) || applies(mutation, instr) => {
-                    let at = instr
-                        .loc
-                        .as_ref()
-                        .map_or("?".to_string(), |l| format!("{}:{}", l.file, l.line));
-                    v.push(format!("{} at {at}", instr.op.mnemonic()));
-                }
-                Stmt::For { body, .. } => walk(body, mutation, v),
-                Stmt::If { then, else_, .. } => {
-                    walk(then, mutation, v);
-                    walk(else_, mutation, v);
-                }
-                Stmt::While {
-                    cond_block, body, ..
-                } => {
-                    walk(cond_block, mutation, v);
-                    walk(body, mutation, v);
-                }
-                _ => {}
-            }
-        }
-    }
     let mut v = Vec::new();
-    walk(&kernel.body, mutation, &mut v);
+    each_site(&mut kernel.body.clone(), mutation, &mut |stmts, i| {
+        if let Stmt::Op(instr) = &stmts[i] {
+            let at = instr
+                .loc
+                .as_ref()
+                .map_or("?".to_string(), |l| format!("{}:{}", l.file, l.line));
+            v.push(format!("{} at {at}", instr.op.mnemonic()));
+        }
+        false
+    });
     v
 }
 

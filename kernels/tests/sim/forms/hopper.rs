@@ -184,15 +184,6 @@ fn hopper_output_types() {
     }
 }
 
-/// A gated epilogue with `act`, `bias` and `residual`.
-fn gated(act: Activation, bias: Option<Bias>, residual: Residual) -> Epilogue {
-    Epilogue::Gated(Gated {
-        bias,
-        act,
-        residual,
-    })
-}
-
 /// Gated epilogues (SwiGLU, GEGLU) on the Hopper program under schedules that swap A and B
 /// (`_t`: the tile is D's transpose, each gate and up pair in two lanes that trade one value),
 /// with a bias per column or per row and with a residual, D in the input type or f32: given
@@ -269,11 +260,7 @@ fn hopper_swapped_tiles_eight_columns_wide() {
         sms: 4,
         ..Device::h200()
     };
-    let bias_gelu = Epilogue::Elementwise(Elementwise {
-        bias: Some(Bias::PerColumn),
-        map: Map::Activation(Activation::GeluTanh),
-        ..Elementwise::IDENTITY
-    });
+    let bias_gelu = Epilogue::bias_act(Activation::GeluTanh);
     let c_residual = Epilogue::Elementwise(Elementwise {
         source: Source::C,
         bias: Some(Bias::PerRow),

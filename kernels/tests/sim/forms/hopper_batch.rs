@@ -65,13 +65,8 @@ fn hopper_strided_batches_of_other_outputs_and_gated_epilogues() {
         sms: 4,
         ..Device::h200()
     };
-    let gated = |act| {
-        Epilogue::Gated(Gated {
-            bias: Some(Bias::PerColumn),
-            act,
-            residual: Residual::Add,
-        })
-    };
+    // Each gated epilogue with a bias per column and a residual.
+    let glu = |act| gated(act, Some(Bias::PerColumn), Residual::Add);
     let small = (72, 40, 72);
     let cases = [
         (None, (K, K), batch_epilogue(), Some(OutType::F32), F16),
@@ -83,18 +78,18 @@ fn hopper_strided_batches_of_other_outputs_and_gated_epilogues() {
             Bf16,
         ),
         (None, (K, MN), batch_epilogue(), Some(OutType::Bf16), F16),
-        (None, (K, K), gated(Activation::Silu), None, Bf16),
+        (None, (K, K), glu(Activation::Silu), None, Bf16),
         (
             Some("128x64x64s4_t"),
             (K, MN),
-            gated(Activation::GeluTanh),
+            glu(Activation::GeluTanh),
             None,
             F16,
         ),
         (
             Some("128x64x64s4_t"),
             (K, K),
-            gated(Activation::Silu),
+            glu(Activation::Silu),
             Some(OutType::F32),
             Bf16,
         ),
@@ -130,11 +125,7 @@ fn hopper_strided_batches_of_swapped_tiles_eight_columns_wide() {
         sms: 4,
         ..Device::h200()
     };
-    let swiglu = Epilogue::Gated(Gated {
-        bias: Some(Bias::PerColumn),
-        act: Activation::Silu,
-        residual: Residual::Add,
-    });
+    let swiglu = gated(Activation::Silu, Some(Bias::PerColumn), Residual::Add);
     let cases = [
         (
             "128x152x64s5_t",

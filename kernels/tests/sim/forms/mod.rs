@@ -242,6 +242,15 @@ fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -
     plan
 }
 
+/// A gated epilogue with `act`, `bias` and `residual`.
+fn gated(act: Activation, bias: Option<Bias>, residual: Residual) -> Epilogue {
+    Epilogue::Gated(Gated {
+        bias,
+        act,
+        residual,
+    })
+}
+
 /// The padded layout of an operand of `rows x k` in `major`, its leading dimension `pad` past
 /// the extent it steps over.
 fn padded(major: Major, rows: usize, k: usize, pad: usize) -> OperandLayout {

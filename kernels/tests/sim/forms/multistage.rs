@@ -110,11 +110,7 @@ fn multistage_epilogues() {
         ),
         (Epilogue::bias_act(Activation::Silu), None),
         (
-            Epilogue::Gated(Gated {
-                bias: Some(Bias::PerColumn),
-                act: Activation::GeluErf,
-                residual: Residual::Add,
-            }),
+            gated(Activation::GeluErf, Some(Bias::PerColumn), Residual::Add),
             Some(OutType::Bf16),
         ),
         (Epilogue::SWIGLU, None),

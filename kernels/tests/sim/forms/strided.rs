@@ -88,11 +88,7 @@ fn strided_epilogues() {
     ];
     for act in Activation::ALL {
         epilogues.push(Epilogue::bias_act(act));
-        epilogues.push(Epilogue::Gated(Gated {
-            bias: Some(Bias::PerColumn),
-            act,
-            residual: Residual::Add,
-        }));
+        epilogues.push(gated(act, Some(Bias::PerColumn), Residual::Add));
     }
     epilogues.push(Epilogue::SWIGLU);
     for (i, epilogue) in epilogues.into_iter().enumerate() {
