@@ -286,6 +286,10 @@ fn block_barriers() {
     .op(Barrier::Arrive {
         id: imm(3),
         count: imm(128),
+    })
+    .op(Barrier::ArriveUnaligned {
+        id: imm(4),
+        count: imm(64),
     });
     let idreg = k.reg(Type::U32);
     k.op(bin(BinOp::Shr, Type::U32, idreg, t, imm(7)));

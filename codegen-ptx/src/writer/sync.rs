@@ -19,10 +19,15 @@ impl Writer<'_> {
                 let count = self.opt_src(count.as_ref(), Type::U32)?;
                 self.emit(format_args!("{name} {id}{count}"));
             }
-            Barrier::Arrive { id, count } => {
+            Barrier::Arrive { id, count } | Barrier::ArriveUnaligned { id, count } => {
+                let name = if matches!(x, Barrier::Arrive { .. }) {
+                    "bar.arrive"
+                } else {
+                    "barrier.arrive"
+                };
                 let id = self.src(id, Type::U32)?;
                 let count = self.src(count, Type::U32)?;
-                self.emit(format_args!("bar.arrive {id}, {count}"));
+                self.emit(format_args!("{name} {id}, {count}"));
             }
             Barrier::ClusterArrive { sem, aligned } => {
                 let sem = match sem {

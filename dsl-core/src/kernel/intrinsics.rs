@@ -149,6 +149,23 @@ pub fn bar_arrive(id: impl IntoVar<u32>, count: impl IntoVar<u32>) {
     emit(Barrier::Arrive { id, count });
 }
 
+/// `barrier.sync id, count`: [`bar_sync`] without its requirement that each warp arrive whole
+/// at one instruction (for a barrier reached from several code sites or by a diverged warp).
+pub fn barrier_sync_unaligned(id: impl IntoVar<u32>, count: impl IntoVar<u32>) {
+    let (id, count) = (id.into_var().operand(), count.into_var().operand());
+    emit(Barrier::SyncUnaligned {
+        id,
+        count: Some(count),
+    });
+}
+
+/// `barrier.arrive id, count`: [`bar_arrive`] without its requirement that each warp arrive
+/// whole at one instruction.
+pub fn barrier_arrive_unaligned(id: impl IntoVar<u32>, count: impl IntoVar<u32>) {
+    let (id, count) = (id.into_var().operand(), count.into_var().operand());
+    emit(Barrier::ArriveUnaligned { id, count });
+}
+
 /// 32-bit types a shuffle moves.
 pub trait Shuffle: DeviceType {}
 impl Shuffle for i32 {}

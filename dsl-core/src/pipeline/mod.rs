@@ -60,7 +60,7 @@ pub mod tmem;
 
 pub use barrier::{Barriers, MbarrierArray, MmaBarriers, RemoteBarriers, TmaBarriers};
 pub use cluster::{cluster_size, cluster_sync, ClusterShape};
-pub use named::{warpgroup_sync, NamedBarrier, NamedBarriers, NAMED_BARRIERS};
+pub use named::{warpgroup_sync, Alignment, NamedBarrier, NamedBarriers, NAMED_BARRIERS};
 pub use queue::{TileQueue, QUEUE_SLOTS, QUEUE_WORDS};
 pub use roles::{
     elect_one, lane, thread_id_in_warpgroup, warp_id_in_block, warp_id_in_warpgroup, warpgroup_id,

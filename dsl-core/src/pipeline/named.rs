@@ -1,7 +1,10 @@
 //! Named barriers (`bar.sync id, count`): a barrier for a subset of the block's threads, such as
 //! one warpgroup, while the other roles run elsewhere and never reach it.
 
-use crate::kernel::{bar_arrive, bar_sync, context::record_error, BuildError};
+use crate::kernel::{
+    bar_arrive, bar_sync, barrier_arrive_unaligned, barrier_sync_unaligned, context::record_error,
+    BuildError,
+};
 
 /// Barrier slots a block has: ids `0..16`; id 0 is what `__syncthreads` (`bar.sync 0`) uses.
 pub const NAMED_BARRIERS: u32 = 16;
@@ -16,6 +19,22 @@ pub const NAMED_BARRIERS: u32 = 16;
 pub struct NamedBarrier {
     id: u32,
     threads: u32,
+    alignment: Alignment,
+}
+
+/// Whether a barrier's arrivals come from one instruction per warp, converged, or from anywhere.
+///
+/// `bar.sync` and `bar.arrive` are the *aligned* barriers (`barrier.sync.aligned`): the PTX ISA
+/// leaves them undefined unless every thread of a warp executes the same barrier instruction,
+/// together. A barrier that two copies of a role reach from their own code, or that a warp
+/// reaches after its lanes went separate ways, takes the unaligned forms (`barrier.sync`,
+/// `barrier.arrive`), which count each thread where it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alignment {
+    /// `bar.sync` / `bar.arrive`: each warp whole, at one instruction.
+    Aligned,
+    /// `barrier.sync` / `barrier.arrive`: no such requirement.
+    Unaligned,
 }
 
 impl NamedBarrier {
@@ -31,7 +50,31 @@ impl NamedBarrier {
                 ),
             });
         }
-        NamedBarrier { id, threads }
+        NamedBarrier {
+            id,
+            threads,
+            alignment: Alignment::Aligned,
+        }
+    }
+
+    /// The same barrier through the unaligned instructions (`barrier.sync`, `barrier.arrive`),
+    /// for arrivals from several code sites or from diverged warps ([`Alignment`]).
+    ///
+    /// ```
+    /// use dsl_core::pipeline::{Alignment, NamedBarriers};
+    /// let handoff = NamedBarriers::new().next(352).unaligned();
+    /// assert_eq!(handoff.alignment(), Alignment::Unaligned);
+    /// ```
+    pub fn unaligned(self) -> Self {
+        NamedBarrier {
+            alignment: Alignment::Unaligned,
+            ..self
+        }
+    }
+
+    /// Which instructions it arrives through.
+    pub fn alignment(&self) -> Alignment {
+        self.alignment
     }
 
     /// The id.
@@ -44,14 +87,20 @@ impl NamedBarrier {
         self.threads
     }
 
-    /// `bar.sync id, threads`.
+    /// `bar.sync id, threads` (unaligned: `barrier.sync`).
     pub fn sync(&self) {
-        bar_sync(self.id, self.threads);
+        match self.alignment {
+            Alignment::Aligned => bar_sync(self.id, self.threads),
+            Alignment::Unaligned => barrier_sync_unaligned(self.id, self.threads),
+        }
     }
 
-    /// `bar.arrive id, threads`.
+    /// `bar.arrive id, threads` (unaligned: `barrier.arrive`).
     pub fn arrive(&self) {
-        bar_arrive(self.id, self.threads);
+        match self.alignment {
+            Alignment::Aligned => bar_arrive(self.id, self.threads),
+            Alignment::Unaligned => barrier_arrive_unaligned(self.id, self.threads),
+        }
     }
 }
 

@@ -51,7 +51,11 @@ impl HandOff {
     /// The hand-over's barriers for `consumers` consumer warpgroups, taken from `ids`.
     pub(super) fn allocate(ids: &mut NamedBarriers, consumers: u32) -> HandOff {
         let both = consumers * WARPGROUP_THREADS + EPILOGUE_THREADS;
-        let [staged, free] = ids.take(both);
+        // Unaligned: each consumer warpgroup reaches `staged` and `free` from its own copy of
+        // the consumer's code, and the epilogue warps from theirs; the aligned `bar.sync` wants
+        // one instruction (compute-sanitizer's synccheck on the H100 flagged the second
+        // consumer's `free` wait, "Divergent thread(s) in block", under `bar.sync`).
+        let [staged, free] = ids.take(both).map(NamedBarrier::unaligned);
         let [own] = ids.take(EPILOGUE_THREADS);
         HandOff {
             staged,
@@ -81,8 +85,7 @@ impl HandOff {
                 self.staged.sync();
                 finisher.finish(unit, (EPILOGUE_THREADS + helper, self.everyone));
                 fence_proxy_async_shared();
-                // The passes' branches leave the warp diverged; `bar.sync` takes it whole.
-                sync_warp();
+                // The passes' branches may leave the warp diverged: `staged` is unaligned.
                 self.staged.sync();
             }
             Arm::Else => self.staged.arrive(),
@@ -116,8 +119,7 @@ pub(super) fn epilogue_warps<T: GemmElem>(
                 // The block's last tile: the consumers help ([`HandOff::staged`]).
                 finisher.finish(&unit, (e, handoff.everyone));
                 fence_proxy_async_shared();
-                // The passes' branches leave the warp diverged; `bar.sync` takes it whole.
-                sync_warp();
+                // The passes' branches may leave the warp diverged: `staged` is unaligned.
                 handoff.staged.sync();
                 if e.eq_(0u32) {
                     store_tile(plan, out, &unit);

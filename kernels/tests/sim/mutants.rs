@@ -20,10 +20,11 @@ use kernels::cases::{Case, CaseError, Run};
 /// The instructions a mutant leaves out: those that order other threads', the async proxy's or
 /// the tensor core's work. (Not `mbarrier.try_wait`: without it a wait loop reads a register nothing
 /// wrote, which is caught, but says nothing about ordering.)
-const SYNCHRONIZING: [&str; 23] = [
+const SYNCHRONIZING: [&str; 24] = [
     "bar.sync",
     "barrier.sync",
     "bar.arrive",
+    "barrier.arrive",
     "barrier.cluster.arrive",
     "barrier.cluster.wait",
     "bar.warp.sync",
@@ -76,9 +77,10 @@ enum Mutation {
 }
 
 /// The releases [`Mutation::Hoist`] moves.
-const RELEASES: [&str; 7] = [
+const RELEASES: [&str; 8] = [
     "mbarrier.arrive",
     "bar.arrive",
+    "barrier.arrive",
     "bar.sync",
     "barrier.sync",
     "barrier.cluster.arrive",
@@ -188,10 +190,22 @@ fn weakened(op: &Op) -> Option<Op> {
             id: *id,
             count: Some(fewer(c, 32, 32)?),
         }),
+        Op::Barrier(Barrier::SyncUnaligned { id, count: Some(c) }) => {
+            Op::Barrier(Barrier::SyncUnaligned {
+                id: *id,
+                count: Some(fewer(c, 32, 32)?),
+            })
+        }
         Op::Barrier(Barrier::Arrive { id, count }) => Op::Barrier(Barrier::Arrive {
             id: *id,
             count: fewer(count, 32, 32)?,
         }),
+        Op::Barrier(Barrier::ArriveUnaligned { id, count }) => {
+            Op::Barrier(Barrier::ArriveUnaligned {
+                id: *id,
+                count: fewer(count, 32, 32)?,
+            })
+        }
         Op::Mbarrier(Mbarrier::Init { addr, count }) => Op::Mbarrier(Mbarrier::Init {
             addr: addr.clone(),
             // One arrival fewer, or one warp's where every thread arrives (a warp's lanes

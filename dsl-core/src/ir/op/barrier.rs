@@ -35,8 +35,16 @@ pub enum Barrier {
         /// Threads expected.
         count: Option<Operand>,
     },
-    /// `bar.arrive id, count`: arrive without waiting (producer side of a named barrier).
+    /// `bar.arrive id, count` (= `barrier.arrive.aligned`): arrive without waiting (producer
+    /// side of a named barrier). All threads of a warp execute it together.
     Arrive {
+        /// Barrier id.
+        id: Operand,
+        /// Threads expected (required for arrive).
+        count: Operand,
+    },
+    /// `barrier.arrive id, count`: like `Arrive` without the warp-uniform requirement.
+    ArriveUnaligned {
         /// Barrier id.
         id: Operand,
         /// Threads expected (required for arrive).
@@ -65,6 +73,7 @@ impl OpInfo for Barrier {
             Barrier::Sync { .. } => "bar.sync",
             Barrier::SyncUnaligned { .. } => "barrier.sync",
             Barrier::Arrive { .. } => "bar.arrive",
+            Barrier::ArriveUnaligned { .. } => "barrier.arrive",
             Barrier::ClusterArrive { .. } => "barrier.cluster.arrive",
             Barrier::ClusterWait { .. } => "barrier.cluster.wait",
         }
@@ -95,7 +104,8 @@ impl OpInfo for Barrier {
         let id = match self {
             Barrier::Sync { id, .. }
             | Barrier::SyncUnaligned { id, .. }
-            | Barrier::Arrive { id, .. } => id,
+            | Barrier::Arrive { id, .. }
+            | Barrier::ArriveUnaligned { id, .. } => id,
             _ => return Ok(()),
         };
         if let Operand::Imm(i) = id {
@@ -105,7 +115,7 @@ impl OpInfo for Barrier {
         }
         let count = match self {
             Barrier::Sync { count, .. } | Barrier::SyncUnaligned { count, .. } => *count,
-            Barrier::Arrive { count, .. } => Some(*count),
+            Barrier::Arrive { count, .. } | Barrier::ArriveUnaligned { count, .. } => Some(*count),
             _ => None,
         };
         if let Some(Operand::Imm(c)) = count {

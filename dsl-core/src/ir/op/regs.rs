@@ -217,7 +217,9 @@ impl Regs for Barrier {
                     o(f, c);
                 }
             }
-            Barrier::Arrive { id, count } => os(f, &[*id, *count]),
+            Barrier::Arrive { id, count } | Barrier::ArriveUnaligned { id, count } => {
+                os(f, &[*id, *count])
+            }
             Barrier::ClusterArrive { .. } | Barrier::ClusterWait { .. } => {}
         }
     }

@@ -41,7 +41,7 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Barrier) -> Result<Flow, SimError>
             let count = count.map(|c| x.scalar(&c, Type::U32)).transpose()?;
             arrive(x, id, count, true)
         }
-        Barrier::Arrive { id, count } => {
+        Barrier::Arrive { id, count } | Barrier::ArriveUnaligned { id, count } => {
             let id = x.scalar(id, Type::U32)?;
             let count = x.scalar(count, Type::U32)?;
             arrive(x, id, Some(count), false)
