@@ -12,7 +12,7 @@
 #                  the GPU and in the simulator)
 #   levers    330  (LEVERS_LIMIT) the lever runs of scripts/levers.txt (each lever checked, then timed beside cuBLAS)
 #   sanitize  300  compute-sanitizer synccheck, memcheck and racecheck on `blas-bench sanitize`
-#   blas      200  the gpu_blas tests (the CudaBlas program, k = 0, fused epilogues and `_x` against
+#   blas      280  (BLAS_LIMIT 180) the gpu_blas tests (the CudaBlas program, k = 0, fused epilogues and `_x` against
 #                  f64); `blas-bench fused` (bf16)
 #   fusedllm  120  `blas-bench fused-llm` (bf16)
 #   suite     300  `rute gemm --suite midm` (bf16)
@@ -56,10 +56,15 @@ sanitize)
     for tool in synccheck memcheck racecheck; do
         step "sanitize_$tool" 100 compute-sanitizer --tool "$tool" --error-exitcode 99 \
             .gpu/bin/blas-bench sanitize --dtype bf16
+        # Where the reports are: kernel and offset, with their counts.
+        grep -oE "at [A-Za-z_0-9]+\+0x[0-9a-f]+" "$out/sanitize_$tool.log" | sort | uniq -c \
+            > "$out/sanitize_${tool}_sites.txt" || true
     done
     ;;
 blas)
-    step gpu_blas 100 "$(test_bin gpu_blas)" --include-ignored --test-threads=1 --nocapture
+    # The tests' f64 references take most of the time, on the device's CPU cores: 8 at once.
+    step gpu_blas "${BLAS_LIMIT:-180}" "$(test_bin gpu_blas)" --include-ignored \
+        --test-threads="${BLAS_THREADS:-8}" --nocapture
     step fused 100 .gpu/bin/blas-bench fused --dtype bf16 --repeats 20
     ;;
 fusedllm)

@@ -122,11 +122,11 @@ pub fn choose_batch(m: usize, n: usize, k: usize, batch: StridedBatch, device: &
 /// use kernels::hopper::chooser::{choose, choose_for, Operands};
 /// let h200 = Device::h200();
 /// // 136 tokens: one 144-wide token tile, each block of the pair loading 72 of its rows.
-/// let k_major = choose(136, 4096, 4096, &h200).schedule;
+/// let k_major = choose(136, 8192, 4096, &h200).schedule;
 /// assert!(k_major.to_string().starts_with("128x144x64"), "{k_major}");
 /// // A transposed (M contiguous): 72 rows would stage unswizzled; 160 gives blocks of 80.
 /// let a_mn = Operands { a: Major::MN, ..Operands::PACKED };
-/// let mn = choose_for(136, 4096, 4096, a_mn, &h200).schedule;
+/// let mn = choose_for(136, 8192, 4096, a_mn, &h200).schedule;
 /// assert!(mn.to_string().starts_with("128x160x64"), "{mn}");
 /// ```
 pub fn choose_for(m: usize, n: usize, k: usize, ops: Operands, device: &Device) -> Choice {

@@ -34,8 +34,7 @@ use super::super::schedule::{Consumers, Cooperative, HopperSchedule, Waves};
 use crate::gemm::Device;
 
 /// A candidate tile: its rows and columns, the rest of its spelling (stages, staging), its
-/// `wgmma`'s rate against the 128x256 one's, and whether it takes problems of one row of
-/// tiles.
+/// `wgmma`'s rate against the 128x256 one's, and the smallest M it is weighed for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
     /// Tile M.
@@ -46,54 +45,66 @@ pub struct Candidate {
     pub rest: &'static str,
     /// The rate its `wgmma` reaches against 128x256's (measured on the H200).
     pub efficiency: f64,
-    /// Whether it is a candidate where M fits one row of 128-row tiles.
-    pub one_row: bool,
+    /// The smallest M it is a candidate for: 1 for every M, 129 past one row of 128-row
+    /// tiles, 513 past the tokens the swapped tilings take (where they, not it, serve).
+    pub min_m: usize,
 }
 
-/// The candidates: 128 x {256, 224, 192, 128, 64} and 256 x 160, each with the stages that fit
-/// it; 128x224 and 256x160 only over more than one row of tiles.
-pub const CANDIDATES: [Candidate; 6] = [
+/// The candidates: 128 x {256, 224, 192, 160, 128, 64} and 256 x 160, each with the stages
+/// that fit it; 128x224 and 256x160 only over more than one row of tiles, 128x160 only past 512
+/// rows. 128x160 fills waves the others leave part-full (640 x 7680 x 5120: 240 tiles, 1.8
+/// waves, 1.00 of cuBLAS on the H100 where 128x192's 200 tiles ran 0.76); over fewer rows the
+/// swapped tiles serve better (333 x 6144 x 4096: 0.73 on it, 0.83 on two swapped 168-wide
+/// token tiles), `results/midm.md`.
+pub const CANDIDATES: [Candidate; 7] = [
     Candidate {
         m: 128,
         n: 256,
         rest: "s3_h",
         efficiency: 1.0,
-        one_row: true,
+        min_m: 1,
     },
     Candidate {
         m: 128,
         n: 224,
         rest: "s4_e112",
         efficiency: 0.95,
-        one_row: false,
+        min_m: 129,
     },
     Candidate {
         m: 128,
         n: 192,
         rest: "s4",
         efficiency: 0.97,
-        one_row: true,
+        min_m: 1,
     },
     Candidate {
         m: 256,
         n: 160,
         rest: "s3_e80",
         efficiency: 0.94,
-        one_row: false,
+        min_m: 129,
+    },
+    Candidate {
+        m: 128,
+        n: 160,
+        rest: "s5",
+        efficiency: 0.93,
+        min_m: 513,
     },
     Candidate {
         m: 128,
         n: 128,
         rest: "s6",
         efficiency: 0.93,
-        one_row: true,
+        min_m: 1,
     },
     Candidate {
         m: 128,
         n: 64,
         rest: "s8",
         efficiency: 0.8,
-        one_row: true,
+        min_m: 1,
     },
 ];
 
@@ -217,21 +228,47 @@ impl Tiling {
 }
 
 /// The swapped tiling of a problem of `m` tokens, where they fit in two tiles of at most 256:
-/// the tokens' tile width (one or two tiles, each as narrow as holds them, a multiple of 16)
-/// and its [`Tiling`], its rate the unswapped 128-row tile's of that width (between the
-/// measured ones) kept by [`SWAPPED_EFFICIENCY`].
+/// the tokens' tile width ([`token_tile`]: one or two tiles, each as narrow as holds them, a
+/// multiple of 8) and its [`Tiling`], its rate the unswapped 128-row tile's of that width
+/// (between the measured ones) kept by [`SWAPPED_EFFICIENCY`].
 ///
 /// ```
 /// use kernels::hopper::chooser::model::swapped;
-/// assert_eq!(swapped(333).map(|(w, _)| w), Some(176)); // 2 x 176 rows, not 3 x 128
-/// assert_eq!(swapped(150).map(|(w, _)| w), Some(160));
+/// assert_eq!(swapped(333).map(|(w, _)| w), Some(168)); // 2 x 168 rows, not 3 x 128
+/// assert_eq!(swapped(150).map(|(w, _)| w), Some(152));
 /// assert_eq!(swapped(600), None);
 /// ```
 pub fn swapped(m: usize) -> Option<(u32, Tiling)> {
+    swapped_rows(m, 128)
+}
+
+/// [`swapped`] with the weights in 64-row tiles: one consumer warpgroup a tile, its rate
+/// the 128-row tile's of the same width kept by [`ONE_CONSUMER_EFFICIENCY`]. Where the 128-row
+/// tiles leave most SMs idle, twice as many tiles of half the work fill them: at 288 x 4096 x
+/// 12800 (64 tiles of 128 x 144 on 132 SMs), 64 x 144 ran 0.98 of cuBLAS against 0.86 on the
+/// H100 (`results/midm.md`, 2026-12-06).
+///
+/// ```
+/// use kernels::hopper::chooser::model::{swapped, swapped_narrow};
+/// let (w, narrow) = swapped_narrow(288).unwrap();
+/// assert_eq!((w, narrow.along_n), (144, 64));
+/// assert!(narrow.efficiency < swapped(288).unwrap().1.efficiency);
+/// ```
+pub fn swapped_narrow(m: usize) -> Option<(u32, Tiling)> {
+    swapped_rows(m, 64)
+}
+
+/// The part of a tile's `wgmma` rate a 64-row tile keeps, with one consumer warpgroup where the
+/// 128-row tile has two (the H100's 64 x 144 tile reached 444 TFLOP/s where its single wave of
+/// 128 tiles was not bound by memory; 0.8 leaves a margin under that).
+pub const ONE_CONSUMER_EFFICIENCY: f64 = 0.8;
+
+/// The swapped tiling of `m` tokens with the weights in tiles of `rows` (64 or 128).
+fn swapped_rows(m: usize, rows: usize) -> Option<(u32, Tiling)> {
     if m == 0 || m > 512 {
         return None;
     }
-    let width = m.div_ceil(m.div_ceil(256)).next_multiple_of(16);
+    let width = token_tile(m, 8);
     // The 128-row tiles' measured rates (CANDIDATES), by width, in their evened waves.
     let measured = [(64.0, 0.8), (128.0, 0.93), (192.0, 0.97), (256.0, 1.0)];
     let w = width as f64;
@@ -242,14 +279,35 @@ pub fn swapped(m: usize) -> Option<(u32, Tiling)> {
             let ((w0, r0), (w1, r1)) = (p[0], p[1]);
             r0 + (r1 - r0) * ((w - w0) / (w1 - w0)).max(0.0)
         });
+    let consumers = if rows < 128 {
+        ONE_CONSUMER_EFFICIENCY
+    } else {
+        1.0
+    };
     Some((
         width as u32,
         Tiling {
             along_m: width,
-            along_n: 128,
-            efficiency: rate * SWAPPED_EFFICIENCY,
+            along_n: rows,
+            efficiency: rate * SWAPPED_EFFICIENCY * consumers,
         },
     ))
+}
+
+/// The width of a swapped schedule's token tile for `m` tokens: M in as few tiles of at most
+/// 256 as hold it, each rounded up to `granule`. Swapped tiles take widths that are multiples
+/// of 8; at 333 tokens two tiles of 168 against 176 (rounded to 16) ran 5-10% faster on the
+/// H100, three shapes of the midm suite (`results/midm.md`, 2026-12-06).
+///
+/// ```
+/// use kernels::hopper::chooser::model::token_tile;
+/// assert_eq!(token_tile(333, 8), 168);
+/// assert_eq!(token_tile(100, 8), 104);
+/// assert_eq!(token_tile(100, 16), 112);
+/// ```
+pub fn token_tile(m: usize, granule: usize) -> usize {
+    m.div_ceil(m.div_ceil(256).max(1))
+        .next_multiple_of(granule.max(1))
 }
 
 /// The model's schedule for `m x n x k` on `device`: the tiling and walk of least time (the
@@ -295,7 +353,7 @@ pub fn choose_among(
     };
     let mut tilings: Vec<(Tiling, HopperSchedule)> = CANDIDATES
         .iter()
-        .filter(|c| c.one_row || m > 128)
+        .filter(|c| m >= c.min_m)
         .map(|c| {
             (
                 Tiling::of(c),
@@ -306,6 +364,10 @@ pub fn choose_among(
     if let Some((width, tiling)) = swapped(m).filter(|_| m > 256) {
         let s = parsed(format!("128x{width}x64s2_n_t"));
         tilings.push((tiling, s.with_most_stages(6, device.smem_per_block)));
+    }
+    if let Some((width, tiling)) = swapped_narrow(m).filter(|_| m > 256) {
+        let s = parsed(format!("64x{width}x64s4_f1_vfln_n_t"));
+        tilings.push((tiling, s.with_most_stages(8, device.smem_per_block)));
     }
     tilings.retain(|(_, s)| s.check_fit(device.smem_per_block).is_ok() && accept(s));
     let fastest = |options: &mut dyn Iterator<Item = (Estimate, HopperSchedule)>| {

@@ -28,6 +28,13 @@ pub enum Cond {
     NTilesInOneWave(usize),
     /// `n` in tiles of `v` rows take more than one wave.
     NTilesPastOneWave(usize),
+    /// `n` in tiles of `rows` rows fill at most `percent` percent of one wave.
+    NTilesFillAtMost {
+        /// The tile's rows along N.
+        rows: usize,
+        /// The share of the SMs, in percent.
+        percent: usize,
+    },
     /// The width of one row of tiles filling the SMs in one wave (N over the SMs, rounded up
     /// to 16) is in `lo..=hi`.
     OneWaveWidth(u32, u32),
@@ -76,6 +83,9 @@ impl Cond {
             Cond::KAtLeast(v) => k >= v,
             Cond::NTilesInOneWave(rows) => n.div_ceil(rows).saturating_mul(b) <= sms,
             Cond::NTilesPastOneWave(rows) => n.div_ceil(rows).saturating_mul(b) > sms,
+            Cond::NTilesFillAtMost { rows, percent } => {
+                n.div_ceil(rows).saturating_mul(b).saturating_mul(100) <= sms * percent
+            }
             Cond::OneWaveWidth(lo, hi) => {
                 (lo as usize..=hi as usize).contains(&one_wave_width_batched(n, b, device))
             }
@@ -113,8 +123,9 @@ pub fn one_wave_width_batched(n: usize, batch: usize, device: &Device) -> usize 
 }
 
 /// The schedule a row gives: a spelling whose holes the shape fills, `{m16}` (M rounded up to
-/// 16) and `{wave16}` ([`one_wave_width`]), and whether its stages are as written or the most
-/// that fit up to a cap.
+/// 16), `{tokens8}` (a swapped schedule's token tile, [`super::model::token_tile`]: M in as few
+/// tiles of at most 256 as hold it, each rounded up to 8) and `{wave16}` ([`one_wave_width`]),
+/// and whether its stages are as written or the most that fit up to a cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Template {
     /// The spelling, with holes.
@@ -176,13 +187,14 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         class: "tokens 65 to 111 over weights whose one wave of tiles is 48 to 64 wide: the \
-                tokens one tile wide, every tile's k-tiles streamed over every SM",
+                tokens one tile wide, the weights in 64-row tiles, every tile's k-tiles \
+                streamed over every SM",
         when: &[
             Cond::MAbove(64),
             Cond::MAtMost(111),
             Cond::OneWaveWidth(48, 64),
         ],
-        schedule: most_stages("128x{m16}x64s3_f1_l256_vfln_k_t", 8),
+        schedule: most_stages("64x{tokens8}x64s3_f1_vfln_k_t", 8),
         results: "results/midm.md",
     },
     Row {
@@ -232,6 +244,32 @@ pub const TABLE: &[Row] = &[
         results: "results/h200_hopper_stream_k_levers.md",
     },
     Row {
+        class: "few tokens (M 129 to 160) whose weights' 64-row tiles fill at most 3/4 of a \
+                wave: the tokens one tile wide, the weights in 64-row tiles (a deeper ring), \
+                every tile's k-tiles streamed over every SM",
+        when: &[
+            Cond::MAbove(128),
+            Cond::MAtMost(160),
+            Cond::NTilesFillAtMost {
+                rows: 64,
+                percent: 75,
+            },
+        ],
+        schedule: most_stages("64x{tokens8}x64s3_f1_vfln_k_t", 8),
+        results: "results/midm.md",
+    },
+    Row {
+        class: "tokens 209 to 256 whose weights' 128-row tiles fit in one wave: two 128-row \
+                token tiles, unswapped, in clusters of two along the weights",
+        when: &[
+            Cond::MAbove(208),
+            Cond::MAtMost(256),
+            Cond::NTilesInOneWave(128),
+        ],
+        schedule: spelled("128x128x64s6_c2x1_n"),
+        results: "results/midm.md",
+    },
+    Row {
         class: "few tokens (M 129 to 256) whose weights' 128-row tiles fit in one wave: the \
                 tokens one tile wide, every tile's k-tiles streamed over every SM",
         when: &[
@@ -258,9 +296,10 @@ impl Template {
     }
 
     /// The spelling with its holes filled for a batch of `batch` GEMMs of `m x n` in one launch
-    /// (`{wave16}` is [`one_wave_width_batched`]), with `{m16}` M rounded up to `granule` (a
-    /// multiple of 16) rather than to 16: a wider token tile, where an operand's staging needs
-    /// its rows in larger blocks ([`super::choose_for`]).
+    /// (`{wave16}` is [`one_wave_width_batched`]), with `{m16}` and `{tokens8}` rounded up to
+    /// `granule` (a multiple of 8; `{m16}` to 16 at least) rather than to their own: a wider
+    /// token tile, where an operand's staging needs its rows in larger blocks
+    /// ([`super::choose_for`]).
     pub fn fill_for(
         &self,
         (m, n): (usize, usize),
@@ -268,10 +307,12 @@ impl Template {
         batch: usize,
         device: &Device,
     ) -> String {
+        let m16 = granule.max(16);
         self.spelling
+            .replace("{m16}", &m.div_ceil(m16).saturating_mul(m16).to_string())
             .replace(
-                "{m16}",
-                &m.div_ceil(granule).saturating_mul(granule).to_string(),
+                "{tokens8}",
+                &super::model::token_tile(m, granule).to_string(),
             )
             .replace(
                 "{wave16}",
@@ -279,12 +320,12 @@ impl Template {
             )
     }
 
-    /// Whether the spelling's tile width follows M (`{m16}`).
+    /// Whether the spelling's tile width follows M (`{m16}` or `{tokens8}`).
     pub fn follows_m(&self) -> bool {
-        self.spelling.contains("{m16}")
+        self.spelling.contains("{m16}") || self.spelling.contains("{tokens8}")
     }
 }
 
-/// What `{m16}` may round M up to, narrowest first: 16 (the spelling's own), then wider where
-/// the narrower one leaves an operand's shared-memory atom unswizzled.
-pub const M_GRANULES: [usize; 3] = [16, 32, 64];
+/// What `{m16}` and `{tokens8}` may round M up to, narrowest first: 8 (`{m16}` takes 16 for
+/// it), then wider where the narrower one leaves an operand's shared-memory atom unswizzled.
+pub const M_GRANULES: [usize; 4] = [8, 16, 32, 64];

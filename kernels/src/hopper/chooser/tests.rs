@@ -182,26 +182,32 @@ fn a_smaller_shared_memory_takes_fewer_stages() {
     }
 }
 
-/// The mid-size range: few tokens swapped, their tile as narrow as holds them (129 on 144, 208
-/// on 208, 256 on 256); streamed over every SM where the weights' 128-row tiles fit in one wave,
-/// in whole waves past it (160 x 92544 x 4096: 0.98 of cuBLAS whole, 0.95 streamed); 65 to 111
-/// tokens over narrow weights the same, streamed; 209 to 256 tokens past a wave, and everything
-/// past 256, the model, which weighs the tokens in two swapped tiles (333 on 2 x 176) and
-/// streams only tilings whose tiles leave most of a wave idle. Every streamed schedule's launch
-/// shares every tile out over every SM.
+/// The mid-size range: few tokens swapped, their tile as narrow as holds them (144 on 144, 208
+/// on 208); streamed over every SM where the weights' 128-row tiles fit in one wave, in whole
+/// waves past it (160 x 92544 x 4096: 0.98 of cuBLAS whole, 0.95 streamed), and on 64-row
+/// weight tiles where those fill at most 3/4 of a wave (129 on 136); 65 to 111 tokens over
+/// narrow weights in 64-row weight tiles, streamed; 209 to 256 tokens in one wave of the
+/// weights' 128-row tiles on unswapped, clustered 128x128 tiles; 209 to 256 tokens past a wave,
+/// and everything past 256, the model, which weighs the tokens in two swapped tiles 8 wide at a
+/// time (333 on 2 x 168), the weights in 128-row tiles or, where those leave most SMs idle,
+/// 64-row ones (288 x 4096 x 12800), and streams only tilings whose tiles leave most of a wave
+/// idle. Every streamed schedule's launch shares every tile out over every SM.
 #[test]
 fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
     let h200 = Device::h200();
     for (m, n, k, want) in [
-        (100, 6144, 24576, "128x112x64s6_f1_l256_vfln_k_t"),
-        (65, 7168, 20480, "128x80x64s7_f1_l256_vfln_k_t"),
-        (129, 4096, 12800, "128x144x64s5_c2x1_f1_l256_vfln_k_t"),
+        (100, 6144, 24576, "64x104x64s8_f1_vfln_k_t"),
+        (65, 7168, 20480, "64x72x64s8_f1_vfln_k_t"),
+        (129, 4096, 12800, "64x136x64s8_f1_vfln_k_t"),
+        (144, 8192, 29568, "128x144x64s5_c2x1_f1_l256_vfln_k_t"),
         (150, 7168, 20480, "128x160x64s5_c2x1_f1_l256_vfln_k_t"),
         (208, 7168, 20480, "128x208x64s4_c2x1_f1_l256_vfln_k_t"),
         (160, 92544, 4096, "128x160x64s5_c2x1_f1_l256_vfln_t"),
-        (256, 6144, 24576, "128x256x64s3_c2x1_f1_l256_vfln_k_t"),
+        (256, 6144, 24576, "128x128x64s6_c2x1_n"),
+        (640, 7680, 5120, "128x160x64s5_n"),
         (256, 256000, 2304, "128x256x64s3_h_n"),
-        (333, 16384, 3072, "128x176x64s4_n_t"),
+        (333, 16384, 3072, "128x168x64s4_n_t"),
+        (288, 4096, 12800, "64x144x64s8_f1_vfln_n_t"),
         (1200, 5120, 13824, "128x224x64s4_e112_n"),
         (1280, 8192, 29568, "256x160x64s3_e80_n"),
         // M up to 128 keeps its measured rows; a short K its own.
