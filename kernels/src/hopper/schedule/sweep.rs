@@ -2,7 +2,7 @@
 //! each with why it is there; every one has a PTX snapshot (`snapshots/hopper_*`).
 
 /// The sweep, as spelled.
-pub(super) const SWEEP: [&str; 64] = [
+pub(super) const SWEEP: [&str; 69] = [
     "128x256x64s3",
     // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
     // `_h`'s, on a grid of as few blocks as take as many waves).
@@ -126,4 +126,13 @@ pub(super) const SWEEP: [&str; 64] = [
     "128x256x64s4_f1_e128_l256_vlfn_k",
     "128x176x64s4_n_t",
     "128x256x64s3_k",
+    // The mid-size defaults after the H100's levers (results/midm.md, 2026-12-06): token tiles
+    // 8 wide; the weights in 64-row tiles (one consumer, a deeper ring) for 65 to 160 tokens,
+    // streamed, and as the model's tiling of two token tiles (288 x 4096 x 12800), whole;
+    // 209 to 256 tokens unswapped on 128x128 in clusters of two; 128x160 past 512 rows.
+    "64x104x64s8_f1_vfln_k_t",
+    "64x144x64s8_f1_vfln_n_t",
+    "128x168x64s4_n_t",
+    "128x128x64s6_c2x1_n",
+    "128x160x64s5_n",
 ];
