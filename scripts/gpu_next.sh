@@ -17,6 +17,8 @@
 #   fusedllm  120  `blas-bench fused-llm` (bf16)
 #   suite     300  `rute gemm --suite midm` (bf16)
 #   ncu       120  ncu on three shapes furthest from cuBLAS
+#   peers     300  Triton's best matmul on every sixth shape of the midm suite, beside rute's
+#                  table from `suite` earlier in the same call (else the suite runs first)
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
 set -uo pipefail
 parts="${1:?usage: gpu_next.sh \"PART [PART ...]\" OUT_DIR}"
@@ -77,13 +79,19 @@ ncu)
     step ncu 120 bash "$here/gpu_ncu_shapes.sh" "$out/ncu" \
         "288x4096x12800 333x4672x4544 256x7680x5120" bf16
     ;;
+peers)
+    table="$root/suite/midm_bf16.md"
+    [ -f "$table" ] || table=""
+    step peers 300 env RUTE_SUITE=midm RUTE_DTYPE=bf16 PEER_EVERY=6 RUTE_TABLE="$table" \
+        bash "$here/gpu_peers.sh" "$out/peers"
+    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu or suites" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers or suites" >&2
     exit 2
     ;;
 esac
