@@ -17,7 +17,7 @@
 #   fusedllm  120  `blas-bench fused-llm` (bf16)
 #   suite     300  `rute gemm --suite midm` (bf16)
 #   ncu       120  ncu on three shapes furthest from cuBLAS
-#   peers     300  Triton's best matmul on every sixth shape of the midm suite, beside rute's
+#   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
 set -uo pipefail
@@ -82,7 +82,7 @@ ncu)
 peers)
     table="$root/suite/midm_bf16.md"
     [ -f "$table" ] || table=""
-    step peers 300 env RUTE_SUITE=midm RUTE_DTYPE=bf16 PEER_EVERY=6 RUTE_TABLE="$table" \
+    step peers "${PEERS_LIMIT:-300}" env RUTE_SUITE=midm RUTE_DTYPE=bf16 PEER_EVERY=6 RUTE_TABLE="$table" \
         bash "$here/gpu_peers.sh" "$out/peers"
     ;;
 suites)
