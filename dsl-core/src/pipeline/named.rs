@@ -25,10 +25,12 @@ pub struct NamedBarrier {
 /// Whether a barrier's arrivals come from one instruction per warp, converged, or from anywhere.
 ///
 /// `bar.sync` and `bar.arrive` are the *aligned* barriers (`barrier.sync.aligned`): the PTX ISA
-/// leaves them undefined unless every thread of a warp executes the same barrier instruction,
-/// together. A barrier that two copies of a role reach from their own code, or that a warp
-/// reaches after its lanes went separate ways, takes the unaligned forms (`barrier.sync`,
-/// `barrier.arrive`), which count each thread where it arrives.
+/// says the threads execute the same barrier instruction, and in conditional code allows them
+/// only where every thread evaluates the condition alike; otherwise the behavior is undefined.
+/// A barrier that two copies of a role reach from their own code, or that a warp reaches after
+/// its lanes went separate ways, takes the unaligned forms (`barrier.sync`, `barrier.arrive`),
+/// which count each thread where it arrives. (compute-sanitizer's synccheck reports the
+/// first case as "Divergent thread(s) in block".)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alignment {
     /// `bar.sync` / `bar.arrive`: each warp whole, at one instruction.
