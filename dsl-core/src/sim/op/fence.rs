@@ -5,8 +5,9 @@
 //! what earlier relaxed loads observed is acquired. `fence.proxy.async` records that the warp's
 //! generic writes so far are visible to the async proxy (the async-proxy rule of the shadow).
 //! `fence.mbarrier_init` is a release fence, and publishes the warp's `mbarrier.init`s to the
-//! async proxy (as `fence.proxy.async` publishes every generic write). A kernel run alone has no grid before it, so
-//! `griddepcontrol.wait` returns at once and `griddepcontrol.launch_dependents` does nothing.
+//! async proxy (as `fence.proxy.async` publishes every generic write). A kernel run alone has
+//! no grid before it, so `griddepcontrol.wait` returns at once and
+//! `griddepcontrol.launch_dependents` does nothing.
 
 use super::super::exec::{Exec, Flow};
 use super::super::report::SimError;

@@ -146,13 +146,8 @@ pub fn choose_for(m: usize, n: usize, k: usize, ops: Operands, device: &Device) 
             continue;
         }
         // The row's own rounding first; the wider ones only where its tile follows M.
-        let granules = if row.schedule.follows_m() {
-            &table::M_GRANULES[..]
-        } else {
-            &table::M_GRANULES[..1]
-        };
         let mut filled = None;
-        for &g in granules {
+        for &g in row.schedule.granules() {
             let spelled = row.schedule.fill_for((m, n), g, count, device);
             let schedule: HopperSchedule = spelled
                 .parse()

@@ -363,13 +363,14 @@ pub fn choose_among(
             )
         })
         .collect();
-    if let Some((width, tiling)) = swapped(m).filter(|_| m > 256) {
-        let s = parsed(format!("128x{width}x64s2_n_t"));
-        tilings.push((tiling, s.with_most_stages(6, device.smem_per_block)));
-    }
-    if let Some((width, tiling)) = swapped_narrow(m).filter(|_| m > 256) {
-        let s = parsed(format!("64x{width}x64s4_f1_vfln_n_t"));
-        tilings.push((tiling, s.with_most_stages(8, device.smem_per_block)));
+    // Past 256 tokens (the table's rows take fewer), the tokens in two swapped tiles over the
+    // weights' 128-row and 64-row tiles, each with as many stages as fit up to its cap.
+    let swapped_tilings = [(128, "s2_n_t", 6), (64, "s4_f1_vfln_n_t", 8)];
+    for (rows, rest, cap) in swapped_tilings.into_iter().filter(|_| m > 256) {
+        if let Some((width, tiling)) = swapped_rows(m, rows) {
+            let s = parsed(format!("{rows}x{width}x64{rest}"));
+            tilings.push((tiling, s.with_most_stages(cap, device.smem_per_block)));
+        }
     }
     tilings.retain(|(_, s)| s.check_fit(device.smem_per_block).is_ok() && accept(s));
     let fastest = |options: &mut dyn Iterator<Item = (Estimate, HopperSchedule)>| {

@@ -292,7 +292,7 @@ pub const TABLE: &[Row] = &[
 impl Template {
     /// The spelling with its holes filled for `m x n` on `device`.
     pub fn fill(&self, shape: (usize, usize), device: &Device) -> String {
-        self.fill_for(shape, M_GRANULES[0], 1, device)
+        self.fill_for(shape, self.granules()[0], 1, device)
     }
 
     /// The spelling with its holes filled for a batch of `batch` GEMMs of `m x n` in one launch
@@ -320,12 +320,20 @@ impl Template {
             )
     }
 
-    /// Whether the spelling's tile width follows M (`{m16}` or `{tokens8}`).
-    pub fn follows_m(&self) -> bool {
-        self.spelling.contains("{m16}") || self.spelling.contains("{tokens8}")
+    /// What the spelling's token width may round M up to, narrowest first: its own rounding
+    /// (8 for `{tokens8}`, 16 for `{m16}`), then wider ones where the narrower leaves an
+    /// operand's shared-memory atom unswizzled ([`super::choose_for`]); one granule where the
+    /// tile does not follow M.
+    pub fn granules(&self) -> &'static [usize] {
+        if self.spelling.contains("{tokens8}") {
+            &M_GRANULES
+        } else if self.spelling.contains("{m16}") {
+            &M_GRANULES[1..]
+        } else {
+            &M_GRANULES[1..2]
+        }
     }
 }
 
-/// What `{m16}` and `{tokens8}` may round M up to, narrowest first: 8 (`{m16}` takes 16 for
-/// it), then wider where the narrower one leaves an operand's shared-memory atom unswizzled.
+/// The roundings of M a token tile may take, narrowest first ([`Template::granules`]).
 pub const M_GRANULES: [usize; 4] = [8, 16, 32, 64];
