@@ -13,10 +13,10 @@
 //! assert!(matches!(short_k.origin, Origin::Table { .. }));
 //! let square = choose(4096, 4096, 4096, &h200);
 //! assert_eq!((square.schedule.to_string(), square.origin), ("128x256x64s3_h_n".into(), Origin::Model));
-//! // 150 tokens over a long K: the weights in 128-row tiles, the tokens one tile 160 wide,
-//! // every tile's k-tiles streamed over every SM.
+//! // 150 tokens over a long K: the weights in 128-row tiles, the tokens in two tiles 80 wide,
+//! // in clusters of two along the tokens that load each weight tile once for both.
 //! let few = choose(150, 7168, 20480, &h200);
-//! assert_eq!(few.schedule.to_string(), "128x160x64s5_c2x1_f1_l256_vfln_k_t");
+//! assert_eq!(few.schedule.to_string(), "128x80x64s7_c1x2_n_t");
 //! // A device with fewer SMs: one wave of a narrower tile is wider.
 //! let fewer = kernels::gemm::Device { sms: 66, ..Device::h200() };
 //! assert_eq!(choose(128, 6144, 4096, &fewer).schedule.to_string(), "128x96x64s7_f1_l256_vlfn");
@@ -121,13 +121,13 @@ pub fn choose_batch(m: usize, n: usize, k: usize, batch: StridedBatch, device: &
 /// use kernels::gemm::layout::Major;
 /// use kernels::hopper::chooser::{choose, choose_for, Operands};
 /// let h200 = Device::h200();
-/// // 136 tokens: one 144-wide token tile, each block of the pair loading 72 of its rows.
+/// // 136 tokens: two token tiles of 72 rows, in a pair of blocks along the tokens.
 /// let k_major = choose(136, 8192, 4096, &h200).schedule;
-/// assert!(k_major.to_string().starts_with("128x144x64"), "{k_major}");
-/// // A transposed (M contiguous): 72 rows would stage unswizzled; 160 gives blocks of 80.
+/// assert!(k_major.to_string().starts_with("128x72x64"), "{k_major}");
+/// // A transposed (M contiguous): 72 rows would stage unswizzled; tiles of 80 do not.
 /// let a_mn = Operands { a: Major::MN, ..Operands::PACKED };
 /// let mn = choose_for(136, 8192, 4096, a_mn, &h200).schedule;
-/// assert!(mn.to_string().starts_with("128x160x64"), "{mn}");
+/// assert!(mn.to_string().starts_with("128x80x64"), "{mn}");
 /// ```
 pub fn choose_for(m: usize, n: usize, k: usize, ops: Operands, device: &Device) -> Choice {
     let shape = (m, n, k);

@@ -312,6 +312,21 @@ pub fn token_tile(m: usize, granule: usize) -> usize {
         .next_multiple_of(granule.max(1))
 }
 
+/// The width of each of two token tiles that hold `m` tokens, rounded up to `granule`: the
+/// table's swapped schedules in 2-block clusters along the tokens, where the two tiles of a
+/// weight tile share its load (multicast), so that it comes from DRAM once and twice as many
+/// SMs work on the weights as one token tile would keep busy.
+///
+/// ```
+/// use kernels::hopper::chooser::model::token_pair_tile;
+/// assert_eq!(token_pair_tile(200, 8), 104);
+/// assert_eq!(token_pair_tile(333, 8), 168);
+/// assert_eq!(token_pair_tile(150, 16), 80);
+/// ```
+pub fn token_pair_tile(m: usize, granule: usize) -> usize {
+    m.div_ceil(2).next_multiple_of(granule.max(1))
+}
+
 /// The model's schedule for `m x n x k` on `device`: the tiling and walk of least time (the
 /// faster compute among those that wait on memory alike; a streamed walk only where it takes
 /// at most [`STREAMED_GAIN`] of the best whole one's), whole tiles in evened waves, the 128x256

@@ -124,7 +124,8 @@ pub fn one_wave_width_batched(n: usize, batch: usize, device: &Device) -> usize 
 
 /// The schedule a row gives: a spelling whose holes the shape fills, `{m16}` (M rounded up to
 /// 16), `{tokens8}` (a swapped schedule's token tile, [`super::model::token_tile`]: M in as few
-/// tiles of at most 256 as hold it, each rounded up to 8) and `{wave16}` ([`one_wave_width`]),
+/// tiles of at most 256 as hold it, each rounded up to 8), `{pair8}` (M in two token tiles,
+/// [`super::model::token_pair_tile`]) and `{wave16}` ([`one_wave_width`]),
 /// and whether its stages are as written or the most that fit up to a cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Template {
@@ -271,13 +272,21 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         class: "few tokens (M 129 to 256) whose weights' 128-row tiles fit in one wave: the \
-                tokens one tile wide, every tile's k-tiles streamed over every SM",
+                tokens in two tiles, in clusters of two along the tokens that load each weight \
+                tile once for both (multicast), whole tiles",
         when: &[
             Cond::MAbove(128),
             Cond::MAtMost(256),
             Cond::NTilesInOneWave(128),
         ],
-        schedule: most_stages("128x{m16}x64s3_c2x1_f1_l256_vfln_k_t", 8),
+        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t", 8),
+        results: "results/midm.md",
+    },
+    Row {
+        class: "tokens 257 to 320: two token tiles, in clusters of two along the tokens that \
+                load each weight tile once for both (multicast), whole tiles",
+        when: &[Cond::MAbove(256), Cond::MAtMost(320)],
+        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t", 8),
         results: "results/midm.md",
     },
     Row {
@@ -315,17 +324,21 @@ impl Template {
                 &super::model::token_tile(m, granule).to_string(),
             )
             .replace(
+                "{pair8}",
+                &super::model::token_pair_tile(m, granule).to_string(),
+            )
+            .replace(
                 "{wave16}",
                 &one_wave_width_batched(n, batch, device).to_string(),
             )
     }
 
     /// What the spelling's token width may round M up to, narrowest first: its own rounding
-    /// (8 for `{tokens8}`, 16 for `{m16}`), then wider ones where the narrower leaves an
+    /// (8 for `{tokens8}` and `{pair8}`, 16 for `{m16}`), then wider ones where the narrower leaves an
     /// operand's shared-memory atom unswizzled ([`super::choose_for`]); one granule where the
     /// tile does not follow M.
     pub fn granules(&self) -> &'static [usize] {
-        if self.spelling.contains("{tokens8}") {
+        if self.spelling.contains("{tokens8}") || self.spelling.contains("{pair8}") {
             &M_GRANULES
         } else if self.spelling.contains("{m16}") {
             &M_GRANULES[1..]

@@ -160,7 +160,7 @@ impl HopperSchedule {
 
     /// The schedules the tuning sweep times, as spelled (the source's comments say why each is
     /// there); each has a PTX snapshot.
-    pub const SWEEP: [&'static str; 69] = sweep::SWEEP;
+    pub const SWEEP: [&'static str; 71] = sweep::SWEEP;
 
     /// Consumer warpgroups: one for a cooperative 64-row tile, else two, each with half of the
     /// rows (or, ping-pong, each with tiles of its own).

@@ -2,7 +2,7 @@
 //! each with why it is there; every one has a PTX snapshot (`snapshots/hopper_*`).
 
 /// The sweep, as spelled.
-pub(super) const SWEEP: [&str; 69] = [
+pub(super) const SWEEP: [&str; 71] = [
     "128x256x64s3",
     // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
     // `_h`'s, on a grid of as few blocks as take as many waves).
@@ -135,4 +135,9 @@ pub(super) const SWEEP: [&str; 69] = [
     "128x168x64s4_n_t",
     "128x128x64s6_c2x1_n",
     "128x160x64s5_n",
+    // The mid-size defaults after the third 2026-12-06 session's levers (results/midm.md):
+    // 129 to 320 tokens in two swapped tiles of a 2-block cluster along the tokens, each weight
+    // tile loaded once for both (multicast); token tiles of 104 and 152 (not multiples of 16).
+    "128x104x64s6_c1x2_n_t",
+    "128x152x64s5_c1x2_n_t",
 ];
