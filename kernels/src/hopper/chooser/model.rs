@@ -297,19 +297,24 @@ fn swapped_rows(m: usize, rows: usize) -> Option<(u32, Tiling)> {
 }
 
 /// The width of a swapped schedule's token tile for `m` tokens: M in as few tiles of at most
-/// 256 as hold it, each rounded up to `granule`. Swapped tiles take widths that are multiples
-/// of 8; at 333 tokens two tiles of 168 against 176 (rounded to 16) ran 5-10% faster on the
-/// H100, three shapes of the midm suite (`results/midm.md`, 2026-12-06).
+/// 256 as hold it, each rounded up to `granule`, and at least 16 (the narrowest tile measured).
+/// Swapped tiles take widths that are multiples of 8; at 333 tokens two tiles of 168 against
+/// 176 (rounded to 16) ran 5-10% faster on the H100, three shapes of the midm suite; in decode,
+/// 40 tokens on 40 against 48 3.6% faster, 56 on 56 against 64 4.6% (`results/midm.md`,
+/// 2026-12-06).
 ///
 /// ```
 /// use kernels::hopper::chooser::model::token_tile;
 /// assert_eq!(token_tile(333, 8), 168);
 /// assert_eq!(token_tile(100, 8), 104);
 /// assert_eq!(token_tile(100, 16), 112);
+/// assert_eq!(token_tile(40, 8), 40);
+/// assert_eq!(token_tile(3, 8), 16);
 /// ```
 pub fn token_tile(m: usize, granule: usize) -> usize {
     m.div_ceil(m.div_ceil(256).max(1))
         .next_multiple_of(granule.max(1))
+        .max(16)
 }
 
 /// The width of each of two token tiles that hold `m` tokens, rounded up to `granule`: the

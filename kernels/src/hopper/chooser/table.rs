@@ -122,9 +122,9 @@ pub fn one_wave_width_batched(n: usize, batch: usize, device: &Device) -> usize 
     n.div_ceil(sms).next_multiple_of(16)
 }
 
-/// The schedule a row gives: a spelling whose holes the shape fills, `{m16}` (M rounded up to
-/// 16), `{tokens8}` (a swapped schedule's token tile, [`super::model::token_tile`]: M in as few
-/// tiles of at most 256 as hold it, each rounded up to 8), `{pair8}` (M in two token tiles,
+/// The schedule a row gives: a spelling whose holes the shape fills, `{tokens8}` (a swapped
+/// schedule's token tile, [`super::model::token_tile`]: M in as few tiles of at most 256 as
+/// hold it, each rounded up to 8, at least 16), `{pair8}` (M in two token tiles,
 /// [`super::model::token_pair_tile`]) and `{wave16}` ([`one_wave_width`]),
 /// and whether its stages are as written or the most that fit up to a cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,8 +167,8 @@ pub const TABLE: &[Row] = &[
     Row {
         class: "decode (M up to 64) whose 64-row weight tiles fit in one wave",
         when: &[Cond::MAtMost(64), Cond::NTilesInOneWave(64)],
-        schedule: most_stages("64x{m16}x128s3_f1_vfln_t", 12),
-        results: "results/h200_hopper_levers_2026-12-01g.md",
+        schedule: most_stages("64x{tokens8}x128s3_f1_vfln_t", 12),
+        results: "results/midm.md",
     },
     Row {
         class: "decode 64 wide past a wave of 128-row weight tiles",
@@ -183,8 +183,8 @@ pub const TABLE: &[Row] = &[
     Row {
         class: "decode past a wave of 64-row weight tiles",
         when: &[Cond::MAtMost(64)],
-        schedule: spelled("128x{m16}x64s8_vfln_t"),
-        results: "results/h200_hopper_levers_2026-12-01g.md",
+        schedule: spelled("128x{tokens8}x64s8_vfln_t"),
+        results: "results/midm.md",
     },
     Row {
         class: "tokens 65 to 111 over weights whose one wave of tiles is 48 to 64 wide: the \
@@ -260,6 +260,19 @@ pub const TABLE: &[Row] = &[
         results: "results/midm.md",
     },
     Row {
+        class: "tokens 209 to 256 whose weights' 128-row tiles fit in one wave, over a long K \
+                (16384 on): two 128-row token tiles, unswapped, in clusters of two along the \
+                weights, every tile's k-tiles streamed over every SM",
+        when: &[
+            Cond::MAbove(208),
+            Cond::MAtMost(256),
+            Cond::NTilesInOneWave(128),
+            Cond::KAtLeast(16384),
+        ],
+        schedule: spelled("128x128x64s6_c2x1_k"),
+        results: "results/midm.md",
+    },
+    Row {
         class: "tokens 209 to 256 whose weights' 128-row tiles fit in one wave: two 128-row \
                 token tiles, unswapped, in clusters of two along the weights",
         when: &[
@@ -271,14 +284,9 @@ pub const TABLE: &[Row] = &[
         results: "results/midm.md",
     },
     Row {
-        class: "few tokens (M 129 to 256) whose weights' 128-row tiles fit in one wave: the \
-                tokens in two tiles, in clusters of two along the tokens that load each weight \
-                tile once for both (multicast), whole tiles",
-        when: &[
-            Cond::MAbove(128),
-            Cond::MAtMost(256),
-            Cond::NTilesInOneWave(128),
-        ],
+        class: "few tokens (M 129 to 208): the tokens in two tiles, in clusters of two along \
+                the tokens that load each weight tile once for both (multicast), whole tiles",
+        when: &[Cond::MAbove(128), Cond::MAtMost(208)],
         schedule: most_stages("128x{pair8}x64s3_c1x2_n_t", 8),
         results: "results/midm.md",
     },
@@ -287,13 +295,6 @@ pub const TABLE: &[Row] = &[
                 load each weight tile once for both (multicast), whole tiles",
         when: &[Cond::MAbove(256), Cond::MAtMost(320)],
         schedule: most_stages("128x{pair8}x64s3_c1x2_n_t", 8),
-        results: "results/midm.md",
-    },
-    Row {
-        class: "few tokens (M 129 to 208) past a wave of the weights' 128-row tiles: the tokens \
-                one tile wide, whole tiles in waves",
-        when: &[Cond::MAbove(128), Cond::MAtMost(208)],
-        schedule: most_stages("128x{m16}x64s3_c2x1_f1_l256_vfln_t", 8),
         results: "results/midm.md",
     },
 ];
@@ -305,10 +306,9 @@ impl Template {
     }
 
     /// The spelling with its holes filled for a batch of `batch` GEMMs of `m x n` in one launch
-    /// (`{wave16}` is [`one_wave_width_batched`]), with `{m16}` and `{tokens8}` rounded up to
-    /// `granule` (a multiple of 8; `{m16}` to 16 at least) rather than to their own: a wider
-    /// token tile, where an operand's staging needs its rows in larger blocks
-    /// ([`super::choose_for`]).
+    /// (`{wave16}` is [`one_wave_width_batched`]), with `{tokens8}` and `{pair8}` rounded up to
+    /// `granule` (a multiple of 8) rather than to 8: a wider token tile, where an operand's
+    /// staging needs its rows in larger blocks ([`super::choose_for`]).
     pub fn fill_for(
         &self,
         (m, n): (usize, usize),
@@ -316,9 +316,7 @@ impl Template {
         batch: usize,
         device: &Device,
     ) -> String {
-        let m16 = granule.max(16);
         self.spelling
-            .replace("{m16}", &m.div_ceil(m16).saturating_mul(m16).to_string())
             .replace(
                 "{tokens8}",
                 &super::model::token_tile(m, granule).to_string(),
@@ -333,15 +331,12 @@ impl Template {
             )
     }
 
-    /// What the spelling's token width may round M up to, narrowest first: its own rounding
-    /// (8 for `{tokens8}` and `{pair8}`, 16 for `{m16}`), then wider ones where the narrower leaves an
-    /// operand's shared-memory atom unswizzled ([`super::choose_for`]); one granule where the
-    /// tile does not follow M.
+    /// What the spelling's token width may round M up to, narrowest first: 8 for `{tokens8}`
+    /// and `{pair8}`, then wider ones where the narrower leaves an operand's shared-memory atom
+    /// unswizzled ([`super::choose_for`]); one granule where the tile does not follow M.
     pub fn granules(&self) -> &'static [usize] {
         if self.spelling.contains("{tokens8}") || self.spelling.contains("{pair8}") {
             &M_GRANULES
-        } else if self.spelling.contains("{m16}") {
-            &M_GRANULES[1..]
         } else {
             &M_GRANULES[1..2]
         }

@@ -72,7 +72,7 @@ fn every_row_gives_a_schedule_that_takes_its_shapes() {
             1, 16, 33, 64, 65, 100, 128, 129, 256, 300, 333, 512, 4096, 81920,
         ],
         [8, 64, 128, 256, 264, 1000, 6144, 28672, 57344],
-        [8, 64, 128, 256, 512, 1024, 8192, 14336],
+        [8, 64, 128, 256, 512, 1024, 8192, 14336, 16384],
     );
     let mut rows_seen = std::collections::BTreeSet::new();
     for device in &devices {
@@ -184,18 +184,17 @@ fn a_smaller_shared_memory_takes_fewer_stages() {
     }
 }
 
-/// The mid-size range: few tokens swapped, their tile as narrow as holds them (144 on 144, 208
-/// on 208), or in two tiles half as wide; in waves past one wave of the weights' 128-row tiles
-/// (160 x 92544 x 4096: 0.98 of cuBLAS whole, 0.95 streamed), in two tiles of a 2-block cluster
-/// along the tokens within it (144 on 2 x 72), on 64-row weight tiles streamed where those fill
-/// at most 3/4 of a wave (129 on 136); 65 to 111 tokens over narrow weights in 64-row weight
-/// tiles, streamed; 209 to 256 tokens in one wave of the weights' 128-row tiles on unswapped,
-/// clustered 128x128 tiles; 257 to 320 tokens in two tiles of a cluster along the tokens; 209 to
-/// 256 tokens past a wave, and everything past 320, the model, which weighs the tokens in two
-/// swapped tiles 8 wide at a time (333 on 2 x 168), the weights in 128-row tiles or, where those
-/// leave most SMs idle, 64-row ones (333 x 4096 x 12800), and streams only tilings whose tiles
-/// leave most of a wave idle. Every streamed schedule's launch shares every tile out over every
-/// SM.
+/// The mid-size range: few tokens swapped, in tiles as narrow as hold them, 8 wide at a time
+/// (40 on 40 in decode); 129 to 208 tokens in two tiles of a 2-block cluster along the tokens
+/// (144 on 2 x 72), or, where the weights' 64-row tiles fill at most 3/4 of a wave, one token
+/// tile on 64-row weight tiles, streamed (129 on 136); 65 to 111 tokens over narrow weights in
+/// 64-row weight tiles, streamed; 209 to 256 tokens in one wave of the weights' 128-row tiles on
+/// unswapped, clustered 128x128 tiles, streamed over a long K; 257 to 320 tokens in two tiles of
+/// a cluster along the tokens; 209 to 256 tokens past a wave, and everything past 320, the
+/// model, which weighs the tokens in two swapped tiles (333 on 2 x 168), the weights in 128-row
+/// tiles or, where those leave most SMs idle, 64-row ones (333 x 4096 x 12800), and streams only
+/// tilings whose tiles leave most of a wave idle. Every streamed schedule's launch shares every
+/// tile out over every SM.
 #[test]
 fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
     let h200 = Device::h200();
@@ -206,8 +205,10 @@ fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
         (144, 8192, 29568, "128x72x64s8_c1x2_n_t"),
         (150, 7168, 20480, "128x80x64s7_c1x2_n_t"),
         (208, 7168, 20480, "128x104x64s6_c1x2_n_t"),
-        (160, 92544, 4096, "128x160x64s5_c2x1_f1_l256_vfln_t"),
-        (256, 6144, 24576, "128x128x64s6_c2x1_n"),
+        (160, 92544, 4096, "128x80x64s7_c1x2_n_t"),
+        (256, 6144, 24576, "128x128x64s6_c2x1_k"),
+        (256, 7680, 5120, "128x128x64s6_c2x1_n"),
+        (40, 4096, 4096, "64x40x128s8_f1_vfln_t"),
         (640, 7680, 5120, "128x160x64s5_n"),
         (256, 256000, 2304, "128x256x64s3_h_n"),
         (333, 16384, 3072, "128x168x64s4_n_t"),
