@@ -24,7 +24,7 @@ use super::epilogue_warps::HandOff;
 use super::fixup::hand_over;
 use super::plan::HopperPlan;
 use super::roles::{Output, Ring, Unit, Walk};
-use super::schedule::{Consumers, InFlight, CONSUMERS, REGISTERS};
+use super::schedule::{Consumers, InFlight};
 use super::trace::{FirstUnit, Phase, Trace};
 use super::HopperError;
 use crate::gemm::GemmElem;
@@ -34,9 +34,11 @@ use Idx::{All, Dyn};
 /// The consumers' named barriers: each warpgroup's own (128 threads), and for ping-pong
 /// consumers the turns of their main loops and, with one staging tile, of the staging (both
 /// warpgroups, 256 threads).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct ConsumerBarriers {
-    own: [NamedBarrier; CONSUMERS as usize],
+    /// One per consumer, and at least two (a one-consumer block's barrier ids are a
+    /// two-consumer block's).
+    own: Vec<NamedBarrier>,
     turn: Option<[NamedBarrier; 2]>,
     staging_free: Option<[NamedBarrier; 2]>,
     /// The hand-over to the epilogue warps (`_x`).
@@ -47,7 +49,9 @@ impl ConsumerBarriers {
     /// The barriers `plan`'s consumers use, handed out in order.
     pub(super) fn allocate(plan: &HopperPlan) -> ConsumerBarriers {
         let mut ids = NamedBarriers::new();
-        let own = ids.take(WARPGROUP_THREADS);
+        let own = (0..plan.schedule.consumers().max(2))
+            .map(|_| ids.next(WARPGROUP_THREADS))
+            .collect();
         let both = 2 * WARPGROUP_THREADS;
         let (turn, staging_free) = match plan.schedule.consumers {
             Consumers::PingPong(_) => (
@@ -117,7 +121,7 @@ pub(super) fn consumer<T: GemmElem>(
     (walk, trace): (Walk, Trace),
     bars: &ConsumerBarriers,
 ) -> Result<(), HopperError> {
-    RegisterBudget::Claim(REGISTERS.1).apply();
+    RegisterBudget::Claim(plan.schedule.registers().1).apply();
     let t = thread_id_in_warpgroup();
 
     // This consumer's rows of A and all of B, each stage as GMMA descriptors; its accumulators.
@@ -166,8 +170,10 @@ pub(super) fn consumer<T: GemmElem>(
             bulk_wait_group(0);
         }
     }
-    let done = [Phase::Consumer0Done, Phase::Consumer1Done][c as usize];
-    trace.mark(|| t.eq_(0u32), done);
+    // The trace has the first two consumers' ends (a third's is its peers' within the tile).
+    if let Some(&done) = [Phase::Consumer0Done, Phase::Consumer1Done].get(c as usize) {
+        trace.mark(|| t.eq_(0u32), done);
+    }
     Ok(())
 }
 

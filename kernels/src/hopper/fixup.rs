@@ -11,7 +11,7 @@
 //! | end consumer `c`, thread `i`, for peers `first + i`, `first + i + 128`, ... | spins on `ld.acquire.gpu` until flag `(p, c)` is 1, then sets it to 0 | acquire |
 //! | the end's warpgroup | after its barrier, adds the peers' slots to its accumulators in order | the barrier orders the loads after the acquires |
 //!
-//! The workspace (f32 elements, zeroed when allocated) starts with [`FLAG_WORDS`] flags, one per
+//! The workspace (f32 elements, zeroed when allocated) starts with [`flag_words`] flags, one per
 //! consumer of each of up to [`MAX_BLOCKS`] blocks, always at the same place so that every
 //! launch finds them lowered; the slots follow, one per consumer of each block that has a
 //! stream-K share, each thread's values side by side in fours (a 16-byte access per four
@@ -25,19 +25,23 @@ use dsl_core::pipeline::{NamedBarrier, StreamKScheduler, WARPGROUP_THREADS};
 use dsl_core::tensor::Fragment;
 use dsl_macros::device;
 
-use super::schedule::{HopperSchedule, CONSUMERS};
+use super::schedule::HopperSchedule;
 
 /// The most blocks a launch may have (the flags' room).
 pub const MAX_BLOCKS: u32 = 1024;
 
-/// Flags at the workspace's start: one per consumer of each of [`MAX_BLOCKS`] blocks.
-pub const FLAG_WORDS: u32 = MAX_BLOCKS * CONSUMERS;
+/// Flags at the workspace's start: one per consumer of each of [`MAX_BLOCKS`] blocks, two
+/// consumers' worth where a block has one (so that the slots of every block of one or two
+/// consumers start at the same place).
+pub fn flag_words(cfg: &HopperSchedule) -> u32 {
+    MAX_BLOCKS * cfg.consumers().max(2)
+}
 
 /// f32 elements of the workspace for `sk_blocks` blocks with a stream-K share: the flags and a
 /// slot of one consumer's accumulators per consumer of each.
 pub fn workspace_elems(cfg: &HopperSchedule, sk_blocks: u32) -> u64 {
     let (bm, bn, _) = cfg.tile.mnk();
-    u64::from(FLAG_WORDS) + u64::from(sk_blocks) * u64::from(bm) * u64::from(bn)
+    u64::from(flag_words(cfg)) + u64::from(sk_blocks) * u64::from(bm) * u64::from(bn)
 }
 
 /// The workspace as the consumers see it.
@@ -57,7 +61,7 @@ impl Partials {
         let bn = cfg.tile.n();
         Partials {
             flags: workspace.cast::<u32>(),
-            slots: workspace + FLAG_WORDS,
+            slots: workspace + flag_words(cfg),
             slot_elems: cfg.consumer_rows() * bn,
             consumers: cfg.consumers(),
         }

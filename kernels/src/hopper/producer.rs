@@ -12,7 +12,7 @@ use dsl_macros::device;
 
 use super::plan::HopperPlan;
 use super::roles::{Ring, Unit, Walk};
-use super::schedule::{ResidentB, Take, REGISTERS};
+use super::schedule::{ResidentB, Take};
 use super::trace::{Phase, Trace};
 use crate::gemm::GemmElem;
 
@@ -27,8 +27,8 @@ pub(super) fn producer<T: GemmElem>(
     walk: Walk,
     trace: Trace,
 ) {
-    RegisterBudget::Release(REGISTERS.0).apply();
     let s = &plan.schedule;
+    RegisterBudget::Release(s.registers().0).apply();
     let cluster = s.cluster_shape();
     let (a_elems, b_elems) = plan.stage_elems();
     if warp_id_in_warpgroup().eq_(0u32) & elect_one() {

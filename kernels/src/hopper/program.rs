@@ -221,8 +221,12 @@ pub fn hopper_ws<T: GemmElem>(
         consumer(plan, 0, roles, (walk, trace), &bars)?;
     } else if wg.eq_(1u32) {
         consumer(plan, 0, roles, (walk, trace), &bars)?;
-    } else {
+    } else if s.consumers() == 2 {
         consumer(plan, 1, roles, (walk, trace), &bars)?;
+    } else if wg.eq_(2u32) {
+        consumer(plan, 1, roles, (walk, trace), &bars)?;
+    } else {
+        consumer(plan, 2, roles, (walk, trace), &bars)?;
     }
     // No block leaves while another may still multicast into it or arrive on its barriers.
     if cluster.size() > 1 {

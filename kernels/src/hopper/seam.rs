@@ -48,14 +48,14 @@ impl GemmProgram for HopperWs {
     }
 
     fn summary(&self) -> &'static str {
-        "warp-specialized TMA + wgmma (sm_90a): a producer warp and two consumer warpgroups, \
+        "warp-specialized TMA + wgmma (sm_90a): a producer warp and one to three consumer warpgroups, \
          persistent over the tiles (a strided batch's in one launch), stream-K for few tiles; f16 \
          or bf16 with an f32 sum, N and K multiples of 8"
     }
 
     fn config_syntax(&self) -> &'static str {
         "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB|_x][_b][_n|_k][_t]: \
-         the block tile (M 64 with one consumer warpgroup, 128 or 256 with two; N a multiple of 16 up to 256, \
+         the block tile (M 64 with one consumer warpgroup, 128 or 256 with two, 192 with three; N a multiple of 16 up to 256, \
          of 8 with _t; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
          order (_h), groups of G tile rows (default 8; _g1 along N) or along M (_gm), one wgmma \

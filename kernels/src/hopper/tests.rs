@@ -125,8 +125,8 @@ fn every_sweep_configuration_emits_its_protocol() {
                 "wgmma.mma_async",
                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
                 "mbarrier.try_wait.parity",
-                "setmaxnreg.dec.sync.aligned.u32 40",
-                "setmaxnreg.inc.sync.aligned.u32 232",
+                &format!("setmaxnreg.dec.sync.aligned.u32 {}", cfg.registers().0),
+                &format!("setmaxnreg.inc.sync.aligned.u32 {}", cfg.registers().1),
                 // A programmatic launch: the setup overlaps the previous kernel.
                 "griddepcontrol.wait",
                 "griddepcontrol.launch_dependents",

@@ -15,7 +15,7 @@ use dsl_core::pipeline::QUEUE_WORDS;
 use kernels::gemm::harness::{poison, Rng};
 use kernels::gemm::metric::{relative_frobenius_error, sampled_f64_error};
 use kernels::gemm::{CublasRef, GemmDtype, GemmElem};
-use kernels::hopper::fixup::FLAG_WORDS;
+use kernels::hopper::fixup::flag_words;
 use kernels::hopper::schedule::Consumers;
 use kernels::hopper::{
     cluster_tiles, hopper_kernel, launch, tile_order, HopperLaunch, HopperPlan, HopperSchedule,
@@ -213,7 +213,7 @@ fn check<T: GemmElem + codegen_ptx::jit::DeviceRepr + codegen_ptx::jit::AnyBitPa
     );
     if l.split.sk_tiles > 0 {
         let flags = jit.download(&ws).unwrap();
-        let raised = flags[..FLAG_WORDS as usize]
+        let raised = flags[..flag_words(&c.plan.schedule) as usize]
             .iter()
             .filter(|f| f.to_bits() != 0)
             .count();

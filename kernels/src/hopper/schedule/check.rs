@@ -8,7 +8,9 @@ use dsl_core::pipeline::{Raster, StreamKRegion};
 use super::parts::{
     Buffers, Cluster, Consumers, Cooperative, InFlight, LastWave, Store, SubTile, TileSource, Waves,
 };
-use super::refusal::{Refusal, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT};
+use super::refusal::{
+    Refusal, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT, MAX_ACCUMULATORS_THREE_CONSUMERS,
+};
 use super::{HopperSchedule, DYNAMIC_SMEM_ALIGN, SMEM_LIMIT};
 
 impl HopperSchedule {
@@ -60,6 +62,14 @@ impl HopperSchedule {
             Store::Direct(_) => MAX_ACCUMULATORS_DIRECT,
             Store::Tma(_) | Store::EpilogueWarps => MAX_ACCUMULATORS,
         };
+        // Three consumers have a third fewer registers each, and the stores from the registers
+        // and the epilogue warps are built for one or two.
+        if self.consumers() == 3
+            && (accumulators > MAX_ACCUMULATORS_THREE_CONSUMERS
+                || !matches!(self.store(), Store::Tma(_)))
+        {
+            return Err(Refusal::ThreeConsumers(m, n, accumulators));
+        }
         match self.consumers {
             // A ping-pong consumer holds a whole tile's accumulators: at most 128 per thread.
             Consumers::PingPong(_) if !matches!(m, 64 | 128) || m * n > 128 * 128 => {

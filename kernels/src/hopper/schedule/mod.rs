@@ -61,7 +61,10 @@ pub use parts::{
     StoreWidth, SubTile, Take, Tile, TileSource, Waves, MAX_PREFETCH_WAVES, MAX_RESIDENT_K_TILES,
     MAX_STAGES,
 };
-pub use refusal::{Refusal, ScheduleError, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT};
+pub use refusal::{
+    Refusal, ScheduleError, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT,
+    MAX_ACCUMULATORS_THREE_CONSUMERS,
+};
 
 use dsl_core::pipeline::{ClusterShape, Raster, StreamKRegion, QUEUE_SLOTS};
 
@@ -76,13 +79,19 @@ pub const DYNAMIC_SMEM_ALIGN: u32 = 1024;
 /// stored through it: a piece's store is its boxes, so its rows are a multiple of these.
 pub const STAGING_BLOCK_ROWS: u32 = 16;
 
-/// The most consumer warpgroups a block has: two, each computing half of the tile's rows (or,
-/// ping-pong, tiles of its own); a cooperative 64-row tile has one.
-pub const CONSUMERS: u32 = 2;
+/// The most consumer warpgroups a block has: three, each computing a third of a 192-row tile's
+/// rows. Most tiles have two, each with half of the rows (or, ping-pong, tiles of their own); a
+/// cooperative 64-row tile has one.
+pub const CONSUMERS: u32 = 3;
 
-/// Registers per thread of the producer and of the consumers after `setmaxnreg`: together
-/// 64512 of the SM's 65536 (a block per SM).
+/// Registers per thread of the producer and of the consumers after `setmaxnreg` in a block of
+/// two consumer warpgroups (or one): together 64512 of the SM's 65536 (a block per SM).
 pub const REGISTERS: (u32, u32) = (40, 232);
+
+/// The same with three consumer warpgroups (a 192-row tile): 32 x 128 + 160 x 384, the SM's
+/// 65536. ptxas allocates the whole kernel within what a block of 512 threads has at entry
+/// (128 per thread), so the consumers' share past it is headroom, not more accumulators.
+pub const REGISTERS_THREE_CONSUMERS: (u32, u32) = (32, 160);
 
 /// Threads of the epilogue warps (`_x`): the producer warpgroup's warps 1 to 3, which the
 /// producer (one lane of warp 0) leaves idle otherwise.
@@ -160,18 +169,29 @@ impl HopperSchedule {
 
     /// The schedules the tuning sweep times, as spelled (the source's comments say why each is
     /// there); each has a PTX snapshot.
-    pub const SWEEP: [&'static str; 71] = sweep::SWEEP;
+    pub const SWEEP: [&'static str; 73] = sweep::SWEEP;
 
-    /// Consumer warpgroups: one for a cooperative 64-row tile, else two, each with half of the
-    /// rows (or, ping-pong, each with tiles of its own).
+    /// Consumer warpgroups: one for a cooperative 64-row tile, three for a 192-row one, else
+    /// two, each with its share of the rows (or, ping-pong, each with tiles of its own).
     pub fn consumers(&self) -> u32 {
         match self.consumers {
             Consumers::Cooperative(_) if self.tile.m == 64 => 1,
-            _ => CONSUMERS,
+            Consumers::Cooperative(_) if self.tile.m == 192 => 3,
+            _ => 2,
         }
     }
 
-    /// Rows of a tile one consumer computes: its half (the whole tile's, ping-pong).
+    /// Registers per thread of the producer and of each consumer after `setmaxnreg`:
+    /// [`REGISTERS`], or with three consumers [`REGISTERS_THREE_CONSUMERS`].
+    pub fn registers(&self) -> (u32, u32) {
+        if self.consumers() == 3 {
+            REGISTERS_THREE_CONSUMERS
+        } else {
+            REGISTERS
+        }
+    }
+
+    /// Rows of a tile one consumer computes: its share (the whole tile's, ping-pong).
     pub fn consumer_rows(&self) -> u32 {
         match self.consumers {
             Consumers::PingPong(_) => self.tile.m,
@@ -179,7 +199,7 @@ impl HopperSchedule {
         }
     }
 
-    /// Consumers that read each stage and free it: both (cooperative), or its tile's owner.
+    /// Consumers that read each stage and free it: all (cooperative), or its tile's owner.
     pub fn stage_consumers(&self) -> u32 {
         match self.consumers {
             Consumers::PingPong(_) => 1,

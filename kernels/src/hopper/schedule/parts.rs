@@ -12,9 +12,9 @@ use super::refusal::Refusal;
 
 /// The block tile `(M, N, K)` and the depth of the shared-memory ring.
 ///
-/// M is 64 (one consumer warpgroup), 128 or 256; N a multiple of 8 up to 256 (one `wgmma` N);
-/// K 64 or 128 (one or two 128-byte swizzled rows of 16-bit elements); 2 to 16 stages. What
-/// else a tile needs depends on the rest of the schedule
+/// M is 64 (one consumer warpgroup), 128 or 256 (two), or 192 (three of 64 rows); N a multiple
+/// of 8 up to 256 (one `wgmma` N); K 64 or 128 (one or two 128-byte swizzled rows of 16-bit
+/// elements); 2 to 16 stages. What else a tile needs depends on the rest of the schedule
 /// ([`HopperSchedule::check`](super::HopperSchedule::check)): N a multiple of 16 unless A and
 /// B are swapped (`_t`), since the epilogue's `stmatrix` copy takes the accumulators 16 columns
 /// at a time, where a swapped tile's staging is written one element at a time.
@@ -44,7 +44,7 @@ pub const MAX_STAGES: u32 = 16;
 impl Tile {
     /// The tile `m x n x k` with `stages` stages, or why the program has no such tile.
     pub fn new(m: u32, n: u32, k: u32, stages: u32) -> Result<Tile, Refusal> {
-        if !matches!(m, 64 | 128 | 256) {
+        if !matches!(m, 64 | 128 | 192 | 256) {
             return Err(Refusal::TileM(m));
         }
         if !(8..=256).contains(&n) || !n.is_multiple_of(8) {

@@ -14,6 +14,11 @@ pub const MAX_ACCUMULATORS: u32 = 160;
 /// rounded pairs are all live at once: 144 (160 spill, whatever the store's width).
 pub const MAX_ACCUMULATORS_DIRECT: u32 = 144;
 
+/// The most accumulators a consumer thread of a 192-row tile holds: its block of 512 threads
+/// has 128 registers per thread at entry, where ptxas allocates the whole kernel; 96 (a
+/// 64 x 192 share) leave the rest of the consumer's registers room.
+pub const MAX_ACCUMULATORS_THREE_CONSUMERS: u32 = 96;
+
 /// A spelling refused, naming it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ScheduleError {
@@ -48,7 +53,8 @@ pub enum Refusal {
     Spelling(String),
     /// Tile M.
     #[error(
-        "tile M is 64, 128 or 256 (one consumer warpgroup of 64 rows, or two of 64 or 128), not {0}"
+        "tile M is 64, 128, 192 or 256 (one consumer warpgroup of 64 rows, two of 64 or 128, or \
+         three of 64), not {0}"
     )]
     TileM(u32),
     /// Tile N: a multiple of 16 up to 256, or of 8 where A and B are swapped (`_t`).
@@ -132,6 +138,13 @@ pub enum Refusal {
          where it stores D from the registers, _uB)"
     )]
     Accumulators(u32, u32, u32),
+    /// A 192-row tile's consumer's accumulators, or a part it does not take.
+    #[error(
+        "a 192-row tile's three consumer warpgroups share 128 registers per thread: a {0} x {1} \
+         tile holds {2} accumulators per thread, at most {MAX_ACCUMULATORS_THREE_CONSUMERS} fit \
+         (and its D goes out through the staging tile: no _uB, no _x)"
+    )]
+    ThreeConsumers(u32, u32, u32),
     /// A swapped tile's staging.
     #[error("a swapped tile (_t) stages its output whole (no _eE)")]
     SwappedSubTile,

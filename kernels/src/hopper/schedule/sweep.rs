@@ -2,7 +2,7 @@
 //! each with why it is there; every one has a PTX snapshot (`snapshots/hopper_*`).
 
 /// The sweep, as spelled.
-pub(super) const SWEEP: [&str; 71] = [
+pub(super) const SWEEP: [&str; 73] = [
     "128x256x64s3",
     // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
     // `_h`'s, on a grid of as few blocks as take as many waves).
@@ -140,4 +140,9 @@ pub(super) const SWEEP: [&str; 71] = [
     // tile loaded once for both (multicast); token tiles of 104 and 152 (not multiples of 16).
     "128x104x64s6_c1x2_n_t",
     "128x152x64s5_c1x2_n_t",
+    // 192-row tiles, three consumer warpgroups of 64 rows (not yet measured on the device):
+    // swapped over two 168-wide token tiles in a pair along the tokens (333 tokens), and
+    // unswapped, streamed, in a pair along M.
+    "192x168x64s3_c1x2_n_t",
+    "192x160x64s3_c2x1_k",
 ];

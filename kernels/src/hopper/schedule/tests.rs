@@ -26,7 +26,7 @@ fn spellings_round_trip_and_refusals_say_why() {
         HopperSchedule::WIDE
     );
     refused(&["128x256x64s5"], "shared memory");
-    refused(&["96x256x64s3"], "tile M is 64, 128 or 256");
+    refused(&["96x256x64s3"], "tile M is 64, 128, 192 or 256");
     refused(&["128x256x64s3_c8x1"], "1x1, 2x1, 1x2, 4x1 or 1x4");
     refused(&["128x256x64s3_c2x2"], "4x1 or 1x4");
     // Four blocks share a 16-wide B: 4 rows each, not whole atoms.
@@ -121,6 +121,31 @@ fn spellings_round_trip_and_refusals_say_why() {
         "ping-pong",
     );
     refused(&["128x256x64s4_e128_t"], "stages its output whole");
+    // A 192-row tile: three consumer warpgroups of 64 rows, 512 threads sharing the SM's
+    // registers (128 each at entry), so at most 96 accumulators each, stored through the
+    // staging tile.
+    let three: HopperSchedule = "192x168x64s3_c1x2_n_t".parse().unwrap();
+    assert_eq!(
+        (
+            three.consumers(),
+            three.consumer_rows(),
+            three.stage_consumers()
+        ),
+        (3, 64, 3)
+    );
+    assert_eq!((three.threads(), three.registers()), (512, (32, 160)));
+    assert_eq!(three.registers().0 * 128 + three.registers().1 * 384, 65536);
+    let two: HopperSchedule = "128x168x64s4_n_t".parse().unwrap();
+    assert_eq!(two.registers(), (40, 232));
+    refused(
+        &["192x208x64s3_n", "192x96x64s4_u16"],
+        "three consumer warpgroups",
+    );
+    refused(&["192x128x64s4_p"], "ping-pong");
+    refused(
+        &["96x128x64s4", "320x128x64s2"],
+        "tile M is 64, 128, 192 or 256",
+    );
     // A resident B: one block's (or a cluster along M's, each block loading a slice), one
     // tile of N and at most its k-tiles of K.
     refused(&["128x256x64s5_e64_r4_c1x2"], "shared by a cluster along M");

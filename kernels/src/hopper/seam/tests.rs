@@ -188,7 +188,7 @@ fn launches_stream_k_where_the_tiles_are_few() {
     assert_eq!(l.args[8..10], [GemmArg::U32(64), GemmArg::U32(132)]);
     assert_eq!(
         l.workspace,
-        u64::from(super::super::fixup::FLAG_WORDS) + 132 * 64 * 16
+        u64::from(super::super::fixup::flag_words(h.schedule())) + 132 * 64 * 16
     );
     assert!(l.then.is_none());
 }
