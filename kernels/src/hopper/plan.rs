@@ -16,7 +16,9 @@ pub use super::epilogue::FormStore;
 use super::epilogue::GatedPairs;
 pub use super::operand::OperandMajors;
 use super::operand::{atom_rows, global_of, operand_atom, operand_tile};
-use super::schedule::{Consumers, HopperSchedule, Refusal, Store, STAGING_BLOCK_ROWS};
+use super::schedule::{
+    Consumers, HopperSchedule, Refusal, Store, TransposedStaging, STAGING_BLOCK_ROWS,
+};
 use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::{accumulator_offsets, AccValue};
 use crate::gemm::layout::{Form, FormParts, Major, OutType};
@@ -177,12 +179,21 @@ impl HopperPlan {
         };
         // Swapped, the kernel's tile is D's transposed: its rows run along D's rows, so the
         // staging tile is column-major and D, seen in the kernel's coordinates, too.
-        let (smem_d, d_global) = if cfg.swapped() {
+        let (smem_d, d_global) = if let Some(staging) = cfg.transposed_staging() {
             let column_major = TmaGlobal {
                 contiguous: 0,
                 ..global
             };
-            (plain([1, rows])?, column_major)
+            let tile = match staging {
+                TransposedStaging::Plain => plain([1, rows])?,
+                // Each column of 64 rows is one 128-byte row of the MN-major swizzle atom
+                // (check() asks 64 rows per consumer).
+                TransposedStaging::Swizzled => {
+                    gmma_atom(GmmaMajor::MN, GmmaLayoutType::B128, 2)?
+                        .tile_to_shape(&IntTuple::ints(&[rows, epi]), None)?
+                }
+            };
+            (tile, column_major)
         } else if epi % 64 == 0 {
             (
                 sw128.tile_to_shape(&IntTuple::ints(&[rows, epi]), None)?,

@@ -54,7 +54,7 @@ impl GemmProgram for HopperWs {
     }
 
     fn config_syntax(&self) -> &'static str {
-        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB|_x][_b][_n|_k][_t]: \
+        "MxNxKsS[_cXxY][_h|_gG|_gm][_f1][_eE][_d2][_rR][_p][_q|_ql][_aN][_o][_lB][_vABD][_w][_uB|_x][_b][_n|_k][_t[_z]]: \
          the block tile (M 64 with one consumer warpgroup, 128 or 256 with two, 192 with three; N a multiple of 16 up to 256, \
          of 8 with _t; K 64 or 128), S stages (up to 16), blocks per cluster along M and N \
          (1x1, 2x1, 1x2, 4x1 or 1x4, TMA multicast of the shared operand; K 64), Hilbert tile \
@@ -76,23 +76,26 @@ impl GemmProgram for HopperWs {
          _p, stored from the registers or in 16-row TMA boxes), as few blocks as take as many \
          waves (_n: evened waves, each block walking as many tiles) or every tile's k-tiles shared \
          out over every SM (_k: stream-K over the whole problem, cooperative consumers), A and B \
-         swapped (_t: the weights fill the tile's M, the tokens its N); e.g. 128x256x64s3_c2x1; \
+         swapped (_t: the weights fill the tile's M, the tokens its N; _t_z: its transposed \
+         staging 128-byte swizzled, 64 rows per consumer); e.g. 128x256x64s3_c2x1; \
          or `wide` \
          (128x256x64s3); each part at most once. Without it: a tuning record's (rute tune), else \
          by shape and the device's facts \
-         (for M up to 64, 64x{16..64}x128_f1_vfln_t \
-         where those tiles fit in one wave, else 128x{16..64}x64s8_vfln_t, in clusters of four \
+         (for M up to 64, 64x{M rounded up to 8, at least 16}x128_f1_vfln_t \
+         where those tiles fit in one wave, else 128x{the same}x64s8_vfln_t, in clusters of four \
          with a batch in flight where 64-wide tiles pass a wave; for M up to 128, the 128-row \
          tile as narrow as fills one wave, with a batch in flight, 256-byte L2 promotion and \
          _vlfn (where it is narrower than 48 over a K of 8192 or more, \
          128x64x64s8_c1x2_f1_vlfn shared out by stream-K; for M 65 to 111 where it would be 48 \
-         to 64 wide, 128x{M rounded up to 16}x64_f1_l256_vfln_k_t, the tokens one tile, every \
+         to 64 wide, 64x{M rounded up to 8}x64_f1_vfln_k_t, the tokens one tile, every \
          tile streamed over every SM); for K up to 512, 128x256x64s4_e128 \
          (64x256x64s8_f1_e128_r4_p_l0_vfnf where B is one tile 256 wide, \
          64x256x64s7_f1_e64_d2_r4_p_ql_l256_vnnf for its K of 256 past the L2); \
-         for M 129 to 256 where the weights' 128-row tiles fit one wave, \
-         128x{M rounded up to 16}x64_c2x1_f1_l256_vfln_k_t (the tokens one tile, every tile \
-         streamed over every SM), past a wave the same in whole waves for M up to 208; else the \
+         for M 129 to 160 where the weights' 64-row tiles fill at most 3/4 of a wave, \
+         64x{M rounded up to 8}x64_f1_vfln_k_t; for M 209 to 256 where the weights' 128-row \
+         tiles fit one wave, 128x128x64s6_c2x1_n (_k over a K of 16384 or more); for M 129 to \
+         320 otherwise, 128x{M/2 rounded up to 8}x64_c1x2_n_t (two token tiles sharing each \
+         weight tile's load); else the \
          tile whose waves cost least (for M up to 512 also the tokens in two swapped tiles as \
          narrow as hold them), in evened waves, the 128x256 tile in Hilbert order unless \
          stream-K shares its last wave out, or, where the tiles do not fill a wave, every tile \

@@ -6,7 +6,8 @@ use dsl_core::atom::tma::CacheHint;
 use dsl_core::pipeline::{Raster, StreamKRegion};
 
 use super::parts::{
-    Buffers, Cluster, Consumers, Cooperative, InFlight, LastWave, Store, SubTile, TileSource, Waves,
+    Buffers, Cluster, Consumers, Cooperative, InFlight, LastWave, Store, SubTile, TileSource,
+    TransposedStaging, Waves,
 };
 use super::refusal::{
     Refusal, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT, MAX_ACCUMULATORS_THREE_CONSUMERS,
@@ -80,6 +81,11 @@ impl HopperSchedule {
             }
             _ => Ok(()),
         }?;
+        if self.transposed_staging() == Some(TransposedStaging::Swizzled)
+            && self.consumer_rows() != 64
+        {
+            return Err(Refusal::SwizzledTransposeRows(self.consumer_rows()));
+        }
         let (x, _) = self.cluster.blocks();
         if self.cluster != Cluster::One && (k != 64 || !n.is_multiple_of(8 * x)) {
             let (x, y) = self.cluster.blocks();

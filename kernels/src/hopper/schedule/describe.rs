@@ -3,7 +3,9 @@
 use dsl_core::atom::tma::{CacheHint, L2Promotion};
 use dsl_core::pipeline::{Raster, StreamKRegion};
 
-use super::parts::{Buffers, Cluster, Consumers, SubTile, Take, TileSource, Waves};
+use super::parts::{
+    Buffers, Cluster, Consumers, SubTile, Take, TileSource, TransposedStaging, Waves,
+};
 use super::HopperSchedule;
 
 impl HopperSchedule {
@@ -51,10 +53,10 @@ impl HopperSchedule {
             (Consumers::PingPong(_), false) => ", ping-pong consumers",
             _ => "",
         };
-        let swap = if self.swapped() {
-            ", A and B swapped"
-        } else {
-            ""
+        let swap = match self.transposed_staging() {
+            Some(TransposedStaging::Plain) => ", A and B swapped",
+            Some(TransposedStaging::Swizzled) => ", A and B swapped, the staging swizzled",
+            None => "",
         };
         let promotion = match self.l2.promotion {
             L2Promotion::B128 => String::new(),

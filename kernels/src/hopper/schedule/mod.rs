@@ -31,8 +31,9 @@
 //! store run under the next tile's main loop; cooperative, whole staging), `_b` (the
 //! last wave's rows shared out, one piece per block), `_n` (as few blocks as take as many
 //! waves, each walking as many tiles), `_k` (stream-K over every tile: each tile's k-tiles
-//! shared out over every cluster the device runs) and `_t` (A and B swapped, for decode and
-//! few-token shapes), each at most once; e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
+//! shared out over every cluster the device runs), `_t` (A and B swapped, for decode and
+//! few-token shapes) and `_z` (with `_t`: the transposed staging 128-byte swizzled, for 64 rows
+//! per consumer), each at most once; e.g. `128x256x64s3_c2x1_h`, `128x256x64s4_e128`,
 //! `64x256x64s8_e128_r4_p`, `128x16x64s8_t` or `128x160x64s5_f1_vfln_k_t`.
 //!
 //! ```
@@ -58,8 +59,8 @@ mod sweep;
 pub use parts::{
     BPlacement, Buffers, CacheHints, Cluster, ClusterSize, Columns, Consumers, Cooperative,
     InFlight, L2Policy, LastWave, Operands, PingPong, PingPongStore, ResidentB, Staging, Store,
-    StoreWidth, SubTile, Take, Tile, TileSource, Waves, MAX_PREFETCH_WAVES, MAX_RESIDENT_K_TILES,
-    MAX_STAGES,
+    StoreWidth, SubTile, Take, Tile, TileSource, TransposedStaging, Waves, MAX_PREFETCH_WAVES,
+    MAX_RESIDENT_K_TILES, MAX_STAGES,
 };
 pub use refusal::{
     Refusal, ScheduleError, MAX_ACCUMULATORS, MAX_ACCUMULATORS_DIRECT,
@@ -169,7 +170,7 @@ impl HopperSchedule {
 
     /// The schedules the tuning sweep times, as spelled (the source's comments say why each is
     /// there); each has a PTX snapshot.
-    pub const SWEEP: [&'static str; 73] = sweep::SWEEP;
+    pub const SWEEP: [&'static str; 74] = sweep::SWEEP;
 
     /// Consumer warpgroups: one for a cooperative 64-row tile, three for a 192-row one, else
     /// two, each with its share of the rows (or, ping-pong, each with tiles of its own).
@@ -222,10 +223,21 @@ impl HopperSchedule {
         matches!(
             self.consumers,
             Consumers::Cooperative(Cooperative {
-                operands: Operands::Swapped,
+                operands: Operands::Swapped(_),
                 ..
             })
         )
+    }
+
+    /// A swapped tile's staging (`_t`, `_t_z`); `None` where A and B are as given.
+    pub fn transposed_staging(&self) -> Option<TransposedStaging> {
+        match self.consumers {
+            Consumers::Cooperative(Cooperative {
+                operands: Operands::Swapped(staging),
+                ..
+            }) => Some(staging),
+            _ => None,
+        }
     }
 
     /// The kernel's `(M, N)` for a problem's `m x n`: swapped, `(n, m)`.

@@ -216,7 +216,20 @@ pub enum Operands {
     /// (a 64x16 `wgmma`) and the weights B fill its rows, instead of 112 of 128 rows computing
     /// zeros. B's tile goes through the ring, and the output through one column-major staging
     /// tile of the whole tile and a TMA store of D seen transposed.
-    Swapped,
+    Swapped(TransposedStaging),
+}
+
+/// A swapped tile's staging: D's transpose, the consumer's rows of each column contiguous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransposedStaging {
+    /// Column after column (`_t`): the accumulators' four column pairs a warp writes at once lie
+    /// a column's bytes apart, in the same banks (four-way conflicts where a column is 128 or
+    /// 256 bytes).
+    Plain,
+    /// 128-byte swizzled (`_t_z`): each column's 16-byte chunks permuted by the column, so that
+    /// the columns a warp writes at once meet in no bank; the TMA store reads the same swizzle.
+    /// A column is one swizzle row: 64-row consumers (tile M 64, 128 or 192).
+    Swizzled,
 }
 
 /// Ping-pong consumers' part of the schedule.

@@ -148,6 +148,17 @@ pub enum Refusal {
     /// A swapped tile's staging.
     #[error("a swapped tile (_t) stages its output whole (no _eE)")]
     SwappedSubTile,
+    /// `_z` without `_t`.
+    #[error(
+        "_z swizzles the transposed staging of a swapped tile (_t_z); A and B are not swapped here"
+    )]
+    SwizzledTranspose,
+    /// `_z` where a consumer's rows are not one 128-byte swizzle row.
+    #[error(
+        "_z swizzles each staged column as one 128-byte row: 64 rows per consumer (tile M 64, \
+         128 or 192), not {0}"
+    )]
+    SwizzledTransposeRows(u32),
     /// Direct stores' width.
     #[error("D stored from the registers (_uB) takes 4, 8 or 16 bytes per store, not {0}")]
     DirectWidth(u32),

@@ -12,7 +12,7 @@ use dsl_core::pipeline::{Raster, StreamKRegion};
 use super::parts::{
     BPlacement, Buffers, CacheHints, Cluster, Columns, Consumers, Cooperative, InFlight, L2Policy,
     LastWave, Operands, PingPong, PingPongStore, ResidentB, Staging, Store, StoreWidth, SubTile,
-    Take, Tile, TileSource, Waves,
+    Take, Tile, TileSource, TransposedStaging, Waves,
 };
 use super::refusal::{Refusal, ScheduleError};
 use super::HopperSchedule;
@@ -84,8 +84,10 @@ impl fmt::Display for HopperSchedule {
         if self.streamed() {
             write!(f, "_k")?;
         }
-        if self.swapped() {
-            write!(f, "_t")?;
+        match self.transposed_staging() {
+            Some(TransposedStaging::Plain) => write!(f, "_t")?,
+            Some(TransposedStaging::Swizzled) => write!(f, "_t_z")?,
+            None => {}
         }
         Ok(())
     }
@@ -133,6 +135,7 @@ struct Parts {
     even: Option<()>,
     streamed: Option<()>,
     swap: Option<()>,
+    swizzled_transpose: Option<()>,
 }
 
 /// `_v`'s letters and the eviction hints they spell: one table for the spelling and its parse.
@@ -161,7 +164,7 @@ fn hint_of(c: char) -> Option<Option<CacheHint>> {
 
 /// The parts every spelling names, for the message about an unknown one.
 const KNOWN: &str = "known: _cXxY, _h, _gG, _fN, _eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, \
-                     _vABD, _w, _uB, _x, _b, _n, _k, _t";
+                     _vABD, _w, _uB, _x, _b, _n, _k, _t, _z";
 
 /// Sets `slot` to `value` unless a part already set it: the part's name (`_e`) and a sentence.
 fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), Refusal> {
@@ -211,6 +214,7 @@ impl Parts {
         let order = "_h, _gG or _gm";
         match part {
             "t" => once(&mut self.swap, (), "_t"),
+            "z" => once(&mut self.swizzled_transpose, (), "_z"),
             "p" => once(&mut self.pingpong, (), "_p"),
             "o" => once(&mut self.one_staging, (), "_o"),
             "b" => once(&mut self.row_split, (), "_b"),
@@ -373,6 +377,9 @@ impl Parts {
         if self.swap.is_some() {
             return Err(Refusal::PingPong);
         }
+        if self.swizzled_transpose.is_some() {
+            return Err(Refusal::SwizzledTranspose);
+        }
         if self.region_last.is_some() {
             return Err(Refusal::PingPongRegion);
         }
@@ -419,6 +426,7 @@ impl Parts {
             return Err(Refusal::RowSplit);
         }
         let operands = match self.swap {
+            None if self.swizzled_transpose.is_some() => return Err(Refusal::SwizzledTranspose),
             None => Operands::AsGiven { b, store },
             Some(()) => {
                 if b != BPlacement::Ring {
@@ -432,7 +440,10 @@ impl Parts {
                 if store != Store::Tma(SubTile::Whole) {
                     return Err(Refusal::SwappedSubTile);
                 }
-                Operands::Swapped
+                Operands::Swapped(match self.swizzled_transpose {
+                    Some(()) => TransposedStaging::Swizzled,
+                    None => TransposedStaging::Plain,
+                })
             }
         };
         Ok(Consumers::Cooperative(Cooperative {

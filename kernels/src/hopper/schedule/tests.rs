@@ -35,11 +35,11 @@ fn spellings_round_trip_and_refusals_say_why() {
         &["128x128x128s3_c2x1", "128x16x64s8_c4x1_t"],
         "multicast a slice",
     );
-    refused(&["128x256x64s3_z"], "unknown part `_z`");
+    refused(&["128x256x64s3_y"], "unknown part `_y`");
     // The list of parts names every one the spelling has.
     refused(
-        &["128x256x64s3_z"],
-        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _x, _b, _n, _k, _t)",
+        &["128x256x64s3_y"],
+        "_eE, _d2, _rR, _p, _q, _ql, _aN, _o, _lB, _vABD, _w, _uB, _x, _b, _n, _k, _t, _z)",
     );
     // Stream-K over every tile: cooperative consumers', swapped or not, in a cluster or not;
     // not beside evened waves, a region placed after the whole tiles, or ping-pong consumers.
@@ -142,6 +142,34 @@ fn spellings_round_trip_and_refusals_say_why() {
         "three consumer warpgroups",
     );
     refused(&["192x128x64s4_p"], "ping-pong");
+    // A swapped tile's staging swizzled (`_t_z`): 64 rows per consumer, one swizzle row a
+    // column; spelled back as read.
+    for z in [
+        "128x168x64s4_n_t_z",
+        "64x136x64s8_f1_vfln_k_t_z",
+        "192x168x64s3_c1x2_n_t_z",
+    ] {
+        let s: HopperSchedule = z.parse().unwrap();
+        assert_eq!(
+            s.transposed_staging(),
+            Some(TransposedStaging::Swizzled),
+            "{z}"
+        );
+        assert_eq!(s.to_string(), z);
+    }
+    assert_eq!(
+        "128x168x64s4_n_t"
+            .parse::<HopperSchedule>()
+            .unwrap()
+            .transposed_staging(),
+        Some(TransposedStaging::Plain)
+    );
+    refused(&["256x112x64s3_n_t_z"], "64 rows per consumer");
+    refused(
+        &["128x256x64s3_z", "128x64x64s8_p_z"],
+        "are not swapped here",
+    );
+    refused(&["128x168x64s4_t_z_z"], "given twice");
     refused(
         &["96x128x64s4", "320x128x64s2"],
         "tile M is 64, 128, 192 or 256",
