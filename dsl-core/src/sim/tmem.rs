@@ -89,9 +89,7 @@ pub(crate) struct TmemOutcome {
 pub(crate) struct Tmem {
     pub cells: Vec<u32>,
     shadow: Vec<Cell>,
-    /// Allocated columns, a bit per 32-column unit.
-    pub allocated: u16,
-    /// The allocations.
+    /// The allocations (their columns: [`Tmem::allocated`]).
     pub allocations: Vec<Allocation>,
     /// The block gave up its right to allocate.
     pub relinquished: bool,
@@ -114,7 +112,6 @@ impl Tmem {
             } else {
                 Vec::new()
             },
-            allocated: 0,
             allocations: Vec::new(),
             relinquished: false,
             checks,
@@ -127,9 +124,16 @@ impl Tmem {
         (first..last.min(COLUMNS / UNIT)).fold(0, |m, u| m | (1 << u))
     }
 
+    /// The allocated columns, a bit per 32-column unit.
+    pub fn allocated(&self) -> u16 {
+        self.allocations
+            .iter()
+            .fold(0, |m, a| m | Tmem::units(a.col, a.n))
+    }
+
     /// Whether columns `col .. col + n` are all allocated.
     pub fn is_allocated(&self, col: u32, n: u32) -> bool {
-        col + n <= COLUMNS && Tmem::units(col, n) & !self.allocated == 0
+        col + n <= COLUMNS && Tmem::units(col, n) & !self.allocated() == 0
     }
 
     /// The first free run of `n` columns (a multiple of the unit), if any.
@@ -137,7 +141,7 @@ impl Tmem {
         let units = n / UNIT;
         (0..=(COLUMNS / UNIT).saturating_sub(units))
             .map(|u| u * UNIT)
-            .find(|&c| Tmem::units(c, n) & self.allocated == 0)
+            .find(|&c| Tmem::units(c, n) & self.allocated() == 0)
     }
 
     /// Accesses `n` columns from `col` in `lane`: reads `out` (when `write` is false) or writes
@@ -229,7 +233,6 @@ impl Tmem {
 
     /// Frees columns `col .. col + n`: they read as unwritten again.
     pub fn free(&mut self, col: u32, n: u32) {
-        self.allocated &= !Tmem::units(col, n);
         self.allocations.retain(|a| a.col != col);
         if self.checks {
             for lane in 0..LANES {
@@ -249,7 +252,12 @@ mod tests {
     fn allocations_take_free_runs_and_accesses_are_ordered_by_clocks() {
         let mut t = Tmem::new(true);
         assert_eq!(t.free_run(128), Some(0));
-        t.allocated |= Tmem::units(0, 128);
+        t.allocations.push(Allocation {
+            col: 0,
+            n: 128,
+            epoch: 0,
+            site: 0,
+        });
         assert_eq!(t.free_run(256), Some(128));
         assert!(t.is_allocated(32, 64) && !t.is_allocated(96, 64));
         let mut a = Vc::new(3);
@@ -296,7 +304,6 @@ mod tests {
     #[test]
     fn an_access_not_ordered_after_the_allocation_conflicts_with_it() {
         let mut t = Tmem::new(true);
-        t.allocated |= Tmem::units(64, 32);
         // Allocated by component 2's tensor-memory agent at its clock 1, at site 5.
         t.allocations.push(Allocation {
             col: 64,

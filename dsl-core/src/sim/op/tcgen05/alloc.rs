@@ -96,7 +96,6 @@ pub(super) fn allocate(x: &mut Exec<'_, '_>, rank: u32, warp: u32, col: u32, n: 
     let epoch = epoch(agent, x.cl.agent_clock[agent as usize] + 1);
     let site = site(x.pc, x.mask.trailing_zeros().min(31));
     let t = tmem_of(x, rank);
-    t.allocated |= Tmem::units(col, n);
     t.allocations.push(Allocation {
         col,
         n,
@@ -249,8 +248,8 @@ pub(super) fn pair(x: &mut Exec<'_, '_>, op: PairOp) -> Result<Flow, SimError> {
             } else {
                 let free_both = (0..=(COLUMNS - ncols) / 32).map(|u| u * 32).find(|&c| {
                     let units = Tmem::units(c, ncols);
-                    units & tmem_of(x, rank).allocated == 0
-                        && units & tmem_of(x, peer.rank).allocated == 0
+                    units & tmem_of(x, rank).allocated() == 0
+                        && units & tmem_of(x, peer.rank).allocated() == 0
                 });
                 let Some(col) = free_both else {
                     return Ok(Flow::Retry(Status::Async(AsyncWait::TmemColumns { ncols })));
