@@ -20,6 +20,8 @@
 #   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
+#   checks    150  the schedules new since the last device run (CHECK_CONFIGS) against f64 on
+#                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
 set -uo pipefail
 parts="${1:?usage: gpu_next.sh \"PART [PART ...]\" OUT_DIR}"
 root="${2:-${OUT:-gpu-out}}"
@@ -85,13 +87,17 @@ peers)
     step peers "${PEERS_LIMIT:-300}" env RUTE_SUITE=midm RUTE_DTYPE=bf16 PEER_EVERY=6 RUTE_TABLE="$table" \
         bash "$here/gpu_peers.sh" "$out/peers"
     ;;
+checks)
+    configs="${CHECK_CONFIGS:-192x168x64s3_c1x2_n_t,192x160x64s3_c2x1_k,128x160x64s5_c1x2_n_t_z}"
+    step checks 150 env MIDM_STEPS="1 2" MIDM_CONFIGS="$configs" bash "$here/gpu_midm.sh" "$out/midm"
+    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers or suites" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, suites or checks" >&2
     exit 2
     ;;
 esac
