@@ -243,7 +243,7 @@ fn random_parts(rng: &mut Rng) -> Result<HopperSchedule, Refusal> {
         })
     } else {
         let operands = if rng.chance(15) {
-            Operands::Swapped
+            Operands::Swapped(rng.pick(&[TransposedStaging::Plain, TransposedStaging::Swizzled]))
         } else {
             Operands::AsGiven {
                 b,
