@@ -386,23 +386,32 @@ fn finish<T: GemmElem, O: OutElem>(
         }
         _ => None,
     };
-    // C's and the residual's chunks come a pass ahead ([`Ahead`]).
-    let ahead = Ahead::new(
-        [
-            (epilogue.reads_c(), ops.c, ops.ldc),
-            (epilogue.adds_residual(), ops.residual, ops.ldr),
-        ]
-        .into_iter()
-        .filter_map(|(read, p, ld)| read.then_some((p, ld)))
-        .collect(),
-    );
+    // C's and the residual's chunks come passes ahead, as many as `AHEAD_CHUNKS` hold
+    // ([`Ahead`]).
+    let sources: Vec<_> = [
+        (epilogue.reads_c(), ops.c, ops.ldc),
+        (epilogue.adds_residual(), ops.residual, ops.ldr),
+    ]
+    .into_iter()
+    .filter_map(|(read, p, ld)| read.then_some((p, ld)))
+    .collect();
+    // Nothing to load ahead: one pass at a time (unrolled passes would only take registers).
+    let depth = match sources.len() as u32 {
+        0 => 1,
+        n => (AHEAD_CHUNKS / n).clamp(1, chunks.passes.max(1)),
+    };
+    let ahead = Ahead::new(sources, depth);
     let chunk_at = |pass: Var<u32>| {
         let at = chunks.at(pass, unit);
         let (n_col, in_cols, _) = kept.unwrap_or_else(|| columns(at.col));
         (chunks.inside(&at, unit) & in_cols, at.m, n_col)
     };
-    ahead.fetch_at(Var::konst(0u32), &chunk_at);
-    for pass in Var::konst(0u32)..Var::konst(chunks.passes) {
+    for slot in 0..depth {
+        ahead.fetch_at(slot, Var::konst(slot), &chunk_at);
+    }
+    // Passes in groups of `depth`, the group's passes unrolled: pass `g * depth + slot` takes
+    // its chunks from register slot `slot` and loads the chunks `depth` passes on into it.
+    let pass_in = |pass: Var<u32>, slot: u32| {
         let at = chunks.at(pass, unit);
         let (n_col, in_cols, col_offset) = kept.unwrap_or_else(|| columns(at.col));
         let (m, inside) = (at.m, chunks.inside(&at, unit) & in_cols);
@@ -410,8 +419,8 @@ fn finish<T: GemmElem, O: OutElem>(
         let pre =
             eval_dyn(row_mode, r, i64::from(rows)).expect("checked by Finisher::new") + col_offset;
         let staged = staging_at::<T, O>(plan, out, c) + swizzle_dyn(&smem_d.swizzle, pre);
-        let fetched = ahead.take();
-        ahead.fetch_next(pass, chunks.passes, &chunk_at);
+        let fetched = ahead.take(slot);
+        ahead.fetch_ahead(slot, pass, chunks.passes, &chunk_at);
         inside.if_(|_| {
             let bias = match epilogue.bias() {
                 Some(Bias::PerColumn) => Some(kept_bias.unwrap_or_else(|| load8(ops.bias + n_col))),
@@ -446,45 +455,69 @@ fn finish<T: GemmElem, O: OutElem>(
             });
             staged.store_vec(y);
         });
+    };
+    let whole_groups = chunks.passes.is_multiple_of(depth);
+    for group in Var::konst(0u32)..Var::konst(chunks.passes.div_ceil(depth)) {
+        for slot in 0..depth {
+            let pass = group * depth + slot;
+            if whole_groups {
+                pass_in(pass, slot);
+            } else {
+                pass.lt(chunks.passes).if_(|_| pass_in(pass, slot));
+            }
+        }
     }
 }
+
+/// A thread's 16-byte chunks of C and the residual in flight at once, each in registers of its
+/// own (4 a chunk), over the passes ahead: four passes of the residual alone, two of C and the
+/// residual. A pass waits on L2 (or, where the prefetch lost the race, on memory) for its loads,
+/// and one pass ahead left most of that wait exposed (the residual cost 3.3-12.9% over the
+/// plain GEMM on the H100, 2026-12-06). Within the producer warpgroup's budget under `_x`
+/// ([`super::schedule::REGISTERS_EPILOGUE_WARPS`]): ptxas spilled at six (three passes of two).
+pub const AHEAD_CHUNKS: u32 = 4;
 
 /// Where a pass's chunk of C or the residual is: whether it is inside D, its row and its first
 /// column.
 type ChunkSource = (Var<bool>, Var<u32>, Var<u32>);
 
 /// The chunks of C and of the residual (each where the epilogue reads it) that a thread's next
-/// pass reads, loaded while the current pass computes. Their rows were asked into L2 under the
+/// passes read (as many as [`AHEAD_CHUNKS`] hold), loaded while the current pass computes. Their rows were asked into L2 under the
 /// tile's main loop ([`prefetch_rows`]), but a pass that loads its own chunks still waits on
 /// L2 for them before it can start, pass after pass: measured on an H100, the residual cost
-/// `_x` twice what bias + GELU did. One pass ahead, that wait overlaps a pass's arithmetic.
+/// `_x` twice what bias + GELU did. Passes ahead, that wait overlaps passes' arithmetic.
 /// The registers start at zero, so that a chunk a thread skips (past M or N) is never read
 /// unset.
 struct Ahead<O> {
     sources: Vec<(GlobalPtr<O>, Var<u32>)>,
-    held: Vec<[Var<O>; 8]>,
+    /// Per slot (a pass modulo the depth), per source, the chunk's registers.
+    held: Vec<Vec<[Var<O>; 8]>>,
 }
 
 impl<O: OutElem> Ahead<O> {
     /// Registers for the chunks of `sources` (each a buffer's first element and its rows'
     /// stride).
-    fn new(sources: Vec<(GlobalPtr<O>, Var<u32>)>) -> Ahead<O> {
-        let held = sources
-            .iter()
-            .map(|_| std::array::from_fn(|_| Var::konst(0.0f32).cast::<O>().fresh()))
+    fn new(sources: Vec<(GlobalPtr<O>, Var<u32>)>, depth: u32) -> Ahead<O> {
+        let held = (0..depth)
+            .map(|_| {
+                sources
+                    .iter()
+                    .map(|_| std::array::from_fn(|_| Var::konst(0.0f32).cast::<O>().fresh()))
+                    .collect()
+            })
             .collect();
         Ahead { sources, held }
     }
 
     /// Loads each source's chunk of `pass` (`chunk_at(pass)`: where it is inside, its row in D
-    /// and its first column), where it is inside.
-    fn fetch_at(&self, pass: Var<u32>, chunk_at: &impl Fn(Var<u32>) -> ChunkSource) {
+    /// and its first column) into slot `slot`, where it is inside.
+    fn fetch_at(&self, slot: u32, pass: Var<u32>, chunk_at: &impl Fn(Var<u32>) -> ChunkSource) {
         if self.sources.is_empty() {
             return;
         }
         let (inside, m, n_col) = chunk_at(pass);
         inside.if_(|_| {
-            for ((p, ld), held) in self.sources.iter().zip(&self.held) {
+            for ((p, ld), held) in self.sources.iter().zip(&self.held[slot as usize]) {
                 let row = *p + m.cast::<u64>() * ld.cast::<u64>();
                 let loaded: [Var<O>; 8] = (row + n_col).load_vec::<8>();
                 for (h, v) in held.iter().zip(loaded) {
@@ -495,19 +528,28 @@ impl<O: OutElem> Ahead<O> {
         });
     }
 
-    /// The next pass's chunks, where there is a next pass.
-    fn fetch_next(&self, pass: Var<u32>, passes: u32, chunk_at: &impl Fn(Var<u32>) -> ChunkSource) {
+    /// The chunks of the pass a depth after `pass` into `pass`'s slot, where there is one.
+    fn fetch_ahead(
+        &self,
+        slot: u32,
+        pass: Var<u32>,
+        passes: u32,
+        chunk_at: &impl Fn(Var<u32>) -> ChunkSource,
+    ) {
         if self.sources.is_empty() {
             return;
         }
-        let next = pass + 1u32;
-        next.lt(passes).if_(|_| self.fetch_at(next, chunk_at));
+        let next = pass + self.held.len() as u32;
+        next.lt(passes).if_(|_| self.fetch_at(slot, next, chunk_at));
     }
 
-    /// Copies of the chunks loaded for this pass, taken before the next pass's loads overwrite
-    /// them.
-    fn take(&self) -> Vec<[Var<O>; 8]> {
-        self.held.iter().map(|row| row.map(|v| v.fresh())).collect()
+    /// Copies of the chunks slot `slot` holds for its pass, taken before the loads of the pass a
+    /// depth later overwrite them.
+    fn take(&self, slot: u32) -> Vec<[Var<O>; 8]> {
+        self.held[slot as usize]
+            .iter()
+            .map(|row| row.map(|v| v.fresh()))
+            .collect()
     }
 }
 

@@ -89,6 +89,12 @@ pub const CONSUMERS: u32 = 3;
 /// two consumer warpgroups (or one): together 64512 of the SM's 65536 (a block per SM).
 pub const REGISTERS: (u32, u32) = (40, 232);
 
+/// The same with the epilogue warps (`_x`), which run in the producer warpgroup and hold
+/// [`AHEAD_CHUNKS`](super::epilogue_warps::AHEAD_CHUNKS) of C's and the residual's chunks in
+/// registers: 64 x 128 + 224 x 256, the SM's 65536. The consumers keep more than the
+/// 168 per thread ptxas allocates them within (a block of 384 threads at entry).
+pub const REGISTERS_EPILOGUE_WARPS: (u32, u32) = (64, 224);
+
 /// The same with three consumer warpgroups (a 192-row tile): 32 x 128 + 160 x 384, the SM's
 /// 65536. ptxas allocates the whole kernel within what a block of 512 threads has at entry
 /// (128 per thread), so the consumers' share past it is headroom, not more accumulators.
@@ -183,10 +189,13 @@ impl HopperSchedule {
     }
 
     /// Registers per thread of the producer and of each consumer after `setmaxnreg`:
-    /// [`REGISTERS`], or with three consumers [`REGISTERS_THREE_CONSUMERS`].
+    /// [`REGISTERS`], with three consumers [`REGISTERS_THREE_CONSUMERS`], with the epilogue
+    /// warps [`REGISTERS_EPILOGUE_WARPS`].
     pub fn registers(&self) -> (u32, u32) {
         if self.consumers() == 3 {
             REGISTERS_THREE_CONSUMERS
+        } else if self.epilogue_warps() {
+            REGISTERS_EPILOGUE_WARPS
         } else {
             REGISTERS
         }
