@@ -459,7 +459,11 @@ fn finish<T: GemmElem, O: OutElem>(
     let whole_groups = chunks.passes.is_multiple_of(depth);
     for group in Var::konst(0u32)..Var::konst(chunks.passes.div_ceil(depth)) {
         for slot in 0..depth {
-            let pass = group * depth + slot;
+            let pass = if depth == 1 {
+                group
+            } else {
+                group * depth + slot
+            };
             if whole_groups {
                 pass_in(pass, slot);
             } else {
