@@ -91,9 +91,11 @@ pub const REGISTERS: (u32, u32) = (40, 232);
 
 /// The same with the epilogue warps (`_x`), which run in the producer warpgroup and hold
 /// [`AHEAD_CHUNKS`](super::epilogue_warps::AHEAD_CHUNKS) of C's and the residual's chunks in
-/// registers: 64 x 128 + 224 x 256, the SM's 65536. The consumers keep more than the
-/// 168 per thread ptxas allocates them within (a block of 384 threads at entry).
-pub const REGISTERS_EPILOGUE_WARPS: (u32, u32) = (64, 224);
+/// registers: 64 x 128 + 216 x 256 = 63488, within the 64512 the block holds at entry (168 per
+/// thread: what the producer gives back is all the consumers can take, so a larger sum would
+/// leave their `setmaxnreg.inc` waiting). The consumers keep more than the 168 ptxas allocates
+/// them within.
+pub const REGISTERS_EPILOGUE_WARPS: (u32, u32) = (64, 216);
 
 /// The same with three consumer warpgroups (a 192-row tile): 32 x 128 + 160 x 384, the SM's
 /// 65536. ptxas allocates the whole kernel within what a block of 512 threads has at entry

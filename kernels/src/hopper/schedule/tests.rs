@@ -591,3 +591,40 @@ fn epilogue_warps_take_a_whole_cooperative_staging() {
     );
     refused(&["128x256x64s3_x_x"], "`_x` is given twice");
 }
+
+/// `setmaxnreg` moves registers within the block's own: what the producer warpgroup gives
+/// back is all the consumers can take, so the budgets of every schedule (and of its epilogue
+/// warps' variant) fit what the block holds at entry, the SM's 65536 over its threads in
+/// multiples of 8, as ptxas allocates it; a larger sum would leave the consumers'
+/// `setmaxnreg.inc` waiting for registers no warp frees.
+#[test]
+fn register_budgets_fit_the_block_at_entry() {
+    let mut specs: Vec<HopperSchedule> = HopperSchedule::SWEEP
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let handed: Vec<HopperSchedule> = specs
+        .iter()
+        .filter_map(|s| s.with_epilogue_warps())
+        .collect();
+    specs.extend(handed);
+    let mut kinds = std::collections::BTreeSet::new();
+    for s in specs {
+        let threads = s.threads();
+        let at_entry = (65536 / threads / 8 * 8).min(248);
+        let (producer, consumer) = s.registers();
+        let budget = producer * 128 + consumer * (threads - 128);
+        assert!(
+            budget <= at_entry * threads,
+            "{s}: {producer} x 128 + {consumer} x {} = {budget} past {at_entry} x {threads}",
+            threads - 128
+        );
+        assert!(
+            consumer >= at_entry.min(168),
+            "{s}: consumers below their entry share"
+        );
+        kinds.insert(s.registers());
+    }
+    // Every budget is met: two consumers, three, and the epilogue warps.
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+}
