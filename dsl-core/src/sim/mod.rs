@@ -99,7 +99,7 @@
 //! | `CpAsync` | `cp.async` (4/8/16 bytes, `src-size`), `commit_group`, `wait_group`, `wait_all` | asynchronous, completed by its group's wait |
 //! | `Matrix` | `ldmatrix`, `stmatrix` (`.x1/.x2/.x4`, `.trans`) | the ISA's fragment layouts |
 //! | `Mma` | `mma.sync.m16n8k16` (f16/bf16 inputs, f16/f32 accumulators) | each element's exact products summed in f64, rounded once |
-//! | `Setmaxnreg` | `setmaxnreg.inc/dec` | no value effect; order and warpgroup checks |
+//! | `Setmaxnreg` | `setmaxnreg.inc/dec` | no value effect; order and warpgroup checks; an `.inc` waits for registers the block's warps released |
 //! | `Mbarrier` | `init`, `inval`, `arrive` (counts, remote `.shared::cluster`), `arrive.expect_tx`, `expect_tx`, `try_wait.parity`, `test_wait.parity` | phases, pending arrivals, transaction counts; arrive releases, a completed wait acquires; `try_wait` waits without timing out |
 //! | `Bulk` (TMA) | `cp.async.bulk.tensor` loads (`.multicast::cluster`, `.cta_group::2`, complete-tx on an mbarrier) and stores (bulk groups, `wait_group[.read]`), `cp.async.bulk.prefetch.tensor`, `prefetch.tensormap` | from the tensor map's description ([`Arg::Tma`]): boxes, swizzle modes, zeros out of bounds, clipped stores; writes and reads in the async proxy |
 //! | `Wgmma` | `wgmma.mma_async` (shared-memory descriptors, A from registers, transposes, scales), `wgmma.fence`, `commit_group`, `wait_group` | descriptors and swizzles decoded from the ISA; asynchronous until its group's wait, its registers held until then |

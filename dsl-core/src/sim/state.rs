@@ -67,6 +67,9 @@ pub(crate) enum AsyncWait {
     TmemColumns { ncols: u32 },
     /// A `.cta_group::2` allocation op: the warp of the peer block to issue it too.
     Peer,
+    /// `setmaxnreg.inc`: `count` registers per thread, more than the block's other warps have
+    /// given back.
+    Registers { count: u32 },
 }
 
 /// A set of lanes of a warp at one position.

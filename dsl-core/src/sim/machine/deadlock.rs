@@ -13,6 +13,7 @@ impl Machine<'_, '_> {
     pub(super) fn deadlock(&mut self, stalled: bool) {
         let env = self.env;
         let prog = env.prog;
+        let threads = env.launch.block_threads();
         let mut lines = Vec::new();
         let mut first: Option<(Site, u32)> = None;
         let mut counts = Vec::new();
@@ -65,6 +66,14 @@ impl Machine<'_, '_> {
                                 "{ncols} free tensor-memory columns (the block's allocations hold {:?})",
                                 cta.tmem.as_ref().map(|t| t.allocations.iter().map(|a| (a.col, a.n)).collect::<Vec<_>>()).unwrap_or_default()
                             ),
+                            Status::Async(AsyncWait::Registers { count }) => {
+                                let at_entry = crate::sim::op::setmaxnreg::registers_at_entry(threads);
+                                format!(
+                                    "registers for setmaxnreg.inc {count}: the block's warps hold {} of the {} it has (each warp {at_entry} per thread at entry), and none of those running releases more",
+                                    crate::sim::op::setmaxnreg::registers_held(cta, at_entry),
+                                    at_entry * 32 * cta.warps.len() as u32
+                                )
+                            }
                             Status::Async(AsyncWait::Peer) => {
                                 "the warp of the peer block of its pair to run the same .cta_group::2 op".to_string()
                             }

@@ -1,10 +1,17 @@
 //! Register reallocation (PTX ISA: setmaxnreg). It changes no value the simulator models; the
 //! checks: `.dec` may not raise and `.inc` may not lower the warp's current limit, and every warp
 //! of a warpgroup runs the same sequence of `setmaxnreg` (checked when the block ends).
+//!
+//! The registers move within the block's own: a warp's `.inc` takes what the block's warps
+//! have released by their `.dec`s and waits until they have (a wait no warp ends is a
+//! deadlock). The block holds at entry what its threads may have each, the SM's 65536 over
+//! them in multiples of 8 and at most 256: what ptxas allocates a kernel with a register cap,
+//! and at least what it allocates any other, so that the simulator waits only where the
+//! hardware would.
 
 use super::super::exec::{Exec, Flow};
 use super::super::report::{Finding, FindingKind, SimError, Site};
-use super::super::state::CtaState;
+use super::super::state::{AsyncWait, CtaState, Status};
 use crate::ir::op::Setmaxnreg;
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Setmaxnreg) -> Result<Flow, SimError> {
@@ -24,10 +31,46 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Setmaxnreg) -> Result<Flow, SimErr
             });
         }
     }
+    let threads = x.env.launch.block_threads();
+    let at_entry = registers_at_entry(threads);
+    if op.inc {
+        // Each warp holds its limit for 32 threads, the block its warps' at entry.
+        let cta = &x.cl.ctas[x.cta];
+        let held: u32 = cta
+            .warps
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != x.warp)
+            .map(|(_, w)| w.maxnreg.unwrap_or(at_entry) * 32)
+            .sum();
+        if held + op.count * 32 > at_entry * 32 * cta.warps.len() as u32 {
+            return Ok(Flow::Retry(Status::Async(AsyncWait::Registers {
+                count: op.count,
+            })));
+        }
+    }
     let w = x.w();
     w.maxnreg = Some(op.count);
     w.setmaxnreg.push(pc);
+    if !op.inc {
+        // What it released may be what another warp's `.inc` waits for.
+        x.cl.wake_async();
+    }
     Ok(Flow::Next)
+}
+
+/// Registers per thread a block of `threads` holds at entry: the SM's 65536 over its threads,
+/// in multiples of 8, at most 256.
+pub(crate) fn registers_at_entry(threads: u32) -> u32 {
+    (65536 / threads.max(1)).min(256) / 8 * 8
+}
+
+/// Registers the warps of `cta` hold now (a warp that ran no `setmaxnreg` holds `at_entry`).
+pub(crate) fn registers_held(cta: &CtaState, at_entry: u32) -> u32 {
+    cta.warps
+        .iter()
+        .map(|w| w.maxnreg.unwrap_or(at_entry) * 32)
+        .sum()
 }
 
 /// The first warpgroup of a finished block whose warps ran different `setmaxnreg` sequences.

@@ -442,6 +442,56 @@ fn setmaxnreg_is_checked_per_warp_and_warpgroup() {
     assert!(run(&k, Launch::linear(1, 128), &[], &mut mem).is_clean());
 }
 
+/// `setmaxnreg.inc` takes registers the block's warps released: a block of 384 threads holds
+/// 168 each at entry, so the producer's 40 lets two consumer warpgroups rise to 232 (64512 in
+/// all), 64 lets them rise to 216 but not 224 (65536: they wait forever), and no release at all
+/// leaves them waiting too, which the deadlock names.
+#[test]
+fn setmaxnreg_inc_waits_for_registers_the_block_released() {
+    let budgets = |producer: Option<u32>, consumers: u32| {
+        build_kernel("pool", move |_| {
+            let wg = thread_idx_x() / 128u32;
+            wg.eq_(0u32).if_else(|arm| match arm {
+                Arm::Then => {
+                    if let Some(p) = producer {
+                        setmaxnreg_dec(p);
+                    }
+                }
+                Arm::Else => setmaxnreg_inc(consumers),
+            });
+        })
+        .unwrap()
+    };
+    let mut mem = Memory::new();
+    for (producer, consumers) in [(Some(40), 232), (Some(64), 216), (Some(32), 232)] {
+        let r = run(
+            &budgets(producer, consumers),
+            Launch::linear(1, 384),
+            &[],
+            &mut mem,
+        );
+        assert!(r.is_clean(), "{producer:?} {consumers}: {r}");
+    }
+    for (producer, consumers) in [(Some(64), 224), (None, 232)] {
+        let r = run(
+            &budgets(producer, consumers),
+            Launch::linear(1, 384),
+            &[],
+            &mut mem,
+        );
+        let d = r
+            .of_kind(FindingKind::Deadlock)
+            .next()
+            .unwrap_or_else(|| panic!("{producer:?} {consumers}: no deadlock: {r}"));
+        assert!(
+            d.details.contains(&format!("setmaxnreg.inc {consumers}"))
+                && d.details.contains("of the 64512"),
+            "{}",
+            d.details
+        );
+    }
+}
+
 #[test]
 fn local_memory_is_private_to_each_thread() {
     let k = build_kernel("local", |k| {
