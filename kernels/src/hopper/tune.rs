@@ -4,8 +4,10 @@
 //! their users, as `rute tune --m M --n N --k K` or `tune` (feature `gpu`).
 //!
 //! The candidates ([`candidates`], on the host) are the default's schedule and its neighbours:
-//! the cost model's tiles in both orders, the tokens in swapped tiles (M up to 512), the
-//! table's rows that take the problem, and the default with each lever moved (a batch in
+//! the cost model's tiles in both orders, the tokens in swapped tiles (M up to 512: over the
+//! weights' 128-row tiles, in pairs along the tokens, with their staging swizzled, and over
+//! 192-row tiles of three consumer warpgroups), 192-row tiles as given, the table's rows that
+//! take the problem, and the default with each lever moved (a batch in
 //! flight, stages, evened waves or stream-K over every tile, the order, the L2's hints and
 //! promotion, a cluster). On the device (`tune`, feature `gpu`) each is run on the same rotating
 //! input sets, in interleaved rounds so that clocks and heat weigh on all
@@ -77,6 +79,28 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
                     }),
                     ..s
                 });
+            }
+        }
+    }
+    // Schedules the table and the model do not give yet, measured by levers only: the tokens'
+    // two tiles sharing each weight tile in a cluster, the swapped staging swizzled, 192-row
+    // tiles of three consumers (swapped, and as given past one row of 128-row tiles).
+    if let Some((width, _)) = model::swapped(m) {
+        let pair = model::token_pair_tile(m, 8);
+        for spelled in [
+            format!("128x{pair}x64s2_c1x2_n_t"),
+            format!("128x{width}x64s2_n_t_z"),
+            format!("192x{width}x64s2_n_t"),
+        ] {
+            if let Ok(s) = spelled.parse::<HopperSchedule>() {
+                add(s.with_most_stages(MAX_STAGES, device.smem_per_block));
+            }
+        }
+    }
+    if m > 128 {
+        for spelled in ["192x176x64s3_n", "192x192x64s3_h_n"] {
+            if let Ok(s) = spelled.parse::<HopperSchedule>() {
+                add(s);
             }
         }
     }
@@ -176,6 +200,7 @@ mod tests {
             (128, 4096, 14336),
             (200, 7168, 20480),
             (512, 28672, 4096),
+            (333, 100352, 4096),
             (4096, 4096, 4096),
             (81920, 256, 256),
             (100, 57344, 64),
@@ -197,6 +222,20 @@ mod tests {
                 assert!(!c[..i].contains(s), "{s} twice");
             }
         }
+        // The levers not yet in the table or the model reach the tuner: 333 tokens in 192-row
+        // tiles, with the swapped staging swizzled, and in a pair along the tokens (the
+        // model's default there is one swapped tile a block).
+        let at333: Vec<String> = candidates(333, 100352, 4096, &h200)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(
+            at333.iter().any(|s| s.starts_with("192x168x64")),
+            "{at333:?}"
+        );
+        assert!(at333.iter().any(|s| s.ends_with("_t_z")), "{at333:?}");
+        assert!(!at333[0].contains("_c1x2"), "{}", at333[0]);
+        assert!(at333.iter().any(|s| s.contains("_c1x2_n_t")), "{at333:?}");
         // A device with less shared memory: every candidate fits it.
         let small = Device {
             smem_per_block: 160 * 1024,
