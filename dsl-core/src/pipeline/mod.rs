@@ -63,8 +63,8 @@ pub use cluster::{cluster_size, cluster_sync, ClusterShape};
 pub use named::{warpgroup_sync, Alignment, NamedBarrier, NamedBarriers, NAMED_BARRIERS};
 pub use queue::{TileQueue, QUEUE_SLOTS, QUEUE_WORDS};
 pub use roles::{
-    elect_one, lane, thread_id_in_warpgroup, warp_id_in_block, warp_id_in_warpgroup, warpgroup_id,
-    RegisterBudget, WARPGROUP_THREADS,
+    elect_one, lane, registers_at_entry, thread_id_in_warpgroup, warp_id_in_block,
+    warp_id_in_warpgroup, warpgroup_id, RegisterBudget, WARPGROUP_THREADS,
 };
 pub use scheduler::{hilbert_order, walk, PersistentScheduler, Raster};
 pub use state::PipelineState;

@@ -74,10 +74,34 @@ impl RegisterBudget {
         }
     }
 
-    /// Whether a block of `producers` warpgroups at this budget and `consumers` at `other` fits
-    /// the SM's 64K registers (per thread: 65536 / threads).
+    /// Whether `producers` warpgroups at `producer` registers per thread and `consumers` at
+    /// `consumer` fit what their block holds at entry ([`registers_at_entry`]): `setmaxnreg`
+    /// moves registers within the block's own, so what the producers release is all the
+    /// consumers can claim, and past it their `setmaxnreg.inc` waits forever.
+    ///
+    /// ```
+    /// use dsl_core::pipeline::RegisterBudget;
+    /// // One producer and two consumer warpgroups: 168 each at entry, 64512 in all.
+    /// assert!(RegisterBudget::fits(40, 232, 1, 2));
+    /// assert!(!RegisterBudget::fits(64, 224, 1, 2));
+    /// ```
     pub fn fits(producer: u32, consumer: u32, producers: u32, consumers: u32) -> bool {
+        let threads = (producers + consumers) * WARPGROUP_THREADS;
         let total = (producer * producers + consumer * consumers) * WARPGROUP_THREADS;
-        total <= 65536
+        total <= registers_at_entry(threads) * threads
     }
+}
+
+/// Registers per thread a block of `threads` holds at entry where the kernel has a register cap
+/// (one block per SM, as `setmaxnreg` needs): the SM's 65536 over its threads in multiples of 8,
+/// at most 248 (ptxas allocates at most 255 a thread, 8 at a time).
+///
+/// ```
+/// use dsl_core::pipeline::registers_at_entry;
+/// assert_eq!(registers_at_entry(384), 168);
+/// assert_eq!(registers_at_entry(512), 128);
+/// assert_eq!(registers_at_entry(128), 248);
+/// ```
+pub fn registers_at_entry(threads: u32) -> u32 {
+    (65536 / threads.max(1) / 8 * 8).min(248)
 }

@@ -67,11 +67,12 @@ impl Machine<'_, '_> {
                                 cta.tmem.as_ref().map(|t| t.allocations.iter().map(|a| (a.col, a.n)).collect::<Vec<_>>()).unwrap_or_default()
                             ),
                             Status::Async(AsyncWait::Registers { count }) => {
-                                let at_entry = crate::sim::op::setmaxnreg::registers_at_entry(threads);
+                                use crate::sim::op::setmaxnreg::{block_registers, registers_held};
+                                let at_entry = crate::pipeline::registers_at_entry(threads);
                                 format!(
                                     "registers for setmaxnreg.inc {count}: the block's warps hold {} of the {} it has (each warp {at_entry} per thread at entry), and none of those running releases more",
-                                    crate::sim::op::setmaxnreg::registers_held(cta, at_entry),
-                                    at_entry * 32 * cta.warps.len() as u32
+                                    registers_held(cta, at_entry),
+                                    block_registers(cta, at_entry)
                                 )
                             }
                             Status::Async(AsyncWait::Peer) => {

@@ -4,15 +4,15 @@
 //!
 //! The registers move within the block's own: a warp's `.inc` takes what the block's warps
 //! have released by their `.dec`s and waits until they have (a wait no warp ends is a
-//! deadlock). The block holds at entry what its threads may have each, the SM's 65536 over
-//! them in multiples of 8 and at most 256: what ptxas allocates a kernel with a register cap,
-//! and at least what it allocates any other, so that the simulator waits only where the
-//! hardware would.
+//! deadlock). The block holds at entry what its threads may have each
+//! ([`registers_at_entry`]): what ptxas allocates a kernel with a register cap, and at least
+//! what it allocates any other, so that the simulator waits only where the hardware would.
 
 use super::super::exec::{Exec, Flow};
 use super::super::report::{Finding, FindingKind, SimError, Site};
 use super::super::state::{AsyncWait, CtaState, Status};
 use crate::ir::op::Setmaxnreg;
+use crate::pipeline::registers_at_entry;
 
 pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Setmaxnreg) -> Result<Flow, SimError> {
     let lane = x.mask.trailing_zeros().min(31);
@@ -31,19 +31,12 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Setmaxnreg) -> Result<Flow, SimErr
             });
         }
     }
-    let threads = x.env.launch.block_threads();
-    let at_entry = registers_at_entry(threads);
     if op.inc {
-        // Each warp holds its limit for 32 threads, the block its warps' at entry.
+        let at_entry = registers_at_entry(x.env.launch.block_threads());
         let cta = &x.cl.ctas[x.cta];
-        let held: u32 = cta
-            .warps
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != x.warp)
-            .map(|(_, w)| w.maxnreg.unwrap_or(at_entry) * 32)
-            .sum();
-        if held + op.count * 32 > at_entry * 32 * cta.warps.len() as u32 {
+        let mine = cta.warps[x.warp].maxnreg.unwrap_or(at_entry) * 32;
+        let others = registers_held(cta, at_entry) - mine;
+        if others + op.count * 32 > block_registers(cta, at_entry) {
             return Ok(Flow::Retry(Status::Async(AsyncWait::Registers {
                 count: op.count,
             })));
@@ -59,13 +52,13 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Setmaxnreg) -> Result<Flow, SimErr
     Ok(Flow::Next)
 }
 
-/// Registers per thread a block of `threads` holds at entry: the SM's 65536 over its threads,
-/// in multiples of 8, at most 256.
-pub(crate) fn registers_at_entry(threads: u32) -> u32 {
-    (65536 / threads.max(1)).min(256) / 8 * 8
+/// Registers the warps of `cta` hold at entry, `at_entry` per thread: all they can share.
+pub(crate) fn block_registers(cta: &CtaState, at_entry: u32) -> u32 {
+    at_entry * 32 * cta.warps.len() as u32
 }
 
-/// Registers the warps of `cta` hold now (a warp that ran no `setmaxnreg` holds `at_entry`).
+/// Registers the warps of `cta` hold now, each for its 32 threads (a warp that ran no
+/// `setmaxnreg` holds `at_entry`).
 pub(crate) fn registers_held(cta: &CtaState, at_entry: u32) -> u32 {
     cta.warps
         .iter()

@@ -1,6 +1,6 @@
 //! The schedule's spelling, its refusals and its derived sizes.
 
-use dsl_core::pipeline::{Raster, StreamKRegion};
+use dsl_core::pipeline::{Raster, RegisterBudget, StreamKRegion};
 
 use super::*;
 
@@ -610,14 +610,13 @@ fn register_budgets_fit_the_block_at_entry() {
     specs.extend(handed);
     let mut kinds = std::collections::BTreeSet::new();
     for s in specs {
-        let threads = s.threads();
-        let at_entry = (65536 / threads / 8 * 8).min(248);
+        let at_entry = dsl_core::pipeline::registers_at_entry(s.threads());
         let (producer, consumer) = s.registers();
-        let budget = producer * 128 + consumer * (threads - 128);
         assert!(
-            budget <= at_entry * threads,
-            "{s}: {producer} x 128 + {consumer} x {} = {budget} past {at_entry} x {threads}",
-            threads - 128
+            RegisterBudget::fits(producer, consumer, 1, s.consumers()),
+            "{s}: {producer} for the producer, {consumer} for {} consumers: past {at_entry} x {}",
+            s.consumers(),
+            s.threads()
         );
         assert!(
             consumer >= at_entry.min(168),
