@@ -388,19 +388,17 @@ fn finish<T: GemmElem, O: OutElem>(
     };
     // C's and the residual's chunks come passes ahead, as many as `AHEAD_CHUNKS` hold
     // ([`Ahead`]).
-    let sources: Vec<_> = [
-        (epilogue.reads_c(), ops.c, ops.ldc),
-        (epilogue.adds_residual(), ops.residual, ops.ldr),
-    ]
-    .into_iter()
-    .filter_map(|(read, p, ld)| read.then_some((p, ld)))
-    .collect();
-    // Nothing to load ahead: one pass at a time (unrolled passes would only take registers).
-    let depth = match sources.len() as u32 {
-        0 => 1,
-        n => (AHEAD_CHUNKS / n).clamp(1, chunks.passes.max(1)),
-    };
-    let ahead = Ahead::new(sources, depth);
+    let ahead = Ahead::new(
+        [
+            (epilogue.reads_c(), ops.c, ops.ldc),
+            (epilogue.adds_residual(), ops.residual, ops.ldr),
+        ]
+        .into_iter()
+        .filter_map(|(read, p, ld)| read.then_some((p, ld)))
+        .collect(),
+        chunks.passes,
+    );
+    let depth = ahead.depth();
     let chunk_at = |pass: Var<u32>| {
         let at = chunks.at(pass, unit);
         let (n_col, in_cols, _) = kept.unwrap_or_else(|| columns(at.col));
@@ -486,10 +484,11 @@ pub const AHEAD_CHUNKS: u32 = 4;
 type ChunkSource = (Var<bool>, Var<u32>, Var<u32>);
 
 /// The chunks of C and of the residual (each where the epilogue reads it) that a thread's next
-/// passes read (as many as [`AHEAD_CHUNKS`] hold), loaded while the current pass computes. Their rows were asked into L2 under the
-/// tile's main loop ([`prefetch_rows`]), but a pass that loads its own chunks still waits on
-/// L2 for them before it can start, pass after pass: measured on an H100, the residual cost
-/// `_x` twice what bias + GELU did. Passes ahead, that wait overlaps passes' arithmetic.
+/// passes read (as many as [`AHEAD_CHUNKS`] hold), loaded while the current pass computes.
+/// Their rows were asked into L2 under the tile's main loop ([`prefetch_rows`]), but a pass
+/// that loads its own chunks still waits on L2 for them before it can start, pass after pass:
+/// measured on an H100, the residual cost `_x` twice what bias + GELU did. Passes ahead, that
+/// wait overlaps passes' arithmetic.
 /// The registers start at zero, so that a chunk a thread skips (past M or N) is never read
 /// unset.
 struct Ahead<O> {
@@ -500,8 +499,14 @@ struct Ahead<O> {
 
 impl<O: OutElem> Ahead<O> {
     /// Registers for the chunks of `sources` (each a buffer's first element and its rows'
-    /// stride).
-    fn new(sources: Vec<(GlobalPtr<O>, Var<u32>)>, depth: u32) -> Ahead<O> {
+    /// stride) over a tile of `passes` passes: as many passes ahead as [`AHEAD_CHUNKS`] hold,
+    /// at most the tile's; one where nothing is loaded (unrolled passes would only take
+    /// registers).
+    fn new(sources: Vec<(GlobalPtr<O>, Var<u32>)>, passes: u32) -> Ahead<O> {
+        let depth = match sources.len() as u32 {
+            0 => 1,
+            n => (AHEAD_CHUNKS / n).clamp(1, passes.max(1)),
+        };
         let held = (0..depth)
             .map(|_| {
                 sources
@@ -511,6 +516,11 @@ impl<O: OutElem> Ahead<O> {
             })
             .collect();
         Ahead { sources, held }
+    }
+
+    /// Passes whose chunks are held at once: the slots.
+    fn depth(&self) -> u32 {
+        self.held.len() as u32
     }
 
     /// Loads each source's chunk of `pass` (`chunk_at(pass)`: where it is inside, its row in D
@@ -543,7 +553,7 @@ impl<O: OutElem> Ahead<O> {
         if self.sources.is_empty() {
             return;
         }
-        let next = pass + self.held.len() as u32;
+        let next = pass + self.depth();
         next.lt(passes).if_(|_| self.fetch_at(slot, next, chunk_at));
     }
 

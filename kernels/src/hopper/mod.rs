@@ -60,7 +60,7 @@ pub use launch::{
 };
 pub use plan::{HopperPlan, PlanError};
 pub use schedule::{
-    HopperSchedule, Refusal, ScheduleError, Store, CONSUMERS, REGISTERS, REGISTERS_EPILOGUE_WARPS,
+    HopperSchedule, Refusal, ScheduleError, Store, REGISTERS, REGISTERS_EPILOGUE_WARPS,
     REGISTERS_THREE_CONSUMERS, SMEM_LIMIT,
 };
 pub use seam::{HopperGemm, HopperWs};

@@ -66,7 +66,10 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
         }
     }
     // The tokens in one or two swapped tiles as narrow as hold them, in evened waves and
-    // streamed over every SM (the model weighs them from M = 257; the few-token row below).
+    // streamed over every SM (the model weighs them from M = 257; the few-token rows below);
+    // then the tokens in a pair of tiles sharing each weight tile (the table's rows for 129 to
+    // 320 tokens, first here for every M), and what only levers have measured: the swapped
+    // staging swizzled, 192-row weight tiles of three consumers.
     if let Some((width, _)) = model::swapped(m) {
         if let Ok(s) = format!("128x{width}x64s2_n_t").parse::<HopperSchedule>() {
             let s = s.with_most_stages(MAX_STAGES, device.smem_per_block);
@@ -81,11 +84,6 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
                 });
             }
         }
-    }
-    // Schedules the table and the model do not give yet, measured by levers only: the tokens'
-    // two tiles sharing each weight tile in a cluster, the swapped staging swizzled, 192-row
-    // tiles of three consumers (swapped, and as given past one row of 128-row tiles).
-    if let Some((width, _)) = model::swapped(m) {
         let pair = model::token_pair_tile(m, 8);
         for spelled in [
             format!("128x{pair}x64s2_c1x2_n_t"),
@@ -97,6 +95,7 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
             }
         }
     }
+    // 192-row tiles as given, past one row of 128-row tiles.
     if m > 128 {
         for spelled in ["192x176x64s3_n", "192x192x64s3_h_n"] {
             if let Ok(s) = spelled.parse::<HopperSchedule>() {

@@ -383,8 +383,9 @@ pub fn choose_among(
             )
         })
         .collect();
-    // Past 256 tokens (the table's rows take fewer), the tokens in two swapped tiles over the
-    // weights' 128-row and 64-row tiles, each with as many stages as fit up to its cap.
+    // Past 256 tokens (the table's rows take up to 320, where a batch or an operand's layout
+    // does not pass them over), the tokens in two swapped tiles over the weights' 128-row and
+    // 64-row tiles, each with as many stages as fit up to its cap.
     let swapped_tilings = [(128, "s2_n_t", 6), (64, "s4_f1_vfln_n_t", 8)];
     for (rows, rest, cap) in swapped_tilings.into_iter().filter(|_| m > 256) {
         if let Some((width, tiling)) = swapped_rows(m, rows) {

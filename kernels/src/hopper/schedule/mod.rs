@@ -80,11 +80,6 @@ pub const DYNAMIC_SMEM_ALIGN: u32 = 1024;
 /// stored through it: a piece's store is its boxes, so its rows are a multiple of these.
 pub const STAGING_BLOCK_ROWS: u32 = 16;
 
-/// The most consumer warpgroups a block has: three, each computing a third of a 192-row tile's
-/// rows. Most tiles have two, each with half of the rows (or, ping-pong, tiles of their own); a
-/// cooperative 64-row tile has one.
-pub const CONSUMERS: u32 = 3;
-
 /// Registers per thread of the producer and of the consumers after `setmaxnreg` in a block of
 /// two consumer warpgroups (or one): together 64512 of the SM's 65536 (a block per SM).
 pub const REGISTERS: (u32, u32) = (40, 232);
@@ -231,13 +226,7 @@ impl HopperSchedule {
 
     /// Whether the kernel computes `D^T = B A^T` (`_t`).
     pub fn swapped(&self) -> bool {
-        matches!(
-            self.consumers,
-            Consumers::Cooperative(Cooperative {
-                operands: Operands::Swapped(_),
-                ..
-            })
-        )
+        self.transposed_staging().is_some()
     }
 
     /// A swapped tile's staging (`_t`, `_t_z`); `None` where A and B are as given.
