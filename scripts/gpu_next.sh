@@ -20,7 +20,7 @@
 #   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
-#   checks    150  the schedules new since the last device run (CHECK_CONFIGS) against f64 on
+#   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
 set -uo pipefail
 parts="${1:?usage: gpu_next.sh \"PART [PART ...]\" OUT_DIR}"
@@ -89,7 +89,7 @@ peers)
     ;;
 checks)
     configs="${CHECK_CONFIGS:-192x168x64s3_c1x2_n_t,192x160x64s3_c2x1_k,128x160x64s5_c1x2_n_t_z}"
-    step checks 150 env MIDM_STEPS="1 2" MIDM_CONFIGS="$configs" bash "$here/gpu_midm.sh" "$out/midm"
+    step checks "${CHECKS_LIMIT:-150}" env MIDM_STEPS="1 2" MIDM_CONFIGS="$configs" bash "$here/gpu_midm.sh" "$out/midm"
     ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \

@@ -449,7 +449,7 @@ where
     let h = handles_in(config)?;
     let lt = CudaBlasLT::new(h.stream.clone())?;
     println!(
-        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, consumers' epilogue | bias+SiLU, consumers' | residual, consumers' | SwiGLU, staging kept |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, consumers' epilogue | bias+SiLU, consumers' | residual, consumers' | SwiGLU, staging kept | cuBLASLt D = AB + C | residual over plain: rute, cuBLASLt (C) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (name, (n, tokens, k)) in layers {
         let (name, tokens, n, k) = (name.as_str(), *tokens, *n, *k);
@@ -520,7 +520,7 @@ where
         };
         let kept = kept.as_ref().unwrap_or(&h.rute);
         // Each rute piece's plan, by piece (the rounds' orders are shuffled).
-        let mut plans: [Option<String>; 11] = Default::default();
+        let mut plans: [Option<String>; 12] = Default::default();
         let jit = h.rute.runtime().jit();
         let mut piece = |i: usize| {
             let fail = |e: String| codegen_ptx::jit::JitError::Driver {
@@ -550,6 +550,16 @@ where
                     .map_err(|e| fail(e.to_string()))?;
                 plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
                 Ok(())
+            } else if i == 11 {
+                // cuBLASLt reading C (beta = 1, C in place of D): the peer's residual add, whose
+                // cost over its plain call says what reading one more matrix costs the device.
+                let cfg = MatmulConfig {
+                    beta: 1.0,
+                    ..lt_cfg
+                };
+                // SAFETY: as below; C is D, read before it is written.
+                unsafe { lt.matmul(cfg, &w, &x, &mut y, None, None) }
+                    .map_err(|e| fail(format!("cuBLASLt: {e:?}")))
             } else {
                 let act = (i == 6).then_some(LtActivation::Gelu);
                 let b = (i == 6).then_some(&bias);
@@ -559,11 +569,11 @@ where
             }
         };
         // One launch per sample, as `compare` says.
-        let times = jit.time_shuffled(repeats, 11, 11, &mut piece)?;
+        let times = jit.time_shuffled(repeats, 12, 11, &mut piece)?;
         let ms: Vec<f64> = times.iter().map(|t| f64::from(t.median_ms())).collect();
         let worst = ms[1..5].iter().cloned().fold(0.0, f64::max) / ms[0] - 1.0;
         println!(
-            "| {name} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:+.1}% | {:.3} | {:.4} | {:.4} | {:.4} | {:.4} |",
+            "| {name} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:+.1}% | {:.3} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:+.1}%, {:+.1}% |",
             T::NAME,
             ms[0],
             ms[1],
@@ -577,7 +587,10 @@ where
             ms[7],
             ms[8],
             ms[9],
-            ms[10]
+            ms[10],
+            ms[11],
+            100.0 * (ms[4] / ms[0] - 1.0),
+            100.0 * (ms[11] / ms[5] - 1.0)
         );
         let labels = [
             "plain",

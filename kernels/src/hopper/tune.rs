@@ -65,13 +65,14 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
             });
         }
     }
-    // The tokens in one or two swapped tiles as narrow as hold them, in evened waves and
+    // The tokens in one or two swapped tiles as narrow as hold them, their staging swizzled
+    // (the defaults' since results/midm.md's fourth 2026-12-06 session), in evened waves and
     // streamed over every SM (the model weighs them from M = 257; the few-token rows below);
     // then the tokens in a pair of tiles sharing each weight tile (the table's rows for 129 to
-    // 320 tokens, first here for every M), and what only levers have measured: the swapped
-    // staging swizzled, 192-row weight tiles of three consumers.
+    // 320 tokens, first here for every M), the staging plain as before, and what only levers
+    // have measured: 192-row weight tiles of three consumers.
     if let Some((width, _)) = model::swapped(m) {
-        if let Ok(s) = format!("128x{width}x64s2_n_t").parse::<HopperSchedule>() {
+        if let Ok(s) = format!("128x{width}x64s2_n_t_z").parse::<HopperSchedule>() {
             let s = s.with_most_stages(MAX_STAGES, device.smem_per_block);
             add(s);
             if let Consumers::Cooperative(c) = s.consumers {
@@ -86,18 +87,24 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
         }
         let pair = model::token_pair_tile(m, 8);
         for spelled in [
-            format!("128x{pair}x64s2_c1x2_n_t"),
-            format!("128x{width}x64s2_n_t_z"),
-            format!("192x{width}x64s2_n_t"),
+            format!("128x{pair}x64s2_c1x2_n_t_z"),
+            format!("128x{width}x64s2_n_t"),
+            format!("192x{width}x64s2_n_t_z"),
         ] {
             if let Ok(s) = spelled.parse::<HopperSchedule>() {
                 add(s.with_most_stages(MAX_STAGES, device.smem_per_block));
             }
         }
     }
-    // 192-row tiles as given, past one row of 128-row tiles.
+    // 192-row tiles as given, past one row of 128-row tiles; the 128x256 tile with a fourth
+    // stage where its staging goes in 128-column halves (2-4% over three stages at 449 to 512
+    // tokens in levers, level at 1024: results/midm.md).
     if m > 128 {
-        for spelled in ["192x176x64s3_n", "192x192x64s3_h_n"] {
+        for spelled in [
+            "192x176x64s3_n",
+            "192x192x64s3_h_n",
+            "128x256x64s4_e128_h_n",
+        ] {
             if let Ok(s) = spelled.parse::<HopperSchedule>() {
                 add(s);
             }

@@ -16,7 +16,7 @@
 //! // 150 tokens over a long K: the weights in 128-row tiles, the tokens in two tiles 80 wide,
 //! // in clusters of two along the tokens that load each weight tile once for both.
 //! let few = choose(150, 7168, 20480, &h200);
-//! assert_eq!(few.schedule.to_string(), "128x80x64s7_c1x2_n_t");
+//! assert_eq!(few.schedule.to_string(), "128x80x64s7_c1x2_n_t_z");
 //! // A device with fewer SMs: one wave of a narrower tile is wider.
 //! let fewer = kernels::gemm::Device { sms: 66, ..Device::h200() };
 //! assert_eq!(choose(128, 6144, 4096, &fewer).schedule.to_string(), "128x96x64s7_f1_l256_vlfn");
@@ -86,10 +86,10 @@ pub fn choose(m: usize, n: usize, k: usize, device: &Device) -> Choice {
 /// // 16 tokens by 2048 weights: 32 swapped 64-row tiles, one wave; 8 such GEMMs take 256
 /// // tiles, so the batch goes to the 128-row weight tiles of the rows past a wave.
 /// let one = choose(16, 2048, 4096, &h200).schedule.to_string();
-/// assert_eq!(one, "64x16x128s11_f1_vfln_t");
+/// assert_eq!(one, "64x16x128s11_f1_vfln_t_z");
 /// let eight = StridedBatch { count: 8, ..StridedBatch::ONE };
 /// let batch = choose_batch(16, 2048, 4096, eight, &h200).schedule.to_string();
-/// assert_eq!(batch, "128x16x64s8_vfln_t");
+/// assert_eq!(batch, "128x16x64s8_vfln_t_z");
 /// ```
 pub fn choose_batch(m: usize, n: usize, k: usize, batch: StridedBatch, device: &Device) -> Choice {
     let ops = Operands {

@@ -35,6 +35,9 @@ pub enum Cond {
         /// The share of the SMs, in percent.
         percent: usize,
     },
+    /// `n` in tiles of `rows` rows, each taken twice (two token tiles a weight tile), take
+    /// twice the waves they take once: the pair's finer last wave leaves no fewer SMs idle.
+    TwoTokenTilesTakeTwiceTheWaves(usize),
     /// The width of one row of tiles filling the SMs in one wave (N over the SMs, rounded up
     /// to 16) is in `lo..=hi`.
     OneWaveWidth(u32, u32),
@@ -86,6 +89,10 @@ impl Cond {
             Cond::NTilesFillAtMost { rows, percent } => {
                 n.div_ceil(rows).saturating_mul(b).saturating_mul(100) <= sms * percent
             }
+            Cond::TwoTokenTilesTakeTwiceTheWaves(rows) => {
+                let tiles = n.div_ceil(rows).saturating_mul(b);
+                tiles.saturating_mul(2).div_ceil(sms) == 2 * tiles.div_ceil(sms)
+            }
             Cond::OneWaveWidth(lo, hi) => {
                 (lo as usize..=hi as usize).contains(&one_wave_width_batched(n, b, device))
             }
@@ -124,7 +131,8 @@ pub fn one_wave_width_batched(n: usize, batch: usize, device: &Device) -> usize 
 
 /// The schedule a row gives: a spelling whose holes the shape fills, `{tokens8}` (a swapped
 /// schedule's token tile, [`super::model::token_tile`]: M in as few tiles of at most 256 as
-/// hold it, each rounded up to 8, at least 16), `{pair8}` (M in two token tiles,
+/// hold it, each rounded up to 8, at least 16), `{tokens16}` (the same rounded up to 16: a
+/// token tile a cluster along the weights multicasts in halves), `{pair8}` (M in two token tiles,
 /// [`super::model::token_pair_tile`]) and `{wave16}` ([`one_wave_width`]),
 /// and whether its stages are as written or the most that fit up to a cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +175,7 @@ pub const TABLE: &[Row] = &[
     Row {
         class: "decode (M up to 64) whose 64-row weight tiles fit in one wave",
         when: &[Cond::MAtMost(64), Cond::NTilesInOneWave(64)],
-        schedule: most_stages("64x{tokens8}x128s3_f1_vfln_t", 12),
+        schedule: most_stages("64x{tokens8}x128s3_f1_vfln_t_z", 12),
         results: "results/midm.md",
     },
     Row {
@@ -177,13 +185,13 @@ pub const TABLE: &[Row] = &[
             Cond::MAbove(48),
             Cond::NTilesPastOneWave(128),
         ],
-        schedule: spelled("128x64x64s8_c4x1_f1_vfln_t"),
+        schedule: spelled("128x64x64s8_c4x1_f1_vfln_t_z"),
         results: "results/h200_hopper_levers_2026-12-02b.md",
     },
     Row {
         class: "decode past a wave of 64-row weight tiles",
         when: &[Cond::MAtMost(64)],
-        schedule: spelled("128x{tokens8}x64s8_vfln_t"),
+        schedule: spelled("128x{tokens8}x64s8_vfln_t_z"),
         results: "results/midm.md",
     },
     Row {
@@ -195,7 +203,7 @@ pub const TABLE: &[Row] = &[
             Cond::MAtMost(111),
             Cond::OneWaveWidth(48, 64),
         ],
-        schedule: most_stages("64x{tokens8}x64s3_f1_vfln_k_t", 8),
+        schedule: most_stages("64x{tokens8}x64s3_f1_vfln_k_t_z", 8),
         results: "results/midm.md",
     },
     Row {
@@ -256,7 +264,7 @@ pub const TABLE: &[Row] = &[
                 percent: 75,
             },
         ],
-        schedule: most_stages("64x{tokens8}x64s3_f1_vfln_k_t", 8),
+        schedule: most_stages("64x{tokens8}x64s3_f1_vfln_k_t_z", 8),
         results: "results/midm.md",
     },
     Row {
@@ -284,17 +292,33 @@ pub const TABLE: &[Row] = &[
         results: "results/midm.md",
     },
     Row {
+        class: "few tokens (M 129 to 208) whose weights' 128-row tiles take at most 7/4 waves, \
+                where two token tiles would take twice the waves of one: the tokens one tile \
+                wide, in clusters of two along the weights, whole tiles",
+        when: &[
+            Cond::MAbove(128),
+            Cond::MAtMost(208),
+            Cond::NTilesFillAtMost {
+                rows: 128,
+                percent: 175,
+            },
+            Cond::TwoTokenTilesTakeTwiceTheWaves(128),
+        ],
+        schedule: most_stages("128x{tokens16}x64s3_c2x1_f1_l256_vfln_t_z", 8),
+        results: "results/midm.md",
+    },
+    Row {
         class: "few tokens (M 129 to 208): the tokens in two tiles, in clusters of two along \
                 the tokens that load each weight tile once for both (multicast), whole tiles",
         when: &[Cond::MAbove(128), Cond::MAtMost(208)],
-        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t", 8),
+        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t_z", 8),
         results: "results/midm.md",
     },
     Row {
         class: "tokens 257 to 320: two token tiles, in clusters of two along the tokens that \
                 load each weight tile once for both (multicast), whole tiles",
         when: &[Cond::MAbove(256), Cond::MAtMost(320)],
-        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t", 8),
+        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t_z", 8),
         results: "results/midm.md",
     },
 ];
@@ -322,6 +346,10 @@ impl Template {
                 &super::model::token_tile(m, granule).to_string(),
             )
             .replace(
+                "{tokens16}",
+                &super::model::token_tile(m, granule.max(16)).to_string(),
+            )
+            .replace(
                 "{pair8}",
                 &super::model::token_pair_tile(m, granule).to_string(),
             )
@@ -332,11 +360,13 @@ impl Template {
     }
 
     /// What the spelling's token width may round M up to, narrowest first: 8 for `{tokens8}`
-    /// and `{pair8}`, then wider ones where the narrower leaves an operand's shared-memory atom
+    /// and `{pair8}` (16 for `{tokens16}`), then wider ones where the narrower leaves an operand's shared-memory atom
     /// unswizzled ([`super::choose_for`]); one granule where the tile does not follow M.
     pub fn granules(&self) -> &'static [usize] {
         if self.spelling.contains("{tokens8}") || self.spelling.contains("{pair8}") {
             &M_GRANULES
+        } else if self.spelling.contains("{tokens16}") {
+            &M_GRANULES[1..]
         } else {
             &M_GRANULES[1..2]
         }

@@ -199,22 +199,28 @@ fn a_smaller_shared_memory_takes_fewer_stages() {
 fn the_mid_size_range_takes_its_rows_and_the_models_tiles() {
     let h200 = Device::h200();
     for (m, n, k, want) in [
-        (100, 6144, 24576, "64x104x64s8_f1_vfln_k_t"),
-        (65, 7168, 20480, "64x72x64s8_f1_vfln_k_t"),
-        (129, 4096, 12800, "64x136x64s8_f1_vfln_k_t"),
-        (144, 8192, 29568, "128x72x64s8_c1x2_n_t"),
-        (150, 7168, 20480, "128x80x64s7_c1x2_n_t"),
-        (208, 7168, 20480, "128x104x64s6_c1x2_n_t"),
-        (160, 92544, 4096, "128x80x64s7_c1x2_n_t"),
+        (100, 6144, 24576, "64x104x64s8_f1_vfln_k_t_z"),
+        (65, 7168, 20480, "64x72x64s8_f1_vfln_k_t_z"),
+        (129, 4096, 12800, "64x136x64s8_f1_vfln_k_t_z"),
+        (144, 8192, 29568, "128x72x64s8_c1x2_n_t_z"),
+        (150, 7168, 20480, "128x80x64s7_c1x2_n_t_z"),
+        (208, 7168, 20480, "128x104x64s6_c1x2_n_t_z"),
+        (160, 92544, 4096, "128x80x64s7_c1x2_n_t_z"),
+        // Where the pair's tiles take twice the waves of one token tile's (the weights' 128-row
+        // tiles filling 1/2 to 1 wave, or 3/2 to 7/4), one token tile, clustered along the
+        // weights; at 1.45 waves the pair's last wave is fuller.
+        (200, 16384, 3072, "128x208x64s4_c2x1_f1_l256_vfln_t_z"),
+        (160, 25600, 4096, "128x160x64s5_c2x1_f1_l256_vfln_t_z"),
+        (136, 24576, 4096, "128x72x64s8_c1x2_n_t_z"),
         (256, 6144, 24576, "128x128x64s6_c2x1_k"),
         (256, 7680, 5120, "128x128x64s6_c2x1_n"),
-        (40, 4096, 4096, "64x40x128s8_f1_vfln_t"),
+        (40, 4096, 4096, "64x40x128s8_f1_vfln_t_z"),
         (640, 7680, 5120, "128x160x64s5_n"),
         (256, 256000, 2304, "128x256x64s3_h_n"),
-        (333, 16384, 3072, "128x168x64s4_n_t"),
-        (288, 4096, 12800, "128x144x64s5_c1x2_n_t"),
-        (300, 5120, 13824, "128x152x64s5_c1x2_n_t"),
-        (333, 4096, 12800, "64x168x64s7_f1_vfln_n_t"),
+        (333, 16384, 3072, "128x168x64s4_n_t_z"),
+        (288, 4096, 12800, "128x144x64s5_c1x2_n_t_z"),
+        (300, 5120, 13824, "128x152x64s5_c1x2_n_t_z"),
+        (333, 4096, 12800, "64x168x64s7_f1_vfln_n_t_z"),
         (1200, 5120, 13824, "128x224x64s4_e112_n"),
         (1280, 8192, 29568, "256x160x64s3_e80_n"),
         // M up to 128 keeps its measured rows; a short K its own.

@@ -173,7 +173,7 @@ impl HopperSchedule {
 
     /// The schedules the tuning sweep times, as spelled (the source's comments say why each is
     /// there); each has a PTX snapshot.
-    pub const SWEEP: [&'static str; 74] = sweep::SWEEP;
+    pub const SWEEP: [&'static str; 76] = sweep::SWEEP;
 
     /// Consumer warpgroups: one for a cooperative 64-row tile, three for a 192-row one, else
     /// two, each with its share of the rows (or, ping-pong, each with tiles of its own).

@@ -2,7 +2,7 @@
 //! each with why it is there; every one has a PTX snapshot (`snapshots/hopper_*`).
 
 /// The sweep, as spelled.
-pub(super) const SWEEP: [&str; 74] = [
+pub(super) const SWEEP: [&str; 76] = [
     "128x256x64s3",
     // The default over many tiles: in Hilbert order, in evened waves (the same kernel as
     // `_h`'s, on a grid of as few blocks as take as many waves).
@@ -145,7 +145,12 @@ pub(super) const SWEEP: [&str; 74] = [
     // unswapped, streamed, in a pair along M.
     "192x168x64s3_c1x2_n_t",
     "192x160x64s3_c2x1_k",
-    // A swapped tile's staging 128-byte swizzled (`_z`, not yet measured on the device): the
-    // 320-token pair's schedule with it.
+    // A swapped tile's staging 128-byte swizzled (`_z`): the 320-token pair's schedule with it.
     "128x160x64s5_c1x2_n_t_z",
+    // The defaults after the fourth 2026-12-06 session's levers (results/midm.md): every swapped tile's
+    // staging swizzled, the decode tile the llm suite's M = 16 takes; and for 129 to 208 tokens
+    // whose pair of token tiles would take twice the waves of one, one token tile of 208 in a
+    // 2-block cluster along the weights.
+    "64x16x128s11_f1_vfln_t_z",
+    "128x208x64s4_c2x1_f1_l256_vfln_t_z",
 ];

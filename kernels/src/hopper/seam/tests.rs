@@ -168,7 +168,7 @@ fn launches_stream_k_where_the_tiles_are_few() {
     assert_eq!(l.args[8..10], [GemmArg::U32(0), GemmArg::U32(0)]);
     let decode = plan(&problem(16, 4096, 4096), &h200).unwrap();
     let h = decode.downcast_ref::<HopperGemm>().unwrap();
-    assert_eq!(h.schedule().to_string(), "64x16x128s11_f1_vfln_t");
+    assert_eq!(h.schedule().to_string(), "64x16x128s11_f1_vfln_t_z");
     let l = decode.launch(16, 4096, 4096, &h200);
     assert_eq!(l.check(), Ok(()));
     // Swapped: the kernel's A is B (4096 rows), its M and N are N and M, and D is seen
