@@ -19,6 +19,11 @@
 #   ncu       120  ncu on three shapes furthest from cuBLAS
 #   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
+#   ncufused  200  ncu (--set full) on the rute launches of `blas-bench fused --shape NCU_FUSED_SHAPE`
+#                  (default 512x6144x4096, one wave of one tile a block, where a fused epilogue cost
+#                  +13-15%): the first launch of each of its nine rute pieces, in their order (plain,
+#                  bias+GELU, bias+SiLU, SwiGLU, residual, then the consumers' and staging-kept
+#                  variants), stalls by SASS opcode and the headline metrics
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
@@ -91,13 +96,17 @@ checks)
     configs="${CHECK_CONFIGS:-192x168x64s3_c1x2_n_t,192x160x64s3_c2x1_k,128x160x64s5_c1x2_n_t_z}"
     step checks "${CHECKS_LIMIT:-150}" env MIDM_STEPS="1 2" MIDM_CONFIGS="$configs" bash "$here/gpu_midm.sh" "$out/midm"
     ;;
+ncufused)
+    step ncu_fused 200 env NCU_COUNT=9 NCU_COMMAND=".gpu/bin/blas-bench fused --shape \
+${NCU_FUSED_SHAPE:-512x6144x4096} --repeats 1" bash "$here/gpu_ncu_source.sh" "$out/ncu"
+    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, suites or checks" >&2
     exit 2
     ;;
 esac

@@ -15,7 +15,8 @@
 //! - reads of uninitialized registers, shared, global and local memory;
 //! - out-of-bounds and misaligned accesses, writes to read-only buffers;
 //! - barrier misuse: thread counts that disagree or that the threads arriving cannot reach,
-//!   warp-synchronous ops run by lanes outside their member mask, `setmaxnreg` out of order;
+//!   an aligned `bar.sync` whose waits of one phase come from two instructions (compute-sanitizer's
+//!   synccheck: divergent threads in the block), warp-synchronous ops run by lanes outside their member mask, `setmaxnreg` out of order;
 //!   mbarrier misuse (no initialized object, an object used by a warp, or named by its TMA
 //!   or commit, that its `mbarrier.init` does not happen before, arrivals past the count,
 //!   transaction counts out of range);

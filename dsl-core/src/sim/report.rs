@@ -41,6 +41,11 @@ pub enum FindingKind {
     /// A named barrier whose thread counts disagree, exceed the block, or cannot be reached by
     /// the threads that arrive.
     BarrierCount,
+    /// An aligned barrier wait (`bar.sync`, `barrier.sync.aligned`) that the warps of one
+    /// phase reach through different instructions: the PTX ISA defines `.aligned` only where
+    /// the threads execute the same one (compute-sanitizer's synccheck reports it as divergent
+    /// threads in the block).
+    BarrierDivergence,
     /// A warp-synchronous op (`.sync` with a member mask) run by a lane outside its mask, or by
     /// lanes that disagree on the mask; `setmaxnreg` out of order or not run by a whole
     /// warpgroup.
@@ -82,6 +87,7 @@ impl FindingKind {
             FindingKind::Misaligned => "misaligned access",
             FindingKind::ReadOnlyWrite => "write to a read-only buffer",
             FindingKind::BarrierCount => "barrier count",
+            FindingKind::BarrierDivergence => "aligned barrier from two instructions",
             FindingKind::WarpSync => "warp synchronization",
             FindingKind::Mbarrier => "mbarrier misuse",
             FindingKind::Deadlock => "deadlock",

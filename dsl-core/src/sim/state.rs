@@ -202,6 +202,9 @@ pub(crate) struct NamedBarrier {
     pub vc: Vc,
     /// Position of the first arrival of the phase, for reports.
     pub first_pc: u32,
+    /// The instruction of the phase's first aligned wait (`bar.sync`), whose other aligned
+    /// waits must be the same instruction.
+    pub aligned_sync_pc: Option<u32>,
 }
 
 /// A block.

@@ -9,6 +9,7 @@
 //!                                                      rute in its default schedule or in SPEC (e.g. a hopper_ws one)
 //! blas-bench fused   [--dtype ..] [--repeats N] [--config SPEC] bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
 //! blas-bench fused-llm [--dtype ..] [--repeats N] [--config SPEC] the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
+//!                                                      (either with --shape MxNxK: that one shape, M the tokens)
 //! blas-bench out-f32 [--dtype ..] [--repeats N]         D in f32 (plain, bias+GELU, SwiGLU) against the plain GEMM's 16-bit D
 //! blas-bench first-call CASE                            one case's first call, step by step (run it in a fresh process)
 //! blas-bench prepare                                    the warm-up call: every case compiled before traffic
@@ -68,6 +69,24 @@ struct Args {
     repeats: usize,
     /// A schedule every rute call runs in (`--config`), instead of its program's default.
     config: Option<String>,
+    /// One shape (`--shape MxNxK`, M the tokens) in place of the section's list, for a profiler
+    /// that should see only its launches.
+    shape: Option<Layer>,
+}
+
+/// `MxNxK` (M tokens, N output features, K input features) as a linear layer named by it.
+fn parse_shape(text: &str) -> Result<Layer, String> {
+    let dims: Vec<usize> = text
+        .split('x')
+        .map(|d| d.parse::<usize>().ok().filter(|&d| d > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("--shape takes MxNxK (positive dimensions), not `{text}`"))?;
+    let [m, n, k] = dims[..] else {
+        return Err(format!(
+            "--shape takes MxNxK, three dimensions, not `{text}`"
+        ));
+    };
+    Ok((text.to_string(), (n, m, k)))
 }
 
 fn parse() -> Result<Args, String> {
@@ -81,6 +100,7 @@ fn parse() -> Result<Args, String> {
         dtype: "bf16".into(),
         repeats: 20,
         config: None,
+        shape: None,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -92,6 +112,7 @@ fn parse() -> Result<Args, String> {
                     .ok_or("--repeats takes a count")?
             }
             "--config" => args.config = Some(it.next().ok_or("--config takes a schedule")?),
+            "--shape" => args.shape = Some(parse_shape(&it.next().ok_or("--shape takes MxNxK")?)?),
             case if args.case.is_none() && !case.starts_with("--") => args.case = Some(case.into()),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -130,8 +151,14 @@ where
     match args.section.as_str() {
         "pairs" => pairs::<T>(args.repeats),
         "batched" => batched::<T>(args.repeats, args.config.as_deref()),
-        "fused" => fused::<T>(&shapes_of(&SHAPES), args.repeats, args.config.as_deref()),
-        "fused-llm" => fused::<T>(&llm_shapes(), args.repeats, args.config.as_deref()),
+        "fused" | "fused-llm" => {
+            let layers = match (&args.shape, args.section.as_str()) {
+                (Some(one), _) => vec![one.clone()],
+                (None, "fused") => shapes_of(&SHAPES),
+                (None, _) => llm_shapes(),
+            };
+            fused::<T>(&layers, args.repeats, args.config.as_deref())
+        }
         "out-f32" => out_f32::out_f32::<T>(args.repeats),
         "first-call" => first_call::<T>(args.case.as_deref().unwrap_or("tn")),
         "prepare" => prepare::<T>(),

@@ -11,7 +11,14 @@
 //! Checks ([`FindingKind::BarrierCount`]): arrivals of one phase that give different thread
 //! counts, a count above the block's threads or not a positive multiple of 32, and a warp
 //! arriving twice in one phase. A barrier that waits for warps that can no longer arrive is
-//! reported when the run deadlocks.
+//! reported when the run deadlocks. [`FindingKind::BarrierDivergence`]: aligned waits
+//! (`bar.sync`) of one phase at two instructions. The ISA defines `.aligned` for threads that
+//! execute the same barrier instruction, yet pairs `bar.arrive` in producers with `bar.sync` in
+//! consumers in its own example; compute-sanitizer's synccheck, on the H100, flagged a phase
+//! whose waits came from two `bar.sync`s (two consumer warpgroups' copies of one wait, beside
+//! the epilogue warps' `bar.arrive`) and passed arrivals beside one `bar.sync`
+//! (results/blas.md, 2026-12-06). So the check takes the waits alone: arrivals, and the
+//! unaligned `barrier.sync`, may come from anywhere.
 
 use super::super::clock::Vc;
 use super::super::exec::{Exec, Flow};
@@ -30,6 +37,7 @@ pub(crate) fn barriers(components: usize) -> Vec<NamedBarrier> {
             expected: None,
             vc: Vc::new(components),
             first_pc: 0,
+            aligned_sync_pc: None,
         })
         .collect()
 }
@@ -39,19 +47,40 @@ pub(crate) fn exec(x: &mut Exec<'_, '_>, op: &Barrier) -> Result<Flow, SimError>
         Barrier::Sync { id, count } | Barrier::SyncUnaligned { id, count } => {
             let id = x.scalar(id, Type::U32)?;
             let count = count.map(|c| x.scalar(&c, Type::U32)).transpose()?;
-            arrive(x, id, count, true)
+            let how = match op {
+                Barrier::Sync { .. } => Arrival::AlignedWait,
+                _ => Arrival::Wait,
+            };
+            arrive(x, id, count, how)
         }
         Barrier::Arrive { id, count } | Barrier::ArriveUnaligned { id, count } => {
             let id = x.scalar(id, Type::U32)?;
             let count = x.scalar(count, Type::U32)?;
-            arrive(x, id, Some(count), false)
+            arrive(x, id, Some(count), Arrival::Arrive)
         }
         Barrier::ClusterArrive { sem, .. } => cluster_arrive(x, *sem),
         Barrier::ClusterWait { .. } => cluster_wait(x),
     }
 }
 
-fn arrive(x: &mut Exec<'_, '_>, id: u64, count: Option<u64>, wait: bool) -> Result<Flow, SimError> {
+/// How a warp comes to a named barrier.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// `bar.arrive`, `barrier.arrive`: counted, not waiting.
+    Arrive,
+    /// `barrier.sync` (unaligned): counted and waiting.
+    Wait,
+    /// `bar.sync`, `barrier.sync.aligned`: counted and waiting, at the phase's one instruction.
+    AlignedWait,
+}
+
+fn arrive(
+    x: &mut Exec<'_, '_>,
+    id: u64,
+    count: Option<u64>,
+    how: Arrival,
+) -> Result<Flow, SimError> {
+    let wait = how != Arrival::Arrive;
     if id >= 16 {
         return Err(SimError::BadOperand {
             op: x.op,
@@ -90,6 +119,7 @@ fn arrive(x: &mut Exec<'_, '_>, id: u64, count: Option<u64>, wait: bool) -> Resu
     let mismatch = !first && b.expected != expected;
     let twice = b.who & bit != 0;
     let prior = b.expected;
+    let other_sync = if first { None } else { b.aligned_sync_pc };
     if checks && mismatch {
         let show = |e: Option<u32>| {
             e.map_or("every thread".to_string(), |w| {
@@ -109,14 +139,40 @@ fn arrive(x: &mut Exec<'_, '_>, id: u64, count: Option<u64>, wait: bool) -> Resu
             format!("barrier {id}: warp {warp} arrives twice before the barrier completes")
         });
     }
+    if let (true, Arrival::AlignedWait, Some(earlier)) = (checks, how, other_sync) {
+        if earlier != pc {
+            let (at, here) = (
+                x.env.prog.locs.get(earlier as usize).copied().flatten(),
+                x.loc(),
+            );
+            x.find(FindingKind::BarrierDivergence, lane, || {
+                let there = match at {
+                    // One line emitted twice: each caller's copy of a function, say.
+                    Some(l) if at == here => format!("{l}, the same line emitted twice"),
+                    Some(l) => l.to_string(),
+                    None => format!("instruction {earlier}"),
+                };
+                format!(
+                    "barrier {id}: this bar.sync and an earlier one of the same phase (at {there}) \
+                     are two instructions, and the aligned form is defined only where every \
+                     waiting thread executes the same one: use barrier.sync (unaligned) where \
+                     warps reach it through different code"
+                )
+            });
+        }
+    }
     let cta = &mut x.cl.ctas[x.cta];
     let (warps, b) = (&mut cta.warps, &mut cta.barriers[id as usize]);
     if first {
         b.expected = expected;
         b.first_pc = pc;
+        b.aligned_sync_pc = None;
         b.who = 0;
         b.waits = 0;
         b.vc.0.fill(0);
+    }
+    if how == Arrival::AlignedWait && b.aligned_sync_pc.is_none() {
+        b.aligned_sync_pc = Some(pc);
     }
     b.who |= bit;
     if wait {

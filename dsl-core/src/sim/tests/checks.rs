@@ -221,6 +221,71 @@ fn a_named_barrier_with_the_wrong_count_is_caught() {
     assert_eq!(line(f), at, "{r}");
 }
 
+/// Two halves of the block exchange values through shared memory, each half waiting at its own
+/// copy of the barrier (barrier 1, every thread): `bar.sync` (aligned) or, with `unaligned`,
+/// `barrier.sync`. Returns the kernel and the lines of the two waits.
+fn two_copies_of_a_wait(unaligned: bool) -> (Kernel, [u32; 2]) {
+    let mut lines = [0; 2];
+    let k = build_kernel("two_waits", |k| {
+        let out = k.param_ptr::<u32>("out");
+        let s = k.shared_array::<u32>("s", 128, 16);
+        let t = thread_idx_x();
+        s.store_at(t, t + 100u32);
+        let wait = |line: &mut u32| {
+            *line = here!();
+            if unaligned {
+                barrier_sync_unaligned(1u32, 128u32);
+            } else {
+                bar_sync(1u32, 128u32);
+            }
+        };
+        t.lt(64u32).if_else(|arm| match arm {
+            Arm::Then => {
+                wait(&mut lines[0]);
+                out.store_at(t, s.load_at(t + 64u32));
+            }
+            Arm::Else => {
+                wait(&mut lines[1]);
+                out.store_at(t, s.load_at(t - 64u32));
+            }
+        });
+    })
+    .unwrap();
+    (k, lines)
+}
+
+#[test]
+fn an_aligned_wait_reached_through_two_instructions_is_caught() {
+    let want: Vec<u32> = (164..228).chain(100..164).collect();
+    for seed in 0..4 {
+        let (k, lines) = two_copies_of_a_wait(false);
+        let (r, got) = run_out(
+            &k,
+            Launch::linear(1, 128),
+            512,
+            opts(seed, Schedule::Random),
+        );
+        let f = r
+            .of_kind(FindingKind::BarrierDivergence)
+            .next()
+            .unwrap_or_else(|| panic!("no divergence finding: {r}"));
+        assert!(lines.contains(&line(f)), "{r}");
+        assert!(f.details.contains("barrier.sync (unaligned)"), "{r}");
+        // The barrier still completes: the values are exchanged all the same.
+        assert_eq!(got, want);
+        // The unaligned wait is defined wherever warps reach it from.
+        let (k, _) = two_copies_of_a_wait(true);
+        let (r, got) = run_out(
+            &k,
+            Launch::linear(1, 128),
+            512,
+            opts(seed, Schedule::Random),
+        );
+        assert!(r.is_clean(), "{r}");
+        assert_eq!(got, want);
+    }
+}
+
 /// Copies a chunk through shared memory with `cp.async`; each thread reads back another
 /// thread's copy. With `sync`, a barrier follows the wait.
 fn async_exchange(sync: bool, lines: &mut (u32, u32)) -> Kernel {

@@ -600,6 +600,93 @@ fn hopper_epilogue_warps() {
     }
 }
 
+/// Every unaligned named barrier of `stmts` (nested blocks too) made aligned: `barrier.sync` to
+/// `bar.sync`, `barrier.arrive` to `bar.arrive`.
+fn align_barriers(stmts: &mut [dsl_core::ir::Stmt]) {
+    use dsl_core::ir::op::Barrier;
+    use dsl_core::ir::{Op, Stmt};
+    for stmt in stmts {
+        match stmt {
+            Stmt::Op(instr) => {
+                instr.op = match &instr.op {
+                    Op::Barrier(Barrier::SyncUnaligned { id, count }) => {
+                        Op::Barrier(Barrier::Sync {
+                            id: *id,
+                            count: *count,
+                        })
+                    }
+                    Op::Barrier(Barrier::ArriveUnaligned { id, count }) => {
+                        Op::Barrier(Barrier::Arrive {
+                            id: *id,
+                            count: *count,
+                        })
+                    }
+                    other => other.clone(),
+                }
+            }
+            Stmt::For { body, .. } => align_barriers(body),
+            Stmt::If { then, else_, .. } => {
+                align_barriers(then);
+                align_barriers(else_);
+            }
+            Stmt::While {
+                cond_block, body, ..
+            } => {
+                align_barriers(cond_block);
+                align_barriers(body);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The bug compute-sanitizer's synccheck found on the H100 (results/blas.md, 2026-12-06),
+/// planted back: the epilogue warps' hand-over barriers, which two consumer warpgroups' copies
+/// of the consumer's code and the epilogue warps' own wait at, made aligned (`bar.sync`). The
+/// simulator reports the aligned waits of one phase at two instructions, with the Rust line.
+#[test]
+fn the_hand_over_made_aligned_is_caught() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let (m, n, k) = (200, 264, 136);
+    let case = Case {
+        m,
+        n,
+        k,
+        dtype: GemmDtype::Bf16,
+        form: Form {
+            epilogue: Epilogue::Elementwise(Elementwise {
+                bias: Some(Bias::PerColumn),
+                map: Map::Activation(Activation::GeluTanh),
+                residual: Residual::Add,
+                ..Elementwise::IDENTITY
+            }),
+            ..Form::packed(m, n, k)
+        },
+        kernel: hopper(),
+    };
+    let config = Some(Config::of(&HopperWs, "128x128x64s4_x".parse().unwrap()));
+    let plant: Plant = &|kernel| align_barriers(&mut kernel.body);
+    let (_, reports) = simulate(&case, config.clone(), &device, 1200, Some(plant));
+    let found: Vec<_> = reports
+        .iter()
+        .flat_map(|r| r.of_kind(dsl_core::sim::FindingKind::BarrierDivergence))
+        .collect();
+    let first = found
+        .first()
+        .unwrap_or_else(|| panic!("not caught: {reports:?}"));
+    let file = first.location.map_or("", |l| l.file);
+    assert!(
+        file.ends_with("hopper/epilogue.rs") || file.ends_with("hopper/epilogue_warps.rs"),
+        "{first:?}"
+    );
+    // As it is, the same run is clean ([`hopper_epilogue_warps`] runs it with the reference).
+    let (_, reports) = simulate(&case, config, &device, 1200, Some(&|_| {}));
+    assert!(reports.iter().all(|r| r.is_clean()), "{reports:?}");
+}
+
 /// Every schedule of the tuning sweep that stages whole cooperative tiles, with the epilogue
 /// warps (`_x`) added: each walks its tiles (clusters along M and N, `_f1`, Hilbert and
 /// evened walks, the stream-K region placed last, eviction hints, stream-K over every tile)

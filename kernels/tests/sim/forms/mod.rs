@@ -97,6 +97,22 @@ pub(crate) fn run(case: &Case, device: &Device, seed: u64) -> Plan {
 
 /// [`run`] with the schedule `config` asked for (`None`: the program's choice).
 fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -> Plan {
+    simulate(case, config, device, seed, None).0
+}
+
+/// A change made to a plan's main kernel before it runs: a planted bug.
+pub(crate) type Plant<'a> = &'a dyn Fn(&mut dsl_core::ir::Kernel);
+
+/// [`run_config`]; with `plant`, the main kernel changed by it first, and then the reports
+/// returned as they are (neither checked clean nor D against the reference: what a planted bug
+/// comes to is the caller's to say).
+pub(crate) fn simulate(
+    case: &Case,
+    config: Option<Config>,
+    device: &Device,
+    seed: u64,
+    plant: Option<Plant>,
+) -> (Plan, Vec<dsl_core::sim::Report>) {
     let Case {
         m,
         n,
@@ -154,6 +170,10 @@ fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -
     // The main launch, then the one after it (a reduction of partial sums), each with its kernel.
     let mut kernels = vec![plan.kernel().unwrap()];
     kernels.extend(plan.reduction().map(|r| r.unwrap()));
+    if let Some(plant) = plant {
+        plant(&mut kernels[0]);
+    }
+    let mut reports = Vec::new();
     let mut step = Some(&launch);
     for kernel in &kernels {
         let l = step.unwrap_or_else(|| panic!("{what}: a kernel without its launch"));
@@ -202,8 +222,14 @@ fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -
                 &Options::seeded(seed, Schedule::Random),
             )
             .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert!(report.is_clean(), "{what}: {report}");
+        if plant.is_none() {
+            assert!(report.is_clean(), "{what}: {report}");
+        }
+        reports.push(report);
         step = l.then.as_deref();
+    }
+    if plant.is_some() {
+        return (plan, reports);
     }
     let got_bytes = mem.read::<u8>(d);
     let got: Vec<f64> = got_bytes
@@ -239,7 +265,7 @@ fn run_config(case: &Case, config: Option<Config>, device: &Device, seed: u64) -
             );
         }
     }
-    plan
+    (plan, reports)
 }
 
 /// A gated epilogue with `act`, `bias` and `residual`.
