@@ -16,7 +16,8 @@
 #                  f64); `blas-bench fused` (bf16)
 #   fusedllm  120  `blas-bench fused-llm` (bf16)
 #   suite     300  `rute gemm --suite midm` (bf16)
-#   ncu       120  ncu on three shapes furthest from cuBLAS
+#   ncu       120  ncu on three shapes furthest from cuBLAS (NCU_SHAPES; the midm suite's three below
+#                  0.95 after the fourth 2026-12-06 session)
 #   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
 #   ncufused  200  ncu (--set full) on the rute launches of `blas-bench fused --shape NCU_FUSED_SHAPE`
@@ -84,7 +85,7 @@ suite)
     ;;
 ncu)
     step ncu 120 bash "$here/gpu_ncu_shapes.sh" "$out/ncu" \
-        "288x4096x12800 333x4672x4544 256x7680x5120" bf16
+        "${NCU_SHAPES:-256x6144x24576 256x7680x5120 333x100352x4096}" bf16
     ;;
 peers)
     table="$root/suite/midm_bf16.md"

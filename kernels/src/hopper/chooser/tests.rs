@@ -98,6 +98,31 @@ fn every_row_gives_a_schedule_that_takes_its_shapes() {
 
 /// The device's facts move the choice: the one-wave width follows the SM count, and the short
 /// K past the L2 follows the L2's size.
+/// Two token tiles double the tiles; they double the waves too where one token tile's tiles
+/// fill 1/2 to 1 wave or 3/2 to 2 (the pair's last wave no fuller), and not elsewhere. 132
+/// SMs; N in 128-row tiles.
+#[test]
+fn two_token_tiles_take_twice_the_waves_where_their_last_wave_is_no_fuller() {
+    let h200 = Device::h200();
+    let holds = |tiles: usize| {
+        Cond::TwoTokenTilesTakeTwiceTheWaves(128).holds((160, tiles * 128, 4096), &h200)
+    };
+    for (tiles, twice) in [
+        (40, false),  // 80 pair tiles: one wave either way
+        (66, false),  // 132: still one
+        (67, true),   // 134: two waves against one
+        (132, true),  // 264: two against one, both full
+        (133, false), // 266: three against two
+        (192, false), // 384: three against two (1.45 waves of one tile)
+        (199, true),  // 398: four against two
+        (231, true),  // 7/4 waves of one tile: four against two
+        (264, true),  // two full waves: four full ones
+        (265, false), // five against three
+    ] {
+        assert_eq!(holds(tiles), twice, "{tiles} weight tiles");
+    }
+}
+
 #[test]
 fn the_device_moves_the_choice() {
     let h200 = Device::h200();
