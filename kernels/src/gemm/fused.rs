@@ -119,6 +119,24 @@ impl ThreadTile {
         )
     }
 
+    /// The values as pairs `(v, w)` along a row (`v` in an even register, `w` the next one, one
+    /// column right of `v`), where every value has its partner; `None` where they do not pair
+    /// so (a swapped tile's partners run down a column of the sum).
+    fn row_pairs(&self) -> Option<Vec<(AccValue, AccValue)>> {
+        self.by_register()
+            .values
+            .chunks(2)
+            .map(|p| match *p {
+                [v, w]
+                    if v.reg % 2 == 0 && w.reg == v.reg + 1 && w.dr == v.dr && w.dc == v.dc + 1 =>
+                {
+                    Some((v, w))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Runs `each(values, inside)` over the values in groups of [`GROUP`], each group twice
     /// over: once with no test where every value is inside, once with `inside(v)` testing each
     /// value where some are not. A group is a branch of its own, so that the compiler does not
@@ -140,6 +158,11 @@ impl ThreadTile {
 
 /// Accumulators an epilogue handles per branch ([`ThreadTile`]'s groups).
 const GROUP: usize = 16;
+
+/// Accumulators an elementwise epilogue handles per branch where it reads them in pairs
+/// ([`elementwise`]): a pair's elements share a register, so twice [`GROUP`] hold as many
+/// registers as a group of single reads, and half as many groups wait on their loads in turn.
+const PAIRED_GROUP: usize = 2 * GROUP;
 
 /// The most rows a thread's values may span for it to hold one pointer per row of each buffer
 /// through the epilogue (16 registers a buffer: `mma.sync`'s and `wgmma`'s tiles span 2 rows a
@@ -214,37 +237,138 @@ fn bias_of<O: OutElem>(
 /// Rewrites each accumulator of `tile` with an elementwise epilogue's result: `map(alpha acc +
 /// beta C + bias) + R` (C, the bias and R read only where the epilogue has them, and only
 /// inside). The program's store then writes the registers as it writes plain sums.
+///
+/// Where the values pair along rows (two registers holding neighbouring columns of one row, as
+/// the MMAs' accumulator layouts have them; not a swapped tile's) and the epilogue reads C, R or
+/// a bias per column, a pair's two elements of each are one access, in groups of 32 values:
+/// half the load instructions, and half the groups whose loads the epilogue waits on in turn
+/// (where a launch is one tile a block, nothing else runs under those waits). That takes the
+/// whole tile inside and each buffer's rows starting on a pair's bytes, which only the device
+/// knows (leading dimensions and pointers are arguments); elsewhere each value is read alone.
 pub fn elementwise<O: OutElem>(
     epi: &DeviceEpilogue,
     acc: &Fragment<f32>,
     tile: &ThreadTile,
     ops: &FusedOperands<O>,
 ) {
-    let c_rows = epi
-        .epilogue
-        .reads_c()
-        .then(|| tile.row_ptrs(ops.c, ops.ldc, 1));
-    let r_rows = epi
-        .epilogue
-        .adds_residual()
-        .then(|| tile.row_ptrs(ops.residual, ops.ldr, 1));
+    let reads = Reads {
+        c: epi
+            .epilogue
+            .reads_c()
+            .then(|| tile.row_ptrs(ops.c, ops.ldc, 1)),
+        r: epi
+            .epilogue
+            .adds_residual()
+            .then(|| tile.row_ptrs(ops.residual, ops.ldr, 1)),
+    };
+    let loads_pairs =
+        reads.c.is_some() || reads.r.is_some() || epi.epilogue.bias() == Some(Bias::PerColumn);
+    match tile.row_pairs() {
+        Some(pairs) if loads_pairs => elementwise_pairs(epi, acc, tile, ops, &reads, &pairs),
+        _ => tile.split(|values, inside| {
+            for v in values {
+                elementwise_one(epi, acc, (tile, ops, &reads), v, inside(v));
+            }
+        }),
+    }
+}
+
+/// The rows of C and of the residual an elementwise epilogue reads (`None` where it does not).
+struct Reads<O> {
+    c: Option<Rows<O>>,
+    r: Option<Rows<O>>,
+}
+
+/// [`elementwise`] at one value, C, the bias and R read where `inside` (always where `None`).
+fn elementwise_one<O: OutElem>(
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    (tile, ops, reads): (&ThreadTile, &FusedOperands<O>, &Reads<O>),
+    v: &AccValue,
+    inside: Option<Var<bool>>,
+) {
     let (r0, c0) = tile.base;
-    tile.split(|values, inside| {
-        for v in values {
-            let inside = inside(v);
-            let mut reg = acc.regs[v.reg];
-            let x = epi.linear(
-                reg,
-                || load_if(inside, c_rows.as_ref().expect("C is read").at(v.dr) + v.dc),
-                || bias_of(epi, tile, ops, v, inside),
-            );
-            let value = epi.map(x, r0 + v.dr, c0 + v.dc);
-            let value = epi.residual(value, || {
-                load_if(inside, r_rows.as_ref().expect("R is added").at(v.dr) + v.dc)
-            });
-            reg.set(value);
-        }
+    let mut reg = acc.regs[v.reg];
+    let x = epi.linear(
+        reg,
+        || load_if(inside, reads.c.as_ref().expect("C is read").at(v.dr) + v.dc),
+        || bias_of(epi, tile, ops, v, inside),
+    );
+    let value = epi.map(x, r0 + v.dr, c0 + v.dc);
+    let value = epi.residual(value, || {
+        load_if(
+            inside,
+            reads.r.as_ref().expect("R is added").at(v.dr) + v.dc,
+        )
     });
+    reg.set(value);
+}
+
+/// [`elementwise`] over values that pair along rows: each group of [`PAIRED_GROUP`] values read
+/// a pair at a time where the tile is whole and every buffer read starts its rows (and the
+/// thread's first column) on a pair's bytes; else the same values one at a time, tested, in
+/// groups of [`GROUP`] (each group a branch of its own, as [`ThreadTile::split`] says why).
+fn elementwise_pairs<O: OutElem>(
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+    reads: &Reads<O>,
+    pairs: &[(AccValue, AccValue)],
+) {
+    let (r0, c0) = tile.base;
+    let (m, n) = tile.extents;
+    let bytes = O::OUT.bytes() as u64;
+    // Whether `p`'s rows (`ld` elements apart) start on a pair's bytes.
+    let on_pairs = |p: GlobalPtr<O>, ld: Option<Var<u32>>| {
+        let bits = ld.map_or(p.addr(), |ld| p.addr() | (ld.cast::<u64>() * bytes));
+        (bits & (2 * bytes - 1)).eq_(0u64)
+    };
+    let bias = epi.epilogue.bias();
+    let tests = [
+        reads.c.as_ref().map(|_| on_pairs(ops.c, Some(ops.ldc))),
+        reads
+            .r
+            .as_ref()
+            .map(|_| on_pairs(ops.residual, Some(ops.ldr))),
+        (bias == Some(Bias::PerColumn)).then(|| on_pairs(ops.bias, None)),
+    ];
+    let paired = tests
+        .into_iter()
+        .flatten()
+        .fold(tile.whole & (c0 & 1u32).eq_(0u32), |all, t| all & t);
+    let single = !paired;
+    let both = |p: GlobalPtr<O>| -> [Var<f32>; 2] { p.load_vec::<2>().map(|x| x.cast::<f32>()) };
+    for group in pairs.chunks(PAIRED_GROUP / 2) {
+        paired.if_(|_| {
+            for (v, w) in group {
+                let c = reads.c.as_ref().map(|rows| both(rows.at(v.dr) + v.dc));
+                let b = bias.map(|b| match b {
+                    Bias::PerRow => {
+                        let x = ((ops.bias + r0) + v.dr).load().cast::<f32>();
+                        [x, x]
+                    }
+                    Bias::PerColumn => both((ops.bias + c0) + v.dc),
+                });
+                let r = reads.r.as_ref().map(|rows| both(rows.at(v.dr) + v.dc));
+                for (i, u) in [v, w].into_iter().enumerate() {
+                    let mut reg = acc.regs[u.reg];
+                    let x = epi.linear(reg, || c.expect("C is read")[i], || b.expect("a bias")[i]);
+                    let value = epi.map(x, r0 + u.dr, c0 + u.dc);
+                    let value = epi.residual(value, || r.expect("R is added")[i]);
+                    reg.set(value);
+                }
+            }
+        });
+        for half in group.chunks(GROUP / 2) {
+            single.if_(|_| {
+                for u in half.iter().flat_map(|(v, w)| [v, w]) {
+                    let inside = (r0 + u.dr).lt(m) & (c0 + u.dc).lt(n);
+                    elementwise_one(epi, acc, (tile, ops, reads), u, Some(inside));
+                }
+            });
+        }
+    }
 }
 
 /// A gated epilogue: for each even accumulator (column `2j`; its partner, the next register,
