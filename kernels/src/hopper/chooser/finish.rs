@@ -43,7 +43,9 @@ use crate::hopper::schedule::{HopperSchedule, EPILOGUE_CHUNK_COLS, EPILOGUE_THRE
 pub const PASS_CYCLES: u64 = 120;
 
 /// Cycles a pass waits for its 16-byte loads of C or the residual: an L2 hit while the SM's
-/// loads stream the operands.
+/// loads stream the operands. Kept since the chunks are loaded four passes ahead: on the H100
+/// that changed the residual's cost by nothing measurable (results/blas.md, 2026-12-06, fourth
+/// session), so the wait this prices was not what the residual paid.
 pub const LOAD_CYCLES: u64 = 350;
 
 /// Tensor-core flops per SM per cycle (16-bit inputs, f32 sums, dense `wgmma`).
