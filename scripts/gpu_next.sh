@@ -25,6 +25,9 @@
 #                  +13-15%): the first launch of each of its nine rute pieces, in their order (plain,
 #                  bias+GELU, bias+SiLU, SwiGLU, residual, then the consumers' and staging-kept
 #                  variants), stalls by SASS opcode and the headline metrics
+#   fusedab   160  the fused epilogues over plain, a baseline's blas-bench (.gpu/bin/blas-bench_before:
+#                  BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV) against this
+#                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside)
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
@@ -101,13 +104,26 @@ ncufused)
     step ncu_fused 200 env NCU_COUNT=9 NCU_COMMAND=".gpu/bin/blas-bench fused --shape \
 ${NCU_FUSED_SHAPE:-512x6144x4096} --repeats 1" bash "$here/gpu_ncu_source.sh" "$out/ncu"
     ;;
+fusedab)
+    # Two rounds, the builds in turns, so that the card's drift weighs on both alike.
+    for round in 1 2; do
+        for shape in ${FUSED_AB_SHAPES:-512x6144x4096 512x28672x4096 128x28672x4096 4096x4096x4096}; do
+            for build in before after; do
+                bench=.gpu/bin/blas-bench
+                [ "$build" = before ] && bench=.gpu/bin/blas-bench_before
+                step "fused_${build}_${shape}_$round" 40 "$bench" fused --shape "$shape" \
+                    --dtype bf16 --repeats 20
+            done
+        done
+    done
+    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, fusedab, suites or checks" >&2
     exit 2
     ;;
 esac

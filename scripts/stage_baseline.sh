@@ -4,6 +4,7 @@
 # that first: scripts/stage_gpu.sh). The revision is built in a worktree of its own with a target
 # folder of its own, so the current tree's build is left alone.
 #   bash scripts/stage_baseline.sh REV        (e.g. e5860d5, the start of the mid-size work)
+#   BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV   (each as NAME_before)
 # Then, on the device: RUTE_BIN=.gpu/bin/rute_before bash scripts/gpu_suites.sh OUT/before ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +13,11 @@ tree="${TMPDIR:-/tmp}/rute-baseline-$rev"
 if [ ! -d "$tree" ]; then
     git worktree add --detach "$tree" "$rev" > /dev/null
 fi
-CARGO_TARGET_DIR="$tree-target" cargo build --release -p kernels --features gpu --bin rute \
-    --manifest-path "$tree/Cargo.toml"
 mkdir -p .gpu/bin
-cp "$tree-target/release/rute" .gpu/bin/rute_before
-strip .gpu/bin/rute_before
-echo "staged .gpu/bin/rute_before ($(git rev-parse --short "$rev"), $(du -h .gpu/bin/rute_before | cut -f1))"
+for bin in ${BASELINE_BINS:-rute}; do
+    CARGO_TARGET_DIR="$tree-target" cargo build --release -p kernels --features gpu --bin "$bin" \
+        --manifest-path "$tree/Cargo.toml"
+    cp "$tree-target/release/$bin" ".gpu/bin/${bin}_before"
+    strip ".gpu/bin/${bin}_before"
+    echo "staged .gpu/bin/${bin}_before ($(git rev-parse --short "$rev"), $(du -h ".gpu/bin/${bin}_before" | cut -f1))"
+done
