@@ -143,16 +143,18 @@ impl ThreadTile {
     /// hoist every group's loads above the first group's work (they would hold a register each,
     /// beside the accumulators).
     fn split(&self, mut each: impl FnMut(&[AccValue], &dyn Fn(&AccValue) -> Option<Var<bool>>)) {
-        let (r0, c0) = self.base;
-        let (m, n) = self.extents;
         for group in self.values.chunks(GROUP) {
             self.whole.if_else(|arm| match arm {
                 Arm::Then => each(group, &|_| None),
-                Arm::Else => each(group, &|v: &AccValue| {
-                    Some((r0 + v.dr).lt(m) & (c0 + v.dc).lt(n))
-                }),
+                Arm::Else => each(group, &|v: &AccValue| Some(self.inside(v))),
             });
         }
+    }
+
+    /// Whether value `v` is inside the sum's extents.
+    fn inside(&self, v: &AccValue) -> Var<bool> {
+        let ((r0, c0), (m, n)) = (self.base, self.extents);
+        (r0 + v.dr).lt(m) & (c0 + v.dc).lt(n)
     }
 }
 
@@ -215,11 +217,7 @@ fn store_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>, v: Var<f32>)
     }
 }
 
-/// The bias of value `v`: per row (`bias[base row + dr]`) or per column. The pointer to the
-/// thread's first row or column comes first and the value's offset, a host constant, after: the
-/// base is the same for every value (one address for all of them) and the constant folds into
-/// each load's immediate offset, where `bias + (base + dc)` took a 32-bit add and a widening
-/// multiply per load.
+/// The bias of value `v`, read where `inside` ([`bias_ptr`]).
 fn bias_of<O: OutElem>(
     epi: &DeviceEpilogue,
     tile: &ThreadTile,
@@ -227,11 +225,24 @@ fn bias_of<O: OutElem>(
     v: &AccValue,
     inside: Option<Var<bool>>,
 ) -> Var<f32> {
-    let p = match epi.epilogue.bias() {
+    load_if(inside, bias_ptr(epi, tile, ops, v))
+}
+
+/// Where the bias of value `v` is: per row (`bias[base row + dr]`) or per column. The pointer
+/// to the thread's first row or column comes first and the value's offset, a host constant,
+/// after: the base is the same for every value (one address for all of them) and the constant
+/// folds into each load's immediate offset, where `bias + (base + dc)` took a 32-bit add and a
+/// widening multiply per load.
+fn bias_ptr<O: OutElem>(
+    epi: &DeviceEpilogue,
+    tile: &ThreadTile,
+    ops: &FusedOperands<O>,
+    v: &AccValue,
+) -> GlobalPtr<O> {
+    match epi.epilogue.bias() {
         Some(Bias::PerRow) => (ops.bias + tile.base.0) + v.dr,
         _ => (ops.bias + tile.base.1) + v.dc,
-    };
-    load_if(inside, p)
+    }
 }
 
 /// Rewrites each accumulator of `tile` with an elementwise epilogue's result: `map(alpha acc +
@@ -287,20 +298,37 @@ fn elementwise_one<O: OutElem>(
     v: &AccValue,
     inside: Option<Var<bool>>,
 ) {
-    let (r0, c0) = tile.base;
-    let mut reg = acc.regs[v.reg];
-    let x = epi.linear(
-        reg,
+    rewrite(
+        epi,
+        acc,
+        tile,
+        v,
         || load_if(inside, reads.c.as_ref().expect("C is read").at(v.dr) + v.dc),
         || bias_of(epi, tile, ops, v, inside),
+        || {
+            load_if(
+                inside,
+                reads.r.as_ref().expect("R is added").at(v.dr) + v.dc,
+            )
+        },
     );
-    let value = epi.map(x, r0 + v.dr, c0 + v.dc);
-    let value = epi.residual(value, || {
-        load_if(
-            inside,
-            reads.r.as_ref().expect("R is added").at(v.dr) + v.dc,
-        )
-    });
+}
+
+/// Value `v`'s register rewritten as `map(alpha acc + beta c() + bias()) + r()`, each of `c`,
+/// `bias` and `r` read only where the epilogue has it.
+fn rewrite(
+    epi: &DeviceEpilogue,
+    acc: &Fragment<f32>,
+    tile: &ThreadTile,
+    v: &AccValue,
+    c: impl FnOnce() -> Var<f32>,
+    bias: impl FnOnce() -> Var<f32>,
+    r: impl FnOnce() -> Var<f32>,
+) {
+    let (r0, c0) = tile.base;
+    let mut reg = acc.regs[v.reg];
+    let x = epi.linear(reg, c, bias);
+    let value = epi.residual(epi.map(x, r0 + v.dr, c0 + v.dc), r);
     reg.set(value);
 }
 
@@ -316,8 +344,7 @@ fn elementwise_pairs<O: OutElem>(
     reads: &Reads<O>,
     pairs: &[(AccValue, AccValue)],
 ) {
-    let (r0, c0) = tile.base;
-    let (m, n) = tile.extents;
+    let c0 = tile.base.1;
     let bytes = O::OUT.bytes() as u64;
     // Whether `p`'s rows (`ld` elements apart) start on a pair's bytes.
     let on_pairs = |p: GlobalPtr<O>, ld: Option<Var<u32>>| {
@@ -343,28 +370,29 @@ fn elementwise_pairs<O: OutElem>(
         paired.if_(|_| {
             for (v, w) in group {
                 let c = reads.c.as_ref().map(|rows| both(rows.at(v.dr) + v.dc));
+                // A pair shares its row's bias, and its columns' are neighbours.
                 let b = bias.map(|b| match b {
-                    Bias::PerRow => {
-                        let x = ((ops.bias + r0) + v.dr).load().cast::<f32>();
-                        [x, x]
-                    }
-                    Bias::PerColumn => both((ops.bias + c0) + v.dc),
+                    Bias::PerRow => [bias_ptr(epi, tile, ops, v).load().cast::<f32>(); 2],
+                    Bias::PerColumn => both(bias_ptr(epi, tile, ops, v)),
                 });
                 let r = reads.r.as_ref().map(|rows| both(rows.at(v.dr) + v.dc));
                 for (i, u) in [v, w].into_iter().enumerate() {
-                    let mut reg = acc.regs[u.reg];
-                    let x = epi.linear(reg, || c.expect("C is read")[i], || b.expect("a bias")[i]);
-                    let value = epi.map(x, r0 + u.dr, c0 + u.dc);
-                    let value = epi.residual(value, || r.expect("R is added")[i]);
-                    reg.set(value);
+                    rewrite(
+                        epi,
+                        acc,
+                        tile,
+                        u,
+                        || c.expect("C is read")[i],
+                        || b.expect("a bias")[i],
+                        || r.expect("R is added")[i],
+                    );
                 }
             }
         });
         for half in group.chunks(GROUP / 2) {
             single.if_(|_| {
                 for u in half.iter().flat_map(|(v, w)| [v, w]) {
-                    let inside = (r0 + u.dr).lt(m) & (c0 + u.dc).lt(n);
-                    elementwise_one(epi, acc, (tile, ops, reads), u, Some(inside));
+                    elementwise_one(epi, acc, (tile, ops, reads), u, Some(tile.inside(u)));
                 }
             });
         }
