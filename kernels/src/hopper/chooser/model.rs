@@ -30,7 +30,9 @@ use dsl_core::pipeline::Raster;
 
 use super::super::batch::StridedBatch;
 use super::super::launch::launch_batched;
-use super::super::schedule::{Consumers, Cooperative, HopperSchedule, Waves};
+use super::super::schedule::{
+    Buffers, Columns, Consumers, Cooperative, HopperSchedule, Operands, Store, SubTile, Waves,
+};
 use crate::gemm::Device;
 
 /// A candidate tile: its rows and columns, the rest of its spelling (stages, staging), its
@@ -133,10 +135,23 @@ pub const STREAMED_GAIN: f64 = 0.85;
 
 /// The part of a swapped tile's `wgmma` rate its epilogue keeps: the swapped staging tile is
 /// column-major, written one value at a time rather than by `stmatrix`, and whole (no
-/// sub-tiles), so it holds fewer stages beside it. Fitted before the staging was swizzled
-/// (`_z`, which every swapped tiling here now takes: 2-6% faster on most swapped shapes on the
-/// H100, results/midm.md); not refitted since.
-pub const SWAPPED_EFFICIENCY: f64 = 0.97;
+/// sub-tiles), so it holds fewer stages beside it. 0.97 before the staging was swizzled; with
+/// `_z` (every swapped tiling here) the swapped tiles ran 2-3% faster, and at 0.99 the model
+/// moves four grid shapes to them, each measured faster on the H100 (333 x 2048 x 14336 0.672
+/// -> 0.846 of cuBLAS, 333 x 3072 x 8192 0.677 -> 0.845, 384 x 4096 x 14336 1.103 -> 1.159,
+/// 384 x 4096 x 20480 0.666 -> 1.002), where 0.995 would also move 333 x 28672 x K, which ran
+/// slower swapped (0.949 -> 0.887 at K = 14336; results/midm.md, 2026-12-06, fifth session).
+pub const SWAPPED_EFFICIENCY: f64 = 0.99;
+
+/// The rows (four 128-row tiles) for which the 128x256 tile, walked whole, takes a fourth stage
+/// with its staging in 128-column halves (`s4_e128`, [`with_fourth_stage`]): with few row tiles
+/// each weight tile is read by few blocks, the launch streams B from memory at a high rate, and
+/// a deeper ring hides more of its latency. Measured on the H100 where the model takes 128x256
+/// at 449-512 rows: 500 x 8192 x 6144 0.981 -> 1.000 of cuBLAS, 512 x 16384 x 3072 0.970 ->
+/// 1.009, 480 x 14336 x 4096 0.956 -> 0.977, 449 x 7168 x 8192 0.896 -> 0.920 (and the same in
+/// two rounds of the session before); level at 1024 and 2048 rows (results/midm.md). Fewer row
+/// tiles (the model's 128x256 for up to 256 wide-N rows) are not measured yet: a lever.
+pub const FOURTH_STAGE_ROWS: std::ops::RangeInclusive<usize> = 385..=512;
 
 /// `c`'s estimate for `m x n x k` on `device` (16-bit operands), its tiles whole in waves.
 pub fn estimate(c: &Candidate, shape: (usize, usize, usize), device: &Device) -> Estimate {
@@ -465,13 +480,59 @@ pub fn choose_among(
                 },
             )
             .is_err();
-    Some(
-        if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() || batch_refused {
-            grouped
-        } else {
-            schedule
-        },
-    )
+    if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() || batch_refused {
+        return Some(grouped);
+    }
+    let fourth = (b == 1 && FOURTH_STAGE_ROWS.contains(&(m as usize)))
+        .then(|| with_fourth_stage(&schedule, device))
+        .flatten()
+        .filter(|s| accept(s));
+    Some(fourth.unwrap_or(schedule))
+}
+
+/// `s`, a 128x256 tile of 3 stages staged whole, with its staging in 128-column halves and the
+/// shared memory that frees as a fourth stage (see [`FOURTH_STAGE_ROWS`]); `None` for any
+/// other schedule, or where the fourth stage does not fit `device`.
+///
+/// ```
+/// use kernels::gemm::Device;
+/// use kernels::hopper::chooser::model::with_fourth_stage;
+/// use kernels::hopper::HopperSchedule;
+/// let wide: HopperSchedule = "128x256x64s3_h_n".parse().unwrap();
+/// let deeper = with_fourth_stage(&wide, &Device::h200()).unwrap();
+/// let spelled: HopperSchedule = "128x256x64s4_e128_h_n".parse().unwrap();
+/// assert_eq!(deeper, spelled);
+/// let narrow: HopperSchedule = "128x192x64s4_n".parse().unwrap();
+/// assert!(with_fourth_stage(&narrow, &Device::h200()).is_none());
+/// ```
+pub fn with_fourth_stage(s: &HopperSchedule, device: &Device) -> Option<HopperSchedule> {
+    let Consumers::Cooperative(c) = s.consumers else {
+        return None;
+    };
+    let Operands::AsGiven {
+        b,
+        store: Store::Tma(SubTile::Whole),
+    } = c.operands
+    else {
+        return None;
+    };
+    if s.tile.mnk() != (128, 256, 64) || s.tile.stages() != 3 {
+        return None;
+    }
+    let halves = Columns::new(s.tile.n() / 2, Buffers::One).ok()?;
+    let deeper = HopperSchedule {
+        tile: s.tile.with_stages(4).ok()?,
+        consumers: Consumers::Cooperative(Cooperative {
+            operands: Operands::AsGiven {
+                b,
+                store: Store::Tma(SubTile::Columns(halves)),
+            },
+            ..c
+        }),
+        ..*s
+    };
+    let fits = deeper.check().is_ok() && deeper.check_fit(device.smem_per_block).is_ok();
+    fits.then_some(deeper)
 }
 
 /// Whether `s`'s launch for a batch of `batch` GEMMs of `m x n x k` on `device` shares every
