@@ -34,6 +34,7 @@ use kernels::blas::colmajor::{ColMajor, Op};
 use kernels::blas::rowmajor::Strided3;
 use kernels::blas::{Blas, BlasElem, Fusion, RowMajor};
 use kernels::gemm::epilogue::{Activation, Epilogue};
+use kernels::hopper::chooser::finish::epilogue_warps_pay;
 use kernels::hopper::HopperWs;
 
 #[path = "blas_bench/out_f32.rs"]
@@ -476,7 +477,7 @@ where
     let h = handles_in(config)?;
     let lt = CudaBlasLT::new(h.stream.clone())?;
     println!(
-        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, consumers' epilogue | bias+SiLU, consumers' | residual, consumers' | SwiGLU, staging kept | cuBLASLt D = AB + C | residual over plain: rute, cuBLASLt (C) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| shape | dtype | rute plain | rute bias+GELU | bias+SiLU | SwiGLU | residual | cuBLASLt plain | cuBLASLt bias+GELU | rute fused over plain (worst) | cuBLASLt bias+GELU / rute bias+GELU | bias+GELU, the other finish (epilogue warps or consumers) | bias+SiLU, other finish | residual, other finish | SwiGLU, staging kept | cuBLASLt D = AB + C | residual over plain: rute, cuBLASLt (C) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (name, (n, tokens, k)) in layers {
         let (name, tokens, n, k) = (name.as_str(), *tokens, *n, *k);
@@ -522,19 +523,29 @@ where
             stride_bias: None,
             batch_size: None,
         };
-        // Where the default hands bias + GELU to the epilogue warps (`_x`), the same schedule
-        // without them, timed beside it on a second handle on the same stream: the A/B of
-        // the epilogue warps in one process. Elsewhere the default handle again.
+        // The other finish of bias + GELU, bias + SiLU and the residual, timed beside the
+        // default's on a second handle on the same stream: where the default hands bias + GELU
+        // to the epilogue warps (`_x`), the same schedule without them; where it does not (one
+        // tile a block, a short K), the same schedule with them. The A/B of the epilogue warps
+        // in one process, either way (each piece's plan is printed below the table). Where the
+        // schedule cannot take the warps, or a schedule is given, the default handle again.
         let device = h.rute.runtime().device().clone();
         let without = HopperWs::default_schedule(tokens, n, k, &device);
-        let given = without.with_epilogue_warps().map(|_| without.to_string());
-        let consumers = match (&config, given) {
-            (None, Some(spelling)) => {
-                Some(Blas::try_new(h.stream.clone())?.with_config(&spelling)?)
+        let other = without.with_epilogue_warps().map(|with| {
+            let gelu = Epilogue::bias_act(Activation::GeluTanh);
+            if epilogue_warps_pay(&with, (tokens, n, k), &gelu, device.sms) {
+                without
+            } else {
+                with
+            }
+        });
+        let other = match (&config, other) {
+            (None, Some(schedule)) => {
+                Some(Blas::try_new(h.stream.clone())?.with_config(&schedule.to_string())?)
             }
             _ => None,
         };
-        let consumers = consumers.as_ref().unwrap_or(&h.rute);
+        let other = other.as_ref().unwrap_or(&h.rute);
         // Where the default gives SwiGLU the plain schedule's staging tile as stages (a gated
         // form never writes it), the plain schedule with its staging on a third handle: that
         // lever's A/B. Elsewhere the default handle again.
@@ -575,7 +586,7 @@ where
                 }
                 7..=9 => {
                     let f = [&gelu, &silu, &res][i - 7];
-                    let p = consumers
+                    let p = other
                         .matmul(&x, xv, &w, wt, &mut y, n, f)
                         .map_err(|e| fail(e.to_string()))?;
                     plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
@@ -634,9 +645,9 @@ where
             "residual",
             "",
             "",
-            "bias+GELU, consumers'",
-            "bias+SiLU, consumers'",
-            "residual, consumers'",
+            "bias+GELU, other finish",
+            "bias+SiLU, other finish",
+            "residual, other finish",
             "SwiGLU, staging kept",
         ];
         for (what, p) in labels.iter().zip(&plans) {
