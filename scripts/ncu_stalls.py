@@ -8,6 +8,11 @@ For each kernel in the file (a block that starts with a "Kernel Name" row), prin
 summed by SASS opcode (the text before the first '.'), then the TOP (default 12) instructions with
 the most samples and their addresses: what tells a barrier's wait from a tensor-core wait from a
 fence (it found hopper_ws's cluster-scope release, see results/h200_ncu_cluster_release.md).
+Then the kernel's code footprint: its SASS instructions, how many of them ran at all, and the
+samples stalled with no instruction to issue (ncu's `stall_no_inst`: an instruction-cache miss),
+what a long straight-line epilogue run once per tile costs (results/blas.md, 2026-12-06, fifth
+session: bias + GELU at one tile a block ran 1,600 more instructions once each, and its
+`stall_no_inst` samples went from 59 to 633).
 """
 import csv
 import sys
@@ -34,7 +39,19 @@ def report(name: str, rows: list, top: int) -> bool:
     print("  top instructions:")
     for s, addr, text in sorted(samples, reverse=True)[:top]:
         print(f"  {100 * s / total:5.1f}%  {addr}  {text.strip()[:100]}")
+    footprint(header, data)
     return True
+
+
+def footprint(header: list, data: list) -> None:
+    """The code that ran and the samples that waited for instructions to be fetched."""
+    if "Instructions Executed" not in header or "stall_no_inst" not in header:
+        return
+    executed, no_inst = header.index("Instructions Executed"), header.index("stall_no_inst")
+    cells = [r for r in data if len(r) > max(executed, no_inst)]
+    ran = sum(1 for r in cells if float(r[executed] or 0) > 0)
+    waited = sum(float(r[no_inst] or 0) for r in cells)
+    print(f"  code: {len(cells)} instructions, {ran} executed; {waited:.0f} samples with no instruction")
 
 
 def main() -> int:

@@ -144,13 +144,14 @@ pub const STREAMED_GAIN: f64 = 0.85;
 pub const SWAPPED_EFFICIENCY: f64 = 0.99;
 
 /// The rows (four 128-row tiles) for which the 128x256 tile, walked whole, takes a fourth stage
-/// with its staging in 128-column halves (`s4_e128`, [`with_fourth_stage`]): with few row tiles
-/// each weight tile is read by few blocks, the launch streams B from memory at a high rate, and
-/// a deeper ring hides more of its latency. Measured on the H100 where the model takes 128x256
-/// at 449-512 rows: 500 x 8192 x 6144 0.981 -> 1.000 of cuBLAS, 512 x 16384 x 3072 0.970 ->
-/// 1.009, 480 x 14336 x 4096 0.956 -> 0.977, 449 x 7168 x 8192 0.896 -> 0.920 (and the same in
-/// two rounds of the session before); level at 1024 and 2048 rows (results/midm.md). Fewer row
-/// tiles (the model's 128x256 for up to 256 wide-N rows) are not measured yet: a lever.
+/// with its staging in 128-column halves (`s4_e128`, [`with_fourth_stage`]). Measured on the
+/// H100 where the model takes 128x256 at 449-512 rows: 500 x 8192 x 6144 0.981 -> 1.000 of
+/// cuBLAS, 512 x 16384 x 3072 0.970 -> 1.009, 480 x 14336 x 4096 0.956 -> 0.977, 449 x 7168 x
+/// 8192 0.896 -> 0.920 (the same in two rounds of the session before), and in the midm suite
+/// after the change +1.3% to +6.9% on its five such shapes in two runs; level at 1024 and 2048
+/// rows, and 1-2% behind over one or two row tiles (65 to 256 rows on a wide N, seven shapes in
+/// two rounds), where each weight tile is read by fewer blocks still: so not the memory stream
+/// alone. Why four row tiles gain is not known (results/midm.md, 2026-12-06, fifth session).
 pub const FOURTH_STAGE_ROWS: std::ops::RangeInclusive<usize> = 385..=512;
 
 /// `c`'s estimate for `m x n x k` on `device` (16-bit operands), its tiles whole in waves.
