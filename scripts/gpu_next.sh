@@ -17,14 +17,15 @@
 #   fusedllm  120  `blas-bench fused-llm` (bf16)
 #   suite     300  `rute gemm --suite midm` (bf16)
 #   ncu       120  ncu on three shapes furthest from cuBLAS (NCU_SHAPES; the midm suite's three below
-#                  0.95 after the fourth 2026-12-06 session)
+#                  0.95 after the fifth 2026-12-06 session)
 #   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
 #   ncufused  200  ncu (--set full) on the rute launches of `blas-bench fused --shape NCU_FUSED_SHAPE`
 #                  (default 512x6144x4096, one wave of one tile a block, where a fused epilogue cost
 #                  +13-15%): the first launch of each of its nine rute pieces, in their order (plain,
-#                  bias+GELU, bias+SiLU, SwiGLU, residual, then the consumers' and staging-kept
-#                  variants), stalls by SASS opcode and the headline metrics
+#                  bias+GELU, bias+SiLU, SwiGLU, residual, then the other finish of the first three
+#                  (epilogue warps or consumers) and SwiGLU with its staging kept), stalls by SASS
+#                  opcode, code footprints and the headline metrics
 #   fusedab   160  the fused epilogues over plain, a baseline's blas-bench (.gpu/bin/blas-bench_before:
 #                  BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV) against this
 #                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside)
@@ -88,7 +89,7 @@ suite)
     ;;
 ncu)
     step ncu 120 bash "$here/gpu_ncu_shapes.sh" "$out/ncu" \
-        "${NCU_SHAPES:-256x6144x24576 256x7680x5120 333x100352x4096}" bf16
+        "${NCU_SHAPES:-256x6144x24576 333x8192x29568 333x100352x4096}" bf16
     ;;
 peers)
     table="$root/suite/midm_bf16.md"
