@@ -90,6 +90,9 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
             format!("128x{pair}x64s2_c1x2_n_t_z"),
             format!("128x{width}x64s2_n_t"),
             format!("192x{width}x64s2_n_t_z"),
+            // cuBLAS's tiling at 333 x 100352 x 4096 (ncu, results/midm.md, fifth 2026-12-06
+            // session): 192-row weight tiles in pairs of token tiles.
+            format!("192x{pair}x64s2_c1x2_n_t_z"),
         ] {
             if let Ok(s) = spelled.parse::<HopperSchedule>() {
                 add(s.with_most_stages(MAX_STAGES, device.smem_per_block));
@@ -99,6 +102,9 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
     // 192-row tiles as given, past one row of 128-row tiles; the 128x256 tile with a fourth
     // stage where its staging goes in 128-column halves (2-4% over three stages at 449 to 512
     // tokens in levers, level at 1024: results/midm.md).
+    // And cuBLAS's tiling at 256 x 6144 x 24576 (ncu, results/midm.md, fifth 2026-12-06
+    // session): whole 128x96 tiles whose two token tiles share each weight tile (2x1 clusters),
+    // as many stages as fit.
     if m > 128 {
         for spelled in [
             "192x176x64s3_n",
@@ -108,6 +114,9 @@ pub fn candidates(m: usize, n: usize, k: usize, device: &Device) -> Vec<HopperSc
             if let Ok(s) = spelled.parse::<HopperSchedule>() {
                 add(s);
             }
+        }
+        if let Ok(s) = "128x96x64s2_c2x1_n".parse::<HopperSchedule>() {
+            add(s.with_most_stages(MAX_STAGES, device.smem_per_block));
         }
     }
     // The table's rows, filled for this shape, whether or not their conditions hold.
@@ -242,6 +251,24 @@ mod tests {
         assert!(at333.iter().any(|s| s.ends_with("_t_z")), "{at333:?}");
         assert!(!at333[0].contains("_c1x2"), "{}", at333[0]);
         assert!(at333.iter().any(|s| s.contains("_c1x2_n_t")), "{at333:?}");
+        // cuBLAS's own tilings where rute trails it: 192-row tiles in pairs at 333 tokens,
+        // whole 128x96 tiles in 2x1 clusters at 256 tokens over a long K.
+        assert!(
+            at333
+                .iter()
+                .any(|s| s.starts_with("192x168x64") && s.contains("_c1x2")),
+            "{at333:?}"
+        );
+        let at256: Vec<String> = candidates(256, 6144, 24576, &h200)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(
+            at256
+                .iter()
+                .any(|s| s.starts_with("128x96x64") && s.contains("_c2x1") && s.ends_with("_n")),
+            "{at256:?}"
+        );
         // A device with less shared memory: every candidate fits it.
         let small = Device {
             smem_per_block: 160 * 1024,
