@@ -1,9 +1,10 @@
 //! The kernels `rute ptx` knows: each with its name, the targets it supports, a function that
 //! generates it with its default configuration and, for the kernels that have configurations,
-//! one that generates it for a spelled configuration (`rute ptx NAME --config SPEC`) and the
-//! configurations it names (the Blackwell program's steps), which `rute ptx --list` shows; and
-//! its test case ([`crate::cases`]: launch, seeded inputs, CPU reference), which `rute sim NAME`
-//! runs in the simulator.
+//! one that generates it for a spelled configuration (`rute ptx NAME --config SPEC`), in a
+//! form's parts too for the Hopper program (`--form FORM`: operand layouts, a fused epilogue,
+//! D's type), and the configurations it names (the Blackwell program's steps), which `rute ptx
+//! --list` shows; and its test case ([`crate::cases`]: launch, seeded inputs, CPU reference),
+//! which `rute sim NAME` runs in the simulator.
 
 use codegen_ptx::{emit, CodegenError};
 use dsl_core::ir::{Kernel, Target};
@@ -15,11 +16,17 @@ use crate::cases::examples::{
     VectorAdd, WgmmaTile, Width,
 };
 use crate::cases::{Case, CaseError, GemmCase, Values};
+use crate::gemm::form_spelling::FormSpellingError;
+use crate::gemm::layout::FormParts;
 use crate::gemm::{Accum, GemmDtype};
 use crate::{blackwell, examples, gemm, hopper, multistage};
 
 /// Generates a kernel for a configuration's spelling; the error is a sentence.
 pub type Configure = fn(&str) -> Result<Kernel, String>;
+
+/// Generates a kernel for a configuration's spelling in a form's parts (operand layouts, a
+/// fused epilogue, D's type: the kernels the runtime's forms launch); the error is a sentence.
+pub type ConfigureForm = fn(&str, FormParts) -> Result<Kernel, String>;
 
 /// Makes a kernel's default test case.
 pub type MakeCase = fn() -> Result<Box<dyn Case>, CaseError>;
@@ -52,6 +59,8 @@ pub struct Configurable {
     pub configure: Configure,
     /// Configurations with names of their own (`step8`), which `rute ptx --list` shows.
     pub named: &'static [&'static str],
+    /// For the kernels generated in forms too, how (`rute ptx NAME --config SPEC --form FORM`).
+    pub form: Option<ConfigureForm>,
 }
 
 /// A kernel published under a name.
@@ -137,6 +146,54 @@ impl Registered {
                 })
             }
         };
+        emit(&kernel, target).map_err(|source| RegistryError::Codegen {
+            kernel: self.name,
+            target,
+            source,
+        })
+    }
+}
+
+impl Registered {
+    /// Its PTX for `target` with the configuration spelled `config` in the form spelled `form`
+    /// (as a form kernel's name spells it after the configuration: `fkk_bcol_gelu_tanh_bf16`,
+    /// [`FormParts::tag`]). The PTX entry is then that kernel's name.
+    ///
+    /// Errors: as [`Registered::ptx_of`], and a kernel generated in no forms
+    /// ([`RegistryError::NoForms`]) or a form's spelling it cannot read
+    /// ([`RegistryError::BadForm`]).
+    pub fn form_ptx_of(
+        &self,
+        target: Target,
+        config: &str,
+        form: &str,
+    ) -> Result<String, RegistryError> {
+        if !self.supports(target) {
+            return Err(RegistryError::UnsupportedTarget {
+                kernel: self.name,
+                target,
+                supported: names(self.targets),
+            });
+        }
+        let Some(configure_form) = self.configure.and_then(|c| c.form) else {
+            return Err(RegistryError::NoForms {
+                kernel: self.name,
+                with_forms: KERNELS
+                    .iter()
+                    .filter(|k| k.configure.is_some_and(|c| c.form.is_some()))
+                    .map(|k| k.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let parts: FormParts = form.parse().map_err(|source| RegistryError::BadForm {
+            kernel: self.name,
+            source,
+        })?;
+        let kernel = configure_form(config, parts).map_err(|message| RegistryError::BadConfig {
+            kernel: self.name,
+            message,
+        })?;
         emit(&kernel, target).map_err(|source| RegistryError::Codegen {
             kernel: self.name,
             target,
@@ -291,6 +348,7 @@ pub const KERNELS: &[Registered] = &[
         configure: Some(Configurable {
             configure: |spec| hopper::configured_kernel(spec, GemmDtype::F16),
             named: &[],
+            form: Some(|spec, form| hopper::configured_form_kernel(spec, GemmDtype::F16, form)),
         }),
         case: || gemm_case("hopper_ws", None, GemmDtype::F16, Accum::F32),
     },
@@ -301,6 +359,7 @@ pub const KERNELS: &[Registered] = &[
         configure: Some(Configurable {
             configure: |spec| hopper::configured_kernel(spec, GemmDtype::Bf16),
             named: &[],
+            form: Some(|spec, form| hopper::configured_form_kernel(spec, GemmDtype::Bf16, form)),
         }),
         case: || gemm_case("hopper_ws", None, GemmDtype::Bf16, Accum::F32),
     },
@@ -311,6 +370,7 @@ pub const KERNELS: &[Registered] = &[
         configure: Some(Configurable {
             configure: |spec| blackwell::configured_kernel(spec, GemmDtype::F16),
             named: STEPS,
+            form: None,
         }),
         case: || gemm_case("blackwell_ws", None, GemmDtype::F16, Accum::F32),
     },
@@ -321,6 +381,7 @@ pub const KERNELS: &[Registered] = &[
         configure: Some(Configurable {
             configure: |spec| blackwell::configured_kernel(spec, GemmDtype::Bf16),
             named: STEPS,
+            form: None,
         }),
         case: || gemm_case("blackwell_ws", None, GemmDtype::Bf16, Accum::F32),
     },
@@ -382,6 +443,30 @@ pub fn ptx_of(name: &str, target: Target, config: Option<&str>) -> Result<String
     find(name)?.ptx_of(target, config)
 }
 
+/// The PTX of the kernel registered as `name` for `target`, configured as `config`, in the form
+/// spelled `form` ([`Registered::form_ptx_of`]).
+///
+/// ```
+/// use dsl_core::ir::Target;
+/// let ptx = kernels::registry::form_ptx_of(
+///     "hopper_ws_bf16",
+///     Target::Sm90a,
+///     "128x192x64s4_n",
+///     "fkk_bcol_gelu_tanh_bf16",
+/// )
+/// .unwrap();
+/// assert!(ptx.contains(".entry hopper_ws_bf16_128x192x64s4_n_fkk_bcol_gelu_tanh_bf16("));
+/// assert!(ptx.contains("tanh.approx.f32"));
+/// ```
+pub fn form_ptx_of(
+    name: &str,
+    target: Target,
+    config: &str,
+    form: &str,
+) -> Result<String, RegistryError> {
+    find(name)?.form_ptx_of(target, config, form)
+}
+
 fn names(targets: &[Target]) -> String {
     targets
         .iter()
@@ -426,6 +511,22 @@ pub enum RegistryError {
         kernel: &'static str,
         /// Why, as the configuration's parser says it.
         message: String,
+    },
+    /// `--form` for a kernel generated in no forms.
+    #[error("kernel `{kernel}` is generated in no forms; these are: {with_forms}")]
+    NoForms {
+        /// The kernel.
+        kernel: &'static str,
+        /// The kernels generated in forms, comma-separated.
+        with_forms: String,
+    },
+    /// The form's spelling could not be read.
+    #[error("kernel `{kernel}`: {source}")]
+    BadForm {
+        /// The kernel.
+        kernel: &'static str,
+        /// What is wrong with the spelling.
+        source: FormSpellingError,
     },
     /// Generating the kernel failed (a bug in the kernel or its default configuration).
     #[error("generating kernel `{kernel}` failed: {source}")]

@@ -122,6 +122,65 @@ fn prints_the_ptx_of_a_configuration() {
     assert_usage_error(&["ptx", "--list", "--config", spec], &["--list takes no"]);
 }
 
+/// `--config` with `--form` prints the kernel of that configuration in that form under the name a
+/// profiler shows for it, the same PTX the library generates; a form spelled wrong, a form
+/// without a configuration, a kernel generated in no forms and a form the schedule refuses are
+/// usage errors naming what is wrong.
+#[test]
+fn prints_the_ptx_of_a_configuration_in_a_form() {
+    use kernels::gemm::layout::FormParts;
+    use kernels::gemm::GemmDtype;
+    use kernels::hopper::{hopper_form_kernel, HopperSchedule};
+    let (spec, form) = ("128x192x64s4_n", "fkk_bcol_gelu_tanh_bf16");
+    let schedule: HopperSchedule = spec.parse().unwrap();
+    let parts: FormParts = form.parse().unwrap();
+    let kernel = hopper_form_kernel(schedule, GemmDtype::Bf16, Some(parts)).unwrap();
+    let want = codegen_ptx::emit(&kernel, Target::Sm90a).unwrap();
+    // `rute ptx KERNEL --target sm_90a --config CONFIG --form FORM`.
+    let with = |kernel: &str, config: &str, form: &str| {
+        format!("ptx {kernel} --target sm_90a --config {config} --form {form}")
+            .split(' ')
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let args = with("hopper_ws_bf16", spec, form);
+    let o = rute(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{o:?}");
+    let got = text(&o.stdout);
+    assert_eq!(got, want);
+    assert!(got.contains(".visible .entry hopper_ws_bf16_128x192x64s4_n_fkk_bcol_gelu_tanh_bf16("));
+    let usage = |args: Vec<String>, wanted: &[&str]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_usage_error(&args, wanted);
+    };
+    usage(
+        with("hopper_ws_f16", spec, "fkk_bcol_gelu_f16"),
+        &["`gelu` is not a part of an epilogue", "`gelu_tanh`"],
+    );
+    usage(
+        with("hopper_ws_f16", spec, "fkx_plain_f16"),
+        &["`fkx_plain_f16` is not a form"],
+    );
+    usage(
+        with("hopper_ws_f16", spec, "fkk_relu_f64"),
+        &["ends with D's type"],
+    );
+    usage(
+        with("hopper_ws_f16", "128x192x64s4_x_n", "fkk_glu_silu_f16"),
+        &["the epilogue warps (_x)"],
+    );
+    assert_usage_error(
+        &["ptx", "hopper_ws_f16", "--target", "sm_90a", "--form", form],
+        &["--form takes a configuration too"],
+    );
+    let no_forms = "ptx blackwell_ws_f16 --target sm_100a --config step8 --form fkk_plain_f16";
+    assert_usage_error(
+        &no_forms.split(' ').collect::<Vec<_>>(),
+        &["generated in no forms", "hopper_ws_f16, hopper_ws_bf16"],
+    );
+    assert_usage_error(&["ptx", "--list", "--form", form], &["--list takes no"]);
+}
+
 /// The Blackwell program's steps print for sm_100a under their names, the same PTX the library
 /// generates; another target, or a spelling that is no configuration, is a usage error.
 #[test]

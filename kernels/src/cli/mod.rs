@@ -138,7 +138,7 @@ pub(crate) mod tests {
         assert_eq!(
             err,
             "error: unknown option `--frobnicate`\n\n\
-             Usage: rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]\n       \
+             Usage: rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC [--form FORM]]\n       \
              rute ptx --list\n\
              `rute ptx --help` says more.\n"
         );

@@ -1,7 +1,7 @@
 //! `rute ptx`: print a registered kernel's PTX, or list the registered kernels.
 //!
 //! ```text
-//! rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]
+//! rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC [--form FORM]]
 //! rute ptx --list
 //! ```
 
@@ -15,11 +15,14 @@ use super::streams::{report, Streams, FAILURE, SUCCESS};
 ///
 /// Prints the PTX of the registered kernel NAME for the target, or (--list) one line per
 /// registered kernel: its name, then each target it supports (and the configurations it
-/// names).
+/// names). With --config and --form, the kernel of that configuration in that form (operand
+/// layouts, fused epilogue, D's type), as a profiler names it: `hopper_ws_bf16_128x192x64s4_n
+/// _fkk_bcol_gelu_tanh_bf16` is `rute ptx hopper_ws_bf16 --target sm_90a --config
+/// 128x192x64s4_n --form fkk_bcol_gelu_tanh_bf16`.
 #[derive(clap::Args, Debug)]
 #[command(
     verbatim_doc_comment,
-    override_usage = "rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC]\n       rute ptx --list"
+    override_usage = "rute ptx NAME --target sm_80|sm_90a|sm_100a [--config SPEC [--form FORM]]\n       rute ptx --list"
 )]
 pub struct Args {
     /// list the registered kernels, each with the targets it supports
@@ -33,6 +36,13 @@ pub struct Args {
     /// 64x64x128s6_t or step8; the entry is then named after it
     #[arg(long, value_name = "SPEC", verbatim_doc_comment)]
     config: Option<String>,
+    /// with --config, the kernel in a form (hopper_ws_*): A's and B's majors, the fused
+    /// epilogue and D's type as a form kernel's name spells them, e.g. fkk_plain_f32,
+    /// fkk_bcol_gelu_tanh_bf16, fkmn_glu_silu_f16, fkk_src_brow_silu_res_bf16 (the epilogue:
+    /// plain, or src, brow or bcol, an activation (id, relu, gelu_tanh, gelu_erf, silu) or
+    /// glu_ and one, then res)
+    #[arg(long, value_name = "FORM", verbatim_doc_comment)]
+    form: Option<String>,
     /// the registered kernel (`rute ptx --list` names them)
     #[arg(value_name = "NAME")]
     names: Vec<String>,
@@ -45,6 +55,12 @@ enum Request {
         name: String,
         target: Target,
         config: Option<String>,
+    },
+    Form {
+        name: String,
+        target: Target,
+        config: String,
+        form: String,
     },
 }
 
@@ -61,10 +77,10 @@ impl Args {
             }
         };
         if self.list {
-            return match (&name, self.target, &self.config) {
-                (None, None, None) => Ok(Request::List),
+            return match (&name, self.target, &self.config, &self.form) {
+                (None, None, None, None) => Ok(Request::List),
                 _ => Err(Usage(
-                    "--list takes no kernel name, target or configuration".into(),
+                    "--list takes no kernel name, target, configuration or form".into(),
                 )),
             };
         }
@@ -79,44 +95,64 @@ impl Args {
         let Some(target) = self.target else {
             return Err(Usage(format!("--target is required: {}", target_names())));
         };
-        Ok(Request::Ptx {
-            name,
-            target,
-            config: self.config,
-        })
+        match (self.config, self.form) {
+            (config, None) => Ok(Request::Ptx {
+                name,
+                target,
+                config,
+            }),
+            (Some(config), Some(form)) => Ok(Request::Form {
+                name,
+                target,
+                config,
+                form,
+            }),
+            (None, Some(_)) => Err(Usage(
+                "--form takes a configuration too: --config SPEC --form FORM".into(),
+            )),
+        }
     }
 }
 
 /// Runs `rute ptx`; returns the exit status.
 pub fn run(args: Args, io: &mut Streams) -> Result<i32, Usage> {
-    match args.request()? {
+    let ptx = match args.request()? {
         Request::List => {
             for k in registry::KERNELS {
                 let _ = writeln!(io.out, "{}", k.list_line());
             }
-            Ok(SUCCESS)
+            return Ok(SUCCESS);
         }
         Request::Ptx {
             name,
             target,
             config,
-        } => match registry::ptx_of(&name, target, config.as_deref()) {
-            Ok(ptx) => {
-                let _ = io.out.write_all(ptx.as_bytes());
-                Ok(SUCCESS)
-            }
-            // What the arguments named does not exist: a usage error.
-            Err(
-                e @ (RegistryError::UnknownKernel { .. }
-                | RegistryError::UnsupportedTarget { .. }
-                | RegistryError::NotConfigurable { .. }
-                | RegistryError::BadConfig { .. }),
-            ) => Err(Usage(e.to_string())),
-            Err(e) => {
-                report(io.err, &e.to_string());
-                Ok(FAILURE)
-            }
-        },
+        } => registry::ptx_of(&name, target, config.as_deref()),
+        Request::Form {
+            name,
+            target,
+            config,
+            form,
+        } => registry::form_ptx_of(&name, target, &config, &form),
+    };
+    match ptx {
+        Ok(ptx) => {
+            let _ = io.out.write_all(ptx.as_bytes());
+            Ok(SUCCESS)
+        }
+        // What the arguments named does not exist: a usage error.
+        Err(
+            e @ (RegistryError::UnknownKernel { .. }
+            | RegistryError::UnsupportedTarget { .. }
+            | RegistryError::NotConfigurable { .. }
+            | RegistryError::BadConfig { .. }
+            | RegistryError::NoForms { .. }
+            | RegistryError::BadForm { .. }),
+        ) => Err(Usage(e.to_string())),
+        Err(e) => {
+            report(io.err, &e.to_string());
+            Ok(FAILURE)
+        }
     }
 }
 

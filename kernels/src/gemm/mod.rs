@@ -49,6 +49,7 @@ pub mod check;
 mod cublas;
 pub mod device;
 pub mod epilogue;
+pub mod form_spelling;
 pub mod fused;
 #[cfg(feature = "gpu")]
 pub mod harness;

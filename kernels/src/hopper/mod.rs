@@ -119,6 +119,19 @@ pub fn configured_kernel(spec: &str, dtype: GemmDtype) -> Result<Kernel, String>
     hopper_kernel(schedule, dtype).map_err(|e| e.to_string())
 }
 
+/// The kernel of the schedule spelled `spec` for `dtype` in a form's parts (`form`: operand
+/// layouts, a fused epilogue, D's type), named [`entry_name`] with the parts' tag: what `rute
+/// ptx hopper_ws_{dtype} --config SPEC --form FORM` prints, the kernel the runtime launches for
+/// such a call. The error is a sentence (the spelling's, or the plan's).
+pub fn configured_form_kernel(
+    spec: &str,
+    dtype: GemmDtype,
+    form: FormParts,
+) -> Result<Kernel, String> {
+    let schedule: HopperSchedule = spec.parse().map_err(|e: ScheduleError| e.to_string())?;
+    hopper_form_kernel(schedule, dtype, Some(form)).map_err(|e| e.to_string())
+}
+
 /// The kernel of `schedule` for `dtype`, named [`entry_name`].
 pub fn hopper_kernel(schedule: HopperSchedule, dtype: GemmDtype) -> Result<Kernel, HopperError> {
     kernel_of(HopperPlan::new(schedule, dtype)?)
