@@ -10,8 +10,8 @@
 use dsl_core::atom::Accumulate;
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
-    thread_id_in_warpgroup, NamedBarrier, NamedBarriers, PipelineState, RegisterBudget,
-    StreamKScheduler, TileQueue, QUEUE_SLOTS, WARPGROUP_THREADS,
+    thread_id_in_warpgroup, warpgroup_id, NamedBarrier, NamedBarriers, PipelineState,
+    RegisterBudget, StreamKScheduler, TileQueue, QUEUE_SLOTS, WARPGROUP_THREADS,
 };
 use dsl_core::tensor::{
     gemm_accumulate, warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait, DescriptorFragment,
@@ -73,14 +73,98 @@ impl ConsumerBarriers {
     }
 }
 
-/// What one consumer holds through its walk: which consumer it is (`c`) and its thread index,
-/// its accumulators, its stages of A and B as GMMA descriptors, its staging tiles; and what it
-/// shares: the plan, the ring, the output, the walk, the trace and the barriers.
+/// Whose code a consumer warpgroup runs: its own copy, for consumer `c` (a host value), or the
+/// one copy all of a cooperative block's consumers share, each warpgroup's index a value at run
+/// time. Shared, a fused epilogue's code (straight-line, about eight instructions a value, run
+/// once per tile) is fetched once per SM rather than once per consumer: at one tile a block its
+/// instruction-cache misses were most of what bias + GELU cost over the plain GEMM (ncu,
+/// results/blas.md, 2026-12-06, fifth session). The main loop stays a copy per consumer (a
+/// branch on the index), its A's descriptors host values.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum ConsumerCode {
+    /// Consumer `c`'s own copy.
+    Own(u32),
+    /// One copy for the block's `consumers` cooperative consumers (the producer's warpgroup
+    /// first: warpgroup `1 + c` is consumer `c`).
+    Shared {
+        /// The consumers the copy serves.
+        consumers: u32,
+    },
+}
+
+impl ConsumerCode {
+    /// The consumer's index as a value: a constant for [`ConsumerCode::Own`], else made from the
+    /// warpgroup's index where it is used (kept in no register across the main loop, whose
+    /// accumulators leave the widest tiles none to spare).
+    fn index(self) -> Var<u32> {
+        match self {
+            ConsumerCode::Own(c) => Var::konst(c),
+            ConsumerCode::Shared { .. } => warpgroup_id() - 1u32,
+        }
+    }
+
+    /// Whether the code may run as consumer `c`.
+    fn may_be(self, c: u32) -> bool {
+        match self {
+            ConsumerCode::Own(own) => own == c,
+            ConsumerCode::Shared { consumers } => c < consumers,
+        }
+    }
+
+    /// Whether this warpgroup is consumer `c` (a constant for [`ConsumerCode::Own`]).
+    fn is(self, c: u32) -> Var<bool> {
+        match self {
+            ConsumerCode::Own(own) => Var::konst(own == c),
+            ConsumerCode::Shared { .. } => self.index().eq_(c),
+        }
+    }
+
+    /// The consumers whose part of the tile this code may take, each with whether it is this
+    /// warpgroup's.
+    fn served(self) -> Vec<(u32, Var<bool>)> {
+        let consumers = match self {
+            ConsumerCode::Own(c) => c..c + 1,
+            ConsumerCode::Shared { consumers } => 0..consumers,
+        };
+        consumers.map(|c| (c, self.is(c))).collect()
+    }
+}
+
+/// A consumer warpgroup's own named barrier (128 threads), where the code may serve several
+/// consumers: consumer `c`'s barrier, picked by a branch on the index where the code is shared
+/// (each barrier then still reached from one instruction, by its own warpgroup alone).
+#[derive(Debug, Clone)]
+pub(super) struct OwnBarrier {
+    barriers: Vec<(NamedBarrier, Var<bool>)>,
+}
+
+impl OwnBarrier {
+    /// Waits for the rest of the warpgroup.
+    pub(super) fn sync(&self) {
+        match &self.barriers[..] {
+            [(only, _)] => only.sync(),
+            several => {
+                for (barrier, mine) in several {
+                    mine.if_(|arm| {
+                        if arm == Arm::Then {
+                            barrier.sync();
+                        }
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// What one consumer holds through its walk: which consumer it is (`c`, and whose code it runs)
+/// and its thread index, its accumulators, its stages of A and B as GMMA descriptors (A's for
+/// each consumer the code serves), its staging tiles; and what it shares: the plan, the ring,
+/// the output, the walk, the trace and the barriers.
 struct Consumer<'a, T: GemmElem> {
     plan: &'a HopperPlan,
-    c: u32,
+    code: ConsumerCode,
     t: Var<u32>,
-    ta_stages: STensor<T>,
+    ta_stages: Vec<(Var<bool>, STensor<T>)>,
     tb_stages: STensor<T>,
     acc: Fragment<f32>,
     staging: Vec<StagingTile<T>>,
@@ -94,29 +178,41 @@ struct Consumer<'a, T: GemmElem> {
 impl<T: GemmElem> Consumer<'_, T> {
     /// Stamps `phase` of the first unit (consumer 0, one thread; a traced build only).
     fn mark(&self, first: &FirstUnit, phase: Phase) {
-        if self.c == 0 {
-            self.trace.mark(|| self.t.eq_(0u32) & first.holds(), phase);
+        if self.code.may_be(0) {
+            let code = self.code;
+            self.trace
+                .mark(|| self.t.eq_(0u32) & first.holds() & code.is(0), phase);
         }
     }
 
     /// This consumer's warpgroup's barrier.
-    fn own(&self) -> NamedBarrier {
-        self.bars.own[self.c as usize]
+    fn own(&self) -> OwnBarrier {
+        OwnBarrier {
+            barriers: self
+                .code
+                .served()
+                .into_iter()
+                .map(|(c, mine)| (self.bars.own[c as usize], mine))
+                .collect(),
+        }
     }
 
     /// The epilogue of `unit` ([`epilogue`]); `last`: the walk ends with it.
     fn epilogue(&self, unit: &Unit, last: Var<bool>) -> Result<(), HopperError> {
-        let staging = (self.t, &self.staging[..], self.own(), self.bars.handoff);
-        epilogue(self.plan, self.c, &self.acc, self.out, unit, staging, last)
+        let own = self.own();
+        let staging = (self.t, &self.staging[..], &own, self.bars.handoff);
+        let c = self.code.index();
+        epilogue(self.plan, c, &self.acc, self.out, unit, staging, last)
     }
 }
 
-/// Consumer `c` (a host value: each consumer has its own rows and named barrier): every unit's
-/// main loop into its accumulators, then its epilogue; cooperative or ping-pong.
+/// A consumer (`code`: its own copy for consumer `c`, each consumer having its own rows and
+/// named barrier, or one copy for all of a cooperative block's): every unit's main loop into its
+/// accumulators, then its epilogue; cooperative or ping-pong.
 #[device]
 pub(super) fn consumer<T: GemmElem>(
     plan: &HopperPlan,
-    c: u32,
+    code: ConsumerCode,
     (ring, out): (&Ring<T>, &Output<T>),
     (walk, trace): (Walk, Trace),
     bars: &ConsumerBarriers,
@@ -124,17 +220,24 @@ pub(super) fn consumer<T: GemmElem>(
     RegisterBudget::Claim(plan.schedule.registers().1).apply();
     let t = thread_id_in_warpgroup();
 
-    // This consumer's rows of A and all of B, each stage as GMMA descriptors; its accumulators.
-    let sa = STensor::new(ring.a, plan.smem_a_consumer[c as usize].clone())?;
+    // Each served consumer's rows of A and all of B, each stage as GMMA descriptors; the
+    // accumulators.
+    let ta_stages = code
+        .served()
+        .into_iter()
+        .map(|(i, mine)| {
+            let sa = STensor::new(ring.a, plan.smem_a_consumer[i as usize].clone())?;
+            Ok((mine, sa.partition_a(&plan.mma, t)?)) // (MMA, MMA_M, MMA_K, stage)
+        })
+        .collect::<Result<Vec<_>, HopperError>>()?;
     let sb = STensor::new(ring.b, plan.smem_b.clone())?;
-    let ta_stages = sa.partition_a(&plan.mma, t)?; // (MMA, MMA_M, MMA_K, stage)
     let tb_stages = sb.partition_b(&plan.mma, t)?; // (MMA, MMA_N, MMA_K, stage)
     let acc = Fragment::<f32>::new(plan.frag_c.clone(), 1)?;
     // Its output tiles in shared memory, the `stmatrix` partition of each.
-    let staging = staging_tiles(plan, out, c, t)?;
+    let staging = staging_tiles(plan, out, code.index(), t)?;
     let me = Consumer {
         plan,
-        c,
+        code,
         t,
         ta_stages,
         tb_stages,
@@ -151,8 +254,8 @@ pub(super) fn consumer<T: GemmElem>(
         b_full.wait_at(0u32, 0u32);
     }
     let first = trace.first_unit();
-    if c == 0 {
-        trace.mark(|| t.eq_(0u32), Phase::ConsumerStart);
+    if code.may_be(0) {
+        trace.mark(|| t.eq_(0u32) & code.is(0), Phase::ConsumerStart);
     }
     let tiles = walk.scheduler(plan);
     let cs = PipelineState::consumer(plan.schedule.tile.stages());
@@ -171,8 +274,10 @@ pub(super) fn consumer<T: GemmElem>(
         }
     }
     // The trace has the first two consumers' ends (a third's is its peers' within the tile).
-    if let Some(&done) = [Phase::Consumer0Done, Phase::Consumer1Done].get(c as usize) {
-        trace.mark(|| t.eq_(0u32), done);
+    for (c, done) in [(0, Phase::Consumer0Done), (1, Phase::Consumer1Done)] {
+        if code.may_be(c) {
+            trace.mark(|| t.eq_(0u32) & code.is(c), done);
+        }
     }
     Ok(())
 }
@@ -196,11 +301,17 @@ fn cooperative<T: GemmElem>(
     let (mut tiles, mut cs, _) = walked;
     while tiles.valid() {
         let unit = me.walk.unit(me.plan, &tiles);
-        // ---- Main loop: one stage per k-tile ----
-        main_loop(me, &mut cs, unit.k_tiles)?;
+        // ---- Main loop: one stage per k-tile (a copy per consumer the code serves) ----
+        for (mine, ta_stages) in &me.ta_stages {
+            mine.try_if_(|arm| match arm {
+                Arm::Then => main_loop(me, ta_stages, &mut cs, unit.k_tiles),
+                Arm::Else => Ok(()),
+            })?;
+        }
         me.mark(&first, Phase::FirstMainLoop);
         // ---- Stream-K: a start hands its sums to the tile's end, an end adds its peers' ----
-        hand_over(&tiles, &me.out.partials, &me.acc, (me.c, me.t), me.own());
+        let c = me.code.index();
+        hand_over(&tiles, &me.out.partials, &me.acc, (c, me.t), &me.own());
         if tiles.writes_tile() {
             me.epilogue(&unit, tiles.ends_after())?;
         }
@@ -228,7 +339,10 @@ fn pingpong<T: GemmElem>(
     first: FirstUnit,
 ) -> Result<(), HopperError> {
     let (mut tiles, mut cs, mut queue) = walked;
-    let (c, t, k_tiles) = (me.c as usize, me.t, me.walk.k_tiles);
+    let ConsumerCode::Own(c) = me.code else {
+        unreachable!("ping-pong consumers each run their own copy (program::shares_consumer_code)");
+    };
+    let (c, t, k_tiles) = (c as usize, me.t, me.walk.k_tiles);
     let turn = me.bars.turn.expect("ping-pong consumers have turns");
     let shared = me.bars.staging_free;
     if c == 1 {
@@ -245,7 +359,7 @@ fn pingpong<T: GemmElem>(
         turn[c].sync();
         let unit = me.walk.unit(me.plan, &tiles);
         // ---- Main loop: one stage per k-tile ----
-        main_loop(me, &mut cs, unit.k_tiles)?;
+        main_loop(me, &me.ta_stages[0].1, &mut cs, unit.k_tiles)?;
         me.mark(&first, Phase::FirstMainLoop);
         // The other consumer's turn, if it has a unit; this tile's epilogue meanwhile; then
         // past the other's unit (past the walk's end too: this walk is over then).
@@ -284,6 +398,7 @@ fn pingpong<T: GemmElem>(
 #[device]
 fn main_loop<T: GemmElem>(
     me: &Consumer<T>,
+    ta_stages: &STensor<T>,
     cs: &mut PipelineState,
     (k_begin, k_end): (Var<u32>, Var<u32>),
 ) -> Result<(), HopperError> {
@@ -309,7 +424,7 @@ fn main_loop<T: GemmElem>(
         ring.full.wait(cs);
         let stage = [All, All, All, Dyn(cs.stage())];
         let b_at = [All, All, All, Dyn(if resident { kt } else { cs.stage() })];
-        let ta = DescriptorFragment::new(&me.ta_stages.slice(&stage)?, plan.majors.a)?;
+        let ta = DescriptorFragment::new(&ta_stages.slice(&stage)?, plan.majors.a)?;
         let tb = DescriptorFragment::new(&me.tb_stages.slice(&b_at)?, plan.majors.b)?;
         warpgroup_arrive();
         // The first k-tile overwrites the accumulators: no clear between tiles.

@@ -9,12 +9,13 @@ use dsl_core::atom::tma::CacheHint;
 use dsl_core::ir::op::StCache;
 use dsl_core::kernel::*;
 use dsl_core::layout::LayoutError;
-use dsl_core::pipeline::{NamedBarrier, WARPGROUP_THREADS};
+use dsl_core::pipeline::WARPGROUP_THREADS;
 use dsl_core::tensor::{copy, store_fragment_smem, Fragment, STensor};
 use dsl_core::tiled::Side;
 use dsl_macros::device;
 use half::{bf16, f16};
 
+use super::consumer::OwnBarrier;
 use super::direct::{quad_exchange, DeviceQuad, ThreadStore};
 use super::epilogue_warps::{Finisher, HandOff};
 use super::gated::store_gated_quads;
@@ -131,7 +132,7 @@ pub(super) struct StagingTile<T: GemmElem> {
 pub(super) fn staging_tiles<T: GemmElem>(
     plan: &HopperPlan,
     out: &Output<T>,
-    c: u32,
+    c: Var<u32>,
     t: Var<u32>,
 ) -> Result<Vec<StagingTile<T>>, HopperError> {
     let s = &plan.schedule;
@@ -156,7 +157,11 @@ pub(super) fn staging_tiles<T: GemmElem>(
 
 /// Consumer `c`'s first staging tile in shared memory (with `_o`, the one both share); its
 /// second (`_d2`) follows it.
-pub(super) fn staging_of<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, c: u32) -> SharedPtr<T> {
+pub(super) fn staging_of<T: GemmElem>(
+    plan: &HopperPlan,
+    out: &Output<T>,
+    c: Var<u32>,
+) -> SharedPtr<T> {
     let s = &plan.schedule;
     if s.shared_staging() {
         return out.staging;
@@ -185,11 +190,11 @@ fn staging_partition<T: GemmElem>(
 #[device]
 pub(super) fn epilogue<T: GemmElem>(
     plan: &HopperPlan,
-    c: u32,
+    c: Var<u32>,
     acc: &Fragment<f32>,
     out: &Output<T>,
     unit: &Unit,
-    (t, staging, own, handoff): (Var<u32>, &[StagingTile<T>], NamedBarrier, Option<HandOff>),
+    (t, staging, own, handoff): (Var<u32>, &[StagingTile<T>], &OwnBarrier, Option<HandOff>),
     last: Var<bool>,
 ) -> Result<(), HopperError> {
     if let Some(handoff) = handoff {
@@ -200,7 +205,7 @@ pub(super) fn epilogue<T: GemmElem>(
     let rows = s.consumer_rows();
     // Consumer c's rows of the tile; ping-pong, the tile is c's own.
     let row0 = match s.consumers {
-        Consumers::PingPong(_) => 0,
+        Consumers::PingPong(_) => Var::konst(0u32),
         Consumers::Cooperative(_) => c * rows,
     };
     let stored = match plan.form.zip(out.form) {
@@ -256,7 +261,7 @@ fn fused<T: GemmElem, O: OutElem>(
     params: FormParams,
     acc: &Fragment<f32>,
     out: &Output<T>,
-    (unit, row0): (&Unit, u32),
+    (unit, row0): (&Unit, Var<u32>),
     t: Var<u32>,
 ) -> Result<Stored, HopperError> {
     let plain = parts.epilogue == Epilogue::Plain;
@@ -396,8 +401,8 @@ fn staged_store<T: GemmElem>(
     plan: &HopperPlan,
     (acc, d16): (&Fragment<f32>, GemmDtype),
     out: &Output<T>,
-    (unit, row0): (&Unit, u32),
-    (t, staging, own): (Var<u32>, &[StagingTile<T>], NamedBarrier),
+    (unit, row0): (&Unit, Var<u32>),
+    (t, staging, own): (Var<u32>, &[StagingTile<T>], &OwnBarrier),
 ) -> Result<(), HopperError> {
     let s = &plan.schedule;
     let bn = s.tile.n();

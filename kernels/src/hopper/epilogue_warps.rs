@@ -155,7 +155,7 @@ fn store_tile<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, unit: &Unit) {
     for c in 0..s.consumers() {
         let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
         plan.tma_d
-            .store(out.d_map, &origin, staging_of(plan, out, c));
+            .store(out.d_map, &origin, staging_of(plan, out, Var::konst(c)));
     }
     bulk_commit_group();
 }
@@ -600,7 +600,7 @@ fn staging_at<T: GemmElem, O: OutElem>(
     c: Var<u32>,
 ) -> SharedPtr<O> {
     let s = &plan.schedule;
-    let first = staging_of(plan, out, 0).cast::<O>();
+    let first = staging_of(plan, out, Var::konst(0u32)).cast::<O>();
     match s.consumers() {
         1 => first,
         _ => first + c * s.staging_tile_elems(),

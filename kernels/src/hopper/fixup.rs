@@ -21,10 +21,11 @@
 
 use dsl_core::ir::Scope;
 use dsl_core::kernel::*;
-use dsl_core::pipeline::{NamedBarrier, StreamKScheduler, WARPGROUP_THREADS};
+use dsl_core::pipeline::{StreamKScheduler, WARPGROUP_THREADS};
 use dsl_core::tensor::Fragment;
 use dsl_macros::device;
 
+use super::consumer::OwnBarrier;
 use super::schedule::HopperSchedule;
 
 /// The most blocks a launch may have (the flags' room).
@@ -67,12 +68,12 @@ impl Partials {
         }
     }
 
-    fn flag(&self, block: Var<u32>, c: u32) -> GlobalPtr<u32> {
+    fn flag(&self, block: Var<u32>, c: Var<u32>) -> GlobalPtr<u32> {
         self.flags + (block * self.consumers + c)
     }
 
     /// Thread `t`'s first value in slot `(block, c)`.
-    fn slot(&self, block: Var<u32>, c: u32, t: Var<u32>) -> GlobalPtr<f32> {
+    fn slot(&self, block: Var<u32>, c: Var<u32>, t: Var<u32>) -> GlobalPtr<f32> {
         self.slots + ((block * self.consumers + c) * self.slot_elems + t * 4u32)
     }
 }
@@ -81,7 +82,7 @@ impl Partials {
 const FOURS: u32 = WARPGROUP_THREADS * 4;
 
 /// Thread `t`'s accumulators to slot `(block, c)`.
-fn store_slot(p: &Partials, acc: &Fragment<f32>, block: Var<u32>, c: u32, t: Var<u32>) {
+fn store_slot(p: &Partials, acc: &Fragment<f32>, block: Var<u32>, c: Var<u32>, t: Var<u32>) {
     let base = p.slot(block, c, t);
     for (j, four) in acc.regs.chunks_exact(4).enumerate() {
         (base + j as u32 * FOURS).store_vec([four[0], four[1], four[2], four[3]]);
@@ -94,7 +95,7 @@ fn store_slot(p: &Partials, acc: &Fragment<f32>, block: Var<u32>, c: u32, t: Var
 fn add_slots(
     p: &Partials,
     acc: &Fragment<f32>,
-    (block, c, t): (Var<u32>, u32, Var<u32>),
+    (block, c, t): (Var<u32>, Var<u32>, Var<u32>),
     next: Option<(Var<u32>, Var<bool>)>,
 ) {
     let first = p.slot(block, c, t);
@@ -128,8 +129,8 @@ pub(super) fn hand_over(
     tiles: &StreamKScheduler,
     p: &Partials,
     acc: &Fragment<f32>,
-    (c, t): (u32, Var<u32>),
-    own: NamedBarrier,
+    (c, t): (Var<u32>, Var<u32>),
+    own: &OwnBarrier,
 ) {
     let size = tiles.cluster().size();
     let me = block_idx_x();

@@ -39,6 +39,7 @@ use dsl_core::pipeline::{
 use dsl_macros::kernel;
 
 use super::batch::Batching;
+use super::consumer::ConsumerCode::{self, Own};
 use super::consumer::{consumer, ConsumerBarriers};
 use super::epilogue_warps::epilogue_warps;
 use super::fixup::Partials;
@@ -47,9 +48,10 @@ use super::plan::HopperPlan;
 use super::producer::producer;
 use super::roles::{BatchWalk, Output, Ring, Walk};
 use super::row_split::row_split_on_device;
-use super::schedule::Store;
+use super::schedule::{Consumers, Store};
 use super::trace::{Phase, Trace, WORDS_PER_BLOCK};
 use super::HopperError;
+use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::FormParams;
 use crate::gemm::GemmElem;
 
@@ -217,22 +219,37 @@ pub fn hopper_ws<T: GemmElem>(
                 epilogue_warps(plan, &output, walk, handoff)?;
             }
         }
+    } else if shares_consumer_code(plan) {
+        let code = ConsumerCode::Shared {
+            consumers: s.consumers(),
+        };
+        consumer(plan, code, roles, (walk, trace), &bars)?;
     } else if s.consumers() == 1 {
-        consumer(plan, 0, roles, (walk, trace), &bars)?;
+        consumer(plan, Own(0), roles, (walk, trace), &bars)?;
     } else if wg.eq_(1u32) {
-        consumer(plan, 0, roles, (walk, trace), &bars)?;
+        consumer(plan, Own(0), roles, (walk, trace), &bars)?;
     } else if s.consumers() == 2 {
-        consumer(plan, 1, roles, (walk, trace), &bars)?;
+        consumer(plan, Own(1), roles, (walk, trace), &bars)?;
     } else if wg.eq_(2u32) {
-        consumer(plan, 1, roles, (walk, trace), &bars)?;
+        consumer(plan, Own(1), roles, (walk, trace), &bars)?;
     } else {
-        consumer(plan, 2, roles, (walk, trace), &bars)?;
+        consumer(plan, Own(2), roles, (walk, trace), &bars)?;
     }
     // No block leaves while another may still multicast into it or arrive on its barriers.
     if cluster.size() > 1 {
         cluster_sync();
     }
     Ok(())
+}
+
+/// Whether the block's consumers run one copy of their code ([`ConsumerCode::Shared`]):
+/// cooperative consumers of a fused epilogue, whose straight-line epilogue a copy per consumer
+/// would have each SM fetch once per consumer and tile. A plain kernel keeps a copy per consumer
+/// (its epilogue is short, and its code stays the code the suites measured).
+fn shares_consumer_code(plan: &HopperPlan) -> bool {
+    matches!(plan.schedule.consumers, Consumers::Cooperative(_))
+        && plan.schedule.consumers() > 1
+        && plan.form.is_some_and(|f| f.epilogue != Epilogue::Plain)
 }
 
 /// The walk over a strided batch of `count` GEMMs of `rows` cluster tiles along M each: the

@@ -65,6 +65,77 @@ fn hopper_leading_dimensions_and_epilogues() {
     }
 }
 
+/// The consumers of a fused epilogue sharing one copy of their code (each warpgroup's index, its
+/// rows, staging tile and barrier picked at run time): three consumers of a 192-row tile and
+/// two of 128 rows, each form's finish (staged for the TMA store, f32 and gated pairs from the
+/// registers), stream-K's hand-over between the consumers of different blocks (`_k`), M and N
+/// off the tiles, several tiles a block (two SMs).
+#[test]
+fn hopper_consumers_sharing_their_code() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let c_bias_gelu_residual = Epilogue::Elementwise(Elementwise {
+        source: Source::C,
+        bias: Some(Bias::PerColumn),
+        map: Map::Activation(Activation::GeluTanh),
+        residual: Residual::Add,
+    });
+    let cases = [
+        (
+            "192x128x64s3_k",
+            (400, 264, 600),
+            c_bias_gelu_residual,
+            OutType::Bf16,
+        ),
+        (
+            "192x160x64s3_n",
+            (250, 328, 136),
+            Epilogue::bias_act(Activation::Silu),
+            OutType::F16,
+        ),
+        (
+            "128x128x64s4_k",
+            (300, 200, 520),
+            Epilogue::RESIDUAL,
+            OutType::F16,
+        ),
+        (
+            "128x256x64s3",
+            (200, 520, 72),
+            Epilogue::bias_act(Activation::GeluTanh),
+            OutType::F32,
+        ),
+        (
+            "128x256x64s3",
+            (136, 1040, 64),
+            Epilogue::SWIGLU,
+            OutType::Bf16,
+        ),
+    ];
+    for (i, (spec, (m, n, k), epilogue, out)) in cases.into_iter().enumerate() {
+        let form = Form {
+            epilogue,
+            out: Some(out),
+            alpha: 1.25,
+            beta: 0.5,
+            ldc: n + 8,
+            ldr: epilogue.out_cols(n) + 16,
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::Bf16, GemmDtype::F16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        hopper_run(&case, Some(spec), &device, 1100 + i as u64);
+    }
+}
+
 /// MN-major operands on the Hopper program: every pair of majors but the packed one (an
 /// MN-major operand's tile staged in GMMA's MN-major swizzled layout by TMA boxes over its
 /// columns, the `wgmma` transposing it), padded leading dimensions, M, N and K off the tiles,
