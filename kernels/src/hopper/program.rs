@@ -243,12 +243,16 @@ pub fn hopper_ws<T: GemmElem>(
 }
 
 /// Whether the block's consumers run one copy of their code ([`ConsumerCode::Shared`]):
-/// cooperative consumers of a fused epilogue, whose straight-line epilogue a copy per consumer
-/// would have each SM fetch once per consumer and tile. A plain kernel keeps a copy per consumer
-/// (its epilogue is short, and its code stays the code the suites measured).
+/// cooperative consumers that finish a fused epilogue themselves, whose straight-line epilogue
+/// a copy per consumer would have each SM fetch once per consumer and tile. A plain kernel, or
+/// one whose epilogue warps finish the form (`_x`: the consumers only stage their sums), keeps a
+/// copy per consumer: its consumers' code is short, and the shared copy's main loop, under a
+/// branch on the consumer's index, keeps its descriptors in ordinary registers (an `R2UR` before
+/// each `wgmma`) where a copy of its own keeps them in uniform ones.
 fn shares_consumer_code(plan: &HopperPlan) -> bool {
     matches!(plan.schedule.consumers, Consumers::Cooperative(_))
         && plan.schedule.consumers() > 1
+        && !plan.schedule.epilogue_warps()
         && plan.form.is_some_and(|f| f.epilogue != Epilogue::Plain)
 }
 
