@@ -116,13 +116,7 @@ impl Registered {
     /// Errors: as [`Registered::ptx`], and a kernel without configurations
     /// ([`RegistryError::NotConfigurable`]) or a spelling it refuses ([`RegistryError::BadConfig`]).
     pub fn ptx_of(&self, target: Target, config: Option<&str>) -> Result<String, RegistryError> {
-        if !self.supports(target) {
-            return Err(RegistryError::UnsupportedTarget {
-                kernel: self.name,
-                target,
-                supported: names(self.targets),
-            });
-        }
+        self.supported(target)?;
         let kernel = match (config, self.configure) {
             (None, _) => (self.build)(target).map_err(|source| RegistryError::Build {
                 kernel: self.name,
@@ -137,24 +131,13 @@ impl Registered {
             (Some(_), None) => {
                 return Err(RegistryError::NotConfigurable {
                     kernel: self.name,
-                    configurable: KERNELS
-                        .iter()
-                        .filter(|k| k.configure.is_some())
-                        .map(|k| k.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    configurable: names_where(|k| k.configure.is_some()),
                 })
             }
         };
-        emit(&kernel, target).map_err(|source| RegistryError::Codegen {
-            kernel: self.name,
-            target,
-            source,
-        })
+        self.emitted(&kernel, target)
     }
-}
 
-impl Registered {
     /// Its PTX for `target` with the configuration spelled `config` in the form spelled `form`
     /// (as a form kernel's name spells it after the configuration: `fkk_bcol_gelu_tanh_bf16`,
     /// [`FormParts::tag`]). The PTX entry is then that kernel's name.
@@ -168,22 +151,11 @@ impl Registered {
         config: &str,
         form: &str,
     ) -> Result<String, RegistryError> {
-        if !self.supports(target) {
-            return Err(RegistryError::UnsupportedTarget {
-                kernel: self.name,
-                target,
-                supported: names(self.targets),
-            });
-        }
+        self.supported(target)?;
         let Some(configure_form) = self.configure.and_then(|c| c.form) else {
             return Err(RegistryError::NoForms {
                 kernel: self.name,
-                with_forms: KERNELS
-                    .iter()
-                    .filter(|k| k.configure.is_some_and(|c| c.form.is_some()))
-                    .map(|k| k.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                with_forms: names_where(|k| k.configure.is_some_and(|c| c.form.is_some())),
             });
         };
         let parts: FormParts = form.parse().map_err(|source| RegistryError::BadForm {
@@ -194,12 +166,39 @@ impl Registered {
             kernel: self.name,
             message,
         })?;
-        emit(&kernel, target).map_err(|source| RegistryError::Codegen {
+        self.emitted(&kernel, target)
+    }
+
+    /// `Ok` where the kernel is published for `target`.
+    fn supported(&self, target: Target) -> Result<(), RegistryError> {
+        if self.supports(target) {
+            return Ok(());
+        }
+        Err(RegistryError::UnsupportedTarget {
+            kernel: self.name,
+            target,
+            supported: names(self.targets),
+        })
+    }
+
+    /// `kernel`'s PTX for `target`.
+    fn emitted(&self, kernel: &Kernel, target: Target) -> Result<String, RegistryError> {
+        emit(kernel, target).map_err(|source| RegistryError::Codegen {
             kernel: self.name,
             target,
             source,
         })
     }
+}
+
+/// The registered kernels `which` picks, comma-separated.
+fn names_where(which: impl Fn(&Registered) -> bool) -> String {
+    KERNELS
+        .iter()
+        .filter(|k| which(k))
+        .map(|k| k.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The Blackwell program's named configurations: the tutorial's steps ([`blackwell::Step`]).
