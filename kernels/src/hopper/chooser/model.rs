@@ -31,7 +31,7 @@ use dsl_core::pipeline::Raster;
 use super::super::batch::StridedBatch;
 use super::super::launch::launch_batched;
 use super::super::schedule::{
-    Buffers, Columns, Consumers, Cooperative, HopperSchedule, Operands, Store, SubTile, Waves,
+    Buffers, Columns, Consumers, Cooperative, HopperSchedule, Store, SubTile, Waves,
 };
 use crate::gemm::Device;
 
@@ -507,30 +507,15 @@ pub fn choose_among(
 /// assert!(with_fourth_stage(&narrow, &Device::h200()).is_none());
 /// ```
 pub fn with_fourth_stage(s: &HopperSchedule, device: &Device) -> Option<HopperSchedule> {
-    let Consumers::Cooperative(c) = s.consumers else {
-        return None;
-    };
-    let Operands::AsGiven {
-        b,
-        store: Store::Tma(SubTile::Whole),
-    } = c.operands
-    else {
-        return None;
-    };
-    if s.tile.mnk() != (128, 256, 64) || s.tile.stages() != 3 {
+    let wide_in_three = s.tile.mnk() == (128, 256, 64) && s.tile.stages() == 3;
+    if !wide_in_three || s.store() != Store::Tma(SubTile::Whole) {
         return None;
     }
     let halves = Columns::new(s.tile.n() / 2, Buffers::One).ok()?;
+    let staged = s.with_cooperative_store(Store::Tma(SubTile::Columns(halves)))?;
     let deeper = HopperSchedule {
-        tile: s.tile.with_stages(4).ok()?,
-        consumers: Consumers::Cooperative(Cooperative {
-            operands: Operands::AsGiven {
-                b,
-                store: Store::Tma(SubTile::Columns(halves)),
-            },
-            ..c
-        }),
-        ..*s
+        tile: staged.tile.with_stages(4).ok()?,
+        ..staged
     };
     let fits = deeper.check().is_ok() && deeper.check_fit(device.smem_per_block).is_ok();
     fits.then_some(deeper)

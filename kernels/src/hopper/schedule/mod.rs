@@ -299,7 +299,7 @@ impl HopperSchedule {
 
     /// The same schedule with cooperative consumers storing D as `store` (unchecked), where
     /// its consumers are cooperative with operands as given; else `None`.
-    fn with_cooperative_store(&self, store: Store) -> Option<HopperSchedule> {
+    pub(crate) fn with_cooperative_store(&self, store: Store) -> Option<HopperSchedule> {
         let Consumers::Cooperative(c) = self.consumers else {
             return None;
         };
