@@ -103,12 +103,17 @@ impl ConsumerCode {
         }
     }
 
+    /// The consumers the code may run as.
+    fn consumers(self) -> std::ops::Range<u32> {
+        match self {
+            ConsumerCode::Own(c) => c..c + 1,
+            ConsumerCode::Shared { consumers } => 0..consumers,
+        }
+    }
+
     /// Whether the code may run as consumer `c`.
     fn may_be(self, c: u32) -> bool {
-        match self {
-            ConsumerCode::Own(own) => own == c,
-            ConsumerCode::Shared { consumers } => c < consumers,
-        }
+        self.consumers().contains(&c)
     }
 
     /// Whether this warpgroup is consumer `c` (a constant for [`ConsumerCode::Own`]).
@@ -122,11 +127,7 @@ impl ConsumerCode {
     /// The consumers whose part of the tile this code may take, each with whether it is this
     /// warpgroup's.
     fn served(self) -> Vec<(u32, Var<bool>)> {
-        let consumers = match self {
-            ConsumerCode::Own(c) => c..c + 1,
-            ConsumerCode::Shared { consumers } => 0..consumers,
-        };
-        consumers.map(|c| (c, self.is(c))).collect()
+        self.consumers().map(|c| (c, self.is(c))).collect()
     }
 }
 
