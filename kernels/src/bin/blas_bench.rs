@@ -565,53 +565,38 @@ where
                 call: "bench",
                 reason: e,
             };
-            // One arm per piece: the columns of the table below, in its order.
-            match i {
-                0..=4 => {
-                    let f = fusions[i];
-                    let cols = f.epilogue.out_cols(n);
-                    let p = h
-                        .rute
-                        .matmul(&x, xv, &w, wt, &mut y, cols, f)
-                        .map_err(|e| fail(e.to_string()))?;
-                    plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
-                    Ok(())
-                }
-                5 | 6 => {
-                    let act = (i == 6).then_some(LtActivation::Gelu);
-                    let b = (i == 6).then_some(&bias);
-                    // SAFETY: w, x and y hold the n x k, tokens x k and tokens x n matrices.
-                    unsafe { lt.matmul(lt_cfg, &w, &x, &mut y, b, act.as_ref()) }
-                        .map_err(|e| fail(format!("cuBLASLt: {e:?}")))
-                }
-                7..=9 => {
-                    let f = [&gelu, &silu, &res][i - 7];
-                    let p = other
-                        .matmul(&x, xv, &w, wt, &mut y, n, f)
-                        .map_err(|e| fail(e.to_string()))?;
-                    plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
-                    Ok(())
-                }
-                10 => {
-                    let cols = swiglu.epilogue.out_cols(n);
-                    let p = kept
-                        .matmul(&x, xv, &w, wt, &mut y, cols, &swiglu)
-                        .map_err(|e| fail(e.to_string()))?;
-                    plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
-                    Ok(())
-                }
-                _ => {
-                    // cuBLASLt reading C (beta = 1, C in place of D): the peer's residual add,
-                    // whose cost over its plain call says what reading one more matrix costs.
-                    let cfg = MatmulConfig {
-                        beta: 1.0,
-                        ..lt_cfg
-                    };
-                    // SAFETY: as above; C is D, read before it is written.
-                    unsafe { lt.matmul(cfg, &w, &x, &mut y, None, None) }
-                        .map_err(|e| fail(format!("cuBLASLt: {e:?}")))
-                }
+            // Piece `i` is column `i` of the table below: a rute call on its handle (the
+            // default's, the other finish's, the staging kept's), else a cuBLASLt call (plain,
+            // bias + GELU, reading C).
+            let rute = match i {
+                0..=4 => Some((&h.rute, fusions[i])),
+                7..=9 => Some((other, [&gelu, &silu, &res][i - 7])),
+                10 => Some((kept, &swiglu)),
+                _ => None,
+            };
+            if let Some((handle, f)) = rute {
+                let cols = f.epilogue.out_cols(n);
+                let p = handle
+                    .matmul(&x, xv, &w, wt, &mut y, cols, f)
+                    .map_err(|e| fail(e.to_string()))?;
+                plans[i].get_or_insert_with(|| p.map(|p| p.describe()).unwrap_or_default());
+                return Ok(());
             }
+            let cfg = match i {
+                5 | 6 => lt_cfg,
+                // cuBLASLt reading C (beta = 1, C in place of D): the peer's residual add,
+                // whose cost over its plain call says what reading one more matrix costs.
+                _ => MatmulConfig {
+                    beta: 1.0,
+                    ..lt_cfg
+                },
+            };
+            let act = (i == 6).then_some(LtActivation::Gelu);
+            let b = (i == 6).then_some(&bias);
+            // SAFETY: w, x and y hold the n x k, tokens x k and tokens x n matrices; with beta
+            // = 1, C is D, read before it is written.
+            unsafe { lt.matmul(cfg, &w, &x, &mut y, b, act.as_ref()) }
+                .map_err(|e| fail(format!("cuBLASLt: {e:?}")))
         };
         // One launch per sample, as `compare` says.
         let times = jit.time_shuffled(repeats, 12, 11, &mut piece)?;
