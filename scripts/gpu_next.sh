@@ -28,7 +28,8 @@
 #                  opcode, code footprints and the headline metrics
 #   fusedab   160  the fused epilogues over plain, a baseline's blas-bench (.gpu/bin/blas-bench_before:
 #                  BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV) against this
-#                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside)
+#                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside);
+#                  FUSED_AB_BUILDS names more builds (.gpu/bin/blas-bench_NAME; default "before after")
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
@@ -106,12 +107,13 @@ ncufused)
 ${NCU_FUSED_SHAPE:-512x6144x4096} --repeats 1" bash "$here/gpu_ncu_source.sh" "$out/ncu"
     ;;
 fusedab)
-    # Two rounds, the builds in turns, so that the card's drift weighs on both alike.
+    # Two rounds, the builds in turns, so that the card's drift weighs on them alike. A build
+    # NAME of FUSED_AB_BUILDS is .gpu/bin/blas-bench_NAME, `after` this build's blas-bench.
     for round in 1 2; do
         for shape in ${FUSED_AB_SHAPES:-512x6144x4096 512x28672x4096 128x28672x4096 4096x4096x4096}; do
-            for build in before after; do
-                bench=.gpu/bin/blas-bench
-                [ "$build" = before ] && bench=.gpu/bin/blas-bench_before
+            for build in ${FUSED_AB_BUILDS:-before after}; do
+                bench=.gpu/bin/blas-bench_$build
+                [ "$build" = after ] && bench=.gpu/bin/blas-bench
                 step "fused_${build}_${shape}_$round" 40 "$bench" fused --shape "$shape" \
                     --dtype bf16 --repeats 20
             done

@@ -4,6 +4,7 @@
 
 use codegen_ptx::emit;
 use codegen_ptx::ptxas::assemble;
+use dsl_core::ir::op::{LdCache, StCache};
 use dsl_core::ir::{Kernel, Target};
 use dsl_core::kernel::*;
 use half::{bf16, f16};
@@ -178,6 +179,13 @@ fn pairs_kernel() -> Kernel {
         let eight: [Var<f16>; 8] = h.offset(i * 8u32).load_vec::<8>();
         let doubled = eight.map(|v| v.mul_add(f16::from_f32(2.0), v));
         h.offset(i * 8u32).store_vec(doubled);
+        // Read once and written once: streamed through the caches.
+        let once: [Var<f16>; 8] = h
+            .offset(i * 8u32 + 1024u32)
+            .load_vec_cached::<8>(Some(LdCache::Cs));
+        let one = h.offset(i + 2048u32).load_cached(Some(LdCache::Lu));
+        h.offset(i * 8u32 + 1024u32)
+            .store_vec_cached(once.map(|v| v + one), Some(StCache::Cs));
         let sh = k.shared_array::<bf16>("sh", 8 * 128, 16);
         let row: [Var<bf16>; 8] = sh.offset(i * 8u32).load_vec::<8>();
         sh.offset(i * 8u32).store_vec(row.map(|v| v.abs()));
@@ -196,6 +204,9 @@ fn pairs_and_eight_half_vectors() {
         "cvt.f32.bf16",
         "ld.global.v4.b32",
         "st.global.v4.b32",
+        "ld.global.cs.v4.b32",
+        "ld.global.lu.b16",
+        "st.global.cs.v4.b32",
         "ld.shared.v4.b32",
         "st.shared.v4.b32",
         "fma.rn.f16 ",

@@ -4,7 +4,7 @@
 //! (the memory order on a little-endian GPU).
 
 use super::context::emit;
-use crate::ir::op::{Data, Memory, StCache};
+use crate::ir::op::{Data, LdCache, Memory, StCache};
 use crate::ir::{Address, Operand, Reg, StateSpace, Type};
 
 /// Whether an access of `n` elements of `ty` goes through words: more elements than a vector
@@ -18,8 +18,8 @@ fn word() -> Option<Reg> {
     super::context::new_reg(Type::B32).map(|(r, _)| r)
 }
 
-/// `ld.space.vN.b32` of `dsts.len() / 2` words, split into `dsts` in order.
-pub(super) fn load(space: StateSpace, addr: Address, dsts: &[Reg]) {
+/// `ld.space{.cache}.vN.b32` of `dsts.len() / 2` words, split into `dsts` in order.
+pub(super) fn load(space: StateSpace, addr: Address, dsts: &[Reg], cache: Option<LdCache>) {
     let words: Vec<Reg> = dsts.chunks(2).filter_map(|_| word()).collect();
     if words.len() * 2 != dsts.len() {
         return;
@@ -29,7 +29,7 @@ pub(super) fn load(space: StateSpace, addr: Address, dsts: &[Reg]) {
         ty: Type::B32,
         dsts: words.clone(),
         addr,
-        cache: None,
+        cache,
         nc: false,
         order: None,
     });

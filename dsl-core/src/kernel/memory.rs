@@ -11,7 +11,7 @@ use super::context::{with, Builder, KernelBuilder};
 use super::error::BuildError;
 use super::ops::binary;
 use super::value::{DeviceType, IntoVar, Repr, Var};
-use crate::ir::op::{AddressOp, BinOp, Data, Memory, MulMode, StCache, TensorMapRef};
+use crate::ir::op::{AddressOp, BinOp, Data, LdCache, Memory, MulMode, StCache, TensorMapRef};
 use crate::ir::{
     AddrBase, Address, DynamicShared, MemOrder, Operand, Param, ParamKind, Scope, SharedAlloc,
     StateSpace, Stmt, Type,
@@ -109,12 +109,7 @@ macro_rules! ptr_common {
             /// split into its two halves (element `2j` from the low bits of word `j`).
             pub fn load_vec<const N: usize>(self) -> [Var<T>; N] {
                 let regs: [Var<T>; N] = std::array::from_fn(|_| Var::uninit());
-                let dsts: Vec<_> = regs.iter().filter_map(|v| v.reg()).collect();
-                if super::half_words::applies(T::TY, N) {
-                    super::half_words::load(Self::SPACE, self.address(), &dsts);
-                } else {
-                    emit_ld(Self::SPACE, self.address(), dsts, T::TY, false);
-                }
+                load_vec_into(Self::SPACE, self.address(), &regs, None);
                 regs
             }
             /// Stores `N` consecutive elements in one access (eight 16-bit elements as four
@@ -174,6 +169,21 @@ impl<T: DeviceType> GlobalPtr<T> {
         }
     }
 
+    /// [`GlobalPtr::load_vec`] with a cache operator: `.cs` (streaming) for data the kernel
+    /// reads once, so that L2 evicts it before the data other blocks will read again (a GEMM's
+    /// operand tiles); `None` is `load_vec`.
+    pub fn load_vec_cached<const N: usize>(self, cache: Option<LdCache>) -> [Var<T>; N] {
+        let regs: [Var<T>; N] = std::array::from_fn(|_| Var::uninit());
+        load_vec_into(StateSpace::Global, self.address(), &regs, cache);
+        regs
+    }
+
+    /// [`GlobalPtr::load`] with a cache operator ([`GlobalPtr::load_vec_cached`]).
+    pub fn load_cached(self, cache: Option<LdCache>) -> Var<T> {
+        let [v] = self.load_vec_cached::<1>(cache);
+        v
+    }
+
     /// `prefetch.global.L1` or `.L2` (`level`): asks for the cache line holding `*self` ahead
     /// of a load that will need it, so that the load waits on the cache, not on memory. A hint:
     /// it changes no value, and the simulator runs it as no operation. The address should be
@@ -225,15 +235,41 @@ impl<T: DeviceType> GlobalPtr<T> {
 }
 
 fn emit_ld(space: StateSpace, addr: Address, dsts: Vec<crate::ir::Reg>, ty: Type, nc: bool) {
+    emit_ld_cached(space, addr, dsts, ty, (nc, None));
+}
+
+fn emit_ld_cached(
+    space: StateSpace,
+    addr: Address,
+    dsts: Vec<crate::ir::Reg>,
+    ty: Type,
+    (nc, cache): (bool, Option<LdCache>),
+) {
     super::context::emit(Memory::Ld {
         space,
         ty,
         dsts,
         addr,
-        cache: None,
+        cache,
         nc,
         order: None,
     });
+}
+
+/// Loads `regs.len()` consecutive elements into `regs` in one access (eight 16-bit elements as
+/// four words).
+fn load_vec_into<T: DeviceType>(
+    space: StateSpace,
+    addr: Address,
+    regs: &[Var<T>],
+    cache: Option<LdCache>,
+) {
+    let dsts: Vec<_> = regs.iter().filter_map(|v| v.reg()).collect();
+    if super::half_words::applies(T::TY, regs.len()) {
+        super::half_words::load(space, addr, &dsts, cache);
+    } else {
+        emit_ld_cached(space, addr, dsts, T::TY, (false, cache));
+    }
 }
 
 fn load<T: DeviceType>(space: StateSpace, addr: Address, nc: bool) -> Var<T> {
