@@ -13,7 +13,6 @@
 //! one; or, where the MMA's tile is the sum's transpose, the two columns are in two lanes of a
 //! warp: [`lanes`], [`store_gated_lanes`]).
 
-use dsl_core::ir::op::LdCache;
 use dsl_core::kernel::*;
 use dsl_core::layout::Layout;
 use dsl_core::tensor::Fragment;
@@ -198,24 +197,13 @@ impl<O: DeviceType> Rows<O> {
     }
 }
 
-/// The cache operator of C's and the residual's reads: each of their elements is read once, by
-/// one block, so they are streamed (`.cs`: L2 evicts them first) where the A and B tiles beside
-/// them are read again by the blocks that share them. (The bias, read by every tile of its
-/// rows or columns, is cached as usual.)
-pub(crate) const READ_ONCE: Option<LdCache> = Some(LdCache::Cs);
-
-/// `p[i]` widened to f32 where `inside` (always where `None`), else 0 (no access); `cache`, the
-/// load's cache operator.
-fn load_if<O: OutElem>(
-    inside: Option<Var<bool>>,
-    p: GlobalPtr<O>,
-    cache: Option<LdCache>,
-) -> Var<f32> {
+/// `p[i]` widened to f32 where `inside` (always where `None`), else 0 (no access).
+fn load_if<O: OutElem>(inside: Option<Var<bool>>, p: GlobalPtr<O>) -> Var<f32> {
     match inside {
-        None => p.load_cached(cache).cast::<f32>(),
+        None => p.load().cast::<f32>(),
         Some(inside) => {
             let mut v = Var::konst(0.0f32).fresh();
-            inside.if_(|_| v.set(p.load_cached(cache).cast::<f32>()));
+            inside.if_(|_| v.set(p.load().cast::<f32>()));
             v
         }
     }
@@ -237,7 +225,7 @@ fn bias_of<O: OutElem>(
     v: &AccValue,
     inside: Option<Var<bool>>,
 ) -> Var<f32> {
-    load_if(inside, bias_ptr(epi, tile, ops, v), None)
+    load_if(inside, bias_ptr(epi, tile, ops, v))
 }
 
 /// Where the bias of value `v` is: per row (`bias[base row + dr]`) or per column. The pointer
@@ -315,14 +303,13 @@ fn elementwise_one<O: OutElem>(
         acc,
         tile,
         v,
-        || {
-            let c = reads.c.as_ref().expect("C is read");
-            load_if(inside, c.at(v.dr) + v.dc, READ_ONCE)
-        },
+        || load_if(inside, reads.c.as_ref().expect("C is read").at(v.dr) + v.dc),
         || bias_of(epi, tile, ops, v, inside),
         || {
-            let r = reads.r.as_ref().expect("R is added");
-            load_if(inside, r.at(v.dr) + v.dc, READ_ONCE)
+            load_if(
+                inside,
+                reads.r.as_ref().expect("R is added").at(v.dr) + v.dc,
+            )
         },
     );
 }
@@ -378,19 +365,17 @@ fn elementwise_pairs<O: OutElem>(
         .flatten()
         .fold(tile.whole & (c0 & 1u32).eq_(0u32), |all, t| all & t);
     let single = !paired;
-    let both = |p: GlobalPtr<O>, cache| -> [Var<f32>; 2] {
-        p.load_vec_cached::<2>(cache).map(|x| x.cast::<f32>())
-    };
+    let both = |p: GlobalPtr<O>| -> [Var<f32>; 2] { p.load_vec::<2>().map(|x| x.cast::<f32>()) };
     for group in pairs.chunks(PAIRED_GROUP / 2) {
         paired.if_(|_| {
             for (v, w) in group {
-                let c = (reads.c.as_ref()).map(|rows| both(rows.at(v.dr) + v.dc, READ_ONCE));
+                let c = reads.c.as_ref().map(|rows| both(rows.at(v.dr) + v.dc));
                 // A pair shares its row's bias, and its columns' are neighbours.
                 let b = bias.map(|b| match b {
                     Bias::PerRow => [bias_ptr(epi, tile, ops, v).load().cast::<f32>(); 2],
-                    Bias::PerColumn => both(bias_ptr(epi, tile, ops, v), None),
+                    Bias::PerColumn => both(bias_ptr(epi, tile, ops, v)),
                 });
-                let r = (reads.r.as_ref()).map(|rows| both(rows.at(v.dr) + v.dc, READ_ONCE));
+                let r = reads.r.as_ref().map(|rows| both(rows.at(v.dr) + v.dc));
                 for (i, u) in [v, w].into_iter().enumerate() {
                     rewrite(
                         epi,
@@ -463,8 +448,10 @@ pub(crate) fn gated_value<O: OutElem>(
         || bias_of(epi, tile, ops, up, inside),
     );
     epi.residual(epi.gate(g, u), || {
-        let r = residual.expect("R is added");
-        load_if(inside, r.at(gate.dr) + gate.dc / 2, READ_ONCE)
+        load_if(
+            inside,
+            residual.expect("R is added").at(gate.dr) + gate.dc / 2,
+        )
     })
 }
 

@@ -31,7 +31,7 @@ use super::roles::{Output, Unit, Walk};
 use super::schedule::{EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS};
 use super::HopperError;
 use crate::gemm::epilogue::{Bias, DeviceEpilogue, Epilogue};
-use crate::gemm::fused::{FormParams, READ_ONCE};
+use crate::gemm::fused::FormParams;
 use crate::gemm::strided::OutElem;
 use crate::gemm::{GemmDtype, GemmElem};
 
@@ -533,7 +533,7 @@ impl<O: OutElem> Ahead<O> {
         inside.if_(|_| {
             for ((p, ld), held) in self.sources.iter().zip(&self.held[slot as usize]) {
                 let row = *p + m.cast::<u64>() * ld.cast::<u64>();
-                let loaded: [Var<O>; 8] = (row + n_col).load_vec_cached::<8>(READ_ONCE);
+                let loaded: [Var<O>; 8] = (row + n_col).load_vec::<8>();
                 for (h, v) in held.iter().zip(loaded) {
                     let mut h = *h;
                     h.set(v);

@@ -15,9 +15,7 @@ use dsl_core::layout::Layout;
 use dsl_core::tensor::Fragment;
 use dsl_core::tiled::TiledMma;
 
-use super::{
-    bias_of, held_by_register, load_if, store_if, AccValue, FusedOperands, ThreadTile, READ_ONCE,
-};
+use super::{bias_of, held_by_register, load_if, store_if, AccValue, FusedOperands, ThreadTile};
 use crate::gemm::epilogue::DeviceEpilogue;
 use crate::gemm::strided::OutElem;
 
@@ -202,11 +200,7 @@ pub fn store_gated_lanes<O: OutElem>(
             let at = iv.zip(iw).map(|(iv, iw)| select(up_lane, iw, iv));
             let j = v.dc / 2;
             let value = epi.residual(epi.gate(gate, up), || {
-                load_if(
-                    at,
-                    r_rows.as_ref().expect("R is added").at(v.dr) + j,
-                    READ_ONCE,
-                )
+                load_if(at, r_rows.as_ref().expect("R is added").at(v.dr) + j)
             });
             store_if(at, d_rows.at(v.dr) + j, value);
         }
