@@ -352,7 +352,7 @@ const LINE_BYTES: u32 = 128;
 /// The form's epilogue over the staged tile of `unit`, D of the 16-bit type `O`, over a
 /// thread's `chunks`.
 #[device]
-fn finish<T: GemmElem, O: OutElem>(
+fn finish<T: GemmElem, O: Packed>(
     finisher: &Finisher<T>,
     unit: &Unit,
     (epilogue, params): (&Epilogue, FormParams),
@@ -399,6 +399,11 @@ fn finish<T: GemmElem, O: OutElem>(
         chunks.passes,
     );
     let depth = ahead.depth();
+    // The residual alone: D's staged values plus R's two at a time, one `add.{f16,bf16}x2` per
+    // 32-bit word as loaded (each sum rounded once, where widening to f32 and back rounds twice
+    // if the two are more than 2^16 apart), where the f32 path took about eight instructions a
+    // value on the schedulers the consumers' main loop issues from.
+    let packed = *epilogue == Epilogue::RESIDUAL;
     let chunk_at = |pass: Var<u32>| {
         let at = chunks.at(pass, unit);
         let (n_col, in_cols, _) = kept.unwrap_or_else(|| columns(at.col));
@@ -419,40 +424,55 @@ fn finish<T: GemmElem, O: OutElem>(
         let staged = staging_at::<T, O>(plan, out, c) + swizzle_dyn(&smem_d.swizzle, pre);
         let fetched = ahead.take(slot);
         ahead.fetch_ahead(slot, pass, chunks.passes, &chunk_at);
-        inside.if_(|_| {
-            let bias = match epilogue.bias() {
-                Some(Bias::PerColumn) => Some(kept_bias.unwrap_or_else(|| load8(ops.bias + n_col))),
-                _ => None,
-            };
-            let x: [Var<O>; 8] = staged.load_vec::<8>();
-            let mut rows_read = fetched.iter().map(|row| row.map(|v| v.cast::<f32>()));
-            let c_row = epi.epilogue.reads_c().then(|| rows_read.next()).flatten();
-            let r_row = epi
-                .epilogue
-                .adds_residual()
-                .then(|| rows_read.next())
-                .flatten();
-            let row_bias = match epilogue.bias() {
-                Some(Bias::PerRow) => Some((ops.bias + m).load().cast::<f32>()),
-                _ => None,
-            };
-            let y: [Var<O>; 8] = std::array::from_fn(|i| {
-                let mut v = x[i].cast::<f32>();
-                if let Some(c) = &c_row {
-                    v = c[i].mul_add(epi.beta, v);
-                }
-                if let Some(b) = &bias {
-                    v += b[i];
-                }
-                if let Some(b) = row_bias {
-                    v += b;
-                }
-                let v = epi.map(v, m, n_col + i as u32);
-                epi.residual(v, || r_row.as_ref().expect("R is added")[i])
-                    .cast::<O>()
+        if packed {
+            inside.if_(|_| {
+                let pairs = staged.cast::<u32>();
+                let x: [Var<u32>; 4] = pairs.load_vec::<4>();
+                let r = &fetched[0];
+                pairs.store_vec::<4>(std::array::from_fn(|i| {
+                    (x[i].bitcast::<O::Pair>() + r[i].bitcast::<O::Pair>()).to_bits()
+                }));
             });
-            staged.store_vec(y);
-        });
+        } else {
+            inside.if_(|_| {
+                let bias = match epilogue.bias() {
+                    Some(Bias::PerColumn) => {
+                        Some(kept_bias.unwrap_or_else(|| load8(ops.bias + n_col)))
+                    }
+                    _ => None,
+                };
+                let x: [Var<O>; 8] = staged.load_vec::<8>();
+                let mut rows_read = fetched
+                    .iter()
+                    .map(|words| halves::<O>(words).map(|v| v.cast::<f32>()));
+                let c_row = epi.epilogue.reads_c().then(|| rows_read.next()).flatten();
+                let r_row = epi
+                    .epilogue
+                    .adds_residual()
+                    .then(|| rows_read.next())
+                    .flatten();
+                let row_bias = match epilogue.bias() {
+                    Some(Bias::PerRow) => Some((ops.bias + m).load().cast::<f32>()),
+                    _ => None,
+                };
+                let y: [Var<O>; 8] = std::array::from_fn(|i| {
+                    let mut v = x[i].cast::<f32>();
+                    if let Some(c) = &c_row {
+                        v = c[i].mul_add(epi.beta, v);
+                    }
+                    if let Some(b) = &bias {
+                        v += b[i];
+                    }
+                    if let Some(b) = row_bias {
+                        v += b;
+                    }
+                    let v = epi.map(v, m, n_col + i as u32);
+                    epi.residual(v, || r_row.as_ref().expect("R is added")[i])
+                        .cast::<O>()
+                });
+                staged.store_vec(y);
+            });
+        }
     };
     let whole_groups = chunks.passes.is_multiple_of(depth);
     for group in Var::konst(0u32)..Var::konst(chunks.passes.div_ceil(depth)) {
@@ -493,8 +513,9 @@ type ChunkSource = (Var<bool>, Var<u32>, Var<u32>);
 /// unset.
 struct Ahead<O> {
     sources: Vec<(GlobalPtr<O>, Var<u32>)>,
-    /// Per slot (a pass modulo the depth), per source, the chunk's registers.
-    held: Vec<Vec<[Var<O>; 8]>>,
+    /// Per slot (a pass modulo the depth), per source, the chunk's registers: its four 32-bit
+    /// words as loaded, two elements each ([`halves`]).
+    held: Vec<Vec<[Var<u32>; 4]>>,
 }
 
 impl<O: OutElem> Ahead<O> {
@@ -511,7 +532,7 @@ impl<O: OutElem> Ahead<O> {
             .map(|_| {
                 sources
                     .iter()
-                    .map(|_| std::array::from_fn(|_| Var::konst(0.0f32).cast::<O>().fresh()))
+                    .map(|_| std::array::from_fn(|_| Var::konst(0u32).fresh()))
                     .collect()
             })
             .collect();
@@ -533,7 +554,7 @@ impl<O: OutElem> Ahead<O> {
         inside.if_(|_| {
             for ((p, ld), held) in self.sources.iter().zip(&self.held[slot as usize]) {
                 let row = *p + m.cast::<u64>() * ld.cast::<u64>();
-                let loaded: [Var<O>; 8] = (row + n_col).load_vec::<8>();
+                let loaded: [Var<u32>; 4] = (row + n_col).cast::<u32>().load_vec::<4>();
                 for (h, v) in held.iter().zip(loaded) {
                     let mut h = *h;
                     h.set(v);
@@ -559,7 +580,7 @@ impl<O: OutElem> Ahead<O> {
 
     /// Copies of the chunks slot `slot` holds for its pass, taken before the loads of the pass a
     /// depth later overwrite them.
-    fn take(&self, slot: u32) -> Vec<[Var<O>; 8]> {
+    fn take(&self, slot: u32) -> Vec<[Var<u32>; 4]> {
         self.held[slot as usize]
             .iter()
             .map(|row| row.map(|v| v.fresh()))
@@ -576,6 +597,26 @@ fn split(x: Var<u32>, d: u32) -> (Var<u32>, Var<u32>) {
     } else {
         (x / d, x % d)
     }
+}
+
+/// D's 16-bit types, each with the type of two of them in one 32-bit word.
+trait Packed: OutElem {
+    /// Two elements in a word (the first in the low bits).
+    type Pair: Pair<Half = Self> + Num;
+}
+
+impl Packed for f16 {
+    type Pair = F16x2;
+}
+
+impl Packed for bf16 {
+    type Pair = BF16x2;
+}
+
+/// A chunk's eight elements from its four words (element `2j` from the low bits of word `j`).
+fn halves<O: Packed>(words: &[Var<u32>; 4]) -> [Var<O>; 8] {
+    let pairs = words.map(|w| w.bitcast::<O::Pair>().unpack());
+    std::array::from_fn(|i| pairs[i / 2][i % 2])
 }
 
 /// 8 elements from `p` (16 bytes) widened to f32.

@@ -113,6 +113,20 @@ fn hopper_consumers_sharing_their_code() {
             Epilogue::SWIGLU,
             OutType::Bf16,
         ),
+        // The residual alone, added a pair of elements at a time on the words as loaded: bf16
+        // from an f16 sum staged in bf16, then f16 with alpha 1.
+        (
+            "128x256x64s3_x",
+            (200, 520, 200),
+            Epilogue::RESIDUAL,
+            OutType::Bf16,
+        ),
+        (
+            "128x128x64s4_x",
+            (130, 264, 136),
+            Epilogue::RESIDUAL,
+            OutType::F16,
+        ),
     ];
     for (i, (spec, (m, n, k), epilogue, out)) in cases.into_iter().enumerate() {
         let form = Form {
@@ -537,7 +551,7 @@ fn hopper_epilogue_warps() {
         })
     };
     let act = |a| Map::Activation(a);
-    let cases: [HandedCase; 11] = [
+    let cases: [HandedCase; 13] = [
         (
             "128x128x64s4_x",
             (200, 264, 136),
@@ -645,6 +659,20 @@ fn hopper_epilogue_warps() {
                 Residual::Add,
             ),
             OutType::Bf16,
+        ),
+        // The residual alone, added a pair of elements at a time on the words as loaded: bf16
+        // from an f16 sum staged in bf16, then f16 with alpha 1.
+        (
+            "128x256x64s3_x",
+            (200, 520, 200),
+            Epilogue::RESIDUAL,
+            OutType::Bf16,
+        ),
+        (
+            "128x128x64s4_x",
+            (130, 264, 136),
+            Epilogue::RESIDUAL,
+            OutType::F16,
         ),
     ];
     for (i, (spec, (m, n, k), epilogue, out)) in cases.into_iter().enumerate() {
