@@ -243,18 +243,29 @@ pub fn hopper_ws<T: GemmElem>(
 }
 
 /// Whether the block's consumers run one copy of their code ([`ConsumerCode::Shared`]):
-/// cooperative consumers that finish a fused epilogue themselves, whose straight-line epilogue
-/// a copy per consumer would have each SM fetch once per consumer and tile. A plain kernel, or
-/// one whose epilogue warps finish the form (`_x`: the consumers only stage their sums), keeps a
-/// copy per consumer: its consumers' code is short, and the shared copy's main loop, under a
-/// branch on the consumer's index, keeps its descriptors in ordinary registers (an `R2UR` before
-/// each `wgmma`) where a copy of its own keeps them in uniform ones.
+/// cooperative consumers of a tile at least [`SHARED_CODE_MIN_COLS`] wide that finish a fused
+/// epilogue themselves, whose straight-line epilogue a copy per consumer would have each SM
+/// fetch once per consumer and tile. A plain kernel, or one whose epilogue warps finish the form
+/// (`_x`: the consumers only stage their sums), keeps a copy per consumer: its consumers' code
+/// is short, and the shared copy's main loop, under a branch on the consumer's index, keeps its
+/// descriptors in ordinary registers (an `R2UR` before each `wgmma`) where a copy of its own
+/// keeps them in uniform ones.
 fn shares_consumer_code(plan: &HopperPlan) -> bool {
     matches!(plan.schedule.consumers, Consumers::Cooperative(_))
         && plan.schedule.consumers() > 1
+        && plan.schedule.tile.n() >= SHARED_CODE_MIN_COLS
         && !plan.schedule.epilogue_warps()
         && plan.form.is_some_and(|f| f.epilogue != Epilogue::Plain)
 }
+
+/// The narrowest tile whose consumers share one copy of their code for a fused epilogue. Below
+/// it the epilogue is short (a thread's values are a quarter of the tile's width) and the
+/// shared main loop's extra instructions per `wgmma` weigh on `wgmma`s as narrow as the tile:
+/// measured on an H100 (results/blas.md, 2026-12-06, sixth session), the fused forms' cost over
+/// plain went from +2.8..+9.0% to +19% at 128 x 6144 x 4096 (128x48 tiles) and up by about 4
+/// points on 128x64 and 128x80 tiles, where on tiles 160 to 224 wide bias + GELU's went down by
+/// 3.5 to 5.5 points.
+pub const SHARED_CODE_MIN_COLS: u32 = 160;
 
 /// The walk over a strided batch of `count` GEMMs of `rows` cluster tiles along M each: the
 /// walk's tiles along M (`rows * count`) and what its units need ([`BatchWalk`]: the batch
@@ -272,4 +283,49 @@ fn batch_walk(
         (f.batch_a, f.batch_b)
     };
     (rows * count, BatchWalk { strides })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{shares_consumer_code, SHARED_CODE_MIN_COLS};
+    use crate::gemm::epilogue::{Activation, Epilogue};
+    use crate::gemm::layout::{FormParts, Major, OutType};
+    use crate::gemm::GemmDtype;
+    use crate::hopper::plan::HopperPlan;
+
+    fn shares(spec: &str, epilogue: Epilogue) -> bool {
+        let form = FormParts {
+            a: Major::K,
+            b: Major::K,
+            epilogue,
+            out: OutType::Bf16,
+        };
+        let plan = HopperPlan::with_form(spec.parse().unwrap(), GemmDtype::Bf16, Some(form));
+        shares_consumer_code(&plan.unwrap())
+    }
+
+    /// One copy of the consumers' code for a fused epilogue on cooperative tiles at least
+    /// `SHARED_CODE_MIN_COLS` wide only; a copy each for narrower tiles, plain sums, the epilogue
+    /// warps, one consumer and ping-pong consumers.
+    #[test]
+    fn consumers_share_their_code_on_wide_fused_tiles() {
+        let gelu = Epilogue::bias_act(Activation::GeluTanh);
+        assert_eq!(SHARED_CODE_MIN_COLS, 160);
+        for spec in [
+            "128x160x64s4",
+            "128x192x64s4_n",
+            "128x256x64s3_h",
+            "192x160x64s3_k",
+        ] {
+            assert!(shares(spec, gelu), "{spec}");
+            assert!(shares(spec, Epilogue::RESIDUAL), "{spec}");
+        }
+        for spec in ["128x48x64s8", "128x64x64s6", "128x128x64s4", "128x144x64s4"] {
+            assert!(!shares(spec, gelu), "{spec}");
+        }
+        assert!(!shares("128x256x64s3_h", Epilogue::Plain));
+        assert!(!shares("128x256x64s3_h_x", gelu));
+        assert!(!shares("64x256x64s4", gelu));
+        assert!(!shares("128x128x64s5_p", gelu));
+    }
 }
