@@ -425,14 +425,7 @@ fn finish<T: GemmElem, O: Packed>(
         let fetched = ahead.take(slot);
         ahead.fetch_ahead(slot, pass, chunks.passes, &chunk_at);
         if packed {
-            inside.if_(|_| {
-                let pairs = staged.cast::<u32>();
-                let x: [Var<u32>; 4] = pairs.load_vec::<4>();
-                let r = &fetched[0];
-                pairs.store_vec::<4>(std::array::from_fn(|i| {
-                    (x[i].bitcast::<O::Pair>() + r[i].bitcast::<O::Pair>()).to_bits()
-                }));
-            });
+            inside.if_(|_| add_residual_pairs::<O>(staged, &fetched[0]));
         } else {
             inside.if_(|_| {
                 let bias = match epilogue.bias() {
@@ -611,6 +604,16 @@ impl Packed for f16 {
 
 impl Packed for bf16 {
     type Pair = BF16x2;
+}
+
+/// The residual alone on one staged chunk: each of its four words plus R's word, two elements
+/// per `add.{f16,bf16}x2`, written back in place.
+fn add_residual_pairs<O: Packed>(staged: SharedPtr<O>, r: &[Var<u32>; 4]) {
+    let words = staged.cast::<u32>();
+    let x: [Var<u32>; 4] = words.load_vec::<4>();
+    words.store_vec::<4>(std::array::from_fn(|i| {
+        (x[i].bitcast::<O::Pair>() + r[i].bitcast::<O::Pair>()).to_bits()
+    }));
 }
 
 /// A chunk's eight elements from its four words (element `2j` from the low bits of word `j`).
