@@ -31,9 +31,6 @@
 #                  BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV) against this
 #                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside);
 #                  FUSED_AB_BUILDS names more builds (.gpu/bin/blas-bench_NAME; default "before after")
-#   fusedcfg  160  `blas-bench fused` with every rute piece in each of FUSED_CONFIGS (default two
-#                  ping-pong schedules, whose consumers' fused epilogue runs under the other's main
-#                  loop) on FUSED_CFG_SHAPES (default 4096^3 and the qkv projection)
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
@@ -124,23 +121,13 @@ fusedab)
         done
     done
     ;;
-fusedcfg)
-    # Every rute piece (plain and fused) in one schedule, each shape and schedule in a process
-    # of its own beside cuBLAS and cuBLASLt: a finish other than the chooser's, e.g. ping-pong.
-    for shape in ${FUSED_CFG_SHAPES:-4096x4096x4096 6144x4096x4096}; do
-        for config in ${FUSED_CONFIGS:-128x128x64s5_p 128x128x64s6_p_o}; do
-            step "fused_${shape}_$config" 40 .gpu/bin/blas-bench fused --shape "$shape" \
-                --config "$config" --dtype bf16 --repeats 20
-        done
-    done
-    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, fusedab, fusedcfg, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, fusedab, suites or checks" >&2
     exit 2
     ;;
 esac

@@ -234,11 +234,7 @@ impl<T: DeviceType> GlobalPtr<T> {
     }
 }
 
-fn emit_ld(space: StateSpace, addr: Address, dsts: Vec<crate::ir::Reg>, ty: Type, nc: bool) {
-    emit_ld_cached(space, addr, dsts, ty, (nc, None));
-}
-
-fn emit_ld_cached(
+fn emit_ld(
     space: StateSpace,
     addr: Address,
     dsts: Vec<crate::ir::Reg>,
@@ -268,14 +264,14 @@ fn load_vec_into<T: DeviceType>(
     if super::half_words::applies(T::TY, regs.len()) {
         super::half_words::load(space, addr, &dsts, cache);
     } else {
-        emit_ld_cached(space, addr, dsts, T::TY, (false, cache));
+        emit_ld(space, addr, dsts, T::TY, (false, cache));
     }
 }
 
 fn load<T: DeviceType>(space: StateSpace, addr: Address, nc: bool) -> Var<T> {
     let v = Var::<T>::uninit();
     if let Some(r) = v.reg() {
-        emit_ld(space, addr, vec![r], T::TY, nc);
+        emit_ld(space, addr, vec![r], T::TY, (nc, None));
     }
     v
 }
