@@ -27,6 +27,8 @@
 #                  bias+GELU, bias+SiLU, SwiGLU, residual, then the other finish of the first three
 #                  (epilogue warps or consumers) and SwiGLU with its staging kept), stalls by SASS
 #                  opcode, code footprints and the headline metrics
+#   fusedcfg  160  the fused epilogues with each of FUSED_CONFIGS forced (plain too), in turns, at
+#                  FUSED_CFG_SHAPES (default: 4096^3, Hilbert and grouped walks under `_x`)
 #   fusedab   160  the fused epilogues over plain, a baseline's blas-bench (.gpu/bin/blas-bench_before:
 #                  BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV) against this
 #                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside);
@@ -121,13 +123,25 @@ fusedab)
         done
     done
     ;;
+fusedcfg)
+    # Each of FUSED_CONFIGS forced on every form (plain too), in turns, two rounds, at each of
+    # FUSED_CFG_SHAPES: what a schedule's parts (an order, `_x`) do to a fused form's cost.
+    for round in 1 2; do
+        for shape in ${FUSED_CFG_SHAPES:-4096x4096x4096}; do
+            for cfg in ${FUSED_CONFIGS:-128x256x64s3_h_x_n 128x256x64s3_x_n}; do
+                step "fused_${cfg}_${shape}_$round" 40 .gpu/bin/blas-bench fused --shape "$shape" \
+                    --dtype bf16 --repeats 20 --config "$cfg"
+            done
+        done
+    done
+    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, fusedab, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, suites or checks" >&2
     exit 2
     ;;
 esac

@@ -333,9 +333,12 @@ pub fn steps(
     let mut unread: Option<usize> = None;
     let mut step = |kernel: usize, l: &LaunchPlan| -> Result<Step, String> {
         let operand = |o: &GemmOperand| match o {
-            GemmOperand::A => A,
-            GemmOperand::B => B,
-            GemmOperand::D => D,
+            GemmOperand::A => Ok(A),
+            GemmOperand::B => Ok(B),
+            GemmOperand::D => Ok(D),
+            GemmOperand::Residual => {
+                Err("its launch maps a residual, which a packed problem does not have".to_string())
+            }
         };
         let args = l
             .args
@@ -365,7 +368,7 @@ pub fn steps(
                         operand: o,
                         descriptor,
                     } => CaseArg::TensorMap {
-                        buffer: operand(o),
+                        buffer: operand(o)?,
                         descriptor: descriptor.clone(),
                     },
                     GemmArg::Table(t) => {

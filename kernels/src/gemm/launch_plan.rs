@@ -99,7 +99,7 @@ impl LaunchPlan {
     }
 }
 
-/// One of a GEMM's three matrices.
+/// One of a GEMM's matrices that a tensor map may describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GemmOperand {
     /// `m x k`, read.
@@ -108,6 +108,8 @@ pub enum GemmOperand {
     B,
     /// `m x n`, written.
     D,
+    /// A form's residual, `m x n` of D's type, read (`D = alpha A B + R`).
+    Residual,
 }
 
 /// One kernel parameter, in order, as the runtime makes it from the call's operands.

@@ -665,6 +665,13 @@ impl<'a, T: GemmElem + DeviceRepr> LaunchBuffers<'a> for Slices<'a, T> {
             GemmOperand::A => self.jit.tensor_map(spec, self.a)?,
             GemmOperand::B => self.jit.tensor_map(spec, self.b)?,
             GemmOperand::D => self.jit.tensor_map_mut(spec, self.take_d())?.into(),
+            // The packed form has no residual: a plan that maps one is not the packed form's.
+            GemmOperand::Residual => {
+                return Err(GemmError::BadLaunch {
+                    plan: "the packed form's launch".into(),
+                    reason: "it maps a residual, which the packed form does not have".into(),
+                })
+            }
         })
     }
 

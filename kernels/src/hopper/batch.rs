@@ -281,6 +281,43 @@ pub fn covered(layout: &OperandLayout, rows: usize, k: usize) -> u64 {
     outer as u64 * layout.ld as u64
 }
 
+/// Whether TMA can step through a batch of a matrix (`what`, as the clause names it) by `stride`
+/// elements of `size` bytes, each matrix covering `cover` elements ([`covered`]): a multiple
+/// of 16 bytes, below 2^40 bytes and at least `cover`, or 0 where the batch may share one
+/// matrix (`shares`).
+pub fn check_tma_stride(
+    what: &str,
+    (stride, cover): (usize, u64),
+    size: usize,
+    shares: bool,
+) -> Result<(), String> {
+    let s = stride as u64;
+    if s == 0 && shares {
+        return Ok(());
+    }
+    let b = s.saturating_mul(size as u64);
+    if !b.is_multiple_of(16) {
+        return Err(format!(
+            "TMA steps from one GEMM of the batch to the next by a multiple of 16 bytes, and \
+             {what}'s batch stride of {s} elements is {b} bytes"
+        ));
+    }
+    if b >= 1 << 40 {
+        return Err(format!(
+            "TMA steps by less than 2^40 bytes, and {what}'s batch stride of {s} elements is \
+             {b} bytes"
+        ));
+    }
+    if s < cover {
+        return Err(format!(
+            "TMA's map of a batch starts each of {what}'s matrices past the one before, and \
+             {what}'s batch stride of {s} elements is less than the {cover} one matrix's rows \
+             cover"
+        ));
+    }
+    Ok(())
+}
+
 /// Whether TMA can step through a batch of `form` over an `m x n x k` problem with elements of
 /// `bytes` (inputs) and `out_bytes` (D), as a clause where it cannot: each of A's, B's and D's
 /// batch strides a multiple of 16 bytes, below 2^40 bytes, and at least the elements one
@@ -305,30 +342,7 @@ pub fn check_tma_strides(
         ("B", form.batch.b, covered(&form.b, n, k), bytes, true),
         ("D", form.batch.d, d_covered, out_bytes, false),
     ] {
-        let s = stride as u64;
-        if s == 0 && shares {
-            continue;
-        }
-        let b = s.saturating_mul(size as u64);
-        if !b.is_multiple_of(16) {
-            return Err(format!(
-                "TMA steps from one GEMM of the batch to the next by a multiple of 16 bytes, and \
-                 {what}'s batch stride of {s} elements is {b} bytes"
-            ));
-        }
-        if b >= 1 << 40 {
-            return Err(format!(
-                "TMA steps by less than 2^40 bytes, and {what}'s batch stride of {s} elements is \
-                 {b} bytes"
-            ));
-        }
-        if s < cover {
-            return Err(format!(
-                "TMA's map of a batch starts each of {what}'s matrices past the one before, and \
-                 {what}'s batch stride of {s} elements is less than the {cover} one matrix's rows \
-                 cover"
-            ));
-        }
+        check_tma_stride(what, (stride, cover), size, shares)?;
     }
     Ok(())
 }

@@ -22,6 +22,7 @@ use super::gated::store_gated_quads;
 use super::plan::{HopperPlan, StagingWrite, StmatrixCopy};
 use super::roles::{Output, Unit};
 use super::schedule::{Consumers, Store, StoreWidth};
+use super::staged_residual::plus_residual;
 use super::HopperError;
 use crate::gemm::epilogue::{DeviceEpilogue, Epilogue};
 use crate::gemm::fused::{
@@ -365,8 +366,19 @@ fn handed_store<T: GemmElem>(
     }
     let StagingTile { part, .. } = &staging[0];
     let stmatrix = plan.stmatrix()?;
-    let sums = rounded_pairs(&sub_tile(acc, plan, stmatrix, 0), d16)?;
-    handoff.wait_free();
+    let sub = sub_tile(acc, plan, stmatrix, 0);
+    let sums = match &out.residual {
+        // R is loaded into the staging once it is free: the sums wait for it there.
+        Some(r) => {
+            handoff.wait_free();
+            rounded_pairs(&plus_residual(r, plan, (part, &sub), d16)?, d16)?
+        }
+        None => {
+            let sums = rounded_pairs(&sub, d16)?;
+            handoff.wait_free();
+            sums
+        }
+    };
     copy(&stmatrix.r2s.atom, &sums, part)?;
     // The TMA store reads what is left as staged (rows past M) through the async proxy.
     fence_proxy_async_shared();

@@ -29,6 +29,7 @@ use super::epilogue::{staging_of, FormStore};
 use super::plan::HopperPlan;
 use super::roles::{Output, Unit, Walk};
 use super::schedule::{EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS};
+use super::staged_residual::load_residual;
 use super::HopperError;
 use crate::gemm::epilogue::{Bias, DeviceEpilogue, Epilogue};
 use crate::gemm::fused::FormParams;
@@ -110,8 +111,12 @@ pub(super) fn epilogue_warps<T: GemmElem>(
         if tiles.writes_tile() {
             let unit = walk.unit(plan, &tiles);
             // The consumers are in this tile's main loop: its C and residual rows come to L2
-            // meanwhile, so that the passes below wait on L2, not on memory.
+            // meanwhile, so that the passes below wait on L2, not on memory; or R comes by TMA
+            // into the staging, which the last tile's store has read.
             finisher.prefetch(&unit, e);
+            if let Some(r) = &out.residual {
+                load_residual(r, plan, out, &unit, e);
+            }
             handoff.free.arrive();
             handoff.staged.sync();
             let last = tiles.ends_after();
@@ -176,8 +181,11 @@ impl<'a, T: GemmElem> Finisher<'a, T> {
         let FormStore::Schedule(d16) = plan.form_store else {
             return Err(HopperError::Plan(super::PlanError::EpilogueWarps));
         };
+        // With the residual through the staging, the consumers staged D: the warps store it.
         let form = match (plan.form, out.form) {
-            (Some(parts), Some(params)) if parts.epilogue != Epilogue::Plain => {
+            (Some(parts), Some(params))
+                if parts.epilogue != Epilogue::Plain && plan.tma_residual.is_none() =>
+            {
                 Some((parts.epilogue, params, d16))
             }
             _ => None,
@@ -399,11 +407,6 @@ fn finish<T: GemmElem, O: Packed>(
         chunks.passes,
     );
     let depth = ahead.depth();
-    // The residual alone: D's staged values plus R's two at a time, one `add.{f16,bf16}x2` per
-    // 32-bit word as loaded (each sum rounded once, where widening to f32 and back rounds twice
-    // if the two are more than 2^16 apart), where the f32 path took about eight instructions a
-    // value on the schedulers the consumers' main loop issues from.
-    let packed = *epilogue == Epilogue::RESIDUAL;
     let chunk_at = |pass: Var<u32>| {
         let at = chunks.at(pass, unit);
         let (n_col, in_cols, _) = kept.unwrap_or_else(|| columns(at.col));
@@ -424,48 +427,42 @@ fn finish<T: GemmElem, O: Packed>(
         let staged = staging_at::<T, O>(plan, out, c) + swizzle_dyn(&smem_d.swizzle, pre);
         let fetched = ahead.take(slot);
         ahead.fetch_ahead(slot, pass, chunks.passes, &chunk_at);
-        if packed {
-            inside.if_(|_| add_residual_pairs::<O>(staged, &fetched[0]));
-        } else {
-            inside.if_(|_| {
-                let bias = match epilogue.bias() {
-                    Some(Bias::PerColumn) => {
-                        Some(kept_bias.unwrap_or_else(|| load8(ops.bias + n_col)))
-                    }
-                    _ => None,
-                };
-                let x: [Var<O>; 8] = staged.load_vec::<8>();
-                let mut rows_read = fetched
-                    .iter()
-                    .map(|words| halves::<O>(words).map(|v| v.cast::<f32>()));
-                let c_row = epi.epilogue.reads_c().then(|| rows_read.next()).flatten();
-                let r_row = epi
-                    .epilogue
-                    .adds_residual()
-                    .then(|| rows_read.next())
-                    .flatten();
-                let row_bias = match epilogue.bias() {
-                    Some(Bias::PerRow) => Some((ops.bias + m).load().cast::<f32>()),
-                    _ => None,
-                };
-                let y: [Var<O>; 8] = std::array::from_fn(|i| {
-                    let mut v = x[i].cast::<f32>();
-                    if let Some(c) = &c_row {
-                        v = c[i].mul_add(epi.beta, v);
-                    }
-                    if let Some(b) = &bias {
-                        v += b[i];
-                    }
-                    if let Some(b) = row_bias {
-                        v += b;
-                    }
-                    let v = epi.map(v, m, n_col + i as u32);
-                    epi.residual(v, || r_row.as_ref().expect("R is added")[i])
-                        .cast::<O>()
-                });
-                staged.store_vec(y);
+        inside.if_(|_| {
+            let bias = match epilogue.bias() {
+                Some(Bias::PerColumn) => Some(kept_bias.unwrap_or_else(|| load8(ops.bias + n_col))),
+                _ => None,
+            };
+            let x: [Var<O>; 8] = staged.load_vec::<8>();
+            let mut rows_read = fetched
+                .iter()
+                .map(|words| halves::<O>(words).map(|v| v.cast::<f32>()));
+            let c_row = epi.epilogue.reads_c().then(|| rows_read.next()).flatten();
+            let r_row = epi
+                .epilogue
+                .adds_residual()
+                .then(|| rows_read.next())
+                .flatten();
+            let row_bias = match epilogue.bias() {
+                Some(Bias::PerRow) => Some((ops.bias + m).load().cast::<f32>()),
+                _ => None,
+            };
+            let y: [Var<O>; 8] = std::array::from_fn(|i| {
+                let mut v = x[i].cast::<f32>();
+                if let Some(c) = &c_row {
+                    v = c[i].mul_add(epi.beta, v);
+                }
+                if let Some(b) = &bias {
+                    v += b[i];
+                }
+                if let Some(b) = row_bias {
+                    v += b;
+                }
+                let v = epi.map(v, m, n_col + i as u32);
+                epi.residual(v, || r_row.as_ref().expect("R is added")[i])
+                    .cast::<O>()
             });
-        }
+            staged.store_vec(y);
+        });
     };
     let whole_groups = chunks.passes.is_multiple_of(depth);
     for group in Var::konst(0u32)..Var::konst(chunks.passes.div_ceil(depth)) {
@@ -593,7 +590,7 @@ fn split(x: Var<u32>, d: u32) -> (Var<u32>, Var<u32>) {
 }
 
 /// D's 16-bit types, each with the type of two of them in one 32-bit word.
-trait Packed: OutElem {
+pub(super) trait Packed: OutElem {
     /// Two elements in a word (the first in the low bits).
     type Pair: Pair<Half = Self> + Num;
 }
@@ -604,16 +601,6 @@ impl Packed for f16 {
 
 impl Packed for bf16 {
     type Pair = BF16x2;
-}
-
-/// The residual alone on one staged chunk: each of its four words plus R's word, two elements
-/// per `add.{f16,bf16}x2`, written back in place.
-fn add_residual_pairs<O: Packed>(staged: SharedPtr<O>, r: &[Var<u32>; 4]) {
-    let words = staged.cast::<u32>();
-    let x: [Var<u32>; 4] = words.load_vec::<4>();
-    words.store_vec::<4>(std::array::from_fn(|i| {
-        (x[i].bitcast::<O::Pair>() + r[i].bitcast::<O::Pair>()).to_bits()
-    }));
 }
 
 /// A chunk's eight elements from its four words (element `2j` from the low bits of word `j`).

@@ -51,6 +51,7 @@ mod roles;
 pub mod row_split;
 pub mod schedule;
 pub mod seam;
+pub mod staged_residual;
 pub mod trace;
 pub mod tune;
 

@@ -2,7 +2,7 @@
 //! the atoms, the tiled MMA of one consumer, the shared layouts and the TMA copies.
 
 use dsl_core::atom::gmma::{gmma_atom, GmmaLayoutType, GmmaMajor};
-use dsl_core::atom::tma::{make_tma_copy, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
+use dsl_core::atom::tma::{make_tma_copy, CacheHint, TmaCopy, TmaDescriptor, TmaGlobal, TmaKind};
 use dsl_core::atom::{CopyAtom, Gmma, GmmaA, MmaAtom, StsmN, ValType};
 use dsl_core::layout::{append_to_rank, ComposedLayout, IntTuple, Layout, LayoutError};
 use dsl_core::tiled::{
@@ -19,6 +19,7 @@ use super::operand::{atom_rows, global_of, operand_atom, operand_tile};
 use super::schedule::{
     Consumers, HopperSchedule, Refusal, Store, TransposedStaging, STAGING_BLOCK_ROWS,
 };
+use super::staged_residual::staged_residual;
 use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::{accumulator_offsets, AccValue};
 use crate::gemm::layout::{Form, FormParts, Major, OutType};
@@ -61,6 +62,10 @@ pub struct HopperPlan {
     /// The TMA store of one consumer's output tile (in the kernel's coordinates: swapped, D is
     /// seen column-major).
     pub tma_d: TmaCopy,
+    /// With the epilogue warps and the residual alone (`D = alpha acc + R`), the TMA load of
+    /// R's tile into a consumer's staging tile, the same boxes as [`HopperPlan::tma_d`]'s
+    /// ([`super::staged_residual`]); `None` otherwise.
+    pub tma_residual: Option<TmaCopy>,
     /// The accumulators of a consumer thread: `(MMA, MMA_M, MMA_N)`.
     pub frag_c: Layout,
     /// How a consumer's accumulators are written into its staging tile: `stmatrix`, or (swapped)
@@ -271,6 +276,7 @@ impl HopperPlan {
             tma_a_multicast,
             tma_b_multicast,
             tma_d,
+            tma_residual: None,
             frag_c,
             staging_write,
             direct,
@@ -343,8 +349,16 @@ impl HopperPlan {
             }
             _ => Vec::new(),
         };
+        let tma_residual = match form {
+            Some(f) if staged_residual(&schedule, &f.epilogue) => Some(
+                make_tma_copy(TmaKind::Load, &plain.tma_d.global, &plain.tma_d.smem)?
+                    .with_cache_hint(Some(CacheHint::EvictFirst)),
+            ),
+            _ => None,
+        };
         Ok(HopperPlan {
             form,
+            tma_residual,
             acc_offsets,
             form_store,
             gated,
@@ -403,6 +417,28 @@ impl HopperPlan {
         } else {
             [a, b, d]
         }
+    }
+
+    /// The map of the residual that [`HopperPlan::tma_residual`] loads, where the plan has that
+    /// copy: R in D's coordinates (`km x kn`, rows `ldr` apart), of a batch with its third
+    /// dimension (the form's residual stride).
+    pub fn residual_descriptor(
+        &self,
+        (km, kn): (u32, u32),
+        form: &Form,
+    ) -> Result<Option<TmaDescriptor>, LayoutError> {
+        let Some(copy) = &self.tma_residual else {
+            return Ok(None);
+        };
+        let (mu, nu, ldr) = (u64::from(km), u64::from(kn), form.ldr as u64);
+        let (mut dims, mut strides) = (vec![mu, nu], vec![ldr, 1]);
+        if self.batching == Batching::Strided {
+            let count = form.batch.count as u64;
+            let (extent, stride) = batch_dim(count, form.batch.residual as u64, mu * ldr);
+            dims.push(extent);
+            strides.push(stride);
+        }
+        copy.descriptor(&dims, &strides).map(Some)
     }
 
     /// Bytes a stage's loads bring to one block (A's and B's tiles; A's alone with B resident).

@@ -31,6 +31,7 @@
 //! other; each unit's loads, stores and epilogue take its GEMM's matrices, the tensor maps'
 //! third coordinate (or, stored from the registers, D's batch stride).
 
+use dsl_core::kernel::macro_support::KernelParam;
 use dsl_core::kernel::*;
 use dsl_core::pipeline::{
     cluster_sync, warp_id_in_warpgroup, warpgroup_id, Barriers, TileQueue, TmaBarriers,
@@ -49,6 +50,7 @@ use super::producer::producer;
 use super::roles::{BatchWalk, Output, Ring, Walk};
 use super::row_split::row_split_on_device;
 use super::schedule::{Consumers, Store};
+use super::staged_residual::StagedResidual;
 use super::trace::{Phase, Trace, WORDS_PER_BLOCK};
 use super::HopperError;
 use crate::gemm::epilogue::Epilogue;
@@ -95,6 +97,11 @@ pub fn hopper_ws<T: GemmElem>(
         Batching::Single => None,
         Batching::Strided => Some(kb.param::<u32>("batch_count")),
     };
+    // The residual's map last, where the consumers take R through the staging.
+    let residual_map = plan
+        .tma_residual
+        .as_ref()
+        .map(|_| <TensorMap as KernelParam>::declare(kb, "residual_map"));
     // One block per SM with a register cap at entry: what setmaxnreg needs to take effect.
     kb.require_threads(s.threads(), 1, 1);
     kb.min_blocks_per_sm(1);
@@ -118,6 +125,9 @@ pub fn hopper_ws<T: GemmElem>(
         s.stage_consumers() * s.ring_sharers(),
     );
     let b_full = s.resident_b().map(|_| TmaBarriers::new(kb, "b_full", 1, 1));
+    let residual = residual_map
+        .as_ref()
+        .map(|map| StagedResidual::new(kb, map));
     // The phases' timestamps, in a diagnostic build only (nothing otherwise).
     let trace = Trace::new(plan.trace, workspace);
     // Tiles from a queue: its words at the workspace's start (past the trace's records), its
@@ -146,6 +156,9 @@ pub fn hopper_ws<T: GemmElem>(
         }
         if let Some(q) = &queue {
             q.init();
+        }
+        if let Some(r) = &residual {
+            r.init();
         }
         fence_mbarrier_init();
     }
@@ -208,6 +221,7 @@ pub fn hopper_ws<T: GemmElem>(
         partials: Partials::new(workspace, s),
         form,
         batch_d: batch.and(form).map(|f| f.batch_d),
+        residual,
     };
     let bars = ConsumerBarriers::allocate(plan);
     let roles = (&ring, &output);

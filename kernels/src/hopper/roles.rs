@@ -7,6 +7,7 @@ use dsl_core::pipeline::{Barriers, StreamKRegion, StreamKScheduler, TileQueue, T
 
 use super::fixup::Partials;
 use super::plan::HopperPlan;
+use super::staged_residual::StagedResidual;
 use crate::gemm::fused::FormParams;
 use crate::gemm::GemmElem;
 
@@ -68,6 +69,9 @@ pub(super) struct Output<'a, T> {
     pub(super) form: Option<FormParams>,
     /// D's batch stride, where the kernel runs a strided batch.
     pub(super) batch_d: Option<Var<u64>>,
+    /// R's map and barrier, where the consumers take the residual through the staging
+    /// ([`super::staged_residual`]).
+    pub(super) residual: Option<StagedResidual<'a>>,
 }
 
 impl<T: GemmElem> Output<'_, T> {

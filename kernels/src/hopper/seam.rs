@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use dsl_core::ir::{Kernel, Target};
 
-use super::batch::{check_tma_strides, Batching, StridedBatch};
+use super::batch::{check_tma_stride, check_tma_strides, Batching, StridedBatch};
 use super::chooser::{self, Choice, Operands};
 use super::launch::{launch_batched, tile_order_batched};
 use super::params::{HopperParams, OnHost};
@@ -169,7 +169,7 @@ impl GemmProgram for HopperWs {
         )?;
         if let Some(h) = plan.downcast_ref::<HopperGemm>() {
             if h.schedule.epilogue_warps() {
-                epilogue_warps_aligned(form, parts)?;
+                epilogue_warps_aligned(form, parts, p.m)?;
             }
         }
         let needs = plan.output_alignment();
@@ -218,7 +218,7 @@ impl Finish {
         if elementwise
             && without_c
             && sixteen_bits
-            && epilogue_warps_aligned(form, parts).is_ok()
+            && epilogue_warps_aligned(form, parts, p.m).is_ok()
             && p.k > 0
         {
             Finish::EpilogueWarps(parts.epilogue)
@@ -249,10 +249,16 @@ impl Finish {
 }
 
 /// `Ok` where the epilogue warps (`_x`) may read `form`'s C, bias and residual 16 bytes at a
-/// time (rows of each on 16 bytes, the bias's start too), else why not.
-fn epilogue_warps_aligned(form: &Form, parts: FormParts) -> Result<(), String> {
+/// time (rows of each on 16 bytes, the bias's start too), and where they take the residual
+/// alone by TMA ([`super::staged_residual`]), step through a batch of `m`-row residuals as TMA
+/// does; else why not.
+fn epilogue_warps_aligned(form: &Form, parts: FormParts, m: usize) -> Result<(), String> {
     let e = &parts.epilogue;
     let bytes = parts.out.bytes();
+    if *e == Epilogue::RESIDUAL && form.batch.is_batched() {
+        let cover = m as u64 * form.ldr as u64;
+        check_tma_stride("the residual", (form.batch.residual, cover), bytes, false)?;
+    }
     for (read, name, operand, ld) in [
         (e.reads_c(), "C", Operand::C, form.ldc),
         (
@@ -526,6 +532,16 @@ impl HopperGemm {
         }
         if self.batching == Batching::Strided {
             args.push(GemmArg::U32(count));
+        }
+        // The residual's map, where the consumers take R through the staging: the kernel's last
+        // parameter.
+        if let Some(f) = form {
+            if let Some(descriptor) = plan
+                .residual_descriptor((km, kn), f)
+                .expect("rows of 16-byte multiples")
+            {
+                args.push(map(GemmOperand::Residual, descriptor));
+            }
         }
         LaunchPlan {
             grid: l.grid,

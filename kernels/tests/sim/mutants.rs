@@ -376,7 +376,7 @@ impl Case for Mutant<'_> {
 
 /// The mnemonic and Rust line of each instruction of `kernel` that `mutation` applies to, in
 /// the order [`mutate_nth`] counts them.
-fn sites(kernel: &Kernel, mutation: Mutation) -> Vec<String> {
+pub(crate) fn sites(kernel: &Kernel, mutation: Mutation) -> Vec<String> {
     let mut v = Vec::new();
     each_site(&mut kernel.body.clone(), mutation, &mut |stmts, i| {
         if let Stmt::Op(instr) = &stmts[i] {

@@ -298,6 +298,7 @@ impl<'a> LaunchBuffers<'a> for Addresses<'a> {
             GemmOperand::A => (self.buffers.a, in_bytes),
             GemmOperand::B => (self.buffers.b, in_bytes),
             GemmOperand::D => (self.buffers.d, out_bytes),
+            GemmOperand::Residual => (self.buffers.residual, out_bytes),
         };
         // SAFETY: `Addresses`'s contract: `buffer` is a live allocation of at least `len`
         // elements of `bytes` bytes in the Jit's context, ordered on its stream for this call.

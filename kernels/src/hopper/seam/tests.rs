@@ -430,6 +430,14 @@ fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
         ..Form::packed(m, n, 16384)
     };
     assert!(schedule(&residual, &long).ends_with("_x_n"));
+    // The residual alone comes by TMA into the staging under the tile's own main loop: to the
+    // warps even at one tile a block (512 x 6144 x 4096: 128 tiles of 128 x 192).
+    let one_wave = problem(512, 6144, 4096);
+    let one_wave_residual = Form {
+        epilogue: Epilogue::RESIDUAL,
+        ..Form::packed(512, 6144, 4096)
+    };
+    assert!(schedule(&one_wave_residual, &one_wave).contains("_x"));
     let given_ok = Problem {
         config: given("128x256x64s3_h_x_n"),
         ..long.clone()
@@ -466,6 +474,48 @@ fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
     .unwrap_err();
     assert!(
         e.contains("or a gated epilogue (whose gate and up values"),
+        "{e}"
+    );
+}
+
+/// A strided batch of residuals that TMA cannot step through (a batch stride off 16 bytes) is
+/// left to the consumers by the chooser, and refused with the reason where `_x` is asked for; on
+/// 16 bytes the warps take it, R loaded by TMA ([`crate::hopper::staged_residual`]).
+#[test]
+fn a_batch_of_residuals_goes_to_the_epilogue_warps_where_tma_can_step_through_it() {
+    use crate::gemm::epilogue::Epilogue;
+    use crate::gemm::layout::Batch;
+    let h200 = Device::h200();
+    let (m, n, k) = (1024, 1024, 4096);
+    let batched = |residual: usize| Form {
+        epilogue: Epilogue::RESIDUAL,
+        batch: Batch {
+            count: 8,
+            a: m * k,
+            b: n * k,
+            c: 0,
+            d: m * n,
+            residual,
+        },
+        ..Form::packed(m, n, k)
+    };
+    let schedule = |f: &Form, p: &Problem| {
+        let plan = plan_in(p, f, &h200).unwrap();
+        plan.downcast_ref::<HopperGemm>()
+            .unwrap()
+            .schedule()
+            .to_string()
+    };
+    let p = problem(m, n, k);
+    assert!(schedule(&batched(m * n), &p).contains("_x"));
+    assert!(!schedule(&batched(m * n + 4), &p).contains("_x"));
+    let asked = Problem {
+        config: given("128x256x64s3_x_n"),
+        ..p
+    };
+    let e = plan_in(&asked, &batched(m * n + 4), &h200).unwrap_err();
+    assert!(
+        e.contains("the residual's batch stride of 1048580 elements is 2097160 bytes"),
         "{e}"
     );
 }

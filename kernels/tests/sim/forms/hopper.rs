@@ -646,8 +646,8 @@ fn hopper_epilogue_warps() {
             ),
             OutType::Bf16,
         ),
-        // The residual alone, added a pair of elements at a time on the words as loaded: bf16
-        // from an f16 sum staged in bf16, then f16 with alpha 1.
+        // The residual alone, loaded by TMA into the staging and added by the consumers
+        // (`staged_residual`): bf16 from an f16 sum, then f16.
         (
             "128x256x64s3_x",
             (200, 520, 200),
@@ -686,6 +686,152 @@ fn hopper_epilogue_warps() {
     }
 }
 
+/// The residual alone through the staging ([`kernels::hopper::staged_residual`]): R loaded by
+/// TMA into each consumer's staging tile under the tile's main loop, the consumers adding it
+/// as they stage their sums. Stream-K over every tile (only the units that write a tile load
+/// R), a cluster, one consumer, R's rows padded past N, M and N off the tiles (R's boxes past
+/// them load zeros, never stored), alpha 1 and not; two SMs, so that the staging turns over
+/// between a tile's store and the next tile's R.
+#[test]
+fn hopper_residual_through_the_staging() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let cases = [
+        ("128x256x64s3_x_k", (200, 520, 904), OutType::Bf16, 8),
+        ("128x128x64s4_c2x1_x", (260, 264, 136), OutType::F16, 24),
+        ("64x128x64s4_x", (150, 392, 72), OutType::Bf16, 40),
+        ("128x192x64s3_x", (300, 200, 136), OutType::F16, 0),
+    ];
+    for (i, (spec, (m, n, k), out, pad)) in cases.into_iter().enumerate() {
+        let form = Form {
+            epilogue: Epilogue::RESIDUAL,
+            out: Some(out),
+            alpha: if i % 2 == 0 { 1.0 } else { -0.75 },
+            ldd: n + 16,
+            ldr: n + pad,
+            ..Form::packed(m, n, k)
+        };
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::F16, GemmDtype::Bf16][i % 2],
+            form,
+            kernel: hopper(),
+        };
+        let plan = hopper_run(&case, Some(spec), &device, 1300 + i as u64);
+        let kernel = plan.kernel().unwrap();
+        let staged = kernel.params.iter().any(|p| p.name == "residual_map");
+        assert!(staged, "{spec}: R not loaded into the staging");
+    }
+}
+
+/// The staged residual's ordering, broken one way at a time, each caught (a finding, D off the
+/// reference, or a run that cannot finish): the consumers reading the staging before R has
+/// landed (their wait on `residual_full` left out), the warps expecting half R's bytes (its
+/// `arrive_expect_tx` weakened), and the warps loading R over the staging before the last
+/// tile's store has read it (their wait for the store's reads removed or weakened).
+#[test]
+fn the_staged_residual_misordered_is_caught() {
+    use dsl_core::ir::{OpInfo, Stmt};
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let (m, n, k) = (200, 264, 136);
+    let form = Form {
+        epilogue: Epilogue::RESIDUAL,
+        ..Form::packed(m, n, k)
+    };
+    let case = Case {
+        m,
+        n,
+        k,
+        dtype: GemmDtype::Bf16,
+        form,
+        kernel: hopper(),
+    };
+    let config = Some(Config::of(&HopperWs, "128x128x64s4_x".parse().unwrap()));
+    let caught = |plant: Plant| {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            simulate(&case, config.clone(), &device, 1400, Some(plant))
+        }));
+        match run {
+            Err(_) => true,
+            Ok((_, reports, off)) => off.is_some() || reports.iter().any(|r| !r.is_clean()),
+        }
+    };
+    // The consumers' wait: the loop around `mbarrier.try_wait` that staged_residual.rs emits.
+    fn drop_waits(stmts: &mut Vec<Stmt>, file: &str) -> usize {
+        let waits_here = |s: &Stmt| match s {
+            Stmt::While { cond_block, .. } => cond_block.iter().any(|c| {
+                matches!(c, Stmt::Op(i) if i.op.mnemonic().starts_with("mbarrier.try_wait")
+                    && i.loc.as_ref().is_some_and(|l| l.file.ends_with(file)))
+            }),
+            _ => false,
+        };
+        let before = stmts.len();
+        stmts.retain(|s| !waits_here(s));
+        let mut dropped = before - stmts.len();
+        for s in stmts.iter_mut() {
+            dropped += match s {
+                Stmt::For { body, .. } => drop_waits(body, file),
+                Stmt::If { then, else_, .. } => drop_waits(then, file) + drop_waits(else_, file),
+                Stmt::While {
+                    cond_block, body, ..
+                } => drop_waits(cond_block, file) + drop_waits(body, file),
+                _ => 0,
+            };
+        }
+        dropped
+    }
+    // As it is, the same run is clean and matches the reference.
+    assert!(!caught(&|_| {}), "the staged residual as it is");
+    let no_wait: Plant = &|kernel| {
+        assert_eq!(drop_waits(&mut kernel.body, "hopper/staged_residual.rs"), 1);
+    };
+    assert!(caught(no_wait), "the consumers reading R before it lands");
+    // The mutation sites of the warps' side: the expected bytes, and the wait for the store's
+    // reads that the next tile's load follows.
+    let kernel = check_form(
+        &Problem {
+            m,
+            n,
+            k,
+            dtype: GemmDtype::Bf16,
+            acc: Accum::F32,
+            kernel: hopper(),
+            config: config.clone(),
+        },
+        &case.form,
+        FormLens::from(case.form.spans(m, n, k).unwrap()),
+        &device,
+    )
+    .unwrap()
+    .kernel()
+    .unwrap();
+    let mut tried = Vec::new();
+    for mutation in [Mutation::Remove, Mutation::Weaken] {
+        for (nth, site) in crate::mutants::sites(&kernel, mutation).iter().enumerate() {
+            let ours = site.contains("hopper/staged_residual.rs")
+                || (site.contains("cp.async.bulk.wait_group")
+                    && site.contains("hopper/epilogue_warps.rs"));
+            if !ours {
+                continue;
+            }
+            let plant: Plant = &|kernel| assert!(mutate_nth(&mut kernel.body, mutation, nth));
+            assert!(caught(plant), "not caught: {mutation:?} {site}");
+            tried.push(format!("{mutation:?} {site}"));
+        }
+    }
+    assert!(
+        tried.iter().any(|t| t.contains("expect_tx")) && tried.len() >= 3,
+        "the sites were not found: {tried:#?}"
+    );
+}
+
 /// The bug compute-sanitizer's synccheck found on the H100 (results/blas.md, 2026-12-06),
 /// planted back: the epilogue warps' hand-over barriers, which two consumer warpgroups' copies
 /// of the consumer's code and the epilogue warps' own wait at, made aligned (`bar.sync`). The
@@ -716,7 +862,7 @@ fn the_hand_over_made_aligned_is_caught() {
     let config = Some(Config::of(&HopperWs, "128x128x64s4_x".parse().unwrap()));
     // Every unaligned barrier made aligned: each one aligned leaves the next the first site.
     let plant: Plant = &|kernel| while mutate_nth(&mut kernel.body, Mutation::Align, 0) {};
-    let (_, reports) = simulate(&case, config.clone(), &device, 1200, Some(plant));
+    let (_, reports, _) = simulate(&case, config.clone(), &device, 1200, Some(plant));
     let found: Vec<_> = reports
         .iter()
         .flat_map(|r| r.of_kind(dsl_core::sim::FindingKind::BarrierDivergence))

@@ -361,3 +361,37 @@ fn hopper_strided_batch_under_the_epilogue_warps() {
         hopper_run(&case, Some("128x128x64s4_x"), &device, 1200 + i as u64);
     }
 }
+
+/// A strided batch of the residual alone under the epilogue warps: each GEMM's R loaded by TMA
+/// into the staging (R's map three deep, its stride a gap past each matrix), M and N off the
+/// tiles, R's rows padded; under the chooser's schedule too.
+#[test]
+fn hopper_strided_batch_of_residuals_through_the_staging() {
+    let device = Device {
+        sms: 2,
+        ..Device::h200()
+    };
+    let (m, n, k) = (130, 136, 72);
+    for (i, spec) in [Some("128x128x64s4_x"), None].into_iter().enumerate() {
+        let form = strided_batch((m, n, k), 3, (Major::K, Major::K), Epilogue::RESIDUAL);
+        let case = Case {
+            m,
+            n,
+            k,
+            dtype: [GemmDtype::Bf16, GemmDtype::F16][i],
+            form,
+            kernel: hopper(),
+        };
+        let plan = hopper_run(&case, spec, &device, 990 + i as u64);
+        let staged = plan
+            .kernel()
+            .unwrap()
+            .params
+            .iter()
+            .any(|p| p.name == "residual_map");
+        assert_eq!(
+            staged,
+            spec.is_some() || hopper_schedule(&plan).epilogue_warps()
+        );
+    }
+}
