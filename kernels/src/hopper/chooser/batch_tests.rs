@@ -96,7 +96,7 @@ fn every_batched_choice_takes_its_batch() {
     ];
     let mut rows_seen = std::collections::BTreeSet::new();
     for device in &devices {
-        for &m in &[16, 64, 100, 128, 144, 200, 256, 300, 512, 1024, 4096] {
+        for &m in &[16, 64, 100, 128, 144, 200, 256, 300, 333, 512, 1024, 4096] {
             for &n in &[64, 256, 512, 2048, 6144] {
                 for &k in &[64, 128, 256, 1024, 8192, 16384] {
                     let one = choose(m, n, k, device);

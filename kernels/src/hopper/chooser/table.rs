@@ -35,6 +35,13 @@ pub enum Cond {
         /// The share of the SMs, in percent.
         percent: usize,
     },
+    /// `n` in tiles of `rows` rows fill more than `percent` percent of one wave.
+    NTilesFillMoreThan {
+        /// The tile's rows along N.
+        rows: usize,
+        /// The share of the SMs, in percent.
+        percent: usize,
+    },
     /// `n` in tiles of `rows` rows, each taken twice (two token tiles a weight tile), take
     /// twice the waves they take once: the pair's finer last wave leaves no fewer SMs idle.
     TwoTokenTilesTakeTwiceTheWaves(usize),
@@ -88,6 +95,9 @@ impl Cond {
             Cond::NTilesPastOneWave(rows) => n.div_ceil(rows).saturating_mul(b) > sms,
             Cond::NTilesFillAtMost { rows, percent } => {
                 n.div_ceil(rows).saturating_mul(b).saturating_mul(100) <= sms * percent
+            }
+            Cond::NTilesFillMoreThan { rows, percent } => {
+                n.div_ceil(rows).saturating_mul(b).saturating_mul(100) > sms * percent
             }
             Cond::TwoTokenTilesTakeTwiceTheWaves(rows) => {
                 let tiles = n.div_ceil(rows).saturating_mul(b);
@@ -319,6 +329,38 @@ pub const TABLE: &[Row] = &[
                 load each weight tile once for both (multicast), whole tiles",
         when: &[Cond::MAbove(256), Cond::MAtMost(320)],
         schedule: most_stages("128x{pair8}x64s3_c1x2_n_t_z", 8),
+        results: "results/midm.md",
+    },
+    Row {
+        class: "tokens 321 to 352 (three 128-row token tiles would waste a tenth of their rows) \
+                whose weights' 128-row tiles take more than one wave and at most 7/4, K up to \
+                8192: as 257 to 320 tokens, two token tiles in clusters of two along the tokens",
+        when: &[
+            Cond::MAbove(320),
+            Cond::MAtMost(352),
+            Cond::NTilesPastOneWave(128),
+            Cond::NTilesFillAtMost {
+                rows: 128,
+                percent: 175,
+            },
+            Cond::KAtMost(8192),
+        ],
+        schedule: most_stages("128x{pair8}x64s3_c1x2_n_t_z", 8),
+        results: "results/midm.md",
+    },
+    Row {
+        class: "tokens 321 to 352 over weights whose 128-row tiles take more than five waves: \
+                192-row weight tiles (three consumers) and two token tiles, in clusters of two \
+                along the tokens",
+        when: &[
+            Cond::MAbove(320),
+            Cond::MAtMost(352),
+            Cond::NTilesFillMoreThan {
+                rows: 128,
+                percent: 500,
+            },
+        ],
+        schedule: spelled("192x{pair8}x64s3_c1x2_n_t_z"),
         results: "results/midm.md",
     },
 ];
