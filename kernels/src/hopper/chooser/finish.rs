@@ -44,7 +44,6 @@
 
 use crate::gemm::epilogue::Epilogue;
 use crate::hopper::schedule::{HopperSchedule, EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS};
-use crate::hopper::staged_residual::staged_residual;
 
 /// Cycles of one pass of the epilogue warps over their chunks, issue only (the SASS of
 /// bias + GELU: about 90 instructions per pass, one warp per scheduler).

@@ -239,6 +239,15 @@ fn plan_in(p: &Problem, form: &Form, device: &Device) -> Result<Plan, String> {
     crate::gemm::check_form(p, form, lens, device).map_err(|e| e.to_string())
 }
 
+/// The spelling of the schedule hopper_ws plans `form` of `p` under.
+fn schedule_in(p: &Problem, form: &Form, device: &Device) -> String {
+    let plan = plan_in(p, form, device).unwrap();
+    plan.downcast_ref::<HopperGemm>()
+        .unwrap()
+        .schedule()
+        .to_string()
+}
+
 /// The store a hopper_ws plan of `form` makes ([`FormStore`]).
 fn store_of(plan: &Plan, form: &Form) -> FormStore {
     let h = plan.downcast_ref::<HopperGemm>().unwrap();
@@ -380,13 +389,7 @@ fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
         epilogue,
         ..Form::packed(m, n, k)
     };
-    let schedule = |f: &Form, p: &Problem| {
-        let plan = plan_in(p, f, &h200).unwrap();
-        plan.downcast_ref::<HopperGemm>()
-            .unwrap()
-            .schedule()
-            .to_string()
-    };
+    let schedule = |f: &Form, p: &Problem| schedule_in(p, f, &h200);
     let gelu = form(Epilogue::bias_act(Activation::GeluTanh));
     assert_eq!(schedule(&gelu, &p), "128x256x64s3_h_x_n");
     assert!(plan_in(&p, &gelu, &h200)
@@ -499,13 +502,7 @@ fn a_batch_of_residuals_goes_to_the_epilogue_warps_where_tma_can_step_through_it
         },
         ..Form::packed(m, n, k)
     };
-    let schedule = |f: &Form, p: &Problem| {
-        let plan = plan_in(p, f, &h200).unwrap();
-        plan.downcast_ref::<HopperGemm>()
-            .unwrap()
-            .schedule()
-            .to_string()
-    };
+    let schedule = |f: &Form, p: &Problem| schedule_in(p, f, &h200);
     let p = problem(m, n, k);
     assert!(schedule(&batched(m * n), &p).contains("_x"));
     assert!(!schedule(&batched(m * n + 4), &p).contains("_x"));

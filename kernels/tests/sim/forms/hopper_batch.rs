@@ -383,12 +383,7 @@ fn hopper_strided_batch_of_residuals_through_the_staging() {
             kernel: hopper(),
         };
         let plan = hopper_run(&case, spec, &device, 990 + i as u64);
-        let staged = plan
-            .kernel()
-            .unwrap()
-            .params
-            .iter()
-            .any(|p| p.name == "residual_map");
+        let staged = stages_residual(&plan);
         assert_eq!(
             staged,
             spec.is_some() || hopper_schedule(&plan).epilogue_warps()

@@ -315,6 +315,13 @@ fn hopper_run(case: &Case, spec: Option<&str>, device: &Device, seed: u64) -> Pl
 }
 
 /// The schedule of a hopper_ws plan.
+/// Whether `plan`'s kernel takes the residual through the staging (R's map among its
+/// parameters: [`kernels::hopper::staged_residual`]).
+fn stages_residual(plan: &Plan) -> bool {
+    let kernel = plan.kernel().unwrap();
+    kernel.params.iter().any(|p| p.name == "residual_map")
+}
+
 fn hopper_schedule(plan: &Plan) -> &HopperSchedule {
     plan.downcast_ref::<HopperGemm>().unwrap().schedule()
 }
