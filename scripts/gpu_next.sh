@@ -27,7 +27,8 @@
 #                  bias+GELU, bias+SiLU, SwiGLU, residual, then the other finish of the first three
 #                  (epilogue warps or consumers) and SwiGLU with its staging kept), stalls by SASS
 #                  opcode, code footprints and the headline metrics
-#   fusedcfg  160  the fused epilogues with each of FUSED_CONFIGS forced (plain too), in turns, at
+#   fusedcfg  160  the fused epilogues with each of FUSED_CONFIGS forced (plain too; a form the
+#                  schedule cannot take, SwiGLU under `_x`, in the default's), in turns, at
 #                  FUSED_CFG_SHAPES (default: 4096^3, Hilbert and grouped walks under `_x`)
 #   fusedab   160  the fused epilogues over plain, a baseline's blas-bench (.gpu/bin/blas-bench_before:
 #                  BASELINE_BINS="rute blas-bench" bash scripts/stage_baseline.sh REV) against this

@@ -9,7 +9,8 @@
 //!                                                      rute in its default schedule or in SPEC (e.g. a hopper_ws one)
 //! blas-bench fused   [--dtype ..] [--repeats N] [--config SPEC] bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
 //! blas-bench fused-llm [--dtype ..] [--repeats N] [--config SPEC] the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
-//!                                                      (either with --shape MxNxK: that one shape, M the tokens)
+//!                                                      (either with --shape MxNxK: that one shape, M the tokens;
+//!                                                      with --config, a form SPEC cannot take runs in the default's)
 //! blas-bench out-f32 [--dtype ..] [--repeats N]         D in f32 (plain, bias+GELU, SwiGLU) against the plain GEMM's 16-bit D
 //! blas-bench first-call CASE                            one case's first call, step by step (run it in a fresh process)
 //! blas-bench prepare                                    the warm-up call: every case compiled before traffic
@@ -557,6 +558,30 @@ where
             _ => None,
         };
         let kept = kept.as_ref().unwrap_or(&h.rute);
+        // With a schedule given, a form it cannot take (a gated one under `_x`) runs in the
+        // default's, found once before the timing; its plan line below says which it ran.
+        let default = match config {
+            Some(_) => Some(Blas::try_new(h.stream.clone())?),
+            None => None,
+        };
+        let rute_piece = |i: usize| match i {
+            0..=4 => Some((&h.rute, fusions[i])),
+            7..=9 => Some((other, [&gelu, &silu, &res][i - 7])),
+            10 => Some((kept, &swiglu)),
+            _ => None,
+        };
+        let mut refused = [false; 12];
+        if let Some(default) = &default {
+            for (i, r) in refused.iter_mut().enumerate() {
+                if let Some((handle, f)) = rute_piece(i) {
+                    let cols = f.epilogue.out_cols(n);
+                    if handle.matmul(&x, xv, &w, wt, &mut y, cols, f).is_err() {
+                        *r = true;
+                        default.matmul(&x, xv, &w, wt, &mut y, cols, f)?;
+                    }
+                }
+            }
+        }
         // Each rute piece's plan, by piece (the rounds' orders are shuffled).
         let mut plans: [Option<String>; 12] = Default::default();
         let jit = h.rute.runtime().jit();
@@ -568,12 +593,10 @@ where
             // Piece `i` is column `i` of the table below: a rute call on its handle (the
             // default's, the other finish's, the staging kept's), else a cuBLASLt call (plain,
             // bias + GELU, reading C).
-            let rute = match i {
-                0..=4 => Some((&h.rute, fusions[i])),
-                7..=9 => Some((other, [&gelu, &silu, &res][i - 7])),
-                10 => Some((kept, &swiglu)),
-                _ => None,
-            };
+            let rute = rute_piece(i).map(|(handle, f)| match (&default, refused[i]) {
+                (Some(d), true) => (d, f),
+                _ => (handle, f),
+            });
             if let Some((handle, f)) = rute {
                 let cols = f.epilogue.out_cols(n);
                 let p = handle
