@@ -333,7 +333,7 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         class: "tokens 321 to 352 (three 128-row token tiles would waste a tenth of their rows) \
-                whose weights' 128-row tiles take more than one wave and at most 7/4, K up to \
+                whose weights' 128-row tiles take more than one wave and at most 7/4, K 4096 to \
                 8192: as 257 to 320 tokens, two token tiles in clusters of two along the tokens",
         when: &[
             Cond::MAbove(320),
@@ -343,6 +343,7 @@ pub const TABLE: &[Row] = &[
                 rows: 128,
                 percent: 175,
             },
+            Cond::KAtLeast(4096),
             Cond::KAtMost(8192),
         ],
         schedule: most_stages("128x{pair8}x64s3_c1x2_n_t_z", 8),
