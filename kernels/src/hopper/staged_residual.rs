@@ -5,10 +5,11 @@
 //! sum in f32, rounded once. The warps are left the TMA store alone.
 //!
 //! Why: read by the warps 16 bytes a thread (43 passes of a 128 x 256 tile), the residual cost
-//! 6.5% over the plain GEMM at 4096^3 on the H100 where the hand-over alone cost 1%
-//! (results/blas.md, seventh 2026-12-06 session), whatever the loads' depth or the adds'
-//! width; cuBLAS's `D = AB + C` cost 1.6% there. CUTLASS's epilogues load their source by TMA
-//! likewise.
+//! 6.5% over the plain GEMM at 4096^3 on the H100 where the hand-over alone cost 1%, whatever
+//! the loads' depth or the adds' width; cuBLAS's `D = AB + C` cost 1.6% there. CUTLASS's
+//! epilogues load their source by TMA likewise. Through the staging (results/blas.md, seventh
+//! 2026-12-06 session, H100): 16384 x 6144 x 4096 +9.0% -> +3.0%, 8192^3 +4.0% -> +1.5%,
+//! 4096^3 +7.1% -> +5.7%, 512 x 6144 x 4096 (one tile a block) +9.0% -> +6.2%.
 //!
 //! | the warps' thread 0 (each tile) | consumers (each tile) |
 //! |---|---|
