@@ -240,10 +240,24 @@ impl Finish {
             Finish::Registers => schedule
                 .without_staging(device.smem_per_block)
                 .unwrap_or(schedule),
-            Finish::EpilogueWarps(epilogue) => match schedule.with_epilogue_warps() {
-                Some(s) if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) => s,
-                _ => schedule,
-            },
+            Finish::EpilogueWarps(epilogue) => {
+                // The residual alone costs the warps nothing but the store (it comes through
+                // the staging by TMA): worth a stage of the ring where the schedule stages
+                // sub-tiles, whose consumers would read R from global between tiles.
+                let handed = if epilogue == Epilogue::RESIDUAL {
+                    schedule.with_epilogue_warps_fitting(device.smem_per_block)
+                } else {
+                    schedule.with_epilogue_warps()
+                };
+                match handed {
+                    Some(s)
+                        if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) =>
+                    {
+                        s
+                    }
+                    _ => schedule,
+                }
+            }
         }
     }
 }

@@ -690,8 +690,8 @@ fn hopper_epilogue_warps() {
 /// TMA into each consumer's staging tile under the tile's main loop, the consumers adding it
 /// as they stage their sums. Stream-K over every tile (only the units that write a tile load
 /// R), a cluster, one consumer, R's rows padded past N, M and N off the tiles (R's boxes past
-/// them load zeros, never stored), alpha 1 and not; two SMs, so that the staging turns over
-/// between a tile's store and the next tile's R.
+/// them load zeros, never stored), alpha 1 and not, swizzled and plain staging rows; two SMs,
+/// so that the staging turns over between a tile's store and the next tile's R.
 #[test]
 fn hopper_residual_through_the_staging() {
     let device = Device {
@@ -703,6 +703,10 @@ fn hopper_residual_through_the_staging() {
         ("128x128x64s4_c2x1_x", (260, 264, 136), OutType::F16, 24),
         ("64x128x64s4_x", (150, 392, 72), OutType::Bf16, 40),
         ("128x192x64s3_x", (300, 200, 136), OutType::F16, 0),
+        // Rows of 224 and 96 columns, staged unswizzled (the width is no multiple of 64): R's
+        // boxes and `ldmatrix` over plain rows.
+        ("128x224x64s3_x", (200, 456, 136), OutType::Bf16, 8),
+        ("128x96x64s4_x", (150, 200, 72), OutType::F16, 16),
     ];
     for (i, (spec, (m, n, k), out, pad)) in cases.into_iter().enumerate() {
         let form = Form {
