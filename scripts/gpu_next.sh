@@ -27,6 +27,8 @@
 #                  bias+GELU, bias+SiLU, SwiGLU, residual, then the other finish of the first three
 #                  (epilogue warps or consumers) and SwiGLU with its staging kept), stalls by SASS
 #                  opcode, code footprints and the headline metrics
+#   pairs     180  `blas-bench pairs` and `batched` (bf16): every transpose pair and the strided
+#                  batches beside cuBLAS
 #   fusedcfg  160  the fused epilogues with each of FUSED_CONFIGS forced (plain too; a form the
 #                  schedule cannot take, SwiGLU under `_x`, in the default's), in turns, at
 #                  FUSED_CFG_SHAPES (default: 4096^3, Hilbert and grouped walks under `_x`)
@@ -124,6 +126,12 @@ fusedab)
         done
     done
     ;;
+pairs)
+    # Issue 30's timings of the handle beside cuBLAS: every transpose pair at 4096^3, 8192^3
+    # and three LLM shapes, and the strided batches (bf16).
+    step pairs 120 .gpu/bin/blas-bench pairs --dtype bf16 --repeats 20
+    step batched 60 .gpu/bin/blas-bench batched --dtype bf16 --repeats 20
+    ;;
 fusedcfg)
     # Each of FUSED_CONFIGS forced on every form (plain too), in turns, two rounds, at each of
     # FUSED_CFG_SHAPES: what a schedule's parts (an order, `_x`) do to a fused form's cost.
@@ -142,7 +150,7 @@ suites)
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, suites or checks" >&2
     exit 2
     ;;
 esac
