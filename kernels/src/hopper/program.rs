@@ -66,8 +66,9 @@ use crate::gemm::GemmElem;
 /// than the grid's clusters, nor than the split's k-tiles) and its workspace ([`super::fixup`]:
 /// zeroed before the first launch, [`super::workspace_elems`] f32 elements; with tiles from a
 /// queue, `_q`, its [`dsl_core::pipeline::QUEUE_WORDS`] words, zeroed likewise; any buffer
-/// otherwise). A form's parameters follow ([`FormParams`]), and a strided batch's count
-/// (`batch_count`) after them.
+/// otherwise). A form's parameters follow ([`FormParams`]), a strided batch's count
+/// (`batch_count`) after them, and last, where the consumers take the residual through the
+/// staging ([`super::staged_residual`]), R's tensor map (`residual_map`).
 #[kernel]
 pub fn hopper_ws<T: GemmElem>(
     #[host] plan: &HopperPlan,
