@@ -482,8 +482,9 @@ fn finish<T: GemmElem, O: Packed>(
 }
 
 /// A thread's 16-byte chunks of C and the residual in flight at once, each in registers of its
-/// own (4 a chunk), over the passes ahead: four passes of the residual alone, two of C and the
-/// residual. A pass waits on L2 (or, where the prefetch lost the race, on memory) for its loads,
+/// own (4 a chunk), over the passes ahead: four passes where the warps read one of them (a
+/// residual after a bias or a map; the residual alone comes through the staging instead:
+/// [`super::staged_residual`]), two where they read both. A pass waits on L2 (or, where the prefetch lost the race, on memory) for its loads,
 /// and one pass ahead left most of that wait exposed (the residual cost 3.3-12.9% over the
 /// plain GEMM on the H100, 2026-12-06). Within the producer warpgroup's budget under `_x`
 /// ([`super::schedule::REGISTERS_EPILOGUE_WARPS`]): ptxas spilled at six (three passes of two).
