@@ -156,13 +156,25 @@ pub(super) fn epilogue_warps<T: GemmElem>(
 
 /// The TMA store of `unit`'s staged tile, each consumer's part, as one bulk group.
 fn store_tile<T: GemmElem>(plan: &HopperPlan, out: &Output<T>, unit: &Unit) {
-    let s = &plan.schedule;
-    for c in 0..s.consumers() {
-        let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
-        plan.tma_d
-            .store(out.d_map, &origin, staging_of(plan, out, Var::konst(c)));
+    for (origin, staging) in consumer_tiles(plan, out, unit) {
+        plan.tma_d.store(out.d_map, &origin, staging);
     }
     bulk_commit_group();
+}
+
+/// Each consumer's part of `unit`'s tile: its origin in D (of a batch, the unit's GEMM third)
+/// and its staging tile, what the TMA copies of the staged tile take. Lazy: each part's
+/// addresses are emitted where its copy is.
+pub(super) fn consumer_tiles<'a, T: GemmElem>(
+    plan: &'a HopperPlan,
+    out: &'a Output<T>,
+    unit: &'a Unit,
+) -> impl ExactSizeIterator<Item = ([Var<u32>; 3], SharedPtr<T>)> + 'a {
+    let s = &plan.schedule;
+    (0..s.consumers()).map(move |c| {
+        let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
+        (origin, staging_of(plan, out, Var::konst(c)))
+    })
 }
 
 /// What finishing a staged tile takes, made once per role: the form (none, or the plain one:
@@ -484,8 +496,9 @@ fn finish<T: GemmElem, O: Packed>(
 /// A thread's 16-byte chunks of C and the residual in flight at once, each in registers of its
 /// own (4 a chunk), over the passes ahead: four passes where the warps read one of them (a
 /// residual after a bias or a map; the residual alone comes through the staging instead:
-/// [`super::staged_residual`]), two where they read both. A pass waits on L2 (or, where the prefetch lost the race, on memory) for its loads,
-/// and one pass ahead left most of that wait exposed (the residual cost 3.3-12.9% over the
+/// [`super::staged_residual`]), two where they read both. A pass waits on L2 (or, where the
+/// prefetch lost the race, on memory) for its loads, and one pass ahead left most of that wait
+/// exposed (the residual cost 3.3-12.9% over the
 /// plain GEMM on the H100, 2026-12-06). Within the producer warpgroup's budget under `_x`
 /// ([`super::schedule::REGISTERS_EPILOGUE_WARPS`]): ptxas spilled at six (three passes of two).
 pub const AHEAD_CHUNKS: u32 = 4;

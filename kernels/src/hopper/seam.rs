@@ -15,6 +15,7 @@ use super::launch::{launch_batched, tile_order_batched};
 use super::params::{HopperParams, OnHost};
 use super::plan::HopperPlan;
 use super::schedule::HopperSchedule;
+use super::staged_residual::stages_its_residual;
 use super::{entry_name, parts_kernel, HopperError, TARGETS};
 use crate::gemm::epilogue::Epilogue;
 use crate::gemm::fused::FormParams;
@@ -244,7 +245,7 @@ impl Finish {
                 // The residual alone costs the warps nothing but the store (it comes through
                 // the staging by TMA): worth a stage of the ring where the schedule stages
                 // sub-tiles, whose consumers would read R from global between tiles.
-                let handed = if epilogue == Epilogue::RESIDUAL {
+                let handed = if stages_its_residual(&epilogue) {
                     schedule.with_epilogue_warps_fitting(device.smem_per_block)
                 } else {
                     schedule.with_epilogue_warps()
@@ -269,7 +270,7 @@ impl Finish {
 fn epilogue_warps_aligned(form: &Form, parts: FormParts, m: usize) -> Result<(), String> {
     let e = &parts.epilogue;
     let bytes = parts.out.bytes();
-    if *e == Epilogue::RESIDUAL && form.batch.is_batched() {
+    if stages_its_residual(e) && form.batch.is_batched() {
         let cover = m as u64 * form.ldr as u64;
         check_tma_stride("the residual", (form.batch.residual, cover), bytes, false)?;
     }

@@ -41,8 +41,7 @@ use dsl_core::tensor::{copy, Fragment, STensor};
 use dsl_macros::device;
 use half::{bf16, f16};
 
-use super::epilogue::staging_of;
-use super::epilogue_warps::Packed;
+use super::epilogue_warps::{consumer_tiles, Packed};
 use super::plan::HopperPlan;
 use super::roles::{Output, Unit};
 use super::schedule::HopperSchedule;
@@ -50,11 +49,17 @@ use super::HopperError;
 use crate::gemm::epilogue::Epilogue;
 use crate::gemm::{GemmDtype, GemmElem};
 
+/// Whether `epilogue`'s residual comes through the staging wherever the epilogue warps take
+/// its tiles: the residual alone (after a bias or an activation, R is added by the warps, who
+/// apply them).
+pub fn stages_its_residual(epilogue: &Epilogue) -> bool {
+    *epilogue == Epilogue::RESIDUAL
+}
+
 /// Whether `schedule` takes `epilogue`'s residual through the staging tile: the epilogue warps
-/// store its tiles, and the epilogue is the residual alone (after a bias or an activation, R is
-/// added by the warps, who apply them).
+/// store its tiles, and the epilogue's residual comes that way ([`stages_its_residual`]).
 pub fn staged_residual(schedule: &HopperSchedule, epilogue: &Epilogue) -> bool {
-    schedule.epilogue_warps() && *epilogue == Epilogue::RESIDUAL
+    schedule.epilogue_warps() && stages_its_residual(epilogue)
 }
 
 /// The kernel's side: R's tensor map (a parameter after the form's), the barrier each tile's
@@ -94,13 +99,11 @@ pub(super) fn load_residual<T: GemmElem>(
     unit: &Unit,
     e: Var<u32>,
 ) {
-    let s = &plan.schedule;
     if let Some(copy) = &plan.tma_residual {
         if e.eq_(0u32) {
-            mbarrier_arrive_expect_tx(r.full.at(0u32), s.consumers() * copy.bytes());
-            for c in 0..s.consumers() {
-                let origin = [unit.m0 + c * s.consumer_rows(), unit.n0, unit.z];
-                let staging = staging_of(plan, out, Var::konst(c));
+            let tiles = consumer_tiles(plan, out, unit);
+            mbarrier_arrive_expect_tx(r.full.at(0u32), tiles.len() as u32 * copy.bytes());
+            for (origin, staging) in tiles {
                 copy.load(r.map, &origin, staging, r.full.at(0u32), None);
             }
         }

@@ -44,6 +44,7 @@
 
 use crate::gemm::epilogue::Epilogue;
 use crate::hopper::schedule::{HopperSchedule, EPILOGUE_CHUNK_COLS, EPILOGUE_THREADS};
+use crate::hopper::staged_residual::stages_its_residual;
 
 /// Cycles of one pass of the epilogue warps over their chunks, issue only (the SASS of
 /// bias + GELU: about 90 instructions per pass, one warp per scheduler).
@@ -68,9 +69,9 @@ pub fn epilogue_warps_pay(
     sms: u32,
 ) -> bool {
     // Under the warps the residual alone comes by TMA into the staging under the tile's own
-    // main loop (`staged_residual`), and the consumers add it: the warps only store, and even
-    // a block's one tile gains.
-    if *epilogue == Epilogue::RESIDUAL {
+    // main loop, and the consumers add it: the warps only store, and even a block's one tile
+    // gains.
+    if stages_its_residual(epilogue) {
         return true;
     }
     let (bm, bn, bk) = schedule.tile.mnk();

@@ -314,7 +314,6 @@ fn hopper_run(case: &Case, spec: Option<&str>, device: &Device, seed: u64) -> Pl
     plan
 }
 
-/// The schedule of a hopper_ws plan.
 /// Whether `plan`'s kernel takes the residual through the staging (R's map among its
 /// parameters: [`kernels::hopper::staged_residual`]).
 fn stages_residual(plan: &Plan) -> bool {
@@ -322,6 +321,7 @@ fn stages_residual(plan: &Plan) -> bool {
     kernel.params.iter().any(|p| p.name == "residual_map")
 }
 
+/// The schedule of a hopper_ws plan.
 fn hopper_schedule(plan: &Plan) -> &HopperSchedule {
     plan.downcast_ref::<HopperGemm>().unwrap().schedule()
 }
