@@ -37,6 +37,9 @@
 #                  build's, in turns, on FUSED_AB_SHAPES (each process times its own plain beside);
 #                  FUSED_AB_BUILDS names more builds (.gpu/bin/blas-bench_NAME; default "before after")
 #   suites    280  bench and llm before (.gpu/bin/rute_before) and after (no regression)
+#   power      60  `blas-bench fused --shape NCU_FUSED_SHAPE` with nvidia-smi sampling the SM clock,
+#                  the power draw and the active clock-throttle reasons every 50 ms (smi.csv): whether
+#                  a fused form's added DRAM traffic and work meet the card's power cap
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
 set -uo pipefail
@@ -144,13 +147,43 @@ fusedcfg)
         done
     done
     ;;
+power)
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active \
+        --format=csv,nounits -lms 50 > "$out/smi.csv" 2>&1 &
+    smi=$!
+    step fused_power 50 .gpu/bin/blas-bench fused --shape "${NCU_FUSED_SHAPE:-4096x4096x4096}" \
+        --dtype bf16 --repeats 40
+    kill "$smi"
+    # The samples while the card worked (over 200 W): the SM clock's and the power's medians and
+    # ranges, and how often each throttle mask was active.
+    python3 - "$out/smi.csv" <<'PY' | tee -a "$summary"
+import csv, statistics, sys
+def number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+rows = [r for r in csv.reader(open(sys.argv[1]), skipinitialspace=True) if len(r) == 7][1:]
+busy = [r for r in rows if number(r[3]) > 200]
+if busy:
+    clock = [number(r[1]) for r in busy]
+    power = [number(r[3]) for r in busy]
+    print(f"power: {len(busy)} samples over 200 W; SM clock median {statistics.median(clock):.0f} MHz"
+          f" ({min(clock):.0f}-{max(clock):.0f}); power median {statistics.median(power):.0f} W"
+          f" ({min(power):.0f}-{max(power):.0f}, limit {busy[0][4]} W)")
+    masks = {}
+    for r in busy:
+        masks[r[6]] = masks.get(r[6], 0) + 1
+    print("  throttle masks:", ", ".join(f"{m} x{n}" for m, n in sorted(masks.items())))
+PY
+    ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
         "$out/before" "bench llm" bf16
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, suites or checks" >&2
     exit 2
     ;;
 esac
