@@ -241,24 +241,14 @@ impl Finish {
             Finish::Registers => schedule
                 .without_staging(device.smem_per_block)
                 .unwrap_or(schedule),
-            Finish::EpilogueWarps(epilogue) => {
-                // The residual alone costs the warps nothing but the store (it comes through
-                // the staging by TMA): worth a stage of the ring where the schedule stages
-                // sub-tiles, whose consumers would read R from global between tiles.
-                let handed = if stages_its_residual(&epilogue) {
-                    schedule.with_epilogue_warps_fitting(device.smem_per_block)
-                } else {
-                    schedule.with_epilogue_warps()
-                };
-                match handed {
-                    Some(s)
-                        if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) =>
-                    {
-                        s
-                    }
-                    _ => schedule,
-                }
-            }
+            // Only where the warps' staging fits beside the schedule's ring: a schedule that
+            // stages sub-tiles (`_e`) keeps its consumers' finish. The residual on the warps at a
+            // stage less (512 x 28672 x 4096, 128x224 s4 `_e112` -> s3 `_x`) cost +13.5% over
+            // plain against the consumers' +9.5% (H100, results/blas.md, eighth session).
+            Finish::EpilogueWarps(epilogue) => match schedule.with_epilogue_warps() {
+                Some(s) if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) => s,
+                _ => schedule,
+            },
         }
     }
 }

@@ -297,38 +297,6 @@ impl HopperSchedule {
         s.check().is_ok().then_some(s)
     }
 
-    /// [`HopperSchedule::with_epilogue_warps`], or for a schedule that stages sub-tiles
-    /// (`_e`, `_d2`), the same with the whole tile staged for the warps and the most stages,
-    /// at least three, whose shared memory fits `limit` (the device's per block): where the
-    /// warps' whole staging costs the ring a stage. `None` where neither is taken.
-    ///
-    /// ```
-    /// use kernels::hopper::schedule::HopperSchedule;
-    /// let s: HopperSchedule = "128x224x64s4_e112_n".parse().unwrap();
-    /// assert_eq!(s.with_epilogue_warps(), None);
-    /// let x = s.with_epilogue_warps_fitting(232_448).unwrap();
-    /// assert_eq!(x.to_string(), "128x224x64s3_x_n");
-    /// // 256 x 160 staged whole leaves room for two stages: not taken.
-    /// let wide: HopperSchedule = "256x160x64s3_e80_n".parse().unwrap();
-    /// assert_eq!(wide.with_epilogue_warps_fitting(232_448), None);
-    /// ```
-    pub fn with_epilogue_warps_fitting(&self, limit: u32) -> Option<HopperSchedule> {
-        if let Some(s) = self.with_epilogue_warps() {
-            return Some(s);
-        }
-        let Store::Tma(SubTile::Columns(_)) = self.store() else {
-            return None;
-        };
-        let whole = self.with_cooperative_store(Store::EpilogueWarps)?;
-        (3..=self.tile.stages()).rev().find_map(|stages| {
-            let s = HopperSchedule {
-                tile: whole.tile.with_stages(stages).ok()?,
-                ..whole
-            };
-            (s.check().is_ok() && s.check_fit(limit).is_ok()).then_some(s)
-        })
-    }
-
     /// The same schedule with cooperative consumers storing D as `store` (unchecked), where
     /// its consumers are cooperative with operands as given; else `None`.
     pub(crate) fn with_cooperative_store(&self, store: Store) -> Option<HopperSchedule> {

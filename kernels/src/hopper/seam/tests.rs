@@ -441,18 +441,6 @@ fn the_chooser_hands_fused_epilogues_to_the_epilogue_warps_where_they_pay() {
         ..Form::packed(512, 6144, 4096)
     };
     assert!(schedule(&one_wave_residual, &one_wave).contains("_x"));
-    // A schedule that stages sub-tiles gives the warps a stage of its ring (512 x 28672 x 4096:
-    // 128x224 tiles staged 112 columns at a time, four stages) for the residual alone only.
-    let (m5, n5, k5) = (512, 28672, 4096);
-    let p5 = problem(m5, n5, k5);
-    let f5 = |epilogue| Form {
-        epilogue,
-        ..Form::packed(m5, n5, k5)
-    };
-    assert_eq!(schedule(&f5(Epilogue::Plain), &p5), "128x224x64s4_e112_n");
-    assert_eq!(schedule(&f5(Epilogue::RESIDUAL), &p5), "128x224x64s3_x_n");
-    let gelu5 = f5(Epilogue::bias_act(Activation::GeluTanh));
-    assert_eq!(schedule(&gelu5, &p5), "128x224x64s4_e112_n");
     let given_ok = Problem {
         config: given("128x256x64s3_h_x_n"),
         ..long.clone()
