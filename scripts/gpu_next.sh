@@ -40,6 +40,9 @@
 #   power      60  `blas-bench fused --shape NCU_FUSED_SHAPE` with nvidia-smi sampling the SM clock,
 #                  the power draw and the active clock-throttle reasons every 50 ms (smi.csv): whether
 #                  a fused form's added DRAM traffic and work meet the card's power cap
+#   batchedcfg 120 `blas-bench batched` (the strided batches beside cuBLAS's) with each of
+#                  BATCHED_CONFIGS forced, in turns, two rounds (BENCH_BUILD: another staged
+#                  blas-bench_NAME)
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
 set -uo pipefail
@@ -63,6 +66,37 @@ step() {
     last=$(grep -E "^test result|SUMMARY|geometric mean|^FAIL" "$out/$name.log" | tail -1)
     echo "$name: exit $rc in $(($(date +%s) - start)) s; ${last:-see $name.log}" | tee -a "$summary"
     [ $rc -eq 0 ] || status=1
+}
+# smi_start FILE: samples the SM clock, power and throttle masks every 50 ms into FILE until
+# smi_stop; smi_stop FILE LABEL: one summary line of the samples the card was at least half busy.
+smi_start() {
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,utilization.gpu,clocks_throttle_reasons.active \
+        --format=csv,nounits -lms 50 > "$1" 2>&1 &
+    smi=$!
+}
+smi_stop() {
+    kill "$smi"
+    wait "$smi" 2>/dev/null
+    python3 - "$1" "$2" <<'PY' | tee -a "$summary"
+import csv, statistics, sys
+def number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+rows = [r for r in csv.reader(open(sys.argv[1]), skipinitialspace=True) if len(r) == 7][1:]
+busy = [r for r in rows if number(r[5]) >= 50]
+if busy:
+    clock = [number(r[1]) for r in busy]
+    power = [number(r[3]) for r in busy]
+    print(f"{sys.argv[2]}: {len(busy)} samples at least half busy; SM clock median {statistics.median(clock):.0f} MHz"
+          f" ({min(clock):.0f}-{max(clock):.0f}); power median {statistics.median(power):.0f} W"
+          f" ({min(power):.0f}-{max(power):.0f}, limit {busy[0][4]} W)")
+    masks = {}
+    for r in busy:
+        masks[r[6]] = masks.get(r[6], 0) + 1
+    print("  throttle masks:", ", ".join(f"{m} x{n}" for m, n in sorted(masks.items())))
+PY
 }
 test_bin() { ls .gpu/tests/"$1"-* 2>/dev/null | head -1; }
 for part in $parts; do
@@ -132,8 +166,18 @@ fusedab)
 pairs)
     # Issue 30's timings of the handle beside cuBLAS: every transpose pair at 4096^3, 8192^3
     # and three LLM shapes, and the strided batches (bf16).
-    step pairs 120 .gpu/bin/blas-bench pairs --dtype bf16 --repeats 20
-    step batched 60 .gpu/bin/blas-bench batched --dtype bf16 --repeats 20
+    # PAIRS_BUILDS names more builds (.gpu/bin/blas-bench_NAME; default "after", this build's),
+    # in turns over PAIRS_ROUNDS rounds, each with the card's clock and power sampled.
+    for round in $(seq "${PAIRS_ROUNDS:-1}"); do
+        for build in ${PAIRS_BUILDS:-after}; do
+            bench=.gpu/bin/blas-bench_$build
+            [ "$build" = after ] && bench=.gpu/bin/blas-bench
+            smi_start "$out/smi_${build}_$round.csv"
+            step "pairs_${build}_$round" 120 "$bench" pairs --dtype bf16 --repeats 20
+            step "batched_${build}_$round" 60 "$bench" batched --dtype bf16 --repeats 20
+            smi_stop "$out/smi_${build}_$round.csv" "pairs $build $round"
+        done
+    done
     ;;
 fusedcfg)
     # Each of FUSED_CONFIGS forced on every form (plain too), in turns, two rounds, at each of
@@ -147,35 +191,20 @@ fusedcfg)
         done
     done
     ;;
+batchedcfg)
+    bench=.gpu/bin/blas-bench${BENCH_BUILD:+_$BENCH_BUILD}
+    for round in 1 2; do
+        for cfg in ${BATCHED_CONFIGS:-128x256x64s3_h_n 128x256x64s3_h_x_n 128x128x64s5_f1_p}; do
+            step "batched_${cfg}_$round" 40 "$bench" batched --dtype bf16 --repeats 20 \
+                --config "$cfg"
+        done
+    done
+    ;;
 power)
-    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active \
-        --format=csv,nounits -lms 50 > "$out/smi.csv" 2>&1 &
-    smi=$!
+    smi_start "$out/smi.csv"
     step fused_power 50 .gpu/bin/blas-bench fused --shape "${NCU_FUSED_SHAPE:-4096x4096x4096}" \
         --dtype bf16 --repeats 40
-    kill "$smi"
-    # The samples while the card worked (over 200 W): the SM clock's and the power's medians and
-    # ranges, and how often each throttle mask was active.
-    python3 - "$out/smi.csv" <<'PY' | tee -a "$summary"
-import csv, statistics, sys
-def number(text):
-    try:
-        return float(text)
-    except ValueError:
-        return 0.0
-rows = [r for r in csv.reader(open(sys.argv[1]), skipinitialspace=True) if len(r) == 7][1:]
-busy = [r for r in rows if number(r[3]) > 200]
-if busy:
-    clock = [number(r[1]) for r in busy]
-    power = [number(r[3]) for r in busy]
-    print(f"power: {len(busy)} samples over 200 W; SM clock median {statistics.median(clock):.0f} MHz"
-          f" ({min(clock):.0f}-{max(clock):.0f}); power median {statistics.median(power):.0f} W"
-          f" ({min(power):.0f}-{max(power):.0f}, limit {busy[0][4]} W)")
-    masks = {}
-    for r in busy:
-        masks[r[6]] = masks.get(r[6], 0) + 1
-    print("  throttle masks:", ", ".join(f"{m} x{n}" for m, n in sorted(masks.items())))
-PY
+    smi_stop "$out/smi.csv" power
     ;;
 suites)
     step before 140 env RUTE_BIN=.gpu/bin/rute_before bash "$here/gpu_suites.sh" \
@@ -183,7 +212,7 @@ suites)
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, batchedcfg, suites or checks" >&2
     exit 2
     ;;
 esac
