@@ -198,10 +198,11 @@ fn handles_in(config: Option<&str>) -> Result<Handles, Error> {
 }
 
 /// `len` values uniform in [-0.5, 0.5), drawn from `seed` by the generator `rute gemm` uses. Not
-/// a cheap hash of the index: its regular bit patterns toggle fewer multiplier bits, and the card
-/// then draws less power and holds a higher clock than on real data (on the H100, 28672 x 4096 x
-/// 4096 ran cuBLAS 16% faster on such a hash than on random values, and rute's ratio to it moved
-/// from 1.03 to 0.95: results/blas.md, eighth 2026-12-06 session).
+/// a cheap hash of the index: its regular bits toggle fewer of the multipliers' bits, and the
+/// card then draws less power and holds a higher clock than on real data. On the H100, cuBLAS
+/// took 1.23 ms at 28672 x 4096 x 4096 on such a hash here and 1.45 ms on random values in
+/// `rute gemm`'s lever runs, and rute's ratio to it read 0.95-0.98 and 1.03 (results/blas.md,
+/// eighth 2026-12-06 session).
 fn filled<T: Elem>(stream: &Arc<CudaStream>, len: usize, seed: u32) -> Result<CudaSlice<T>, Error> {
     let mut rng = Rng::new(case_seed(u64::from(seed), len, 0, 0));
     let host: Vec<T> = (0..len).map(|_| T::of(0.5 * rng.uniform())).collect();
