@@ -18,7 +18,8 @@
 #   fusedllm  120  `blas-bench fused-llm` (bf16)
 #   suite     300  `rute gemm --suite midm` (bf16)
 #   ncu       120  ncu on three shapes furthest from cuBLAS (NCU_SHAPES; the midm suite's three below
-#                  0.95 after the fifth 2026-12-06 session)
+#                  0.95 after the fifth 2026-12-06 session), rute's kernels under NCU_RUTE_ARGS
+#                  (e.g. "--config 128x96x64s7_c1x2_n" beside cuBLAS's kernel)
 #   peers     300  (PEERS_LIMIT) Triton's best matmul on every sixth shape of the midm suite, beside rute's
 #                  table from `suite` earlier in the same call (else the suite runs first)
 #   ncufused  200  ncu (--set full) on the rute launches of `blas-bench fused --shape NCU_FUSED_SHAPE`
@@ -133,7 +134,7 @@ suite)
     ;;
 ncu)
     step ncu 120 bash "$here/gpu_ncu_shapes.sh" "$out/ncu" \
-        "${NCU_SHAPES:-256x6144x24576 333x8192x29568 333x100352x4096}" bf16
+        "${NCU_SHAPES:-256x6144x24576 333x8192x29568 333x100352x4096}" bf16 "${NCU_RUTE_ARGS:-}"
     ;;
 peers)
     table="$root/suite/midm_bf16.md"
