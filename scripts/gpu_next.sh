@@ -44,6 +44,10 @@
 #   batchedcfg 120 `blas-bench batched` (the strided batches beside cuBLAS's) with each of
 #                  BATCHED_CONFIGS forced, in turns, two rounds (BENCH_BUILD: another staged
 #                  blas-bench_NAME)
+#   soak      100  `blas-bench soak`: each of SOAK_FORMS (default plain residual gelu) at SOAK_SHAPE
+#                  (default 4096x4096x4096) back to back for 5 s, two rounds in turns, nvidia-smi
+#                  sampled through each: the SM clock and power a form settles at on its own
+#                  (does a fused form's added traffic meet the power cap and slow the clock?)
 #   checks    150  (CHECKS_LIMIT) the schedules new since the last device run (CHECK_CONFIGS) against f64 on
 #                  residue shapes, then compute-sanitizer's three tools (gpu_midm.sh steps 1-2)
 set -uo pipefail
@@ -201,6 +205,17 @@ batchedcfg)
         done
     done
     ;;
+soak)
+    for round in 1 2; do
+        for form in ${SOAK_FORMS:-plain residual gelu}; do
+            smi_start "$out/smi_${form}_$round.csv"
+            step "soak_${form}_$round" 20 .gpu/bin/blas-bench soak --dtype bf16 \
+                --shape "${SOAK_SHAPE:-4096x4096x4096}" --form "$form" --seconds 5
+            smi_stop "$out/smi_${form}_$round.csv" "soak $form $round"
+            grep -h "^soak" "$out/soak_${form}_$round.log" | cut -c1-120 | tee -a "$summary"
+        done
+    done
+    ;;
 power)
     smi_start "$out/smi.csv"
     step fused_power 50 .gpu/bin/blas-bench fused --shape "${NCU_FUSED_SHAPE:-4096x4096x4096}" \
@@ -213,7 +228,7 @@ suites)
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, batchedcfg, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, batchedcfg, soak, suites or checks" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,8 @@
 //!                                                      (either with --shape MxNxK: that one shape, M the tokens;
 //!                                                      with --config, a form SPEC cannot take runs in the default's)
 //! blas-bench out-f32 [--dtype ..] [--repeats N]         D in f32 (plain, bias+GELU, SwiGLU) against the plain GEMM's 16-bit D
+//! blas-bench soak --shape MxNxK --form plain|gelu|silu|swiglu|residual [--seconds S] [--config SPEC]
+//!                                                      one form back to back for S seconds (default 5), for nvidia-smi's clock and power
 //! blas-bench first-call CASE                            one case's first call, step by step (run it in a fresh process)
 //! blas-bench prepare                                    the warm-up call: every case compiled before traffic
 //! blas-bench sanitize                                   one small call through each new path, for compute-sanitizer
@@ -41,6 +43,8 @@ use kernels::hopper::HopperWs;
 
 #[path = "blas_bench/out_f32.rs"]
 mod out_f32;
+#[path = "blas_bench/soak.rs"]
+mod soak;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -75,6 +79,10 @@ struct Args {
     /// One shape (`--shape MxNxK`, M the tokens) in place of the section's list, for a profiler
     /// that should see only its launches.
     shape: Option<Layer>,
+    /// The form `soak` runs (`--form`), parsed at the edge.
+    form: Option<soak::SoakForm>,
+    /// How long `soak` runs (`--seconds`).
+    seconds: f64,
 }
 
 /// `MxNxK` (M tokens, N output features, K input features) as a linear layer named by it.
@@ -104,6 +112,8 @@ fn parse() -> Result<Args, String> {
         repeats: 20,
         config: None,
         shape: None,
+        form: None,
+        seconds: 5.0,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -116,6 +126,14 @@ fn parse() -> Result<Args, String> {
             }
             "--config" => args.config = Some(it.next().ok_or("--config takes a schedule")?),
             "--shape" => args.shape = Some(parse_shape(&it.next().ok_or("--shape takes MxNxK")?)?),
+            "--form" => args.form = Some(it.next().ok_or("--form takes a form's name")?.parse()?),
+            "--seconds" => {
+                args.seconds = it
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 600.0)
+                    .ok_or("--seconds takes a time in seconds, up to 600")?
+            }
             case if args.case.is_none() && !case.starts_with("--") => args.case = Some(case.into()),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -163,6 +181,12 @@ where
             fused::<T>(&layers, args.repeats, args.config.as_deref())
         }
         "out-f32" => out_f32::out_f32::<T>(args.repeats),
+        "soak" => match (&args.shape, args.form) {
+            (Some(layer), Some(form)) => {
+                soak::soak::<T>(layer, form, args.seconds, args.config.as_deref())
+            }
+            _ => Err("soak takes --shape MxNxK and --form plain|gelu|silu|swiglu|residual".into()),
+        },
         "first-call" => first_call::<T>(args.case.as_deref().unwrap_or("tn")),
         "prepare" => prepare::<T>(),
         "sanitize" => sanitize::<T>(),
