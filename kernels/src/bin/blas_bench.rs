@@ -80,7 +80,7 @@ struct Args {
     /// that should see only its launches.
     shape: Option<Layer>,
     /// The form `soak` runs (`--form`), parsed at the edge.
-    form: Option<soak::SoakForm>,
+    form: Option<FusedForm>,
     /// How long `soak` runs (`--seconds`).
     seconds: f64,
 }
@@ -490,6 +490,103 @@ where
     compare_all_in::<T>(calls, repeats, config)
 }
 
+/// The forms the fused benches time, in their tables' order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FusedForm {
+    /// `D = A B`.
+    Plain,
+    /// `D = gelu_tanh(A B + bias)`.
+    BiasGelu,
+    /// `D = silu(A B + bias)`.
+    BiasSilu,
+    /// `D = silu(gate) * up` over interleaved columns.
+    Swiglu,
+    /// `D = A B + R`.
+    Residual,
+}
+
+impl FusedForm {
+    const ALL: [FusedForm; 5] = [
+        FusedForm::Plain,
+        FusedForm::BiasGelu,
+        FusedForm::BiasSilu,
+        FusedForm::Swiglu,
+        FusedForm::Residual,
+    ];
+
+    /// The form over a layer of `n` output features, its bias and residual (`tokens x n`) those
+    /// given.
+    fn fusion<'a, T>(
+        self,
+        bias: &'a CudaSlice<T>,
+        residual: &'a CudaSlice<T>,
+        n: usize,
+    ) -> Fusion<'a, T> {
+        let with_bias = |act| Fusion {
+            bias: Some(bias.as_view()),
+            ..Fusion::epilogue(Epilogue::bias_act(act))
+        };
+        match self {
+            FusedForm::Plain => Fusion::none(),
+            FusedForm::BiasGelu => with_bias(Activation::GeluTanh),
+            FusedForm::BiasSilu => with_bias(Activation::Silu),
+            FusedForm::Swiglu => Fusion::epilogue(Epilogue::SWIGLU),
+            FusedForm::Residual => Fusion {
+                residual: Some(RowMajor {
+                    data: residual.as_view(),
+                    ld: n,
+                    batch_stride: 0,
+                }),
+                ..Fusion::epilogue(Epilogue::RESIDUAL)
+            },
+        }
+    }
+}
+
+impl std::str::FromStr for FusedForm {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<FusedForm, String> {
+        Ok(match s {
+            "plain" => FusedForm::Plain,
+            "gelu" => FusedForm::BiasGelu,
+            "silu" => FusedForm::BiasSilu,
+            "swiglu" => FusedForm::Swiglu,
+            "residual" => FusedForm::Residual,
+            other => {
+                return Err(format!(
+                    "--form takes plain, gelu, silu, swiglu or residual, not `{other}`"
+                ))
+            }
+        })
+    }
+}
+
+/// A linear layer's operands, random: x (`tokens x k`), W (`n x k`), the bias (`n`), the
+/// residual and y (`tokens x n`).
+struct LayerOperands<T> {
+    x: CudaSlice<T>,
+    w: CudaSlice<T>,
+    bias: CudaSlice<T>,
+    residual: CudaSlice<T>,
+    y: CudaSlice<T>,
+}
+
+impl<T: Elem> LayerOperands<T> {
+    fn new(
+        stream: &Arc<CudaStream>,
+        (n, tokens, k): (usize, usize, usize),
+    ) -> Result<LayerOperands<T>, Error> {
+        Ok(LayerOperands {
+            x: filled(stream, tokens * k, 1)?,
+            w: filled(stream, n * k, 2)?,
+            bias: filled(stream, n, 3)?,
+            residual: filled(stream, tokens * n, 4)?,
+            y: filled(stream, tokens * n, 5)?,
+        })
+    }
+}
+
 /// The fused epilogues timed beside rute's plain GEMM and cuBLASLt (plain and bias+GELU) on each
 /// linear layer `y = epilogue(x W^T)` of `layers`, row-major x `[tokens, k]` and W `[n, k]`.
 fn fused<T: Elem>(layers: &[Layer], repeats: usize, config: Option<&str>) -> Result<(), Error>
@@ -507,29 +604,17 @@ where
     );
     for (name, (n, tokens, k)) in layers {
         let (name, tokens, n, k) = (name.as_str(), *tokens, *n, *k);
-        let x = filled::<T>(&h.stream, tokens * k, 1)?;
-        let w = filled::<T>(&h.stream, n * k, 2)?;
-        let bias = filled::<T>(&h.stream, n, 3)?;
-        let residual = filled::<T>(&h.stream, tokens * n, 4)?;
-        let mut y = filled::<T>(&h.stream, tokens * n, 5)?;
+        let LayerOperands {
+            x,
+            w,
+            bias,
+            residual,
+            mut y,
+        } = LayerOperands::new(&h.stream, (n, tokens, k))?;
         let xv = Strided3::matrix(tokens, k);
         let wt = transposed(k, n);
-        let plain = Fusion::none();
-        let with_bias = |act| Fusion {
-            bias: Some(bias.as_view()),
-            ..Fusion::epilogue(Epilogue::bias_act(act))
-        };
-        let gelu = with_bias(Activation::GeluTanh);
-        let silu = with_bias(Activation::Silu);
-        let swiglu = Fusion::epilogue(Epilogue::SWIGLU);
-        let res = Fusion {
-            residual: Some(RowMajor {
-                data: residual.as_view(),
-                ld: n,
-                batch_stride: 0,
-            }),
-            ..Fusion::epilogue(Epilogue::RESIDUAL)
-        };
+        let [plain, gelu, silu, swiglu, res] =
+            FusedForm::ALL.map(|form| form.fusion(&bias, &residual, n));
         let fusions = [&plain, &gelu, &silu, &swiglu, &res];
         let lt_cfg = MatmulConfig {
             transa: true,
