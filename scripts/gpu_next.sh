@@ -41,8 +41,10 @@
 #   power      60  `blas-bench fused --shape NCU_FUSED_SHAPE` with nvidia-smi sampling the SM clock,
 #                  the power draw and the active clock-throttle reasons every 50 ms (smi.csv): whether
 #                  a fused form's added DRAM traffic and work meet the card's power cap
+#   pairscfg  200  `blas-bench pairs --shape PAIRS_SHAPE` (default up+gate, 4096x28672x4096) with
+#                  each of PAIRS_CONFIGS forced ("default": the chooser's), in turns, two rounds
 #   batchedcfg 120 `blas-bench batched` (the strided batches beside cuBLAS's) with each of
-#                  BATCHED_CONFIGS forced, in turns, two rounds (BENCH_BUILD: another staged
+#                  BATCHED_CONFIGS forced ("default": the chooser's), in turns, two rounds (BENCH_BUILD: another staged
 #                  blas-bench_NAME)
 #   soak      100  `blas-bench soak`: each of SOAK_FORMS (default plain residual gelu) at SOAK_SHAPE
 #                  (default 4096x4096x4096) back to back for 5 s, two rounds in turns, nvidia-smi
@@ -196,12 +198,27 @@ fusedcfg)
         done
     done
     ;;
+pairscfg)
+    # The transpose pairs at PAIRS_SHAPE (M tokens; default up+gate, 4096x28672x4096) with each
+    # of PAIRS_CONFIGS forced ("default": the chooser's), in turns, two rounds: one launch a
+    # sample, as `pairs` times them.
+    for round in 1 2; do
+        for cfg in ${PAIRS_CONFIGS:-default 128x256x64s3_h_n 128x256x64s4_e128_n}; do
+            config=(--config "$cfg")
+            [ "$cfg" = default ] && config=()
+            step "pairs_${cfg}_$round" 40 .gpu/bin/blas-bench pairs --dtype bf16 --repeats 20 \
+                --shape "${PAIRS_SHAPE:-4096x28672x4096}" "${config[@]}"
+        done
+    done
+    ;;
 batchedcfg)
     bench=.gpu/bin/blas-bench${BENCH_BUILD:+_$BENCH_BUILD}
     for round in 1 2; do
         for cfg in ${BATCHED_CONFIGS:-128x256x64s3_h_n 128x256x64s3_h_x_n 128x128x64s5_f1_p}; do
+            config=(--config "$cfg")
+            [ "$cfg" = default ] && config=()
             step "batched_${cfg}_$round" 40 "$bench" batched --dtype bf16 --repeats 20 \
-                --config "$cfg"
+                "${config[@]}"
         done
     done
     ;;

@@ -3,7 +3,8 @@
 //! the pieces of a comparison interleaved in shuffled rounds), and the first call's cost.
 //!
 //! ```text
-//! blas-bench pairs   [--dtype bf16|f16] [--repeats N]   every transpose pair at 4096^3, 8192^3 and three LLM shapes
+//! blas-bench pairs   [--dtype bf16|f16] [--repeats N] [--config SPEC] [--shape MxNxK]
+//!                                                      every transpose pair at 4096^3, 8192^3 and three LLM shapes
 //! blas-bench batched [--dtype ..] [--repeats N] [--config SPEC]
 //!                                                      strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN),
 //!                                                      rute in its default schedule or in SPEC (e.g. a hopper_ws one)
@@ -170,7 +171,13 @@ where
     Blas: Gemm<T>,
 {
     match args.section.as_str() {
-        "pairs" => pairs::<T>(args.repeats),
+        "pairs" => {
+            let layers = match &args.shape {
+                Some(one) => vec![one.clone()],
+                None => shapes_of(&SHAPES),
+            };
+            pairs::<T>(&layers, args.repeats, args.config.as_deref())
+        }
         "batched" => batched::<T>(args.repeats, args.config.as_deref()),
         "fused" | "fused-llm" => {
             let layers = match (&args.shape, args.section.as_str()) {
@@ -416,18 +423,8 @@ fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp()
 }
 
-/// [`compare`]'s table over `calls` (each with its label), and the geometric mean of cuBLAS's
-/// time over rute's.
-fn compare_all<T: Elem>(calls: Vec<(String, ColMajor)>, repeats: usize) -> Result<(), Error>
-where
-    CudaBlas: Gemm<T>,
-    CudaBlasLT: Matmul<T>,
-    Blas: Gemm<T>,
-{
-    compare_all_in::<T>(calls, repeats, None)
-}
-
-/// [`compare_all`] with rute's calls in the schedule spelled `config`, where one is given.
+/// [`compare`]'s table over `calls` (each with its label), rute's calls in the schedule spelled
+/// `config` where one is given, and the geometric mean of cuBLAS's time over rute's.
 fn compare_all_in<T: Elem>(
     calls: Vec<(String, ColMajor)>,
     repeats: usize,
@@ -450,20 +447,22 @@ where
     Ok(())
 }
 
-fn pairs<T: Elem>(repeats: usize) -> Result<(), Error>
+/// Every transpose pair of each layer, rute in its default schedule or in `config`.
+fn pairs<T: Elem>(layers: &[Layer], repeats: usize, config: Option<&str>) -> Result<(), Error>
 where
     CudaBlas: Gemm<T>,
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
     let mut calls = Vec::new();
-    for (name, (m, n, k)) in SHAPES {
+    for (name, (features, tokens, k)) in layers {
+        let (m, n, k) = (*features as i64, *tokens as i64, *k as i64);
         for op in Op::PAIRS {
             let label = format!("{}{} {name}", op_name(op.0), op_name(op.1));
             calls.push((label, ColMajor::packed(op.0, op.1, m, n, k)));
         }
     }
-    compare_all::<T>(calls, repeats)
+    compare_all_in::<T>(calls, repeats, config)
 }
 
 fn batched<T: Elem>(repeats: usize, config: Option<&str>) -> Result<(), Error>
