@@ -1044,3 +1044,22 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--shape` takes M tokens first and gives the layer's (output features, tokens, input
+    /// features), as `pairs`, `fused` and `soak` read it; anything else is refused by name.
+    #[test]
+    fn shapes_parse_tokens_first_and_refuse_others() {
+        assert_eq!(
+            parse_shape("4096x28672x4096"),
+            Ok(("4096x28672x4096".to_string(), (28672, 4096, 4096)))
+        );
+        for bad in ["4096x28672", "4096x0x4096", "ax2x3", "1x2x3x4", ""] {
+            let e = parse_shape(bad).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")), "{bad}: {e}");
+        }
+    }
+}
