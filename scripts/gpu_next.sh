@@ -207,7 +207,7 @@ pairscfg)
             config=(--config "$cfg")
             [ "$cfg" = default ] && config=()
             step "pairs_${cfg}_$round" 40 .gpu/bin/blas-bench pairs --dtype bf16 --repeats 20 \
-                --shape "${PAIRS_SHAPE:-4096x28672x4096}" "${config[@]}"
+                --shape "${PAIRS_SHAPE:-4096x28672x4096}" ${config[@]+"${config[@]}"}
         done
     done
     ;;
@@ -218,7 +218,7 @@ batchedcfg)
             config=(--config "$cfg")
             [ "$cfg" = default ] && config=()
             step "batched_${cfg}_$round" 40 "$bench" batched --dtype bf16 --repeats 20 \
-                "${config[@]}"
+                ${config[@]+"${config[@]}"}
         done
     done
     ;;
@@ -245,7 +245,7 @@ suites)
     step after 140 bash "$here/gpu_suites.sh" "$out/after" "bench llm" bf16
     ;;
 *)
-    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, batchedcfg, soak, suites or checks" >&2
+    echo "unknown part $part: agree, levers, sanitize, blas, pairs, fusedllm, suite, ncu, peers, ncufused, fusedcfg, fusedab, power, pairscfg, batchedcfg, soak, suites or checks" >&2
     exit 2
     ;;
 esac
