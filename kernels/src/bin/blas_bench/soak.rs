@@ -6,7 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{handles_in, transposed, Elem, Error, FusedForm, Layer, LayerOperands};
+use super::fused::{FusedForm, LayerOperands};
+use super::{handles_in, transposed, Elem, Error, Layer};
 use kernels::blas::rowmajor::Strided3;
 
 /// Launches between waits: enough that the queue never runs dry, few enough that the run
