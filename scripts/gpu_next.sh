@@ -106,6 +106,15 @@ if busy:
 PY
 }
 test_bin() { ls .gpu/tests/"$1"-* 2>/dev/null | head -1; }
+# bench_bin BUILD: the staged blas-bench of BUILD ("after": this build's).
+bench_bin() {
+    if [ "$1" = after ]; then echo .gpu/bin/blas-bench; else echo ".gpu/bin/blas-bench_$1"; fi
+}
+# forced CFG: sets `config` to the arguments that force schedule CFG ("default": none).
+forced() {
+    config=()
+    [ "$1" = default ] || config=(--config "$1")
+}
 for part in $parts; do
 out="$root/$part"
 mkdir -p "$out"
@@ -162,8 +171,7 @@ fusedab)
     for round in 1 2; do
         for shape in ${FUSED_AB_SHAPES:-512x6144x4096 512x28672x4096 128x28672x4096 4096x4096x4096}; do
             for build in ${FUSED_AB_BUILDS:-before after}; do
-                bench=.gpu/bin/blas-bench_$build
-                [ "$build" = after ] && bench=.gpu/bin/blas-bench
+                bench=$(bench_bin "$build")
                 step "fused_${build}_${shape}_$round" 40 "$bench" fused --shape "$shape" \
                     --dtype bf16 --repeats 20
             done
@@ -177,8 +185,7 @@ pairs)
     # in turns over PAIRS_ROUNDS rounds, each with the card's clock and power sampled.
     for round in $(seq "${PAIRS_ROUNDS:-1}"); do
         for build in ${PAIRS_BUILDS:-after}; do
-            bench=.gpu/bin/blas-bench_$build
-            [ "$build" = after ] && bench=.gpu/bin/blas-bench
+            bench=$(bench_bin "$build")
             smi_start "$out/smi_${build}_$round.csv"
             step "pairs_${build}_$round" 120 "$bench" pairs --dtype bf16 --repeats 20
             step "batched_${build}_$round" 60 "$bench" batched --dtype bf16 --repeats 20
@@ -204,19 +211,17 @@ pairscfg)
     # sample, as `pairs` times them.
     for round in 1 2; do
         for cfg in ${PAIRS_CONFIGS:-default 128x256x64s3_h_n 128x256x64s4_e128_n}; do
-            config=(--config "$cfg")
-            [ "$cfg" = default ] && config=()
+            forced "$cfg"
             step "pairs_${cfg}_$round" 40 .gpu/bin/blas-bench pairs --dtype bf16 --repeats 20 \
                 --shape "${PAIRS_SHAPE:-4096x28672x4096}" ${config[@]+"${config[@]}"}
         done
     done
     ;;
 batchedcfg)
-    bench=.gpu/bin/blas-bench${BENCH_BUILD:+_$BENCH_BUILD}
+    bench=$(bench_bin "${BENCH_BUILD:-after}")
     for round in 1 2; do
         for cfg in ${BATCHED_CONFIGS:-128x256x64s3_h_n 128x256x64s3_h_x_n 128x128x64s5_f1_p}; do
-            config=(--config "$cfg")
-            [ "$cfg" = default ] && config=()
+            forced "$cfg"
             step "batched_${cfg}_$round" 40 "$bench" batched --dtype bf16 --repeats 20 \
                 ${config[@]+"${config[@]}"}
         done
