@@ -43,7 +43,8 @@
 #                  a fused form's added DRAM traffic and work meet the card's power cap
 #   pairscfg  200  `blas-bench pairs --shape PAIRS_SHAPE` (default up+gate, 4096x28672x4096) with
 #                  each of PAIRS_CONFIGS forced ("default": the chooser's), in turns, two rounds
-#   batchedcfg 120 `blas-bench batched` (the strided batches beside cuBLAS's) with each of
+#   batchedcfg 120 `blas-bench batched` (the strided batches beside cuBLAS's; BATCHED_SHAPES:
+#                  `--batches` BxMxNxK,.. in place of its two) with each of
 #                  BATCHED_CONFIGS forced ("default": the chooser's), in turns, two rounds (BENCH_BUILD: another staged
 #                  blas-bench_NAME)
 #   soak      100  `blas-bench soak`: each of SOAK_FORMS (default plain residual gelu) at SOAK_SHAPE
@@ -223,7 +224,7 @@ batchedcfg)
         for cfg in ${BATCHED_CONFIGS:-128x256x64s3_h_n 128x256x64s3_h_x_n 128x128x64s5_f1_p}; do
             forced "$cfg"
             step "batched_${cfg}_$round" 40 "$bench" batched --dtype bf16 --repeats 20 \
-                ${config[@]+"${config[@]}"}
+                ${config[@]+"${config[@]}"} ${BATCHED_SHAPES:+--batches "$BATCHED_SHAPES"}
         done
     done
     ;;

@@ -5,8 +5,9 @@
 //! ```text
 //! blas-bench pairs   [--dtype bf16|f16] [--repeats N] [--config SPEC] [--shape MxNxK]
 //!                                                      every transpose pair at 4096^3, 8192^3 and three LLM shapes
-//! blas-bench batched [--dtype ..] [--repeats N] [--config SPEC]
+//! blas-bench batched [--dtype ..] [--repeats N] [--config SPEC] [--batches BxMxNxK,..]
 //!                                                      strided batches: 16 x 1024^3, 64 x 512x512x128 (TN and NN),
+//!                                                      or the batches listed (B GEMMs of cuBLAS's m x n x k each),
 //!                                                      rute in its default schedule or in SPEC (e.g. a hopper_ws one)
 //! blas-bench fused   [--dtype ..] [--repeats N] [--config SPEC] bias+GELU, bias+SiLU, SwiGLU, residual add against the plain GEMM and cuBLASLt's bias+GELU
 //! blas-bench fused-llm [--dtype ..] [--repeats N] [--config SPEC] the same over the LLM suite's 28 shapes (`rute gemm --suite llm`: a decode batch of 16 tokens to a prefill of 16k)
@@ -81,6 +82,8 @@ struct Args {
     /// One shape (`--shape MxNxK`, M the tokens) in place of the section's list, for a profiler
     /// that should see only its launches.
     shape: Option<Layer>,
+    /// The strided batches `batched` runs (`--batches`) in place of its two.
+    batches: Option<Vec<BatchShape>>,
     /// The form `soak` runs (`--form`), parsed at the edge.
     form: Option<FusedForm>,
     /// How long `soak` runs (`--seconds`).
@@ -102,6 +105,30 @@ fn parse_shape(text: &str) -> Result<Layer, String> {
     Ok((text.to_string(), (n, m, k)))
 }
 
+/// A strided batch: its count and each GEMM's cuBLAS m, n and k.
+type BatchShape = (i64, (i64, i64, i64));
+
+/// The batches' own shapes (the section's two).
+const BATCHES: [BatchShape; 2] = [(16, (1024, 1024, 1024)), (64, (512, 512, 128))];
+
+/// `BxMxNxK[,BxMxNxK..]`: each a batch of B GEMMs of cuBLAS's m x n x k.
+fn parse_batches(text: &str) -> Result<Vec<BatchShape>, String> {
+    text.split(',')
+        .map(|one| {
+            let dims: Option<Vec<i64>> = one
+                .split('x')
+                .map(|d| d.parse::<i64>().ok().filter(|&d| d > 0 && d <= 1 << 20))
+                .collect();
+            match dims.as_deref() {
+                Some(&[b, m, n, k]) => Ok((b, (m, n, k))),
+                _ => Err(format!(
+                    "--batches takes BxMxNxK (four positive dimensions), comma-separated, not `{one}`"
+                )),
+            }
+        })
+        .collect()
+}
+
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let section = it.next().ok_or(
@@ -114,6 +141,7 @@ fn parse() -> Result<Args, String> {
         repeats: 20,
         config: None,
         shape: None,
+        batches: None,
         form: None,
         seconds: 5.0,
     };
@@ -128,6 +156,11 @@ fn parse() -> Result<Args, String> {
             }
             "--config" => args.config = Some(it.next().ok_or("--config takes a schedule")?),
             "--shape" => args.shape = Some(parse_shape(&it.next().ok_or("--shape takes MxNxK")?)?),
+            "--batches" => {
+                args.batches = Some(parse_batches(
+                    &it.next().ok_or("--batches takes BxMxNxK,..")?,
+                )?)
+            }
             "--form" => args.form = Some(it.next().ok_or("--form takes a form's name")?.parse()?),
             "--seconds" => {
                 args.seconds = it
@@ -179,7 +212,11 @@ where
             };
             pairs::<T>(&layers, args.repeats, args.config.as_deref())
         }
-        "batched" => batched::<T>(args.repeats, args.config.as_deref()),
+        "batched" => batched::<T>(
+            args.batches.as_deref().unwrap_or(&BATCHES),
+            args.repeats,
+            args.config.as_deref(),
+        ),
         "fused" | "fused-llm" => {
             let layers = match (&args.shape, args.section.as_str()) {
                 (Some(one), _) => vec![one.clone()],
@@ -466,14 +503,18 @@ where
     compare_all_in::<T>(calls, repeats, config)
 }
 
-fn batched<T: Elem>(repeats: usize, config: Option<&str>) -> Result<(), Error>
+fn batched<T: Elem>(
+    batches: &[BatchShape],
+    repeats: usize,
+    config: Option<&str>,
+) -> Result<(), Error>
 where
     CudaBlas: Gemm<T>,
     CudaBlasLT: Matmul<T>,
     Blas: Gemm<T>,
 {
     let mut calls = Vec::new();
-    for (batch, (m, n, k)) in [(16, (1024, 1024, 1024)), (64, (512, 512, 128))] {
+    for &(batch, (m, n, k)) in batches {
         for op in [(Op::T, Op::N), (Op::N, Op::N)] {
             let base = ColMajor::packed(op.0, op.1, m, n, k);
             let call = ColMajor {
@@ -774,6 +815,25 @@ mod tests {
         for bad in ["4096x28672", "4096x0x4096", "ax2x3", "1x2x3x4", ""] {
             let e = parse_shape(bad).unwrap_err();
             assert!(e.contains(&format!("`{bad}`")), "{bad}: {e}");
+        }
+    }
+
+    /// `--batches` takes a list of BxMxNxK, each checked, and names the one it refuses.
+    #[test]
+    fn batches_parse_as_a_list_and_refuse_others() {
+        assert_eq!(
+            parse_batches("16x1024x1024x1024,8x2048x512x256"),
+            Ok(vec![(16, (1024, 1024, 1024)), (8, (2048, 512, 256))])
+        );
+        for bad in [
+            "16x1024x1024",
+            "0x1x1x1",
+            "4x1x1x1,x",
+            "16x1024x1024x1024x1",
+        ] {
+            let e = parse_batches(bad).unwrap_err();
+            let named = bad.split(',').any(|one| e.contains(&format!("`{one}`")));
+            assert!(named, "{bad}: {e}");
         }
     }
 }

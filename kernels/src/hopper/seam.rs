@@ -233,7 +233,7 @@ impl Finish {
     fn apply(
         self,
         schedule: HopperSchedule,
-        mnk: (usize, usize, usize),
+        (mnk, batch): ((usize, usize, usize), StridedBatch),
         device: &Device,
     ) -> HopperSchedule {
         match self {
@@ -245,10 +245,23 @@ impl Finish {
             // stages sub-tiles (`_e`) keeps its consumers' finish. The residual on the warps at a
             // stage less (512 x 28672 x 4096, 128x224 s4 `_e112` -> s3 `_x`) cost +13.5% over
             // plain against the consumers' +9.5% (H100, results/blas.md, eighth session).
-            Finish::EpilogueWarps(epilogue) => match schedule.with_epilogue_warps() {
-                Some(s) if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) => s,
-                _ => schedule,
-            },
+            // A batch's fourth stage (the chooser's, for the plain form) took the whole staging
+            // tile the warps need: a batch that hands them its epilogue goes back to three.
+            Finish::EpilogueWarps(epilogue) => {
+                let whole = batch
+                    .is_batched()
+                    .then(|| chooser::model::without_fourth_stage(&schedule))
+                    .flatten()
+                    .unwrap_or(schedule);
+                match whole.with_epilogue_warps() {
+                    Some(s)
+                        if chooser::finish::epilogue_warps_pay(&s, mnk, &epilogue, device.sms) =>
+                    {
+                        s
+                    }
+                    _ => schedule,
+                }
+            }
         }
     }
 }
@@ -314,7 +327,7 @@ impl HopperWs {
             None => {
                 let choice = chooser::choose_for(p.m, p.n, p.k, Operands::of(parts, batch), device);
                 Choice {
-                    schedule: finish.apply(choice.schedule, (p.m, p.n, p.k), device),
+                    schedule: finish.apply(choice.schedule, ((p.m, p.n, p.k), batch), device),
                     ..choice
                 }
             }

@@ -22,12 +22,13 @@ fn grid(s: &HopperSchedule, (m, n, k): (usize, usize, usize), count: u32, device
 }
 
 /// The batch's shapes of the issue (16 x 1024^3, attention's 64 x 512 x 512 x 128): one GEMM
-/// fills a fraction of the H200's SMs, the batch fills all of them in one launch.
+/// fills a fraction of the H200's SMs, the batch fills all of them in one launch, each GEMM's
+/// tiles in a group of their own, in four stages.
 #[test]
 fn a_batch_of_small_gemms_fills_the_sms() {
     let h200 = Device::h200();
     for (count, shape, want) in [
-        (16, (1024, 1024, 1024), "128x256x64s3_h_n"),
+        (16, (1024, 1024, 1024), "128x256x64s4_e128_n"),
         (64, (512, 512, 128), "128x256x64s4_e128"),
     ] {
         let (m, n, k) = shape;
@@ -133,4 +134,27 @@ fn every_batched_choice_takes_its_batch() {
         TABLE.len() - resident.len(),
         "{rows_seen:?}"
     );
+}
+
+/// A batch's GEMMs share no operand: the model's grouped walk of the 128x256 tile never spans
+/// two of them.
+#[test]
+fn a_batch_walks_each_gemm_in_groups_of_its_own() {
+    let h200 = Device::h200();
+    for (count, (m, n, k), rows) in [
+        (16, (1024, 1024, 1024), 8),
+        (8, (2048, 2048, 2048), 16),
+        (4, (4096, 4096, 1024), 16),
+        (6, (768, 8192, 4096), 6),
+    ] {
+        let c = choose_batch(m, n, k, batch(count), &h200);
+        assert_eq!(c.origin, Origin::Model, "{count} x {m}x{n}x{k}");
+        let s = c.schedule;
+        assert_eq!(s.tile.mnk(), (128, 256, 64), "{count} x {m}x{n}x{k}: {s}");
+        assert_eq!(
+            s.order,
+            dsl_core::pipeline::Raster::Grouped { group: rows },
+            "{count} x {m}x{n}x{k}: {s}"
+        );
+    }
 }

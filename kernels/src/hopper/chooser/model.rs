@@ -458,7 +458,9 @@ pub fn choose_among(
         return Some(schedule);
     }
     let grouped = HopperSchedule {
-        order: Raster::Grouped { group: 8 },
+        order: Raster::Grouped {
+            group: balanced_group(&schedule, shape, b, device),
+        },
         ..schedule
     };
     // Where stream-K shares the last wave out, grouped order: at 8192^3, timed in rotated
@@ -484,11 +486,70 @@ pub fn choose_among(
     if split.sk_tiles > 0 || schedule.takes(m, n, k).is_err() || batch_refused {
         return Some(grouped);
     }
-    let fourth = (b == 1 && FOURTH_STAGE_ROWS.contains(&(m as usize)))
-        .then(|| with_fourth_stage(&schedule, device))
-        .flatten()
-        .filter(|s| accept(s));
-    Some(fourth.unwrap_or(schedule))
+    // A batch walks each GEMM's tiles in groups, in four stages: at 16 x 1024^3 on the H100
+    // (16 k-tiles a tile, 3.9 waves, every GEMM's operands from DRAM) `128x256x64s4_e128` read
+    // 1.005-1.007 of cuBLAS's strided batch where the Hilbert walk in three read 0.964-0.971,
+    // the same process (results/blas.md, 2026-12-06, tenth session); 64 x 512x512x128 ran so.
+    let fourth = if b > 1 {
+        with_fourth_stage(&grouped, device)
+    } else if FOURTH_STAGE_ROWS.contains(&(m as usize)) {
+        with_fourth_stage(&schedule, device)
+    } else {
+        None
+    };
+    Some(fourth.filter(|s| accept(s)).unwrap_or(schedule))
+}
+
+/// The rows of tiles a grouped walk (`_gG`) of `s` takes at a time for a batch of `batch`
+/// GEMMs of `m x n x k` on `device`: the count that makes one wave's operands fewest bytes.
+///
+/// A wave of `W` cluster tiles walked in groups of `G` rows covers `G` row tiles of A and
+/// `W / G` column tiles of B; its bytes, `G a + (W / G) b` for tiles of `a` and `b` bytes, are
+/// fewest at `G = sqrt(W b / a)`: 16 for the 128x256 tile on 132 SMs, whose B tile is twice its
+/// A tile. Each wave's bytes come from DRAM or a far L2 once and are read again from near by
+/// the wave's other tiles. At 4096 x 28672 x 4096 (the Llama up and gate projection) on the
+/// H100, the four transpose pairs read 0.940-0.956 of cuBLAS in groups of 8, 0.982-1.003 in
+/// groups of 12, 0.986-1.008 in groups of 16, 0.979-0.981 in groups of 32 and 0.971-0.982
+/// along M (all 32 row tiles, B read once from DRAM): the wave's bytes, not DRAM's, set the
+/// pace (results/blas.md, 2026-12-06, tenth session). A batch's GEMMs share no operand, so
+/// a group never spans two of them: at most one GEMM's row tiles.
+///
+/// ```
+/// use kernels::gemm::Device;
+/// use kernels::hopper::chooser::model::balanced_group;
+/// use kernels::hopper::HopperSchedule;
+/// let wide: HopperSchedule = "128x256x64s3_n".parse().unwrap();
+/// let h200 = Device::h200();
+/// assert_eq!(balanced_group(&wide, (4096, 28672, 4096), 1, &h200), 16);
+/// // A square tile's A and B tiles weigh the same: sqrt(132).
+/// let square: HopperSchedule = "128x128x64s4_n".parse().unwrap();
+/// assert_eq!(balanced_group(&square, (4096, 28672, 4096), 1, &h200), 11);
+/// // A batch of 1024^3 GEMMs: one GEMM's 8 row tiles.
+/// assert_eq!(balanced_group(&wide, (1024, 1024, 1024), 16, &h200), 8);
+/// ```
+pub fn balanced_group(
+    s: &HopperSchedule,
+    (m, n, _k): (usize, usize, usize),
+    batch: usize,
+    device: &Device,
+) -> u32 {
+    let (x, y) = s.cluster.blocks();
+    let wave = f64::from((device.sms / s.cluster.size()).max(1));
+    // A's and B's bytes per k-step of one cluster tile: its rows and its columns.
+    let (rows_a, cols_b) = (f64::from(s.tile.m() * x), f64::from(s.tile.n() * y));
+    let balanced = (wave * cols_b / rows_a).sqrt().round().max(1.0) as u32;
+    let one_gemm_rows = match (u32::try_from(m), u32::try_from(n)) {
+        (Ok(m), Ok(n)) => {
+            let (km, kn) = s.kernel_dims(m, n);
+            s.cluster_tiles(km, kn).0.max(1)
+        }
+        _ => u32::MAX,
+    };
+    if batch > 1 {
+        balanced.min(one_gemm_rows)
+    } else {
+        balanced
+    }
 }
 
 /// `s`, a 128x256 tile of 3 stages staged whole, with its staging in 128-column halves and the
@@ -519,6 +580,34 @@ pub fn with_fourth_stage(s: &HopperSchedule, device: &Device) -> Option<HopperSc
     };
     let fits = deeper.check().is_ok() && deeper.check_fit(device.smem_per_block).is_ok();
     fits.then_some(deeper)
+}
+
+/// `s` as it was before [`with_fourth_stage`]: the 128x256 tile in three stages, staged whole;
+/// `None` for any other schedule. A form the epilogue warps finish needs the whole staging
+/// tile that the fourth stage took.
+///
+/// ```
+/// use kernels::hopper::chooser::model::without_fourth_stage;
+/// use kernels::hopper::HopperSchedule;
+/// let deeper: HopperSchedule = "128x256x64s4_e128_n".parse().unwrap();
+/// let whole: HopperSchedule = "128x256x64s3_n".parse().unwrap();
+/// assert_eq!(without_fourth_stage(&deeper), Some(whole));
+/// assert!(without_fourth_stage(&whole).is_none());
+/// ```
+pub fn without_fourth_stage(s: &HopperSchedule) -> Option<HopperSchedule> {
+    let halves = Columns::new(128, Buffers::One).ok()?;
+    let fourth = s.tile.mnk() == (128, 256, 64)
+        && s.tile.stages() == 4
+        && s.store() == Store::Tma(SubTile::Columns(halves));
+    if !fourth {
+        return None;
+    }
+    let whole = s.with_cooperative_store(Store::Tma(SubTile::Whole))?;
+    let three = HopperSchedule {
+        tile: whole.tile.with_stages(3).ok()?,
+        ..whole
+    };
+    three.check().is_ok().then_some(three)
 }
 
 /// Whether `s`'s launch for a batch of `batch` GEMMs of `m x n x k` on `device` shares every
