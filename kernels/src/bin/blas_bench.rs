@@ -90,12 +90,17 @@ struct Args {
     seconds: f64,
 }
 
+/// The dimensions of `text` (`AxBx..`), each a positive integer at most `most`; `None` if any
+/// is not.
+fn positive_dims(text: &str, most: usize) -> Option<Vec<usize>> {
+    text.split('x')
+        .map(|d| d.parse::<usize>().ok().filter(|&d| d > 0 && d <= most))
+        .collect()
+}
+
 /// `MxNxK` (M tokens, N output features, K input features) as a linear layer named by it.
 fn parse_shape(text: &str) -> Result<Layer, String> {
-    let dims: Vec<usize> = text
-        .split('x')
-        .map(|d| d.parse::<usize>().ok().filter(|&d| d > 0))
-        .collect::<Option<_>>()
+    let dims = positive_dims(text, usize::MAX)
         .ok_or_else(|| format!("--shape takes MxNxK (positive dimensions), not `{text}`"))?;
     let [m, n, k] = dims[..] else {
         return Err(format!(
@@ -114,17 +119,11 @@ const BATCHES: [BatchShape; 2] = [(16, (1024, 1024, 1024)), (64, (512, 512, 128)
 /// `BxMxNxK[,BxMxNxK..]`: each a batch of B GEMMs of cuBLAS's m x n x k.
 fn parse_batches(text: &str) -> Result<Vec<BatchShape>, String> {
     text.split(',')
-        .map(|one| {
-            let dims: Option<Vec<i64>> = one
-                .split('x')
-                .map(|d| d.parse::<i64>().ok().filter(|&d| d > 0 && d <= 1 << 20))
-                .collect();
-            match dims.as_deref() {
-                Some(&[b, m, n, k]) => Ok((b, (m, n, k))),
-                _ => Err(format!(
-                    "--batches takes BxMxNxK (four positive dimensions), comma-separated, not `{one}`"
-                )),
-            }
+        .map(|one| match positive_dims(one, 1 << 20).as_deref() {
+            Some(&[b, m, n, k]) => Ok((b as i64, (m as i64, n as i64, k as i64))),
+            _ => Err(format!(
+                "--batches takes BxMxNxK (four positive dimensions), comma-separated, not `{one}`"
+            )),
         })
         .collect()
 }

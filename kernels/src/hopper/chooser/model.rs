@@ -538,17 +538,15 @@ pub fn balanced_group(
     // A's and B's bytes per k-step of one cluster tile: its rows and its columns.
     let (rows_a, cols_b) = (f64::from(s.tile.m() * x), f64::from(s.tile.n() * y));
     let balanced = (wave * cols_b / rows_a).sqrt().round().max(1.0) as u32;
-    let one_gemm_rows = match (u32::try_from(m), u32::try_from(n)) {
+    if batch <= 1 {
+        return balanced;
+    }
+    match (u32::try_from(m), u32::try_from(n)) {
         (Ok(m), Ok(n)) => {
             let (km, kn) = s.kernel_dims(m, n);
-            s.cluster_tiles(km, kn).0.max(1)
+            balanced.min(s.cluster_tiles(km, kn).0.max(1))
         }
-        _ => u32::MAX,
-    };
-    if batch > 1 {
-        balanced.min(one_gemm_rows)
-    } else {
-        balanced
+        _ => balanced,
     }
 }
 
